@@ -1,0 +1,1 @@
+//! The machine pglab runs on: hardware snapshot, live samples, disk probes.

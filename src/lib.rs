@@ -1,0 +1,8 @@
+//! pglab: a terminal tuning lab for PostgreSQL.
+//!
+//! The engine (`target`, `host`, `experiment`, `measure`, `preset`, `history`, `report`) never
+//! touches the terminal; `tui` is the only module that does. The TUI and the headless commands
+//! consume the same experiment event stream.
+
+pub mod host;
+pub mod measure;

@@ -1,0 +1,5 @@
+//! Units, statistics and fits: the arithmetic every experiment and report shares.
+
+pub mod fit;
+pub mod stats;
+pub mod units;
