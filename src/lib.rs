@@ -6,3 +6,5 @@
 
 pub mod host;
 pub mod measure;
+pub mod paths;
+pub mod target;

@@ -1,0 +1,228 @@
+//! A resolved target and how to open sessions on it.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::conninfo::{ConnParams, Secret, SslMode};
+use super::error::describe_connect_error;
+use super::{TargetError, pgpass, tls};
+
+/// Where the server is, relative to pglab.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Location {
+    /// pglab's own throwaway cluster.
+    Sandbox { socket_dir: PathBuf, port: u16 },
+    /// A unix socket on this machine.
+    Socket { dir: PathBuf, port: u16 },
+    /// TCP to this machine.
+    Localhost { host: String, port: u16 },
+    /// TCP to another machine: the host pane then describes pglab's machine, not the server's.
+    Remote { host: String, port: u16 },
+}
+
+impl Location {
+    pub fn is_local(&self) -> bool {
+        !matches!(self, Location::Remote { .. })
+    }
+    pub fn label(&self) -> String {
+        match self {
+            Location::Sandbox { .. } => "sandbox".into(),
+            Location::Socket { dir, port } => format!("socket {}:{port}", dir.display()),
+            Location::Localhost { host, port } => format!("{host}:{port} (local)"),
+            Location::Remote { host, port } => format!("{host}:{port} (remote)"),
+        }
+    }
+}
+
+fn is_local_host(host: &str) -> bool {
+    if host == "localhost" || host.starts_with("127.") || host == "::1" {
+        return true;
+    }
+    let own = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    !own.is_empty() && host.eq_ignore_ascii_case(&own)
+}
+
+/// A server pglab can open sessions on: parameters plus what was learnt while connecting
+/// (a password typed at the prompt is kept in memory only).
+pub struct Target {
+    pub params: ConnParams,
+    pub location: Location,
+    tls: Option<MakeRustlsConnect>,
+    password: Mutex<Option<Secret>>,
+    pub connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("target", &self.params.redacted())
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+impl Target {
+    /// A target from resolved parameters; `sandbox` marks pglab's own cluster.
+    pub fn new(params: ConnParams, sandbox: bool) -> Result<Target, TargetError> {
+        let first = params.hosts.first().cloned().unwrap_or_default();
+        let location = if sandbox {
+            Location::Sandbox { socket_dir: PathBuf::from(&first), port: params.port }
+        } else if first.starts_with('/') {
+            Location::Socket { dir: PathBuf::from(&first), port: params.port }
+        } else if is_local_host(&first) {
+            Location::Localhost { host: first.clone(), port: params.port }
+        } else {
+            Location::Remote { host: first.clone(), port: params.port }
+        };
+        let tls = if first.starts_with('/') {
+            None
+        } else {
+            tls::connector(params.sslmode, params.sslrootcert.as_deref())?
+        };
+        let password = params.password.clone();
+        let connect_timeout = Duration::from_secs(params.connect_timeout_s.unwrap_or(10).max(1));
+        Ok(Target { params, location, tls, password: Mutex::new(password), connect_timeout })
+    }
+
+    /// `user@host:port/db`, never the password.
+    pub fn describe(&self) -> String {
+        self.params.redacted()
+    }
+
+    pub fn is_sandbox(&self) -> bool {
+        matches!(self.location, Location::Sandbox { .. })
+    }
+
+    fn known_password(&self, host: &str) -> Option<Secret> {
+        if let Some(p) = self.password.lock().ok().and_then(|g| g.clone()) {
+            return Some(p);
+        }
+        let file = self.params.passfile.clone().or_else(pgpass::default_path)?;
+        pgpass::lookup(&file, host, self.params.port, &self.params.dbname, &self.params.user)
+    }
+
+    /// Remember a password (typed at a prompt) for the following sessions, in memory only.
+    pub fn set_password(&self, p: Secret) {
+        if let Ok(mut g) = self.password.lock() {
+            *g = Some(p);
+        }
+    }
+
+    fn config_for(&self, host: &str) -> Config {
+        let mut c = Config::new();
+        if host.starts_with('/') {
+            c.host_path(host);
+            c.ssl_mode(tokio_postgres::config::SslMode::Disable);
+        } else {
+            c.host(host);
+            c.ssl_mode(match self.params.sslmode {
+                SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+                SslMode::Allow | SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+                _ => tokio_postgres::config::SslMode::Require,
+            });
+        }
+        c.port(self.params.port)
+            .user(&self.params.user)
+            .dbname(&self.params.dbname)
+            .application_name(&self.params.application_name)
+            .connect_timeout(self.connect_timeout)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(30));
+        if let Some(o) = &self.params.options {
+            c.options(o);
+        }
+        if let Some(p) = self.known_password(host) {
+            c.password(p.expose());
+        }
+        c
+    }
+
+    /// Open a session. The connection's I/O runs on its own tokio task; the returned client
+    /// reports `is_closed()` once that task ends (server gone, terminated, network).
+    pub async fn connect(&self) -> Result<Client, TargetError> {
+        let mut last = None;
+        for host in &self.params.hosts {
+            let whom = if host.starts_with('/') {
+                format!("{}/.s.PGSQL.{}", host, self.params.port)
+            } else {
+                format!("{}:{}", host, self.params.port)
+            };
+            let config = self.config_for(host);
+            let attempt = async {
+                match &self.tls {
+                    Some(tls) if !host.starts_with('/') => {
+                        let (client, conn) = config.connect(tls.clone()).await?;
+                        tokio::spawn(async move {
+                            if let Err(e) = conn.await {
+                                tracing::debug!("connection ended: {e}");
+                            }
+                        });
+                        Ok::<_, tokio_postgres::Error>(client)
+                    }
+                    _ => {
+                        let (client, conn) = config.connect(NoTls).await?;
+                        tokio::spawn(async move {
+                            if let Err(e) = conn.await {
+                                tracing::debug!("connection ended: {e}");
+                            }
+                        });
+                        Ok(client)
+                    }
+                }
+            };
+            match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await {
+                Ok(Ok(client)) => return Ok(client),
+                Ok(Err(e)) => {
+                    tracing::info!("connect to {whom} failed: {e:?}");
+                    last = Some(describe_connect_error(
+                        &e,
+                        &whom,
+                        &self.params.user,
+                        &self.params.dbname,
+                    ))
+                }
+                Err(_) => {
+                    last = Some(TargetError::Connect(format!(
+                        "timed out after {} s connecting to {whom}: check the host, port and firewall",
+                        self.connect_timeout.as_secs()
+                    )))
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| TargetError::Connect("no host to connect to".into())))
+    }
+
+    /// Connect the first time, asking for a password on the terminal when the server wants
+    /// one and none is known (only when `ask` is given, i.e. a terminal is attached).
+    pub async fn connect_first(
+        &self,
+        ask: Option<&(dyn Fn(&str) -> Option<Secret> + Sync)>,
+    ) -> Result<Client, TargetError> {
+        match self.connect().await {
+            Err(TargetError::NeedPassword) => {
+                let Some(ask) = ask else { return Err(TargetError::NeedPassword) };
+                let prompt = format!("Password for {}: ", self.describe());
+                let Some(p) = ask(&prompt) else { return Err(TargetError::NeedPassword) };
+                self.set_password(p);
+                self.connect().await
+            }
+            other => other,
+        }
+    }
+}
+
+/// Ask for a password on the controlling terminal without echo; None when there is none.
+pub fn ask_password_on_tty(prompt: &str) -> Option<Secret> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return None;
+    }
+    rpassword::prompt_password(prompt).ok().filter(|p| !p.is_empty()).map(Secret::new)
+}

@@ -1,0 +1,101 @@
+//! The server pglab experiments on: connecting the libpq way, pglab's own sandbox cluster,
+//! and snapshots of the server.
+
+pub mod conninfo;
+pub mod connect;
+pub mod error;
+pub mod pgbin;
+pub mod pgpass;
+pub mod sandbox;
+pub mod snapshot;
+pub mod tls;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use connect::{Location, Target};
+pub use error::TargetError;
+pub use sandbox::{Lease, Sandbox, SandboxStatus};
+pub use snapshot::{ServerFingerprint, ServerSnapshot};
+
+use crate::paths::Paths;
+
+/// How the user chose the target on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct TargetOptions {
+    /// `--db`: a URL or key=value conninfo.
+    pub db: Option<String>,
+    /// `--sandbox`: use the sandbox even when `PG*` variables name a server.
+    pub force_sandbox: bool,
+    pub pg_bin: Option<PathBuf>,
+    pub keep_sandbox: bool,
+    pub sandbox_port: Option<u16>,
+}
+
+impl TargetOptions {
+    /// True when the sandbox is the target: no `--db` and no `PG*` variable naming a server.
+    pub fn wants_sandbox(&self) -> bool {
+        self.force_sandbox
+            || (self.db.is_none() && !conninfo::env_names_target(&conninfo::ProcessEnv))
+    }
+}
+
+/// pglab's use of its sandbox for the life of a process: returns the lease on close.
+#[derive(Debug)]
+pub struct SandboxSession {
+    pub sandbox: Sandbox,
+    lease: Option<Lease>,
+    keep: bool,
+}
+
+impl SandboxSession {
+    /// Give the sandbox back: stops the server when this was its last user and it is not
+    /// kept. Returns true when the server was stopped.
+    pub fn close(mut self) -> Result<bool, TargetError> {
+        match self.lease.take() {
+            Some(l) => self.sandbox.close(l, self.keep),
+            None => Ok(false),
+        }
+    }
+}
+
+impl Drop for SandboxSession {
+    fn drop(&mut self) {
+        if let Some(l) = self.lease.take() {
+            if let Err(e) = self.sandbox.close(l, self.keep) {
+                tracing::warn!("stopping the sandbox: {e}");
+            }
+        }
+    }
+}
+
+/// A target ready to use, and the sandbox session behind it when it is the sandbox.
+pub struct Opened {
+    pub target: Arc<Target>,
+    pub sandbox: Option<SandboxSession>,
+}
+
+/// Resolve the target (starting the sandbox when it is the target) and check that a
+/// session opens. `ask` prompts for a password when the server wants one.
+pub async fn open(
+    opts: &TargetOptions,
+    paths: &Paths,
+    ask: Option<&(dyn Fn(&str) -> Option<conninfo::Secret> + Sync)>,
+) -> Result<(Opened, tokio_postgres::Client), TargetError> {
+    if opts.wants_sandbox() {
+        let sandbox = Sandbox::locate(paths, opts.pg_bin.as_deref(), opts.sandbox_port)?;
+        let sb = sandbox.clone();
+        let (port, lease) = tokio::task::spawn_blocking(move || sb.open())
+            .await
+            .map_err(|e| TargetError::Sandbox(format!("sandbox start was interrupted: {e}")))??;
+        let session = SandboxSession { sandbox: sandbox.clone(), lease: Some(lease), keep: opts.keep_sandbox };
+        let target = Arc::new(Target::new(sandbox.conn_params(port), true)?);
+        let client = target.connect().await?;
+        Ok((Opened { target, sandbox: Some(session) }, client))
+    } else {
+        let params = conninfo::resolve(opts.db.as_deref(), &conninfo::ProcessEnv)?;
+        let target = Arc::new(Target::new(params, false)?);
+        let client = target.connect_first(ask).await?;
+        Ok((Opened { target, sandbox: None }, client))
+    }
+}

@@ -1,0 +1,466 @@
+//! pglab's own throwaway PostgreSQL cluster: created with `initdb` on first use, started on
+//! demand on a unix socket in its own directory and a free 127.0.0.1 port, stopped on exit.
+//!
+//! When pglab runs as root the server runs as the unprivileged `postgres` account (PostgreSQL
+//! refuses root); if the data dir is under a directory that account cannot reach (`/root`),
+//! the cluster is placed under `/var/lib/pglab/` instead.
+//!
+//! Every pglab process using the sandbox holds a shared `flock` on `lease`; the last one out
+//! (the one that can take the lock exclusively) stops the server, unless it was started with
+//! `pglab sandbox start` or `--keep-sandbox`. A server left running by a killed pglab holds no
+//! lease and is adopted by the next one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use nix::unistd::{Gid, Uid, User};
+
+use super::TargetError;
+use super::conninfo::{ConnParams, SslMode};
+use super::pgbin::{self, PgBin};
+use crate::paths::Paths;
+
+/// The role and database pglab creates in its sandbox.
+pub const SANDBOX_USER: &str = "pglab";
+pub const SANDBOX_DB: &str = "pglab";
+
+/// The state of the sandbox on disk and in the process table.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum SandboxStatus {
+    NotCreated,
+    /// A directory exists but `initdb` never finished.
+    Broken { reason: String },
+    Stopped,
+    Running { pid: i32, port: u16 },
+}
+
+/// pglab's cluster: where it lives, which binaries run it, as whom.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    /// The sandbox directory: `data/`, the socket, `server.log`, `lease`, markers.
+    pub root: PathBuf,
+    pub bin: PgBin,
+    /// The account the server runs as when pglab runs as root.
+    pub run_as: Option<(Uid, Gid, String)>,
+    /// A fixed port (`--sandbox-port`); otherwise a free one is picked at each start.
+    pub fixed_port: Option<u16>,
+}
+
+fn sandbox_err(s: impl Into<String>) -> TargetError {
+    TargetError::Sandbox(s.into())
+}
+
+/// True when every ancestor of `path` lets others traverse it (mode o+x), so that an
+/// unprivileged server account can reach it.
+fn reachable_by_others(path: &Path) -> bool {
+    let mut cur = Some(path);
+    while let Some(p) = cur {
+        if let Ok(m) = fs::metadata(p) {
+            if m.permissions().mode() & 0o001 == 0 {
+                return false;
+            }
+        }
+        cur = p.parent();
+    }
+    true
+}
+
+fn short_hash(s: &str) -> String {
+    // FNV-1a: stable across runs and versions, unlike std's hasher.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{:08x}", h as u32)
+}
+
+impl Sandbox {
+    /// Locate the sandbox for these paths. Does not create anything.
+    pub fn locate(paths: &Paths, pg_bin: Option<&Path>, fixed_port: Option<u16>) -> Result<Sandbox, TargetError> {
+        let bin = pgbin::find(pg_bin)?;
+        let run_as = if Uid::effective().is_root() {
+            let user = User::from_name("postgres").ok().flatten().ok_or_else(|| {
+                sandbox_err(
+                    "pglab runs as root, PostgreSQL refuses to, and there is no 'postgres' account to run the sandbox as: create one (useradd --system postgres) or run pglab as an ordinary user",
+                )
+            })?;
+            Some((user.uid, user.gid, user.name))
+        } else {
+            None
+        };
+        let default_root = paths.data_dir.join("sandbox");
+        let root = if run_as.is_some() && !reachable_by_others(&paths.data_dir) {
+            PathBuf::from("/var/lib/pglab")
+                .join(format!("sandbox-{}", short_hash(&paths.data_dir.to_string_lossy())))
+        } else {
+            default_root
+        };
+        // The socket path (dir + "/.s.PGSQL.NNNNN") must stay under 107 bytes.
+        if root.as_os_str().len() > 90 {
+            return Err(sandbox_err(format!(
+                "the sandbox directory {} is too long for a unix socket path: use a shorter --data-dir",
+                root.display()
+            )));
+        }
+        Ok(Sandbox { root, bin, run_as, fixed_port })
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.root.join("data")
+    }
+    pub fn log_file(&self) -> PathBuf {
+        self.root.join("server.log")
+    }
+    fn ready_marker(&self) -> PathBuf {
+        self.root.join("ready")
+    }
+    fn keep_marker(&self) -> PathBuf {
+        self.root.join("keep")
+    }
+
+    /// A command for a server program, run as the server account when pglab is root.
+    fn command(&self, tool: &str) -> Command {
+        let mut c = Command::new(self.bin.tool(tool));
+        c.current_dir(&self.root).env("LC_ALL", "C").env_remove("PGDATA");
+        if let Some((uid, gid, name)) = &self.run_as {
+            c.uid(uid.as_raw()).gid(gid.as_raw()).env("HOME", &self.root).env("USER", name);
+        }
+        c
+    }
+
+    fn run(&self, mut c: Command, what: &str) -> Result<Output, TargetError> {
+        let out = c.output().map_err(|e| sandbox_err(format!("cannot run {what}: {e}")))?;
+        Ok(out)
+    }
+
+    /// What is there now.
+    pub fn status(&self) -> SandboxStatus {
+        if !self.data().join("PG_VERSION").is_file() {
+            if self.root.exists() && self.data().exists() {
+                return SandboxStatus::Broken {
+                    reason: "initdb did not finish; the next start recreates it".into(),
+                };
+            }
+            return SandboxStatus::NotCreated;
+        }
+        if !self.ready_marker().is_file() {
+            return SandboxStatus::Broken {
+                reason: "the cluster was not fully set up; the next start recreates it".into(),
+            };
+        }
+        match self.live_postmaster() {
+            Some((pid, port)) => SandboxStatus::Running { pid, port },
+            None => SandboxStatus::Stopped,
+        }
+    }
+
+    /// (pid, port) of the running postmaster, from `postmaster.pid`, when that process is
+    /// alive and is a postgres server.
+    pub fn live_postmaster(&self) -> Option<(i32, u16)> {
+        let text = fs::read_to_string(self.data().join("postmaster.pid")).ok()?;
+        let mut lines = text.lines();
+        let pid: i32 = lines.next()?.trim().parse().ok()?;
+        let port: u16 = lines.nth(2)?.trim().parse().ok()?;
+        let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        (comm.trim() == "postgres" || comm.trim() == "postmaster").then_some((pid, port))
+    }
+
+    fn prepare_root(&self) -> Result<(), TargetError> {
+        fs::create_dir_all(&self.root).map_err(|e| {
+            sandbox_err(format!(
+                "cannot create the sandbox directory {}: {e} (choose a writable --data-dir)",
+                self.root.display()
+            ))
+        })?;
+        if let Some((uid, gid, _)) = &self.run_as {
+            nix::unistd::chown(&self.root, Some(*uid), Some(*gid)).map_err(|e| {
+                sandbox_err(format!("cannot hand {} to the server account: {e}", self.root.display()))
+            })?;
+            fs::set_permissions(&self.root, fs::Permissions::from_mode(0o755)).ok();
+        }
+        Ok(())
+    }
+
+    /// Run `initdb` (removing a half-made cluster first) and configure the cluster.
+    pub fn create(&self) -> Result<(), TargetError> {
+        if let SandboxStatus::Broken { .. } = self.status() {
+            tracing::warn!("removing a half-created sandbox at {}", self.root.display());
+            fs::remove_dir_all(self.data()).ok();
+            fs::remove_file(self.ready_marker()).ok();
+        }
+        self.prepare_root()?;
+        let started = Instant::now();
+        let mut c = self.command("initdb");
+        c.arg("-D")
+            .arg(self.data())
+            .args(["-A", "trust", "-U", SANDBOX_USER, "-E", "UTF8", "--locale=C", "--no-sync"]);
+        let out = self.run(c, "initdb")?;
+        if !out.status.success() {
+            let tail = tail_lines(&String::from_utf8_lossy(&out.stderr), 3);
+            fs::remove_dir_all(self.data()).ok();
+            return Err(sandbox_err(format!(
+                "initdb failed for the sandbox in {}: {tail}",
+                self.root.display()
+            )));
+        }
+        let conf = format!(
+            "\n# --- pglab sandbox ---\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\nfsync = on\nlogging_collector = off\nmax_connections = 100\ninclude_if_exists = 'pglab.conf'\n",
+            self.root.display()
+        );
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(self.data().join("postgresql.conf"))
+            .map_err(|e| sandbox_err(format!("cannot configure the sandbox: {e}")))?;
+        f.write_all(conf.as_bytes())
+            .map_err(|e| sandbox_err(format!("cannot configure the sandbox: {e}")))?;
+        tracing::info!("sandbox initdb took {:.2?}", started.elapsed());
+        Ok(())
+    }
+
+    fn free_port() -> Result<u16, TargetError> {
+        let l = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| sandbox_err(format!("cannot find a free port on 127.0.0.1: {e}")))?;
+        l.local_addr()
+            .map(|a| a.port())
+            .map_err(|e| sandbox_err(format!("cannot find a free port: {e}")))
+    }
+
+    /// Remove a `postmaster.pid` whose process is gone (a crash or a SIGKILLed host).
+    fn clear_stale_pid(&self) {
+        let pidfile = self.data().join("postmaster.pid");
+        if pidfile.exists() && self.live_postmaster().is_none() {
+            tracing::warn!("removing stale {}", pidfile.display());
+            fs::remove_file(&pidfile).ok();
+        }
+    }
+
+    /// Make sure the cluster exists and runs; returns the port. Reuses a running server.
+    pub fn start(&self) -> Result<u16, TargetError> {
+        let fresh = !matches!(self.status(), SandboxStatus::Stopped | SandboxStatus::Running { .. });
+        if fresh {
+            self.create()?;
+        }
+        if let Some((_, port)) = self.live_postmaster() {
+            return Ok(port);
+        }
+        self.clear_stale_pid();
+        let attempts = if self.fixed_port.is_some() { 1 } else { 5 };
+        let mut last = String::new();
+        for _ in 0..attempts {
+            let port = match self.fixed_port {
+                Some(p) => p,
+                None => Self::free_port()?,
+            };
+            let log_len = fs::metadata(self.log_file()).map(|m| m.len()).unwrap_or(0);
+            let mut c = self.command("pg_ctl");
+            c.arg("-D")
+                .arg(self.data())
+                .arg("-l")
+                .arg(self.log_file())
+                .args(["-w", "-t", "60", "-o"])
+                .arg(format!("-p {port}"))
+                .arg("start");
+            let out = self.run(c, "pg_ctl start")?;
+            if out.status.success() {
+                if fresh {
+                    self.finish_setup(port)?;
+                }
+                return Ok(port);
+            }
+            let log = fs::read(self.log_file()).unwrap_or_default();
+            let new = String::from_utf8_lossy(log.get(log_len as usize..).unwrap_or(&[])).to_string();
+            last = tail_lines(&new, 3);
+            if !(new.contains("could not bind") || new.contains("Address already in use")) {
+                break;
+            }
+            if self.fixed_port.is_some() {
+                return Err(sandbox_err(format!(
+                    "sandbox port {port} is already taken on 127.0.0.1: choose another --sandbox-port or leave it out to pick a free one"
+                )));
+            }
+        }
+        Err(sandbox_err(format!(
+            "the sandbox server did not start: {} (full log: {})",
+            if last.is_empty() { "see the log".to_string() } else { last },
+            self.log_file().display()
+        )))
+    }
+
+    /// After the first start: the lab database, then the marker that says the cluster is whole.
+    fn finish_setup(&self, port: u16) -> Result<(), TargetError> {
+        let mut c = self.command("psql");
+        // psql lives beside pg_ctl in every layout we accept; fall back to createdb otherwise.
+        if !self.bin.tool("psql").is_file() {
+            c = self.command("createdb");
+            c.args(["-h"]).arg(&self.root).args(["-p", &port.to_string(), "-U", SANDBOX_USER, SANDBOX_DB]);
+        } else {
+            c.args(["-X", "-q", "-h"])
+                .arg(&self.root)
+                .args(["-p", &port.to_string(), "-U", SANDBOX_USER, "-d", "postgres", "-c"])
+                .arg(format!("CREATE DATABASE {SANDBOX_DB}"));
+        }
+        let out = self.run(c, "createdb")?;
+        if !out.status.success() {
+            return Err(sandbox_err(format!(
+                "could not create the sandbox database: {}",
+                tail_lines(&String::from_utf8_lossy(&out.stderr), 2)
+            )));
+        }
+        File::create(self.ready_marker())
+            .map_err(|e| sandbox_err(format!("cannot mark the sandbox ready: {e}")))?;
+        Ok(())
+    }
+
+    /// Stop the server (fast shutdown: sessions are cancelled, data is safe).
+    pub fn stop(&self) -> Result<bool, TargetError> {
+        if self.live_postmaster().is_none() {
+            self.clear_stale_pid();
+            return Ok(false);
+        }
+        let mut c = self.command("pg_ctl");
+        c.arg("-D").arg(self.data()).args(["-m", "fast", "-w", "-t", "60", "stop"]);
+        let out = self.run(c, "pg_ctl stop")?;
+        if !out.status.success() && self.live_postmaster().is_some() {
+            return Err(sandbox_err(format!(
+                "pg_ctl stop failed: {}",
+                tail_lines(&String::from_utf8_lossy(&out.stderr), 2)
+            )));
+        }
+        Ok(true)
+    }
+
+    /// Stop and delete everything.
+    pub fn destroy(&self) -> Result<(), TargetError> {
+        self.stop()?;
+        if self.root.exists() {
+            fs::remove_dir_all(&self.root).map_err(|e| {
+                sandbox_err(format!("cannot remove {}: {e}", self.root.display()))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Ask the sandbox to stay up after pglab exits (`sandbox start`, `--keep-sandbox`).
+    pub fn set_keep(&self, keep: bool) {
+        if keep {
+            File::create(self.keep_marker()).ok();
+        } else {
+            fs::remove_file(self.keep_marker()).ok();
+        }
+    }
+
+    pub fn keep(&self) -> bool {
+        self.keep_marker().exists()
+    }
+
+    /// Connection parameters for the running sandbox.
+    pub fn conn_params(&self, port: u16) -> ConnParams {
+        ConnParams {
+            hosts: vec![self.root.to_string_lossy().into_owned()],
+            port,
+            user: SANDBOX_USER.into(),
+            dbname: SANDBOX_DB.into(),
+            password: None,
+            sslmode: SslMode::Disable,
+            sslrootcert: None,
+            application_name: "pglab".into(),
+            connect_timeout_s: Some(10),
+            passfile: None,
+            options: None,
+        }
+    }
+
+    /// Take a lease (shared lock) for this process's use of the sandbox.
+    pub fn lease(&self) -> Result<Lease, TargetError> {
+        self.prepare_root()?;
+        let path = self.root.join("lease");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| sandbox_err(format!("cannot open {}: {e}", path.display())))?;
+        file.lock_shared()
+            .map_err(|e| sandbox_err(format!("cannot lock {}: {e}", path.display())))?;
+        Ok(Lease { file: Some(file), path })
+    }
+
+    /// Start (creating if needed) and take a lease: what `pglab` does on its way in.
+    pub fn open(&self) -> Result<(u16, Lease), TargetError> {
+        let lease = self.lease()?;
+        let port = self.start()?;
+        Ok((port, lease))
+    }
+
+    /// Give the lease back; stop the server if nobody else holds one and it is not kept.
+    /// Returns true when the server was stopped.
+    pub fn close(&self, mut lease: Lease, keep: bool) -> Result<bool, TargetError> {
+        let Some(file) = lease.file.take() else { return Ok(false) };
+        file.unlock().ok();
+        let last = file.try_lock().is_ok();
+        let stopped = if last && !keep && !self.keep() {
+            self.stop()?
+        } else {
+            false
+        };
+        file.unlock().ok();
+        Ok(stopped)
+    }
+
+    /// True when no pglab process holds a lease (for `sandbox status` and adoption).
+    pub fn unused(&self) -> bool {
+        let Ok(file) = File::open(self.root.join("lease")) else { return true };
+        let free = file.try_lock().is_ok();
+        file.unlock().ok();
+        free
+    }
+
+    /// The owner of the sandbox directory (for `sandbox status`).
+    pub fn owner_uid(&self) -> Option<u32> {
+        fs::metadata(self.data()).ok().map(|m| m.uid())
+    }
+
+    /// Wait until the server accepts connections (after an external restart).
+    pub fn wait_ready(&self, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if self.live_postmaster().is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+/// A process's claim on the sandbox; see [`Sandbox::close`]. Dropping it without `close`
+/// releases the lock but leaves the server running (the next pglab adopts it).
+#[derive(Debug)]
+pub struct Lease {
+    file: Option<File>,
+    pub path: PathBuf,
+}
+
+fn tail_lines(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_stable() {
+        assert_eq!(short_hash("/root/.local/share/pglab"), short_hash("/root/.local/share/pglab"));
+        assert_ne!(short_hash("/a"), short_hash("/b"));
+        assert_eq!(tail_lines("a\n\nb\nc\n", 2), "b | c");
+    }
+}
