@@ -4,7 +4,14 @@
 //! touches the terminal; `tui` is the only module that does. The TUI and the headless commands
 //! consume the same experiment event stream.
 
+pub mod cli;
+pub mod commands;
+pub mod experiment;
+pub mod history;
 pub mod host;
 pub mod measure;
 pub mod paths;
+pub mod preset;
+pub mod report;
 pub mod target;
+pub mod tui;

@@ -24,7 +24,10 @@ impl Paths {
             .map(PathBuf::from)
             .or_else(|| dirs.as_ref().map(|d| d.config_dir().to_path_buf()))
             .unwrap_or_else(|| data_dir.join("config"));
-        Paths { data_dir, config_dir }
+        Paths {
+            data_dir,
+            config_dir,
+        }
     }
 
     pub fn log_dir(&self) -> PathBuf {

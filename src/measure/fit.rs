@@ -40,10 +40,20 @@ impl LinearFit {
             .iter()
             .map(|p| (p.1 - (intercept + slope * p.0)).powi(2))
             .sum();
-        let r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
+        let r2 = if ss_tot > 0.0 {
+            1.0 - ss_res / ss_tot
+        } else {
+            1.0
+        };
         let x_min = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
         let x_max = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-        Some(LinearFit { intercept, slope, r2, x_min, x_max })
+        Some(LinearFit {
+            intercept,
+            slope,
+            r2,
+            x_min,
+            x_max,
+        })
     }
 
     pub fn at(&self, x: f64) -> f64 {
@@ -52,7 +62,11 @@ impl LinearFit {
 
     /// How far beyond the measured range x lies, as a multiple of the largest measured x.
     pub fn reach(&self, x: f64) -> f64 {
-        if self.x_max > 0.0 { x / self.x_max } else { f64::INFINITY }
+        if self.x_max > 0.0 {
+            x / self.x_max
+        } else {
+            f64::INFINITY
+        }
     }
 }
 

@@ -62,7 +62,9 @@ pub fn parse_size(input: &str) -> Result<Size, ParseError> {
         .unwrap_or(s.len());
     let (num, unit) = (s[..split].replace('_', ""), s[split..].trim());
     if num.is_empty() {
-        return err(format!("'{s}' is not a size: it must start with a number, e.g. 64MB"));
+        return err(format!(
+            "'{s}' is not a size: it must start with a number, e.g. 64MB"
+        ));
     }
     let value: f64 = match num.parse() {
         Ok(v) => v,
@@ -70,7 +72,10 @@ pub fn parse_size(input: &str) -> Result<Size, ParseError> {
     };
     if unit.is_empty() {
         if value == 0.0 {
-            return Ok(Size { text: "0".into(), bytes: 0 });
+            return Ok(Size {
+                text: "0".into(),
+                bytes: 0,
+            });
         }
         return err(format!(
             "'{s}' has no unit: add one of kB, MB, GB, TB (e.g. {s}MB)"
@@ -157,7 +162,10 @@ pub fn parse_count(input: &str) -> Result<u64, ParseError> {
         _ => (s.as_str(), 1.0),
     };
     if num.is_empty() || num.starts_with(['-', '+']) {
-        return err(format!("'{}' is not a count: use a whole number like 10k or 5M", input.trim()));
+        return err(format!(
+            "'{}' is not a count: use a whole number like 10k or 5M",
+            input.trim()
+        ));
     }
     let value: f64 = match num.parse() {
         Ok(v) => v,
@@ -224,7 +232,11 @@ pub fn parse_duration(input: &str) -> Result<Duration, ParseError> {
         "ms" => value / 1000.0,
         "min" | "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return err(format!("unknown duration unit '{unit}': use ms, s, min or h")),
+        _ => {
+            return err(format!(
+                "unknown duration unit '{unit}': use ms, s, min or h"
+            ));
+        }
     };
     if !secs.is_finite() || secs > 1e9 {
         return err(format!("'{s}' is too long"));
@@ -244,7 +256,11 @@ pub fn format_seconds(secs: f64) -> String {
     } else if secs < 3600.0 {
         format!("{}m {:02}s", (secs / 60.0) as u64, (secs % 60.0) as u64)
     } else {
-        format!("{}h {:02}m", (secs / 3600.0) as u64, ((secs % 3600.0) / 60.0) as u64)
+        format!(
+            "{}h {:02}m",
+            (secs / 3600.0) as u64,
+            ((secs % 3600.0) / 60.0) as u64
+        )
     }
 }
 
@@ -265,7 +281,9 @@ pub fn parse_list<T: Clone>(
     for item in s.split(',') {
         let item = item.trim();
         if item.is_empty() {
-            return err(format!("the {what} list has an empty item: remove the extra comma"));
+            return err(format!(
+                "the {what} list has an empty item: remove the extra comma"
+            ));
         }
         if let Some((from, rest)) = item.split_once("..") {
             let Some((to_fn, from_fn)) = range else {
@@ -325,7 +343,9 @@ pub fn parse_size_list(input: &str) -> Result<Vec<Size>, ParseError> {
         input,
         "size",
         parse_size,
-        Some((&|s: &Size| s.bytes as f64, &|v: f64| Size::from_bytes(v.round() as u64))),
+        Some((&|s: &Size| s.bytes as f64, &|v: f64| {
+            Size::from_bytes(v.round() as u64)
+        })),
     )
 }
 
@@ -405,7 +425,9 @@ mod tests {
     fn sqrt2_ladder_matches_the_couchdb_post() {
         assert_eq!(
             sqrt2_ladder(1024),
-            [1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256, 362, 512, 724, 1024]
+            [
+                1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256, 362, 512, 724, 1024
+            ]
         );
         assert_eq!(parse_count_list("sqrt2").unwrap().len(), 19);
     }

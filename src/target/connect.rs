@@ -73,13 +73,25 @@ impl Target {
     pub fn new(params: ConnParams, sandbox: bool) -> Result<Target, TargetError> {
         let first = params.hosts.first().cloned().unwrap_or_default();
         let location = if sandbox {
-            Location::Sandbox { socket_dir: PathBuf::from(&first), port: params.port }
+            Location::Sandbox {
+                socket_dir: PathBuf::from(&first),
+                port: params.port,
+            }
         } else if first.starts_with('/') {
-            Location::Socket { dir: PathBuf::from(&first), port: params.port }
+            Location::Socket {
+                dir: PathBuf::from(&first),
+                port: params.port,
+            }
         } else if is_local_host(&first) {
-            Location::Localhost { host: first.clone(), port: params.port }
+            Location::Localhost {
+                host: first.clone(),
+                port: params.port,
+            }
         } else {
-            Location::Remote { host: first.clone(), port: params.port }
+            Location::Remote {
+                host: first.clone(),
+                port: params.port,
+            }
         };
         let tls = if first.starts_with('/') {
             None
@@ -88,7 +100,13 @@ impl Target {
         };
         let password = params.password.clone();
         let connect_timeout = Duration::from_secs(params.connect_timeout_s.unwrap_or(10).max(1));
-        Ok(Target { params, location, tls, password: Mutex::new(password), connect_timeout })
+        Ok(Target {
+            params,
+            location,
+            tls,
+            password: Mutex::new(password),
+            connect_timeout,
+        })
     }
 
     /// `user@host:port/db`, never the password.
@@ -105,7 +123,13 @@ impl Target {
             return Some(p);
         }
         let file = self.params.passfile.clone().or_else(pgpass::default_path)?;
-        pgpass::lookup(&file, host, self.params.port, &self.params.dbname, &self.params.user)
+        pgpass::lookup(
+            &file,
+            host,
+            self.params.port,
+            &self.params.dbname,
+            &self.params.user,
+        )
     }
 
     /// Remember a password (typed at a prompt) for the following sessions, in memory only.
@@ -177,7 +201,8 @@ impl Target {
                     }
                 }
             };
-            match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await {
+            match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await
+            {
                 Ok(Ok(client)) => return Ok(client),
                 Ok(Err(e)) => {
                     tracing::info!("connect to {whom} failed: {e:?}");
@@ -199,6 +224,27 @@ impl Target {
         Err(last.unwrap_or_else(|| TargetError::Connect("no host to connect to".into())))
     }
 
+    /// Ask the server to cancel the query running on the session `token` came from
+    /// (dropping a future does not: the backend would go on). Errors are logged only: the
+    /// caller waits for the query to end either way.
+    pub async fn cancel_query(&self, token: &tokio_postgres::CancelToken) {
+        let r = match &self.tls {
+            Some(tls)
+                if !self
+                    .params
+                    .hosts
+                    .first()
+                    .is_some_and(|h| h.starts_with('/')) =>
+            {
+                token.cancel_query(tls.clone()).await
+            }
+            _ => token.cancel_query(NoTls).await,
+        };
+        if let Err(e) = r {
+            tracing::warn!("cancel request failed: {e}");
+        }
+    }
+
     /// Connect the first time, asking for a password on the terminal when the server wants
     /// one and none is known (only when `ask` is given, i.e. a terminal is attached).
     pub async fn connect_first(
@@ -207,9 +253,13 @@ impl Target {
     ) -> Result<Client, TargetError> {
         match self.connect().await {
             Err(TargetError::NeedPassword) => {
-                let Some(ask) = ask else { return Err(TargetError::NeedPassword) };
+                let Some(ask) = ask else {
+                    return Err(TargetError::NeedPassword);
+                };
                 let prompt = format!("Password for {}: ", self.describe());
-                let Some(p) = ask(&prompt) else { return Err(TargetError::NeedPassword) };
+                let Some(p) = ask(&prompt) else {
+                    return Err(TargetError::NeedPassword);
+                };
                 self.set_password(p);
                 self.connect().await
             }
@@ -224,5 +274,8 @@ pub fn ask_password_on_tty(prompt: &str) -> Option<Secret> {
     if !std::io::stdin().is_terminal() {
         return None;
     }
-    rpassword::prompt_password(prompt).ok().filter(|p| !p.is_empty()).map(Secret::new)
+    rpassword::prompt_password(prompt)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(Secret::new)
 }

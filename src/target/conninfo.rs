@@ -92,7 +92,10 @@ impl ConnParams {
     pub fn redacted(&self) -> String {
         let host = self.hosts.join(",");
         if host.starts_with('/') {
-            format!("{}@{}/.s.PGSQL.{} db={}", self.user, host, self.port, self.dbname)
+            format!(
+                "{}@{}/.s.PGSQL.{} db={}",
+                self.user, host, self.port, self.dbname
+            )
         } else {
             format!("{}@{}:{}/{}", self.user, host, self.port, self.dbname)
         }
@@ -207,7 +210,9 @@ fn parse_kv(s: &str) -> Result<BTreeMap<String, String>, TargetError> {
             }
         }
         if key.is_empty() {
-            return Err(TargetError::BadConninfo("a conninfo pair has no key before '='".into()));
+            return Err(TargetError::BadConninfo(
+                "a conninfo pair has no key before '='".into(),
+            ));
         }
         map.insert(key, value);
     }
@@ -233,7 +238,8 @@ fn percent_decode(s: &str) -> Result<String, TargetError> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| TargetError::BadConninfo("the URL is not valid UTF-8 after decoding".into()))
+    String::from_utf8(out)
+        .map_err(|_| TargetError::BadConninfo("the URL is not valid UTF-8 after decoding".into()))
 }
 
 fn parse_url(s: &str) -> Result<BTreeMap<String, String>, TargetError> {
@@ -348,9 +354,15 @@ pub fn resolve(db: Option<&str>, env: &dyn Env) -> Result<ConnParams, TargetErro
         None => 5432,
         Some(p) => {
             let first = p.split(',').next().unwrap_or_default();
-            first.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
-                TargetError::BadConninfo(format!("port '{p}' is not a TCP port number (1-65535)"))
-            })?
+            first
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| {
+                    TargetError::BadConninfo(format!(
+                        "port '{p}' is not a TCP port number (1-65535)"
+                    ))
+                })?
         }
     };
     let user = get("user", "PGUSER").unwrap_or_else(current_os_user);
@@ -448,7 +460,10 @@ mod tests {
             "bogus=1",
             "host =",
         ] {
-            let e = resolve(Some(bad), &env(&[])).map(|_| ()).unwrap_err().to_string();
+            let e = resolve(Some(bad), &env(&[]))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
             assert!(!e.is_empty(), "{bad}");
         }
         let e = resolve(Some("bogus=1"), &env(&[])).unwrap_err().to_string();

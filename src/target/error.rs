@@ -9,7 +9,9 @@ pub enum TargetError {
     Tls(String),
     #[error("{0}")]
     Connect(String),
-    #[error("the server wants a password and none is known: set PGPASSWORD, add it to ~/.pgpass, or run pglab in a terminal to be asked")]
+    #[error(
+        "the server wants a password and none is known: set PGPASSWORD, add it to ~/.pgpass, or run pglab in a terminal to be asked"
+    )]
     NeedPassword,
     #[error("{0}")]
     Sandbox(String),
@@ -30,14 +32,25 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Turn a failed connection attempt into a sentence naming where and what to do.
-pub fn describe_connect_error(e: &tokio_postgres::Error, whom: &str, user: &str, db: &str) -> TargetError {
+pub fn describe_connect_error(
+    e: &tokio_postgres::Error,
+    whom: &str,
+    user: &str,
+    db: &str,
+) -> TargetError {
     if let Some(db_err) = e.as_db_error() {
         let code = db_err.code().code();
         let msg = db_err.message();
         return TargetError::Connect(match code {
-            "28P01" => format!("password authentication failed for user \"{user}\" at {whom}: check the password (PGPASSWORD, ~/.pgpass or the prompt)"),
-            "28000" => format!("{whom} refused the login: {msg} (check pg_hba.conf, the user and sslmode)"),
-            "3D000" => format!("database \"{db}\" does not exist on {whom}: create it or choose another with dbname=…"),
+            "28P01" => format!(
+                "password authentication failed for user \"{user}\" at {whom}: check the password (PGPASSWORD, ~/.pgpass or the prompt)"
+            ),
+            "28000" => {
+                format!("{whom} refused the login: {msg} (check pg_hba.conf, the user and sslmode)")
+            }
+            "3D000" => format!(
+                "database \"{db}\" does not exist on {whom}: create it or choose another with dbname=…"
+            ),
             "53300" => format!("{whom} has no free connection slots: {msg}"),
             "57P03" => format!("{whom} is starting up or shutting down: try again in a moment"),
             _ => format!("{whom} refused the connection: {msg} (SQLSTATE {code})"),
@@ -49,19 +62,32 @@ pub fn describe_connect_error(e: &tokio_postgres::Error, whom: &str, user: &str,
         return TargetError::NeedPassword;
     }
     TargetError::Connect(if lower.contains("server does not support tls") {
-        format!("{whom} does not offer TLS but sslmode requires it: enable ssl on the server or use sslmode=prefer")
+        format!(
+            "{whom} does not offer TLS but sslmode requires it: enable ssl on the server or use sslmode=prefer"
+        )
     } else if lower.contains("tls") || lower.contains("certificate") {
-        format!("TLS handshake with {whom} failed: {text} (check sslrootcert and the server certificate, or use sslmode=require to skip verification)")
+        format!(
+            "TLS handshake with {whom} failed: {text} (check sslrootcert and the server certificate, or use sslmode=require to skip verification)"
+        )
     } else if lower.contains("connection refused") {
-        format!("connection refused by {whom}: is PostgreSQL running and listening there (listen_addresses, port)?")
-    } else if lower.contains("failed to lookup address") || lower.contains("name or service not known") || lower.contains("no address") {
+        format!(
+            "connection refused by {whom}: is PostgreSQL running and listening there (listen_addresses, port)?"
+        )
+    } else if lower.contains("failed to lookup address")
+        || lower.contains("name or service not known")
+        || lower.contains("no address")
+    {
         format!("unknown host in {whom}: check the host name (it did not resolve)")
     } else if lower.contains("no such file or directory") {
-        format!("no PostgreSQL socket at {whom}: is a server running on this machine with that socket directory and port?")
+        format!(
+            "no PostgreSQL socket at {whom}: is a server running on this machine with that socket directory and port?"
+        )
     } else if lower.contains("timeout") || lower.contains("timed out") {
         format!("timed out connecting to {whom}: check the host, port and firewall")
     } else if lower.contains("permission denied") {
-        format!("permission denied opening {whom}: the socket directory is not accessible to this user")
+        format!(
+            "permission denied opening {whom}: the socket directory is not accessible to this user"
+        )
     } else {
         format!("cannot connect to {whom}: {text}")
     })
@@ -75,8 +101,12 @@ pub fn describe_query_error(e: &tokio_postgres::Error) -> String {
         let msg = db.message();
         return match code {
             "57014" => format!("cancelled by request: {msg}"),
-            "53100" => format!("disk full on the server: {msg} (SQLSTATE 53100); free space or use fewer rows"),
-            "57P01" => format!("the server ended the session (administrator command or shutdown): {msg}"),
+            "53100" => format!(
+                "disk full on the server: {msg} (SQLSTATE 53100); free space or use fewer rows"
+            ),
+            "57P01" => {
+                format!("the server ended the session (administrator command or shutdown): {msg}")
+            }
             "57P02" | "57P03" => format!("the server is shutting down or restarting: {msg}"),
             "25006" => format!("the server is read-only here: {msg}"),
             "55P03" => format!("gave up waiting for a lock (lock_timeout): {msg}"),

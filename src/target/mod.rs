@@ -1,8 +1,8 @@
 //! The server pglab experiments on: connecting the libpq way, pglab's own sandbox cluster,
 //! and snapshots of the server.
 
-pub mod conninfo;
 pub mod connect;
+pub mod conninfo;
 pub mod error;
 pub mod pgbin;
 pub mod pgpass;
@@ -88,14 +88,30 @@ pub async fn open(
         let (port, lease) = tokio::task::spawn_blocking(move || sb.open())
             .await
             .map_err(|e| TargetError::Sandbox(format!("sandbox start was interrupted: {e}")))??;
-        let session = SandboxSession { sandbox: sandbox.clone(), lease: Some(lease), keep: opts.keep_sandbox };
+        let session = SandboxSession {
+            sandbox: sandbox.clone(),
+            lease: Some(lease),
+            keep: opts.keep_sandbox,
+        };
         let target = Arc::new(Target::new(sandbox.conn_params(port), true)?);
         let client = target.connect().await?;
-        Ok((Opened { target, sandbox: Some(session) }, client))
+        Ok((
+            Opened {
+                target,
+                sandbox: Some(session),
+            },
+            client,
+        ))
     } else {
         let params = conninfo::resolve(opts.db.as_deref(), &conninfo::ProcessEnv)?;
         let target = Arc::new(Target::new(params, false)?);
         let client = target.connect_first(ask).await?;
-        Ok((Opened { target, sandbox: None }, client))
+        Ok((
+            Opened {
+                target,
+                sandbox: None,
+            },
+            client,
+        ))
     }
 }

@@ -25,14 +25,20 @@ fn complete(dir: &Path) -> bool {
 }
 
 fn version_of(dir: &Path) -> Option<String> {
-    let out = Command::new(dir.join("postgres")).arg("--version").output().ok()?;
+    let out = Command::new(dir.join("postgres"))
+        .arg("--version")
+        .output()
+        .ok()?;
     let s = String::from_utf8_lossy(&out.stdout);
     // "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
     s.split_whitespace().nth(2).map(str::to_string)
 }
 
 fn major(v: &str) -> u32 {
-    v.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+    v.split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Candidate directories in the documented order: `--pg-bin`, `PATH`, `pg_config --bindir`,

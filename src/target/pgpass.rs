@@ -44,7 +44,11 @@ pub fn lookup(path: &Path, host: &str, port: u16, db: &str, user: &str) -> Optio
         return None;
     }
     let text = std::fs::read_to_string(path).ok()?;
-    let host = if host.starts_with('/') { "localhost" } else { host };
+    let host = if host.starts_with('/') {
+        "localhost"
+    } else {
+        host
+    };
     let port = port.to_string();
     for line in text.lines() {
         if line.trim_start().starts_with('#') || line.trim().is_empty() {
@@ -70,10 +74,20 @@ mod tests {
     fn matches_with_wildcards_and_escapes() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pgpass");
-        std::fs::write(&p, "# comment\nother:5432:*:*:no\ndb\\:x:*:sales:*:pa\\:ss\nlocalhost:5433:*:bob:sock\n").unwrap();
+        std::fs::write(
+            &p,
+            "# comment\nother:5432:*:*:no\ndb\\:x:*:sales:*:pa\\:ss\nlocalhost:5433:*:bob:sock\n",
+        )
+        .unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(lookup(&p, "db:x", 1, "sales", "u").unwrap().expose(), "pa:ss");
-        assert_eq!(lookup(&p, "/tmp", 5433, "d", "bob").unwrap().expose(), "sock");
+        assert_eq!(
+            lookup(&p, "db:x", 1, "sales", "u").unwrap().expose(),
+            "pa:ss"
+        );
+        assert_eq!(
+            lookup(&p, "/tmp", 5433, "d", "bob").unwrap().expose(),
+            "sock"
+        );
         assert!(lookup(&p, "db:x", 1, "hr", "u").is_none());
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(lookup(&p, "db:x", 1, "sales", "u").is_none());

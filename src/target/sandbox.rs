@@ -35,9 +35,14 @@ pub const SANDBOX_DB: &str = "pglab";
 pub enum SandboxStatus {
     NotCreated,
     /// A directory exists but `initdb` never finished.
-    Broken { reason: String },
+    Broken {
+        reason: String,
+    },
     Stopped,
-    Running { pid: i32, port: u16 },
+    Running {
+        pid: i32,
+        port: u16,
+    },
 }
 
 /// pglab's cluster: where it lives, which binaries run it, as whom.
@@ -83,7 +88,11 @@ fn short_hash(s: &str) -> String {
 
 impl Sandbox {
     /// Locate the sandbox for these paths. Does not create anything.
-    pub fn locate(paths: &Paths, pg_bin: Option<&Path>, fixed_port: Option<u16>) -> Result<Sandbox, TargetError> {
+    pub fn locate(
+        paths: &Paths,
+        pg_bin: Option<&Path>,
+        fixed_port: Option<u16>,
+    ) -> Result<Sandbox, TargetError> {
         let bin = pgbin::find(pg_bin)?;
         let run_as = if Uid::effective().is_root() {
             let user = User::from_name("postgres").ok().flatten().ok_or_else(|| {
@@ -97,8 +106,10 @@ impl Sandbox {
         };
         let default_root = paths.data_dir.join("sandbox");
         let root = if run_as.is_some() && !reachable_by_others(&paths.data_dir) {
-            PathBuf::from("/var/lib/pglab")
-                .join(format!("sandbox-{}", short_hash(&paths.data_dir.to_string_lossy())))
+            PathBuf::from("/var/lib/pglab").join(format!(
+                "sandbox-{}",
+                short_hash(&paths.data_dir.to_string_lossy())
+            ))
         } else {
             default_root
         };
@@ -109,7 +120,12 @@ impl Sandbox {
                 root.display()
             )));
         }
-        Ok(Sandbox { root, bin, run_as, fixed_port })
+        Ok(Sandbox {
+            root,
+            bin,
+            run_as,
+            fixed_port,
+        })
     }
 
     pub fn data(&self) -> PathBuf {
@@ -128,15 +144,22 @@ impl Sandbox {
     /// A command for a server program, run as the server account when pglab is root.
     fn command(&self, tool: &str) -> Command {
         let mut c = Command::new(self.bin.tool(tool));
-        c.current_dir(&self.root).env("LC_ALL", "C").env_remove("PGDATA");
+        c.current_dir(&self.root)
+            .env("LC_ALL", "C")
+            .env_remove("PGDATA");
         if let Some((uid, gid, name)) = &self.run_as {
-            c.uid(uid.as_raw()).gid(gid.as_raw()).env("HOME", &self.root).env("USER", name);
+            c.uid(uid.as_raw())
+                .gid(gid.as_raw())
+                .env("HOME", &self.root)
+                .env("USER", name);
         }
         c
     }
 
     fn run(&self, mut c: Command, what: &str) -> Result<Output, TargetError> {
-        let out = c.output().map_err(|e| sandbox_err(format!("cannot run {what}: {e}")))?;
+        let out = c
+            .output()
+            .map_err(|e| sandbox_err(format!("cannot run {what}: {e}")))?;
         Ok(out)
     }
 
@@ -181,7 +204,10 @@ impl Sandbox {
         })?;
         if let Some((uid, gid, _)) = &self.run_as {
             nix::unistd::chown(&self.root, Some(*uid), Some(*gid)).map_err(|e| {
-                sandbox_err(format!("cannot hand {} to the server account: {e}", self.root.display()))
+                sandbox_err(format!(
+                    "cannot hand {} to the server account: {e}",
+                    self.root.display()
+                ))
             })?;
             fs::set_permissions(&self.root, fs::Permissions::from_mode(0o755)).ok();
         }
@@ -198,9 +224,16 @@ impl Sandbox {
         self.prepare_root()?;
         let started = Instant::now();
         let mut c = self.command("initdb");
-        c.arg("-D")
-            .arg(self.data())
-            .args(["-A", "trust", "-U", SANDBOX_USER, "-E", "UTF8", "--locale=C", "--no-sync"]);
+        c.arg("-D").arg(self.data()).args([
+            "-A",
+            "trust",
+            "-U",
+            SANDBOX_USER,
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]);
         let out = self.run(c, "initdb")?;
         if !out.status.success() {
             let tail = tail_lines(&String::from_utf8_lossy(&out.stderr), 3);
@@ -243,7 +276,10 @@ impl Sandbox {
 
     /// Make sure the cluster exists and runs; returns the port. Reuses a running server.
     pub fn start(&self) -> Result<u16, TargetError> {
-        let fresh = !matches!(self.status(), SandboxStatus::Stopped | SandboxStatus::Running { .. });
+        let fresh = !matches!(
+            self.status(),
+            SandboxStatus::Stopped | SandboxStatus::Running { .. }
+        );
         if fresh {
             self.create()?;
         }
@@ -275,7 +311,8 @@ impl Sandbox {
                 return Ok(port);
             }
             let log = fs::read(self.log_file()).unwrap_or_default();
-            let new = String::from_utf8_lossy(log.get(log_len as usize..).unwrap_or(&[])).to_string();
+            let new =
+                String::from_utf8_lossy(log.get(log_len as usize..).unwrap_or(&[])).to_string();
             last = tail_lines(&new, 3);
             if !(new.contains("could not bind") || new.contains("Address already in use")) {
                 break;
@@ -288,7 +325,11 @@ impl Sandbox {
         }
         Err(sandbox_err(format!(
             "the sandbox server did not start: {} (full log: {})",
-            if last.is_empty() { "see the log".to_string() } else { last },
+            if last.is_empty() {
+                "see the log".to_string()
+            } else {
+                last
+            },
             self.log_file().display()
         )))
     }
@@ -299,11 +340,25 @@ impl Sandbox {
         // psql lives beside pg_ctl in every layout we accept; fall back to createdb otherwise.
         if !self.bin.tool("psql").is_file() {
             c = self.command("createdb");
-            c.args(["-h"]).arg(&self.root).args(["-p", &port.to_string(), "-U", SANDBOX_USER, SANDBOX_DB]);
+            c.args(["-h"]).arg(&self.root).args([
+                "-p",
+                &port.to_string(),
+                "-U",
+                SANDBOX_USER,
+                SANDBOX_DB,
+            ]);
         } else {
             c.args(["-X", "-q", "-h"])
                 .arg(&self.root)
-                .args(["-p", &port.to_string(), "-U", SANDBOX_USER, "-d", "postgres", "-c"])
+                .args([
+                    "-p",
+                    &port.to_string(),
+                    "-U",
+                    SANDBOX_USER,
+                    "-d",
+                    "postgres",
+                    "-c",
+                ])
                 .arg(format!("CREATE DATABASE {SANDBOX_DB}"));
         }
         let out = self.run(c, "createdb")?;
@@ -325,7 +380,9 @@ impl Sandbox {
             return Ok(false);
         }
         let mut c = self.command("pg_ctl");
-        c.arg("-D").arg(self.data()).args(["-m", "fast", "-w", "-t", "60", "stop"]);
+        c.arg("-D")
+            .arg(self.data())
+            .args(["-m", "fast", "-w", "-t", "60", "stop"]);
         let out = self.run(c, "pg_ctl stop")?;
         if !out.status.success() && self.live_postmaster().is_some() {
             return Err(sandbox_err(format!(
@@ -340,9 +397,8 @@ impl Sandbox {
     pub fn destroy(&self) -> Result<(), TargetError> {
         self.stop()?;
         if self.root.exists() {
-            fs::remove_dir_all(&self.root).map_err(|e| {
-                sandbox_err(format!("cannot remove {}: {e}", self.root.display()))
-            })?;
+            fs::remove_dir_all(&self.root)
+                .map_err(|e| sandbox_err(format!("cannot remove {}: {e}", self.root.display())))?;
         }
         Ok(())
     }
@@ -389,7 +445,10 @@ impl Sandbox {
             .map_err(|e| sandbox_err(format!("cannot open {}: {e}", path.display())))?;
         file.lock_shared()
             .map_err(|e| sandbox_err(format!("cannot lock {}: {e}", path.display())))?;
-        Ok(Lease { file: Some(file), path })
+        Ok(Lease {
+            file: Some(file),
+            path,
+        })
     }
 
     /// Start (creating if needed) and take a lease: what `pglab` does on its way in.
@@ -402,7 +461,9 @@ impl Sandbox {
     /// Give the lease back; stop the server if nobody else holds one and it is not kept.
     /// Returns true when the server was stopped.
     pub fn close(&self, mut lease: Lease, keep: bool) -> Result<bool, TargetError> {
-        let Some(file) = lease.file.take() else { return Ok(false) };
+        let Some(file) = lease.file.take() else {
+            return Ok(false);
+        };
         file.unlock().ok();
         let last = file.try_lock().is_ok();
         let stopped = if last && !keep && !self.keep() {
@@ -416,7 +477,9 @@ impl Sandbox {
 
     /// True when no pglab process holds a lease (for `sandbox status` and adoption).
     pub fn unused(&self) -> bool {
-        let Ok(file) = File::open(self.root.join("lease")) else { return true };
+        let Ok(file) = File::open(self.root.join("lease")) else {
+            return true;
+        };
         let free = file.try_lock().is_ok();
         file.unlock().ok();
         free
@@ -459,7 +522,10 @@ mod tests {
 
     #[test]
     fn hash_is_stable() {
-        assert_eq!(short_hash("/root/.local/share/pglab"), short_hash("/root/.local/share/pglab"));
+        assert_eq!(
+            short_hash("/root/.local/share/pglab"),
+            short_hash("/root/.local/share/pglab")
+        );
         assert_ne!(short_hash("/a"), short_hash("/b"));
         assert_eq!(tail_lines("a\n\nb\nc\n", 2), "b | c");
     }

@@ -9,9 +9,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;
 
+use super::TargetError;
 use super::connect::{Location, Target};
 use super::error::describe_query_error;
-use super::TargetError;
 
 /// The settings the experiments depend on, shown in the target pane and stored with results.
 pub const SETTINGS: &[&str] = &[
@@ -48,8 +48,12 @@ pub struct Setting {
 impl Setting {
     /// The value with its unit applied the way `SHOW` prints it (e.g. `128MB`).
     pub fn pretty(&self) -> String {
-        let Some(unit) = &self.unit else { return self.value.clone() };
-        let Ok(n) = self.value.parse::<i64>() else { return self.value.clone() };
+        let Some(unit) = &self.unit else {
+            return self.value.clone();
+        };
+        let Ok(n) = self.value.parse::<i64>() else {
+            return self.value.clone();
+        };
         let (mult, base) = match unit.as_str() {
             "8kB" => (8 * 1024, true),
             "kB" => (1024, true),
@@ -191,7 +195,10 @@ impl ServerSnapshot {
 
     /// Rates from `earlier` to `self`, per second of wall time.
     pub fn rates_since(&self, earlier: &ServerSnapshot) -> Option<Rates> {
-        let dt = self.taken?.checked_duration_since(earlier.taken?)?.as_secs_f64();
+        let dt = self
+            .taken?
+            .checked_duration_since(earlier.taken?)?
+            .as_secs_f64();
         if dt <= 0.0 {
             return None;
         }
@@ -232,7 +239,10 @@ pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, Ta
     let can_checkpoint = superuser
         || (version_num >= 150000
             && client
-                .query_one("SELECT pg_has_role(current_user, 'pg_checkpoint', 'MEMBER')", &[])
+                .query_one(
+                    "SELECT pg_has_role(current_user, 'pg_checkpoint', 'MEMBER')",
+                    &[],
+                )
                 .await
                 .map(|r| r.get::<_, bool>(0))
                 .unwrap_or(false));
@@ -246,7 +256,10 @@ pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, Ta
         .flatten()
         .and_then(|r| {
             let on: bool = r.get(0);
-            on.then(|| r.get::<_, Option<String>>(1).unwrap_or_else(|| "TLS".into()))
+            on.then(|| {
+                r.get::<_, Option<String>>(1)
+                    .unwrap_or_else(|| "TLS".into())
+            })
         });
     let mut connections = BTreeMap::new();
     for r in client
@@ -266,7 +279,9 @@ pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, Ta
         .map(|n| {
             (
                 n.clone(),
-                Readable::Denied { denied: "not visible to this role".into() },
+                Readable::Denied {
+                    denied: "not visible to this role".into(),
+                },
             )
         })
         .collect();
@@ -280,7 +295,11 @@ pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, Ta
     {
         settings.insert(
             r.get(0),
-            Readable::Value(Setting { value: r.get(1), unit: r.get(2), source: r.get(3) }),
+            Readable::Value(Setting {
+                value: r.get(1),
+                unit: r.get(2),
+                source: r.get(3),
+            }),
         );
     }
     let c = client
@@ -342,12 +361,24 @@ mod tests {
 
     #[test]
     fn settings_print_like_show() {
-        let s = Setting { value: "16384".into(), unit: Some("8kB".into()), source: "default".into() };
+        let s = Setting {
+            value: "16384".into(),
+            unit: Some("8kB".into()),
+            source: "default".into(),
+        };
         assert_eq!(s.pretty(), "128MB");
         assert_eq!(s.bytes(), Some(128 << 20));
-        let s = Setting { value: "65536".into(), unit: Some("kB".into()), source: "default".into() };
+        let s = Setting {
+            value: "65536".into(),
+            unit: Some("kB".into()),
+            source: "default".into(),
+        };
         assert_eq!(s.pretty(), "64MB");
-        let s = Setting { value: "on".into(), unit: None, source: "default".into() };
+        let s = Setting {
+            value: "on".into(),
+            unit: None,
+            source: "default".into(),
+        };
         assert_eq!(s.pretty(), "on");
     }
 }

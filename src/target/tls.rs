@@ -45,7 +45,10 @@ fn load_roots(path: &Path) -> Result<RootCertStore, TargetError> {
     let mut reader = std::io::BufReader::new(&data[..]);
     for cert in rustls_pemfile::certs(&mut reader) {
         let cert = cert.map_err(|e| {
-            TargetError::Tls(format!("{} is not a PEM certificate file: {e}", path.display()))
+            TargetError::Tls(format!(
+                "{} is not a PEM certificate file: {e}",
+                path.display()
+            ))
         })?;
         roots.add(cert).map_err(|e| {
             TargetError::Tls(format!("{}: unusable certificate: {e}", path.display()))
@@ -61,7 +64,10 @@ fn load_roots(path: &Path) -> Result<RootCertStore, TargetError> {
 }
 
 /// Build the TLS connector for a mode. `None` means plain TCP only (`disable`).
-pub fn connector(mode: SslMode, rootcert: Option<&Path>) -> Result<Option<MakeRustlsConnect>, TargetError> {
+pub fn connector(
+    mode: SslMode,
+    rootcert: Option<&Path>,
+) -> Result<Option<MakeRustlsConnect>, TargetError> {
     let explicit = rootcert.map(Path::to_path_buf);
     let default = default_root_cert().filter(|p| p.is_file());
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
@@ -79,7 +85,11 @@ pub fn connector(mode: SslMode, rootcert: Option<&Path>) -> Result<Option<MakeRu
                 ))
             })?;
             let v = webpki(&p)?;
-            if mode == SslMode::VerifyCa { Arc::new(ChainOnly(v)) } else { v }
+            if mode == SslMode::VerifyCa {
+                Arc::new(ChainOnly(v))
+            } else {
+                v
+            }
         }
     };
     let config = rustls::ClientConfig::builder_with_provider(provider())
@@ -118,7 +128,12 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
     fn verify_tls13_signature(
         &self,
@@ -126,7 +141,12 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
@@ -146,12 +166,15 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
             Ok(v) => Ok(v),
             Err(TlsError::InvalidCertificate(rustls::CertificateError::NotValidForName))
-            | Err(TlsError::InvalidCertificate(rustls::CertificateError::NotValidForNameContext { .. })) => {
-                Ok(ServerCertVerified::assertion())
-            }
+            | Err(TlsError::InvalidCertificate(
+                rustls::CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
             Err(e) => Err(e),
         }
     }

@@ -1,0 +1,404 @@
+//! The command line. `pglab` alone opens the TUI; subcommands run headless.
+//!
+//! `pglab run <experiment>` takes one flag per experiment parameter, generated from the same
+//! field definitions the TUI editor and presets use, so the three can never disagree.
+
+use std::path::PathBuf;
+
+use clap::{
+    Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
+
+use crate::experiment::spec::{ExperimentKind, FieldKind, ParamText};
+
+const EXAMPLES: &str = "\
+Examples:
+  pglab                                   open the lab on its own sandbox server
+  pglab --db postgresql://me@db1/sales    open the lab on a server of yours
+  pglab probe --disk                      print the server and host, with disk probes
+  pglab run index-build --rows 1M --order sorted,random --mwm 1MB..1GB*4
+  pglab run --preset cybertec-quick       run a shipped preset headless
+  pglab run ingest --method insert,copy --batch sqrt2 --format json
+  pglab sandbox status                    where the sandbox lives, whether it runs
+";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pglab",
+    version,
+    about = "A terminal tuning lab for PostgreSQL: real experiments on a real server",
+    long_about = "pglab runs index builds, ingest tests and growth tests on a real PostgreSQL server \
+                  (its own sandbox by default), live in a terminal UI or headless for scripts.",
+    after_help = EXAMPLES
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<CommandKind>,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Target server: a URL (postgresql://user@host:5432/db?sslmode=require) or key=value
+    /// conninfo. Without it (and without PGHOST/PGPORT/PGDATABASE) pglab uses its sandbox.
+    #[arg(long, global = true, value_name = "CONNINFO")]
+    pub db: Option<String>,
+    /// Use the sandbox even when PG* variables name a server.
+    #[arg(long, global = true, conflicts_with = "db")]
+    pub sandbox: bool,
+    /// Directory holding initdb, pg_ctl and postgres for the sandbox.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+    /// Leave the sandbox server running when pglab exits.
+    #[arg(long, global = true)]
+    pub keep_sandbox: bool,
+    /// Fixed 127.0.0.1 port for the sandbox (default: a free one).
+    #[arg(long, global = true, value_name = "PORT")]
+    pub sandbox_port: Option<u16>,
+    /// Where pglab keeps history, the sandbox and logs [env: PGLAB_DATA_DIR].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// The lab schema: everything pglab creates lives there.
+    #[arg(long, global = true, default_value = "pglab", value_name = "NAME")]
+    pub schema: String,
+    /// Look only: open the panes with experiments disabled (for production servers).
+    #[arg(long, global = true)]
+    pub observe: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CommandKind {
+    /// Print the target server and the host (and run the disk probes with --disk).
+    Probe(ProbeArgs),
+    /// Run an experiment headless: progress on stderr, results on stdout.
+    Run(RunArgs),
+    /// Manage pglab's own PostgreSQL cluster.
+    Sandbox {
+        #[command(subcommand)]
+        action: SandboxAction,
+    },
+    /// List, show, save and delete presets.
+    Presets {
+        #[command(subcommand)]
+        action: PresetAction,
+    },
+    /// Past runs: list, show, export, compare.
+    History {
+        #[command(subcommand)]
+        action: HistoryAction,
+    },
+    /// Write a Markdown report (and an SVG chart beside it) for a past run.
+    Report(ReportArgs),
+    /// List and drop leftovers of interrupted runs (only objects marked as pglab's).
+    Clean(CleanArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Table,
+    Json,
+    Csv,
+    Md,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+    /// Also run the disk probes (sequential write with fdatasync, fsync latency).
+    #[arg(long)]
+    pub disk: bool,
+    /// Bytes for the sequential write probe.
+    #[arg(long, default_value = "256MB", value_name = "SIZE")]
+    pub disk_size: String,
+    /// Duration of the fsync latency probe.
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub fsync_time: String,
+    /// Directory to probe (default: the sandbox's, or the server's data directory when local).
+    #[arg(long, value_name = "DIR")]
+    pub probe_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxAction {
+    /// Where it lives, which binaries, whether it runs and on which port.
+    Status,
+    /// Create if needed and start; it stays up until `pglab sandbox stop`.
+    Start,
+    /// Stop the server (the cluster stays for next time).
+    Stop,
+    /// Stop and delete the cluster and everything in it.
+    Destroy,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PresetAction {
+    /// Shipped and user presets with their descriptions.
+    List,
+    /// A preset's parameters.
+    Show { name: String },
+    /// Save parameters as a user preset: pglab presets save NAME index-build --rows 5M …
+    Save(PresetSaveArgs),
+    /// Delete a user preset.
+    Delete { name: String },
+}
+
+#[derive(Debug, Args)]
+pub struct PresetSaveArgs {
+    pub name: String,
+    /// One-line description.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Overwrite an existing user preset of that name.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryAction {
+    /// Past runs, newest last.
+    List {
+        #[arg(long)]
+        experiment: Option<String>,
+        #[arg(long)]
+        preset: Option<String>,
+        /// Only runs since this date/time (2026-12-01 or RFC 3339) or age (7d, 12h).
+        #[arg(long)]
+        since: Option<String>,
+    },
+    /// One run's full results.
+    Show {
+        id: String,
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
+    },
+    /// Export runs.
+    Export {
+        #[arg(long, value_enum, default_value = "json")]
+        format: OutputFormat,
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        experiment: Option<String>,
+    },
+    /// Compare a baseline run with a candidate of the same experiment.
+    Compare { baseline: String, candidate: String },
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run id (or a unique prefix; `last` for the newest).
+    pub id: String,
+    /// Output Markdown file (the chart is written beside it as .svg).
+    #[arg(long, value_name = "FILE.md")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Only list what would be dropped.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also drop reusable datasets (index-build tables kept between runs).
+    #[arg(long)]
+    pub datasets: bool,
+}
+
+/// `pglab run [EXPERIMENT] [--FIELD VALUE]… [--preset NAME] [--format …]`.
+#[derive(Debug, Clone, Default)]
+pub struct RunArgs {
+    /// None when only `--preset` names the experiment.
+    pub experiment: Option<ExperimentKind>,
+    /// Parameters given as flags (override the preset's).
+    pub params: ParamText,
+    pub preset: Option<String>,
+    pub format: Option<OutputFormat>,
+    pub statement_timeout: Option<String>,
+    pub lock_timeout: Option<String>,
+    /// Say yes to the large-run confirmation.
+    pub yes: bool,
+    /// Do not record the run in the history.
+    pub no_history: bool,
+}
+
+fn common_run_args(cmd: Command) -> Command {
+    cmd.arg(
+        Arg::new("preset")
+            .long("preset")
+            .value_name("NAME")
+            .help("Start from a preset (flags override its values)"),
+    )
+    .arg(
+        Arg::new("format")
+            .long("format")
+            .value_parser(clap::builder::EnumValueParser::<OutputFormat>::new())
+            .help("Results on stdout as table, json, csv or md [default: table]"),
+    )
+    .arg(
+        Arg::new("statement-timeout")
+            .long("statement-timeout")
+            .value_name("DURATION")
+            .help("Abort any statement of the run after this long (e.g. 30min)"),
+    )
+    .arg(
+        Arg::new("lock-timeout")
+            .long("lock-timeout")
+            .value_name("DURATION")
+            .help("Give up waiting for a lock after this long [default: 5s]"),
+    )
+    .arg(
+        Arg::new("yes")
+            .long("yes")
+            .short('y')
+            .action(ArgAction::SetTrue)
+            .help("Do not ask before a run that needs a lot of disk"),
+    )
+    .arg(
+        Arg::new("no-history")
+            .long("no-history")
+            .action(ArgAction::SetTrue)
+            .help("Do not record this run in the history"),
+    )
+}
+
+fn experiment_command(kind: ExperimentKind) -> Command {
+    let about = match kind {
+        ExperimentKind::IndexBuild => {
+            "CREATE INDEX time vs maintenance_work_mem, workers and input order"
+        }
+        ExperimentKind::Ingest => {
+            "Rows/s vs insert method, batch size, clients and synchronous_commit"
+        }
+        ExperimentKind::Growth => {
+            "A table growing toward a target size: write/read times and sizes, snapshot vs ranges"
+        }
+    };
+    let mut cmd = Command::new(kind.as_str()).about(about);
+    for f in kind.fields() {
+        let mut a = Arg::new(f.key)
+            .long(f.key)
+            .help(format!("{} [default: {}]", f.help, f.default))
+            .value_name(match f.kind {
+                FieldKind::Count => "N",
+                FieldKind::CountList => "LIST",
+                FieldKind::Size => "SIZE",
+                FieldKind::SizeList => "SIZES",
+                FieldKind::Choice(_) => "CHOICE",
+                FieldKind::ChoiceList(_) => "LIST",
+                FieldKind::Bool => "on|off",
+                FieldKind::Duration => "DURATION",
+                FieldKind::Number => "N",
+            });
+        if f.kind == FieldKind::Bool {
+            a = a.num_args(0..=1).default_missing_value("on");
+        }
+        cmd = cmd.arg(a);
+    }
+    common_run_args(cmd)
+}
+
+impl RunArgs {
+    fn read_common(m: &ArgMatches, out: &mut RunArgs) {
+        out.preset = m.get_one::<String>("preset").cloned().or(out.preset.take());
+        out.format = m.get_one::<OutputFormat>("format").copied().or(out.format);
+        out.statement_timeout = m
+            .get_one::<String>("statement-timeout")
+            .cloned()
+            .or(out.statement_timeout.take());
+        out.lock_timeout = m
+            .get_one::<String>("lock-timeout")
+            .cloned()
+            .or(out.lock_timeout.take());
+        out.yes |= m.get_flag("yes");
+        out.no_history |= m.get_flag("no-history");
+    }
+}
+
+impl FromArgMatches for RunArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut out = RunArgs::default();
+        Self::read_common(m, &mut out);
+        if let Some((name, sub)) = m.subcommand() {
+            let kind = ExperimentKind::parse(name).ok_or_else(|| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::InvalidSubcommand,
+                    format!("unknown experiment '{name}'\n"),
+                )
+            })?;
+            out.experiment = Some(kind);
+            for f in kind.fields() {
+                if let Some(v) = sub.get_one::<String>(f.key) {
+                    out.params.insert(f.key.to_string(), v.clone());
+                }
+            }
+            Self::read_common(sub, &mut out);
+        }
+        Ok(out)
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for RunArgs {
+    fn augment_args(cmd: Command) -> Command {
+        let mut cmd = common_run_args(cmd)
+            .subcommand_required(false)
+            .args_conflicts_with_subcommands(false);
+        for kind in ExperimentKind::ALL {
+            cmd = cmd.subcommand(experiment_command(kind));
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_flags_become_params() {
+        let cli = Cli::try_parse_from([
+            "pglab",
+            "run",
+            "index-build",
+            "--rows",
+            "5M",
+            "--warmup",
+            "--format",
+            "json",
+        ])
+        .unwrap();
+        let Some(CommandKind::Run(r)) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(r.experiment, Some(ExperimentKind::IndexBuild));
+        assert_eq!(r.params.get("rows").map(String::as_str), Some("5M"));
+        assert_eq!(r.params.get("warmup").map(String::as_str), Some("on"));
+        assert_eq!(r.format, Some(OutputFormat::Json));
+        let cli = Cli::try_parse_from(["pglab", "run", "--preset", "cybertec-quick"]).unwrap();
+        let Some(CommandKind::Run(r)) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(
+            (r.experiment, r.preset.as_deref()),
+            (None, Some("cybertec-quick"))
+        );
+    }
+}

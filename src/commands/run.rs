@@ -1,0 +1,278 @@
+//! `pglab run`: an experiment headless. Progress goes to stderr (one live line on a terminal,
+//! plain lines otherwise), results to stdout in the chosen format. Ctrl-C cancels the run on
+//! the server and still prints and records what finished.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::Result;
+
+use super::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
+use crate::cli::{OutputFormat, RunArgs};
+use crate::experiment::{
+    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, guard,
+};
+use crate::measure::units::{format_seconds, parse_duration};
+use crate::target::snapshot;
+
+/// The experiment and parameters a `run` asks for: preset values overlaid by flags.
+pub fn resolve_spec(ctx: &Ctx, args: &RunArgs) -> Result<(ExperimentSpec, Option<String>)> {
+    let (kind, mut params, preset_name) = match &args.preset {
+        Some(name) => {
+            let preset = crate::preset::load(&ctx.paths, name)
+                .map_err(|e| user_error(EXIT_USAGE, e.to_string()))?;
+            if let Some(k) = args.experiment {
+                if k != preset.experiment {
+                    return Err(user_error(
+                        EXIT_USAGE,
+                        format!(
+                            "preset '{name}' is a {} preset, not {k}: drop the experiment name or pick another preset",
+                            preset.experiment
+                        ),
+                    ));
+                }
+            }
+            (
+                preset.experiment,
+                preset.params.clone(),
+                Some(preset.name.clone()),
+            )
+        }
+        None => match args.experiment {
+            Some(k) => (k, ParamText::new(), None),
+            None => {
+                return Err(user_error(
+                    EXIT_USAGE,
+                    "name an experiment (index-build, ingest, growth) or a --preset; see pglab run --help",
+                ));
+            }
+        },
+    };
+    params.extend(args.params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let spec = kind.parse_spec(&params).map_err(|errors| {
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|(k, e)| format!("  --{k}: {e}"))
+            .collect();
+        user_error(
+            EXIT_USAGE,
+            format!("bad parameters for {kind}:\n{}", lines.join("\n")),
+        )
+    })?;
+    Ok((spec, preset_name))
+}
+
+fn ask_yes(question: &str) -> bool {
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
+}
+
+pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
+    let (spec, preset) = resolve_spec(ctx, &args)?;
+    if ctx.global.observe {
+        return Err(user_error(
+            EXIT_USAGE,
+            "--observe disables experiments: drop it to run one",
+        ));
+    }
+    let dur = |s: &Option<String>, what: &str| -> Result<Option<Duration>> {
+        s.as_deref()
+            .map(|v| {
+                parse_duration(v).map_err(|e| user_error(EXIT_USAGE, format!("--{what}: {e}")))
+            })
+            .transpose()
+    };
+    let statement_timeout = dur(&args.statement_timeout, "statement-timeout")?;
+    let lock_timeout = dur(&args.lock_timeout, "lock-timeout")?.unwrap_or(Duration::from_secs(5));
+    let format = args.format.unwrap_or(OutputFormat::Table);
+
+    let (opened, client) = ctx.open_target().await?;
+    let server = snapshot::read(&client, &opened.target)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
+    drop(client);
+    guard::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
+    let local = Ctx::local_data_dir(&opened, Some(&server));
+    let free = local.as_deref().and_then(crate::host::free_bytes);
+    let pf = guard::preflight(spec.estimate(), free, Some(&server), guard::CONFIRM_ABOVE);
+    for w in &pf.warnings {
+        eprintln!("pglab: note: {w}");
+    }
+    if let Some(why) = pf.refuse {
+        return Err(user_error(EXIT_USAGE, why));
+    }
+    if let Some(q) = pf.confirm {
+        if !args.yes && !ask_yes(&q) {
+            return Err(user_error(
+                EXIT_USAGE,
+                format!("{q} Not started (pass --yes to skip this question)"),
+            ));
+        }
+    }
+
+    let opts = RunOptions {
+        schema: ctx.global.schema.clone(),
+        statement_timeout,
+        lock_timeout,
+        preset,
+        history: (!args.no_history).then(|| ctx.paths.history_file()),
+        local_data_dir: local,
+    };
+    let kind = spec.kind();
+    let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
+    let mut printer = ProgressPrinter::new(kind);
+    let signal = super::shutdown_signal();
+    tokio::pin!(signal);
+    let mut cancelled_at: Option<Instant> = None;
+    let code = loop {
+        tokio::select! {
+            _ = &mut signal, if cancelled_at.is_none() => {
+                cancelled_at = Some(Instant::now());
+                printer.line("cancelling: asking the server to stop the running statement…");
+                handle.cancel.cancel();
+            }
+            ev = handle.events.recv() => {
+                let Some(ev) = ev else { break EXIT_FAILED };
+                match ev {
+                    RunEvent::Finished(report) => {
+                        printer.clear();
+                        print_report(&report, format);
+                        break 0;
+                    }
+                    RunEvent::Cancelled(report) => {
+                        printer.clear();
+                        let took = cancelled_at.map(|t| format!(" in {}", format_seconds(t.elapsed().as_secs_f64()))).unwrap_or_default();
+                        eprintln!("pglab: run cancelled{took}; partial results follow and are in the history");
+                        print_report(&report, format);
+                        break EXIT_CANCELLED;
+                    }
+                    RunEvent::Failed { error, report } => {
+                        printer.clear();
+                        eprintln!("pglab: run failed: {error}");
+                        if !report_is_empty(&report) {
+                            print_report(&report, format);
+                        }
+                        break EXIT_FAILED;
+                    }
+                    other => printer.event(&other),
+                }
+            }
+        }
+    };
+    if let Some(s) = opened.sandbox {
+        if let Err(e) = tokio::task::spawn_blocking(move || s.close()).await {
+            eprintln!("pglab: stopping the sandbox: {e}");
+        }
+    }
+    Ok(code)
+}
+
+fn report_is_empty(r: &experiment::RunReport) -> bool {
+    match &r.body {
+        experiment::ReportBody::IndexBuild(b) => b.trials.is_empty(),
+        _ => false,
+    }
+}
+
+fn print_report(report: &experiment::RunReport, format: OutputFormat) {
+    let text = crate::report::render(report, format);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Progress on stderr: a single rewritten line on a terminal, a line per phase otherwise.
+struct ProgressPrinter {
+    tty: bool,
+    kind: ExperimentKind,
+    last_phase: String,
+    last_draw: Option<Instant>,
+    live: bool,
+}
+
+impl ProgressPrinter {
+    fn new(kind: ExperimentKind) -> Self {
+        ProgressPrinter {
+            tty: std::io::stderr().is_terminal(),
+            kind,
+            last_phase: String::new(),
+            last_draw: None,
+            live: false,
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.live {
+            eprint!("\r\x1b[2K");
+            self.live = false;
+        }
+    }
+
+    fn line(&mut self, s: &str) {
+        self.clear();
+        eprintln!("{s}");
+    }
+
+    fn event(&mut self, ev: &RunEvent) {
+        match ev {
+            RunEvent::Started { description, .. } => {
+                self.line(&format!("{}: {description}", self.kind))
+            }
+            RunEvent::Phase { trial, phase } => {
+                let t = trial
+                    .as_ref()
+                    .map(|t| format!("[{}/{}] {} · ", t.index, t.total, t.label))
+                    .unwrap_or_default();
+                self.last_phase = phase.clone();
+                if !self.tty {
+                    self.line(&format!("{t}{phase}"));
+                }
+            }
+            RunEvent::Progress(p) => {
+                if !self.tty
+                    || self
+                        .last_draw
+                        .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
+                {
+                    return;
+                }
+                self.last_draw = Some(Instant::now());
+                let t = p
+                    .trial
+                    .as_ref()
+                    .map(|t| format!("[{}/{}] ", t.index, t.total))
+                    .unwrap_or_default();
+                let pct = p
+                    .fraction
+                    .map(|f| format!(" {:>3.0}%", f * 100.0))
+                    .unwrap_or_else(|| " …".into());
+                let rate = p
+                    .rate
+                    .map(|r| {
+                        format!(
+                            " · {} {}",
+                            crate::measure::units::format_count(r),
+                            p.rate_unit
+                        )
+                    })
+                    .unwrap_or_default();
+                let mut s = format!(
+                    "{t}{}{pct} · {}{rate}",
+                    p.phase,
+                    format_seconds(p.elapsed_s)
+                );
+                s.truncate(160);
+                eprint!("\r\x1b[2K{s}");
+                self.live = true;
+            }
+            RunEvent::Sample(s) => self.line(&format!("  {}", s.cells.join("  "))),
+            RunEvent::Note(n) => self.line(&format!("  note: {n}")),
+            _ => {}
+        }
+    }
+}

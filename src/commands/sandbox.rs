@@ -1,0 +1,92 @@
+//! `pglab sandbox status|start|stop|destroy`.
+
+use color_eyre::eyre::Result;
+
+use super::{Ctx, EXIT_FAILED, user_error};
+use crate::cli::SandboxAction;
+use crate::target::{Sandbox, SandboxStatus};
+
+pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
+    let sandbox = Sandbox::locate(
+        &ctx.paths,
+        ctx.global.pg_bin.as_deref(),
+        ctx.global.sandbox_port,
+    )
+    .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
+    let sb = sandbox.clone();
+    let outcome = tokio::task::spawn_blocking(move || -> Result<String, String> {
+        match action {
+            SandboxAction::Status => Ok(describe(&sb)),
+            SandboxAction::Start => {
+                let port = sb.start().map_err(|e| e.to_string())?;
+                sb.set_keep(true);
+                Ok(format!(
+                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\nconnect: psql -h {} -p {port} -U {} {}",
+                    sb.root.display(),
+                    sb.root.display(),
+                    crate::target::sandbox::SANDBOX_USER,
+                    crate::target::sandbox::SANDBOX_DB
+                ))
+            }
+            SandboxAction::Stop => {
+                sb.set_keep(false);
+                if !sb.unused() {
+                    return Err("another pglab is using the sandbox: quit it first (it stops the sandbox on exit)".into());
+                }
+                match sb.stop().map_err(|e| e.to_string())? {
+                    true => Ok("sandbox stopped".into()),
+                    false => Ok("sandbox was not running".into()),
+                }
+            }
+            SandboxAction::Destroy => {
+                if !sb.unused() {
+                    return Err("another pglab is using the sandbox: quit it first".into());
+                }
+                sb.destroy().map_err(|e| e.to_string())?;
+                Ok(format!("sandbox destroyed ({} removed)", sb.root.display()))
+            }
+        }
+    })
+    .await
+    .map_err(|e| user_error(EXIT_FAILED, format!("interrupted: {e}")))?;
+    match outcome {
+        Ok(text) => {
+            println!("{text}");
+            Ok(0)
+        }
+        Err(e) => Err(user_error(EXIT_FAILED, e)),
+    }
+}
+
+fn describe(sb: &Sandbox) -> String {
+    let state = match sb.status() {
+        SandboxStatus::NotCreated => {
+            "not created (the first `pglab` or `pglab sandbox start` creates it)".to_string()
+        }
+        SandboxStatus::Broken { reason } => format!("broken: {reason}"),
+        SandboxStatus::Stopped => "stopped".to_string(),
+        SandboxStatus::Running { pid, port } => format!(
+            "running, pid {pid}, port {port}{}{}",
+            if sb.keep() {
+                ", kept up (pglab sandbox stop to stop)"
+            } else {
+                ""
+            },
+            if sb.unused() {
+                ""
+            } else {
+                ", in use by a pglab"
+            }
+        ),
+    };
+    format!(
+        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}",
+        sb.root.display(),
+        sb.bin.version,
+        sb.bin.dir.display(),
+        sb.run_as
+            .as_ref()
+            .map(|(_, _, n)| format!("\nruns as: {n} (pglab runs as root)"))
+            .unwrap_or_default()
+    )
+}

@@ -1,0 +1,143 @@
+//! The event stream every experiment emits and both the TUI and the headless printer consume.
+//!
+//! `Started`, then any number of `Phase`/`Progress`/`Sample`/`Note`, then exactly one of
+//! `Finished`, `Failed`, `Cancelled`. Progress may be dropped when the consumer is slow;
+//! samples (finished trials) and the final event never are.
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::report::RunReport;
+
+/// How an experiment's results are drawn: declared once in `Started` so that the TUI and the
+/// reports need no experiment-specific code to draw a chart and a table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultLayout {
+    /// Chart x axis, e.g. "maintenance_work_mem".
+    pub x_label: String,
+    /// Unit of x for tick labels: "bytes", "rows", "count", …
+    pub x_unit: String,
+    pub x_log: bool,
+    /// Chart y axis, e.g. "seconds".
+    pub y_label: String,
+    pub y_unit: String,
+    pub y_log: bool,
+    /// Column titles of the results table; each `Sample::cells` matches them.
+    pub columns: Vec<String>,
+}
+
+/// Which trial, for display: "trial 5/12 · random · 64MB".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRef {
+    /// 1-based.
+    pub index: usize,
+    pub total: usize,
+    pub label: String,
+}
+
+/// A live reading of how far the current step is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub trial: Option<TrialRef>,
+    /// e.g. "building index: loading tuples in tree", "generating dataset".
+    pub phase: String,
+    /// 0..1 when the phase has a measurable extent; None means "show a spinner".
+    pub fraction: Option<f64>,
+    /// Seconds since the step began.
+    pub elapsed_s: f64,
+    /// The experiment's own live rate (e.g. tuples/s, rows/s) for the sparkline.
+    pub rate: Option<f64>,
+    pub rate_unit: String,
+}
+
+/// A finished measurement: a point on the chart and a row in the results table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The chart series this point belongs to (e.g. "random", "copy ×2").
+    pub series: String,
+    pub x: f64,
+    pub y: f64,
+    /// True for a projected (not measured) point.
+    pub projected: bool,
+    /// Table cells, one per `ResultLayout::columns`.
+    pub cells: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum RunEvent {
+    Started {
+        run_id: String,
+        /// One line saying what will run, e.g. "index-build · 10M rows · 14 trials".
+        description: String,
+        trials: usize,
+        layout: ResultLayout,
+    },
+    Phase {
+        trial: Option<TrialRef>,
+        phase: String,
+    },
+    Progress(Progress),
+    Sample(Sample),
+    Note(String),
+    Finished(Box<RunReport>),
+    Failed {
+        error: String,
+        report: Box<RunReport>,
+    },
+    Cancelled(Box<RunReport>),
+}
+
+impl RunEvent {
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            RunEvent::Finished(_) | RunEvent::Failed { .. } | RunEvent::Cancelled(_)
+        )
+    }
+}
+
+/// The sending side, held by the experiment.
+#[derive(Clone)]
+pub struct Emitter {
+    tx: mpsc::Sender<RunEvent>,
+}
+
+impl Emitter {
+    pub fn new(tx: mpsc::Sender<RunEvent>) -> Emitter {
+        Emitter { tx }
+    }
+    /// Send progress if there is room; a slow consumer just misses a reading.
+    pub fn progress(&self, p: Progress) {
+        let _ = self.tx.try_send(RunEvent::Progress(p));
+    }
+    /// Send an event that must arrive (waits for room). A consumer that has gone away is
+    /// not an error for the experiment.
+    pub async fn send(&self, e: RunEvent) {
+        let _ = self.tx.send(e).await;
+    }
+    pub async fn phase(&self, trial: Option<TrialRef>, phase: impl Into<String>) {
+        self.send(RunEvent::Phase {
+            trial,
+            phase: phase.into(),
+        })
+        .await;
+    }
+    pub async fn note(&self, note: impl Into<String>) {
+        self.send(RunEvent::Note(note.into())).await;
+    }
+    pub async fn sample(&self, s: Sample) {
+        self.send(RunEvent::Sample(s)).await;
+    }
+}
+
+/// A running experiment: its events and the means to cancel it.
+pub struct RunHandle {
+    pub events: mpsc::Receiver<RunEvent>,
+    pub cancel: CancellationToken,
+    pub task: JoinHandle<()>,
+}
+
+/// Channel capacity: enough for bursts of samples; progress beyond it is dropped.
+pub const CHANNEL_CAPACITY: usize = 256;

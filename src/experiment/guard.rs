@@ -1,0 +1,86 @@
+//! Guard rails checked before anything runs: never write to a standby or a read-only
+//! server, never fill the disk, never take the server's last connection slots.
+
+use super::spec::Cost;
+use crate::measure::units::format_bytes;
+use crate::target::ServerSnapshot;
+
+/// Experiments write; refuse when the server cannot or should not take writes.
+pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
+    if server.in_recovery {
+        return Err("the target is a standby (pg_is_in_recovery() is true): experiments write, so they run only on a primary; use --observe to watch it".into());
+    }
+    if server
+        .setting("default_transaction_read_only")
+        .is_some_and(|s| s.value == "on")
+    {
+        return Err("the target defaults to read-only transactions (default_transaction_read_only = on): experiments need to write; point pglab at a writable database or use --observe".into());
+    }
+    Ok(())
+}
+
+/// The verdict on a run's estimated cost against what the server has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preflight {
+    pub cost: Cost,
+    pub free_bytes: Option<u64>,
+    /// A reason the run must not start.
+    pub refuse: Option<String>,
+    /// The run fits but is big enough to ask first.
+    pub confirm: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Default size above which a run asks for confirmation.
+pub const CONFIRM_ABOVE: u64 = 10 * 1024 * 1024 * 1024;
+
+/// Check a cost against free disk space (None when the data directory is not local) and the
+/// server's free connection slots.
+pub fn preflight(
+    cost: Cost,
+    free_bytes: Option<u64>,
+    server: Option<&ServerSnapshot>,
+    confirm_above: u64,
+) -> Preflight {
+    let mut p = Preflight {
+        cost: cost.clone(),
+        free_bytes,
+        refuse: None,
+        confirm: None,
+        warnings: Vec::new(),
+    };
+    let need = cost.disk_bytes();
+    match free_bytes {
+        Some(free) if need > free => {
+            p.refuse = Some(format!(
+                "this run needs about {} of disk (table {}, indexes {}, temp and WAL {}) but only {} is free on the server's filesystem: use fewer rows",
+                format_bytes(need),
+                format_bytes(cost.table_bytes),
+                format_bytes(cost.index_bytes),
+                format_bytes(cost.temp_bytes + cost.wal_bytes),
+                format_bytes(free)
+            ));
+        }
+        Some(_) => {}
+        None => p.warnings.push(format!(
+            "free space on the server cannot be checked from here (remote target); this run needs about {}",
+            format_bytes(need)
+        )),
+    }
+    if p.refuse.is_none() && need > confirm_above {
+        p.confirm = Some(format!(
+            "this run will use about {} of disk: start it?",
+            format_bytes(need)
+        ));
+    }
+    if let Some(free_slots) = server.and_then(|s| s.free_connection_slots()) {
+        if cost.connections as i64 > free_slots {
+            p.refuse = Some(format!(
+                "this run needs {} connections but the server has only {} free (max_connections minus those in use minus superuser_reserved_connections): use fewer clients",
+                cost.connections,
+                free_slots.max(0)
+            ));
+        }
+    }
+    p
+}

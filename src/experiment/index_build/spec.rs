@@ -1,0 +1,424 @@
+//! index-build parameters: what the editor, the flags and the presets set.
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::spec::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::measure::units::{Size, format_count, parse_size_list};
+
+pub const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];
+
+pub const FIELDS: &[FieldDef] = &[
+    FieldDef {
+        key: "rows",
+        label: "rows",
+        help: "rows in the table (10k, 5M, 1e8)",
+        default: "1M",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "key",
+        label: "key",
+        help: "type of the indexed column",
+        default: "int4",
+        kind: FieldKind::Choice(&["int4", "int8", "text", "uuid"]),
+    },
+    FieldDef {
+        key: "order",
+        label: "order",
+        help: "input order(s): sorted, random, reverse, partial:P (P% displaced)",
+        default: "sorted,random",
+        kind: FieldKind::ChoiceList(ORDERS),
+    },
+    FieldDef {
+        key: "mwm",
+        label: "maintenance_wm",
+        help: "maintenance_work_mem: 64MB, a list 1MB,16MB or a range 1MB..4GB*4",
+        default: "1MB,16MB,64MB,256MB,1GB",
+        kind: FieldKind::SizeList,
+    },
+    FieldDef {
+        key: "workers",
+        label: "workers",
+        help: "max_parallel_maintenance_workers: 0, or a list 0,2",
+        default: "0",
+        kind: FieldKind::CountList,
+    },
+    FieldDef {
+        key: "repeat",
+        label: "repeat",
+        help: "timed builds per setting (median of these)",
+        default: "3",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "warmup",
+        label: "warmup",
+        help: "one untimed build per dataset first (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+    FieldDef {
+        key: "shuffle",
+        label: "shuffle",
+        help: "run trials in a seeded random order so drift does not bias one setting (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+    FieldDef {
+        key: "method",
+        label: "method",
+        help: "index access method",
+        default: "btree",
+        kind: FieldKind::Choice(&["btree", "hash", "brin"]),
+    },
+    FieldDef {
+        key: "concurrently",
+        label: "concurrently",
+        help: "CREATE INDEX CONCURRENTLY (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+    FieldDef {
+        key: "seed",
+        label: "seed",
+        help: "seed of the shuffles (same seed, same data)",
+        default: "42",
+        kind: FieldKind::Number,
+    },
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyType {
+    Int4,
+    Int8,
+    Text,
+    Uuid,
+}
+
+impl KeyType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyType::Int4 => "int4",
+            KeyType::Int8 => "int8",
+            KeyType::Text => "text",
+            KeyType::Uuid => "uuid",
+        }
+    }
+    /// Approximate heap bytes per `(id KEY, name text)` row including line pointer.
+    pub fn heap_bytes_per_row(self) -> u64 {
+        match self {
+            KeyType::Int4 => 37,
+            KeyType::Int8 => 41,
+            KeyType::Text => 49,
+            KeyType::Uuid => 53,
+        }
+    }
+    /// Approximate btree bytes per row at the default fill factor.
+    pub fn index_bytes_per_row(self) -> u64 {
+        match self {
+            KeyType::Int4 | KeyType::Int8 => 23,
+            KeyType::Text => 31,
+            KeyType::Uuid => 35,
+        }
+    }
+}
+
+/// The order rows are stored in, relative to the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Order {
+    Sorted,
+    Random,
+    Reverse,
+    /// P% of rows displaced from their sorted position.
+    Partial(u8),
+}
+
+impl Order {
+    pub fn parse(s: &str) -> Result<Order, String> {
+        match s.trim() {
+            "sorted" => Ok(Order::Sorted),
+            "random" => Ok(Order::Random),
+            "reverse" => Ok(Order::Reverse),
+            other => {
+                if let Some(p) = other
+                    .strip_prefix("partial:")
+                    .or_else(|| other.strip_prefix("partial"))
+                {
+                    let p = p.trim_start_matches(':').trim_end_matches('%');
+                    let p: u8 = p.parse().map_err(|_| {
+                        format!(
+                            "'{other}': write partial:P with P a percentage 1..99, e.g. partial:5"
+                        )
+                    })?;
+                    if !(1..=99).contains(&p) {
+                        return Err(format!("'{other}': P must be 1..99"));
+                    }
+                    Ok(Order::Partial(p))
+                } else {
+                    Err(format!(
+                        "unknown order '{other}': use sorted, random, reverse or partial:P"
+                    ))
+                }
+            }
+        }
+    }
+    pub fn name(self) -> String {
+        match self {
+            Order::Sorted => "sorted".into(),
+            Order::Random => "random".into(),
+            Order::Reverse => "reverse".into(),
+            Order::Partial(p) => format!("partial:{p}"),
+        }
+    }
+}
+
+impl From<Order> for String {
+    fn from(o: Order) -> String {
+        o.name()
+    }
+}
+
+impl TryFrom<String> for Order {
+    type Error = String;
+    fn try_from(s: String) -> Result<Order, String> {
+        Order::parse(&s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexMethod {
+    Btree,
+    Hash,
+    Brin,
+}
+
+impl IndexMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexMethod::Btree => "btree",
+            IndexMethod::Hash => "hash",
+            IndexMethod::Brin => "brin",
+        }
+    }
+}
+
+/// A valid index-build specification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexBuildSpec {
+    pub rows: u64,
+    pub key: KeyType,
+    pub orders: Vec<Order>,
+    pub mwm: Vec<Size>,
+    pub workers: Vec<u32>,
+    pub repeat: u32,
+    pub warmup: bool,
+    pub shuffle: bool,
+    pub method: IndexMethod,
+    pub concurrently: bool,
+    pub seed: u64,
+}
+
+/// PostgreSQL's limits for maintenance_work_mem: 1MB .. 2147483647 kB.
+pub const MWM_MIN: u64 = 1024 * 1024;
+pub const MWM_MAX: u64 = 2_147_483_647 * 1024;
+
+impl IndexBuildSpec {
+    pub fn parse(p: &ParamText) -> Result<IndexBuildSpec, FieldErrors> {
+        let mut r = FieldReader::new(p);
+        let rows = r.count("rows", 1, 4_000_000_000);
+        let key = r.choice(
+            "key",
+            &[
+                ("int4", KeyType::Int4),
+                ("int8", KeyType::Int8),
+                ("text", KeyType::Text),
+                ("uuid", KeyType::Uuid),
+            ],
+        );
+        let orders = r.get("order", vec![Order::Sorted], |s| {
+            if s.is_empty() {
+                return Err(
+                    "the order list is empty: give sorted, random, reverse or partial:P".into(),
+                );
+            }
+            let mut v = Vec::new();
+            for item in s.split(',') {
+                let o = Order::parse(item)?;
+                if !v.contains(&o) {
+                    v.push(o);
+                }
+            }
+            Ok(v)
+        });
+        let mwm = r.get("mwm", vec![], |s| {
+            let v = parse_size_list(s).map_err(|e| e.0)?;
+            for m in &v {
+                if m.bytes < MWM_MIN {
+                    return Err(format!("{} is below PostgreSQL's minimum of 1MB", m.text));
+                }
+                if m.bytes > MWM_MAX {
+                    return Err(format!(
+                        "{} is above PostgreSQL's maximum of 2147483647kB (2TB)",
+                        m.text
+                    ));
+                }
+            }
+            Ok(v)
+        });
+        let workers = r
+            .count_list("workers", 0, 1024)
+            .into_iter()
+            .map(|w| w as u32)
+            .collect();
+        let repeat = r.count("repeat", 1, 1000) as u32;
+        let warmup = r.bool("warmup");
+        let shuffle = r.bool("shuffle");
+        let method = r.choice(
+            "method",
+            &[
+                ("btree", IndexMethod::Btree),
+                ("hash", IndexMethod::Hash),
+                ("brin", IndexMethod::Brin),
+            ],
+        );
+        let concurrently = r.bool("concurrently");
+        let seed = r.get("seed", 42, |s| {
+            s.parse::<u64>()
+                .map_err(|_| format!("'{s}' is not a whole number"))
+        });
+        if key == KeyType::Uuid && rows > u32::MAX as u64 {
+            r.errors.push(("rows".into(), "at most 4G rows".into()));
+        }
+        r.finish(IndexBuildSpec {
+            rows,
+            key,
+            orders,
+            mwm,
+            workers,
+            repeat,
+            warmup,
+            shuffle,
+            method,
+            concurrently,
+            seed,
+        })
+    }
+
+    pub fn to_text(&self) -> ParamText {
+        let b = |v: bool| if v { "on" } else { "off" }.to_string();
+        ParamText::from([
+            ("rows".into(), format_count(self.rows as f64)),
+            ("key".into(), self.key.as_str().into()),
+            (
+                "order".into(),
+                self.orders
+                    .iter()
+                    .map(|o| o.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            (
+                "mwm".into(),
+                self.mwm
+                    .iter()
+                    .map(|m| m.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            (
+                "workers".into(),
+                self.workers
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            ("repeat".into(), self.repeat.to_string()),
+            ("warmup".into(), b(self.warmup)),
+            ("shuffle".into(), b(self.shuffle)),
+            ("method".into(), self.method.as_str().into()),
+            ("concurrently".into(), b(self.concurrently)),
+            ("seed".into(), self.seed.to_string()),
+        ])
+    }
+
+    /// Timed trials (warm-ups not counted).
+    pub fn trials(&self) -> usize {
+        self.orders.len() * self.mwm.len() * self.workers.len() * self.repeat as usize
+    }
+
+    pub fn heap_bytes(&self) -> u64 {
+        self.rows * self.key.heap_bytes_per_row()
+    }
+
+    pub fn estimate(&self) -> Cost {
+        let heap = self.heap_bytes();
+        let index = self.rows * self.key.index_bytes_per_row();
+        Cost {
+            trials: self.trials(),
+            rows: self.rows * self.orders.len() as u64,
+            // One table per order, kept for reuse.
+            table_bytes: heap * self.orders.len() as u64,
+            index_bytes: index,
+            // An external sort spills about the index's size; WAL of the load and one build.
+            temp_bytes: index,
+            wal_bytes: heap + index,
+            connections: 2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::ExperimentKind;
+
+    #[test]
+    fn defaults_parse() {
+        let s = ExperimentKind::IndexBuild
+            .parse_spec(&ParamText::new())
+            .unwrap();
+        let crate::experiment::spec::ExperimentSpec::IndexBuild(s) = s else {
+            panic!()
+        };
+        assert_eq!(s.rows, 1_000_000);
+        assert_eq!(s.orders, [Order::Sorted, Order::Random]);
+        assert_eq!(s.trials(), 2 * 5 * 3);
+        let again = IndexBuildSpec::parse(&s.to_text()).unwrap();
+        assert_eq!(again, s);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let p = ParamText::from([
+            ("rows".to_string(), "0".to_string()),
+            ("mwm".to_string(), "512kB".to_string()),
+            ("order".to_string(), "sideways".to_string()),
+            ("workers".to_string(), "".to_string()),
+        ]);
+        let e = ExperimentKind::IndexBuild.parse_spec(&p).unwrap_err();
+        let keys: Vec<_> = e.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["rows", "order", "mwm", "workers"], "{e:?}");
+        let p = ParamText::from([("mwm".to_string(), "64mb".to_string())]);
+        let e = ExperimentKind::IndexBuild.parse_spec(&p).unwrap_err();
+        assert!(e[0].1.contains("case-sensitive"), "{e:?}");
+        let p = ParamText::from([("mwm".to_string(), "3TB".to_string())]);
+        assert!(ExperimentKind::IndexBuild.parse_spec(&p).is_err());
+        let p = ParamText::from([("colour".to_string(), "red".to_string())]);
+        assert!(
+            ExperimentKind::IndexBuild.parse_spec(&p).unwrap_err()[0]
+                .1
+                .contains("unknown parameter")
+        );
+    }
+
+    #[test]
+    fn orders_parse() {
+        assert_eq!(Order::parse("partial:5").unwrap(), Order::Partial(5));
+        assert!(Order::parse("partial:0").is_err());
+        assert!(Order::parse("partial:x").is_err());
+    }
+}

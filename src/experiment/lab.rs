@@ -1,0 +1,313 @@
+//! The lab's manners on someone else's server: everything pglab creates lives in its own
+//! schema and carries a `COMMENT` marking it as pglab's; sessions set knobs with `SET` only;
+//! long statements can be cancelled server-side.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_postgres::Client;
+use tokio_util::sync::CancellationToken;
+
+use super::event::Emitter;
+use crate::host::HostSnapshot;
+use crate::target::error::{describe_query_error, sqlstate};
+use crate::target::{ServerSnapshot, Target};
+
+/// The prefix of every pglab object comment. `pglab clean` only ever touches objects whose
+/// comment starts with it.
+pub const MARK: &str = "pglab:";
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RunError {
+    pub fn failed(s: impl Into<String>) -> RunError {
+        RunError::Failed(s.into())
+    }
+}
+
+/// Quote an identifier for SQL.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Quote a string literal for SQL.
+pub fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// A valid lab schema name: letters, digits, underscores; not a system schema.
+pub fn check_schema_name(s: &str) -> Result<(), String> {
+    if s.is_empty() || s.len() > 63 {
+        return Err("the lab schema name must be 1-63 characters".into());
+    }
+    if !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || s.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(format!(
+            "'{s}' is not a plain schema name (letters, digits, _)"
+        ));
+    }
+    if s == "public" || s.starts_with("pg_") || s == "information_schema" {
+        return Err(format!(
+            "'{s}' is not pglab's to use: choose a schema of its own, e.g. pglab"
+        ));
+    }
+    Ok(())
+}
+
+/// Options every run takes besides its experiment's parameters.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub schema: String,
+    /// Per-statement limit for the experiment's own statements (None: no limit).
+    pub statement_timeout: Option<Duration>,
+    /// How long a statement may wait for a lock before giving up.
+    pub lock_timeout: Duration,
+    pub preset: Option<String>,
+    /// Where to append the report (None: not recorded, e.g. in some tests).
+    pub history: Option<std::path::PathBuf>,
+    /// A local directory on the server's data filesystem, for free-space checks and probes.
+    pub local_data_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            schema: "pglab".into(),
+            statement_timeout: None,
+            lock_timeout: Duration::from_secs(5),
+            preset: None,
+            history: None,
+            local_data_dir: None,
+        }
+    }
+}
+
+/// Everything an experiment needs while it runs.
+pub struct RunCtx {
+    pub target: Arc<Target>,
+    pub emit: Emitter,
+    pub cancel: CancellationToken,
+    pub run_id: String,
+    pub opts: RunOptions,
+    pub server: ServerSnapshot,
+    pub host: HostSnapshot,
+    notes: Mutex<Vec<String>>,
+}
+
+impl RunCtx {
+    pub fn new(
+        target: Arc<Target>,
+        emit: Emitter,
+        cancel: CancellationToken,
+        run_id: String,
+        opts: RunOptions,
+        server: ServerSnapshot,
+        host: HostSnapshot,
+    ) -> RunCtx {
+        RunCtx {
+            target,
+            emit,
+            cancel,
+            run_id,
+            opts,
+            server,
+            host,
+            notes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// `"schema"."name"`.
+    pub fn table(&self, name: &str) -> String {
+        format!("{}.{}", ident(&self.opts.schema), ident(name))
+    }
+
+    /// Record a note in the report and show it live.
+    pub async fn note(&self, s: impl Into<String>) {
+        let s = s.into();
+        if let Ok(mut n) = self.notes.lock() {
+            if !n.contains(&s) {
+                n.push(s.clone());
+            }
+        }
+        self.emit.note(s).await;
+    }
+
+    pub fn take_notes(&self) -> Vec<String> {
+        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+
+    /// A new session set up for experiments: lab schema first on the search path, the
+    /// configured timeouts, nothing changed beyond this session.
+    pub async fn session(&self) -> Result<Client, RunError> {
+        let client = self
+            .target
+            .connect()
+            .await
+            .map_err(|e| RunError::Failed(e.to_string()))?;
+        let mut sql = format!(
+            "SET search_path = {}, public; SET lock_timeout = '{}ms';",
+            ident(&self.opts.schema),
+            self.opts.lock_timeout.as_millis()
+        );
+        if let Some(t) = self.opts.statement_timeout {
+            sql.push_str(&format!(" SET statement_timeout = '{}ms';", t.as_millis()));
+        }
+        client
+            .batch_execute(&sql)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(client)
+    }
+
+    /// Map a query error: a cancel we asked for is `Cancelled`, the rest a sentence.
+    pub fn error(&self, e: tokio_postgres::Error) -> RunError {
+        if self.cancel.is_cancelled() {
+            return RunError::Cancelled;
+        }
+        if sqlstate(&e) == Some("57014") {
+            let msg = e
+                .as_db_error()
+                .map(|d| d.message().to_string())
+                .unwrap_or_default();
+            if msg.contains("statement timeout") {
+                return RunError::Failed(format!(
+                    "a statement ran past statement_timeout ({}): raise it or use fewer rows",
+                    self.opts
+                        .statement_timeout
+                        .map(|d| format!("{} s", d.as_secs()))
+                        .unwrap_or_else(|| "server setting".into())
+                ));
+            }
+        }
+        RunError::Failed(describe_query_error(&e))
+    }
+
+    /// Run a statement on `client` so that cancelling the run cancels it on the server
+    /// (within milliseconds) rather than just dropping the future, which would leave the
+    /// backend working and the session blocked.
+    pub async fn cancellable<T>(
+        &self,
+        client: &Client,
+        fut: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, RunError> {
+        if self.cancel.is_cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        let token = client.cancel_token();
+        tokio::pin!(fut);
+        tokio::select! {
+            r = &mut fut => r.map_err(|e| self.error(e)),
+            _ = self.cancel.cancelled() => {
+                self.target.cancel_query(&token).await;
+                // Wait for the server to abort the statement so the session is clean.
+                match tokio::time::timeout(Duration::from_secs(10), &mut fut).await {
+                    Ok(Ok(_)) | Ok(Err(_)) => Err(RunError::Cancelled),
+                    Err(_) => Err(RunError::Failed("the server did not acknowledge the cancel within 10 s".into())),
+                }
+            }
+        }
+    }
+
+    /// Check for cancellation between steps.
+    pub fn check(&self) -> Result<(), RunError> {
+        if self.cancel.is_cancelled() {
+            Err(RunError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Create the lab schema if missing (and mark it), on a given session.
+    pub async fn ensure_schema(&self, client: &Client) -> Result<(), RunError> {
+        let exists = client
+            .query_opt(
+                "SELECT 1 FROM pg_namespace WHERE nspname = $1",
+                &[&self.opts.schema],
+            )
+            .await
+            .map_err(|e| self.error(e))?
+            .is_some();
+        if !exists {
+            client
+                .batch_execute(&format!(
+                    "CREATE SCHEMA IF NOT EXISTS {s}; COMMENT ON SCHEMA {s} IS {c}",
+                    s = ident(&self.opts.schema),
+                    c = literal(&format!(
+                        "{MARK}schema created by pglab; pglab clean removes its marked tables"
+                    ))
+                ))
+                .await
+                .map_err(|e| self.error(e))?;
+        }
+        Ok(())
+    }
+
+    /// Mark a table as this run's (dropped by cleanup and by `pglab clean`).
+    pub async fn mark_run_table(
+        &self,
+        client: &Client,
+        table: &str,
+        what: &str,
+    ) -> Result<(), RunError> {
+        let c = format!("{MARK}run={} {what}", self.run_id);
+        client
+            .batch_execute(&format!(
+                "COMMENT ON TABLE {} IS {}",
+                self.table(table),
+                literal(&c)
+            ))
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// Drop every table in the lab schema marked with this run's id, on a fresh session
+    /// (the experiment's own may be gone). Returns the tables dropped.
+    pub async fn drop_run_tables(&self) -> Result<Vec<String>, String> {
+        let client = self.target.connect().await.map_err(|e| e.to_string())?;
+        let pattern = format!("{MARK}run={} %", self.run_id);
+        drop_marked(&client, &self.opts.schema, &pattern).await
+    }
+}
+
+/// Drop tables in `schema` whose comment is LIKE `pattern` (always a pglab mark).
+pub async fn drop_marked(
+    client: &Client,
+    schema: &str,
+    pattern: &str,
+) -> Result<Vec<String>, String> {
+    if !pattern.starts_with(MARK) {
+        return Err("refusing to drop objects that are not marked as pglab's".into());
+    }
+    let rows = client
+        .query(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'u')
+                AND obj_description(c.oid, 'pg_class') LIKE $2",
+            &[&schema, &pattern],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    let mut dropped = Vec::new();
+    for r in rows {
+        let name: String = r.get(0);
+        client
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS {}.{}",
+                ident(schema),
+                ident(&name)
+            ))
+            .await
+            .map_err(|e| describe_query_error(&e))?;
+        dropped.push(name);
+    }
+    Ok(dropped)
+}

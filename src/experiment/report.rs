@@ -1,0 +1,85 @@
+//! The finished, serialisable result of a run: what ran, where, and what it measured.
+//! Stored in the history, printed by `--format json`, rendered by the reports.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::spec::ExperimentKind;
+use super::{growth, index_build, ingest};
+use crate::host::HostFingerprint;
+use crate::target::ServerFingerprint;
+
+/// Bumped when a field changes meaning or disappears (adding fields does not bump it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Finished,
+    Failed,
+    Cancelled,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Finished => "finished",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A run's report. The experiment-specific part is flattened in: `experiment`, `params`,
+/// `trials`/`steps` and `summary` sit at the top level of the JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub schema_version: u32,
+    pub run_id: String,
+    pub pglab_version: String,
+    pub outcome: Outcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// The target as `user@host:port/db` (never a password).
+    pub target: String,
+    pub server: Option<ServerFingerprint>,
+    pub host: HostFingerprint,
+    /// The spec key: runs with the same key ran the same experiment with the same parameters.
+    pub spec_key: String,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub body: ReportBody,
+}
+
+/// The experiment-specific part of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "experiment", rename_all = "kebab-case")]
+pub enum ReportBody {
+    IndexBuild(index_build::IndexBuildReport),
+    Ingest(ingest::IngestReport),
+    Growth(growth::GrowthReport),
+}
+
+impl ReportBody {
+    pub fn kind(&self) -> ExperimentKind {
+        match self {
+            ReportBody::IndexBuild(_) => ExperimentKind::IndexBuild,
+            ReportBody::Ingest(_) => ExperimentKind::Ingest,
+            ReportBody::Growth(_) => ExperimentKind::Growth,
+        }
+    }
+}
+
+impl RunReport {
+    pub fn kind(&self) -> ExperimentKind {
+        self.body.kind()
+    }
+    pub fn seconds(&self) -> f64 {
+        (self.finished_at - self.started_at).num_milliseconds() as f64 / 1000.0
+    }
+}

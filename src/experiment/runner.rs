@@ -1,0 +1,164 @@
+//! Spawning an experiment: the common frame around every run — connect, read the server and
+//! host, refuse what must not run, ensure the lab schema, run, clean up, record, report.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::event::{CHANNEL_CAPACITY, Emitter, RunEvent, RunHandle};
+use super::lab::{RunCtx, RunError, RunOptions};
+use super::report::{Outcome, ReportBody, RunReport, SCHEMA_VERSION};
+use super::spec::ExperimentSpec;
+use super::{growth, index_build, ingest};
+use crate::host::HostSnapshot;
+use crate::target::{Target, snapshot};
+
+/// A fresh run id: UTC time to the second plus 4 random hex digits (sortable, unique enough
+/// for two pglab processes starting in the same second).
+pub fn new_run_id() -> String {
+    format!(
+        "{}-{:04x}",
+        Utc::now().format("%Y%m%dT%H%M%SZ"),
+        rand::random::<u16>()
+    )
+}
+
+/// Start an experiment on its own task. Events arrive on the handle; cancel with its token.
+pub fn spawn(target: Arc<Target>, spec: ExperimentSpec, opts: RunOptions) -> RunHandle {
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    let task = tokio::spawn(async move {
+        let emit = Emitter::new(tx);
+        let final_event = run(target, spec, opts, emit.clone(), c).await;
+        emit.send(final_event).await;
+    });
+    RunHandle {
+        events: rx,
+        cancel,
+        task,
+    }
+}
+
+fn empty_body(spec: &ExperimentSpec) -> ReportBody {
+    match spec {
+        ExperimentSpec::IndexBuild(s) => {
+            ReportBody::IndexBuild(index_build::IndexBuildReport::new(s))
+        }
+        ExperimentSpec::Ingest(s) => ReportBody::Ingest(ingest::IngestReport::new(s)),
+        ExperimentSpec::Growth(s) => ReportBody::Growth(growth::GrowthReport::new(s)),
+    }
+}
+
+async fn run(
+    target: Arc<Target>,
+    spec: ExperimentSpec,
+    opts: RunOptions,
+    emit: Emitter,
+    cancel: CancellationToken,
+) -> RunEvent {
+    let started_at = Utc::now();
+    let run_id = new_run_id();
+    let local = opts.local_data_dir.clone();
+    let host = tokio::task::spawn_blocking(move || HostSnapshot::read(local.as_deref()))
+        .await
+        .unwrap_or_else(|_| HostSnapshot::read(None));
+    let mut report = RunReport {
+        schema_version: SCHEMA_VERSION,
+        run_id: run_id.clone(),
+        pglab_version: env!("CARGO_PKG_VERSION").into(),
+        outcome: Outcome::Failed,
+        error: None,
+        started_at,
+        finished_at: started_at,
+        preset: opts.preset.clone(),
+        target: target.describe(),
+        server: None,
+        host: host.fingerprint(),
+        spec_key: spec.spec_key(),
+        notes: Vec::new(),
+        body: empty_body(&spec),
+    };
+    let history = opts.history.clone();
+    let fail = |mut report: RunReport, error: String| {
+        report.outcome = Outcome::Failed;
+        report.error = Some(error.clone());
+        report.finished_at = Utc::now();
+        record(history.as_deref(), &report);
+        RunEvent::Failed {
+            error,
+            report: Box::new(report),
+        }
+    };
+
+    let control = match target.connect().await {
+        Ok(c) => c,
+        Err(e) => return fail(report, e.to_string()),
+    };
+    let server = match snapshot::read(&control, &target).await {
+        Ok(s) => s,
+        Err(e) => return fail(report, e.to_string()),
+    };
+    report.server = Some(server.fingerprint());
+    if let Err(why) = super::guard::may_write(&server) {
+        return fail(report, why);
+    }
+    let ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
+    if let Err(e) = ctx.ensure_schema(&control).await {
+        return fail(report, e.to_string());
+    }
+    drop(control);
+
+    let result = match (&spec, &mut report.body) {
+        (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
+            index_build::run(&ctx, s, r).await
+        }
+        (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
+        (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
+        _ => Err(RunError::failed("internal: report does not match the spec")),
+    };
+    // Whatever happened, this run's transient tables go; a fresh session does it because the
+    // experiment's own may be the one that broke.
+    match ctx.drop_run_tables().await {
+        Ok(dropped) if !dropped.is_empty() => {
+            ctx.note(format!("cleaned up: dropped {}", dropped.join(", ")))
+                .await
+        }
+        Ok(_) => {}
+        Err(e) => {
+            ctx.note(format!(
+                "cleanup failed ({e}); run `pglab clean` when the server is back"
+            ))
+            .await
+        }
+    }
+    report.notes = ctx.take_notes();
+    report.finished_at = Utc::now();
+    match result {
+        Ok(()) => {
+            report.outcome = Outcome::Finished;
+            record(ctx.opts.history.as_deref(), &report);
+            RunEvent::Finished(Box::new(report))
+        }
+        Err(RunError::Cancelled) => {
+            report.outcome = Outcome::Cancelled;
+            record(ctx.opts.history.as_deref(), &report);
+            RunEvent::Cancelled(Box::new(report))
+        }
+        Err(RunError::Failed(e)) => fail(report, e),
+    }
+}
+
+fn record(history: Option<&std::path::Path>, report: &RunReport) {
+    if let Some(path) = history {
+        if let Err(e) = crate::history::append(path, report) {
+            tracing::error!(
+                "could not record run {} in {}: {e}",
+                report.run_id,
+                path.display()
+            );
+        }
+    }
+}
