@@ -1,0 +1,86 @@
+//! Test support: one real sandbox cluster per test binary, started through pglab's own code
+//! in a temporary data dir, stopped (and its directory removed) when the binary exits.
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use pglab::paths::Paths;
+use pglab::target::{Sandbox, Target};
+
+pub struct TestLab {
+    pub dir: PathBuf,
+    pub paths: Paths,
+    pub sandbox: Sandbox,
+    pub port: u16,
+}
+
+static LAB: OnceLock<TestLab> = OnceLock::new();
+
+extern "C" fn stop_lab() {
+    if let Some(lab) = LAB.get() {
+        let _ = lab.sandbox.stop();
+        let _ = std::fs::remove_dir_all(&lab.sandbox.root);
+        let _ = std::fs::remove_dir_all(&lab.dir);
+    }
+}
+
+/// A fresh temporary directory that the unprivileged server account can reach.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let base = std::env::temp_dir().join(format!("pglab-test-{}-{tag}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&base).expect("temp dir");
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    base
+}
+
+fn rand_suffix() -> u32 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+}
+
+/// The shared sandbox of this test binary (created and started on first use).
+pub fn lab() -> &'static TestLab {
+    LAB.get_or_init(|| {
+        let dir = temp_dir("lab");
+        let paths = Paths { data_dir: dir.join("data"), config_dir: dir.join("config") };
+        let sandbox = Sandbox::locate(&paths, None, None).expect("PostgreSQL server binaries (apt-get install postgresql)");
+        let port = sandbox.start().expect("sandbox starts");
+        unsafe {
+            libc::atexit(stop_lab);
+        }
+        TestLab { dir, paths, sandbox, port }
+    })
+}
+
+impl TestLab {
+    /// A target on the sandbox (connect within the calling test's runtime).
+    pub fn target(&self) -> Arc<Target> {
+        Arc::new(Target::new(self.sandbox.conn_params(self.port), true).expect("target"))
+    }
+    /// Path to the pglab binary built for this test run.
+    pub fn bin() -> PathBuf {
+        PathBuf::from(env!("CARGO_BIN_EXE_pglab"))
+    }
+    /// A `pglab` command pointed at this lab's sandbox and data dir.
+    pub fn command(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(Self::bin());
+        c.env("PGLAB_DATA_DIR", &self.paths.data_dir)
+            .env("PGLAB_CONFIG_DIR", &self.paths.config_dir)
+            .env_remove("PGHOST")
+            .env_remove("PGPORT")
+            .env_remove("PGDATABASE")
+            .env_remove("PGUSER");
+        c
+    }
+}
+
+/// Count postgres server processes whose command line mentions `needle` (a data dir).
+pub fn server_processes(needle: &str) -> usize {
+    let Ok(rd) = std::fs::read_dir("/proc") else { return 0 };
+    rd.flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("postgres") && c.contains(needle))
+        .count()
+}
