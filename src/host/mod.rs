@@ -1,5 +1,12 @@
 //! The machine pglab runs on: hardware snapshot, live samples, disk probes.
-//! (The snapshot and probes land from their own branch; this is the contract.)
+//!
+//! Engine code: no terminal here. [`HostSnapshot::read`] describes the host once (and travels
+//! with every result as a [`HostFingerprint`]); [`HostSampler`] feeds the live sparklines; the
+//! [`probe`] functions measure the data directory's disk on demand.
 
+pub mod probe;
+pub mod sampler;
 pub mod snapshot;
-pub use snapshot::{HostFingerprint, HostSnapshot, free_bytes};
+
+pub use sampler::{HostSample, HostSampler};
+pub use snapshot::{CgroupLimits, DiskInfo, HostFingerprint, HostSnapshot, disk_info, free_bytes};
