@@ -54,8 +54,7 @@ impl Ctx {
     /// Open the target (starting the sandbox if it is the target), asking for a password on
     /// the terminal when the server wants one.
     pub async fn open_target(&self) -> Result<(Opened, tokio_postgres::Client)> {
-        let ask: &(dyn Fn(&str) -> Option<target::conninfo::Secret> + Sync) =
-            &target::connect::ask_password_on_tty;
+        let ask: &target::connect::AskPassword = &target::connect::ask_password_on_tty;
         let interactive = std::io::stdin().is_terminal();
         target::open(
             &self.target_options(),

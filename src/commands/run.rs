@@ -21,16 +21,16 @@ pub fn resolve_spec(ctx: &Ctx, args: &RunArgs) -> Result<(ExperimentSpec, Option
         Some(name) => {
             let preset = crate::preset::load(&ctx.paths, name)
                 .map_err(|e| user_error(EXIT_USAGE, e.to_string()))?;
-            if let Some(k) = args.experiment {
-                if k != preset.experiment {
-                    return Err(user_error(
-                        EXIT_USAGE,
-                        format!(
-                            "preset '{name}' is a {} preset, not {k}: drop the experiment name or pick another preset",
-                            preset.experiment
-                        ),
-                    ));
-                }
+            if let Some(k) = args.experiment
+                && k != preset.experiment
+            {
+                return Err(user_error(
+                    EXIT_USAGE,
+                    format!(
+                        "preset '{name}' is a {} preset, not {k}: drop the experiment name or pick another preset",
+                        preset.experiment
+                    ),
+                ));
             }
             (
                 preset.experiment,
@@ -106,13 +106,14 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     if let Some(why) = pf.refuse {
         return Err(user_error(EXIT_USAGE, why));
     }
-    if let Some(q) = pf.confirm {
-        if !args.yes && !ask_yes(&q) {
-            return Err(user_error(
-                EXIT_USAGE,
-                format!("{q} Not started (pass --yes to skip this question)"),
-            ));
-        }
+    if let Some(q) = pf.confirm
+        && !args.yes
+        && !ask_yes(&q)
+    {
+        return Err(user_error(
+            EXIT_USAGE,
+            format!("{q} Not started (pass --yes to skip this question)"),
+        ));
     }
 
     let opts = RunOptions {
@@ -164,10 +165,10 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             }
         }
     };
-    if let Some(s) = opened.sandbox {
-        if let Err(e) = tokio::task::spawn_blocking(move || s.close()).await {
-            eprintln!("pglab: stopping the sandbox: {e}");
-        }
+    if let Some(s) = opened.sandbox
+        && let Err(e) = tokio::task::spawn_blocking(move || s.close()).await
+    {
+        eprintln!("pglab: stopping the sandbox: {e}");
     }
     Ok(code)
 }

@@ -73,14 +73,14 @@ pub fn preflight(
             format_bytes(need)
         ));
     }
-    if let Some(free_slots) = server.and_then(|s| s.free_connection_slots()) {
-        if cost.connections as i64 > free_slots {
-            p.refuse = Some(format!(
-                "this run needs {} connections but the server has only {} free (max_connections minus those in use minus superuser_reserved_connections): use fewer clients",
-                cost.connections,
-                free_slots.max(0)
-            ));
-        }
+    if let Some(free_slots) = server.and_then(|s| s.free_connection_slots())
+        && cost.connections as i64 > free_slots
+    {
+        p.refuse = Some(format!(
+            "this run needs {} connections but the server has only {} free (max_connections minus those in use minus superuser_reserved_connections): use fewer clients",
+            cost.connections,
+            free_slots.max(0)
+        ));
     }
     p
 }

@@ -133,10 +133,10 @@ impl RunCtx {
     /// Record a note in the report and show it live.
     pub async fn note(&self, s: impl Into<String>) {
         let s = s.into();
-        if let Ok(mut n) = self.notes.lock() {
-            if !n.contains(&s) {
-                n.push(s.clone());
-            }
+        if let Ok(mut n) = self.notes.lock()
+            && !n.contains(&s)
+        {
+            n.push(s.clone());
         }
         self.emit.note(s).await;
     }

@@ -60,9 +60,9 @@ pub struct RunReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "experiment", rename_all = "kebab-case")]
 pub enum ReportBody {
-    IndexBuild(index_build::IndexBuildReport),
-    Ingest(ingest::IngestReport),
-    Growth(growth::GrowthReport),
+    IndexBuild(Box<index_build::IndexBuildReport>),
+    Ingest(Box<ingest::IngestReport>),
+    Growth(Box<growth::GrowthReport>),
 }
 
 impl ReportBody {

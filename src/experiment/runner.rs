@@ -45,10 +45,10 @@ pub fn spawn(target: Arc<Target>, spec: ExperimentSpec, opts: RunOptions) -> Run
 fn empty_body(spec: &ExperimentSpec) -> ReportBody {
     match spec {
         ExperimentSpec::IndexBuild(s) => {
-            ReportBody::IndexBuild(index_build::IndexBuildReport::new(s))
+            ReportBody::IndexBuild(Box::new(index_build::IndexBuildReport::new(s)))
         }
-        ExperimentSpec::Ingest(s) => ReportBody::Ingest(ingest::IngestReport::new(s)),
-        ExperimentSpec::Growth(s) => ReportBody::Growth(growth::GrowthReport::new(s)),
+        ExperimentSpec::Ingest(s) => ReportBody::Ingest(Box::new(ingest::IngestReport::new(s))),
+        ExperimentSpec::Growth(s) => ReportBody::Growth(Box::new(growth::GrowthReport::new(s))),
     }
 }
 
@@ -152,13 +152,13 @@ async fn run(
 }
 
 fn record(history: Option<&std::path::Path>, report: &RunReport) {
-    if let Some(path) = history {
-        if let Err(e) = crate::history::append(path, report) {
-            tracing::error!(
-                "could not record run {} in {}: {e}",
-                report.run_id,
-                path.display()
-            );
-        }
+    if let Some(path) = history
+        && let Err(e) = crate::history::append(path, report)
+    {
+        tracing::error!(
+            "could not record run {} in {}: {e}",
+            report.run_id,
+            path.display()
+        );
     }
 }

@@ -137,7 +137,7 @@ pub fn format_size_setting(bytes: u64) -> String {
         return "0".into();
     }
     for &(unit, mult) in SIZE_UNITS.iter().rev() {
-        if bytes % mult == 0 {
+        if bytes.is_multiple_of(mult) {
             return format!("{}{}", bytes / mult, unit);
         }
     }
@@ -264,6 +264,9 @@ pub fn format_seconds(secs: f64) -> String {
     }
 }
 
+/// How list items map to numbers and back, for geometric ranges.
+pub type RangeMap<'a, T> = (&'a dyn Fn(&T) -> f64, &'a dyn Fn(f64) -> T);
+
 /// Parse a list of values (`a,b,c`) where each item may also be a geometric range
 /// `FROM..TO*FACTOR` (e.g. `1MB..4GB*4` = 1MB,4MB,16MB,…,4GB). `parse_one` parses one item;
 /// `to_f64`/`from_f64` map items to numbers for ranges.
@@ -271,7 +274,7 @@ pub fn parse_list<T: Clone>(
     input: &str,
     what: &str,
     parse_one: impl Fn(&str) -> Result<T, ParseError>,
-    range: Option<(&dyn Fn(&T) -> f64, &dyn Fn(f64) -> T)>,
+    range: Option<RangeMap<'_, T>>,
 ) -> Result<Vec<T>, ParseError> {
     let s = input.trim();
     if s.is_empty() {
@@ -365,15 +368,15 @@ pub fn parse_count_list(input: &str) -> Result<Vec<u64>, ParseError> {
 /// The √2 ladder the CouchDB post used: 1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181,
 /// 256, 362, 512, 724, 1024 (2^(k/2), truncated).
 pub fn sqrt2_ladder(max: u64) -> Vec<u64> {
-    let mut out = vec![1u64];
-    let mut k = 2u32;
-    loop {
-        let v = (2f64.powf(k as f64 / 2.0)).floor() as u64;
+    let mut out: Vec<u64> = Vec::new();
+    for k in 0..128u32 {
+        let v = (2f64.powf(k as f64 / 2.0) + 1e-9).floor() as u64;
         if v > max {
             break;
         }
-        out.push(v);
-        k += 1;
+        if out.last() != Some(&v) {
+            out.push(v);
+        }
     }
     out
 }

@@ -247,10 +247,7 @@ impl Target {
 
     /// Connect the first time, asking for a password on the terminal when the server wants
     /// one and none is known (only when `ask` is given, i.e. a terminal is attached).
-    pub async fn connect_first(
-        &self,
-        ask: Option<&(dyn Fn(&str) -> Option<Secret> + Sync)>,
-    ) -> Result<Client, TargetError> {
+    pub async fn connect_first(&self, ask: Option<&AskPassword>) -> Result<Client, TargetError> {
         match self.connect().await {
             Err(TargetError::NeedPassword) => {
                 let Some(ask) = ask else {
@@ -267,6 +264,9 @@ impl Target {
         }
     }
 }
+
+/// A way to ask the user for a password (None: no answer).
+pub type AskPassword = dyn Fn(&str) -> Option<Secret> + Sync;
 
 /// Ask for a password on the controlling terminal without echo; None when there is none.
 pub fn ask_password_on_tty(prompt: &str) -> Option<Secret> {

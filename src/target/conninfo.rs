@@ -458,7 +458,7 @@ mod tests {
             "sslmode=sometimes",
             "host='unclosed",
             "bogus=1",
-            "host =",
+            "=x",
         ] {
             let e = resolve(Some(bad), &env(&[]))
                 .map(|_| ())

@@ -61,10 +61,10 @@ impl SandboxSession {
 
 impl Drop for SandboxSession {
     fn drop(&mut self) {
-        if let Some(l) = self.lease.take() {
-            if let Err(e) = self.sandbox.close(l, self.keep) {
-                tracing::warn!("stopping the sandbox: {e}");
-            }
+        if let Some(l) = self.lease.take()
+            && let Err(e) = self.sandbox.close(l, self.keep)
+        {
+            tracing::warn!("stopping the sandbox: {e}");
         }
     }
 }
@@ -80,7 +80,7 @@ pub struct Opened {
 pub async fn open(
     opts: &TargetOptions,
     paths: &Paths,
-    ask: Option<&(dyn Fn(&str) -> Option<conninfo::Secret> + Sync)>,
+    ask: Option<&connect::AskPassword>,
 ) -> Result<(Opened, tokio_postgres::Client), TargetError> {
     if opts.wants_sandbox() {
         let sandbox = Sandbox::locate(paths, opts.pg_bin.as_deref(), opts.sandbox_port)?;

@@ -54,19 +54,19 @@ fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
             let pg_ctl = dir.join("pg_ctl");
             if pg_ctl.is_file() {
                 // Debian links /usr/local/bin/pg_ctl to the versioned directory: follow it.
-                if let Ok(real) = std::fs::canonicalize(&pg_ctl) {
-                    if let Some(parent) = real.parent() {
-                        out.push(parent.to_path_buf());
-                    }
+                if let Ok(real) = std::fs::canonicalize(&pg_ctl)
+                    && let Some(parent) = real.parent()
+                {
+                    out.push(parent.to_path_buf());
                 }
                 out.push(dir);
             }
         }
     }
-    if let Ok(o) = Command::new("pg_config").arg("--bindir").output() {
-        if o.status.success() {
-            out.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-        }
+    if let Ok(o) = Command::new("pg_config").arg("--bindir").output()
+        && o.status.success()
+    {
+        out.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     }
     if let Ok(rd) = std::fs::read_dir("/usr/lib/postgresql") {
         let mut versions: Vec<PathBuf> = rd.flatten().map(|e| e.path().join("bin")).collect();

@@ -66,10 +66,10 @@ fn sandbox_err(s: impl Into<String>) -> TargetError {
 fn reachable_by_others(path: &Path) -> bool {
     let mut cur = Some(path);
     while let Some(p) = cur {
-        if let Ok(m) = fs::metadata(p) {
-            if m.permissions().mode() & 0o001 == 0 {
-                return false;
-            }
+        if let Ok(m) = fs::metadata(p)
+            && m.permissions().mode() & 0o001 == 0
+        {
+            return false;
         }
         cur = p.parent();
     }

@@ -28,7 +28,11 @@ extern "C" fn stop_lab() {
 
 /// A fresh temporary directory that the unprivileged server account can reach.
 pub fn temp_dir(tag: &str) -> PathBuf {
-    let base = std::env::temp_dir().join(format!("pglab-test-{}-{tag}-{}", std::process::id(), rand_suffix()));
+    let base = std::env::temp_dir().join(format!(
+        "pglab-test-{}-{tag}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
     std::fs::create_dir_all(&base).expect("temp dir");
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     base
@@ -36,20 +40,32 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 
 fn rand_suffix() -> u32 {
     use std::time::{SystemTime, UNIX_EPOCH};
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
 }
 
 /// The shared sandbox of this test binary (created and started on first use).
 pub fn lab() -> &'static TestLab {
     LAB.get_or_init(|| {
         let dir = temp_dir("lab");
-        let paths = Paths { data_dir: dir.join("data"), config_dir: dir.join("config") };
-        let sandbox = Sandbox::locate(&paths, None, None).expect("PostgreSQL server binaries (apt-get install postgresql)");
+        let paths = Paths {
+            data_dir: dir.join("data"),
+            config_dir: dir.join("config"),
+        };
+        let sandbox = Sandbox::locate(&paths, None, None)
+            .expect("PostgreSQL server binaries (apt-get install postgresql)");
         let port = sandbox.start().expect("sandbox starts");
         unsafe {
             libc::atexit(stop_lab);
         }
-        TestLab { dir, paths, sandbox, port }
+        TestLab {
+            dir,
+            paths,
+            sandbox,
+            port,
+        }
     })
 }
 
@@ -77,7 +93,9 @@ impl TestLab {
 
 /// Count postgres server processes whose command line mentions `needle` (a data dir).
 pub fn server_processes(needle: &str) -> usize {
-    let Ok(rd) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     rd.flatten()
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
