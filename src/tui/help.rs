@@ -48,6 +48,10 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
             ),
             "move focus; in Parameters ↑↓ pick a field".into(),
         ),
+        (
+            "y n".into(),
+            "answer a question (a big run, quitting during a run)".into(),
+        ),
         (k(Action::Help), Action::Help.describe().to_string()),
         (
             format!("{} C-c", k(Action::Quit)),

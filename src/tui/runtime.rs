@@ -74,6 +74,7 @@ pub async fn run(
         probe: None,
     };
     let mut input = Input::new();
+    let mut input_open = true;
     let signal = crate::commands::shutdown_signal();
     tokio::pin!(signal);
     let mut signalled = false;
@@ -106,10 +107,14 @@ pub async fn run(
         }
         let next_frame = last_draw.map(|t| t + FRAME).unwrap_or(now);
         let msg = tokio::select! {
-            ev = input.next() => match ev {
+            ev = input.next(), if input_open => match ev {
                 Some(Ok(m)) => Some(m),
                 Some(Err(e)) => break Err(e),
-                None => Some(Msg::Shutdown),
+                None => {
+                    // The terminal is gone: leave as on SIGHUP.
+                    input_open = false;
+                    Some(Msg::Shutdown)
+                }
             },
             m = rx.recv() => m,
             _ = tick.tick(), if app.animating() => Some(Msg::Tick),

@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 use super::{Metric, Series, metrics_grid, pane_block, plain_line};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
 use crate::host::{HostSample, HostSnapshot};
-use crate::measure::units::{format_bytes_short, format_count};
+use crate::measure::units::{format_bytes_short, format_count, format_seconds};
 use crate::tui::app::{App, Focus};
 use crate::tui::keys::Action;
 use crate::tui::msg::{ProbeMsg, ProbeStage};
@@ -225,10 +225,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     } else if let Some(r) = &probe.last {
         (
             format!(
-                "seq write {:.0} MB/s · fsync {}/s (p99 {:.1} ms) · {}",
+                "seq write {:.0} MB/s · fsync {}/s, p99 {} · {}",
                 r.seq.mb_per_s,
-                format_count(r.fsync.ops_per_s),
-                r.fsync.p99_us / 1000.0,
+                format_count(r.fsync.ops_per_s.round()),
+                format_seconds(r.fsync.p99_us / 1e6),
                 age(app.now.saturating_duration_since(r.at).as_secs_f64())
             ),
             theme.plain(),

@@ -188,6 +188,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let two = cols >= TWO_COLUMNS;
     let hit_text = match st.rates.and_then(|r| r.cache_hit) {
         Some(h) => format!("{:.1}%", h * 100.0),
+        // Rates were computed but no block was touched in the interval.
+        None if st.rates.is_some() => "idle".into(),
         None => "–".into(),
     };
     let rate = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
