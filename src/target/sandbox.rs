@@ -192,6 +192,14 @@ impl Sandbox {
         let pid: i32 = lines.next()?.trim().parse().ok()?;
         let port: u16 = lines.nth(2)?.trim().parse().ok()?;
         let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        // A killed server whose parent does not reap it lingers as a zombie: that is dead.
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        if matches!(state, Some("Z") | Some("X")) {
+            return None;
+        }
         (comm.trim() == "postgres" || comm.trim() == "postmaster").then_some((pid, port))
     }
 
