@@ -50,9 +50,7 @@ impl Sessions {
             ident(&ctx.opts.schema),
             ctx.opts.lock_timeout.as_millis()
         );
-        if let Some(t) = ctx.opts.statement_timeout {
-            sql.push_str(&format!(" SET statement_timeout = '{}ms';", t.as_millis()));
-        }
+        sql.push_str(&ctx.session_extras());
         builder
             .batch_execute(&sql)
             .await
