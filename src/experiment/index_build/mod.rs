@@ -50,10 +50,10 @@ pub fn plan(spec: &IndexBuildSpec) -> Vec<(u32, bool, u32, crate::measure::units
         timed.shuffle(&mut rng);
     }
     let mut out = Vec::new();
-    if spec.warmup {
-        if let (Some(&w), Some(m)) = (spec.workers.first(), spec.mwm.first()) {
-            out.push((0, true, w, m.clone()));
-        }
+    if spec.warmup
+        && let (Some(&w), Some(m)) = (spec.workers.first(), spec.mwm.first())
+    {
+        out.push((0, true, w, m.clone()));
     }
     out.extend(timed);
     out

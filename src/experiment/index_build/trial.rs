@@ -89,14 +89,12 @@ impl SortTrace {
         let mut t = SortTrace::default();
         let mut workers = std::collections::BTreeSet::new();
         for l in lines {
-            if let Some(rest) = l.split("of worker ").nth(1) {
-                if let Some(n) = rest.split(|c: char| !c.is_ascii_digit() && c != '-').next() {
-                    if let Ok(n) = n.parse::<i32>() {
-                        if n >= 0 {
-                            workers.insert(n);
-                        }
-                    }
-                }
+            if let Some(rest) = l.split("of worker ").nth(1)
+                && let Some(n) = rest.split(|c: char| !c.is_ascii_digit() && c != '-').next()
+                && let Ok(n) = n.parse::<i32>()
+                && n >= 0
+            {
+                workers.insert(n);
             }
             if l.contains("external sort") || l.contains("switching to external sort") {
                 t.external = true;
@@ -106,10 +104,10 @@ impl SortTrace {
                     .rsplit(' ')
                     .next()
                     .and_then(|n| n.parse::<u64>().ok());
-                if let Some(n) = num {
-                    if l.contains("worker -1") || workers.is_empty() {
-                        t.disk_blocks = n;
-                    }
+                if let Some(n) = num
+                    && (l.contains("worker -1") || workers.is_empty())
+                {
+                    t.disk_blocks = n;
                 }
             }
             if let Some(pos) = l.find(" KB used") {
@@ -254,12 +252,12 @@ pub async fn run(
     if let Err(e) = result {
         // A cancelled plain CREATE INDEX rolls back; a CONCURRENTLY one leaves an invalid
         // index behind, which must go.
-        if spec.concurrently {
-            if let Ok(c) = ctx.target.connect().await {
-                let _ = c
-                    .batch_execute(&format!("DROP INDEX IF EXISTS {qindex}"))
-                    .await;
-            }
+        if spec.concurrently
+            && let Ok(c) = ctx.target.connect().await
+        {
+            let _ = c
+                .batch_execute(&format!("DROP INDEX IF EXISTS {qindex}"))
+                .await;
         }
         return Err(e);
     }
