@@ -123,6 +123,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         preset,
         history: (!args.no_history).then(|| ctx.paths.history_file()),
         local_data_dir: local,
+        poll_progress: !args.no_progress_poll,
     };
     let kind = spec.kind();
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);

@@ -76,6 +76,8 @@ pub struct RunOptions {
     pub history: Option<std::path::PathBuf>,
     /// A local directory on the server's data filesystem, for free-space checks and probes.
     pub local_data_dir: Option<std::path::PathBuf>,
+    /// Watch progress views while statements run (off only to measure the observer effect).
+    pub poll_progress: bool,
 }
 
 impl Default for RunOptions {
@@ -87,6 +89,7 @@ impl Default for RunOptions {
             preset: None,
             history: None,
             local_data_dir: None,
+            poll_progress: true,
         }
     }
 }

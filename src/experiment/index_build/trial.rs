@@ -228,7 +228,7 @@ pub async fn run(
                 let _ = tokio::time::timeout(Duration::from_secs(10), &mut build).await;
                 break Err(RunError::Cancelled);
             }
-            _ = tick.tick() => {
+            _ = tick.tick(), if ctx.opts.poll_progress => {
                 if let Some(p) = poll(&s.watcher, s.builder_pid).await {
                     if phases.last().map(|(name, _)| name != &p.phase).unwrap_or(true) {
                         phases.push((p.phase.clone(), Instant::now()));
