@@ -314,3 +314,50 @@ async fn cancel_during_generation_leaves_no_table() {
         .get(0);
     assert_eq!(n, 0, "the half-made dataset was dropped");
 }
+
+#[tokio::test]
+async fn an_unprivileged_role_runs_with_checkpoint_skipped_and_fields_marked() {
+    let lab = common::lab();
+    let admin = lab.target().connect().await.unwrap();
+    admin
+        .batch_execute("CREATE ROLE bob LOGIN; GRANT CREATE ON DATABASE pglab TO bob")
+        .await
+        .unwrap();
+    let mut params = lab.sandbox.conn_params(lab.port);
+    params.user = "bob".into();
+    let target = std::sync::Arc::new(pglab::target::Target::new(params, true).unwrap());
+    let c = target.connect().await.unwrap();
+    let snap = pglab::target::snapshot::read(&c, &target).await.unwrap();
+    assert!(!snap.superuser && !snap.can_checkpoint);
+    assert!(
+        snap.settings["data_directory"].value().is_none(),
+        "marked, not an error"
+    );
+    let mut h = experiment::spawn(
+        target,
+        spec(&[
+            ("rows", "5k"),
+            ("order", "sorted"),
+            ("mwm", "1MB"),
+            ("repeat", "1"),
+        ]),
+        opts("ib_bob"),
+    );
+    let r = loop {
+        match h.events.recv().await.unwrap() {
+            RunEvent::Finished(r) => break r,
+            RunEvent::Failed { error, .. } => panic!("{error}"),
+            _ => {}
+        }
+    };
+    let b = body(&r);
+    assert!(b.trials.iter().all(|t| !t.checkpoint));
+    assert!(
+        b.summary
+            .confounders
+            .iter()
+            .any(|c| c.contains("CHECKPOINT skipped")),
+        "{:?}",
+        b.summary.confounders
+    );
+}
