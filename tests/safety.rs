@@ -241,3 +241,60 @@ fn sigkill_mid_run_then_clean_and_adopt_the_sandbox() {
     }
     let _ = cmd().args(["sandbox", "destroy"]).output();
 }
+
+#[tokio::test]
+async fn index_build_uses_no_more_connections_than_it_declares() {
+    let lab = common::lab();
+    // Its own database, so other tests' sessions are not counted.
+    lab.target()
+        .connect()
+        .await
+        .unwrap()
+        .batch_execute("CREATE DATABASE conns")
+        .await
+        .unwrap();
+    let mut params = lab.sandbox.conn_params(lab.port);
+    params.dbname = "conns".into();
+    let target = std::sync::Arc::new(pglab::target::Target::new(params, true).unwrap());
+    let watcher = target.connect().await.unwrap();
+    let p: ParamText = [
+        ("rows", "50k"),
+        ("order", "sorted,random"),
+        ("mwm", "1MB,64MB"),
+        ("workers", "0,2"),
+        ("repeat", "2"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let spec = ExperimentKind::IndexBuild.parse_spec(&p).unwrap();
+    let declared = spec.estimate().connections as i64;
+    let mut h = experiment::spawn(
+        target.clone(),
+        spec,
+        RunOptions {
+            schema: "safety_conns".into(),
+            ..RunOptions::default()
+        },
+    );
+    let mut peak = 0i64;
+    loop {
+        tokio::select! {
+            ev = h.events.recv() => match ev.unwrap() {
+                RunEvent::Finished(_) => break,
+                RunEvent::Failed { error, .. } => panic!("{error}"),
+                _ => {}
+            },
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                let n: i64 = watcher
+                    .query_one("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name = 'pglab' AND pid <> pg_backend_pid() AND datname = 'conns'", &[])
+                    .await
+                    .unwrap()
+                    .get(0);
+                peak = peak.max(n);
+            }
+        }
+    }
+    eprintln!("index-build peak connections: {peak} (declared {declared})");
+    assert!(peak <= declared, "peak {peak} > declared {declared}");
+}
