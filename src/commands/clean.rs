@@ -9,7 +9,7 @@ use crate::experiment::lab::{LabObjectKind, drop_objects, lab_objects};
 use crate::measure::units::format_bytes;
 
 pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
-    let (mut opened, client) = ctx.open_target().await?;
+    let (opened, client) = ctx.open_target().await?;
     let schema = &ctx.global.schema;
     let objects = lab_objects(&client, schema)
         .await
@@ -49,8 +49,6 @@ pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
         }
     }
     drop(client);
-    if let Some(s) = opened.sandbox.take() {
-        let _ = tokio::task::spawn_blocking(move || s.close()).await;
-    }
+    opened.close().await;
     Ok(0)
 }

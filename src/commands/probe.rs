@@ -44,12 +44,10 @@ pub async fn run(ctx: &Ctx, a: ProbeArgs) -> Result<i32> {
     }
     let fsync_time = parse_duration(&a.fsync_time)
         .map_err(|e| user_error(EXIT_USAGE, format!("--fsync-time: {e}")))?;
-    let (mut opened, client) = ctx.open_target().await?;
+    let (opened, client) = ctx.open_target().await?;
     let result = probe(ctx, &a, &opened, &client, size.bytes, fsync_time).await;
     drop(client);
-    if let Some(s) = opened.sandbox.take() {
-        let _ = tokio::task::spawn_blocking(move || s.close()).await;
-    }
+    opened.close().await;
     let mut report = result?;
     report.seconds = started.elapsed().as_secs_f64();
     match a.format {

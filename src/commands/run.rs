@@ -166,11 +166,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             }
         }
     };
-    if let Some(s) = opened.sandbox
-        && let Err(e) = tokio::task::spawn_blocking(move || s.close()).await
-    {
-        eprintln!("pglab: stopping the sandbox: {e}");
-    }
+    opened.close().await;
     Ok(code)
 }
 
