@@ -1,6 +1,7 @@
 //! Headless commands and the glue shared with the TUI's start-up: logging, opening the
 //! target (starting the sandbox), signals, exit codes.
 
+pub mod clean;
 pub mod probe;
 pub mod run;
 pub mod sandbox;
@@ -144,6 +145,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             Some(CommandKind::Probe(a)) => probe::run(&ctx, a).await,
             Some(CommandKind::Run(a)) => run::run(&ctx, a).await,
             Some(CommandKind::Sandbox { action }) => sandbox::run(&ctx, action).await,
+            Some(CommandKind::Clean(a)) => clean::run(&ctx, a).await,
             Some(other) => Err(eyre!("{other:?} is not available in this build yet")),
         }
     });
