@@ -56,7 +56,7 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
     if ctx.target_options().wants_sandbox() {
         eprintln!("starting the sandbox…");
     }
-    let (mut opened, client) = ctx.open_target().await?;
+    let (opened, client) = ctx.open_target().await?;
     let first = tokio::time::timeout(
         Duration::from_secs(5),
         snapshot::read(&client, &opened.target),
@@ -86,13 +86,7 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         }),
     };
     let result = ui(init, env, client, first, launched).await;
-    if let Some(s) = opened.sandbox.take() {
-        match tokio::task::spawn_blocking(move || s.close()).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => eprintln!("pglab: stopping the sandbox: {e}"),
-            Err(e) => eprintln!("pglab: stopping the sandbox: {e}"),
-        }
-    }
+    opened.close().await;
     result
 }
 

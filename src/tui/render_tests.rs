@@ -147,7 +147,7 @@ fn editing_shows_the_reason_beside_the_field() {
     key(&mut app, KeyCode::Enter);
     let s = screen(&app);
     assert!(s.contains("must be at least 1"), "{s}");
-    assert!(s.contains("1 invalid field: no run until fixed"), "{s}");
+    assert!(s.contains("1 invalid field: fix to run"), "{s}");
     insta::assert_snapshot!(s);
     // At 80 columns the reason goes under the form.
     update(&mut app, Msg::Resize(80, 24));
@@ -232,6 +232,23 @@ fn every_size_from_small_to_large_keeps_every_title() {
     // Too small: a sentence instead of a broken layout.
     let app = fixture::idle_app((50, 12), base);
     assert!(screen(&app).contains("pglab needs at least 60×16"));
+}
+
+#[test]
+fn any_number_of_results_draws_at_any_size() {
+    let base = Instant::now();
+    for n in 0..=10 {
+        for (w, h) in [(60, 16), (80, 24), (100, 30), (130, 34), (160, 48)] {
+            let mut app = fixture::running_app((w, h), base);
+            app.run.samples = fixture::samples(n);
+            if n % 3 == 1 {
+                for s in &mut app.run.samples {
+                    s.projected = true;
+                }
+            }
+            assert_titles(&screen(&app));
+        }
+    }
 }
 
 #[test]

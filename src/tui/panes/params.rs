@@ -282,7 +282,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         Err(e) => vec![plain_line(
             fit(
                 &format!(
-                    "✗ {} invalid field{}: no run until fixed",
+                    "✗ {} invalid field{}: fix to run",
                     e.len(),
                     if e.len() == 1 { "" } else { "s" }
                 ),

@@ -6,9 +6,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Cell, Chart, Dataset, GraphType, LegendPosition, Paragraph, Row, Table,
-};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::experiment::{ResultLayout, Sample};
 use crate::tui::app::App;
@@ -45,14 +43,17 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             samples,
             f,
             Rect::new(
-                area.x + chart_w + 1,
+                area.x + chart_w + 3,
                 area.y,
-                area.width - chart_w - 1,
+                area.width - chart_w - 3,
                 area.height,
             ),
         );
     } else if area.height >= 10 {
-        let table_h = (area.height * 45 / 100).clamp(3, samples.len() as u16 + 1);
+        // The table takes what its rows need, up to 45% of the height.
+        let table_h = (area.height * 45 / 100)
+            .min(samples.len() as u16 + 1)
+            .max(2);
         let chart_h = area.height - table_h;
         chart(
             app.theme,
@@ -149,7 +150,7 @@ fn ticks<'a>(b: [f64; 2], log: bool, unit: &str, theme: Theme) -> Vec<Span<'a>> 
 }
 
 fn chart(theme: Theme, layout: &ResultLayout, samples: &[Sample], f: &mut Frame, area: Rect) {
-    if area.height < 4 || area.width < 20 {
+    if area.height < 5 || area.width < 20 {
         return;
     }
     let mut names: Vec<&str> = Vec::new();
@@ -190,6 +191,30 @@ fn chart(theme: Theme, layout: &ResultLayout, samples: &[Sample], f: &mut Frame,
             [Marker::Dot, Marker::Block, Marker::Bar][i % 3]
         }
     };
+    let symbol = |i: usize| {
+        if theme.color {
+            "•"
+        } else {
+            ["•", "█", "▄"][i % 3]
+        }
+    };
+    // The legend on a line of its own: ratatui's box hides itself in small charts.
+    let mut legend: Vec<Span> = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            legend.push(Span::raw("  "));
+        }
+        legend.push(Span::styled(symbol(i), theme.series(i)));
+        legend.push(Span::styled(format!(" {n}"), theme.label()));
+    }
+    if projected.iter().any(|p| !p.is_empty()) {
+        legend.push(Span::styled("  ⠂ projected", theme.dim()));
+    }
+    f.render_widget(
+        Paragraph::new(Line::from(legend)).alignment(ratatui::layout::Alignment::Right),
+        Rect::new(area.x, area.y, area.width, 1),
+    );
+    let area = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
     let mut datasets = Vec::new();
     for (i, n) in names.iter().enumerate() {
         if !measured[i].is_empty() {
@@ -232,8 +257,7 @@ fn chart(theme: Theme, layout: &ResultLayout, samples: &[Sample], f: &mut Frame,
                 .bounds(yb)
                 .labels(ticks(yb, layout.y_log, &layout.y_unit, theme)),
         )
-        .legend_position(Some(LegendPosition::TopRight))
-        .hidden_legend_constraints((Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)));
+        .legend_position(None);
     f.render_widget(c, area);
 }
 
