@@ -51,7 +51,7 @@ pub fn parse(text: &str, path: &Path) -> Config {
     let fail = |line: usize, what: String| Config {
         keys: KeyMap::default(),
         problem: Some(format!(
-            "{} line {line}: {what}; using the default keys",
+            "{} line {line}, so the default keys are used: {what}",
             path.display()
         )),
     };
