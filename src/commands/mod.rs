@@ -1,7 +1,10 @@
 //! Headless commands and the glue shared with the TUI's start-up: logging, opening the
 //! target (starting the sandbox), signals, exit codes.
 
+pub mod history;
+pub mod presets;
 pub mod probe;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 
@@ -144,6 +147,9 @@ pub fn dispatch(cli: Cli) -> i32 {
             Some(CommandKind::Probe(a)) => probe::run(&ctx, a).await,
             Some(CommandKind::Run(a)) => run::run(&ctx, a).await,
             Some(CommandKind::Sandbox { action }) => sandbox::run(&ctx, action).await,
+            Some(CommandKind::Presets { action }) => presets::run(&ctx, action).await,
+            Some(CommandKind::History { action }) => history::run(&ctx, action).await,
+            Some(CommandKind::Report(a)) => report::run(&ctx, a).await,
             Some(other) => Err(eyre!("{other:?} is not available in this build yet")),
         }
     });
