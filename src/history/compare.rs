@@ -204,15 +204,23 @@ fn differences(
         .collect()
 }
 
-fn flat_of<T: Serialize>(v: &T, pick: Option<&str>) -> BTreeMap<String, String> {
+fn flat_of<T: Serialize>(v: &T) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    if let Ok(mut j) = serde_json::to_value(v) {
-        if let Some(p) = pick {
-            j = j.get(p).cloned().unwrap_or(serde_json::Value::Null);
-        }
+    if let Ok(j) = serde_json::to_value(v) {
         flatten("", &j, &mut out);
     }
     out
+}
+
+/// A run's parameters in text form, from its spec key (`experiment:k=v;k=v`).
+pub fn spec_params(spec_key: &str) -> BTreeMap<String, String> {
+    let Some((_, rest)) = spec_key.split_once(':') else {
+        return BTreeMap::new();
+    };
+    rest.split(';')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Compare `baseline` with `candidate`. Fails when they are different experiments or the
@@ -245,15 +253,15 @@ pub fn compare(baseline: &RunReport, candidate: &RunReport) -> Result<Comparison
         };
 
     let parameter_differences = differences(
-        &flat_of(&baseline.body, Some("params")),
-        &flat_of(&candidate.body, Some("params")),
+        &spec_params(&baseline.spec_key),
+        &spec_params(&candidate.spec_key),
         "",
     );
     let mut server_differences = Vec::new();
     match (&baseline.server, &candidate.server) {
         (Some(a), Some(b)) => {
-            let mut fa = flat_of(a, None);
-            let mut fb = flat_of(b, None);
+            let mut fa = flat_of(a);
+            let mut fb = flat_of(b);
             // Settings by their own names, the rest as they are.
             let sa: BTreeMap<String, String> = a.settings.clone();
             let sb: BTreeMap<String, String> = b.settings.clone();
@@ -276,11 +284,7 @@ pub fn compare(baseline: &RunReport, candidate: &RunReport) -> Result<Comparison
             candidate: Some(candidate.pglab_version.clone()),
         });
     }
-    let host_differences = differences(
-        &flat_of(&baseline.host, None),
-        &flat_of(&candidate.host, None),
-        "",
-    );
+    let host_differences = differences(&flat_of(&baseline.host), &flat_of(&candidate.host), "");
 
     let mut points: Vec<ComparedPoint> = Vec::new();
     let mut assumed_noise = false;

@@ -49,14 +49,10 @@ pub struct Content {
     pub notes: Vec<String>,
 }
 
-/// The parameters from the run's spec key (`experiment:k=v;k=v`).
+/// The parameters from the run's spec key, in their text form.
 pub fn params_of(report: &RunReport) -> Vec<(String, String)> {
-    let Some((_, rest)) = report.spec_key.split_once(':') else {
-        return Vec::new();
-    };
-    rest.split(';')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+    crate::history::compare::spec_params(&report.spec_key)
+        .into_iter()
         .collect()
 }
 

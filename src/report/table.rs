@@ -68,27 +68,28 @@ fn bullets(title: &str, items: &[String], out: &mut String) {
 
 pub fn render_content(c: &Content) -> String {
     let mut out = format!("{}\n", c.title);
-    out.push_str(&pairs(&c.run, "  "));
+    let mut facts = c.run.clone();
     if let Some(e) = &c.error {
-        out.push_str(&format!("  error  {e}\n"));
+        facts.push(("error".into(), e.clone()));
     }
     if !c.params.is_empty() {
         let joined: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&format!("  params  {}\n", joined.join(" ")));
+        facts.push(("params".into(), joined.join(" ")));
     }
     let server: Vec<String> = c.server.iter().map(|(_, v)| v.clone()).collect();
-    out.push_str(&format!("  server  {}\n", server.join(" · ")));
+    facts.push(("server".into(), server.join(" · ")));
+    if !c.settings.is_empty() {
+        let s: Vec<String> = c.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        facts.push(("settings".into(), s.join(" ")));
+    }
     let host: Vec<String> = c
         .host
         .iter()
         .filter(|(k, _)| k != "hostname")
         .map(|(_, v)| v.clone())
         .collect();
-    out.push_str(&format!("  host    {}\n", host.join(" · ")));
-    if !c.settings.is_empty() {
-        let s: Vec<String> = c.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&format!("  settings {}\n", s.join(" ")));
-    }
+    facts.push(("host".into(), host.join(" · ")));
+    out.push_str(&pairs(&facts, "  "));
     for g in &c.grids {
         out.push_str(&format!("\n{}\n", g.title));
         out.push_str(&grid(g));
