@@ -46,6 +46,17 @@ fn size_tick(v: &f64) -> String {
     format_size_setting(1u64 << (v.round() as u32))
 }
 
+/// A seconds label with as many decimals as the axis' scale needs ("0.05", "2", "12.5").
+fn seconds_tick(v: f64, y_max: f64) -> String {
+    let decimals = (2 - y_max.log10().floor() as i32).clamp(0, 4) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn index_build(b: &IndexBuildReport) -> DrawResult<Option<String>> {
@@ -107,7 +118,7 @@ fn index_build(b: &IndexBuildReport) -> DrawResult<Option<String>> {
             .y_desc(SECONDS_AXIS)
             .x_labels(span + 1)
             .x_label_formatter(&size_tick)
-            .y_label_formatter(&|v| format!("{v:.1}"))
+            .y_label_formatter(&|v| seconds_tick(*v, y_max))
             .max_light_lines(1)
             .light_line_style(RGBColor(240, 240, 240))
             .draw()?;
@@ -159,6 +170,11 @@ mod tests {
         assert_eq!(size_tick(&20.0), "1MB");
         assert_eq!(size_tick(&32.0), "4GB");
         assert_eq!(size_tick(&20.5), "");
+        assert_eq!(seconds_tick(0.05, 0.3), "0.05");
+        assert_eq!(seconds_tick(0.1, 0.3), "0.1");
+        assert_eq!(seconds_tick(2.0, 16.0), "2");
+        assert_eq!(seconds_tick(12.5, 16.0), "12.5");
+        assert_eq!(seconds_tick(0.0, 16.0), "0");
     }
 
     #[test]

@@ -6,6 +6,15 @@ use crate::measure::units::{format_bytes, format_seconds};
 
 use super::content::Grid;
 
+/// Seconds in a table cell: milliseconds visible for short builds.
+fn secs(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 fn bytes(b: i64) -> String {
     if b < 0 {
         "–".into()
@@ -41,9 +50,9 @@ pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
                 g.order.name(),
                 g.workers.to_string(),
                 m.maintenance_work_mem.clone(),
-                format!("{:.2}", m.median),
-                format!("{:.2}", m.min),
-                format!("{:.2}", m.max),
+                secs(m.median),
+                secs(m.min),
+                secs(m.max),
                 m.n.to_string(),
                 if m.noisy { format!("{vs} (noisy)") } else { vs },
             ]);
