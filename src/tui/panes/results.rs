@@ -52,7 +52,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ),
         );
     } else if area.height >= 10 {
-        let table_h = (area.height * 45 / 100).clamp(3, samples.len() as u16 + 1);
+        let table_h = (area.height * 45 / 100)
+            .min(samples.len() as u16 + 1)
+            .max(3);
         let chart_h = area.height - table_h;
         chart(
             app.theme,
