@@ -355,6 +355,13 @@ async fn run_steps(
         found.confounders.push(
             "projections are linear least-squares fits of size and time against rows: they cannot foresee a jump such as the original's at 10000 versions, when the indexes outgrew memory".into(),
         );
+        if let Some(f) = fits.iter().find(|f| f.design == Design::Ranges)
+            && f.read_model == "mean"
+        {
+            found.confounders.push(
+                "ranges reads scan every range added before the version read, so their time grows with the number of ranges; the measured steps were too small to show it, and the projection carries their mean forward".into(),
+            );
+        }
         let ram = ctx.host.total_memory;
         for s in report.steps.iter().filter(|s| s.projected) {
             if ram > 0 && s.index_total() > ram {

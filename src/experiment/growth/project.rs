@@ -13,6 +13,18 @@ const CONTENT_ROW_BYTES: u64 = 48;
 /// Steps with fewer rows than this do not set per-row sizes (a few pages say little).
 const PER_ROW_MIN_ROWS: u64 = 1000;
 
+/// A time fit is extrapolated only when it rises and explains the measurements (r² at least
+/// this); otherwise the measured mean is carried forward (noise is not a trend).
+pub const TREND_R2: f64 = 0.9;
+
+/// How a time is projected: "linear" along its fit, or "mean" of the measurements.
+pub fn time_model(fit: Option<&LinearFit>) -> &'static str {
+    match fit {
+        Some(f) if f.slope > 0.0 && f.r2 >= TREND_R2 => "linear",
+        _ => "mean",
+    }
+}
+
 /// Fit a design's measured steps (x = pairs). None without a measured step.
 pub fn fit_design(report: &GrowthReport, design: Design, to_pairs: u64) -> Option<DesignFit> {
     let steps: Vec<&GrowthStep> = report.measured(design).collect();
@@ -24,8 +36,12 @@ pub fn fit_design(report: &GrowthReport, design: Design, to_pairs: u64) -> Optio
             .collect();
         LinearFit::of(&pts)
     };
+    let write_seconds = fit(&|s| s.write_seconds);
+    let read_seconds = fit(&|s| s.read_seconds);
     Some(DesignFit {
         design,
+        write_model: time_model(write_seconds.as_ref()).into(),
+        read_model: time_model(read_seconds.as_ref()).into(),
         x: "pairs".into(),
         measured_steps: steps.len(),
         from_pairs: from,
@@ -33,8 +49,8 @@ pub fn fit_design(report: &GrowthReport, design: Design, to_pairs: u64) -> Optio
         reach: (from > 0).then(|| to_pairs.max(from) as f64 / from as f64),
         table_bytes: fit(&|s| Some(s.table_bytes as f64)),
         index_bytes: fit(&|s| Some(s.index_total() as f64)),
-        write_seconds: fit(&|s| s.write_seconds),
-        read_seconds: fit(&|s| s.read_seconds),
+        write_seconds,
+        read_seconds,
     })
 }
 
@@ -121,13 +137,12 @@ pub fn project_step(
     let x = spec.pairs(versions) as f64;
     let (table_bytes, index_bytes) = sizes_at(spec, report, fit, design, versions, false);
     let rows = spec.rows(design, versions);
-    // Times: along the fit when they grow with size; when they do not (a flat or falling
-    // fit, i.e. noise around a constant), the mean of what was measured.
+    // Times: along the fit when it is a trend (see `time_model`), else the measured mean.
     let measured = |get: &dyn Fn(&GrowthStep) -> Option<f64>| -> Vec<f64> {
         report.measured(design).filter_map(get).collect()
     };
-    let time = |f: Option<&LinearFit>, values: Vec<f64>| match f {
-        Some(f) if f.slope > 0.0 => Some(f.at(x).max(0.0)),
+    let time = |f: Option<&LinearFit>, values: Vec<f64>| match (time_model(f), f) {
+        ("linear", Some(f)) => Some(f.at(x).max(0.0)),
         _ if !values.is_empty() => Some(values.iter().sum::<f64>() / values.len() as f64),
         _ => None,
     };

@@ -100,6 +100,10 @@ pub struct DesignFit {
     pub index_bytes: Option<LinearFit>,
     pub write_seconds: Option<LinearFit>,
     pub read_seconds: Option<LinearFit>,
+    /// How the times were projected: "linear" along the fit (it rises with r² ≥ 0.9) or
+    /// "mean" of the measured values (no trend to extrapolate).
+    pub write_model: String,
+    pub read_model: String,
 }
 
 /// The fill rate against a plain COPY of the same rows into an unindexed table.
@@ -299,11 +303,18 @@ impl GrowthReport {
                     format_bytes_short(last.table_bytes as f64),
                     format_bytes_short(last.index_total() as f64),
                 );
+                let how = |m: &str| {
+                    if m == "linear" {
+                        "along the fit"
+                    } else {
+                        "measured mean, no trend"
+                    }
+                };
                 if let Some(w) = last.write_seconds {
-                    f.push_str(&format!(", write {}", ms(w)));
+                    f.push_str(&format!(", write {} ({})", ms(w), how(&fit.write_model)));
                 }
                 if let Some(r) = last.read_seconds {
-                    f.push_str(&format!(", read {}", ms(r)));
+                    f.push_str(&format!(", read {} ({})", ms(r), how(&fit.read_model)));
                 }
                 findings.push(f);
             }
