@@ -128,6 +128,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         preset,
         history: (!args.no_history).then(|| ctx.paths.history_file()),
         local_data_dir: local,
+        poll_progress: !args.no_progress_poll,
     };
     let kind = spec.kind();
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
@@ -170,11 +171,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             }
         }
     };
-    if let Some(s) = opened.sandbox
-        && let Err(e) = tokio::task::spawn_blocking(move || s.close()).await
-    {
-        eprintln!("pglab: stopping the sandbox: {e}");
-    }
+    opened.close().await;
     Ok(code)
 }
 

@@ -192,6 +192,14 @@ impl Sandbox {
         let pid: i32 = lines.next()?.trim().parse().ok()?;
         let port: u16 = lines.nth(2)?.trim().parse().ok()?;
         let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        // A killed server whose parent does not reap it lingers as a zombie: that is dead.
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        if matches!(state, Some("Z") | Some("X")) {
+            return None;
+        }
         (comm.trim() == "postgres" || comm.trim() == "postmaster").then_some((pid, port))
     }
 
@@ -265,6 +273,19 @@ impl Sandbox {
             .map_err(|e| sandbox_err(format!("cannot find a free port: {e}")))
     }
 
+    /// The port of the last start, when it is free again: a restarted sandbox keeps its
+    /// address, so a `psql` line from `pglab sandbox start` keeps working.
+    fn remembered_port(&self) -> Option<u16> {
+        let port: u16 = fs::read_to_string(self.root.join("port"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        std::net::TcpListener::bind(("127.0.0.1", port))
+            .ok()
+            .map(|_| port)
+    }
+
     /// Remove a `postmaster.pid` whose process is gone (a crash or a SIGKILLed host).
     fn clear_stale_pid(&self) {
         let pidfile = self.data().join("postmaster.pid");
@@ -292,7 +313,7 @@ impl Sandbox {
         for _ in 0..attempts {
             let port = match self.fixed_port {
                 Some(p) => p,
-                None => Self::free_port()?,
+                None => self.remembered_port().unwrap_or(Self::free_port()?),
             };
             let log_len = fs::metadata(self.log_file()).map(|m| m.len()).unwrap_or(0);
             let mut c = self.command("pg_ctl");
@@ -305,6 +326,7 @@ impl Sandbox {
                 .arg("start");
             let out = self.run(c, "pg_ctl start")?;
             if out.status.success() {
+                fs::write(self.root.join("port"), port.to_string()).ok();
                 if fresh {
                     self.finish_setup(port)?;
                 }
