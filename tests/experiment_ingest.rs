@@ -134,7 +134,7 @@ async fn every_method_inserts_exactly_the_rows_split_exactly() {
             ("rows", "1001"),
             ("batch", "64"),
             ("clients", "1,3"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -226,7 +226,7 @@ async fn cancel_stops_every_client_and_leaves_no_table() {
             ("method", "insert"),
             ("rows", "1M"),
             ("clients", "2"),
-            ("sync", "on"),
+            ("sync-commit", "on"),
         ]),
     )
     .await;
@@ -275,7 +275,7 @@ async fn a_client_losing_its_connection_fails_the_trial_and_drops_the_table() {
             ("batch", "4"),
             ("rows", "1M"),
             ("clients", "2"),
-            ("sync", "on"),
+            ("sync-commit", "on"),
         ]),
     )
     .await;
@@ -334,7 +334,7 @@ async fn a_time_limit_ends_the_trial_with_exact_counts() {
             ("batch", "100"),
             ("rows", "10M"),
             ("duration", "1500ms"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -361,7 +361,7 @@ async fn appending_grows_one_table_with_json_and_indexes() {
             ("payload", "300B"),
             ("payload-type", "json"),
             ("indexes", "3"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
