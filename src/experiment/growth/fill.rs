@@ -8,11 +8,12 @@ use tokio_postgres::Client;
 
 use super::churn::{Churn, Delta};
 use super::copy::{CopyStream, FillError, guarded};
-use super::report::GrowStats;
-use super::schema::TableDef;
+use super::report::{FillBaseline, GrowStats, GrowthReport};
+use super::schema::{TableDef, create_marked, run_table_name};
 use super::spec::{Design, GrowMode, GrowthSpec};
 use crate::experiment::event::{Progress, TrialRef};
-use crate::experiment::lab::RunCtx;
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::measure::units::format_bytes_short;
 
 /// A design's table and where its content stream stands.
 pub struct DesignState {
@@ -318,6 +319,79 @@ pub async fn plain_copy(
     }
     let n = copy.finish(client).await?;
     Ok((n, started.elapsed().as_secs_f64()))
+}
+
+/// Time a plain COPY of the largest snapshot fill into an unindexed table, for the fill-rate
+/// ratio.
+pub async fn baseline(
+    ctx: &RunCtx,
+    client: &Client,
+    spec: &GrowthSpec,
+    report: &mut GrowthReport,
+    free: Option<u64>,
+) -> Result<(), RunError> {
+    let Some((grow, heap_per_row)) = report
+        .measured(Design::Snapshot)
+        .filter_map(|s| {
+            let g = s.grow.clone()?;
+            let per_row = s.table_bytes as f64 / s.rows.max(1) as f64;
+            Some((g, per_row))
+        })
+        .max_by_key(|(g, _)| g.rows)
+    else {
+        ctx.note("baseline skipped: it needs a measured snapshot growth")
+            .await;
+        return Ok(());
+    };
+    let need = (grow.rows as f64 * heap_per_row * 1.2) as u64;
+    if let Some(free) = free
+        && need > free
+    {
+        ctx.note(format!(
+            "baseline skipped: it needs about {} and only {} is free",
+            format_bytes_short(need as f64),
+            format_bytes_short(free as f64)
+        ))
+        .await;
+        return Ok(());
+    }
+    let relname = run_table_name(&ctx.run_id, "plain");
+    let table = ctx.table(&relname);
+    ctx.emit
+        .phase(None, "baseline: plain COPY into an unindexed table")
+        .await;
+    create_marked(
+        ctx,
+        client,
+        &relname,
+        &format!(
+            "CREATE TABLE {table} (id bigserial NOT NULL, version int8 NOT NULL, content int8 NOT NULL) WITH (autovacuum_enabled = off)"
+        ),
+        "growth baseline table",
+    )
+    .await?;
+    // Start from a clean slate, as the growth did (a refusal was already noted).
+    let _ = ctx
+        .cancellable(client, client.batch_execute("CHECKPOINT"))
+        .await;
+    let to = grow.from_versions + grow.rows / spec.units.max(1);
+    let (rows, secs) = plain_copy(ctx, client, spec, &table, grow.from_versions, to)
+        .await
+        .map_err(|e| e.into_run())?;
+    ctx.cancellable(client, client.batch_execute(&format!("DROP TABLE {table}")))
+        .await?;
+    let rate = rows as f64 / secs.max(1e-9);
+    report.baseline = Some(FillBaseline {
+        design: Design::Snapshot,
+        rows,
+        seconds: secs,
+        rows_per_second: rate,
+        growth_copy_rows_per_second: grow.copy_rows_per_second,
+        growth_rows_per_second: grow.rows_per_second,
+        copy_ratio: grow.copy_rows_per_second / rate,
+        total_ratio: grow.rows_per_second / rate,
+    });
+    Ok(())
 }
 
 #[cfg(test)]

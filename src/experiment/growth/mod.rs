@@ -22,17 +22,16 @@ pub use spec::{
     DESIGNS, Design, FIELDS, GrowMode, GrowthSpec, INDEXES, IndexKind, WriteMethod, wal_allowance,
 };
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::Client;
 
 use self::cache::ColdCache;
 use self::copy::FillError;
 use self::fill::{DesignState, Watcher};
-use self::schema::{ContentTable, TableDef, create_marked, run_table_name};
+use self::schema::{ContentTable, TableDef};
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
-use crate::measure::stats::median;
 use crate::measure::units::{format_bytes_short, format_count};
 
 /// The results table and chart: as the original's table, write time against rows.
@@ -277,7 +276,7 @@ async fn run_steps(
                 Err(FillError::Run(e)) => return Err(e),
             };
             checkpoint(ctx, &client, found).await?;
-            let step = measure_step(
+            let step = measure::measure_step(
                 ctx,
                 &client,
                 spec,
@@ -379,7 +378,7 @@ async fn run_steps(
     report.fit = fits;
 
     if spec.baseline {
-        baseline(ctx, &client, spec, report, local_free()).await?;
+        fill::baseline(ctx, &client, spec, report, local_free()).await?;
     }
     Ok(())
 }
@@ -415,177 +414,4 @@ async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Resu
             Ok(())
         }
     }
-}
-
-/// Measure one design at its current size: sizes, `repeat` writes, `repeat` reads.
-#[allow(clippy::too_many_arguments)]
-async fn measure_step(
-    ctx: &RunCtx,
-    client: &Client,
-    spec: &GrowthSpec,
-    st: &mut DesignState,
-    grow: Option<GrowStats>,
-    cold: Option<&ColdCache>,
-    read_rng: &mut ChaCha8Rng,
-    read_versions: &mut Option<Vec<u64>>,
-    trial: Option<TrialRef>,
-) -> Result<GrowthStep, RunError> {
-    let design = st.design();
-    let versions = st.versions();
-    let rows = st.rows;
-    let (table_bytes, index_bytes) = measure::sizes(ctx, client, &st.def).await?;
-
-    ctx.emit
-        .phase(
-            trial.clone(),
-            format!(
-                "writing one version × {} ({})",
-                spec.repeat,
-                spec.write_method.as_str()
-            ),
-        )
-        .await;
-    let mut writes = Vec::new();
-    for _ in 0..spec.repeat {
-        writes.push(measure::write_version(ctx, client, st, spec.write_method).await?);
-    }
-
-    ctx.emit
-        .phase(trial, format!("reading one version × {}", spec.repeat))
-        .await;
-    let have = st.versions();
-    let chosen = read_versions
-        .get_or_insert_with(|| {
-            (0..spec.repeat)
-                .map(|_| read_rng.random_range(1..=have.max(1)))
-                .collect()
-        })
-        .clone();
-    let stmt = client
-        .prepare(&measure::read_sql(&st.def))
-        .await
-        .map_err(|e| ctx.error(e))?;
-    let files = match cold {
-        Some(c) => {
-            let mut rels = vec![st.def.qualified.clone()];
-            rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
-            Some(c.files(client, &rels).await.map_err(RunError::Failed)?)
-        }
-        None => None,
-    };
-    let mut warm = Vec::new();
-    let mut cold_times = Vec::new();
-    let mut first: Option<Vec<i64>> = None;
-    for &v in &chosen {
-        if let Some(files) = &files {
-            let f = files.clone();
-            tokio::task::spawn_blocking(move || cache::evict(&f))
-                .await
-                .map_err(|e| RunError::Failed(e.to_string()))?
-                .map_err(RunError::Failed)?;
-        }
-        let (secs, ids) = measure::read_version(ctx, client, &stmt, v as i64).await?;
-        if files.is_some() {
-            cold_times.push(secs);
-        }
-        let (secs, ids2) = measure::read_version(ctx, client, &stmt, v as i64).await?;
-        debug_assert_eq!(ids, ids2);
-        warm.push(secs);
-        if first.is_none() {
-            first = Some(ids);
-        }
-    }
-    let first = first.unwrap_or_default();
-    let total = table_bytes + index_bytes.values().sum::<u64>();
-    Ok(GrowthStep {
-        design,
-        versions,
-        rows,
-        pairs: spec.pairs(versions),
-        projected: false,
-        write_seconds: median(&writes),
-        write_repeats: writes,
-        read_seconds: median(&warm),
-        read_cold_seconds: median(&cold_times),
-        read_rows: Some(first.len() as u64),
-        read_versions: chosen,
-        content_digest: Some(measure::digest(&first)),
-        table_bytes,
-        index_bytes,
-        bytes_per_row: (rows > 0).then(|| total as f64 / rows as f64),
-        grow,
-        disk_needed_bytes: None,
-        fits_disk: None,
-        reach: None,
-    })
-}
-
-/// Time a plain COPY of the largest snapshot fill into an unindexed table, for the fill-rate
-/// ratio.
-async fn baseline(
-    ctx: &RunCtx,
-    client: &Client,
-    spec: &GrowthSpec,
-    report: &mut GrowthReport,
-    free: Option<u64>,
-) -> Result<(), RunError> {
-    let Some((grow, heap_per_row)) = report
-        .measured(Design::Snapshot)
-        .filter_map(|s| {
-            let g = s.grow.clone()?;
-            let per_row = s.table_bytes as f64 / s.rows.max(1) as f64;
-            Some((g, per_row))
-        })
-        .max_by_key(|(g, _)| g.rows)
-    else {
-        ctx.note("baseline skipped: it needs a measured snapshot growth")
-            .await;
-        return Ok(());
-    };
-    let need = (grow.rows as f64 * heap_per_row * 1.2) as u64;
-    if let Some(free) = free
-        && need > free
-    {
-        ctx.note(format!(
-            "baseline skipped: it needs about {} and only {} is free",
-            format_bytes_short(need as f64),
-            format_bytes_short(free as f64)
-        ))
-        .await;
-        return Ok(());
-    }
-    let relname = run_table_name(&ctx.run_id, "plain");
-    let table = ctx.table(&relname);
-    ctx.emit
-        .phase(None, "baseline: plain COPY into an unindexed table")
-        .await;
-    create_marked(
-        ctx,
-        client,
-        &relname,
-        &format!(
-            "CREATE TABLE {table} (id bigserial NOT NULL, version int8 NOT NULL, content int8 NOT NULL) WITH (autovacuum_enabled = off)"
-        ),
-        "growth baseline table",
-    )
-    .await?;
-    checkpoint(ctx, client, &mut Findings::default()).await.ok();
-    let to = grow.from_versions + grow.rows / spec.units.max(1);
-    let (rows, secs) = fill::plain_copy(ctx, client, spec, &table, grow.from_versions, to)
-        .await
-        .map_err(|e| e.into_run())?;
-    ctx.cancellable(client, client.batch_execute(&format!("DROP TABLE {table}")))
-        .await?;
-    let rate = rows as f64 / secs.max(1e-9);
-    report.baseline = Some(FillBaseline {
-        design: Design::Snapshot,
-        rows,
-        seconds: secs,
-        rows_per_second: rate,
-        growth_copy_rows_per_second: grow.copy_rows_per_second,
-        growth_rows_per_second: grow.rows_per_second,
-        copy_ratio: grow.copy_rows_per_second / rate,
-        total_ratio: grow.rows_per_second / rate,
-    });
-    Ok(())
 }
