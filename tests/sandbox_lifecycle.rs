@@ -124,8 +124,11 @@ async fn recovers_from_a_stale_postmaster_pid() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
+    // Dead once the postmaster is gone or a zombie (its cmdline empties a moment earlier).
     for _ in 0..100 {
-        if common::server_processes(&sb.root.to_string_lossy()) == 0 {
+        if common::server_processes(&sb.root.to_string_lossy()) == 0
+            && sb.live_postmaster().is_none()
+        {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -99,7 +99,12 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     guard::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let free = local.as_deref().and_then(crate::host::free_bytes);
-    let pf = guard::preflight(spec.estimate(), free, Some(&server), guard::CONFIRM_ABOVE);
+    let pf = guard::preflight(
+        spec.estimate_with_free(free),
+        free,
+        Some(&server),
+        guard::CONFIRM_ABOVE,
+    );
     for w in &pf.warnings {
         eprintln!("pglab: note: {w}");
     }

@@ -193,11 +193,7 @@ impl Sandbox {
         let port: u16 = lines.nth(2)?.trim().parse().ok()?;
         let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
         // A killed server whose parent does not reap it lingers as a zombie: that is dead.
-        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        if matches!(state, Some("Z") | Some("X")) {
+        if !process_alive(pid) {
             return None;
         }
         (comm.trim() == "postgres" || comm.trim() == "postmaster").then_some((pid, port))
@@ -286,12 +282,31 @@ impl Sandbox {
             .map(|_| port)
     }
 
-    /// Remove a `postmaster.pid` whose process is gone (a crash or a SIGKILLed host).
+    /// Remove a `postmaster.pid` whose process is gone (a crash or a SIGKILLed host), and the
+    /// socket lock files it left: PostgreSQL checks their PID with `kill(pid, 0)`, which a
+    /// zombie (a killed server nobody reaped) still answers, and would refuse to start.
     fn clear_stale_pid(&self) {
         let pidfile = self.data().join("postmaster.pid");
         if pidfile.exists() && self.live_postmaster().is_none() {
             tracing::warn!("removing stale {}", pidfile.display());
             fs::remove_file(&pidfile).ok();
+        }
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !(name.starts_with(".s.PGSQL.") && name.ends_with(".lock")) {
+                continue;
+            }
+            let pid: Option<i32> = fs::read_to_string(e.path())
+                .ok()
+                .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()));
+            if pid.is_none_or(|p| !process_alive(p)) {
+                tracing::warn!("removing stale socket lock {}", e.path().display());
+                fs::remove_file(e.path()).ok();
+                fs::remove_file(self.root.join(name.trim_end_matches(".lock"))).ok();
+            }
         }
     }
 
@@ -531,6 +546,17 @@ impl Sandbox {
 pub struct Lease {
     file: Option<File>,
     pub path: PathBuf,
+}
+
+/// True when `pid` runs and is not a zombie.
+fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | None)
 }
 
 fn tail_lines(s: &str, n: usize) -> String {

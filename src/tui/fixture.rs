@@ -279,6 +279,11 @@ pub fn idle_app(size: (u16, u16), base: Instant) -> App {
 
 /// A sweep in progress: trial 7 of 10, six results in.
 pub fn running_app(size: (u16, u16), base: Instant) -> App {
+    running_app_with(size, base, 6)
+}
+
+/// A sweep in progress with `n` results in.
+pub fn running_app_with(size: (u16, u16), base: Instant, n: usize) -> App {
     let mut app = idle_app(size, base);
     let spec = app
         .params
@@ -293,7 +298,7 @@ pub fn running_app(size: (u16, u16), base: Instant) -> App {
         trials: 10,
         layout: layout(),
     }];
-    events.extend(samples(6).into_iter().map(RunEvent::Sample));
+    events.extend(samples(n).into_iter().map(RunEvent::Sample));
     for k in 0..12u32 {
         events.push(RunEvent::Progress(Progress {
             trial: Some(TrialRef {

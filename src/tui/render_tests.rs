@@ -229,6 +229,12 @@ fn every_size_from_small_to_large_keeps_every_title() {
             assert_titles(&screen(&app));
         }
     }
+    // The first results of a run, at every size (a 1-row table once broke the split).
+    for (w, h) in [(80, 24), (100, 30), (160, 48)] {
+        for n in 0..3 {
+            assert_titles(&screen(&fixture::running_app_with((w, h), base, n)));
+        }
+    }
     // Too small: a sentence instead of a broken layout.
     let app = fixture::idle_app((50, 12), base);
     assert!(screen(&app).contains("pglab needs at least 60×16"));

@@ -53,7 +53,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         // The table takes what its rows need, up to 45% of the height.
         let table_h = (area.height * 45 / 100)
             .min(samples.len() as u16 + 1)
-            .max(2);
+            .max(3);
         let chart_h = area.height - table_h;
         chart(
             app.theme,

@@ -1,0 +1,341 @@
+//! One loading client: its own session, its share of the rows, batch after batch by one
+//! method, each batch timed. It stops between batches when told to, and a statement in
+//! flight is cancelled on the server, so a stop takes effect within milliseconds.
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::try_join_all;
+use hdrhistogram::Histogram;
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, Statement};
+use tokio_util::sync::CancellationToken;
+
+use super::meter::Meter;
+use super::payload::{Doc, PayloadGen};
+use super::spec::{Method, PayloadType, SyncCommit};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::target::Target;
+use crate::target::error::describe_query_error;
+
+/// Highest batch latency the histogram resolves: one hour, in microseconds.
+const LATENCY_HIGH_US: u64 = 3_600_000_000;
+
+/// An empty batch-latency histogram (microseconds, 3 significant digits).
+pub fn latency_histogram() -> Histogram<u64> {
+    // Constant, valid bounds: this cannot fail.
+    Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
+}
+
+/// A session for loading: the lab's session with `synchronous_commit` set for it alone, and
+/// checked with `SHOW` (a value the server silently ignores would make the trial a lie).
+pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunError> {
+    let client = ctx.session().await?;
+    client
+        .batch_execute(&format!("SET synchronous_commit = {}", sync.as_str()))
+        .await
+        .map_err(|e| ctx.error(e))?;
+    let shown: String = client
+        .query_one("SHOW synchronous_commit", &[])
+        .await
+        .map_err(|e| ctx.error(e))?
+        .get(0);
+    if shown != sync.as_str() {
+        return Err(RunError::Failed(format!(
+            "SET synchronous_commit = {} did not take effect (SHOW says {shown})",
+            sync.as_str()
+        )));
+    }
+    Ok(client)
+}
+
+/// What one client is to load.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// 0-based, of `of` clients.
+    pub index: usize,
+    pub of: usize,
+    pub method: Method,
+    pub batch: u64,
+    /// Ids `first_id .. first_id + rows` are this client's.
+    pub first_id: i64,
+    pub rows: u64,
+    pub pipeline: bool,
+    pub payload_type: PayloadType,
+    /// `"schema"."table"`.
+    pub table: String,
+}
+
+/// How a client's load ended early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// Told to stop (cancel, the time limit, or another client failed).
+    Stopped,
+    Failed(String),
+}
+
+/// What a client did.
+pub struct LoadResult {
+    pub rows: u64,
+    pub commits: u64,
+    pub latency_us: Histogram<u64>,
+    pub error: Option<LoadError>,
+}
+
+/// A client with its statements prepared, ready to load.
+pub struct Loader {
+    client: Client,
+    job: Job,
+    payload: Arc<PayloadGen>,
+    stmts: Stmts,
+}
+
+/// The statements a method runs, prepared.
+enum Stmts {
+    /// `INSERT … VALUES ($1, $2)`.
+    Insert(Statement),
+    /// `INSERT … VALUES` of `full_rows` rows, and of the remainder when there is one.
+    Values {
+        full_rows: u64,
+        full: Statement,
+        rest: Option<Statement>,
+    },
+    /// `COPY … FROM STDIN (FORMAT binary)`.
+    Copy(String),
+}
+
+fn values_sql(table: &str, rows: u64) -> String {
+    let mut s = format!("INSERT INTO {table} (id, payload) VALUES ");
+    for i in 0..rows {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&format!("(${}, ${})", 2 * i + 1, 2 * i + 2));
+    }
+    s
+}
+
+impl Loader {
+    /// Prepare the job's statements on `client` (before the trial's clock starts).
+    pub async fn prepare(
+        ctx: &RunCtx,
+        client: Client,
+        job: Job,
+        payload: Arc<PayloadGen>,
+    ) -> Result<Loader, RunError> {
+        let table = job.table.clone();
+        let stmts = match job.method {
+            Method::Insert | Method::InsertTx => {
+                let sql = format!("INSERT INTO {table} (id, payload) VALUES ($1, $2)");
+                Stmts::Insert(client.prepare(&sql).await.map_err(|e| ctx.error(e))?)
+            }
+            Method::Values => {
+                let full_rows = job.batch.min(job.rows).max(1);
+                let full = client
+                    .prepare(&values_sql(&table, full_rows))
+                    .await
+                    .map_err(|e| ctx.error(e))?;
+                let rest_rows = job.rows % job.batch;
+                let rest = if rest_rows > 0 && rest_rows != full_rows {
+                    Some(
+                        client
+                            .prepare(&values_sql(&table, rest_rows))
+                            .await
+                            .map_err(|e| ctx.error(e))?,
+                    )
+                } else {
+                    None
+                };
+                Stmts::Values {
+                    full_rows,
+                    full,
+                    rest,
+                }
+            }
+            Method::Copy => Stmts::Copy(format!(
+                "COPY {table} (id, payload) FROM STDIN (FORMAT binary)"
+            )),
+        };
+        Ok(Loader {
+            client,
+            job,
+            payload,
+            stmts,
+        })
+    }
+
+    /// Load the job's rows (or until `deadline`, or until `stop`), recording each committed
+    /// batch in `meter`.
+    pub async fn run(
+        mut self,
+        meter: Arc<Meter>,
+        stop: CancellationToken,
+        target: Arc<Target>,
+        deadline: Option<Instant>,
+    ) -> LoadResult {
+        let token = self.client.cancel_token();
+        let mut latency_us = latency_histogram();
+        let slots = match self.job.method {
+            Method::Insert | Method::Copy => 1,
+            Method::InsertTx | Method::Values => self.job.batch.min(self.job.rows) as usize,
+        };
+        let mut bufs = vec![String::new(); slots];
+        let (mut done, mut commits) = (0u64, 0u64);
+        let mut error = None;
+        while done < self.job.rows {
+            if stop.is_cancelled() {
+                error = Some(LoadError::Stopped);
+                break;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let n = self.job.batch.min(self.job.rows - done);
+            let first = self.job.first_id + done as i64;
+            let t0 = Instant::now();
+            let outcome = {
+                let mut fut = pin!(self.batch(first, n, &mut bufs));
+                tokio::select! {
+                    biased;
+                    r = &mut fut => Some(r),
+                    _ = stop.cancelled() => {
+                        target.cancel_query(&token).await;
+                        // Let the server abort it so the session ends clean.
+                        let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
+                        None
+                    }
+                }
+            };
+            match outcome {
+                Some(Ok(c)) => {
+                    let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    latency_us.saturating_record(us.max(1));
+                    done += n;
+                    commits += c;
+                    meter.add(n);
+                }
+                Some(Err(_)) | None if stop.is_cancelled() => {
+                    error = Some(LoadError::Stopped);
+                    break;
+                }
+                Some(Err(e)) => {
+                    error = Some(LoadError::Failed(format!(
+                        "client {} of {} failed after {} rows: {}",
+                        self.job.index + 1,
+                        self.job.of,
+                        done,
+                        describe_query_error(&e)
+                    )));
+                    break;
+                }
+                None => {
+                    error = Some(LoadError::Stopped);
+                    break;
+                }
+            }
+        }
+        LoadResult {
+            rows: done,
+            commits,
+            latency_us,
+            error,
+        }
+    }
+
+    /// One batch of `n` rows from id `first`; returns the commits it made.
+    async fn batch(
+        &mut self,
+        first: i64,
+        n: u64,
+        bufs: &mut [String],
+    ) -> Result<u64, tokio_postgres::Error> {
+        let payload = self.payload.clone();
+        match (&self.stmts, self.job.method) {
+            (Stmts::Insert(stmt), Method::InsertTx) => {
+                let n = n as usize;
+                for (i, b) in bufs[..n].iter_mut().enumerate() {
+                    payload.fill(first + i as i64, b);
+                }
+                let ids: Vec<i64> = (0..n as i64).map(|i| first + i).collect();
+                let docs: Vec<Doc<'_>> = bufs[..n].iter().map(|b| Doc(b)).collect();
+                let params: Vec<[&(dyn ToSql + Sync); 2]> = ids
+                    .iter()
+                    .zip(&docs)
+                    .map(|(id, d)| [id as &(dyn ToSql + Sync), d as &(dyn ToSql + Sync)])
+                    .collect();
+                let tx = self.client.transaction().await?;
+                if self.job.pipeline {
+                    try_join_all(params.iter().map(|p| tx.execute(stmt, p))).await?;
+                } else {
+                    for p in &params {
+                        tx.execute(stmt, p).await?;
+                    }
+                }
+                tx.commit().await?;
+                Ok(1)
+            }
+            (Stmts::Insert(stmt), _) => {
+                let buf = &mut bufs[0];
+                payload.fill(first, buf);
+                self.client.execute(stmt, &[&first, &Doc(buf)]).await?;
+                Ok(1)
+            }
+            (
+                Stmts::Values {
+                    full_rows,
+                    full,
+                    rest,
+                },
+                _,
+            ) => {
+                let stmt = match rest {
+                    Some(rest) if n != *full_rows => rest,
+                    _ => full,
+                };
+                let n = n as usize;
+                for (i, b) in bufs[..n].iter_mut().enumerate() {
+                    payload.fill(first + i as i64, b);
+                }
+                let ids: Vec<i64> = (0..n as i64).map(|i| first + i).collect();
+                let docs: Vec<Doc<'_>> = bufs[..n].iter().map(|b| Doc(b)).collect();
+                let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(2 * n);
+                for (id, d) in ids.iter().zip(&docs) {
+                    params.push(id);
+                    params.push(d);
+                }
+                self.client.execute(stmt, &params).await?;
+                Ok(1)
+            }
+            (Stmts::Copy(sql), _) => {
+                let ty = match self.job.payload_type {
+                    PayloadType::Text => Type::TEXT,
+                    PayloadType::Json => Type::JSONB,
+                };
+                let sink = self.client.copy_in(sql.as_str()).await?;
+                let mut writer = pin!(BinaryCopyInWriter::new(sink, &[Type::INT8, ty]));
+                let buf = &mut bufs[0];
+                for id in first..first + n as i64 {
+                    payload.fill(id, buf);
+                    writer.as_mut().write(&[&id, &Doc(buf)]).await?;
+                }
+                writer.finish().await?;
+                Ok(1)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_statement_numbers_its_parameters() {
+        assert_eq!(
+            values_sql("t", 2),
+            "INSERT INTO t (id, payload) VALUES ($1, $2),($3, $4)"
+        );
+    }
+}

@@ -1,0 +1,639 @@
+//! ingest parameters: what the editor, the flags and the presets set, and the trials they
+//! expand to.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::spec::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
+
+pub const METHODS: &[&str] = &["insert", "insert-tx", "values", "copy"];
+pub const SYNC_VALUES: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
+
+pub const FIELDS: &[FieldDef] = &[
+    FieldDef {
+        key: "method",
+        label: "method",
+        help: "insert (1 row per commit), insert-tx (B inserts per transaction), values (one INSERT of B rows), copy (binary COPY of B rows); a list",
+        default: "insert-tx,copy",
+        kind: FieldKind::ChoiceList(METHODS),
+    },
+    FieldDef {
+        key: "batch",
+        label: "batch",
+        help: "rows per transaction or statement: 100, a list 1,10,100, a range 1..1024*2, or sqrt2 (1,2,4,5,8,11,…,1024); insert always uses 1",
+        default: "1,16,256",
+        kind: FieldKind::CountList,
+    },
+    FieldDef {
+        key: "clients",
+        label: "clients",
+        help: "concurrent sessions loading at once, each on its own connection: 1, or a list 1,2,3",
+        default: "1",
+        kind: FieldKind::CountList,
+    },
+    FieldDef {
+        key: "sync-commit",
+        label: "synchronous_commit",
+        help: "synchronous_commit of the loading sessions (SET, this session only): on, off, or on,off",
+        default: "on",
+        kind: FieldKind::ChoiceList(SYNC_VALUES),
+    },
+    FieldDef {
+        key: "rows",
+        label: "rows",
+        help: "rows per trial, split exactly among the clients (10k, 1M)",
+        default: "10k",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "duration",
+        label: "duration",
+        help: "stop each trial after this long even if rows remain (30s, 2min); off: until all rows are in",
+        default: "off",
+        kind: FieldKind::Duration,
+    },
+    FieldDef {
+        key: "payload",
+        label: "payload",
+        help: "bytes of payload per row (100B, 1kB, 16kB): the text, or the whole JSON document",
+        default: "100B",
+        kind: FieldKind::Size,
+    },
+    FieldDef {
+        key: "payload-type",
+        label: "payload type",
+        help: "text column, or a jsonb document",
+        default: "text",
+        kind: FieldKind::Choice(&["text", "json"]),
+    },
+    FieldDef {
+        key: "indexes",
+        label: "indexes",
+        help: "secondary btree indexes 0..8: the first on id, the others on 8-byte keys from the payload",
+        default: "0",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "append",
+        label: "append",
+        help: "on: every trial appends to one table, to see decay as it grows; off: a fresh table per trial",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+    FieldDef {
+        key: "pipeline",
+        label: "pipeline",
+        help: "insert-tx sends a transaction's inserts without waiting for each reply (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+];
+
+/// How rows reach the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// One single-row INSERT per transaction (autocommit): a commit per row.
+    Insert,
+    /// B single-row INSERTs of a prepared statement inside one transaction.
+    InsertTx,
+    /// One multi-row `INSERT … VALUES` of B rows.
+    Values,
+    /// One binary `COPY … FROM STDIN` of B rows.
+    Copy,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [
+        Method::Insert,
+        Method::InsertTx,
+        Method::Values,
+        Method::Copy,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Insert => "insert",
+            Method::InsertTx => "insert-tx",
+            Method::Values => "values",
+            Method::Copy => "copy",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Method, String> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("unknown method '{s}': use insert, insert-tx, values or copy"))
+    }
+}
+
+/// A `synchronous_commit` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncCommit {
+    On,
+    Off,
+    Local,
+    RemoteWrite,
+    RemoteApply,
+}
+
+impl SyncCommit {
+    pub const ALL: [SyncCommit; 5] = [
+        SyncCommit::On,
+        SyncCommit::Off,
+        SyncCommit::Local,
+        SyncCommit::RemoteWrite,
+        SyncCommit::RemoteApply,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncCommit::On => "on",
+            SyncCommit::Off => "off",
+            SyncCommit::Local => "local",
+            SyncCommit::RemoteWrite => "remote_write",
+            SyncCommit::RemoteApply => "remote_apply",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<SyncCommit, String> {
+        SyncCommit::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "'{s}' is not a synchronous_commit value: use on, off, local, remote_write or remote_apply"
+                )
+            })
+    }
+
+    /// Every commit waits for its WAL to reach the local disk.
+    pub fn waits_for_flush(self) -> bool {
+        self != SyncCommit::Off
+    }
+}
+
+/// What the payload column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PayloadType {
+    Text,
+    Json,
+}
+
+impl PayloadType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayloadType::Text => "text",
+            PayloadType::Json => "json",
+        }
+    }
+    /// The column type.
+    pub fn sql_type(self) -> &'static str {
+        match self {
+            PayloadType::Text => "text",
+            PayloadType::Json => "jsonb",
+        }
+    }
+}
+
+/// Rows in one multi-row `INSERT … VALUES`: PostgreSQL takes at most 65535 parameters per
+/// statement and each row binds two.
+pub const VALUES_MAX_BATCH: u64 = 65535 / 2;
+/// Payload bytes one `INSERT … VALUES` statement may carry (it is built in memory).
+pub const VALUES_MAX_STATEMENT_BYTES: u64 = 256 * 1024 * 1024;
+pub const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
+pub const INDEXES_MAX: u64 = 8;
+/// Heap overhead per row besides the payload: tuple header, line pointer, id, varlena header.
+pub const ROW_OVERHEAD_BYTES: u64 = 40;
+/// Approximate btree bytes per row of one secondary index.
+pub const INDEX_BYTES_PER_ROW: u64 = 32;
+
+/// Upper bound of each byte estimate (1 EiB): far beyond any disk, and four of them still add
+/// up without overflow.
+const BYTES_CAP: u64 = 1 << 60;
+
+/// A valid ingest specification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IngestSpec {
+    pub methods: Vec<Method>,
+    pub batches: Vec<u64>,
+    pub clients: Vec<u32>,
+    pub sync: Vec<SyncCommit>,
+    /// Rows per trial (all clients together).
+    pub rows: u64,
+    /// Time limit per trial in seconds (None: until `rows` are in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    pub payload: Size,
+    pub payload_type: PayloadType,
+    pub indexes: u32,
+    pub append: bool,
+    pub pipeline: bool,
+    /// The disk's fsync rate (8 kB write + fdatasync per second) when the caller already
+    /// probed it (the TUI's Host pane); not a field. When absent and a local data directory
+    /// is known, the run probes it for 2 s itself before `insert` trials that wait for flush.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync_ops_per_s: Option<f64>,
+}
+
+/// One trial: a configuration the run loads `rows` rows with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrialPlan {
+    pub method: Method,
+    pub batch: u64,
+    pub clients: u32,
+    pub sync: SyncCommit,
+}
+
+impl TrialPlan {
+    /// "copy ×2 sync=off": the chart series the trial belongs to.
+    pub fn series(&self) -> String {
+        format!(
+            "{} ×{} sync={}",
+            self.method.as_str(),
+            self.clients,
+            self.sync.as_str()
+        )
+    }
+    /// "copy · batch 64 · 2 clients · sync=off".
+    pub fn label(&self) -> String {
+        format!(
+            "{} · batch {} · {} client{} · sync={}",
+            self.method.as_str(),
+            self.batch,
+            self.clients,
+            if self.clients == 1 { "" } else { "s" },
+            self.sync.as_str()
+        )
+    }
+}
+
+fn list_of<T: PartialEq>(
+    s: &str,
+    what: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    if s.is_empty() {
+        return Err(format!("the {what} list is empty: give at least one"));
+    }
+    let mut v = Vec::new();
+    for item in s.split(',') {
+        let x = parse(item.trim())?;
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    Ok(v)
+}
+
+fn parse_limit(s: &str) -> Result<Option<f64>, String> {
+    if matches!(s, "" | "off" | "none" | "0") {
+        return Ok(None);
+    }
+    let d: Duration = parse_duration(s).map_err(|e| e.0)?;
+    if d.is_zero() {
+        return Ok(None);
+    }
+    if d < Duration::from_millis(100) {
+        return Err(format!(
+            "'{s}' is too short to measure: give at least 100ms, or off"
+        ));
+    }
+    Ok(Some(d.as_secs_f64()))
+}
+
+impl IngestSpec {
+    pub fn parse(p: &ParamText) -> Result<IngestSpec, FieldErrors> {
+        let mut r = FieldReader::new(p);
+        let methods = r.get("method", vec![Method::Copy], |s| {
+            list_of(s, "method", Method::parse)
+        });
+        let batches = r.get("batch", vec![1], |s| {
+            let mut v: Vec<u64> = Vec::new();
+            for n in parse_count_list(s).map_err(|e| e.0)? {
+                if n == 0 {
+                    return Err("batch 0 holds no rows: a batch is at least 1 row".into());
+                }
+                if n > 1_000_000 {
+                    return Err(format!("batch {n} is above the limit of 1M rows"));
+                }
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+            }
+            Ok(v)
+        });
+        let clients: Vec<u32> = r.get("clients", vec![1], |s| {
+            let mut v: Vec<u32> = Vec::new();
+            for n in parse_count_list(s).map_err(|e| e.0)? {
+                if n == 0 {
+                    return Err("0 clients load nothing: give at least 1".into());
+                }
+                if n > 1000 {
+                    return Err(format!("{n} clients is above the limit of 1000"));
+                }
+                if !v.contains(&(n as u32)) {
+                    v.push(n as u32);
+                }
+            }
+            Ok(v)
+        });
+        let sync = r.get("sync-commit", vec![SyncCommit::On], |s| {
+            list_of(s, "synchronous_commit", SyncCommit::parse)
+        });
+        let rows = r.count("rows", 1, 1_000_000_000_000);
+        let duration_s = r.get("duration", None, parse_limit);
+        let payload = r.get("payload", Size::from_bytes(100), |s| {
+            let size = parse_size(s).map_err(|e| e.0)?;
+            if size.bytes > PAYLOAD_MAX {
+                return Err(format!(
+                    "{} per row is above the limit of 64MB (PostgreSQL fields stop at 1GB, and every row is built in memory)",
+                    size.text
+                ));
+            }
+            Ok(size)
+        });
+        let payload_type = r.choice(
+            "payload-type",
+            &[("text", PayloadType::Text), ("json", PayloadType::Json)],
+        );
+        let indexes = r.count("indexes", 0, INDEXES_MAX) as u32;
+        let append = r.bool("append");
+        let pipeline = r.bool("pipeline");
+
+        let max_clients = clients.iter().copied().max().unwrap_or(1) as u64;
+        if rows < max_clients {
+            r.errors.push((
+                "rows".into(),
+                format!(
+                    "{rows} rows cannot be split among {max_clients} clients: give at least one row per client"
+                ),
+            ));
+        }
+        if methods.contains(&Method::Values) {
+            if let Some(b) = batches.iter().find(|b| **b > VALUES_MAX_BATCH) {
+                r.errors.push((
+                    "batch".into(),
+                    format!(
+                        "batch {b} is too large for values: one INSERT takes at most {VALUES_MAX_BATCH} rows (65535 parameters, 2 per row); use copy for larger batches"
+                    ),
+                ));
+            } else if let Some(b) = batches
+                .iter()
+                .find(|b| **b * payload.bytes > VALUES_MAX_STATEMENT_BYTES)
+            {
+                r.errors.push((
+                    "batch".into(),
+                    format!(
+                        "batch {b} of {} rows makes one values statement larger than 256MB: use smaller batches or copy",
+                        payload.text
+                    ),
+                ));
+            }
+        }
+        r.finish(IngestSpec {
+            methods,
+            batches,
+            clients,
+            sync,
+            rows,
+            duration_s,
+            payload,
+            payload_type,
+            indexes,
+            append,
+            pipeline,
+            fsync_ops_per_s: None,
+        })
+    }
+
+    pub fn to_text(&self) -> ParamText {
+        let b = |v: bool| if v { "on" } else { "off" }.to_string();
+        let join = |v: Vec<String>| v.join(",");
+        ParamText::from([
+            (
+                "method".into(),
+                join(
+                    self.methods
+                        .iter()
+                        .map(|m| m.as_str().to_string())
+                        .collect(),
+                ),
+            ),
+            (
+                "batch".into(),
+                if self.batches == crate::measure::units::sqrt2_ladder(1024) {
+                    "sqrt2".to_string()
+                } else {
+                    join(self.batches.iter().map(|n| n.to_string()).collect())
+                },
+            ),
+            (
+                "clients".into(),
+                join(self.clients.iter().map(|n| n.to_string()).collect()),
+            ),
+            (
+                "sync-commit".into(),
+                join(self.sync.iter().map(|s| s.as_str().to_string()).collect()),
+            ),
+            ("rows".into(), format_count(self.rows as f64)),
+            (
+                "duration".into(),
+                match self.duration_s {
+                    None => "off".into(),
+                    Some(s) if s.fract() == 0.0 => format!("{s}s"),
+                    Some(s) => format!("{}ms", (s * 1000.0).round()),
+                },
+            ),
+            ("payload".into(), self.payload.text.clone()),
+            ("payload-type".into(), self.payload_type.as_str().into()),
+            ("indexes".into(), self.indexes.to_string()),
+            ("append".into(), b(self.append)),
+            ("pipeline".into(), b(self.pipeline)),
+        ])
+    }
+
+    /// The trials in run order: per method, per synchronous_commit, per client count, per
+    /// batch (insert commits every row, so it runs at batch 1 only).
+    pub fn plan(&self) -> Vec<TrialPlan> {
+        let mut out = Vec::new();
+        for &method in &self.methods {
+            let batches: &[u64] = if method == Method::Insert {
+                &[1]
+            } else {
+                &self.batches
+            };
+            for &sync in &self.sync {
+                for &clients in &self.clients {
+                    for &batch in batches {
+                        out.push(TrialPlan {
+                            method,
+                            batch,
+                            clients,
+                            sync,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn trials(&self) -> usize {
+        self.plan().len()
+    }
+
+    pub fn max_clients(&self) -> u32 {
+        self.clients.iter().copied().max().unwrap_or(1)
+    }
+
+    /// Heap bytes of one row: the payload (at least the JSON skeleton) plus overhead.
+    pub fn row_bytes(&self) -> u64 {
+        let min_doc = match self.payload_type {
+            PayloadType::Text => 0,
+            PayloadType::Json => super::payload::json_skeleton_bytes(self.indexes),
+        };
+        self.payload.bytes.max(min_doc) + ROW_OVERHEAD_BYTES
+    }
+
+    pub fn estimate(&self) -> Cost {
+        let trials = self.trials() as u64;
+        // Fresh tables are dropped after each trial; an appended one holds every trial's rows.
+        let largest_rows = if self.append {
+            self.rows.saturating_mul(trials)
+        } else {
+            self.rows
+        };
+        let table_bytes = largest_rows.saturating_mul(self.row_bytes());
+        let index_bytes = largest_rows.saturating_mul(self.indexes as u64 * INDEX_BYTES_PER_ROW);
+        // Absurd specs saturate here rather than overflow where the parts are added up.
+        let cap = |b: u64| b.min(BYTES_CAP);
+        Cost {
+            trials: trials as usize,
+            rows: self.rows.saturating_mul(trials),
+            table_bytes: cap(table_bytes),
+            index_bytes: cap(index_bytes),
+            temp_bytes: 0,
+            // WAL of one trial's load: the rows and their index entries, before a checkpoint
+            // recycles it.
+            wal_bytes: cap(self
+                .rows
+                .saturating_mul(self.row_bytes() + self.indexes as u64 * INDEX_BYTES_PER_ROW)),
+            // The loading sessions and one control session.
+            connections: self.max_clients() + 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<IngestSpec, FieldErrors> {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        match ExperimentKind::Ingest.parse_spec(&p)? {
+            ExperimentSpec::Ingest(s) => Ok(s),
+            _ => panic!("not an ingest spec"),
+        }
+    }
+
+    #[test]
+    fn defaults_parse_and_round_trip() {
+        let s = parse(&[]).unwrap();
+        assert_eq!(s.methods, [Method::InsertTx, Method::Copy]);
+        assert_eq!(s.batches, [1, 16, 256]);
+        assert_eq!(s.clients, [1]);
+        assert_eq!(s.sync, [SyncCommit::On]);
+        assert_eq!(s.rows, 10_000);
+        assert_eq!(s.duration_s, None);
+        assert_eq!(s.trials(), 6);
+        assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
+    }
+
+    #[test]
+    fn sqrt2_ladder_expands_to_the_couchdb_batches() {
+        let s = parse(&[("batch", "sqrt2"), ("clients", "1,2,3")]).unwrap();
+        assert_eq!(
+            s.batches,
+            [
+                1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256, 362, 512, 724, 1024
+            ]
+        );
+        assert_eq!(s.trials(), 2 * 19 * 3);
+        assert_eq!(s.to_text()["batch"], "sqrt2");
+        assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
+    }
+
+    #[test]
+    fn insert_runs_at_batch_one_only() {
+        let s = parse(&[("method", "insert,copy"), ("batch", "1,10,100")]).unwrap();
+        let plan = s.plan();
+        assert_eq!(plan.len(), 1 + 3);
+        assert_eq!(plan[0].method, Method::Insert);
+        assert_eq!(plan[0].batch, 1);
+        assert_eq!(plan[0].series(), "insert ×1 sync=on");
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let e = parse(&[
+            ("method", "upsert"),
+            ("batch", "0"),
+            ("clients", "0"),
+            ("sync-commit", "maybe"),
+        ])
+        .unwrap_err();
+        let keys: Vec<_> = e.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["method", "batch", "clients", "sync-commit"], "{e:?}");
+        assert!(e[0].1.contains("unknown method 'upsert'"), "{e:?}");
+        assert!(e[1].1.contains("batch 0"), "{e:?}");
+        assert!(e[2].1.contains("0 clients"), "{e:?}");
+
+        let e = parse(&[("method", "values"), ("batch", "40000")]).unwrap_err();
+        assert_eq!(e[0].0, "batch");
+        assert!(e[0].1.contains("65535"), "{e:?}");
+        let e = parse(&[("payload", "1GB")]).unwrap_err();
+        assert_eq!(e[0].0, "payload");
+        let e = parse(&[("rows", "2"), ("clients", "3")]).unwrap_err();
+        assert_eq!(e[0].0, "rows");
+        let e = parse(&[("duration", "10 parsecs")]).unwrap_err();
+        assert_eq!(e[0].0, "duration");
+        let e = parse(&[("indexes", "9")]).unwrap_err();
+        assert_eq!(e[0].0, "indexes");
+    }
+
+    #[test]
+    fn durations_and_off() {
+        assert_eq!(parse(&[("duration", "off")]).unwrap().duration_s, None);
+        assert_eq!(parse(&[("duration", "0")]).unwrap().duration_s, None);
+        let s = parse(&[("duration", "2min")]).unwrap();
+        assert_eq!(s.duration_s, Some(120.0));
+        assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
+        let s = parse(&[("duration", "1500ms")]).unwrap();
+        assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
+    }
+
+    #[test]
+    fn estimate_counts_connections_and_disk() {
+        let s = parse(&[("clients", "1,3"), ("rows", "1M"), ("payload", "1kB")]).unwrap();
+        let c = s.estimate();
+        assert_eq!(c.connections, 4);
+        assert_eq!(c.table_bytes, 1_000_000 * (1024 + ROW_OVERHEAD_BYTES));
+        assert_eq!(c.index_bytes, 0);
+        let huge = parse(&[("rows", "1e12"), ("payload", "64MB")]).unwrap();
+        assert!(huge.estimate().disk_bytes() >= 1 << 60);
+        let appended = parse(&[("append", "on"), ("indexes", "2")]).unwrap();
+        let c = appended.estimate();
+        assert_eq!(c.table_bytes, 6 * 10_000 * appended.row_bytes());
+        assert_eq!(c.index_bytes, 6 * 10_000 * 2 * INDEX_BYTES_PER_ROW);
+    }
+}

@@ -1,0 +1,112 @@
+//! The table a trial loads into, in the lab schema and marked as the run's so that every exit
+//! path drops it, and the readings taken around a load (WAL position, row count, size).
+
+use tokio_postgres::Client;
+
+use super::payload::index_expression;
+use super::spec::IngestSpec;
+use crate::experiment::lab::{RunCtx, RunError};
+
+/// The table name for a trial (`None`: the one table an appending run shares).
+pub fn table_name(run_id: &str, trial: Option<usize>) -> String {
+    let id: String = run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match trial {
+        Some(n) => format!("ingest_{id}_t{n}"),
+        None => format!("ingest_{id}_append"),
+    }
+}
+
+/// Create `name` as `(id bigint, payload text|jsonb)` with the spec's secondary indexes,
+/// marking it as this run's right after it exists.
+pub async fn create(
+    ctx: &RunCtx,
+    client: &Client,
+    name: &str,
+    spec: &IngestSpec,
+) -> Result<(), RunError> {
+    let t = ctx.table(name);
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE {t} (id bigint NOT NULL, payload {})",
+            spec.payload_type.sql_type()
+        ))
+        .await
+        .map_err(|e| ctx.error(e))?;
+    ctx.mark_run_table(client, name, "ingest trial table")
+        .await?;
+    for i in 1..=spec.indexes {
+        let sql = format!(
+            "CREATE INDEX ON {t} {}",
+            index_expression(i, spec.payload_type)
+        );
+        ctx.cancellable(client, client.batch_execute(&sql)).await?;
+    }
+    Ok(())
+}
+
+pub async fn drop(ctx: &RunCtx, client: &Client, name: &str) -> Result<(), RunError> {
+    let sql = format!("DROP TABLE IF EXISTS {}", ctx.table(name));
+    client.batch_execute(&sql).await.map_err(|e| ctx.error(e))
+}
+
+/// The current WAL insert position, as text.
+pub async fn wal_position(ctx: &RunCtx, client: &Client) -> Result<String, RunError> {
+    let row = client
+        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+        .await
+        .map_err(|e| ctx.error(e))?;
+    Ok(row.get(0))
+}
+
+/// Bytes of WAL written since `from` (a position from [`wal_position`]).
+pub async fn wal_since(ctx: &RunCtx, client: &Client, from: &str) -> Result<i64, RunError> {
+    let row = client
+        .query_one(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::text::pg_lsn)::int8",
+            &[&from],
+        )
+        .await
+        .map_err(|e| ctx.error(e))?;
+    Ok(row.get(0))
+}
+
+/// Rows in the table and its total size on disk.
+pub async fn count_and_size(
+    ctx: &RunCtx,
+    client: &Client,
+    name: &str,
+) -> Result<(u64, i64), RunError> {
+    let t = ctx.table(name);
+    let sql = format!("SELECT count(*), pg_total_relation_size($1::text::regclass) FROM {t}");
+    let row = ctx
+        .cancellable(client, client.query_one(&sql, &[&t]))
+        .await?;
+    let count: i64 = row.get(0);
+    Ok((count.max(0) as u64, row.get(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_plain_identifiers() {
+        assert_eq!(
+            table_name("20250101T120000Z-ab12", Some(3)),
+            "ingest_20250101t120000z_ab12_t3"
+        );
+        assert_eq!(
+            table_name("20250101T120000Z-ab12", None),
+            "ingest_20250101t120000z_ab12_append"
+        );
+    }
+}

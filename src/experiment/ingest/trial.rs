@@ -1,0 +1,229 @@
+//! One trial: open the clients' sessions, split the rows among them exactly, start them
+//! together, report progress while they load, and read WAL, row count and size afterwards.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+use tokio_postgres::Client;
+
+use super::client::{Job, LoadError, LoadResult, Loader, latency_histogram, open_session};
+use super::meter::Meter;
+use super::payload::PayloadGen;
+use super::report::{IngestTrial, LatencyMs, StopReason, decay_pct};
+use super::spec::{IngestSpec, Method, TrialPlan};
+use super::table;
+use crate::experiment::event::{Progress, TrialRef};
+use crate::experiment::lab::{RunCtx, RunError};
+
+/// How often progress is sent (at most ~10 a second).
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// Seed of the payload bytes: the same spec writes the same data.
+const PAYLOAD_SEED: u64 = 42;
+
+/// Rows per client: `rows` split exactly, the remainder spread over the first clients.
+pub fn split_rows(rows: u64, clients: u32) -> Vec<u64> {
+    let c = clients.max(1) as u64;
+    (0..c).map(|i| rows / c + u64::from(i < rows % c)).collect()
+}
+
+/// Where a trial loads and what is already there.
+pub struct TrialTable<'a> {
+    pub name: &'a str,
+    /// The first id this trial writes.
+    pub first_id: i64,
+    /// Rows in the table before the trial.
+    pub rows_before: u64,
+}
+
+/// Run one trial on `table` (already created). `control` is the run's own session.
+pub async fn run(
+    ctx: &RunCtx,
+    control: &Client,
+    spec: &IngestSpec,
+    plan: &TrialPlan,
+    tref: &TrialRef,
+    at: &TrialTable<'_>,
+    fsync_ops_per_s: Option<f64>,
+) -> Result<IngestTrial, RunError> {
+    ctx.emit.phase(Some(tref.clone()), "opening sessions").await;
+    let payload = Arc::new(PayloadGen::new(
+        spec.payload_type,
+        spec.payload.bytes,
+        spec.indexes,
+        PAYLOAD_SEED,
+    ));
+    let shares = split_rows(spec.rows, plan.clients);
+    let mut loaders = Vec::with_capacity(shares.len());
+    let mut first_id = at.first_id;
+    for (index, &rows) in shares.iter().enumerate() {
+        ctx.check()?;
+        let client = open_session(ctx, plan.sync).await?;
+        let job = Job {
+            index,
+            of: shares.len(),
+            method: plan.method,
+            batch: plan.batch,
+            first_id,
+            rows,
+            pipeline: spec.pipeline && plan.method == Method::InsertTx,
+            payload_type: spec.payload_type,
+            table: ctx.table(at.name),
+        };
+        first_id += rows as i64;
+        loaders.push(Loader::prepare(ctx, client, job, payload.clone()).await?);
+    }
+    let wal_from = table::wal_position(ctx, control).await?;
+
+    ctx.emit.phase(Some(tref.clone()), "loading").await;
+    let stop = ctx.cancel.child_token();
+    let meter = Arc::new(Meter::new());
+    let deadline = spec
+        .duration_s
+        .map(|s| meter.start() + Duration::from_secs_f64(s));
+    let mut set = JoinSet::new();
+    for (i, l) in loaders.into_iter().enumerate() {
+        let (meter, stop, target) = (meter.clone(), stop.clone(), ctx.target.clone());
+        set.spawn(async move { (i, l.run(meter, stop, target, deadline).await) });
+    }
+    let mut results: Vec<Option<LoadResult>> = (0..shares.len()).map(|_| None).collect();
+    let mut failure: Option<String> = None;
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut window: VecDeque<(Instant, u64)> = VecDeque::from([(meter.start(), 0)]);
+    let mut last_commit = meter.start();
+    loop {
+        tokio::select! {
+            joined = set.join_next() => match joined {
+                None => break,
+                Some(Ok((i, r))) => {
+                    last_commit = Instant::now();
+                    if let Some(LoadError::Failed(e)) = &r.error
+                        && failure.is_none()
+                    {
+                        failure = Some(e.clone());
+                        stop.cancel();
+                    }
+                    results[i] = Some(r);
+                }
+                Some(Err(e)) => {
+                    if failure.is_none() {
+                        failure = Some(format!("a loading client stopped unexpectedly: {e}"));
+                    }
+                    stop.cancel();
+                }
+            },
+            _ = tick.tick() => {
+                let now = Instant::now();
+                let done = meter.done();
+                window.push_back((now, done));
+                while window.len() > 2 && now.duration_since(window[1].0) >= Duration::from_secs(1) {
+                    window.pop_front();
+                }
+                let (t0, d0) = window[0];
+                let dt = now.duration_since(t0).as_secs_f64();
+                let elapsed = now.duration_since(meter.start()).as_secs_f64();
+                let mut fraction = done as f64 / spec.rows.max(1) as f64;
+                if let Some(limit) = spec.duration_s {
+                    fraction = fraction.max(elapsed / limit);
+                }
+                ctx.emit.progress(Progress {
+                    trial: Some(tref.clone()),
+                    phase: "loading".into(),
+                    fraction: Some(fraction.min(1.0)),
+                    elapsed_s: elapsed,
+                    rate: (dt > 0.05).then(|| (done - d0) as f64 / dt),
+                    rate_unit: "rows/s".into(),
+                });
+            }
+        }
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(RunError::Cancelled);
+    }
+    if let Some(e) = failure {
+        return Err(RunError::Failed(format!(
+            "{} ({}): {e}; the other clients were stopped and the trial's table is dropped",
+            tref.label,
+            plan.series()
+        )));
+    }
+    let seconds = last_commit
+        .duration_since(meter.start())
+        .as_secs_f64()
+        .max(1e-6);
+
+    ctx.emit.phase(Some(tref.clone()), "counting rows").await;
+    let wal_bytes = table::wal_since(ctx, control, &wal_from).await?;
+    let (rows_counted, table_bytes) = table::count_and_size(ctx, control, at.name).await?;
+
+    let results: Vec<LoadResult> = results.into_iter().flatten().collect();
+    let rows: u64 = results.iter().map(|r| r.rows).sum();
+    let commits: u64 = results.iter().map(|r| r.commits).sum();
+    let mut latency = latency_histogram();
+    for r in &results {
+        // Same bounds, so adding cannot fail.
+        let _ = latency.add(&r.latency_us);
+    }
+    let q = |q: f64| latency.value_at_quantile(q) as f64 / 1000.0;
+    let series = meter.series(seconds);
+    let commits_per_s = commits as f64 / seconds;
+    Ok(IngestTrial {
+        method: plan.method,
+        batch: plan.batch,
+        clients: plan.clients,
+        synchronous_commit: plan.sync,
+        pipeline: spec.pipeline && plan.method == Method::InsertTx,
+        rows,
+        client_rows: results.iter().map(|r| r.rows).collect(),
+        rows_counted,
+        rows_before: at.rows_before,
+        seconds,
+        rows_per_s: rows as f64 / seconds,
+        latency_ms: LatencyMs {
+            p50: q(0.50),
+            p95: q(0.95),
+            p99: q(0.99),
+            max: latency.max() as f64 / 1000.0,
+        },
+        wal_bytes,
+        wal_bytes_per_row: if rows > 0 {
+            wal_bytes as f64 / rows as f64
+        } else {
+            0.0
+        },
+        commits,
+        commits_per_s,
+        decay_pct: decay_pct(&series),
+        series,
+        table_bytes,
+        stopped_by: if rows < spec.rows {
+            StopReason::Duration
+        } else {
+            StopReason::Rows
+        },
+        fsync_fraction: fsync_ops_per_s
+            .filter(|f| *f > 0.0)
+            .filter(|_| plan.method == Method::Insert && plan.sync.waits_for_flush())
+            .map(|f| commits_per_s / f),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_split_exactly() {
+        assert_eq!(split_rows(10, 3), [4, 3, 3]);
+        assert_eq!(split_rows(9, 3), [3, 3, 3]);
+        assert_eq!(split_rows(1001, 2), [501, 500]);
+        assert_eq!(split_rows(5, 1), [5]);
+        for (rows, c) in [(10_000u64, 7u32), (3, 3), (1_000_003, 13)] {
+            let s = split_rows(rows, c);
+            assert_eq!(s.iter().sum::<u64>(), rows);
+            assert!(s.iter().max().unwrap() - s.iter().min().unwrap() <= 1);
+        }
+    }
+}

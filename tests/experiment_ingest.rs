@@ -1,0 +1,400 @@
+//! The ingest experiment against a real sandbox: exact row counts for every method, exact
+//! splits among clients, the √2 ladder, synchronous_commit really set, cancel and a dying
+//! client leaving no table, time limits, appending, and the JSON schema.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pglab::experiment::ingest::{self, IngestReport, Method, StopReason, SyncCommit};
+use pglab::experiment::{
+    self, Emitter, ExperimentKind, ExperimentSpec, ParamText, ReportBody, RunCtx, RunEvent,
+    RunOptions, RunReport, guard,
+};
+use pglab::target::{Target, snapshot};
+use tokio_util::sync::CancellationToken;
+
+fn spec(pairs: &[(&str, &str)]) -> ExperimentSpec {
+    let p: ParamText = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    ExperimentKind::Ingest.parse_spec(&p).expect("valid spec")
+}
+
+fn body(r: &RunReport) -> &IngestReport {
+    match &r.body {
+        ReportBody::Ingest(b) => b,
+        _ => panic!("not an ingest report"),
+    }
+}
+
+static SCHEMA: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+
+/// A RunCtx on the lab's sandbox, for calling the experiment's parts directly.
+async fn direct_ctx(target: Arc<Target>) -> RunCtx {
+    let control = target.connect().await.unwrap();
+    let server = snapshot::read(&control, &target).await.unwrap();
+    let (tx, _rx) = tokio::sync::mpsc::channel(16);
+    RunCtx::new(
+        target,
+        Emitter::new(tx),
+        CancellationToken::new(),
+        "test".into(),
+        RunOptions::default(),
+        server,
+        pglab::host::HostSnapshot::read(None),
+    )
+}
+
+/// Start a run once the lab schema exists (runs starting together on a fresh server would
+/// otherwise race to create it).
+async fn start(target: Arc<Target>, spec: ExperimentSpec) -> experiment::RunHandle {
+    SCHEMA
+        .get_or_init(|| async {
+            let ctx = direct_ctx(target.clone()).await;
+            let c = target.connect().await.unwrap();
+            ctx.ensure_schema(&c).await.unwrap();
+        })
+        .await;
+    experiment::spawn(target, spec, RunOptions::default())
+}
+
+/// Run to the end; returns every event, the last being final.
+async fn run_all(target: Arc<Target>, spec: ExperimentSpec) -> Vec<RunEvent> {
+    let mut h = start(target, spec).await;
+    let mut events = Vec::new();
+    while let Some(ev) = tokio::time::timeout(Duration::from_secs(120), h.events.recv())
+        .await
+        .expect("run finishes within 2 min")
+    {
+        let last = ev.is_final();
+        events.push(ev);
+        if last {
+            break;
+        }
+    }
+    events
+}
+
+fn finished(events: &[RunEvent]) -> &RunReport {
+    match events.last() {
+        Some(RunEvent::Finished(r)) => r,
+        Some(RunEvent::Failed { error, .. }) => panic!("run failed: {error}"),
+        other => panic!("unexpected end: {other:?}"),
+    }
+}
+
+fn schema_check(report: &RunReport) {
+    let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/schema/ingest.schema.json"
+    )))
+    .expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let json = serde_json::to_value(report).expect("report serialises");
+    let errors: Vec<String> = v
+        .iter_errors(&json)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+/// The name every table of a run starts with.
+fn table_prefix(run_id: &str) -> String {
+    format!(
+        "ingest_{}",
+        run_id
+            .to_lowercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    )
+}
+
+/// Tables of a run still in the lab schema.
+async fn run_tables(target: &Target, run_id: &str) -> i64 {
+    let c = target.connect().await.unwrap();
+    let prefix = table_prefix(run_id);
+    c.query_one(
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'pglab' AND starts_with(tablename, $1)",
+        &[&prefix],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_method_inserts_exactly_the_rows_split_exactly() {
+    let lab = common::lab();
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "insert,insert-tx,values,copy"),
+            ("rows", "1001"),
+            ("batch", "64"),
+            ("clients", "1,3"),
+            ("sync-commit", "off"),
+        ]),
+    )
+    .await;
+    assert!(
+        matches!(events.first(), Some(RunEvent::Started { trials: 8, .. })),
+        "Started comes first: {:?}",
+        events.first()
+    );
+    let samples = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::Sample(_)))
+        .count();
+    assert_eq!(samples, 8);
+    let report = finished(&events);
+    let b = body(report);
+    assert_eq!(b.trials.len(), 8);
+    for t in &b.trials {
+        let what = format!("{} ×{}", t.method.as_str(), t.clients);
+        assert_eq!(t.rows, 1001, "{what}");
+        assert_eq!(t.rows_counted, 1001, "{what}: count(*) of the table");
+        assert_eq!(t.client_rows, ingest::split_rows(1001, t.clients), "{what}");
+        assert_eq!(t.synchronous_commit, SyncCommit::Off);
+        assert_eq!(t.stopped_by, StopReason::Rows);
+        assert!(t.wal_bytes > 0 && t.rows_per_s > 0.0, "{what}");
+        let expected_commits: u64 = match t.method {
+            Method::Insert => 1001,
+            _ => t.client_rows.iter().map(|r| r.div_ceil(64)).sum(),
+        };
+        assert_eq!(t.commits, expected_commits, "{what}");
+        assert!(t.latency_ms.p50 <= t.latency_ms.p99 && t.latency_ms.p99 <= t.latency_ms.max);
+    }
+    assert_eq!(
+        b.trials
+            .iter()
+            .find(|t| t.clients == 3)
+            .map(|t| t.client_rows.clone()),
+        Some(vec![334, 334, 333])
+    );
+    assert_eq!(b.summary.best.len(), 4);
+    assert!(!b.summary.findings.is_empty());
+    assert_eq!(run_tables(&lab.target(), &report.run_id).await, 0);
+    schema_check(report);
+}
+
+#[test]
+fn sqrt2_ladder_expands_to_19_batches() {
+    let ExperimentSpec::Ingest(s) = spec(&[("batch", "sqrt2")]) else {
+        panic!()
+    };
+    assert_eq!(
+        s.batches,
+        [
+            1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256, 362, 512, 724, 1024
+        ]
+    );
+}
+
+#[tokio::test]
+async fn synchronous_commit_off_is_in_effect_in_the_loading_session() {
+    let lab = common::lab();
+    let target = lab.target();
+    let control = target.connect().await.unwrap();
+    let ctx = direct_ctx(target.clone()).await;
+    for sync in [SyncCommit::Off, SyncCommit::On] {
+        let s = ingest::open_session(&ctx, sync).await.unwrap();
+        let shown: String = s
+            .query_one("SHOW synchronous_commit", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(shown, sync.as_str());
+    }
+    // And the server default is untouched.
+    let shown: String = control
+        .query_one("SHOW synchronous_commit", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(shown, "on");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_every_client_and_leaves_no_table() {
+    let lab = common::lab();
+    let target = lab.target();
+    let mut h = start(
+        target.clone(),
+        spec(&[
+            ("method", "insert"),
+            ("rows", "1M"),
+            ("clients", "2"),
+            ("sync-commit", "on"),
+        ]),
+    )
+    .await;
+    let mut cancelled_at = None;
+    let report = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(60), h.events.recv())
+            .await
+            .expect("events keep coming")
+            .expect("a final event");
+        match ev {
+            RunEvent::Progress(p) if cancelled_at.is_none() => {
+                assert_eq!(p.rate_unit, "rows/s");
+                cancelled_at = Some(Instant::now());
+                h.cancel.cancel();
+            }
+            RunEvent::Cancelled(r) => break r,
+            e if e.is_final() => panic!("not cancelled: {e:?}"),
+            _ => {}
+        }
+    };
+    let took = cancelled_at.expect("saw progress").elapsed();
+    assert!(took < Duration::from_secs(3), "cancel took {took:?}");
+    assert_eq!(run_tables(&target, &report.run_id).await, 0);
+    // No loading session is left working on the server.
+    let c = target.connect().await.unwrap();
+    let busy: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE state <> 'idle' AND pid <> pg_backend_pid() AND strpos(query, $1) > 0",
+            &[&table_prefix(&report.run_id)],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(busy, 0);
+    schema_check(&report);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_losing_its_connection_fails_the_trial_and_drops_the_table() {
+    let lab = common::lab();
+    let target = lab.target();
+    let mut h = start(
+        target.clone(),
+        spec(&[
+            ("method", "insert-tx"),
+            ("batch", "4"),
+            ("rows", "1M"),
+            ("clients", "2"),
+            ("sync-commit", "on"),
+        ]),
+    )
+    .await;
+    let killer = target.connect().await.unwrap();
+    let mut table = String::new();
+    let mut killed = false;
+    let (error, report) = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(60), h.events.recv())
+            .await
+            .expect("events keep coming")
+            .expect("a final event");
+        match ev {
+            RunEvent::Started { run_id, .. } => table = table_prefix(&run_id),
+            // Terminate one of this run's loading sessions (retrying until one is caught
+            // showing its INSERT rather than BEGIN or COMMIT).
+            RunEvent::Progress(_) if !killed => {
+                let n: i64 = killer
+                    .query_one(
+                        "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM pg_stat_activity
+                          WHERE pid <> pg_backend_pid() AND strpos(query, $1) > 0
+                          ORDER BY pid LIMIT 1) s",
+                        &[&table],
+                    )
+                    .await
+                    .unwrap()
+                    .get(0);
+                killed = n == 1;
+            }
+            RunEvent::Failed { error, report } => break (error, report),
+            e if e.is_final() => panic!("expected a failure: {e:?}"),
+            _ => {}
+        }
+    };
+    assert!(
+        killed,
+        "the run ended before a session was terminated: {error}"
+    );
+    assert!(
+        error.contains("client") && error.contains("of 2"),
+        "{error}"
+    );
+    assert!(
+        error.contains("ended the session") || error.contains("connection"),
+        "{error}"
+    );
+    assert_eq!(run_tables(&target, &report.run_id).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_limit_ends_the_trial_with_exact_counts() {
+    let lab = common::lab();
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "copy"),
+            ("batch", "100"),
+            ("rows", "10M"),
+            ("duration", "1500ms"),
+            ("sync-commit", "off"),
+        ]),
+    )
+    .await;
+    let report = finished(&events);
+    let t = &body(report).trials[0];
+    assert_eq!(t.stopped_by, StopReason::Duration);
+    assert!(t.rows < 10_000_000 && t.rows > 0);
+    assert_eq!(t.rows_counted, t.rows);
+    assert!(t.seconds >= 1.5 && t.seconds < 3.0, "{}", t.seconds);
+    assert!(!t.series.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appending_grows_one_table_with_json_and_indexes() {
+    let lab = common::lab();
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "values,copy"),
+            ("batch", "50"),
+            ("rows", "500"),
+            ("clients", "2"),
+            ("append", "on"),
+            ("payload", "300B"),
+            ("payload-type", "json"),
+            ("indexes", "3"),
+            ("sync-commit", "off"),
+        ]),
+    )
+    .await;
+    let report = finished(&events);
+    let b = body(report);
+    assert_eq!(b.trials.len(), 2);
+    assert_eq!(b.trials[0].rows_before, 0);
+    assert_eq!(b.trials[0].rows_counted, 500);
+    assert_eq!(b.trials[1].rows_before, 500);
+    assert_eq!(b.trials[1].rows_counted, 1000);
+    assert_eq!(run_tables(&lab.target(), &report.run_id).await, 0);
+    schema_check(report);
+}
+
+#[tokio::test]
+async fn too_many_clients_are_refused_before_anything_runs() {
+    let lab = common::lab();
+    let target = lab.target();
+    let c = target.connect().await.unwrap();
+    let server = snapshot::read(&c, &target).await.unwrap();
+    let s = spec(&[("clients", "500"), ("rows", "1000")]);
+    let pf = guard::preflight(s.estimate(), None, Some(&server), guard::CONFIRM_ABOVE);
+    assert!(
+        pf.refuse
+            .as_deref()
+            .is_some_and(|r| r.contains("501 connections")),
+        "{pf:?}"
+    );
+    // The run itself refuses too, for callers that skip the preflight.
+    let events = run_all(target.clone(), s).await;
+    assert_eq!(events.len(), 1, "nothing ran: {events:?}");
+    let Some(RunEvent::Failed { error, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert!(error.contains("connections"), "{error}");
+}
