@@ -1,35 +1,27 @@
-//! Past runs for the history strip, read straight from the history file.
-//!
-//! Temporary: `crate::history` is getting a reader (`history::read`). [`read_runs`] is the one
-//! function to swap for it; [`points`] turns runs into the strip's numbers.
+//! Past runs for the history strip: one number per finished run of the spec on screen.
 
-use std::io;
 use std::path::Path;
 
 use crate::experiment::{Outcome, RunReport};
 use crate::tui::msg::HistoryPoint;
 
-/// The runs recorded in `path` whose `spec_key` is `spec_key`, oldest first. A missing file is
-/// an empty history; lines that do not parse (a crash mid-append, a newer schema) are skipped.
-fn read_runs(path: &Path, spec_key: &str) -> io::Result<Vec<RunReport>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    // The key appears verbatim in its JSON line unless it holds characters JSON escapes.
-    let prefilter = !spec_key.contains(['"', '\\']) && !spec_key.chars().any(char::is_control);
-    Ok(text
-        .lines()
-        .filter(|l| !prefilter || l.contains(spec_key))
-        .filter_map(|l| serde_json::from_str::<RunReport>(l).ok())
+/// The runs recorded in `path` whose `spec_key` is `spec_key`, oldest first. Records that
+/// cannot be read are skipped (`history::read` says why in its warnings); a file that cannot
+/// be read at all is an error.
+fn read_runs(path: &Path, spec_key: &str) -> Result<Vec<RunReport>, String> {
+    let (runs, warnings) = crate::history::read(path);
+    if let Some(w) = warnings.iter().find(|w| w.line == 0) {
+        return Err(w.message.clone());
+    }
+    Ok(runs
+        .into_iter()
         .filter(|r| r.spec_key == spec_key)
         .collect())
 }
 
 /// One number per finished run of this spec: its total time.
 pub fn points(path: &Path, spec_key: &str) -> Result<Vec<HistoryPoint>, String> {
-    let runs = read_runs(path, spec_key).map_err(|e| format!("{}: {e}", path.display()))?;
+    let runs = read_runs(path, spec_key)?;
     Ok(runs
         .iter()
         .filter(|r| r.outcome == Outcome::Finished)
