@@ -106,13 +106,33 @@ pub async fn run(
     let result = sweep(ctx, spec, report, total, &mut confounders).await;
     // The index of the last trial goes on every path; the dataset stays for reuse.
     if let Ok(c) = ctx.target.connect().await {
+        let mut dropped = Vec::new();
         for d in &report.datasets {
-            let _ = c
-                .batch_execute(&format!(
-                    "DROP INDEX IF EXISTS {}",
-                    ctx.table(&trial::index_name(&d.table))
-                ))
-                .await;
+            let name = trial::index_name(&d.table);
+            let existed = c
+                .query_opt(
+                    "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = $1 AND c.relname = $2",
+                    &[&ctx.opts.schema, &name],
+                )
+                .await
+                .ok()
+                .flatten()
+                .is_some();
+            if existed
+                && c.batch_execute(&format!("DROP INDEX IF EXISTS {}", ctx.table(&name)))
+                    .await
+                    .is_ok()
+            {
+                dropped.push(name);
+            }
+        }
+        if !dropped.is_empty() {
+            ctx.note(format!(
+                "cleaned up: dropped index {} (the datasets stay for reuse)",
+                dropped.join(", ")
+            ))
+            .await;
         }
     }
     if !ctx.server.can_checkpoint {
