@@ -153,6 +153,16 @@ impl RunCtx {
             .connect()
             .await
             .map_err(|e| RunError::Failed(e.to_string()))?;
+        client
+            .batch_execute(&self.session_sql())
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(client)
+    }
+
+    /// The statements that make a fresh connection an experiment session (what `session`
+    /// runs), for sessions opened where the context cannot go, e.g. on a client's own thread.
+    pub fn session_sql(&self) -> String {
         let mut sql = format!(
             "SET search_path = {}, public; SET lock_timeout = '{}ms';",
             ident(&self.opts.schema),
@@ -161,11 +171,7 @@ impl RunCtx {
         if let Some(t) = self.opts.statement_timeout {
             sql.push_str(&format!(" SET statement_timeout = '{}ms';", t.as_millis()));
         }
-        client
-            .batch_execute(&sql)
-            .await
-            .map_err(|e| self.error(e))?;
-        Ok(client)
+        sql
     }
 
     /// Map a query error: a cancel we asked for is `Cancelled`, the rest a sentence.
