@@ -376,6 +376,28 @@ async fn appending_grows_one_table_with_json_and_indexes() {
     schema_check(report);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_insert_tx_inserts_exactly_the_rows() {
+    let lab = common::lab();
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "insert-tx"),
+            ("batch", "50"),
+            ("rows", "777"),
+            ("clients", "2"),
+            ("pipeline", "on"),
+            ("sync", "off"),
+        ]),
+    )
+    .await;
+    let t = &body(finished(&events)).trials[0];
+    assert!(t.pipeline);
+    assert_eq!((t.rows, t.rows_counted), (777, 777));
+    assert_eq!(t.client_rows, [389, 388]);
+    assert_eq!(t.commits, 8 + 8);
+}
+
 #[tokio::test]
 async fn too_many_clients_are_refused_before_anything_runs() {
     let lab = common::lab();
@@ -390,7 +412,20 @@ async fn too_many_clients_are_refused_before_anything_runs() {
             .is_some_and(|r| r.contains("501 connections")),
         "{pf:?}"
     );
-    // The run itself refuses too, for callers that skip the preflight.
+    // A payload the disk cannot hold is refused by the same preflight.
+    let free = pglab::host::free_bytes(&lab.dir).expect("free space of a local dir");
+    let huge = spec(&[("rows", "1e9"), ("payload", "64MB")]);
+    let pf = guard::preflight(
+        huge.estimate(),
+        Some(free),
+        Some(&server),
+        guard::CONFIRM_ABOVE,
+    );
+    assert!(
+        pf.refuse.as_deref().is_some_and(|r| r.contains("of disk")),
+        "{pf:?}"
+    );
+    // The run itself refuses too many clients, for callers that skip the preflight.
     let events = run_all(target.clone(), s).await;
     assert_eq!(events.len(), 1, "nothing ran: {events:?}");
     let Some(RunEvent::Failed { error, .. }) = events.last() else {

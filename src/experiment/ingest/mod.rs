@@ -21,6 +21,7 @@ mod report;
 mod spec;
 mod table;
 mod trial;
+mod worker;
 
 pub use client::open_session;
 pub use report::{
