@@ -50,7 +50,11 @@ async fn direct_ctx(target: Arc<Target>) -> RunCtx {
 
 /// Start a run once the lab schema exists (runs starting together on a fresh server would
 /// otherwise race to create it).
-async fn start(target: Arc<Target>, spec: ExperimentSpec) -> experiment::RunHandle {
+async fn start(
+    target: Arc<Target>,
+    spec: ExperimentSpec,
+    opts: RunOptions,
+) -> experiment::RunHandle {
     SCHEMA
         .get_or_init(|| async {
             let ctx = direct_ctx(target.clone()).await;
@@ -58,12 +62,16 @@ async fn start(target: Arc<Target>, spec: ExperimentSpec) -> experiment::RunHand
             ctx.ensure_schema(&c).await.unwrap();
         })
         .await;
-    experiment::spawn(target, spec, RunOptions::default())
+    experiment::spawn(target, spec, opts)
 }
 
 /// Run to the end; returns every event, the last being final.
 async fn run_all(target: Arc<Target>, spec: ExperimentSpec) -> Vec<RunEvent> {
-    let mut h = start(target, spec).await;
+    run_with(target, spec, RunOptions::default()).await
+}
+
+async fn run_with(target: Arc<Target>, spec: ExperimentSpec, opts: RunOptions) -> Vec<RunEvent> {
+    let mut h = start(target, spec, opts).await;
     let mut events = Vec::new();
     while let Some(ev) = tokio::time::timeout(Duration::from_secs(120), h.events.recv())
         .await
@@ -228,6 +236,7 @@ async fn cancel_stops_every_client_and_leaves_no_table() {
             ("clients", "2"),
             ("sync", "on"),
         ]),
+        RunOptions::default(),
     )
     .await;
     let mut cancelled_at = None;
@@ -277,6 +286,7 @@ async fn a_client_losing_its_connection_fails_the_trial_and_drops_the_table() {
             ("clients", "2"),
             ("sync", "on"),
         ]),
+        RunOptions::default(),
     )
     .await;
     let killer = target.connect().await.unwrap();
@@ -396,6 +406,43 @@ async fn pipelined_insert_tx_inserts_exactly_the_rows() {
     assert_eq!((t.rows, t.rows_counted), (777, 777));
     assert_eq!(t.client_rows, [389, 388]);
     assert_eq!(t.commits, 8 + 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_commits_are_compared_with_the_probed_fsync_rate() {
+    let lab = common::lab();
+    let probe_dir = common::temp_dir("fsync");
+    let events = run_with(
+        lab.target(),
+        spec(&[("method", "insert"), ("rows", "200"), ("sync", "on,off")]),
+        RunOptions {
+            local_data_dir: Some(probe_dir.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .await;
+    let report = finished(&events);
+    let b = body(report);
+    let fsync = b.fsync.as_ref().expect("probed");
+    assert_eq!(fsync.source, "probe");
+    assert!(fsync.ops_per_s > 0.0);
+    let on = b
+        .trials
+        .iter()
+        .find(|t| t.synchronous_commit == SyncCommit::On)
+        .unwrap();
+    let off = b
+        .trials
+        .iter()
+        .find(|t| t.synchronous_commit == SyncCommit::Off)
+        .unwrap();
+    assert!(on.fsync_fraction.is_some_and(|f| f > 0.0));
+    assert_eq!(off.fsync_fraction, None);
+    let all = b.summary.findings.join("\n");
+    assert!(all.contains("fsyncs/s"), "{all}");
+    assert!(all.contains("synchronous_commit=off"), "{all}");
+    schema_check(report);
+    let _ = std::fs::remove_dir_all(probe_dir);
 }
 
 #[tokio::test]

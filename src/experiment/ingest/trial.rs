@@ -51,7 +51,6 @@ pub async fn run(
     plan: &TrialPlan,
     tref: &TrialRef,
     at: &TrialTable<'_>,
-    fsync_ops_per_s: Option<f64>,
 ) -> Result<IngestTrial, RunError> {
     ctx.emit.phase(Some(tref.clone()), "opening sessions").await;
     let payload = Arc::new(PayloadGen::new(
@@ -247,10 +246,8 @@ pub async fn run(
         } else {
             StopReason::Rows
         },
-        fsync_fraction: fsync_ops_per_s
-            .filter(|f| *f > 0.0)
-            .filter(|_| plan.method == Method::Insert && plan.sync.waits_for_flush())
-            .map(|f| commits_per_s / f),
+        // Set once the run knows the disk's fsync rate (`IngestReport::apply_fsync`).
+        fsync_fraction: None,
     })
 }
 
