@@ -50,7 +50,11 @@ async fn direct_ctx(target: Arc<Target>) -> RunCtx {
 
 /// Start a run once the lab schema exists (runs starting together on a fresh server would
 /// otherwise race to create it).
-async fn start(target: Arc<Target>, spec: ExperimentSpec) -> experiment::RunHandle {
+async fn start(
+    target: Arc<Target>,
+    spec: ExperimentSpec,
+    opts: RunOptions,
+) -> experiment::RunHandle {
     SCHEMA
         .get_or_init(|| async {
             let ctx = direct_ctx(target.clone()).await;
@@ -58,12 +62,16 @@ async fn start(target: Arc<Target>, spec: ExperimentSpec) -> experiment::RunHand
             ctx.ensure_schema(&c).await.unwrap();
         })
         .await;
-    experiment::spawn(target, spec, RunOptions::default())
+    experiment::spawn(target, spec, opts)
 }
 
 /// Run to the end; returns every event, the last being final.
 async fn run_all(target: Arc<Target>, spec: ExperimentSpec) -> Vec<RunEvent> {
-    let mut h = start(target, spec).await;
+    run_with(target, spec, RunOptions::default()).await
+}
+
+async fn run_with(target: Arc<Target>, spec: ExperimentSpec, opts: RunOptions) -> Vec<RunEvent> {
+    let mut h = start(target, spec, opts).await;
     let mut events = Vec::new();
     while let Some(ev) = tokio::time::timeout(Duration::from_secs(120), h.events.recv())
         .await
@@ -228,6 +236,7 @@ async fn cancel_stops_every_client_and_leaves_no_table() {
             ("clients", "2"),
             ("sync-commit", "on"),
         ]),
+        RunOptions::default(),
     )
     .await;
     let mut cancelled_at = None;
@@ -277,6 +286,7 @@ async fn a_client_losing_its_connection_fails_the_trial_and_drops_the_table() {
             ("clients", "2"),
             ("sync-commit", "on"),
         ]),
+        RunOptions::default(),
     )
     .await;
     let killer = target.connect().await.unwrap();
@@ -376,6 +386,65 @@ async fn appending_grows_one_table_with_json_and_indexes() {
     schema_check(report);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_insert_tx_inserts_exactly_the_rows() {
+    let lab = common::lab();
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "insert-tx"),
+            ("batch", "50"),
+            ("rows", "777"),
+            ("clients", "2"),
+            ("pipeline", "on"),
+            ("sync", "off"),
+        ]),
+    )
+    .await;
+    let t = &body(finished(&events)).trials[0];
+    assert!(t.pipeline);
+    assert_eq!((t.rows, t.rows_counted), (777, 777));
+    assert_eq!(t.client_rows, [389, 388]);
+    assert_eq!(t.commits, 8 + 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_commits_are_compared_with_the_probed_fsync_rate() {
+    let lab = common::lab();
+    let probe_dir = common::temp_dir("fsync");
+    let events = run_with(
+        lab.target(),
+        spec(&[("method", "insert"), ("rows", "200"), ("sync", "on,off")]),
+        RunOptions {
+            local_data_dir: Some(probe_dir.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .await;
+    let report = finished(&events);
+    let b = body(report);
+    let fsync = b.fsync.as_ref().expect("probed");
+    assert_eq!(fsync.source, "probe");
+    assert!(fsync.ops_per_s > 0.0);
+    let on = b
+        .trials
+        .iter()
+        .find(|t| t.synchronous_commit == SyncCommit::On)
+        .unwrap();
+    let off = b
+        .trials
+        .iter()
+        .find(|t| t.synchronous_commit == SyncCommit::Off)
+        .unwrap();
+    assert!(on.fsync_fraction.is_some_and(|f| f > 0.0));
+    assert_eq!(off.fsync_fraction, None);
+    let all = b.summary.findings.join("\n");
+    assert!(all.contains("fsyncs/s"), "{all}");
+    assert!(all.contains("synchronous_commit=off"), "{all}");
+    schema_check(report);
+    let _ = std::fs::remove_dir_all(probe_dir);
+}
+
 #[tokio::test]
 async fn too_many_clients_are_refused_before_anything_runs() {
     let lab = common::lab();
@@ -390,7 +459,20 @@ async fn too_many_clients_are_refused_before_anything_runs() {
             .is_some_and(|r| r.contains("501 connections")),
         "{pf:?}"
     );
-    // The run itself refuses too, for callers that skip the preflight.
+    // A payload the disk cannot hold is refused by the same preflight.
+    let free = pglab::host::free_bytes(&lab.dir).expect("free space of a local dir");
+    let huge = spec(&[("rows", "1e9"), ("payload", "64MB")]);
+    let pf = guard::preflight(
+        huge.estimate(),
+        Some(free),
+        Some(&server),
+        guard::CONFIRM_ABOVE,
+    );
+    assert!(
+        pf.refuse.as_deref().is_some_and(|r| r.contains("of disk")),
+        "{pf:?}"
+    );
+    // The run itself refuses too many clients, for callers that skip the preflight.
     let events = run_all(target.clone(), s).await;
     assert_eq!(events.len(), 1, "nothing ran: {events:?}");
     let Some(RunEvent::Failed { error, .. }) = events.last() else {

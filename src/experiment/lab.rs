@@ -156,17 +156,23 @@ impl RunCtx {
             .connect()
             .await
             .map_err(|e| RunError::Failed(e.to_string()))?;
+        client
+            .batch_execute(&self.session_sql())
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(client)
+    }
+
+    /// The statements that make a fresh connection an experiment session (what `session`
+    /// runs), for sessions opened where the context cannot go, e.g. on a client's own thread.
+    pub fn session_sql(&self) -> String {
         let mut sql = format!(
             "SET search_path = {}, public; SET lock_timeout = '{}ms';",
             ident(&self.opts.schema),
             self.opts.lock_timeout.as_millis()
         );
         sql.push_str(&self.session_extras());
-        client
-            .batch_execute(&sql)
-            .await
-            .map_err(|e| self.error(e))?;
-        Ok(client)
+        sql
     }
 
     /// Settings every experiment session gets besides the search path: the statement

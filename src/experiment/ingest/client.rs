@@ -29,26 +29,39 @@ pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
 }
 
-/// A session for loading: the lab's session with `synchronous_commit` set for it alone, and
-/// checked with `SHOW` (a value the server silently ignores would make the trial a lie).
-pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunError> {
-    let client = ctx.session().await?;
-    client
-        .batch_execute(&format!("SET synchronous_commit = {}", sync.as_str()))
-        .await
-        .map_err(|e| ctx.error(e))?;
+/// A session for loading: the lab's session (`session_sql`, see `RunCtx::session_sql`) with
+/// `synchronous_commit` set for it alone, and checked with `SHOW` (a value the server
+/// silently ignored would make the trial a lie). The connection's I/O task runs on the
+/// calling runtime.
+pub async fn connect_session(
+    target: &Target,
+    session_sql: &str,
+    sync: SyncCommit,
+) -> Result<Client, String> {
+    let client = target.connect().await.map_err(|e| e.to_string())?;
+    let sql = format!("{session_sql} SET synchronous_commit = {};", sync.as_str());
+    let q = |e: tokio_postgres::Error| describe_query_error(&e);
+    client.batch_execute(&sql).await.map_err(q)?;
     let shown: String = client
         .query_one("SHOW synchronous_commit", &[])
         .await
-        .map_err(|e| ctx.error(e))?
+        .map_err(q)?
         .get(0);
     if shown != sync.as_str() {
-        return Err(RunError::Failed(format!(
+        return Err(format!(
             "SET synchronous_commit = {} did not take effect (SHOW says {shown})",
             sync.as_str()
-        )));
+        ));
     }
     Ok(client)
+}
+
+/// [`connect_session`] for a run's context: the session a loading client of that run gets.
+pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunError> {
+    ctx.check()?;
+    connect_session(&ctx.target, &ctx.session_sql(), sync)
+        .await
+        .map_err(RunError::Failed)
 }
 
 /// What one client is to load.
@@ -120,30 +133,30 @@ fn values_sql(table: &str, rows: u64) -> String {
 impl Loader {
     /// Prepare the job's statements on `client` (before the trial's clock starts).
     pub async fn prepare(
-        ctx: &RunCtx,
         client: Client,
         job: Job,
         payload: Arc<PayloadGen>,
-    ) -> Result<Loader, RunError> {
+    ) -> Result<Loader, String> {
+        let q = |e: tokio_postgres::Error| describe_query_error(&e);
         let table = job.table.clone();
         let stmts = match job.method {
             Method::Insert | Method::InsertTx => {
                 let sql = format!("INSERT INTO {table} (id, payload) VALUES ($1, $2)");
-                Stmts::Insert(client.prepare(&sql).await.map_err(|e| ctx.error(e))?)
+                Stmts::Insert(client.prepare(&sql).await.map_err(q)?)
             }
             Method::Values => {
                 let full_rows = job.batch.min(job.rows).max(1);
                 let full = client
                     .prepare(&values_sql(&table, full_rows))
                     .await
-                    .map_err(|e| ctx.error(e))?;
+                    .map_err(q)?;
                 let rest_rows = job.rows % job.batch;
                 let rest = if rest_rows > 0 && rest_rows != full_rows {
                     Some(
                         client
                             .prepare(&values_sql(&table, rest_rows))
                             .await
-                            .map_err(|e| ctx.error(e))?,
+                            .map_err(q)?,
                     )
                 } else {
                     None

@@ -11,8 +11,9 @@
 //! as a fraction of the disk's fsync rate.
 //!
 //! The fsync rate comes from the spec's `fsync_ops_per_s` when the caller has a probe result
-//! (the TUI's Host pane); otherwise, when the server's data directory is local, the run
-//! probes it for 2 s (`host::probe::fsync_latency`) before the first such trial.
+//! (the TUI's Host pane); otherwise, when the server's data directory is local and some trial
+//! is `insert` with a synchronous_commit that waits for the flush, the run probes it for 2 s
+//! (`host::probe::fsync_latency`) after the trials, so the probe's writes disturb none.
 
 mod client;
 mod meter;
@@ -21,6 +22,7 @@ mod report;
 mod spec;
 mod table;
 mod trial;
+mod worker;
 
 pub use client::open_session;
 pub use report::{
@@ -162,8 +164,6 @@ pub async fn run(
         ctx.note("pipeline applies to insert-tx only (insert waits for each commit; values and copy send a batch as one statement)").await;
     }
 
-    report.fsync = fsync_rate(ctx, spec).await?;
-    let fsync = report.fsync.as_ref().map(|f| f.ops_per_s);
     let control = ctx.session().await?;
     let append = table::table_name(&ctx.run_id, None);
     if spec.append {
@@ -196,7 +196,7 @@ pub async fn run(
             first_id,
             rows_before,
         };
-        let t = trial::run(ctx, &control, spec, p, &tref, &at, fsync).await?;
+        let t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
         if spec.append {
             first_id += t.rows as i64;
             rows_before = t.rows_counted;
@@ -214,5 +214,9 @@ pub async fn run(
         report.summarize();
         ctx.emit.sample(sample).await;
     }
+    // Probed after the trials, so that its writes cannot disturb a measurement.
+    report.fsync = fsync_rate(ctx, spec).await?;
+    report.apply_fsync();
+    report.summarize();
     Ok(())
 }

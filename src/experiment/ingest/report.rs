@@ -211,6 +211,24 @@ impl IngestReport {
         }
     }
 
+    /// Compare the commits of `insert` trials that wait for every flush with the disk's
+    /// fsync rate, once it is known.
+    pub fn apply_fsync(&mut self) {
+        let Some(ops) = self
+            .fsync
+            .as_ref()
+            .map(|f| f.ops_per_s)
+            .filter(|o| *o > 0.0)
+        else {
+            return;
+        };
+        for t in &mut self.trials {
+            if t.method == Method::Insert && t.synchronous_commit.waits_for_flush() {
+                t.fsync_fraction = Some(t.commits_per_s / ops);
+            }
+        }
+    }
+
     /// Recompute the summary from the trials so far (also for partial, cancelled runs).
     pub fn summarize(&mut self) {
         let mut s = IngestSummary::default();
@@ -471,12 +489,17 @@ mod tests {
             source: "probe".into(),
         });
         let mut t = trial(Method::Insert, 1, 1, SyncCommit::On, 740.0);
-        t.fsync_fraction = Some(740.0 / 3200.0);
         t.series = vec![800.0, 790.0, 700.0, 650.0, 500.0, 450.0, 420.0, 400.0];
         t.decay_pct = decay_pct(&t.series);
         r.trials.push(t);
         r.trials
             .push(trial(Method::Insert, 1, 1, SyncCommit::Off, 7300.0));
+        r.apply_fsync();
+        assert_eq!(r.trials[0].fsync_fraction, Some(740.0 / 3200.0));
+        assert_eq!(
+            r.trials[1].fsync_fraction, None,
+            "sync=off waits for no flush"
+        );
         r.summarize();
         let all = r.summary.findings.join("\n");
         assert!(all.contains("23% of the disk's 3200 fsyncs/s"), "{all}");

@@ -5,15 +5,16 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::task::JoinSet;
+use tokio::sync::{mpsc, watch};
 use tokio_postgres::Client;
 
-use super::client::{Job, LoadError, LoadResult, Loader, latency_histogram, open_session};
+use super::client::{Job, LoadError, LoadResult, latency_histogram};
 use super::meter::Meter;
 use super::payload::PayloadGen;
 use super::report::{IngestTrial, LatencyMs, StopReason, decay_pct};
 use super::spec::{IngestSpec, Method, TrialPlan};
 use super::table;
+use super::worker::{self, ClientMsg, ClientSetup, Go};
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 
@@ -26,6 +27,11 @@ const PAYLOAD_SEED: u64 = 42;
 pub fn split_rows(rows: u64, clients: u32) -> Vec<u64> {
     let c = clients.max(1) as u64;
     (0..c).map(|i| rows / c + u64::from(i < rows % c)).collect()
+}
+
+/// Wait until every client has ended (each one's last report sent, its sender gone).
+async fn drain(rx: &mut mpsc::UnboundedReceiver<(usize, ClientMsg)>) {
+    while rx.recv().await.is_some() {}
 }
 
 /// Where a trial loads and what is already there.
@@ -45,7 +51,6 @@ pub async fn run(
     plan: &TrialPlan,
     tref: &TrialRef,
     at: &TrialTable<'_>,
-    fsync_ops_per_s: Option<f64>,
 ) -> Result<IngestTrial, RunError> {
     ctx.emit.phase(Some(tref.clone()), "opening sessions").await;
     let payload = Arc::new(PayloadGen::new(
@@ -55,49 +60,87 @@ pub async fn run(
         PAYLOAD_SEED,
     ));
     let shares = split_rows(spec.rows, plan.clients);
-    let mut loaders = Vec::with_capacity(shares.len());
+    let n = shares.len();
+    let stop = ctx.cancel.child_token();
+    // However this function ends, no client goes on loading.
+    let _stop_on_exit = stop.clone().drop_guard();
+    let (go_tx, go_rx) = watch::channel(None::<Go>);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let session_sql = ctx.session_sql();
     let mut first_id = at.first_id;
     for (index, &rows) in shares.iter().enumerate() {
-        ctx.check()?;
-        let client = open_session(ctx, plan.sync).await?;
-        let job = Job {
-            index,
-            of: shares.len(),
-            method: plan.method,
-            batch: plan.batch,
-            first_id,
-            rows,
-            pipeline: spec.pipeline && plan.method == Method::InsertTx,
-            payload_type: spec.payload_type,
-            table: ctx.table(at.name),
+        let setup = ClientSetup {
+            target: ctx.target.clone(),
+            session_sql: session_sql.clone(),
+            sync: plan.sync,
+            job: Job {
+                index,
+                of: n,
+                method: plan.method,
+                batch: plan.batch,
+                first_id,
+                rows,
+                pipeline: spec.pipeline && plan.method == Method::InsertTx,
+                payload_type: spec.payload_type,
+                table: ctx.table(at.name),
+            },
+            payload: payload.clone(),
         };
         first_id += rows as i64;
-        loaders.push(Loader::prepare(ctx, client, job, payload.clone()).await?);
+        if let Err(e) = worker::start(setup, stop.clone(), go_rx.clone(), tx.clone()) {
+            stop.cancel();
+            drain(&mut rx).await;
+            return Err(RunError::Failed(e));
+        }
+    }
+    drop((tx, go_rx));
+
+    // Everyone ready, or nobody starts.
+    let mut ready = 0;
+    let mut failure: Option<String> = None;
+    while ready < n {
+        match rx.recv().await {
+            Some((_, ClientMsg::Ready)) => ready += 1,
+            Some((_, ClientMsg::NotReady(LoadError::Failed(e)))) => {
+                failure = Some(e);
+                break;
+            }
+            Some((i, ClientMsg::Gone)) => {
+                failure = Some(format!("client {} of {n} stopped unexpectedly", i + 1));
+                break;
+            }
+            Some(_) | None => break,
+        }
+    }
+    if ready < n {
+        stop.cancel();
+        drain(&mut rx).await;
+        return Err(match failure {
+            Some(e) if !ctx.cancel.is_cancelled() => RunError::Failed(e),
+            _ => RunError::Cancelled,
+        });
     }
     let wal_from = table::wal_position(ctx, control).await?;
 
     ctx.emit.phase(Some(tref.clone()), "loading").await;
-    let stop = ctx.cancel.child_token();
     let meter = Arc::new(Meter::new());
     let deadline = spec
         .duration_s
         .map(|s| meter.start() + Duration::from_secs_f64(s));
-    let mut set = JoinSet::new();
-    for (i, l) in loaders.into_iter().enumerate() {
-        let (meter, stop, target) = (meter.clone(), stop.clone(), ctx.target.clone());
-        set.spawn(async move { (i, l.run(meter, stop, target, deadline).await) });
-    }
-    let mut results: Vec<Option<LoadResult>> = (0..shares.len()).map(|_| None).collect();
-    let mut failure: Option<String> = None;
+    let _ = go_tx.send(Some(Go {
+        meter: meter.clone(),
+        deadline,
+    }));
+    let mut results: Vec<Option<LoadResult>> = (0..n).map(|_| None).collect();
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut window: VecDeque<(Instant, u64)> = VecDeque::from([(meter.start(), 0)]);
     let mut last_commit = meter.start();
     loop {
         tokio::select! {
-            joined = set.join_next() => match joined {
+            msg = rx.recv() => match msg {
                 None => break,
-                Some(Ok((i, r))) => {
+                Some((i, ClientMsg::Done(r))) => {
                     last_commit = Instant::now();
                     if let Some(LoadError::Failed(e)) = &r.error
                         && failure.is_none()
@@ -107,9 +150,9 @@ pub async fn run(
                     }
                     results[i] = Some(r);
                 }
-                Some(Err(e)) => {
+                Some((i, _)) => {
                     if failure.is_none() {
-                        failure = Some(format!("a loading client stopped unexpectedly: {e}"));
+                        failure = Some(format!("client {} of {n} stopped unexpectedly", i + 1));
                     }
                     stop.cancel();
                 }
@@ -203,10 +246,8 @@ pub async fn run(
         } else {
             StopReason::Rows
         },
-        fsync_fraction: fsync_ops_per_s
-            .filter(|f| *f > 0.0)
-            .filter(|_| plan.method == Method::Insert && plan.sync.waits_for_flush())
-            .map(|f| commits_per_s / f),
+        // Set once the run knows the disk's fsync rate (`IngestReport::apply_fsync`).
+        fsync_fraction: None,
     })
 }
 

@@ -1,0 +1,155 @@
+//! Each loading client runs on its own OS thread with its own single-threaded tokio runtime,
+//! holding its connection's I/O task too: a round trip then costs no hop between threads
+//! (the way `pgbench` runs a connection), and whatever else the process does — the TUI
+//! drawing, the progress ticker — cannot delay a client's next statement.
+//!
+//! A client opens its session and prepares its statements, reports `Ready`, waits for the
+//! trial's `Go` (so all start on one clock), loads, and reports `Done`. Whatever happens to
+//! it, its last message is `NotReady`, `Done` or, should the thread die, `Gone`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::client::{Job, LoadError, LoadResult, Loader, connect_session, latency_histogram};
+use super::meter::Meter;
+use super::payload::PayloadGen;
+use super::spec::SyncCommit;
+use crate::target::Target;
+
+/// What a client needs to start, all owned (it lives on another thread).
+pub struct ClientSetup {
+    pub target: Arc<Target>,
+    /// `RunCtx::session_sql`.
+    pub session_sql: String,
+    pub sync: SyncCommit,
+    pub job: Job,
+    pub payload: Arc<PayloadGen>,
+}
+
+/// The start signal: the trial's clock and time limit.
+#[derive(Clone)]
+pub struct Go {
+    pub meter: Arc<Meter>,
+    pub deadline: Option<Instant>,
+}
+
+/// A client's reports to the trial, tagged with its index.
+pub enum ClientMsg {
+    /// Session open, statements prepared: waiting for `Go`.
+    Ready,
+    /// Could not get ready (or was stopped first).
+    NotReady(LoadError),
+    Done(LoadResult),
+    /// The thread ended without a final report (a bug: it panicked).
+    Gone,
+}
+
+pub type Reports = mpsc::UnboundedSender<(usize, ClientMsg)>;
+
+/// Sends a client's reports; sends `Gone` if dropped before a final one.
+struct Reporter {
+    index: usize,
+    tx: Reports,
+    finished: bool,
+}
+
+impl Reporter {
+    fn send(&mut self, msg: ClientMsg) {
+        if matches!(msg, ClientMsg::NotReady(_) | ClientMsg::Done(_)) {
+            self.finished = true;
+        }
+        let _ = self.tx.send((self.index, msg));
+    }
+}
+
+impl Drop for Reporter {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.tx.send((self.index, ClientMsg::Gone));
+        }
+    }
+}
+
+/// Start a client on its own thread. Reports arrive on `reports`; it loads when `go` carries
+/// a value and stops when `stop` is cancelled.
+pub fn start(
+    setup: ClientSetup,
+    stop: CancellationToken,
+    go: watch::Receiver<Option<Go>>,
+    reports: Reports,
+) -> Result<(), String> {
+    let index = setup.job.index;
+    std::thread::Builder::new()
+        .name(format!("pglab-ingest-{}", index + 1))
+        .spawn(move || {
+            let mut reporter = Reporter {
+                index,
+                tx: reports,
+                finished: false,
+            };
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    reporter.send(ClientMsg::NotReady(LoadError::Failed(format!(
+                        "cannot start a runtime for client {}: {e}",
+                        index + 1
+                    ))));
+                    return;
+                }
+            };
+            rt.block_on(client_main(setup, stop, go, &mut reporter));
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start a thread for client {}: {e}", index + 1))
+}
+
+async fn client_main(
+    setup: ClientSetup,
+    stop: CancellationToken,
+    mut go: watch::Receiver<Option<Go>>,
+    reporter: &mut Reporter,
+) {
+    let ClientSetup {
+        target,
+        session_sql,
+        sync,
+        job,
+        payload,
+    } = setup;
+    let who = format!("client {} of {}", job.index + 1, job.of);
+    let ready = tokio::select! {
+        r = async {
+            let client = connect_session(&target, &session_sql, sync).await?;
+            Loader::prepare(client, job, payload).await
+        } => r.map_err(|e| LoadError::Failed(format!("{who}: {e}"))),
+        _ = stop.cancelled() => Err(LoadError::Stopped),
+    };
+    let loader = match ready {
+        Ok(l) => l,
+        Err(e) => {
+            reporter.send(ClientMsg::NotReady(e));
+            return;
+        }
+    };
+    reporter.send(ClientMsg::Ready);
+    let start = tokio::select! {
+        g = go.wait_for(Option::is_some) => g.ok().and_then(|g| g.clone()),
+        _ = stop.cancelled() => None,
+    };
+    let result = match start {
+        Some(Go { meter, deadline }) => loader.run(meter, stop, target, deadline).await,
+        None => LoadResult {
+            rows: 0,
+            commits: 0,
+            latency_us: latency_histogram(),
+            error: Some(LoadError::Stopped),
+        },
+    };
+    reporter.send(ClientMsg::Done(result));
+}
