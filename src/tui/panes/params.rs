@@ -119,6 +119,14 @@ impl ParamsState {
         self.parsed = kind.parse_spec(self.current());
     }
 
+    /// Switch to `kind` with its defaults overlaid by `params` (a preset).
+    pub fn load(&mut self, kind: ExperimentKind, params: &ParamText) {
+        let mut values = kind.defaults();
+        values.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.values.insert(kind, values);
+        self.set_kind(kind);
+    }
+
     /// Set a value directly (presets, tests).
     pub fn set_value(&mut self, key: &str, value: &str) {
         if let Some(v) = self.values.get_mut(&self.kind) {
