@@ -128,6 +128,8 @@ pub enum Command {
     },
     StartRun {
         spec: Box<ExperimentSpec>,
+        /// The preset the parameters came from, unchanged (recorded in the history).
+        preset: Option<String>,
     },
     CancelRun,
     StartProbe,

@@ -153,6 +153,10 @@ fn picking_a_preset_loads_its_experiment_and_fields() {
         "{cmds:?}"
     );
     assert!(app.notice.as_ref().unwrap().text.contains("my-ingest"));
+    // Runs of it record the preset until a value changes.
+    assert_eq!(app.params.preset_name().as_deref(), Some("my-ingest"));
+    app.params.set_value("rows", "60k");
+    assert_eq!(app.params.preset_name(), None);
 }
 
 #[test]
@@ -358,6 +362,15 @@ fn history_overlay_draws() {
             assert!(s.contains(t), "{t} missing at {size:?}:\n{s}");
         }
         insta::assert_snapshot!(format!("history_{}x{}", size.0, size.1), s);
+        if size == SMALL {
+            // Wider than the screen: → shows the rest.
+            for _ in 0..5 {
+                update(&mut app, code(KeyCode::Right));
+            }
+            let s = screen(&app);
+            assert!(s.contains("outcome"), "{s}");
+            assert!(s.contains("finished"), "{s}");
+        }
         update(&mut app, code(KeyCode::Enter));
         let s = screen(&app);
         assert!(s.contains("Run 20250102T050000Z-cccc"), "{s}");

@@ -51,6 +51,8 @@ pub struct RunsState {
     /// A report or comparison open over the list.
     pub view: Option<TextView>,
     pub message: Option<Notice>,
+    /// Columns of the table scrolled off to the left (←/→).
+    pub hscroll: usize,
 }
 
 impl RunsState {
@@ -154,16 +156,30 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             foot.push(Line::styled(l, style));
         }
     }
-    foot.push(Line::styled(
-        fit(
-            "↑↓ select · Enter report · f filter · b baseline · c compare with baseline · Esc close",
-            cols,
-        ),
-        theme.dim(),
-    ));
+    let shown = st.shown();
+    let table = if shown.is_empty() {
+        String::new()
+    } else {
+        list_table(&shown)
+    };
+    let wide = table.lines().any(|l| l.chars().count() + 2 > cols);
+    let hint = if wide {
+        "↑↓ select · ←→ scroll · Enter report · f filter · b baseline · c compare · Esc close"
+    } else {
+        "↑↓ select · Enter report · f filter · b baseline · c compare with baseline · Esc close"
+    };
+    foot.push(Line::styled(fit(hint, cols), theme.dim()));
 
     let room = rows.saturating_sub(foot.len() + 1);
-    let shown = st.shown();
+    // Table lines are cut at the edge, not at a word, so the columns stay aligned.
+    let skip = |l: &str, w: usize| -> String {
+        let t: Vec<char> = l.chars().skip(st.hscroll).collect();
+        if t.len() > w {
+            t[..w.saturating_sub(1)].iter().collect::<String>() + "…"
+        } else {
+            t.into_iter().collect()
+        }
+    };
     let mut lines: Vec<Line> = Vec::new();
     if shown.is_empty() {
         let t = if st.loading {
@@ -175,11 +191,13 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
         };
         lines.push(Line::styled(t, theme.dim()));
     } else {
-        let table = list_table(&shown);
         let all: Vec<&str> = table.lines().collect();
         let head = all.len().saturating_sub(shown.len());
         for l in &all[..head] {
-            lines.push(Line::styled(fit(&format!("  {l}"), cols), theme.label()));
+            lines.push(Line::styled(
+                format!("  {}", skip(l, cols.saturating_sub(2))),
+                theme.label(),
+            ));
         }
         let visible = room.saturating_sub(head).max(1);
         let first = st.selected.saturating_sub(visible - 1);
@@ -194,7 +212,7 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             let style = if sel { theme.title() } else { theme.plain() };
             lines.push(Line::from(vec![
                 Span::styled(format!("{marker} "), theme.key()),
-                Span::styled(fit(l, cols.saturating_sub(2)), style),
+                Span::styled(skip(l, cols.saturating_sub(2)), style),
             ]));
         }
     }

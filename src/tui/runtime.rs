@@ -183,8 +183,9 @@ impl Effects {
                     });
                 });
             }
-            Command::StartRun { spec } => {
+            Command::StartRun { spec, preset } => {
                 let opts = RunOptions {
+                    preset,
                     schema: self.env.schema.clone(),
                     history: Some(self.env.history_file.clone()),
                     local_data_dir: self.env.local_data_dir.clone(),

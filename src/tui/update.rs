@@ -338,7 +338,8 @@ fn on_preflight(
 fn start_run(app: &mut App, spec: Box<ExperimentSpec>, kind: RunKind) -> Vec<Command> {
     app.run.begin(&spec, kind, app.now);
     set_focus(app, Focus::Run);
-    vec![Command::StartRun { spec }]
+    let preset = app.params.preset_name();
+    vec![Command::StartRun { spec, preset }]
 }
 
 fn cancel(app: &mut App) -> Vec<Command> {

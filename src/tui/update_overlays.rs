@@ -115,7 +115,7 @@ fn load_selected(app: &mut App) -> Vec<Command> {
     if app.params.editing.is_some() {
         app.params.editing = None;
     }
-    app.params.load(p.experiment, &p.params);
+    app.params.load(&p.name, p.experiment, &p.params);
     app.overlay = Overlay::None;
     set_focus(app, Focus::Params);
     app.notify(
@@ -228,6 +228,14 @@ pub fn on_preset_done(
             Vec::new()
         }
         (op, Ok(())) => {
+            if let PresetOp::Rename { from, to } = &op {
+                // The list is read again: keep the selection on the renamed preset.
+                for e in app.presets.entries.iter_mut() {
+                    if e.preset.name == *from {
+                        e.preset.name = to.clone();
+                    }
+                }
+            }
             let text = match op {
                 PresetOp::Save { preset, .. } => format!("saved preset '{}'", preset.name),
                 PresetOp::Rename { from, to } => format!("renamed '{from}' to '{to}'"),
@@ -238,6 +246,9 @@ pub fn on_preset_done(
         }
     }
 }
+
+/// How far ←/→ move a table wider than the screen.
+const HSTEP: usize = 8;
 
 pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
     let page = app.size.1.saturating_sub(6).max(1) as isize;
@@ -266,6 +277,8 @@ pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
         return Vec::new();
     }
     match key.code {
+        KeyCode::Left => app.runs.hscroll = app.runs.hscroll.saturating_sub(HSTEP),
+        KeyCode::Right => app.runs.hscroll = (app.runs.hscroll + HSTEP).min(200),
         KeyCode::Char('f') => app.runs.cycle_filter(),
         KeyCode::Enter => {
             if let Some(r) = app.runs.selected_run() {

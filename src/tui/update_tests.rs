@@ -60,7 +60,7 @@ fn start(app: &mut App, k: char) -> Box<ExperimentSpec> {
             verdict: ok_verdict(spec),
         },
     );
-    let [Command::StartRun { spec }] = cmds.as_slice() else {
+    let [Command::StartRun { spec, .. }] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
     assert!(app.run.running);
