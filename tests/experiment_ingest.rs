@@ -397,7 +397,7 @@ async fn pipelined_insert_tx_inserts_exactly_the_rows() {
             ("rows", "777"),
             ("clients", "2"),
             ("pipeline", "on"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -414,7 +414,11 @@ async fn insert_commits_are_compared_with_the_probed_fsync_rate() {
     let probe_dir = common::temp_dir("fsync");
     let events = run_with(
         lab.target(),
-        spec(&[("method", "insert"), ("rows", "200"), ("sync", "on,off")]),
+        spec(&[
+            ("method", "insert"),
+            ("rows", "200"),
+            ("sync-commit", "on,off"),
+        ]),
         RunOptions {
             local_data_dir: Some(probe_dir.clone()),
             ..RunOptions::default()

@@ -174,6 +174,23 @@ fn the_tui_runs_in_a_real_terminal_and_leaves_it_clean() {
         !s.contains("run the full sweep")
     });
 
+    // The preset picker reads the shipped presets; the history overlay the (empty) history.
+    tmux.keys(&["p"]);
+    tmux.wait_for("the preset picker", Duration::from_secs(10), |s| {
+        s.contains("Presets") && s.contains("cybertec-10m") && s.contains("shipped")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["h"]);
+    tmux.wait_for("the history overlay", Duration::from_secs(10), |s| {
+        s.contains("History · all experiments") && s.contains("no runs yet")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for(
+        "the history overlay to close",
+        Duration::from_secs(10),
+        |s| !s.contains("History · all experiments"),
+    );
+
     tmux.cmd(&["resize-window", "-t", "e2e", "-x", "80", "-y", "24"]);
     let s = tmux.wait_for("every title at 80×24", Duration::from_secs(10), |s| {
         titles_shown(s) && s.lines().count() <= 24 && s.lines().all(|l| l.chars().count() <= 80)

@@ -54,7 +54,8 @@ fn filter(
     })
 }
 
-fn list_table(runs: &[&RunReport]) -> String {
+/// The `history list` table: one row a run, in the order given (the TUI shows it too).
+pub fn list_table(runs: &[&RunReport]) -> String {
     let mut g = Grid::new(
         "",
         &[

@@ -10,8 +10,11 @@ use super::panes::host::HostState;
 use super::panes::params::ParamsState;
 use super::panes::run::RunState;
 use super::panes::target::TargetState;
+use super::presets::PickerState;
+use super::runs::RunsState;
 use super::theme::Theme;
 use crate::experiment::ExperimentSpec;
+use crate::preset::Preset;
 use crate::target::Location;
 
 /// The four panes, in Tab order.
@@ -47,12 +50,25 @@ pub enum Confirm {
     Quit {
         question: String,
     },
+    /// Replace the user's preset of this name (the picker stays open).
+    OverwritePreset {
+        preset: Box<Preset>,
+        question: String,
+    },
+    /// Delete the user's preset of this name (the picker stays open).
+    DeletePreset {
+        name: String,
+        question: String,
+    },
 }
 
 impl Confirm {
     pub fn question(&self) -> &str {
         match self {
-            Confirm::StartRun { question, .. } | Confirm::Quit { question } => question,
+            Confirm::StartRun { question, .. }
+            | Confirm::Quit { question }
+            | Confirm::OverwritePreset { question, .. }
+            | Confirm::DeletePreset { question, .. } => question,
         }
     }
 }
@@ -62,6 +78,10 @@ impl Confirm {
 pub enum Overlay {
     None,
     Help,
+    /// The preset picker (`p`).
+    Presets,
+    /// Past runs (`h`).
+    Runs,
     Confirm(Confirm),
 }
 
@@ -113,6 +133,8 @@ pub struct App {
     pub params: ParamsState,
     pub run: RunState,
     pub history: HistoryState,
+    pub presets: PickerState,
+    pub runs: RunsState,
     /// Set when quitting waits for the run to stop.
     pub quitting: Option<Instant>,
     /// The quit came from a signal (exit code).
@@ -139,6 +161,8 @@ impl App {
             params: ParamsState::new(),
             run: RunState::default(),
             history: HistoryState::default(),
+            presets: PickerState::default(),
+            runs: RunsState::default(),
             quitting: None,
             by_signal: false,
         }

@@ -13,12 +13,15 @@ use super::text::{pad, width, wrap};
 pub fn entries(app: &App) -> Vec<(String, String)> {
     let k = |a: Action| app.keys.label(a);
     vec![
-        (k(Action::Run), Action::Run.describe().to_string()),
+        (
+            k(Action::Run),
+            "run one trial (index-build) or the experiment as set".into(),
+        ),
         (k(Action::Sweep), Action::Sweep.describe().to_string()),
         (k(Action::Cancel), Action::Cancel.describe().to_string()),
         (
             k(Action::Edit),
-            "edit the selected parameter; Enter accepts, Esc aborts, C-u clears".into(),
+            "edit the parameter; Enter accepts, Esc aborts, C-u clears".into(),
         ),
         (
             format!(
@@ -35,12 +38,20 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
             "disk probes: 256 MiB sequential write, then 5 s of fsyncs".into(),
         ),
         (
+            k(Action::Presets),
+            "presets: Enter loads, S saves current, R renames, D deletes".into(),
+        ),
+        (
+            k(Action::History),
+            "past runs: Enter report, f filter, b baseline, c compare".into(),
+        ),
+        (
             format!("{} {}", k(Action::NextPane), k(Action::PrevPane)),
             "next / previous pane".into(),
         ),
         (
             format!(
-                "{} {} {} {} ←↓↑→",
+                "{} {} {} {}",
                 k(Action::Left),
                 k(Action::Down),
                 k(Action::Up),

@@ -26,6 +26,34 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
             v.push(("Esc".into(), "close help".into(), 0));
             return (None, v);
         }
+        Overlay::Presets => {
+            if app.presets.input.is_some() {
+                v.push(("Enter".into(), "accept".into(), 0));
+                v.push(("Esc".into(), "abort".into(), 0));
+            } else {
+                v.push(("↑↓".into(), "select".into(), 1));
+                v.push(("Enter".into(), "load".into(), 0));
+                v.push(("S".into(), "save current".into(), 0));
+                v.push(("R".into(), "rename".into(), 2));
+                v.push(("D".into(), "delete".into(), 2));
+                v.push(("Esc".into(), "close".into(), 0));
+            }
+            return (None, v);
+        }
+        Overlay::Runs => {
+            if app.runs.view.is_some() {
+                v.push(("↑↓ PgUp PgDn".into(), "scroll".into(), 1));
+                v.push(("Esc".into(), "back".into(), 0));
+            } else {
+                v.push(("↑↓".into(), "select".into(), 1));
+                v.push(("Enter".into(), "report".into(), 0));
+                v.push(("f".into(), "filter".into(), 2));
+                v.push(("b".into(), "baseline".into(), 1));
+                v.push(("c".into(), "compare".into(), 1));
+                v.push(("Esc".into(), "close".into(), 0));
+            }
+            return (None, v);
+        }
         Overlay::None => {}
     }
     if app.params.editing.is_some() {
@@ -56,6 +84,8 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
         v.push((k(Action::Edit), "edit".into(), 1));
     }
     v.push((k(Action::NextExperiment), "experiment".into(), 3));
+    v.push((k(Action::Presets), "presets".into(), 2));
+    v.push((k(Action::History), "history".into(), 2));
     if app.host.probe.running.is_some() {
         if !app.run.running {
             v.push((k(Action::Cancel), "cancel probe".into(), 1));

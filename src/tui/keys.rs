@@ -18,6 +18,8 @@ pub enum Action {
     Experiment2,
     Experiment3,
     Probe,
+    Presets,
+    History,
     NextPane,
     PrevPane,
     Left,
@@ -27,7 +29,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 17] = [
+    pub const ALL: [Action; 19] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -37,6 +39,8 @@ impl Action {
         Action::Experiment2,
         Action::Experiment3,
         Action::Probe,
+        Action::Presets,
+        Action::History,
         Action::NextPane,
         Action::PrevPane,
         Action::Left,
@@ -61,6 +65,8 @@ impl Action {
             Action::Experiment2 => "experiment_2",
             Action::Experiment3 => "experiment_3",
             Action::Probe => "probe",
+            Action::Presets => "presets",
+            Action::History => "history",
             Action::NextPane => "next_pane",
             Action::PrevPane => "prev_pane",
             Action::Left => "left",
@@ -90,6 +96,8 @@ impl Action {
             Action::Experiment2 => "experiment ingest",
             Action::Experiment3 => "experiment growth",
             Action::Probe => "measure the disk: sequential write and fsync latency",
+            Action::Presets => "presets: load, save, rename, delete",
+            Action::History => "past runs: reports, baseline, compare",
             Action::NextPane => "focus the next pane",
             Action::PrevPane => "focus the previous pane",
             Action::Left => "focus the pane to the left",
@@ -113,9 +121,12 @@ impl Action {
             Action::Experiment2 => c('2'),
             Action::Experiment3 => c('3'),
             Action::Probe => c('d'),
+            Action::Presets => c('p'),
+            Action::History => c('h'),
             Action::NextPane => Key::plain(KeyCode::Tab),
             Action::PrevPane => Key::plain(KeyCode::BackTab),
-            Action::Left => c('h'),
+            // `h` is history; the arrow keys always move, and `l` stays for symmetry with j k.
+            Action::Left => Key::plain(KeyCode::Left),
             Action::Right => c('l'),
             Action::Up => c('k'),
             Action::Down => c('j'),

@@ -15,13 +15,18 @@ pub mod keys;
 pub mod msg;
 pub mod panes;
 mod past_runs;
+pub mod presets;
 pub mod render;
+pub mod runs;
 pub mod runtime;
 pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod update;
+mod update_overlays;
 
+#[cfg(test)]
+mod overlay_tests;
 #[cfg(test)]
 mod render_tests;
 #[cfg(test)]
@@ -69,6 +74,7 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         target: opened.target.clone(),
         schema: ctx.global.schema.clone(),
         history_file: ctx.paths.history_file(),
+        paths: ctx.paths.clone(),
         probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
         local_data_dir: local,
     };

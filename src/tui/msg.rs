@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use crossterm::event::KeyEvent;
 
+use crate::experiment::RunReport;
 use crate::experiment::guard::Preflight;
 use crate::experiment::{ExperimentSpec, RunEvent};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
 use crate::host::{HostSample, HostSnapshot};
+use crate::preset::{Preset, PresetEntry, PresetError};
 use crate::target::ServerSnapshot;
 
 /// Which kind of run a key asked for.
@@ -81,8 +83,39 @@ pub enum Msg {
         spec_key: String,
         points: Result<Vec<HistoryPoint>, String>,
     },
+    /// The presets of every experiment, and the files that did not load.
+    Presets {
+        entries: Vec<PresetEntry>,
+        problems: Vec<String>,
+    },
+    /// A preset was saved, renamed or deleted (or not).
+    PresetDone {
+        op: PresetOp,
+        result: Result<(), PresetError>,
+    },
+    /// The whole history, oldest first, and the lines skipped while reading it.
+    Runs {
+        runs: Vec<RunReport>,
+        warnings: Vec<String>,
+    },
     /// SIGTERM, SIGHUP or SIGINT: leave cleanly.
     Shutdown,
+}
+
+/// A change to the user's presets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PresetOp {
+    Save {
+        preset: Box<Preset>,
+        overwrite: bool,
+    },
+    Rename {
+        from: String,
+        to: String,
+    },
+    Delete {
+        name: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +128,8 @@ pub enum Command {
     },
     StartRun {
         spec: Box<ExperimentSpec>,
+        /// The preset the parameters came from, unchanged (recorded in the history).
+        preset: Option<String>,
     },
     CancelRun,
     StartProbe,
@@ -102,5 +137,11 @@ pub enum Command {
     LoadHistory {
         spec_key: String,
     },
+    /// List the presets (answer: `Msg::Presets`).
+    LoadPresets,
+    /// Carry out a preset change (answer: `Msg::PresetDone`).
+    Preset(PresetOp),
+    /// Read the whole history (answer: `Msg::Runs`).
+    LoadRuns,
     Quit,
 }

@@ -18,7 +18,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use super::app::{App, Focus, Level, Overlay, is_compact};
 use super::panes::{history, host, params, run, target};
 use super::text::{fit, width, wrap};
-use super::{help, keybar};
+use super::{help, keybar, presets, runs};
 
 /// Below this the screen says it is too small instead of drawing overlapping panes.
 pub const MIN_SIZE: (u16, u16) = (60, 16);
@@ -96,6 +96,8 @@ pub fn render(app: &App, f: &mut Frame) {
     match &app.overlay {
         Overlay::None => {}
         Overlay::Help => help::render(app, f, area),
+        Overlay::Presets => presets::render(app, f, area),
+        Overlay::Runs => runs::render(app, f, area),
         Overlay::Confirm(c) => confirm(app, f, area, c.question()),
     }
 }
@@ -175,6 +177,29 @@ fn lower_tabs(app: &App, f: &mut Frame, area: Rect) {
         Focus::Run => run::render(app, f, inner, false),
         _ => params::render(app, f, inner, false),
     }
+}
+
+/// A bordered box over the screen, at most `max_w` wide, leaving the key bar visible; returns
+/// the space inside it.
+pub fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16) -> Rect {
+    let theme = app.theme;
+    let w = area.width.saturating_sub(2).min(max_w);
+    let h = area.height.saturating_sub(2);
+    let rect = Rect::new(area.x + (area.width - w) / 2, area.y, w, h);
+    f.render_widget(Clear, rect);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Double)
+        .border_style(theme.focused_border())
+        .title(Span::styled(title.to_string(), theme.title()));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    )
 }
 
 fn confirm(app: &App, f: &mut Frame, area: Rect, question: &str) {

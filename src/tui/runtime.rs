@@ -15,12 +15,13 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use super::app::App;
-use super::msg::{Command, HistoryPoint, Msg, ProbeMsg, ProbeStage, ServerMsg};
+use super::msg::{Command, HistoryPoint, Msg, PresetOp, ProbeMsg, ProbeStage, ServerMsg};
 use super::terminal::{Input, Tui};
 use super::{past_runs, render, update};
 use crate::experiment::{self, RunOptions, guard};
 use crate::host::probe::{self, FsyncSpec, ProbeError, SeqWriteSpec};
 use crate::host::{HostSampler, HostSnapshot};
+use crate::paths::Paths;
 use crate::target::{Target, snapshot};
 
 /// At most 20 frames a second.
@@ -40,6 +41,8 @@ pub struct Env {
     pub target: Arc<Target>,
     pub schema: String,
     pub history_file: PathBuf,
+    /// Where presets live (the picker reads and writes them).
+    pub paths: Paths,
     /// A directory on the server's filesystem, when the server is local.
     pub local_data_dir: Option<PathBuf>,
     /// Where the disk probes write.
@@ -180,8 +183,9 @@ impl Effects {
                     });
                 });
             }
-            Command::StartRun { spec } => {
+            Command::StartRun { spec, preset } => {
                 let opts = RunOptions {
+                    preset,
                     schema: self.env.schema.clone(),
                     history: Some(self.env.history_file.clone()),
                     local_data_dir: self.env.local_data_dir.clone(),
@@ -236,6 +240,67 @@ impl Effects {
                             .await
                             .unwrap_or_else(|e| Err(e.to_string()));
                     let _ = tx.send(Msg::History { spec_key, points });
+                });
+            }
+            Command::LoadPresets => {
+                let paths = self.env.paths.clone();
+                tokio::spawn(async move {
+                    let msg = tokio::task::spawn_blocking(move || {
+                        let (entries, errors) = crate::preset::list(&paths);
+                        Msg::Presets {
+                            entries,
+                            problems: errors.iter().map(|e| e.to_string()).collect(),
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|e| Msg::Presets {
+                        entries: Vec::new(),
+                        problems: vec![format!("listing the presets stopped: {e}")],
+                    });
+                    let _ = tx.send(msg);
+                });
+            }
+            Command::Preset(op) => {
+                let paths = self.env.paths.clone();
+                tokio::spawn(async move {
+                    let o = op.clone();
+                    let result = tokio::task::spawn_blocking(move || match &o {
+                        PresetOp::Save { preset, overwrite } => {
+                            crate::preset::save(&paths, preset, *overwrite).map(|_| ())
+                        }
+                        PresetOp::Rename { from, to } => {
+                            crate::preset::rename(&paths, from, to).map(|_| ())
+                        }
+                        PresetOp::Delete { name } => {
+                            crate::preset::delete(&paths, name).map(|_| ())
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(crate::preset::PresetError::Io {
+                            path: PathBuf::new(),
+                            message: format!("the preset change stopped: {e}"),
+                        })
+                    });
+                    let _ = tx.send(Msg::PresetDone { op, result });
+                });
+            }
+            Command::LoadRuns => {
+                let path = self.env.history_file.clone();
+                tokio::spawn(async move {
+                    let msg = tokio::task::spawn_blocking(move || {
+                        let (runs, warnings) = crate::history::read(&path);
+                        Msg::Runs {
+                            runs,
+                            warnings: warnings.iter().map(|w| w.to_string()).collect(),
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|e| Msg::Runs {
+                        runs: Vec::new(),
+                        warnings: vec![format!("reading the history stopped: {e}")],
+                    });
+                    let _ = tx.send(msg);
                 });
             }
             Command::Quit => {}

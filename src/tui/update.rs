@@ -8,6 +8,7 @@ use super::app::{App, Confirm, Focus, Level, Overlay};
 use super::keys::{Action, Key};
 use super::msg::{Command, Msg, ProbeStage, RunKind};
 use super::panes::params::Edit;
+use super::update_overlays as ov;
 use crate::experiment::guard::Preflight;
 use crate::experiment::{ExperimentKind, ExperimentSpec, RunEvent};
 
@@ -65,6 +66,15 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
             app.history.apply(spec_key, points);
             Vec::new()
         }
+        Msg::Presets { entries, problems } => {
+            ov::on_presets(app, entries, problems);
+            Vec::new()
+        }
+        Msg::PresetDone { op, result } => ov::on_preset_done(app, op, result),
+        Msg::Runs { runs, warnings } => {
+            ov::on_runs(app, runs, warnings);
+            Vec::new()
+        }
         Msg::Shutdown => {
             app.by_signal = true;
             app.overlay = Overlay::None;
@@ -96,6 +106,8 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
             }
             return Vec::new();
         }
+        Overlay::Presets => return ov::presets_key(app, key),
+        Overlay::Runs => return ov::runs_key(app, key),
         Overlay::None => {}
     }
     if app.params.editing.is_some() {
@@ -115,10 +127,24 @@ fn on_confirm_key(app: &mut App, key: Key) -> Vec<Command> {
     let Overlay::Confirm(c) = std::mem::replace(&mut app.overlay, Overlay::None) else {
         return Vec::new();
     };
+    if matches!(
+        c,
+        Confirm::OverwritePreset { .. } | Confirm::DeletePreset { .. }
+    ) {
+        return match key.code {
+            KeyCode::Char('y' | 'Y') => ov::preset_confirm(app, c, true),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => ov::preset_confirm(app, c, false),
+            _ => {
+                app.overlay = Overlay::Confirm(c);
+                Vec::new()
+            }
+        };
+    }
     match key.code {
         KeyCode::Char('y' | 'Y') => match c {
             Confirm::StartRun { spec, kind, .. } => start_run(app, spec, kind),
             Confirm::Quit { .. } => begin_quit(app),
+            _ => Vec::new(),
         },
         KeyCode::Char('n' | 'N') | KeyCode::Esc => {
             if matches!(c, Confirm::StartRun { .. }) {
@@ -158,6 +184,8 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         Action::Experiment2 => switch_experiment(app, ExperimentKind::Ingest),
         Action::Experiment3 => switch_experiment(app, ExperimentKind::Growth),
         Action::Probe => request_probe(app),
+        Action::Presets => ov::open_presets(app),
+        Action::History => ov::open_runs(app),
         Action::NextPane | Action::PrevPane => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == app.focus).unwrap_or(0);
@@ -221,7 +249,7 @@ fn switch_experiment(app: &mut App, kind: ExperimentKind) -> Vec<Command> {
 }
 
 /// Ask for the history of the current spec when it is not the one shown.
-fn want_history(app: &mut App) -> Vec<Command> {
+pub(super) fn want_history(app: &mut App) -> Vec<Command> {
     let key = app.params.spec_key();
     if app.history.want(key.clone())
         && let Some(spec_key) = key
@@ -310,7 +338,8 @@ fn on_preflight(
 fn start_run(app: &mut App, spec: Box<ExperimentSpec>, kind: RunKind) -> Vec<Command> {
     app.run.begin(&spec, kind, app.now);
     set_focus(app, Focus::Run);
-    vec![Command::StartRun { spec }]
+    let preset = app.params.preset_name();
+    vec![Command::StartRun { spec, preset }]
 }
 
 fn cancel(app: &mut App) -> Vec<Command> {

@@ -60,7 +60,7 @@ fn start(app: &mut App, k: char) -> Box<ExperimentSpec> {
             verdict: ok_verdict(spec),
         },
     );
-    let [Command::StartRun { spec }] = cmds.as_slice() else {
+    let [Command::StartRun { spec, .. }] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
     assert!(app.run.running);
@@ -483,7 +483,7 @@ fn small_terminals_show_the_focused_lower_pane() {
     update(&mut app, key('k'));
     assert_eq!(app.focus, Focus::Host);
     // Down from Target or Host goes to the tab on show.
-    update(&mut app, key('h'));
+    update(&mut app, code(KeyCode::Left));
     update(&mut app, key('j'));
     assert_eq!(app.focus, Focus::Run);
 }

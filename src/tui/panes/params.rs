@@ -47,6 +47,8 @@ pub struct ParamsState {
     pub parsed: Result<ExperimentSpec, FieldErrors>,
     /// Errors of the values with the editor's text in place (while editing).
     pub preview: Option<FieldErrors>,
+    /// The preset last loaded: its experiment, name and the values it set.
+    pub preset: Option<(ExperimentKind, String, ParamText)>,
 }
 
 impl Default for ParamsState {
@@ -70,6 +72,7 @@ impl ParamsState {
             editing: None,
             parsed,
             preview: None,
+            preset: None,
         }
     }
 
@@ -117,6 +120,25 @@ impl ParamsState {
         self.preview = None;
         self.kind = kind;
         self.parsed = kind.parse_spec(self.current());
+    }
+
+    /// Switch to `kind` with its defaults overlaid by the preset's `params`.
+    pub fn load(&mut self, name: &str, kind: ExperimentKind, params: &ParamText) {
+        let mut values = kind.defaults();
+        values.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.values.insert(kind, values.clone());
+        self.preset = Some((kind, name.to_string(), values));
+        self.set_kind(kind);
+    }
+
+    /// The loaded preset's name while the values on screen are still exactly its own.
+    pub fn preset_name(&self) -> Option<String> {
+        match &self.preset {
+            Some((kind, name, values)) if *kind == self.kind && values == self.current() => {
+                Some(name.clone())
+            }
+            _ => None,
+        }
     }
 
     /// Set a value directly (presets, tests).
