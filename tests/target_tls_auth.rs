@@ -58,11 +58,18 @@ fn setup() -> &'static Tls {
         lab.sandbox.stop().unwrap();
         let port = lab.sandbox.start().unwrap();
         assert_eq!(port, lab.port, "restart keeps the port in tests (fixed by first start)");
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let c = lab.target().connect().await.unwrap();
-            c.batch_execute(&format!("CREATE ROLE alice LOGIN PASSWORD '{PASSWORD}'")).await.unwrap();
-        });
+        // Its own thread and runtime: setup() may be first called from inside an async test.
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async {
+                let c = lab.target().connect().await.unwrap();
+                c.batch_execute(&format!("CREATE ROLE alice LOGIN PASSWORD '{PASSWORD}'"))
+                    .await
+                    .unwrap();
+            });
+        })
+        .join()
+        .unwrap();
         Tls { ca_file, other_ca_file }
     })
 }
