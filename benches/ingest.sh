@@ -130,7 +130,7 @@ helper gen "$tmp/rows.tsv" "$COPY_ROWS" 100
 copy_batch=$((COPY_ROWS < 1000000 ? COPY_ROWS : 1000000))
 pglab_copy_once() { # round -> rows/s
     pglab_ingest "$tmp/copy-$1.json" --method copy --clients 1 --batch "$copy_batch" \
-        --rows "$COPY_ROWS" --payload 100B --sync on
+        --rows "$COPY_ROWS" --payload 100B --sync-commit on
     helper rps "$tmp/copy-$1.json"
 }
 psql_copy_once() { # -> rows/s
@@ -178,7 +178,7 @@ pgbench_once() { # sync -> tps
 }
 pglab_once() { # sync round -> rows/s
     pglab_ingest "$tmp/insert-$1-$2.json" --method insert --clients 1 --rows 10M \
-        --duration "${INSERT_SECONDS}s" --payload 100B --sync "$1"
+        --duration "${INSERT_SECONDS}s" --payload 100B --sync-commit "$1"
     helper rps "$tmp/insert-$1-$2.json"
 }
 if want 2; then
@@ -205,7 +205,7 @@ fi
 if want 3; then
     echo "3/3 sweep: sqrt2 batches × clients 1,2,3 × insert-tx,copy (≤ $SWEEP_DURATION per trial)…" >&2
     pglab_ingest "$tmp/sweep.json" --method insert-tx,copy --batch sqrt2 --clients 1,2,3 \
-        --rows "$SWEEP_ROWS" --duration "$SWEEP_DURATION" --payload 100B --sync on
+        --rows "$SWEEP_ROWS" --duration "$SWEEP_DURATION" --payload 100B --sync-commit on
 fi
 
 # --- results ------------------------------------------------------------------------------

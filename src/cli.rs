@@ -225,6 +225,8 @@ pub struct RunArgs {
     pub yes: bool,
     /// Do not record the run in the history.
     pub no_history: bool,
+    /// Do not poll progress views (to measure their cost; hidden).
+    pub no_progress_poll: bool,
 }
 
 fn common_run_args(cmd: Command) -> Command {
@@ -264,6 +266,12 @@ fn common_run_args(cmd: Command) -> Command {
             .long("no-history")
             .action(ArgAction::SetTrue)
             .help("Do not record this run in the history"),
+    )
+    .arg(
+        Arg::new("no-progress-poll")
+            .long("no-progress-poll")
+            .action(ArgAction::SetTrue)
+            .hide(true),
     )
 }
 
@@ -317,6 +325,7 @@ impl RunArgs {
             .or(out.lock_timeout.take());
         out.yes |= m.get_flag("yes");
         out.no_history |= m.get_flag("no-history");
+        out.no_progress_poll |= m.get_flag("no-progress-poll");
     }
 }
 

@@ -142,7 +142,7 @@ async fn every_method_inserts_exactly_the_rows_split_exactly() {
             ("rows", "1001"),
             ("batch", "64"),
             ("clients", "1,3"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -234,7 +234,7 @@ async fn cancel_stops_every_client_and_leaves_no_table() {
             ("method", "insert"),
             ("rows", "1M"),
             ("clients", "2"),
-            ("sync", "on"),
+            ("sync-commit", "on"),
         ]),
         RunOptions::default(),
     )
@@ -284,7 +284,7 @@ async fn a_client_losing_its_connection_fails_the_trial_and_drops_the_table() {
             ("batch", "4"),
             ("rows", "1M"),
             ("clients", "2"),
-            ("sync", "on"),
+            ("sync-commit", "on"),
         ]),
         RunOptions::default(),
     )
@@ -344,7 +344,7 @@ async fn a_time_limit_ends_the_trial_with_exact_counts() {
             ("batch", "100"),
             ("rows", "10M"),
             ("duration", "1500ms"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -371,7 +371,7 @@ async fn appending_grows_one_table_with_json_and_indexes() {
             ("payload", "300B"),
             ("payload-type", "json"),
             ("indexes", "3"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -397,7 +397,7 @@ async fn pipelined_insert_tx_inserts_exactly_the_rows() {
             ("rows", "777"),
             ("clients", "2"),
             ("pipeline", "on"),
-            ("sync", "off"),
+            ("sync-commit", "off"),
         ]),
     )
     .await;
@@ -414,7 +414,11 @@ async fn insert_commits_are_compared_with_the_probed_fsync_rate() {
     let probe_dir = common::temp_dir("fsync");
     let events = run_with(
         lab.target(),
-        spec(&[("method", "insert"), ("rows", "200"), ("sync", "on,off")]),
+        spec(&[
+            ("method", "insert"),
+            ("rows", "200"),
+            ("sync-commit", "on,off"),
+        ]),
         RunOptions {
             local_data_dir: Some(probe_dir.clone()),
             ..RunOptions::default()

@@ -1,13 +1,17 @@
 //! Headless commands and the glue shared with the TUI's start-up: logging, opening the
 //! target (starting the sandbox), signals, exit codes.
 
+pub mod clean;
+pub mod history;
+pub mod presets;
 pub mod probe;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 
 use std::io::IsTerminal;
 
-use color_eyre::eyre::{Result, eyre};
+use color_eyre::eyre::Result;
 
 use crate::cli::{Cli, CommandKind, GlobalArgs};
 use crate::paths::Paths;
@@ -144,7 +148,10 @@ pub fn dispatch(cli: Cli) -> i32 {
             Some(CommandKind::Probe(a)) => probe::run(&ctx, a).await,
             Some(CommandKind::Run(a)) => run::run(&ctx, a).await,
             Some(CommandKind::Sandbox { action }) => sandbox::run(&ctx, action).await,
-            Some(other) => Err(eyre!("{other:?} is not available in this build yet")),
+            Some(CommandKind::Presets { action }) => presets::run(&ctx, action).await,
+            Some(CommandKind::History { action }) => history::run(&ctx, action).await,
+            Some(CommandKind::Report(a)) => report::run(&ctx, a).await,
+            Some(CommandKind::Clean(a)) => clean::run(&ctx, a).await,
         }
     });
     rt.shutdown_timeout(std::time::Duration::from_secs(2));

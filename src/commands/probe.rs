@@ -1,7 +1,231 @@
-//! `pglab probe` (lands with the host module).
-use super::Ctx;
-use crate::cli::ProbeArgs;
+//! `pglab probe`: the target and host snapshots, and with `--disk` the two disk probes.
+//! This is also how scripts check a server (`--format json`).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
 use color_eyre::eyre::Result;
-pub async fn run(_ctx: &Ctx, _a: ProbeArgs) -> Result<i32> {
-    Err(color_eyre::eyre::eyre!("probe is not in this build yet"))
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
+use crate::cli::{OutputFormat, ProbeArgs};
+use crate::host::HostSnapshot;
+use crate::host::probe::{
+    FsyncResult, FsyncSpec, SeqWriteResult, SeqWriteSpec, fsync_latency, seq_write,
+};
+use crate::measure::units::{format_bytes, parse_duration, parse_size};
+use crate::target::{ServerSnapshot, snapshot};
+
+#[derive(Debug, Serialize)]
+pub struct ProbeReport {
+    pub pglab_version: String,
+    pub server: ServerSnapshot,
+    pub host: HostSnapshot,
+    /// False when the server runs on another machine: `host` then describes pglab's machine.
+    pub host_is_server: bool,
+    pub disk: Option<DiskProbes>,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DiskProbes {
+    pub dir: PathBuf,
+    pub seq_write: SeqWriteResult,
+    pub fsync: FsyncResult,
+}
+
+pub async fn run(ctx: &Ctx, a: ProbeArgs) -> Result<i32> {
+    let started = Instant::now();
+    let size = parse_size(&a.disk_size)
+        .map_err(|e| user_error(EXIT_USAGE, format!("--disk-size: {e}")))?;
+    if size.bytes < 64 * 1024 {
+        return Err(user_error(EXIT_USAGE, "--disk-size: at least 64kB"));
+    }
+    let fsync_time = parse_duration(&a.fsync_time)
+        .map_err(|e| user_error(EXIT_USAGE, format!("--fsync-time: {e}")))?;
+    let (opened, client) = ctx.open_target().await?;
+    let result = probe(ctx, &a, &opened, &client, size.bytes, fsync_time).await;
+    drop(client);
+    opened.close().await;
+    let mut report = result?;
+    report.seconds = started.elapsed().as_secs_f64();
+    match a.format {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        _ => print!("{}", text(&report)),
+    }
+    Ok(0)
+}
+
+async fn probe(
+    _ctx: &Ctx,
+    a: &ProbeArgs,
+    opened: &crate::target::Opened,
+    client: &tokio_postgres::Client,
+    size: u64,
+    fsync_time: std::time::Duration,
+) -> Result<ProbeReport> {
+    let server = snapshot::read(client, &opened.target)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
+    let local = Ctx::local_data_dir(opened, Some(&server));
+    let host_dir = local.clone();
+    let host = tokio::task::spawn_blocking(move || HostSnapshot::read(host_dir.as_deref())).await?;
+    let disk = if a.disk {
+        let dir = a.probe_dir.clone().or(local).ok_or_else(|| {
+            user_error(
+                EXIT_USAGE,
+                "the server's data directory is not on this machine (or not readable): pass --probe-dir DIR to probe a local filesystem",
+            )
+        })?;
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        let d2 = dir.clone();
+        let probes = tokio::task::spawn_blocking(move || {
+            let mut quiet = |_f: f64| {};
+            let sw = seq_write(
+                &SeqWriteSpec {
+                    dir: d2.clone(),
+                    total_bytes: size,
+                    block_bytes: 64 * 1024,
+                },
+                &c2,
+                &mut quiet,
+            )?;
+            let fs = fsync_latency(
+                &FsyncSpec {
+                    dir: d2,
+                    duration: fsync_time,
+                    block_bytes: 8192,
+                },
+                &c2,
+                &mut quiet,
+            )?;
+            Ok::<_, crate::host::probe::ProbeError>((sw, fs))
+        });
+        let signal = super::shutdown_signal();
+        tokio::pin!(probes);
+        let joined = tokio::select! {
+            r = &mut probes => r,
+            _ = signal => { cancel.cancel(); probes.await }
+        }?;
+        let (seq_write, fsync) =
+            joined.map_err(|e| user_error(EXIT_FAILED, format!("disk probe: {e}")))?;
+        Some(DiskProbes {
+            dir,
+            seq_write,
+            fsync,
+        })
+    } else {
+        None
+    };
+    Ok(ProbeReport {
+        pglab_version: env!("CARGO_PKG_VERSION").into(),
+        host_is_server: opened.target.location.is_local(),
+        server,
+        host,
+        disk,
+        seconds: 0.0,
+    })
+}
+
+fn text(r: &ProbeReport) -> String {
+    let s = &r.server;
+    let mut out = String::new();
+    let tls = s
+        .tls
+        .clone()
+        .map(|t| format!(" · TLS {t}"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "target   {} · PostgreSQL {} · {}{tls}\n",
+        s.location.label(),
+        s.version,
+        s.target
+    ));
+    let conns: Vec<String> = s
+        .connections
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    out.push_str(&format!(
+        "         db {} {} · conns {} ({}) · recovery: {} · role {}{}\n",
+        s.database,
+        format_bytes(s.database_bytes.max(0) as u64),
+        s.connections_total(),
+        conns.join(", "),
+        if s.in_recovery { "yes (standby)" } else { "no" },
+        s.user,
+        if s.superuser { " (superuser)" } else { "" }
+    ));
+    out.push_str("settings ");
+    let mut line = 0;
+    for (name, v) in &s.settings {
+        if name == "data_directory" {
+            continue;
+        }
+        let val = match v.value() {
+            Some(set) => set.pretty(),
+            None => "(not visible)".into(),
+        };
+        let item = format!("{name}={val}  ");
+        if line + item.len() > 90 {
+            out.push_str("\n         ");
+            line = 0;
+        }
+        line += item.len();
+        out.push_str(&item);
+    }
+    out.push('\n');
+    let h = &r.host;
+    out.push_str(&format!(
+        "host     {}{} · {} · {} physical / {} logical cores · RAM {} (available {}) · load {:.2} {:.2} {:.2}\n",
+        h.hostname,
+        if r.host_is_server { "" } else { " (pglab's machine, not the server's)" },
+        h.cpu_model,
+        h.physical_cores.map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
+        h.logical_cores,
+        format_bytes(h.total_memory),
+        format_bytes(h.available_memory),
+        h.load[0],
+        h.load[1],
+        h.load[2]
+    ));
+    out.push_str(&format!("         {} · kernel {}", h.os, h.kernel));
+    if let Some(c) = &h.cgroup {
+        out.push_str(&format!(
+            " · cgroup memory {} cpus {}",
+            c.memory_max
+                .map(format_bytes)
+                .unwrap_or_else(|| "unlimited".into()),
+            c.cpu_max
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_else(|| "unlimited".into())
+        ));
+    }
+    out.push('\n');
+    if let Some(d) = &h.disk {
+        out.push_str(&format!(
+            "disk     {} on {} ({}) · {} free of {}\n",
+            d.fs_type,
+            d.device,
+            d.mount_point.display(),
+            format_bytes(d.available_bytes),
+            format_bytes(d.total_bytes)
+        ));
+    }
+    if let Some(p) = &r.disk {
+        out.push_str(&format!(
+            "probe    seq write {:.0} MB/s ({} in {:.2} s, 64 kB writes + fdatasync) · fsync {:.0}/s p50 {:.0} µs p99 {:.0} µs max {:.0} µs · in {}\n",
+            p.seq_write.mb_per_s,
+            format_bytes(p.seq_write.bytes),
+            p.seq_write.seconds,
+            p.fsync.ops_per_s,
+            p.fsync.p50_us,
+            p.fsync.p99_us,
+            p.fsync.max_us,
+            p.dir.display()
+        ));
+    }
+    out
 }

@@ -99,7 +99,12 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     guard::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let free = local.as_deref().and_then(crate::host::free_bytes);
-    let pf = guard::preflight(spec.estimate(), free, Some(&server), guard::CONFIRM_ABOVE);
+    let pf = guard::preflight(
+        spec.estimate_with_free(free),
+        free,
+        Some(&server),
+        guard::CONFIRM_ABOVE,
+    );
     for w in &pf.warnings {
         eprintln!("pglab: note: {w}");
     }
@@ -123,6 +128,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         preset,
         history: (!args.no_history).then(|| ctx.paths.history_file()),
         local_data_dir: local,
+        poll_progress: !args.no_progress_poll,
     };
     let kind = spec.kind();
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
@@ -165,11 +171,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             }
         }
     };
-    if let Some(s) = opened.sandbox
-        && let Err(e) = tokio::task::spawn_blocking(move || s.close()).await
-    {
-        eprintln!("pglab: stopping the sandbox: {e}");
-    }
+    opened.close().await;
     Ok(code)
 }
 

@@ -105,11 +105,14 @@ async fn run(
     if let Err(why) = super::guard::may_write(&server) {
         return fail(report, why);
     }
+    // Held for the whole run: `pglab clean` leaves the tables of a live run alone.
+    if let Err(e) = super::lab::hold_run_lock(&control, &run_id).await {
+        return fail(report, e);
+    }
     let ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
     if let Err(e) = ctx.ensure_schema(&control).await {
         return fail(report, e.to_string());
     }
-    drop(control);
 
     let result = match (&spec, &mut report.body) {
         (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
@@ -134,6 +137,7 @@ async fn run(
             .await
         }
     }
+    drop(control);
     report.notes = ctx.take_notes();
     report.finished_at = Utc::now();
     match result {

@@ -154,6 +154,15 @@ impl ExperimentSpec {
         }
     }
 
+    /// The estimate given the free disk space (None: unknown). growth fills only the steps
+    /// that fit and projects the rest, so its cost depends on the space there is.
+    pub fn estimate_with_free(&self, free: Option<u64>) -> Cost {
+        match self {
+            ExperimentSpec::Growth(s) => s.estimate_with_free(s.free_bytes.or(free)),
+            _ => self.estimate(),
+        }
+    }
+
     /// The text form (for presets, history and "same spec" matching).
     pub fn to_text(&self) -> ParamText {
         match self {

@@ -171,6 +171,23 @@ impl Target {
     /// Open a session. The connection's I/O runs on its own tokio task; the returned client
     /// reports `is_closed()` once that task ends (server gone, terminated, network).
     pub async fn connect(&self) -> Result<Client, TargetError> {
+        self.connect_inner(None).await
+    }
+
+    /// Open a session whose server notices (e.g. `trace_sort` LOG lines with
+    /// `client_min_messages = log`) arrive on the returned channel.
+    pub async fn connect_with_notices(
+        &self,
+    ) -> Result<(Client, tokio::sync::mpsc::UnboundedReceiver<String>), TargetError> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let client = self.connect_inner(Some(tx)).await?;
+        Ok((client, rx))
+    }
+
+    async fn connect_inner(
+        &self,
+        notices: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    ) -> Result<Client, TargetError> {
         let mut last = None;
         for host in &self.params.hosts {
             let whom = if host.starts_with('/') {
@@ -183,20 +200,12 @@ impl Target {
                 match &self.tls {
                     Some(tls) if !host.starts_with('/') => {
                         let (client, conn) = config.connect(tls.clone()).await?;
-                        tokio::spawn(async move {
-                            if let Err(e) = conn.await {
-                                tracing::debug!("connection ended: {e}");
-                            }
-                        });
+                        tokio::spawn(drive(conn, notices.clone()));
                         Ok::<_, tokio_postgres::Error>(client)
                     }
                     _ => {
                         let (client, conn) = config.connect(NoTls).await?;
-                        tokio::spawn(async move {
-                            if let Err(e) = conn.await {
-                                tracing::debug!("connection ended: {e}");
-                            }
-                        });
+                        tokio::spawn(drive(conn, notices.clone()));
                         Ok(client)
                     }
                 }
@@ -261,6 +270,32 @@ impl Target {
                 self.connect().await
             }
             other => other,
+        }
+    }
+}
+
+/// Drive a connection's I/O until it ends, passing server notices on when asked to.
+async fn drive<S, T>(
+    mut conn: tokio_postgres::Connection<S, T>,
+    notices: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::StreamExt;
+    let mut messages = futures_util::stream::poll_fn(move |cx| conn.poll_message(cx));
+    while let Some(m) = messages.next().await {
+        match m {
+            Ok(tokio_postgres::AsyncMessage::Notice(n)) => {
+                if let Some(tx) = &notices {
+                    let _ = tx.send(n.message().to_string());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::debug!("connection ended: {e}");
+                break;
+            }
         }
     }
 }

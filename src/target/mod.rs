@@ -75,6 +75,20 @@ pub struct Opened {
     pub sandbox: Option<SandboxSession>,
 }
 
+impl Opened {
+    /// Done with the target: give the sandbox back (stopping it when this was its last user
+    /// and it is not kept). Errors are logged; there is nothing left to do about them.
+    pub async fn close(mut self) {
+        if let Some(s) = self.sandbox.take() {
+            match tokio::task::spawn_blocking(move || s.close()).await {
+                Ok(Err(e)) => tracing::warn!("stopping the sandbox: {e}"),
+                Err(e) => tracing::warn!("stopping the sandbox: {e}"),
+                Ok(Ok(_)) => {}
+            }
+        }
+    }
+}
+
 /// Resolve the target (starting the sandbox when it is the target) and check that a
 /// session opens. `ask` prompts for a password when the server wants one.
 pub async fn open(

@@ -192,6 +192,10 @@ impl Sandbox {
         let pid: i32 = lines.next()?.trim().parse().ok()?;
         let port: u16 = lines.nth(2)?.trim().parse().ok()?;
         let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        // A killed server whose parent does not reap it lingers as a zombie: that is dead.
+        if !process_alive(pid) {
+            return None;
+        }
         (comm.trim() == "postgres" || comm.trim() == "postmaster").then_some((pid, port))
     }
 
@@ -265,12 +269,44 @@ impl Sandbox {
             .map_err(|e| sandbox_err(format!("cannot find a free port: {e}")))
     }
 
-    /// Remove a `postmaster.pid` whose process is gone (a crash or a SIGKILLed host).
+    /// The port of the last start, when it is free again: a restarted sandbox keeps its
+    /// address, so a `psql` line from `pglab sandbox start` keeps working.
+    fn remembered_port(&self) -> Option<u16> {
+        let port: u16 = fs::read_to_string(self.root.join("port"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        std::net::TcpListener::bind(("127.0.0.1", port))
+            .ok()
+            .map(|_| port)
+    }
+
+    /// Remove a `postmaster.pid` whose process is gone (a crash or a SIGKILLed host), and the
+    /// socket lock files it left: PostgreSQL checks their PID with `kill(pid, 0)`, which a
+    /// zombie (a killed server nobody reaped) still answers, and would refuse to start.
     fn clear_stale_pid(&self) {
         let pidfile = self.data().join("postmaster.pid");
         if pidfile.exists() && self.live_postmaster().is_none() {
             tracing::warn!("removing stale {}", pidfile.display());
             fs::remove_file(&pidfile).ok();
+        }
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !(name.starts_with(".s.PGSQL.") && name.ends_with(".lock")) {
+                continue;
+            }
+            let pid: Option<i32> = fs::read_to_string(e.path())
+                .ok()
+                .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()));
+            if pid.is_none_or(|p| !process_alive(p)) {
+                tracing::warn!("removing stale socket lock {}", e.path().display());
+                fs::remove_file(e.path()).ok();
+                fs::remove_file(self.root.join(name.trim_end_matches(".lock"))).ok();
+            }
         }
     }
 
@@ -292,7 +328,7 @@ impl Sandbox {
         for _ in 0..attempts {
             let port = match self.fixed_port {
                 Some(p) => p,
-                None => Self::free_port()?,
+                None => self.remembered_port().unwrap_or(Self::free_port()?),
             };
             let log_len = fs::metadata(self.log_file()).map(|m| m.len()).unwrap_or(0);
             let mut c = self.command("pg_ctl");
@@ -305,6 +341,7 @@ impl Sandbox {
                 .arg("start");
             let out = self.run(c, "pg_ctl start")?;
             if out.status.success() {
+                fs::write(self.root.join("port"), port.to_string()).ok();
                 if fresh {
                     self.finish_setup(port)?;
                 }
@@ -509,6 +546,17 @@ impl Sandbox {
 pub struct Lease {
     file: Option<File>,
     pub path: PathBuf,
+}
+
+/// True when `pid` runs and is not a zombie.
+fn process_alive(pid: i32) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z") | Some("X") | None)
 }
 
 fn tail_lines(s: &str, n: usize) -> String {

@@ -1,6 +1,125 @@
-//! The terminal UI (temporary contract; the tui branch replaces this file).
-use crate::commands::Ctx;
-use color_eyre::eyre::Result;
-pub async fn run(_ctx: Ctx) -> Result<i32> {
-    Err(color_eyre::eyre::eyre!("the TUI is not in this build yet"))
+//! The terminal UI: `pglab` with no subcommand.
+//!
+//! Elm-shaped: [`app::App`] is the state; [`update::update`] turns a message into state
+//! changes and commands without I/O; [`render::render`] draws the state without changing it;
+//! [`runtime`] carries out the commands on tokio and feeds their results back as messages.
+//! Only [`terminal`] touches the terminal. One file per pane under [`panes`].
+
+pub mod app;
+pub mod config;
+#[doc(hidden)]
+pub mod fixture;
+pub mod help;
+pub mod keybar;
+pub mod keys;
+pub mod msg;
+pub mod panes;
+mod past_runs;
+pub mod presets;
+pub mod render;
+pub mod runs;
+pub mod runtime;
+pub mod terminal;
+pub mod text;
+pub mod theme;
+pub mod update;
+mod update_overlays;
+
+#[cfg(test)]
+mod overlay_tests;
+#[cfg(test)]
+mod render_tests;
+#[cfg(test)]
+mod update_tests;
+
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, eyre};
+
+use self::app::{App, AppInit, Level, Notice};
+use self::msg::{Msg, ServerMsg};
+use self::runtime::Env;
+use self::terminal::TerminalGuard;
+use crate::commands::{Ctx, EXIT_CANCELLED, EXIT_USAGE, user_error};
+use crate::experiment::Outcome;
+use crate::target::snapshot;
+
+/// Open the target (before taking over the screen: it may ask for a password or start the
+/// sandbox), run the UI, then give the sandbox back so its server stops.
+pub async fn run(ctx: Ctx) -> Result<i32> {
+    let launched = Instant::now();
+    if !terminal::is_interactive() {
+        return Err(user_error(
+            EXIT_USAGE,
+            "the terminal UI needs a terminal on stdin and stdout: use `pglab run …` in scripts",
+        ));
+    }
+    let config = config::load(&ctx.paths.config_file());
+    if let Some(p) = &config.problem {
+        tracing::warn!("{p}");
+    }
+    if ctx.target_options().wants_sandbox() {
+        eprintln!("starting the sandbox…");
+    }
+    let (opened, client) = ctx.open_target().await?;
+    let first = tokio::time::timeout(
+        Duration::from_secs(5),
+        snapshot::read(&client, &opened.target),
+    )
+    .await
+    .ok()
+    .and_then(|r| r.ok());
+    let local = Ctx::local_data_dir(&opened, first.as_ref());
+    let env = Env {
+        target: opened.target.clone(),
+        schema: ctx.global.schema.clone(),
+        history_file: ctx.paths.history_file(),
+        paths: ctx.paths.clone(),
+        probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
+        local_data_dir: local,
+    };
+    let init = AppInit {
+        now: Instant::now(),
+        theme: theme::Theme::from_env(),
+        keys: config.keys,
+        config_file: ctx.paths.config_file(),
+        observe: ctx.global.observe,
+        location: opened.target.location.clone(),
+        size: (80, 24),
+        notice: config.problem.map(|text| Notice {
+            text,
+            level: Level::Warn,
+        }),
+    };
+    let result = ui(init, env, client, first, launched).await;
+    opened.close().await;
+    result
+}
+
+async fn ui(
+    mut init: AppInit,
+    env: Env,
+    client: tokio_postgres::Client,
+    first: Option<crate::target::ServerSnapshot>,
+    launched: Instant,
+) -> Result<i32> {
+    let mut guard = TerminalGuard::enter().map_err(|e| eyre!("cannot set up the terminal: {e}"))?;
+    init.size = guard.size();
+    let mut app = App::new(init);
+    if let Some(s) = first {
+        update::update(&mut app, Msg::Server(ServerMsg::Snapshot(Box::new(s))));
+    }
+    let r = runtime::run(&mut guard.terminal, &mut app, env, Some(client), launched).await;
+    drop(guard);
+    r.map_err(|e| eyre!("the terminal failed: {e}"))?;
+    let cancelled = app
+        .run
+        .ended
+        .as_ref()
+        .is_some_and(|e| e.outcome == Outcome::Cancelled);
+    Ok(if app.by_signal && cancelled {
+        EXIT_CANCELLED
+    } else {
+        0
+    })
 }

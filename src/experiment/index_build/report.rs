@@ -212,7 +212,7 @@ impl IndexBuildReport {
             .collect();
         if !fewer.is_empty() {
             confounders.push(format!(
-                "fewer parallel workers launched than asked for: {} (each participant needs 32MB of maintenance_work_mem, or no worker slots were free)",
+                "fewer parallel workers launched than asked for: {} (the server sizes the worker count from the table's size, gives each participant at least 32MB of maintenance_work_mem, and launches fewer when worker slots are busy)",
                 fewer.join(", ")
             ));
         }

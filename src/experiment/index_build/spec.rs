@@ -366,7 +366,8 @@ impl IndexBuildSpec {
             // An external sort spills about the index's size; WAL of the load and one build.
             temp_bytes: index,
             wal_bytes: heap + index,
-            connections: 2,
+            // The run's control session (holding its advisory lock), the builder, the watcher.
+            connections: 3,
         }
     }
 }

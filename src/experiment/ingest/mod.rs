@@ -68,7 +68,7 @@ fn describe(spec: &IngestSpec, trials: usize) -> String {
         ),
         t["batch"],
         t["clients"],
-        t["sync"],
+        t["sync-commit"],
         spec.payload.text,
         spec.payload_type.as_str(),
         if spec.indexes > 0 {

@@ -474,7 +474,7 @@ mod tests {
             ("method".into(), "insert".into()),
             ("batch".into(), "1".into()),
             ("clients".into(), "1".into()),
-            ("sync".into(), "on".into()),
+            ("sync-commit".into(), "on".into()),
             ("payload".into(), "100B".into()),
             ("payload-type".into(), "text".into()),
             ("indexes".into(), "0".into()),

@@ -34,7 +34,7 @@ pub const FIELDS: &[FieldDef] = &[
         kind: FieldKind::CountList,
     },
     FieldDef {
-        key: "sync",
+        key: "sync-commit",
         label: "synchronous_commit",
         help: "synchronous_commit of the loading sessions (SET, this session only): on, off, or on,off",
         default: "on",
@@ -343,7 +343,7 @@ impl IngestSpec {
             }
             Ok(v)
         });
-        let sync = r.get("sync", vec![SyncCommit::On], |s| {
+        let sync = r.get("sync-commit", vec![SyncCommit::On], |s| {
             list_of(s, "synchronous_commit", SyncCommit::parse)
         });
         let rows = r.count("rows", 1, 1_000_000_000_000);
@@ -438,7 +438,7 @@ impl IngestSpec {
                 join(self.clients.iter().map(|n| n.to_string()).collect()),
             ),
             (
-                "sync".into(),
+                "sync-commit".into(),
                 join(self.sync.iter().map(|s| s.as_str().to_string()).collect()),
             ),
             ("rows".into(), format_count(self.rows as f64)),
@@ -589,11 +589,11 @@ mod tests {
             ("method", "upsert"),
             ("batch", "0"),
             ("clients", "0"),
-            ("sync", "maybe"),
+            ("sync-commit", "maybe"),
         ])
         .unwrap_err();
         let keys: Vec<_> = e.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["method", "batch", "clients", "sync"], "{e:?}");
+        assert_eq!(keys, ["method", "batch", "clients", "sync-commit"], "{e:?}");
         assert!(e[0].1.contains("unknown method 'upsert'"), "{e:?}");
         assert!(e[1].1.contains("batch 0"), "{e:?}");
         assert!(e[2].1.contains("0 clients"), "{e:?}");

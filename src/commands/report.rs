@@ -1,0 +1,27 @@
+//! `pglab report ID [--out FILE.md]`: a Markdown report of a past run, its chart beside it.
+
+use std::path::PathBuf;
+
+use color_eyre::eyre::Result;
+
+use super::{Ctx, EXIT_FAILED, user_error};
+use crate::cli::ReportArgs;
+
+pub async fn run(ctx: &Ctx, args: ReportArgs) -> Result<i32> {
+    let runs = super::history::load(ctx);
+    let r = super::history::find(&runs, &args.id)?;
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from(format!("pglab-{}.md", r.run_id)));
+    let written = crate::report::write(r, &out).map_err(|e| {
+        user_error(
+            EXIT_FAILED,
+            format!("cannot write the report to {}: {e}", out.display()),
+        )
+    })?;
+    println!("wrote {}", written.markdown.display());
+    if let Some(c) = written.chart {
+        println!("wrote {}", c.display());
+    }
+    Ok(0)
+}

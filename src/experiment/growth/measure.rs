@@ -1,0 +1,397 @@
+//! What is measured at each step: the write of one new version (in one transaction, by the
+//! chosen method), the read of all content of one version, and the sizes on disk.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use tokio_postgres::Client;
+use tokio_postgres::types::ToSql;
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::cache::{self, ColdCache};
+use super::churn::Delta;
+use super::copy::CopyStream;
+use super::fill::DesignState;
+use super::report::{GrowStats, GrowthStep};
+use super::schema::TableDef;
+use super::spec::{Design, GrowthSpec, WriteMethod};
+use crate::experiment::event::TrialRef;
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::measure::stats::median;
+
+/// Rows per multi-row INSERT statement.
+const MULTI_BATCH: usize = 1000;
+
+/// Write the next version of `st` by `method`, in one transaction; seconds from BEGIN to the
+/// end of COMMIT.
+pub async fn write_version(
+    ctx: &RunCtx,
+    client: &Client,
+    st: &mut DesignState,
+    method: WriteMethod,
+) -> Result<f64, RunError> {
+    let mut delta = Delta::default();
+    st.churn.advance(&mut delta);
+    let rows: Vec<(i64, i64)> = match st.design() {
+        Design::Snapshot => st
+            .churn
+            .alive()
+            .iter()
+            .map(|&c| (delta.version, c))
+            .collect(),
+        Design::Ranges => delta.added.iter().map(|&c| (c, delta.version)).collect(),
+    };
+    let def = &st.def;
+    // Statements are prepared outside the timing, as a driver or ORM caches them.
+    let (insert_cols, update) = match st.design() {
+        Design::Snapshot => ("version, content", None),
+        Design::Ranges => (
+            "content, version_added",
+            Some((
+                client
+                    .prepare(&format!(
+                        "UPDATE {} SET version_removed = $1 WHERE content = $2 AND version_removed IS NULL",
+                        def.qualified
+                    ))
+                    .await
+                    .map_err(|e| ctx.error(e))?,
+                client
+                    .prepare(&format!(
+                        "UPDATE {} SET version_removed = $1 WHERE content = ANY($2) AND version_removed IS NULL",
+                        def.qualified
+                    ))
+                    .await
+                    .map_err(|e| ctx.error(e))?,
+            )),
+        ),
+    };
+    let single = client
+        .prepare(&format!(
+            "INSERT INTO {} ({insert_cols}) VALUES ($1, $2)",
+            def.qualified
+        ))
+        .await
+        .map_err(|e| ctx.error(e))?;
+
+    let started = Instant::now();
+    client
+        .batch_execute("BEGIN")
+        .await
+        .map_err(|e| ctx.error(e))?;
+    let body = async {
+        match method {
+            WriteMethod::Insert => {
+                for (i, (a, b)) in rows.iter().enumerate() {
+                    if i % 256 == 0 {
+                        ctx.check()?;
+                    }
+                    client
+                        .execute(&single, &[a, b])
+                        .await
+                        .map_err(|e| ctx.error(e))?;
+                }
+                if let Some((one, _)) = &update {
+                    for r in &delta.removed {
+                        ctx.check()?;
+                        client
+                            .execute(one, &[&delta.version, r])
+                            .await
+                            .map_err(|e| ctx.error(e))?;
+                    }
+                }
+            }
+            WriteMethod::Multi => {
+                multi_insert(ctx, client, &def.qualified, insert_cols, &rows).await?;
+                if let Some((_, many)) = &update
+                    && !delta.removed.is_empty()
+                {
+                    ctx.cancellable(
+                        client,
+                        client.execute(many, &[&delta.version, &delta.removed]),
+                    )
+                    .await?;
+                }
+            }
+            WriteMethod::Copy => {
+                let cols = match st.design() {
+                    Design::Snapshot => "version, content",
+                    Design::Ranges => "content, version_added",
+                };
+                let mut copy =
+                    CopyStream::start(ctx, client, &def.qualified, cols, String::new(), 0, None)
+                        .await
+                        .map_err(|e| e.into_run())?;
+                for (a, b) in &rows {
+                    copy.row(&[Some(*a), Some(*b)])
+                        .await
+                        .map_err(|e| e.into_run())?;
+                }
+                copy.finish(client).await.map_err(|e| e.into_run())?;
+                if let Some((_, many)) = &update
+                    && !delta.removed.is_empty()
+                {
+                    ctx.cancellable(
+                        client,
+                        client.execute(many, &[&delta.version, &delta.removed]),
+                    )
+                    .await?;
+                }
+            }
+        }
+        Ok::<(), RunError>(())
+    };
+    match body.await {
+        Ok(()) => {
+            ctx.cancellable(client, client.batch_execute("COMMIT"))
+                .await?;
+        }
+        Err(e) => {
+            let _ = client.batch_execute("ROLLBACK").await;
+            return Err(e);
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    st.rows += rows.len() as u64;
+    Ok(secs)
+}
+
+async fn multi_insert(
+    ctx: &RunCtx,
+    client: &Client,
+    table: &str,
+    cols: &str,
+    rows: &[(i64, i64)],
+) -> Result<(), RunError> {
+    let mut prepared: BTreeMap<usize, tokio_postgres::Statement> = BTreeMap::new();
+    for batch in rows.chunks(MULTI_BATCH) {
+        let n = batch.len();
+        let stmt = match prepared.entry(n) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let values: Vec<String> = (0..n)
+                    .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
+                    .collect();
+                let stmt = client
+                    .prepare(&format!(
+                        "INSERT INTO {table} ({cols}) VALUES {}",
+                        values.join(", ")
+                    ))
+                    .await
+                    .map_err(|e| ctx.error(e))?;
+                e.insert(stmt)
+            }
+        };
+        let params: Vec<&(dyn ToSql + Sync)> = batch
+            .iter()
+            .flat_map(|(a, b)| [a as &(dyn ToSql + Sync), b as &(dyn ToSql + Sync)])
+            .collect();
+        ctx.cancellable(client, client.execute(&*stmt, &params))
+            .await?;
+    }
+    Ok(())
+}
+
+/// The query that reads all content of one version.
+pub fn read_sql(def: &TableDef) -> String {
+    match def.design {
+        Design::Snapshot => format!("SELECT content FROM {} WHERE version = $1", def.qualified),
+        Design::Ranges => format!(
+            "SELECT content FROM {} WHERE version_added <= $1 AND (version_removed IS NULL OR version_removed > $1)",
+            def.qualified
+        ),
+    }
+}
+
+/// Read all content of `version`: (seconds, content ids sorted).
+pub async fn read_version(
+    ctx: &RunCtx,
+    client: &Client,
+    stmt: &tokio_postgres::Statement,
+    version: i64,
+) -> Result<(f64, Vec<i64>), RunError> {
+    let started = Instant::now();
+    let rows = ctx
+        .cancellable(client, client.query(stmt, &[&version]))
+        .await?;
+    let secs = started.elapsed().as_secs_f64();
+    let mut ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    ids.sort_unstable();
+    Ok((secs, ids))
+}
+
+/// A short fingerprint of a set of content ids (sorted), to compare designs.
+pub fn digest(sorted: &[i64]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &id in sorted {
+        for b in id.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// `pg_table_size` of the table and `pg_relation_size` of each index (by report name).
+pub async fn sizes(
+    ctx: &RunCtx,
+    client: &Client,
+    def: &TableDef,
+) -> Result<(u64, BTreeMap<String, u64>), RunError> {
+    let size = |sql: &'static str, rel: String| async move {
+        let row = client
+            .query_one(sql, &[&rel])
+            .await
+            .map_err(|e| ctx.error(e))?;
+        Ok::<u64, RunError>(row.get::<_, i64>(0).max(0) as u64)
+    };
+    let table = size(
+        "SELECT pg_table_size($1::text::regclass)",
+        def.qualified.clone(),
+    )
+    .await?;
+    let mut indexes = BTreeMap::new();
+    for i in &def.indexes {
+        let b = size(
+            "SELECT pg_relation_size($1::text::regclass)",
+            i.qualified.clone(),
+        )
+        .await?;
+        indexes.insert(i.name.to_string(), b);
+    }
+    Ok((table, indexes))
+}
+
+/// Total bytes (heap, indexes, TOAST) of the named relations in the lab schema.
+pub async fn total_bytes(
+    ctx: &RunCtx,
+    client: &Client,
+    relnames: &[String],
+) -> Result<u64, RunError> {
+    let row = client
+        .query_one(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = $1 AND c.relname = ANY($2) AND c.relkind = 'r'",
+            &[&ctx.opts.schema, &relnames],
+        )
+        .await
+        .map_err(|e| ctx.error(e))?;
+    Ok(row.get::<_, i64>(0).max(0) as u64)
+}
+
+/// Measure one design at its current size: sizes, `repeat` writes, `repeat` reads.
+#[allow(clippy::too_many_arguments)]
+pub async fn measure_step(
+    ctx: &RunCtx,
+    client: &Client,
+    spec: &GrowthSpec,
+    st: &mut DesignState,
+    grow: Option<GrowStats>,
+    cold: Option<&ColdCache>,
+    read_rng: &mut ChaCha8Rng,
+    read_versions: &mut Option<Vec<u64>>,
+    trial: Option<TrialRef>,
+) -> Result<GrowthStep, RunError> {
+    let design = st.design();
+    let versions = st.versions();
+    let rows = st.rows;
+    let (table_bytes, index_bytes) = sizes(ctx, client, &st.def).await?;
+
+    ctx.emit
+        .phase(
+            trial.clone(),
+            format!(
+                "writing one version × {} ({})",
+                spec.repeat,
+                spec.write_method.as_str()
+            ),
+        )
+        .await;
+    let mut writes = Vec::new();
+    for _ in 0..spec.repeat {
+        writes.push(write_version(ctx, client, st, spec.write_method).await?);
+    }
+
+    ctx.emit
+        .phase(trial, format!("reading one version × {}", spec.repeat))
+        .await;
+    let have = st.versions();
+    let chosen = read_versions
+        .get_or_insert_with(|| {
+            (0..spec.repeat)
+                .map(|_| read_rng.random_range(1..=have.max(1)))
+                .collect()
+        })
+        .clone();
+    let stmt = client
+        .prepare(&read_sql(&st.def))
+        .await
+        .map_err(|e| ctx.error(e))?;
+    let files = match cold {
+        Some(c) => {
+            let mut rels = vec![st.def.qualified.clone()];
+            rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
+            Some(c.files(client, &rels).await.map_err(RunError::Failed)?)
+        }
+        None => None,
+    };
+    let mut warm = Vec::new();
+    let mut cold_times = Vec::new();
+    let mut first: Option<Vec<i64>> = None;
+    for &v in &chosen {
+        if let Some(files) = &files {
+            let f = files.clone();
+            tokio::task::spawn_blocking(move || cache::evict(&f))
+                .await
+                .map_err(|e| RunError::Failed(e.to_string()))?
+                .map_err(RunError::Failed)?;
+        }
+        let (secs, ids) = read_version(ctx, client, &stmt, v as i64).await?;
+        if files.is_some() {
+            cold_times.push(secs);
+        }
+        let (secs, ids2) = read_version(ctx, client, &stmt, v as i64).await?;
+        debug_assert_eq!(ids, ids2);
+        warm.push(secs);
+        if first.is_none() {
+            first = Some(ids);
+        }
+    }
+    let first = first.unwrap_or_default();
+    let total = table_bytes + index_bytes.values().sum::<u64>();
+    Ok(GrowthStep {
+        design,
+        versions,
+        rows,
+        pairs: spec.pairs(versions),
+        projected: false,
+        write_seconds: median(&writes),
+        write_repeats: writes,
+        read_seconds: median(&warm),
+        read_cold_seconds: median(&cold_times),
+        read_rows: Some(first.len() as u64),
+        read_versions: chosen,
+        content_digest: Some(digest(&first)),
+        table_bytes,
+        index_bytes,
+        bytes_per_row: (rows > 0).then(|| total as f64 / rows as f64),
+        grow,
+        disk_needed_bytes: None,
+        fits_disk: None,
+        reach: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_tells_sets_apart() {
+        assert_eq!(digest(&[1, 2, 3]), digest(&[1, 2, 3]));
+        assert_ne!(digest(&[1, 2, 3]), digest(&[1, 2, 4]));
+        assert_ne!(digest(&[]), digest(&[0]));
+    }
+}

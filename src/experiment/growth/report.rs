@@ -1,0 +1,418 @@
+//! growth results: one record per step per design (measured or projected), the fits that
+//! project them, the fill-rate baseline, and the summary a reader wants first.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::spec::{Design, GrowMode, GrowthSpec};
+use crate::measure::fit::LinearFit;
+use crate::measure::units::{format_bytes_short, format_count, format_seconds};
+
+/// How a design's table grew to a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowStats {
+    pub mode: GrowMode,
+    /// Versions before this growth.
+    pub from_versions: u64,
+    /// Rows added (as the server counted them).
+    pub rows: u64,
+    /// Everything: dropping indexes, COPY, rebuilding, VACUUM.
+    pub seconds: f64,
+    pub copy_seconds: f64,
+    pub index_seconds: f64,
+    pub vacuum_seconds: f64,
+    pub copy_rows_per_second: f64,
+    pub rows_per_second: f64,
+}
+
+/// One step of one design.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowthStep {
+    pub design: Design,
+    pub versions: u64,
+    /// Rows in the design's table (projected: computed).
+    pub rows: u64,
+    /// (version, content) pairs the table represents: versions × units (the chart's x).
+    pub pairs: u64,
+    /// True when this step was not run but projected from the fit.
+    pub projected: bool,
+    /// Median seconds to write one new version (None when neither measured nor projectable).
+    pub write_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_repeats: Vec<f64>,
+    /// Median seconds to read all content of one version, warm cache.
+    pub read_seconds: Option<f64>,
+    /// Median seconds of the same reads right after dropping the OS page cache of the table
+    /// and its indexes (None where that is not possible).
+    pub read_cold_seconds: Option<f64>,
+    /// Content units the reads returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rows: Option<u64>,
+    /// Versions read (seeded, the same for every design at a step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_versions: Vec<u64>,
+    /// Fingerprint of the content of the first version read, to compare designs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_digest: Option<String>,
+    /// pg_table_size.
+    pub table_bytes: u64,
+    /// pg_relation_size per index, by name (pk, version, content, version_content, versions).
+    pub index_bytes: BTreeMap<String, u64>,
+    /// (table + indexes) / rows.
+    pub bytes_per_row: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grow: Option<GrowStats>,
+    /// Disk this step needs in all (tables, indexes, WAL, sort space) and whether that fits
+    /// the free space (None: free space unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_needed_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fits_disk: Option<bool>,
+    /// Projected steps: pairs / the largest pairs measured (how far the fit is stretched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<f64>,
+}
+
+impl GrowthStep {
+    pub fn index_total(&self) -> u64 {
+        self.index_bytes.values().sum()
+    }
+    pub fn total_bytes(&self) -> u64 {
+        self.table_bytes + self.index_total()
+    }
+}
+
+/// The least-squares fits of one design, x = pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DesignFit {
+    pub design: Design,
+    /// What x is: "pairs" (versions × units).
+    pub x: String,
+    pub measured_steps: usize,
+    /// The projection starts at the largest measured x…
+    pub from_pairs: u64,
+    /// …and reaches this far (the last point reported).
+    pub to_pairs: u64,
+    /// to_pairs / from_pairs (None when only the empty table was measured).
+    pub reach: Option<f64>,
+    pub table_bytes: Option<LinearFit>,
+    pub index_bytes: Option<LinearFit>,
+    pub write_seconds: Option<LinearFit>,
+    pub read_seconds: Option<LinearFit>,
+    /// How the times were projected: "linear" along the fit (it rises with r² ≥ 0.9) or
+    /// "mean" of the measured values (no trend to extrapolate).
+    pub write_model: String,
+    pub read_model: String,
+}
+
+/// The fill rate against a plain COPY of the same rows into an unindexed table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FillBaseline {
+    pub design: Design,
+    pub rows: u64,
+    pub seconds: f64,
+    pub rows_per_second: f64,
+    /// The growth fill these rows were taken from.
+    pub growth_copy_rows_per_second: f64,
+    pub growth_rows_per_second: f64,
+    /// growth COPY rate / plain rate, and growth rate including index work and VACUUM / plain.
+    pub copy_ratio: f64,
+    pub total_ratio: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GrowthSummary {
+    /// Sentences, most important first.
+    pub findings: Vec<String>,
+    /// Things that may have skewed the numbers.
+    pub confounders: Vec<String>,
+    /// Whether both designs returned the same content for the same versions (None: not both
+    /// designs measured).
+    pub same_content: Option<bool>,
+    /// Whether cold reads were measured.
+    pub cold_reads: bool,
+}
+
+/// The growth part of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowthReport {
+    pub params: GrowthSpec,
+    pub steps: Vec<GrowthStep>,
+    pub fit: Vec<DesignFit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<FillBaseline>,
+    pub summary: GrowthSummary,
+}
+
+/// Seconds for sentences, with sub-millisecond reads still readable.
+fn ms(s: f64) -> String {
+    if s < 0.001 {
+        format!("{:.2} ms", s * 1000.0)
+    } else if s < 0.01 {
+        format!("{:.1} ms", s * 1000.0)
+    } else {
+        format_seconds(s)
+    }
+}
+
+impl GrowthReport {
+    pub fn new(spec: &GrowthSpec) -> Self {
+        GrowthReport {
+            params: spec.clone(),
+            steps: vec![],
+            fit: vec![],
+            baseline: None,
+            summary: GrowthSummary::default(),
+        }
+    }
+
+    pub fn measured(&self, design: Design) -> impl Iterator<Item = &GrowthStep> {
+        self.steps
+            .iter()
+            .filter(move |s| s.design == design && !s.projected)
+    }
+
+    /// Do both designs agree on the content of every version both read?
+    pub fn same_content(&self) -> Option<bool> {
+        let mut by_versions: BTreeMap<u64, Vec<&GrowthStep>> = BTreeMap::new();
+        for s in self.steps.iter().filter(|s| !s.projected) {
+            by_versions.entry(s.versions).or_default().push(s);
+        }
+        let mut compared = false;
+        for steps in by_versions.values() {
+            if steps.len() < 2 {
+                continue;
+            }
+            let first = steps[0];
+            for s in &steps[1..] {
+                if s.read_versions.first() != first.read_versions.first() {
+                    continue;
+                }
+                compared = true;
+                if s.content_digest != first.content_digest || s.read_rows != first.read_rows {
+                    return Some(false);
+                }
+            }
+        }
+        compared.then_some(true)
+    }
+
+    /// Recompute the summary from the steps so far (also for partial runs).
+    pub fn summarize(&mut self, extra_confounders: &[String], cold_reads: bool) {
+        let p = &self.params;
+        let mut findings = Vec::new();
+        let mut confounders: Vec<String> = extra_confounders.to_vec();
+        for &d in &p.designs {
+            let Some(last) = self.measured(d).last() else {
+                continue;
+            };
+            let mut f = format!(
+                "{} at {} versions ({} rows): ",
+                d.as_str(),
+                format_count(last.versions as f64),
+                format_count(last.rows as f64)
+            );
+            if let Some(w) = last.write_seconds {
+                f.push_str(&format!(
+                    "writing one version took {} ({}), ",
+                    ms(w),
+                    p.write_method.describe()
+                ));
+            }
+            if let Some(r) = last.read_seconds {
+                f.push_str(&format!("reading one {} warm", ms(r)));
+                if let Some(c) = last.read_cold_seconds {
+                    f.push_str(&format!(" ({} cold)", ms(c)));
+                }
+                f.push_str("; ");
+            }
+            f.push_str(&format!(
+                "table {}, indexes {}",
+                format_bytes_short(last.table_bytes as f64),
+                format_bytes_short(last.index_total() as f64)
+            ));
+            if let Some(b) = last.bytes_per_row {
+                f.push_str(&format!(" ({b:.0} B/row)"));
+            }
+            findings.push(f);
+        }
+        // The original question: snapshot or differences, at the largest step both measured.
+        let both = self
+            .measured(Design::Snapshot)
+            .filter_map(|s| {
+                self.measured(Design::Ranges)
+                    .find(|r| r.versions == s.versions && s.versions > 0)
+                    .map(|r| (s, r))
+            })
+            .last();
+        if let Some((s, r)) = both {
+            let mut f = format!(
+                "at {} versions ranges holds the same content in {} against {} ({:.1}%)",
+                format_count(s.versions as f64),
+                format_bytes_short(r.total_bytes() as f64),
+                format_bytes_short(s.total_bytes() as f64),
+                100.0 * r.total_bytes() as f64 / s.total_bytes().max(1) as f64
+            );
+            if let (Some(ws), Some(wr)) = (s.write_seconds, r.write_seconds) {
+                f.push_str(&format!(
+                    "; writes a version in {} against {}",
+                    ms(wr),
+                    ms(ws)
+                ));
+            }
+            if let (Some(rs), Some(rr)) = (s.read_seconds, r.read_seconds) {
+                f.push_str(&format!(
+                    "; reads one in {} against {} ({})",
+                    ms(rr),
+                    ms(rs),
+                    ratio_words(rr, rs)
+                ));
+            }
+            findings.push(f);
+        }
+        let same = self.same_content();
+        match same {
+            Some(true) => findings.push(
+                "both designs returned the same content for the same versions at every step"
+                    .into(),
+            ),
+            Some(false) => findings.push(
+                "MISMATCH: the designs returned different content for the same version (a bug in pglab; please report it)"
+                    .into(),
+            ),
+            None => {}
+        }
+        for fit in &self.fit {
+            let last = self
+                .steps
+                .iter()
+                .filter(|s| s.design == fit.design && s.projected)
+                .max_by_key(|s| s.pairs);
+            if let Some(last) = last {
+                let mut f = format!(
+                    "{} projected to {} versions ({} pairs) from {} measured steps up to {} pairs (reach {}): table {}, indexes {}",
+                    fit.design.as_str(),
+                    format_count(last.versions as f64),
+                    format_count(last.pairs as f64),
+                    fit.measured_steps,
+                    format_count(fit.from_pairs as f64),
+                    fit.reach
+                        .map(|r| format!("{r:.0}×"))
+                        .unwrap_or_else(|| "unbounded".into()),
+                    format_bytes_short(last.table_bytes as f64),
+                    format_bytes_short(last.index_total() as f64),
+                );
+                let how = |m: &str| {
+                    if m == "linear" {
+                        "along the fit"
+                    } else {
+                        "measured mean, no trend"
+                    }
+                };
+                if let Some(w) = last.write_seconds {
+                    f.push_str(&format!(", write {} ({})", ms(w), how(&fit.write_model)));
+                }
+                if let Some(r) = last.read_seconds {
+                    f.push_str(&format!(", read {} ({})", ms(r), how(&fit.read_model)));
+                }
+                findings.push(f);
+            }
+        }
+        if let Some(last) = self
+            .steps
+            .iter()
+            .filter(|s| s.projected)
+            .max_by_key(|s| s.pairs)
+            && let Some(need) = last.disk_needed_bytes
+        {
+            findings.push(format!(
+                "{} versions would need about {} of disk for {} with WAL and sort space{}",
+                format_count(last.versions as f64),
+                format_bytes_short(need as f64),
+                if p.designs.len() > 1 {
+                    "both designs"
+                } else {
+                    "the table"
+                },
+                match last.fits_disk {
+                    Some(true) => ", which fits the free disk",
+                    Some(false) => ", more than the disk has free",
+                    None => " (free space unknown)",
+                }
+            ));
+        }
+        let grows: Vec<&GrowStats> = self
+            .steps
+            .iter()
+            .filter_map(|s| s.grow.as_ref())
+            .filter(|g| g.rows > 0)
+            .collect();
+        if !grows.is_empty() {
+            let rows: u64 = grows.iter().map(|g| g.rows).sum();
+            let secs: f64 = grows.iter().map(|g| g.seconds).sum();
+            let copy: f64 = grows.iter().map(|g| g.copy_seconds).sum();
+            findings.push(format!(
+                "growing took {} for {} rows ({} rows/s overall, COPY at {} rows/s; the rest is index {} and VACUUM)",
+                ms(secs),
+                format_count(rows as f64),
+                format_count(rows as f64 / secs.max(1e-9)),
+                format_count(rows as f64 / copy.max(1e-9)),
+                match p.grow_mode {
+                    GrowMode::Rebuild => "rebuilds",
+                    GrowMode::Keep => "maintenance",
+                }
+            ));
+        }
+        if let Some(b) = &self.baseline {
+            findings.push(format!(
+                "fill rate against a plain COPY of the same {} rows into an unindexed table ({} rows/s): COPY phase {:.2}×, with index work and VACUUM {:.2}×",
+                format_count(b.rows as f64),
+                format_count(b.rows_per_second),
+                b.copy_ratio,
+                b.total_ratio
+            ));
+        }
+        // Writes under 50 ms are at the mercy of the scheduler; only longer ones count.
+        let noisy: Vec<String> = self
+            .steps
+            .iter()
+            .filter(|s| !s.projected && s.write_repeats.len() > 1)
+            .filter_map(|s| {
+                let sum = crate::measure::stats::Summary::of(&s.write_repeats)?;
+                (sum.median >= 0.05 && sum.is_noisy()).then(|| {
+                    format!(
+                        "{} at {} versions ({:.0}%)",
+                        s.design.as_str(),
+                        s.versions,
+                        sum.spread() * 100.0
+                    )
+                })
+            })
+            .collect();
+        if !noisy.is_empty() {
+            confounders.push(format!(
+                "write repeats spread more than 10% (noisy): {}",
+                noisy.join(", ")
+            ));
+        }
+        confounders.dedup();
+        self.summary = GrowthSummary {
+            findings,
+            confounders,
+            same_content: same,
+            cold_reads,
+        };
+    }
+}
+
+fn ratio_words(a: f64, b: f64) -> String {
+    if a <= 0.0 || b <= 0.0 {
+        return "–".into();
+    }
+    if a >= b {
+        format!("{:.1}× slower", a / b)
+    } else {
+        format!("{:.1}× faster", b / a)
+    }
+}

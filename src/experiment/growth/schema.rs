@@ -1,0 +1,209 @@
+//! The growth tables: names, DDL, and the index sets each design carries (created, dropped
+//! and rebuilt by the same definitions).
+
+use tokio_postgres::Client;
+
+use super::spec::{Design, GrowthSpec, IndexKind};
+use crate::experiment::lab::{RunCtx, RunError, ident};
+
+/// One index of a growth table.
+#[derive(Debug, Clone)]
+pub struct IndexDef {
+    /// The name reports use: pk, version, content, version_content, versions.
+    pub name: &'static str,
+    /// `"schema"."relname"`.
+    pub qualified: String,
+    pub create: String,
+    pub drop: String,
+}
+
+/// A design's association table.
+#[derive(Debug, Clone)]
+pub struct TableDef {
+    pub design: Design,
+    pub relname: String,
+    /// `"schema"."relname"`.
+    pub qualified: String,
+    pub indexes: Vec<IndexDef>,
+}
+
+/// A name unique to this run: `growth_<what>_<run id>`.
+pub fn run_table_name(run_id: &str, what: &str) -> String {
+    let id: String = run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("growth_{what}_{id}")
+}
+
+impl TableDef {
+    pub fn new(ctx: &RunCtx, spec: &GrowthSpec, design: Design) -> TableDef {
+        let relname = run_table_name(&ctx.run_id, design.as_str());
+        let qualified = ctx.table(&relname);
+        let schema = ident(&ctx.opts.schema);
+        let index = |name: &'static str, unique: bool, cols: &str| {
+            let rel = format!("{relname}_{name}");
+            IndexDef {
+                name,
+                create: format!(
+                    "CREATE {}INDEX {} ON {qualified} ({cols})",
+                    if unique { "UNIQUE " } else { "" },
+                    ident(&rel)
+                ),
+                drop: format!("DROP INDEX {schema}.{}", ident(&rel)),
+                qualified: format!("{schema}.{}", ident(&rel)),
+            }
+        };
+        let pk = || {
+            let rel = format!("{relname}_pkey");
+            IndexDef {
+                name: "pk",
+                create: format!(
+                    "ALTER TABLE {qualified} ADD CONSTRAINT {} PRIMARY KEY (id)",
+                    ident(&rel)
+                ),
+                drop: format!("ALTER TABLE {qualified} DROP CONSTRAINT {}", ident(&rel)),
+                qualified: format!("{schema}.{}", ident(&rel)),
+            }
+        };
+        let indexes = match design {
+            Design::Snapshot => spec
+                .indexes
+                .iter()
+                .map(|k| match k {
+                    IndexKind::Pk => pk(),
+                    IndexKind::Version => index("version", false, "version"),
+                    IndexKind::Content => index("content", false, "content"),
+                    IndexKind::VersionContent => index("version_content", true, "version, content"),
+                })
+                .collect(),
+            Design::Ranges => vec![
+                pk(),
+                index("content", true, "content"),
+                index("versions", false, "version_added, version_removed"),
+            ],
+        };
+        TableDef {
+            design,
+            relname,
+            qualified,
+            indexes,
+        }
+    }
+
+    fn columns(&self) -> &'static str {
+        match self.design {
+            Design::Snapshot => {
+                "id bigserial NOT NULL, version int8 NOT NULL, content int8 NOT NULL"
+            }
+            Design::Ranges => {
+                "id bigserial NOT NULL, content int8 NOT NULL, version_added int8 NOT NULL, version_removed int8"
+            }
+        }
+    }
+
+    /// The columns a bulk COPY fills (the id comes from its sequence).
+    pub fn copy_columns(&self) -> &'static str {
+        match self.design {
+            Design::Snapshot => "version, content",
+            Design::Ranges => "content, version_added, version_removed",
+        }
+    }
+
+    /// Create the table, marked as this run's in the same transaction (so that a cancel can
+    /// never leave an unmarked table behind), with its indexes.
+    pub async fn create(&self, ctx: &RunCtx, client: &Client) -> Result<(), RunError> {
+        create_marked(
+            ctx,
+            client,
+            &self.relname,
+            &format!(
+                "CREATE TABLE {} ({}) WITH (autovacuum_enabled = off)",
+                self.qualified,
+                self.columns()
+            ),
+            &format!("growth {} table", self.design.as_str()),
+        )
+        .await?;
+        for i in &self.indexes {
+            ctx.cancellable(client, client.batch_execute(&i.create))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Run `create` and mark the table in one transaction.
+pub async fn create_marked(
+    ctx: &RunCtx,
+    client: &Client,
+    relname: &str,
+    create: &str,
+    what: &str,
+) -> Result<(), RunError> {
+    client
+        .batch_execute(&format!("BEGIN; {create}"))
+        .await
+        .map_err(|e| ctx.error(e))?;
+    let marked = ctx.mark_run_table(client, relname, what).await;
+    let end = if marked.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    client.batch_execute(end).await.map_err(|e| ctx.error(e))?;
+    marked
+}
+
+/// The content table: one row per content unit any version refers to.
+pub struct ContentTable {
+    pub relname: String,
+    pub qualified: String,
+    /// Units present (ids 0..have).
+    pub have: i64,
+}
+
+impl ContentTable {
+    pub async fn create(ctx: &RunCtx, client: &Client) -> Result<ContentTable, RunError> {
+        let relname = run_table_name(&ctx.run_id, "content");
+        let qualified = ctx.table(&relname);
+        create_marked(
+            ctx,
+            client,
+            &relname,
+            &format!(
+                "CREATE TABLE {qualified} (id int8 PRIMARY KEY, name text NOT NULL) WITH (autovacuum_enabled = off)"
+            ),
+            "growth content table",
+        )
+        .await?;
+        Ok(ContentTable {
+            relname,
+            qualified,
+            have: 0,
+        })
+    }
+
+    /// Make sure units 0..upto exist (server-side, untimed).
+    pub async fn ensure(
+        &mut self,
+        ctx: &RunCtx,
+        client: &Client,
+        upto: i64,
+    ) -> Result<(), RunError> {
+        if upto <= self.have {
+            return Ok(());
+        }
+        let sql = format!(
+            "INSERT INTO {} SELECT g, 'unit ' || g FROM generate_series($1::int8, $2::int8) g",
+            self.qualified
+        );
+        let hi = upto - 1;
+        ctx.cancellable(client, client.execute(&sql, &[&self.have, &hi]))
+            .await?;
+        self.have = upto;
+        Ok(())
+    }
+}

@@ -1,0 +1,631 @@
+//! growth parameters: what the editor, the flags and the presets set, and what a run will
+//! cost on disk (only the steps that fit are filled; the rest are projected).
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::spec::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::measure::units::{format_count, parse_count, parse_count_list};
+
+pub const DESIGNS: &[&str] = &["snapshot", "ranges"];
+pub const INDEXES: &[&str] = &["pk", "version", "content", "version_content"];
+
+pub const FIELDS: &[FieldDef] = &[
+    FieldDef {
+        key: "units",
+        label: "content units",
+        help: "content units per version (10k as in the original)",
+        default: "10k",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "steps",
+        label: "steps",
+        help: "version counts to measure at (0,100,1000), or total rows with rows: (rows:0,1M,10M)",
+        default: "0,100,1000,10000,50000,100000",
+        kind: FieldKind::CountList,
+    },
+    FieldDef {
+        key: "indexes",
+        label: "indexes",
+        help: "indexes of the snapshot table: pk, version, content, version_content (unique); ranges always has pk, content, (version_added, version_removed)",
+        default: "pk,version,content,version_content",
+        kind: FieldKind::ChoiceList(INDEXES),
+    },
+    FieldDef {
+        key: "design",
+        label: "design",
+        help: "snapshot: a row per (version, content); ranges: a row per content with version_added/version_removed",
+        default: "snapshot,ranges",
+        kind: FieldKind::ChoiceList(DESIGNS),
+    },
+    FieldDef {
+        key: "churn",
+        label: "churn",
+        help: "% of content units replaced per version (0 = every version identical)",
+        default: "1%",
+        kind: FieldKind::Number,
+    },
+    FieldDef {
+        key: "write-method",
+        label: "write method",
+        help: "how one new version is written: insert (single rows, as an ORM), multi (multi-row VALUES), copy",
+        default: "insert",
+        kind: FieldKind::Choice(&["insert", "multi", "copy"]),
+    },
+    FieldDef {
+        key: "repeat",
+        label: "repeat",
+        help: "writes and reads per step (median of these)",
+        default: "3",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "grow-mode",
+        label: "grow mode",
+        help: "between steps: rebuild (drop indexes, COPY, rebuild) or keep (COPY into the indexed table)",
+        default: "rebuild",
+        kind: FieldKind::Choice(&["rebuild", "keep"]),
+    },
+    FieldDef {
+        key: "fill-limit",
+        label: "fill limit",
+        help: "largest step actually filled, in versions (or rows:N); larger steps are projected (none: as far as the disk allows)",
+        default: "none",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "target-rows",
+        label: "target rows",
+        help: "also project sizes and times to this many rows (version × content pairs), e.g. 1G; none",
+        default: "none",
+        kind: FieldKind::Count,
+    },
+    FieldDef {
+        key: "baseline",
+        label: "baseline",
+        help: "also time a plain COPY of the largest fill into an unindexed table, for the fill-rate ratio (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+    FieldDef {
+        key: "seed",
+        label: "seed",
+        help: "seed of the churn and of the versions read (same seed, same content)",
+        default: "42",
+        kind: FieldKind::Number,
+    },
+];
+
+/// How the (version, content) association is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// A row per (version, content): the original's table.
+    Snapshot,
+    /// A row per content with the versions it was added and removed in.
+    Ranges,
+}
+
+impl Design {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Design::Snapshot => "snapshot",
+            Design::Ranges => "ranges",
+        }
+    }
+    /// Heap bytes per row before anything is measured: 3 int8 (snapshot) or 4 (ranges) plus
+    /// tuple header and line pointer.
+    pub fn heap_bytes_per_row(self) -> u64 {
+        match self {
+            Design::Snapshot => 52,
+            Design::Ranges => 60,
+        }
+    }
+}
+
+/// An index of the snapshot table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexKind {
+    Pk,
+    Version,
+    Content,
+    VersionContent,
+}
+
+impl IndexKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexKind::Pk => "pk",
+            IndexKind::Version => "version",
+            IndexKind::Content => "content",
+            IndexKind::VersionContent => "version_content",
+        }
+    }
+}
+
+/// Conservative btree bytes per row before anything is measured (POSTGRES-NOTES: 31–37 B
+/// for (int8, int8); single int8 columns are smaller, deduplicated ones much smaller).
+pub const INDEX_BYTES_PER_ROW: u64 = 36;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMethod {
+    /// One INSERT per row in one transaction, as an ORM does.
+    Insert,
+    /// Multi-row INSERT … VALUES in batches of 1000 rows.
+    Multi,
+    /// Binary COPY.
+    Copy,
+}
+
+impl WriteMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteMethod::Insert => "insert",
+            WriteMethod::Multi => "multi",
+            WriteMethod::Copy => "copy",
+        }
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            WriteMethod::Insert => "single-row INSERTs in one transaction",
+            WriteMethod::Multi => "multi-row INSERT … VALUES in one transaction",
+            WriteMethod::Copy => "COPY in one transaction",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrowMode {
+    /// Drop the indexes, COPY, rebuild them.
+    Rebuild,
+    /// COPY into the table with its indexes in place.
+    Keep,
+}
+
+impl GrowMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrowMode::Rebuild => "rebuild",
+            GrowMode::Keep => "keep",
+        }
+    }
+}
+
+/// A valid growth specification. Steps are kept as version counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowthSpec {
+    pub units: u64,
+    /// Version counts, strictly increasing.
+    pub steps: Vec<u64>,
+    /// The steps were given as rows (`rows:…`); only changes how they are written back.
+    pub steps_as_rows: bool,
+    pub indexes: Vec<IndexKind>,
+    pub designs: Vec<Design>,
+    /// Percent of the units replaced per version.
+    pub churn_pct: f64,
+    pub write_method: WriteMethod,
+    pub repeat: u32,
+    pub grow_mode: GrowMode,
+    /// Largest version count actually filled (None: as far as the disk allows).
+    pub fill_limit: Option<u64>,
+    /// Extra projection target in rows (version × content pairs).
+    pub target_rows: Option<u64>,
+    pub baseline: bool,
+    pub seed: u64,
+    /// Free disk bytes to plan with instead of asking the filesystem (tests; not a field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+}
+
+/// Largest number of (version, content) pairs a spec may describe.
+pub const MAX_PAIRS: u64 = 1_000_000_000_000;
+
+fn optional_count(s: &str) -> Result<Option<u64>, String> {
+    match s {
+        "" | "none" | "off" => Ok(None),
+        _ => parse_count(s).map(Some).map_err(|e| e.0),
+    }
+}
+
+/// `N` versions or `rows:N`: the version count (rows rounded up to whole versions).
+fn versions_of(s: &str, units: u64) -> Result<(Vec<u64>, bool), String> {
+    let (list, as_rows) = match s.strip_prefix("rows:") {
+        Some(rest) => (rest, true),
+        None => (s, false),
+    };
+    let values = parse_count_list(list).map_err(|e| e.0)?;
+    let versions = if as_rows {
+        values.iter().map(|r| r.div_ceil(units.max(1))).collect()
+    } else {
+        values
+    };
+    Ok((versions, as_rows))
+}
+
+impl GrowthSpec {
+    pub fn parse(p: &ParamText) -> Result<GrowthSpec, FieldErrors> {
+        let mut r = FieldReader::new(p);
+        let units = r.count("units", 1, 10_000_000);
+        let (steps, steps_as_rows) = r.get("steps", (vec![0], false), |s| {
+            let (v, rows) = versions_of(s, units)?;
+            if v.windows(2).any(|w| w[0] >= w[1]) {
+                return Err("steps must increase: e.g. 0,100,1000,10000".into());
+            }
+            if let Some(last) = v.last()
+                && last.saturating_mul(units) > MAX_PAIRS
+            {
+                return Err(format!(
+                    "the last step is {} rows; at most {} are supported",
+                    format_count(last.saturating_mul(units) as f64),
+                    format_count(MAX_PAIRS as f64)
+                ));
+            }
+            Ok((v, rows))
+        });
+        let indexes = r.get("indexes", vec![], |s| {
+            let mut v = Vec::new();
+            if s.is_empty() || s == "none" {
+                return Ok(v);
+            }
+            for item in s.split(',').map(str::trim) {
+                let k = match item {
+                    "pk" => IndexKind::Pk,
+                    "version" => IndexKind::Version,
+                    "content" => IndexKind::Content,
+                    "version_content" | "version,content" => IndexKind::VersionContent,
+                    other => {
+                        return Err(format!(
+                            "unknown index '{other}': use pk, version, content, version_content or none"
+                        ));
+                    }
+                };
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+            v.sort();
+            Ok(v)
+        });
+        let designs = r.get("design", vec![Design::Snapshot], |s| {
+            let mut v = Vec::new();
+            for item in s.split(',').map(str::trim) {
+                let d = match item {
+                    "snapshot" => Design::Snapshot,
+                    "ranges" => Design::Ranges,
+                    other => {
+                        return Err(format!(
+                            "unknown design '{other}': use snapshot, ranges or both (snapshot,ranges)"
+                        ));
+                    }
+                };
+                if !v.contains(&d) {
+                    v.push(d);
+                }
+            }
+            v.sort();
+            Ok(v)
+        });
+        let churn_pct = r.get("churn", 0.0, |s| {
+            let n = s.trim_end_matches('%').trim();
+            let v: f64 = n
+                .parse()
+                .map_err(|_| format!("'{s}' is not a percentage: write e.g. 1% or 0.5"))?;
+            if !(0.0..=100.0).contains(&v) {
+                return Err("churn must be 0..100%".into());
+            }
+            Ok(v)
+        });
+        let write_method = r.choice(
+            "write-method",
+            &[
+                ("insert", WriteMethod::Insert),
+                ("multi", WriteMethod::Multi),
+                ("copy", WriteMethod::Copy),
+            ],
+        );
+        let repeat = r.count("repeat", 1, 100) as u32;
+        let grow_mode = r.choice(
+            "grow-mode",
+            &[("rebuild", GrowMode::Rebuild), ("keep", GrowMode::Keep)],
+        );
+        let fill_limit = r.get("fill-limit", None, |s| match s.strip_prefix("rows:") {
+            Some(rows) => Ok(optional_count(rows)?.map(|n| n / units.max(1))),
+            None => optional_count(s),
+        });
+        let target_rows = r.get("target-rows", None, |s| {
+            let v = optional_count(s)?;
+            if v.is_some_and(|n| n > MAX_PAIRS) {
+                return Err(format!("at most {}", format_count(MAX_PAIRS as f64)));
+            }
+            Ok(v)
+        });
+        let baseline = r.bool("baseline");
+        let seed = r.get("seed", 42, |s| {
+            s.parse::<u64>()
+                .map_err(|_| format!("'{s}' is not a whole number"))
+        });
+        let spec = GrowthSpec {
+            units,
+            steps,
+            steps_as_rows,
+            indexes,
+            designs,
+            churn_pct,
+            write_method,
+            repeat,
+            grow_mode,
+            fill_limit,
+            target_rows,
+            baseline,
+            seed,
+            free_bytes: None,
+        };
+        if r.errors.is_empty() && spec.churn_pct > 0.0 && spec.churn_per_version() == 0 {
+            r.errors.push((
+                "churn".into(),
+                format!(
+                    "{}% of {} units is less than one unit per version: raise churn or use 0",
+                    spec.churn_pct, spec.units
+                ),
+            ));
+        }
+        r.finish(spec)
+    }
+
+    pub fn to_text(&self) -> ParamText {
+        let join = |v: Vec<String>| v.join(",");
+        let steps = if self.steps_as_rows {
+            format!(
+                "rows:{}",
+                join(
+                    self.steps
+                        .iter()
+                        .map(|s| (s * self.units).to_string())
+                        .collect()
+                )
+            )
+        } else {
+            join(self.steps.iter().map(|s| s.to_string()).collect())
+        };
+        let indexes = if self.indexes.is_empty() {
+            "none".to_string()
+        } else {
+            join(self.indexes.iter().map(|i| i.as_str().into()).collect())
+        };
+        let opt = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "none".into());
+        ParamText::from([
+            ("units".into(), self.units.to_string()),
+            ("steps".into(), steps),
+            ("indexes".into(), indexes),
+            (
+                "design".into(),
+                join(self.designs.iter().map(|d| d.as_str().into()).collect()),
+            ),
+            ("churn".into(), format!("{}%", self.churn_pct)),
+            ("write-method".into(), self.write_method.as_str().into()),
+            ("repeat".into(), self.repeat.to_string()),
+            ("grow-mode".into(), self.grow_mode.as_str().into()),
+            ("fill-limit".into(), opt(self.fill_limit)),
+            ("target-rows".into(), opt(self.target_rows)),
+            (
+                "baseline".into(),
+                if self.baseline { "on" } else { "off" }.into(),
+            ),
+            ("seed".into(), self.seed.to_string()),
+        ])
+    }
+
+    /// Content units replaced per version.
+    pub fn churn_per_version(&self) -> u64 {
+        (self.units as f64 * self.churn_pct / 100.0).round() as u64
+    }
+
+    /// (version, content) pairs at `versions`: the snapshot design's row count.
+    pub fn pairs(&self, versions: u64) -> u64 {
+        versions * self.units
+    }
+
+    /// Rows a design holds at `versions` (the ranges design: one row per content unit ever).
+    pub fn rows(&self, design: Design, versions: u64) -> u64 {
+        match design {
+            Design::Snapshot => self.pairs(versions),
+            Design::Ranges if versions == 0 => 0,
+            Design::Ranges => self.units + self.churn_per_version() * (versions - 1),
+        }
+    }
+
+    /// Indexes a design's table carries (by their report names).
+    pub fn index_names(&self, design: Design) -> Vec<&'static str> {
+        match design {
+            Design::Snapshot => self.indexes.iter().map(|i| i.as_str()).collect(),
+            Design::Ranges => vec!["pk", "content", "versions"],
+        }
+    }
+
+    /// The version count of every point reported: the steps, then the target if it is not
+    /// one of them.
+    pub fn points(&self) -> Vec<u64> {
+        let mut v = self.steps.clone();
+        if let Some(t) = self.target_rows {
+            let tv = t.div_ceil(self.units.max(1));
+            if !v.contains(&tv) {
+                v.push(tv);
+                v.sort();
+            }
+        }
+        v
+    }
+
+    /// Samples the run reports: one per point per design.
+    pub fn samples(&self) -> usize {
+        self.points().len() * self.designs.len()
+    }
+
+    /// Disk a run needs once every design holds `versions` versions, before anything is
+    /// measured (conservative per-row sizes), with `from` versions already there.
+    pub fn cost_at(&self, versions: u64, from: u64) -> Cost {
+        let mut table = 0;
+        let mut index = 0;
+        let mut largest_index = 0;
+        let mut written = 0;
+        for &d in &self.designs {
+            let rows = self.rows(d, versions);
+            let new_rows = rows - self.rows(d, from.min(versions));
+            let heap = rows * d.heap_bytes_per_row();
+            let per_index = rows * INDEX_BYTES_PER_ROW;
+            let n = self.index_names(d).len() as u64;
+            table += heap;
+            index += per_index * n;
+            largest_index = largest_index.max(per_index * n.min(1));
+            written += new_rows * (d.heap_bytes_per_row() + INDEX_BYTES_PER_ROW * n);
+        }
+        // The content table: one small row per unit ever seen.
+        let content_units = self.units + self.churn_per_version() * versions;
+        table += content_units * 48;
+        let temp = match self.grow_mode {
+            GrowMode::Rebuild => largest_index,
+            GrowMode::Keep => 0,
+        };
+        Cost {
+            trials: self.samples(),
+            rows: self.pairs(versions),
+            table_bytes: table,
+            index_bytes: index,
+            temp_bytes: temp,
+            wal_bytes: wal_allowance(written, DEFAULT_MAX_WAL),
+            connections: 2,
+        }
+    }
+
+    /// The steps that will be filled when `free` bytes are free (None: unknown, all of them
+    /// up to the fill limit), by the conservative per-row sizes.
+    pub fn planned_steps(&self, free: Option<u64>) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for &s in &self.steps {
+            if self.fill_limit.is_some_and(|l| s > l) {
+                break;
+            }
+            if let Some(free) = free
+                && self.cost_at(s, prev).disk_bytes() > free
+            {
+                break;
+            }
+            out.push(s);
+            prev = s;
+        }
+        out
+    }
+
+    /// The cost of the largest step that will be filled given `free` bytes (the guard then
+    /// checks it); steps beyond are projected, not run.
+    pub fn estimate_with_free(&self, free: Option<u64>) -> Cost {
+        let planned = self.planned_steps(free);
+        let (at, from) = match planned.len() {
+            0 => (self.steps.first().copied().unwrap_or(0), 0),
+            n => (planned[n - 1], if n > 1 { planned[n - 2] } else { 0 }),
+        };
+        let mut c = self.cost_at(at, from);
+        c.trials = self.samples();
+        c
+    }
+
+    /// The estimate with the free space this spec carries (see `estimate_with_free`).
+    pub fn estimate(&self) -> Cost {
+        self.estimate_with_free(self.free_bytes)
+    }
+}
+
+/// max_wal_size when the server's is unknown (PostgreSQL's default, 1GB).
+pub const DEFAULT_MAX_WAL: u64 = 1024 * 1024 * 1024;
+
+/// WAL kept on disk while `written` bytes are loaded: what was written, up to about three
+/// times max_wal_size (checkpoints recycle the rest; the limit is soft under heavy writes).
+pub fn wal_allowance(written: u64, max_wal: u64) -> u64 {
+    written.min(max_wal.saturating_mul(3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<GrowthSpec, FieldErrors> {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        match ExperimentKind::Growth.parse_spec(&p) {
+            Ok(ExperimentSpec::Growth(s)) => Ok(s),
+            Ok(_) => panic!("not growth"),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_original() {
+        let s = parse(&[]).unwrap();
+        assert_eq!(s.units, 10_000);
+        assert_eq!(s.steps, [0, 100, 1000, 10_000, 50_000, 100_000]);
+        assert_eq!(s.indexes.len(), 4);
+        assert_eq!(s.designs, [Design::Snapshot, Design::Ranges]);
+        assert_eq!(s.churn_per_version(), 100);
+        assert_eq!(s.pairs(100_000), 1_000_000_000);
+        assert_eq!(s.rows(Design::Ranges, 1), 10_000);
+        assert_eq!(s.rows(Design::Ranges, 3), 10_200);
+        assert_eq!(GrowthSpec::parse(&s.to_text()).unwrap(), s);
+    }
+
+    #[test]
+    fn steps_in_rows_round_trip() {
+        let s = parse(&[("units", "100"), ("steps", "rows:0,1k,10k")]).unwrap();
+        assert_eq!(s.steps, [0, 10, 100]);
+        assert_eq!(s.to_text()["steps"], "rows:0,1000,10000");
+        assert_eq!(GrowthSpec::parse(&s.to_text()).unwrap(), s);
+        let s = parse(&[("fill-limit", "rows:10M"), ("target-rows", "1G")]).unwrap();
+        assert_eq!(s.fill_limit, Some(1000));
+        assert_eq!(s.points().len(), 6, "1G rows is the last step already");
+        let s = parse(&[("steps", "0,100"), ("target-rows", "1G")]).unwrap();
+        assert_eq!(s.points(), [0, 100, 100_000]);
+        assert_eq!(s.samples(), 6);
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let e = parse(&[
+            ("steps", "100,10"),
+            ("churn", "120"),
+            ("design", "diff"),
+            ("indexes", "pk,btree"),
+        ])
+        .unwrap_err();
+        let keys: Vec<_> = e.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["steps", "indexes", "design", "churn"], "{e:?}");
+        let e = parse(&[("units", "10"), ("churn", "1%")]).unwrap_err();
+        assert!(e[0].1.contains("less than one unit"), "{e:?}");
+        let e = parse(&[("units", "10k"), ("steps", "0,1G")]).unwrap_err();
+        assert!(e[0].1.contains("at most"), "{e:?}");
+    }
+
+    #[test]
+    fn estimate_covers_only_steps_that_fit() {
+        let s = parse(&[]).unwrap();
+        let all = s.estimate_with_free(None);
+        assert_eq!(all.rows, 1_000_000_000);
+        // About 110-120 GB for a billion rows with four indexes (POSTGRES-NOTES).
+        let gb = (all.table_bytes + all.index_bytes) as f64 / 1e9;
+        assert!((100.0..250.0).contains(&gb), "{gb} GB");
+        let free = 66 * 1024 * 1024 * 1024;
+        let planned = s.planned_steps(Some(free));
+        assert_eq!(planned, [0, 100, 1000, 10_000]);
+        let c = s.estimate_with_free(Some(free));
+        assert_eq!(c.rows, 100_000_000);
+        assert!(c.disk_bytes() <= free);
+        let limited = parse(&[("fill-limit", "1000")]).unwrap();
+        assert_eq!(limited.planned_steps(None), [0, 100, 1000]);
+        assert_eq!(limited.estimate().rows, 10_000_000);
+    }
+}

@@ -1,0 +1,143 @@
+//! The results store: one JSON line per run in `history.jsonl` under the data dir.
+//!
+//! JSON Lines rather than SQLite: a record is appended with one `write` under an exclusive
+//! `flock` and then `fdatasync`ed, so two pglab processes can record at once and a crash can
+//! at worst leave a truncated last line, which readers skip with a warning. The file stays
+//! greppable and `jq`-able, and needs no schema migrations.
+//!
+//! Reading never fails as a whole: a corrupt or truncated record is skipped with a warning
+//! naming its line, and everything else stays readable.
+
+pub mod compare;
+mod query;
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::path::Path;
+
+pub use compare::{Comparison, compare};
+pub use query::{FindError, HistoryFilter, find, parse_since};
+
+use crate::experiment::report::{RunReport, SCHEMA_VERSION};
+
+/// Append one report durably. Safe under concurrent pglab processes.
+pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut line = serde_json::to_vec(report).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let mut f = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)?;
+    f.lock()?;
+    let r = ends_mid_line(&f)
+        .and_then(|torn| {
+            // After a torn write the new record starts on its own line, so only the torn one
+            // is lost, not this one too.
+            if torn {
+                line.insert(0, b'\n');
+            }
+            f.write_all(&line)
+        })
+        .and_then(|_| f.sync_data());
+    f.unlock().ok();
+    r
+}
+
+/// True when the file is not empty and does not end with a newline.
+fn ends_mid_line(f: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    f.read_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
+}
+
+/// A record that could not be read, or something else worth saying about the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// 1-based line in the history file (0: the file as a whole).
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            write!(f, "history: {}", self.message)
+        } else {
+            write!(f, "history line {}: {}", self.line, self.message)
+        }
+    }
+}
+
+/// Every readable run in the file, oldest first, and a warning for each record skipped.
+/// A missing file is an empty history.
+pub fn read(path: &Path) -> (Vec<RunReport>, Vec<Warning>) {
+    let mut bytes = Vec::new();
+    let opened = OpenOptions::new().read(true).open(path).and_then(|mut f| {
+        // A shared lock waits out an append in progress, so its line is read whole.
+        f.lock_shared()?;
+        let r = f.read_to_end(&mut bytes);
+        f.unlock().ok();
+        r
+    });
+    match opened {
+        Ok(_) => parse_lines(&bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), Vec::new()),
+        Err(e) => (
+            Vec::new(),
+            vec![Warning {
+                line: 0,
+                message: format!("cannot read {}: {e}", path.display()),
+            }],
+        ),
+    }
+}
+
+/// Parse the bytes of a history file (see [`read`]).
+pub fn parse_lines(bytes: &[u8]) -> (Vec<RunReport>, Vec<Warning>) {
+    let mut runs = Vec::new();
+    let mut warnings = Vec::new();
+    let complete = bytes.ends_with(b"\n");
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<RunReport>(text) {
+            Ok(r) => {
+                if r.schema_version > SCHEMA_VERSION {
+                    warnings.push(Warning {
+                        line: i + 1,
+                        message: format!(
+                            "run {} was recorded by a newer pglab (record version {}); some of it may be missing here",
+                            r.run_id, r.schema_version
+                        ),
+                    });
+                }
+                runs.push(r)
+            }
+            Err(e) => {
+                let truncated = i == last && !complete;
+                warnings.push(Warning {
+                    line: i + 1,
+                    message: if truncated {
+                        format!("skipped a truncated record (an interrupted write?): {e}")
+                    } else {
+                        format!("skipped a record that does not read as a run: {e}")
+                    },
+                });
+            }
+        }
+    }
+    (runs, warnings)
+}

@@ -1,0 +1,145 @@
+//! What a report says, independent of its format: facts about the run, the parameters, the
+//! result tables, findings, recommendation, confounders and notes. The table and Markdown
+//! formats lay this out; neither computes anything of its own.
+
+use crate::experiment::{ReportBody, RunReport};
+use crate::measure::units::{format_bytes, format_seconds};
+
+use super::generic;
+use super::recommend::{Recommendation, index_build_recommendations};
+
+/// A table of results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub title: String,
+    pub headers: Vec<String>,
+    /// Right-align this column (numbers).
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Grid {
+    pub fn new(title: &str, headers: &[(&str, bool)]) -> Grid {
+        Grid {
+            title: title.to_string(),
+            headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
+            numeric: headers.iter().map(|(_, n)| *n).collect(),
+            rows: Vec::new(),
+        }
+    }
+}
+
+/// Everything a report shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Content {
+    /// e.g. "index-build · cybertec-quick".
+    pub title: String,
+    /// Run facts: id, outcome, when, how long, target.
+    pub run: Vec<(String, String)>,
+    /// Parameters in their text form (as flags and presets write them).
+    pub params: Vec<(String, String)>,
+    pub server: Vec<(String, String)>,
+    pub settings: Vec<(String, String)>,
+    pub host: Vec<(String, String)>,
+    pub error: Option<String>,
+    pub grids: Vec<Grid>,
+    pub findings: Vec<String>,
+    pub recommendations: Vec<Recommendation>,
+    pub confounders: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// The parameters from the run's spec key, in their text form.
+pub fn params_of(report: &RunReport) -> Vec<(String, String)> {
+    crate::history::compare::spec_params(&report.spec_key)
+        .into_iter()
+        .collect()
+}
+
+pub fn content(report: &RunReport) -> Content {
+    let mut run = vec![
+        ("run".to_string(), report.run_id.clone()),
+        ("outcome".to_string(), report.outcome.as_str().to_string()),
+        (
+            "started".to_string(),
+            report
+                .started_at
+                .format("%Y-%m-%d %H:%M:%S UTC")
+                .to_string(),
+        ),
+        ("took".to_string(), format_seconds(report.seconds())),
+    ];
+    if let Some(p) = &report.preset {
+        run.push(("preset".to_string(), p.clone()));
+    }
+    run.push(("target".to_string(), report.target.clone()));
+    run.push(("pglab".to_string(), report.pglab_version.clone()));
+
+    let (server, settings) = match &report.server {
+        Some(s) => (
+            vec![
+                ("version".to_string(), s.version.clone()),
+                ("location".to_string(), s.location.clone()),
+            ],
+            s.settings
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        None => (
+            vec![(
+                "server".to_string(),
+                "not reached (no snapshot was taken)".to_string(),
+            )],
+            Vec::new(),
+        ),
+    };
+    let h = &report.host;
+    let cores = match h.physical_cores {
+        Some(p) => format!("{} logical, {p} physical", h.logical_cores),
+        None => format!("{} logical", h.logical_cores),
+    };
+    let mut host = vec![
+        ("hostname".to_string(), h.hostname.clone()),
+        ("cpu".to_string(), h.cpu_model.clone()),
+        ("cores".to_string(), cores),
+        ("memory".to_string(), format_bytes(h.total_memory)),
+        ("os".to_string(), format!("{} · kernel {}", h.os, h.kernel)),
+    ];
+    if let Some(fs) = &h.filesystem {
+        host.push(("filesystem".to_string(), fs.clone()));
+    }
+
+    let mut c = Content {
+        title: match &report.preset {
+            Some(p) => format!("{} · {p}", report.kind()),
+            None => report.kind().to_string(),
+        },
+        run,
+        params: params_of(report),
+        server,
+        settings,
+        host,
+        error: report.error.clone(),
+        grids: Vec::new(),
+        findings: Vec::new(),
+        recommendations: Vec::new(),
+        confounders: Vec::new(),
+        notes: report.notes.clone(),
+    };
+    match &report.body {
+        ReportBody::IndexBuild(b) => {
+            c.grids = super::index_build::grids(b);
+            c.findings = b.summary.findings.clone();
+            c.confounders = b.summary.confounders.clone();
+            c.recommendations = index_build_recommendations(report, b);
+        }
+        _ => {
+            let g = generic::body(&report.body);
+            c.grids = g.grids;
+            c.findings = g.findings;
+            c.confounders = g.confounders;
+        }
+    }
+    c
+}

@@ -1,0 +1,172 @@
+//! Fabricated reports with known numbers, for tests (comparison, rendering, history) and the
+//! TUI's snapshot tests. pglab never records these in a history by itself.
+
+use std::collections::BTreeMap;
+
+use chrono::{TimeZone, Utc};
+
+use crate::experiment::index_build::{
+    IndexBuildReport, IndexBuildSpec, IndexMethod, IndexTrial, KeyType, Order,
+};
+use crate::experiment::report::SCHEMA_VERSION;
+use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
+use crate::host::HostFingerprint;
+use crate::measure::units::parse_size;
+use crate::target::ServerFingerprint;
+
+/// A plausible 2-core host.
+pub fn host() -> HostFingerprint {
+    HostFingerprint {
+        hostname: "lab1".into(),
+        cpu_model: "AMD EPYC 7B13".into(),
+        physical_cores: Some(1),
+        logical_cores: 2,
+        total_memory: 8 << 30,
+        os: "Debian GNU/Linux 13".into(),
+        kernel: "6.1.0".into(),
+        filesystem: Some("ext4 on /dev/vda1 (/)".into()),
+    }
+}
+
+/// A sandbox server with default settings.
+pub fn server() -> ServerFingerprint {
+    let settings: BTreeMap<String, String> = [
+        ("shared_buffers", "128MB"),
+        ("maintenance_work_mem", "64MB"),
+        ("max_parallel_maintenance_workers", "2"),
+        ("max_worker_processes", "8"),
+        ("work_mem", "4MB"),
+        ("synchronous_commit", "on"),
+        ("fsync", "on"),
+        ("wal_level", "replica"),
+        ("max_wal_size", "1GB"),
+        ("checkpoint_timeout", "5min"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    ServerFingerprint {
+        version: "PostgreSQL 15.18".into(),
+        version_num: 150018,
+        location: "sandbox (/tmp/pglab/run, port 54321)".into(),
+        sandbox: true,
+        settings,
+    }
+}
+
+/// One measured setting: order, workers, maintenance_work_mem, the seconds of each repeat.
+pub type Timing<'a> = (Order, u32, &'a str, &'a [f64]);
+
+/// A finished index-build run on `rows` int4 rows with these timings (summary computed).
+pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport {
+    let mut orders: Vec<Order> = Vec::new();
+    let mut workers: Vec<u32> = Vec::new();
+    let mut mwm = Vec::new();
+    for (o, w, m, _) in timings {
+        if !orders.contains(o) {
+            orders.push(*o);
+        }
+        if !workers.contains(w) {
+            workers.push(*w);
+        }
+        let size =
+            parse_size(m).unwrap_or_else(|_| crate::measure::units::Size::from_bytes(1 << 20));
+        if !mwm.contains(&size) {
+            mwm.push(size);
+        }
+    }
+    mwm.sort_by_key(|s| s.bytes);
+    let spec = IndexBuildSpec {
+        rows,
+        key: KeyType::Int4,
+        orders,
+        mwm,
+        workers,
+        repeat: timings.iter().map(|t| t.3.len()).max().unwrap_or(1) as u32,
+        warmup: false,
+        shuffle: false,
+        method: IndexMethod::Btree,
+        concurrently: false,
+        seed: 42,
+    };
+    let mut body = IndexBuildReport::new(&spec);
+    for (order, w, m, secs) in timings {
+        let bytes = parse_size(m).map(|s| s.bytes).unwrap_or(1 << 20);
+        for (i, s) in secs.iter().enumerate() {
+            body.trials.push(IndexTrial {
+                order: *order,
+                rows,
+                key_type: "int4".into(),
+                maintenance_work_mem: m.to_string(),
+                maintenance_work_mem_bytes: bytes,
+                workers_requested: *w,
+                workers_launched: *w,
+                repeat: i as u32 + 1,
+                warmup: false,
+                seconds: *s,
+                phase_seconds: BTreeMap::from([
+                    ("building index: scanning table".to_string(), s * 0.55),
+                    ("building index: sorting live tuples".to_string(), s * 0.05),
+                    (
+                        "building index: loading tuples in tree".to_string(),
+                        s * 0.40,
+                    ),
+                ]),
+                index_bytes: (rows * 22) as i64,
+                temp_bytes: if bytes < rows * 80 {
+                    (rows * 24) as i64
+                } else {
+                    0
+                },
+                checkpoint: true,
+                sort: Some(if bytes < rows * 80 {
+                    "external sort".into()
+                } else {
+                    "internal sort".into()
+                }),
+            });
+        }
+    }
+    body.summarize(&[]);
+    let started_at = Utc
+        .with_ymd_and_hms(2026, 3, 1, 10, 0, 0)
+        .single()
+        .unwrap_or_default();
+    let took: f64 = timings.iter().flat_map(|t| t.3.iter()).sum();
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        run_id: run_id.to_string(),
+        pglab_version: env!("CARGO_PKG_VERSION").into(),
+        outcome: Outcome::Finished,
+        error: None,
+        started_at,
+        finished_at: started_at + chrono::Duration::milliseconds((took * 1000.0) as i64 + 2000),
+        preset: Some("cybertec-quick".into()),
+        target: "postgres@/tmp/pglab/run/.s.PGSQL.54321 db=postgres".into(),
+        server: Some(server()),
+        host: host(),
+        spec_key: ExperimentSpec::IndexBuild(spec).spec_key(),
+        notes: vec![],
+        body: ReportBody::IndexBuild(Box::new(body)),
+    }
+}
+
+/// The 10M-row measurements from the design notes (sorted and random, serial, 3 repeats).
+pub fn cybertec_10m(run_id: &str) -> RunReport {
+    index_build(
+        run_id,
+        10_000_000,
+        &[
+            (Order::Sorted, 0, "1MB", &[9.4, 10.0, 9.7]),
+            (Order::Sorted, 0, "16MB", &[6.7, 6.7, 6.8]),
+            (Order::Sorted, 0, "64MB", &[6.8, 7.3, 7.0]),
+            (Order::Sorted, 0, "256MB", &[7.3, 7.9, 7.5]),
+            (Order::Sorted, 0, "1GB", &[6.1, 6.6, 6.3]),
+            (Order::Random, 0, "1MB", &[12.7, 13.0, 12.8]),
+            (Order::Random, 0, "16MB", &[11.6, 11.7, 11.6]),
+            (Order::Random, 0, "64MB", &[12.4, 12.9, 12.6]),
+            (Order::Random, 0, "256MB", &[12.8, 14.1, 13.2]),
+            (Order::Random, 0, "1GB", &[13.0, 13.2, 13.0]),
+        ],
+    )
+}

@@ -1,0 +1,196 @@
+//! The whole state of the UI. Changed only by `update`; read by `render`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::keys::KeyMap;
+use super::msg::RunKind;
+use super::panes::history::HistoryState;
+use super::panes::host::HostState;
+use super::panes::params::ParamsState;
+use super::panes::run::RunState;
+use super::panes::target::TargetState;
+use super::presets::PickerState;
+use super::runs::RunsState;
+use super::theme::Theme;
+use crate::experiment::ExperimentSpec;
+use crate::preset::Preset;
+use crate::target::Location;
+
+/// The four panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Target,
+    Host,
+    Params,
+    Run,
+}
+
+impl Focus {
+    pub const ORDER: [Focus; 4] = [Focus::Target, Focus::Host, Focus::Params, Focus::Run];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Focus::Target => "Target",
+            Focus::Host => "Host",
+            Focus::Params => "Parameters",
+            Focus::Run => "Run",
+        }
+    }
+}
+
+/// A question waiting for y/n.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    StartRun {
+        spec: Box<ExperimentSpec>,
+        kind: RunKind,
+        question: String,
+    },
+    Quit {
+        question: String,
+    },
+    /// Replace the user's preset of this name (the picker stays open).
+    OverwritePreset {
+        preset: Box<Preset>,
+        question: String,
+    },
+    /// Delete the user's preset of this name (the picker stays open).
+    DeletePreset {
+        name: String,
+        question: String,
+    },
+}
+
+impl Confirm {
+    pub fn question(&self) -> &str {
+        match self {
+            Confirm::StartRun { question, .. }
+            | Confirm::Quit { question }
+            | Confirm::OverwritePreset { question, .. }
+            | Confirm::DeletePreset { question, .. } => question,
+        }
+    }
+}
+
+/// What is drawn over the panes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// The preset picker (`p`).
+    Presets,
+    /// Past runs (`h`).
+    Runs,
+    Confirm(Confirm),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// A line for the user above the key bar, until the next key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub text: String,
+    pub level: Level,
+}
+
+/// How the UI starts.
+pub struct AppInit {
+    pub now: Instant,
+    pub theme: Theme,
+    pub keys: KeyMap,
+    pub config_file: PathBuf,
+    pub observe: bool,
+    pub location: Location,
+    pub size: (u16, u16),
+    pub notice: Option<Notice>,
+}
+
+pub struct App {
+    /// The clock as of the message being handled; the runtime advances it, `update` and
+    /// `render` read it (so both are deterministic under test).
+    pub now: Instant,
+    /// When the UI started (spinner phase).
+    pub epoch: Instant,
+    pub theme: Theme,
+    pub keys: KeyMap,
+    pub config_file: PathBuf,
+    /// `--observe`: runs are disabled.
+    pub observe: bool,
+    pub size: (u16, u16),
+    pub focus: Focus,
+    /// Which lower pane shows when the lower panes are tabs (small terminals).
+    pub lower: Focus,
+    pub overlay: Overlay,
+    pub notice: Option<Notice>,
+    pub target: TargetState,
+    pub host: HostState,
+    pub params: ParamsState,
+    pub run: RunState,
+    pub history: HistoryState,
+    pub presets: PickerState,
+    pub runs: RunsState,
+    /// Set when quitting waits for the run to stop.
+    pub quitting: Option<Instant>,
+    /// The quit came from a signal (exit code).
+    pub by_signal: bool,
+}
+
+impl App {
+    pub fn new(init: AppInit) -> App {
+        let remote = !init.location.is_local();
+        App {
+            now: init.now,
+            epoch: init.now,
+            theme: init.theme,
+            keys: init.keys,
+            config_file: init.config_file,
+            observe: init.observe,
+            size: init.size,
+            focus: Focus::Params,
+            lower: Focus::Params,
+            overlay: Overlay::None,
+            notice: init.notice,
+            target: TargetState::new(init.location),
+            host: HostState::new(remote),
+            params: ParamsState::new(),
+            run: RunState::default(),
+            history: HistoryState::default(),
+            presets: PickerState::default(),
+            runs: RunsState::default(),
+            quitting: None,
+            by_signal: false,
+        }
+    }
+
+    /// Lower panes become tabs below this size.
+    pub fn compact(&self) -> bool {
+        is_compact(self.size.0, self.size.1)
+    }
+
+    /// Something on screen moves by itself (spinner, elapsed time, a deadline).
+    pub fn animating(&self) -> bool {
+        self.run.is_active() || self.host.probe.running.is_some() || self.quitting.is_some()
+    }
+
+    /// Spinner frame number.
+    pub fn tick(&self) -> u64 {
+        (self.now.saturating_duration_since(self.epoch).as_millis() / 100) as u64
+    }
+
+    pub fn notify(&mut self, level: Level, text: impl Into<String>) {
+        self.notice = Some(Notice {
+            text: text.into(),
+            level,
+        });
+    }
+}
+
+pub fn is_compact(w: u16, h: u16) -> bool {
+    w < 100 || h < 28
+}

@@ -1,0 +1,322 @@
+//! Realistic UI states for the rendering tests and the render benchmark. Not used by the
+//! product: the run pane there is fed only by `experiment::spawn`.
+//!
+//! Every state is built by sending messages through `update`, with a fixed clock, so that a
+//! rendering of it is the same on every machine.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use chrono::{TimeZone, Utc};
+
+use super::app::{App, AppInit};
+use super::keys::KeyMap;
+use super::msg::{HistoryPoint, Msg, ServerMsg};
+use super::theme::Theme;
+use super::update::update;
+use crate::experiment::index_build::{IndexBuildReport, IndexBuildSpec};
+use crate::experiment::{
+    ExperimentKind, Outcome, Progress, ReportBody, ResultLayout, RunEvent, RunReport, Sample,
+    TrialRef,
+};
+use crate::host::{DiskInfo, HostFingerprint, HostSample, HostSnapshot};
+use crate::target::snapshot::{Counters, Readable, Setting};
+use crate::target::{Location, ServerSnapshot};
+
+/// The sandbox, as the fixture's target.
+pub fn location() -> Location {
+    Location::Sandbox {
+        socket_dir: PathBuf::from("/tmp/pglab/sandbox"),
+        port: 54329,
+    }
+}
+
+fn setting(value: &str, unit: Option<&str>) -> Readable<Setting> {
+    Readable::Value(Setting {
+        value: value.into(),
+        unit: unit.map(str::to_string),
+        source: "default".into(),
+    })
+}
+
+/// The server after `i` seconds of a steady, modest load.
+pub fn server(i: u64, taken: Instant) -> ServerSnapshot {
+    let settings: BTreeMap<String, Readable<Setting>> = [
+        ("shared_buffers", setting("16384", Some("8kB"))),
+        ("maintenance_work_mem", setting("65536", Some("kB"))),
+        ("max_parallel_maintenance_workers", setting("2", None)),
+        ("max_worker_processes", setting("8", None)),
+        ("max_parallel_workers", setting("8", None)),
+        ("work_mem", setting("4096", Some("kB"))),
+        ("synchronous_commit", setting("on", None)),
+        ("fsync", setting("on", None)),
+        ("wal_level", setting("replica", None)),
+        ("max_wal_size", setting("1024", Some("MB"))),
+        ("checkpoint_timeout", setting("300", Some("s"))),
+        ("effective_io_concurrency", setting("1", None)),
+        ("max_connections", setting("100", None)),
+        ("superuser_reserved_connections", setting("3", None)),
+        ("autovacuum", setting("on", None)),
+        ("data_directory", setting("/tmp/pglab/sandbox/data", None)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let wave = |period: u64, amp: i64| ((i % period) as i64 * amp) / period as i64;
+    ServerSnapshot {
+        version: "15.18 (Debian 15.18-0+deb12u1)".into(),
+        version_num: 150018,
+        version_full: "PostgreSQL 15.18".into(),
+        location: location(),
+        target: "pglab@/tmp/pglab/sandbox/.s.PGSQL.54329 db=pglab".into(),
+        tls: None,
+        in_recovery: false,
+        database: "pglab".into(),
+        database_bytes: 412 << 20,
+        user: "pglab".into(),
+        superuser: true,
+        can_checkpoint: true,
+        connections: BTreeMap::from([("active".to_string(), 1), ("idle".to_string(), 2)]),
+        settings,
+        counters: Counters {
+            xact_commit: (i * 12) as i64 + wave(7, 20) * i as i64,
+            xact_rollback: 0,
+            blks_hit: (i * 990) as i64,
+            blks_read: (i * 8) as i64,
+            temp_files: 0,
+            temp_bytes: if i > 40 {
+                (((i - 40) * 3) << 20) as i64
+            } else {
+                0
+            },
+            wal_bytes: Some((i * i * (1 << 18)) as i64),
+            checkpoints: Some(3),
+        },
+        cache_hit_total: Some(0.992),
+        taken: Some(taken),
+    }
+}
+
+pub fn host_info() -> HostSnapshot {
+    HostSnapshot {
+        hostname: "lab".into(),
+        cpu_model: "AMD EPYC 7B13".into(),
+        physical_cores: Some(1),
+        logical_cores: 2,
+        total_memory: 24 << 30,
+        available_memory: 20 << 30,
+        total_swap: 0,
+        used_swap: 0,
+        load: [0.42, 0.3, 0.2],
+        cgroup: None,
+        os: "Debian GNU/Linux 12".into(),
+        kernel: "6.1.0".into(),
+        disk: Some(DiskInfo {
+            path: PathBuf::from("/tmp/pglab/sandbox"),
+            mount_point: PathBuf::from("/"),
+            fs_type: "ext4".into(),
+            device: "/dev/vda1".into(),
+            total_bytes: 100 << 30,
+            available_bytes: 60 << 30,
+        }),
+    }
+}
+
+fn host_sample(i: u64) -> HostSample {
+    HostSample {
+        cpu_percent: [8.0, 12.0, 35.0, 60.0, 41.0, 20.0, 9.0][i as usize % 7],
+        memory_used: (4 << 30) + (i % 5) * (64 << 20),
+        memory_total: 24 << 30,
+        disk_read_bps: if i.is_multiple_of(9) { 12e6 } else { 0.0 },
+        disk_write_bps: [0.0, 4e6, 310e6, 120e6, 2e6][i as usize % 5],
+        load1: 0.42,
+    }
+}
+
+pub fn layout() -> ResultLayout {
+    ResultLayout {
+        x_label: "maintenance_work_mem".into(),
+        x_unit: "bytes".into(),
+        x_log: true,
+        y_label: "build time".into(),
+        y_unit: "s".into(),
+        y_log: false,
+        columns: [
+            "order", "mwm", "workers", "seconds", "index", "temp", "sort",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    }
+}
+
+const MWM: [(&str, u64); 5] = [
+    ("1MB", 1 << 20),
+    ("16MB", 16 << 20),
+    ("64MB", 64 << 20),
+    ("256MB", 256 << 20),
+    ("1GB", 1 << 30),
+];
+
+/// The first `n` results of a sorted/random sweep.
+pub fn samples(n: usize) -> Vec<Sample> {
+    let mut out = Vec::new();
+    for (o, order) in ["sorted", "random"].iter().enumerate() {
+        for (m, (text, bytes)) in MWM.iter().enumerate() {
+            let secs = if o == 0 {
+                [5.2, 5.6, 5.9, 6.3, 6.9][m]
+            } else {
+                [18.1, 12.4, 11.6, 12.2, 14.1][m]
+            };
+            out.push(Sample {
+                series: order.to_string(),
+                x: *bytes as f64,
+                y: secs,
+                projected: false,
+                cells: vec![
+                    order.to_string(),
+                    text.to_string(),
+                    "0".into(),
+                    format!("{secs:.1}"),
+                    "21 MB".into(),
+                    if m == 0 {
+                        "30 MB".into()
+                    } else {
+                        "0 bytes".into()
+                    },
+                    if m < 2 {
+                        "external, 4 runs".into()
+                    } else {
+                        "internal".into()
+                    },
+                ],
+            });
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+pub fn report(spec_key: &str, outcome: Outcome, seconds: f64) -> RunReport {
+    let spec =
+        IndexBuildSpec::parse(&ExperimentKind::IndexBuild.defaults()).expect("defaults parse");
+    let started = Utc
+        .with_ymd_and_hms(2025, 1, 2, 3, 4, 5)
+        .single()
+        .expect("a date");
+    RunReport {
+        schema_version: crate::experiment::report::SCHEMA_VERSION,
+        run_id: "20250102T030405Z-abcd".into(),
+        pglab_version: "0.1.0".into(),
+        outcome,
+        error: None,
+        started_at: started,
+        finished_at: started + chrono::Duration::milliseconds((seconds * 1000.0) as i64),
+        preset: None,
+        target: "pglab@sandbox".into(),
+        server: None,
+        host: HostFingerprint {
+            hostname: "lab".into(),
+            cpu_model: "AMD EPYC 7B13".into(),
+            physical_cores: Some(1),
+            logical_cores: 2,
+            total_memory: 24 << 30,
+            os: "Debian GNU/Linux 12".into(),
+            kernel: "6.1.0".into(),
+            filesystem: None,
+        },
+        spec_key: spec_key.into(),
+        notes: Vec::new(),
+        body: ReportBody::IndexBuild(Box::new(IndexBuildReport::new(&spec))),
+    }
+}
+
+/// An idle lab after a minute: connected to the sandbox, the host sampled, some history.
+pub fn idle_app(size: (u16, u16), base: Instant) -> App {
+    let mut app = App::new(AppInit {
+        now: base,
+        theme: Theme { color: true },
+        keys: KeyMap::default(),
+        config_file: PathBuf::from("/home/dba/.config/pglab/config.toml"),
+        observe: false,
+        location: location(),
+        size,
+        notice: None,
+    });
+    let send = |app: &mut App, at: u64, m: Msg| {
+        app.now = base + Duration::from_secs(at);
+        update(app, m)
+    };
+    super::update::init(&mut app);
+    send(&mut app, 0, Msg::HostInfo(Box::new(host_info())));
+    for i in 0..=60 {
+        send(
+            &mut app,
+            i,
+            Msg::Server(ServerMsg::Snapshot(Box::new(server(
+                i,
+                base + Duration::from_secs(i),
+            )))),
+        );
+        send(&mut app, i, Msg::HostSample(host_sample(i)));
+    }
+    let key = app.params.spec_key().unwrap_or_default();
+    let points = [11.9, 11.6, 12.4, 11.7, 11.8, 10.9, 11.7]
+        .into_iter()
+        .map(|seconds| HistoryPoint { seconds })
+        .collect();
+    send(
+        &mut app,
+        60,
+        Msg::History {
+            spec_key: key,
+            points: Ok(points),
+        },
+    );
+    app
+}
+
+/// A sweep in progress: trial 7 of 10, six results in.
+pub fn running_app(size: (u16, u16), base: Instant) -> App {
+    running_app_with(size, base, 6)
+}
+
+/// A sweep in progress with `n` results in.
+pub fn running_app_with(size: (u16, u16), base: Instant, n: usize) -> App {
+    let mut app = idle_app(size, base);
+    let spec = app
+        .params
+        .spec_for(super::msg::RunKind::Sweep)
+        .expect("defaults parse");
+    app.now = base + Duration::from_secs(60);
+    app.run.begin(&spec, super::msg::RunKind::Sweep, app.now);
+    super::update::set_focus(&mut app, super::app::Focus::Run);
+    let mut events = vec![RunEvent::Started {
+        run_id: "20250102T030405Z-abcd".into(),
+        description: "index-build · 1M rows · sorted,random · 10 trials".into(),
+        trials: 10,
+        layout: layout(),
+    }];
+    events.extend(samples(n).into_iter().map(RunEvent::Sample));
+    for k in 0..12u32 {
+        events.push(RunEvent::Progress(Progress {
+            trial: Some(TrialRef {
+                index: 7,
+                total: 10,
+                label: "random · 16MB".into(),
+            }),
+            phase: "building index: loading tuples in tree".into(),
+            fraction: Some(0.06 * k as f64),
+            elapsed_s: 0.5 * k as f64,
+            rate: Some(900_000.0 + 40_000.0 * (k % 5) as f64),
+            rate_unit: "tuples/s".into(),
+        }));
+    }
+    for (i, ev) in events.into_iter().enumerate() {
+        app.now = base + Duration::from_secs(60) + Duration::from_millis(4000 * i as u64 / 3);
+        update(&mut app, Msg::Run(ev));
+    }
+    app.now += Duration::from_millis(300);
+    app
+}

@@ -1,0 +1,142 @@
+//! The help overlay: every key, and where to change them.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+
+use super::app::App;
+use super::keys::Action;
+use super::text::{pad, width, wrap};
+
+/// (keys, what they do), in the order shown.
+pub fn entries(app: &App) -> Vec<(String, String)> {
+    let k = |a: Action| app.keys.label(a);
+    vec![
+        (
+            k(Action::Run),
+            "run one trial (index-build) or the experiment as set".into(),
+        ),
+        (k(Action::Sweep), Action::Sweep.describe().to_string()),
+        (k(Action::Cancel), Action::Cancel.describe().to_string()),
+        (
+            k(Action::Edit),
+            "edit the parameter; Enter accepts, Esc aborts, C-u clears".into(),
+        ),
+        (
+            format!(
+                "{} {} {} {}",
+                k(Action::NextExperiment),
+                k(Action::Experiment1),
+                k(Action::Experiment2),
+                k(Action::Experiment3)
+            ),
+            "next experiment; index-build, ingest, growth".into(),
+        ),
+        (
+            k(Action::Probe),
+            "disk probes: 256 MiB sequential write, then 5 s of fsyncs".into(),
+        ),
+        (
+            k(Action::Presets),
+            "presets: Enter loads, S saves current, R renames, D deletes".into(),
+        ),
+        (
+            k(Action::History),
+            "past runs: Enter report, f filter, b baseline, c compare".into(),
+        ),
+        (
+            format!("{} {}", k(Action::NextPane), k(Action::PrevPane)),
+            "next / previous pane".into(),
+        ),
+        (
+            format!(
+                "{} {} {} {}",
+                k(Action::Left),
+                k(Action::Down),
+                k(Action::Up),
+                k(Action::Right)
+            ),
+            "move focus; in Parameters ↑↓ pick a field".into(),
+        ),
+        (
+            "y n".into(),
+            "answer a question (a big run, quitting during a run)".into(),
+        ),
+        (k(Action::Help), Action::Help.describe().to_string()),
+        (
+            format!("{} C-c", k(Action::Quit)),
+            Action::Quit.describe().to_string(),
+        ),
+    ]
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let theme = app.theme;
+    let w = area.width.saturating_sub(4).min(78);
+    let inner_w = w.saturating_sub(4) as usize;
+    let entries = entries(app);
+    let key_w = entries
+        .iter()
+        .map(|(k, _)| width(k))
+        .max()
+        .unwrap_or(0)
+        .min(inner_w / 3);
+    let desc_w = inner_w.saturating_sub(key_w + 2);
+    let mut lines: Vec<Line> = Vec::new();
+    for (k, d) in &entries {
+        for (i, l) in wrap(d, desc_w, 2).into_iter().enumerate() {
+            let key = if i == 0 {
+                pad(k, key_w)
+            } else {
+                " ".repeat(key_w)
+            };
+            lines.push(Line::from(vec![
+                Span::styled(key, theme.key()),
+                Span::raw("  "),
+                Span::styled(l, theme.plain()),
+            ]));
+        }
+    }
+    lines.push(Line::default());
+    if app.observe {
+        lines.push(Line::styled(
+            "--observe: runs are disabled; everything else works",
+            theme.warn(),
+        ));
+    }
+    let cfg = format!(
+        "Change keys in {} under [keys], e.g. run = \"R\"; actions: {}",
+        app.config_file.display(),
+        Action::ALL
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for l in wrap(&cfg, inner_w, 4) {
+        lines.push(Line::styled(l, theme.dim()));
+    }
+    let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let rect = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height.saturating_sub(h)) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, rect);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Double)
+        .border_style(theme.focused_border())
+        .title(Span::styled(" Help · keys ", theme.title()));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,147 @@
+//! What flows into `update` (messages) and out of it (commands for the runtime to carry out).
+
+use std::time::Duration;
+
+use crossterm::event::KeyEvent;
+
+use crate::experiment::RunReport;
+use crate::experiment::guard::Preflight;
+use crate::experiment::{ExperimentSpec, RunEvent};
+use crate::host::probe::{FsyncResult, SeqWriteResult};
+use crate::host::{HostSample, HostSnapshot};
+use crate::preset::{Preset, PresetEntry, PresetError};
+use crate::target::ServerSnapshot;
+
+/// Which kind of run a key asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// `r`: one trial of the current values (index-build), the experiment as set otherwise.
+    Single,
+    /// `s`: the full sweep of the parameters.
+    Sweep,
+}
+
+/// News about the server connection.
+#[derive(Debug, Clone)]
+pub enum ServerMsg {
+    Snapshot(Box<ServerSnapshot>),
+    /// The connection failed or a reading timed out; the next try is in `retry_in`.
+    Lost {
+        error: String,
+        retry_in: Duration,
+    },
+}
+
+/// The disk probes' two steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeStage {
+    SeqWrite,
+    Fsync,
+}
+
+impl ProbeStage {
+    pub fn label(self) -> &'static str {
+        match self {
+            ProbeStage::SeqWrite => "sequential write",
+            ProbeStage::Fsync => "fsync latency",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ProbeMsg {
+    Progress { stage: ProbeStage, fraction: f64 },
+    Done(Result<(SeqWriteResult, FsyncResult), String>),
+    Cancelled,
+}
+
+/// A past run of the current spec, for the history strip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPoint {
+    pub seconds: f64,
+}
+
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Resize(u16, u16),
+    /// The clock moved (spinners, elapsed time, deadlines).
+    Tick,
+    Server(ServerMsg),
+    HostInfo(Box<HostSnapshot>),
+    HostSample(HostSample),
+    Probe(ProbeMsg),
+    Preflight {
+        spec: Box<ExperimentSpec>,
+        kind: RunKind,
+        verdict: Box<Preflight>,
+    },
+    Run(RunEvent),
+    /// The run's event stream ended without a final event (the task died).
+    RunClosed,
+    History {
+        spec_key: String,
+        points: Result<Vec<HistoryPoint>, String>,
+    },
+    /// The presets of every experiment, and the files that did not load.
+    Presets {
+        entries: Vec<PresetEntry>,
+        problems: Vec<String>,
+    },
+    /// A preset was saved, renamed or deleted (or not).
+    PresetDone {
+        op: PresetOp,
+        result: Result<(), PresetError>,
+    },
+    /// The whole history, oldest first, and the lines skipped while reading it.
+    Runs {
+        runs: Vec<RunReport>,
+        warnings: Vec<String>,
+    },
+    /// SIGTERM, SIGHUP or SIGINT: leave cleanly.
+    Shutdown,
+}
+
+/// A change to the user's presets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PresetOp {
+    Save {
+        preset: Box<Preset>,
+        overwrite: bool,
+    },
+    Rename {
+        from: String,
+        to: String,
+    },
+    Delete {
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Check free space and connection slots for this run, then answer with `Msg::Preflight`.
+    Preflight {
+        spec: Box<ExperimentSpec>,
+        kind: RunKind,
+        server: Option<Box<ServerSnapshot>>,
+    },
+    StartRun {
+        spec: Box<ExperimentSpec>,
+        /// The preset the parameters came from, unchanged (recorded in the history).
+        preset: Option<String>,
+    },
+    CancelRun,
+    StartProbe,
+    CancelProbe,
+    LoadHistory {
+        spec_key: String,
+    },
+    /// List the presets (answer: `Msg::Presets`).
+    LoadPresets,
+    /// Carry out a preset change (answer: `Msg::PresetDone`).
+    Preset(PresetOp),
+    /// Read the whole history (answer: `Msg::Runs`).
+    LoadRuns,
+    Quit,
+}

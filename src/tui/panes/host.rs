@@ -1,0 +1,271 @@
+//! Host pane: the machine pglab runs on (which is the server's only when the target is local),
+//! live CPU, memory and disk readings, and the disk probes.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+use super::{Metric, Series, metrics_grid, pane_block, plain_line};
+use crate::host::probe::{FsyncResult, SeqWriteResult};
+use crate::host::{HostSample, HostSnapshot};
+use crate::measure::units::{format_bytes_short, format_count, format_seconds};
+use crate::tui::app::{App, Focus};
+use crate::tui::keys::Action;
+use crate::tui::msg::{ProbeMsg, ProbeStage};
+use crate::tui::text::{age, fit, pack, spinner, wrap};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeResults {
+    pub seq: SeqWriteResult,
+    pub fsync: FsyncResult,
+    pub at: Instant,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProbeState {
+    /// The step running and its fraction done.
+    pub running: Option<(ProbeStage, f64)>,
+    pub cancelling: bool,
+    pub last: Option<ProbeResults>,
+    pub error: Option<String>,
+}
+
+impl ProbeState {
+    pub fn apply(&mut self, msg: ProbeMsg, now: Instant) {
+        match msg {
+            ProbeMsg::Progress { stage, fraction } => {
+                if self.running.is_some() {
+                    self.running = Some((stage, fraction));
+                }
+            }
+            ProbeMsg::Done(Ok((seq, fsync))) => {
+                self.running = None;
+                self.cancelling = false;
+                self.error = None;
+                self.last = Some(ProbeResults {
+                    seq,
+                    fsync,
+                    at: now,
+                });
+            }
+            ProbeMsg::Done(Err(e)) => {
+                self.running = None;
+                self.cancelling = false;
+                self.error = Some(e);
+            }
+            ProbeMsg::Cancelled => {
+                self.running = None;
+                self.cancelling = false;
+                self.error = Some("disk probe cancelled".into());
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct HostState {
+    /// The target is on another machine: this pane describes pglab's.
+    pub remote: bool,
+    pub info: Option<HostSnapshot>,
+    pub last: Option<HostSample>,
+    pub cpu: Series,
+    pub mem: Series,
+    pub read: Series,
+    pub write: Series,
+    pub probe: ProbeState,
+}
+
+impl HostState {
+    pub fn new(remote: bool) -> HostState {
+        HostState {
+            remote,
+            ..HostState::default()
+        }
+    }
+
+    pub fn push(&mut self, s: HostSample) {
+        self.cpu.push(s.cpu_percent);
+        self.mem.push(s.memory_used as f64);
+        self.read.push(s.disk_read_bps);
+        self.write.push(s.disk_write_bps);
+        self.last = Some(s);
+    }
+
+    fn title_parts(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        if self.remote {
+            parts.push("pglab's machine".to_string());
+        }
+        if let Some(i) = &self.info {
+            parts.push(format!(
+                "{} core{}",
+                i.logical_cores,
+                if i.logical_cores == 1 { "" } else { "s" }
+            ));
+            parts.push(format_bytes_short(i.total_memory as f64));
+            if let Some(d) = &i.disk {
+                parts.push(d.fs_type.clone());
+            }
+        }
+        parts
+    }
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let st = &app.host;
+    let theme = app.theme;
+    let block = pane_block(app, Focus::Host, &st.title_parts(), area);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let cols = inner.width as usize;
+    let rows = inner.height as usize;
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let mut lines: Vec<Line> = Vec::new();
+    let two = cols >= super::target::TWO_COLUMNS;
+    let metric_rows = if two { 2 } else { 4 };
+
+    if let Some(i) = &st.info {
+        let load = st.last.map(|s| s.load1).unwrap_or(i.load[0]);
+        let mut items = vec![i.cpu_model.clone(), format!("load {load:.2}")];
+        if let Some(c) = &i.cgroup {
+            let mut lim = Vec::new();
+            if let Some(cpu) = c.cpu_max {
+                lim.push(format!("{cpu:.1} CPUs"));
+            }
+            if let Some(m) = c.memory_max {
+                lim.push(format_bytes_short(m as f64));
+            }
+            if !lim.is_empty() {
+                items.push(format!("cgroup {}", lim.join(" ")));
+            }
+        }
+        for l in pack(&items, cols, " · ", 1) {
+            lines.push(plain_line(l, theme.plain()));
+        }
+    } else {
+        lines.push(plain_line("reading the host…".into(), theme.dim()));
+    }
+    if st.remote && rows >= lines.len() + metric_rows + 2 {
+        lines.push(plain_line(
+            fit(
+                "the target is remote: this is pglab's machine, not the server",
+                cols,
+            ),
+            theme.warn(),
+        ));
+    }
+
+    let last = st.last;
+    let total = last.map(|s| s.memory_total as f64);
+    let metrics = [
+        Metric {
+            label: "cpu",
+            series: &st.cpu,
+            max: Some(100.0),
+            value: last
+                .map(|s| format!("{:.0}%", s.cpu_percent))
+                .unwrap_or_else(|| "–".into()),
+        },
+        Metric {
+            label: "mem",
+            series: &st.mem,
+            max: total,
+            value: last
+                .map(|s| format_bytes_short(s.memory_used as f64))
+                .unwrap_or_else(|| "–".into()),
+        },
+        Metric {
+            label: "disk r",
+            series: &st.read,
+            max: None,
+            value: last
+                .map(|s| format!("{}/s", format_bytes_short(s.disk_read_bps)))
+                .unwrap_or_else(|| "–".into()),
+        },
+        Metric {
+            label: "disk w",
+            series: &st.write,
+            max: None,
+            value: last
+                .map(|s| format!("{}/s", format_bytes_short(s.disk_write_bps)))
+                .unwrap_or_else(|| "–".into()),
+        },
+    ];
+    let room = rows.saturating_sub(lines.len() + 1);
+    lines.extend(
+        metrics_grid(theme, &metrics, cols, two)
+            .into_iter()
+            .take(room),
+    );
+
+    let probe = &st.probe;
+    let (text, style) = if let Some((stage, frac)) = probe.running {
+        let what = if probe.cancelling {
+            "cancelling the disk probe…".to_string()
+        } else {
+            format!(
+                "{} probing {} {:.0}% · {} cancels",
+                spinner(app.tick()),
+                stage.label(),
+                frac * 100.0,
+                app.keys.label(Action::Cancel)
+            )
+        };
+        (what, theme.accent())
+    } else if let Some(e) = &probe.error {
+        (
+            format!("{e} · {} probes again", app.keys.label(Action::Probe)),
+            theme.warn(),
+        )
+    } else if let Some(r) = &probe.last {
+        (
+            format!(
+                "seq write {:.0} MB/s · fsync {}/s, p99 {} · {}",
+                r.seq.mb_per_s,
+                format_count(r.fsync.ops_per_s.round()),
+                format_seconds(r.fsync.p99_us / 1e6),
+                age(app.now.saturating_duration_since(r.at).as_secs_f64())
+            ),
+            theme.plain(),
+        )
+    } else {
+        (
+            format!(
+                "disk not probed yet: {} measures write speed and fsync latency",
+                app.keys.label(Action::Probe)
+            ),
+            theme.dim(),
+        )
+    };
+    // The probe line(s) last; what the machine runs in the rows left over.
+    let room = rows.saturating_sub(lines.len());
+    let mut probe_lines = wrap(&text, cols, 2);
+    if probe_lines.len() > room {
+        probe_lines = vec![fit(&text, cols)];
+    }
+    let mut extra = Vec::new();
+    if let Some(i) = &st.info {
+        if let Some(d) = &i.disk {
+            extra.push(format!(
+                "data dir on {} {} ({})",
+                d.fs_type,
+                d.device,
+                format_bytes_short(d.total_bytes as f64)
+            ));
+        }
+        extra.push(format!("{} · kernel {}", i.os, i.kernel));
+    }
+    let extra_rows = room.saturating_sub(probe_lines.len());
+    for e in extra.into_iter().take(extra_rows) {
+        lines.push(plain_line(fit(&e, cols), theme.dim()));
+    }
+    for l in probe_lines.into_iter().take(room) {
+        lines.push(plain_line(l, style));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,416 @@
+//! Parameters pane: the form of the selected experiment, built from its `FIELDS`, edited in
+//! place and validated as typed by the experiment's own parser.
+
+use std::collections::BTreeMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{pane_block, plain_line};
+use crate::experiment::spec::FieldErrors;
+use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
+use crate::measure::units::{format_bytes, format_count};
+use crate::tui::app::{App, Focus};
+use crate::tui::msg::RunKind;
+use crate::tui::text::{fit, pack, pad, width, wrap};
+
+/// A field being edited.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Editor {
+    pub text: String,
+    /// Cursor position in characters.
+    pub cursor: usize,
+}
+
+/// What a key did to the editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    Continue,
+    /// Enter: the text is the field's value now; `changed` when it differs.
+    Accepted {
+        changed: bool,
+    },
+    Aborted,
+}
+
+#[derive(Debug, Clone)]
+pub struct ParamsState {
+    pub kind: ExperimentKind,
+    /// Every experiment's values, so that switching back keeps the edits.
+    pub values: BTreeMap<ExperimentKind, ParamText>,
+    selected: BTreeMap<ExperimentKind, usize>,
+    pub editing: Option<Editor>,
+    /// The accepted values, parsed.
+    pub parsed: Result<ExperimentSpec, FieldErrors>,
+    /// Errors of the values with the editor's text in place (while editing).
+    pub preview: Option<FieldErrors>,
+    /// The preset last loaded: its experiment, name and the values it set.
+    pub preset: Option<(ExperimentKind, String, ParamText)>,
+}
+
+impl Default for ParamsState {
+    fn default() -> Self {
+        ParamsState::new()
+    }
+}
+
+impl ParamsState {
+    pub fn new() -> ParamsState {
+        let values: BTreeMap<_, _> = ExperimentKind::ALL
+            .into_iter()
+            .map(|k| (k, k.defaults()))
+            .collect();
+        let kind = ExperimentKind::IndexBuild;
+        let parsed = kind.parse_spec(&values[&kind]);
+        ParamsState {
+            kind,
+            values,
+            selected: BTreeMap::new(),
+            editing: None,
+            parsed,
+            preview: None,
+            preset: None,
+        }
+    }
+
+    pub fn fields(&self) -> &'static [FieldDef] {
+        self.kind.fields()
+    }
+
+    pub fn current(&self) -> &ParamText {
+        &self.values[&self.kind]
+    }
+
+    pub fn selected(&self) -> usize {
+        self.selected
+            .get(&self.kind)
+            .copied()
+            .unwrap_or(0)
+            .min(self.fields().len().saturating_sub(1))
+    }
+
+    pub fn selected_field(&self) -> Option<&'static FieldDef> {
+        self.fields().get(self.selected())
+    }
+
+    /// Move the selection; false at the edge.
+    pub fn select_step(&mut self, down: bool) -> bool {
+        let i = self.selected();
+        let n = self.fields().len();
+        let j = if down {
+            if i + 1 >= n {
+                return false;
+            }
+            i + 1
+        } else {
+            if i == 0 {
+                return false;
+            }
+            i - 1
+        };
+        self.selected.insert(self.kind, j);
+        true
+    }
+
+    pub fn set_kind(&mut self, kind: ExperimentKind) {
+        self.editing = None;
+        self.preview = None;
+        self.kind = kind;
+        self.parsed = kind.parse_spec(self.current());
+    }
+
+    /// Switch to `kind` with its defaults overlaid by the preset's `params`.
+    pub fn load(&mut self, name: &str, kind: ExperimentKind, params: &ParamText) {
+        let mut values = kind.defaults();
+        values.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.values.insert(kind, values.clone());
+        self.preset = Some((kind, name.to_string(), values));
+        self.set_kind(kind);
+    }
+
+    /// The loaded preset's name while the values on screen are still exactly its own.
+    pub fn preset_name(&self) -> Option<String> {
+        match &self.preset {
+            Some((kind, name, values)) if *kind == self.kind && values == self.current() => {
+                Some(name.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Set a value directly (presets, tests).
+    pub fn set_value(&mut self, key: &str, value: &str) {
+        if let Some(v) = self.values.get_mut(&self.kind) {
+            v.insert(key.to_string(), value.to_string());
+        }
+        self.parsed = self.kind.parse_spec(self.current());
+    }
+
+    pub fn start_edit(&mut self) {
+        let Some(f) = self.selected_field() else {
+            return;
+        };
+        let text = self.current().get(f.key).cloned().unwrap_or_default();
+        let cursor = text.chars().count();
+        self.editing = Some(Editor { text, cursor });
+        self.revalidate_preview();
+    }
+
+    fn revalidate_preview(&mut self) {
+        let (Some(ed), Some(f)) = (&self.editing, self.selected_field()) else {
+            self.preview = None;
+            return;
+        };
+        let mut p = self.current().clone();
+        p.insert(f.key.to_string(), ed.text.clone());
+        self.preview = Some(self.kind.parse_spec(&p).err().unwrap_or_default());
+    }
+
+    /// A key while editing.
+    pub fn edit_key(&mut self, k: &KeyEvent) -> Edit {
+        let Some(ed) = self.editing.as_mut() else {
+            return Edit::Aborted;
+        };
+        let byte_at =
+            |s: &str, c: usize| s.char_indices().nth(c).map(|(i, _)| i).unwrap_or(s.len());
+        let len = ed.text.chars().count();
+        match k.code {
+            KeyCode::Esc => {
+                self.editing = None;
+                self.preview = None;
+                return Edit::Aborted;
+            }
+            KeyCode::Enter => {
+                let text = ed.text.trim().to_string();
+                self.editing = None;
+                self.preview = None;
+                let key = match self.selected_field() {
+                    Some(f) => f.key,
+                    None => return Edit::Aborted,
+                };
+                let changed = self.current().get(key) != Some(&text);
+                self.set_value(key, &text);
+                return Edit::Accepted { changed };
+            }
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                ed.text.clear();
+                ed.cursor = 0;
+            }
+            KeyCode::Char(c)
+                if !k
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                let at = byte_at(&ed.text, ed.cursor);
+                ed.text.insert(at, c);
+                ed.cursor += 1;
+            }
+            KeyCode::Backspace if ed.cursor > 0 => {
+                let at = byte_at(&ed.text, ed.cursor - 1);
+                ed.text.remove(at);
+                ed.cursor -= 1;
+            }
+            KeyCode::Delete if ed.cursor < len => {
+                let at = byte_at(&ed.text, ed.cursor);
+                ed.text.remove(at);
+            }
+            KeyCode::Left => ed.cursor = ed.cursor.saturating_sub(1),
+            KeyCode::Right => ed.cursor = (ed.cursor + 1).min(len),
+            KeyCode::Home => ed.cursor = 0,
+            KeyCode::End => ed.cursor = len,
+            _ => return Edit::Continue,
+        }
+        self.revalidate_preview();
+        Edit::Continue
+    }
+
+    /// The error shown for a field: the live one while it is being edited.
+    pub fn field_error(&self, key: &str) -> Option<&str> {
+        let editing_this =
+            self.editing.is_some() && self.selected_field().is_some_and(|f| f.key == key);
+        let errors: &[(String, String)] = match (&self.preview, &self.parsed) {
+            (Some(p), _) if editing_this => p,
+            (_, Err(e)) => e,
+            _ => &[],
+        };
+        errors
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, e)| e.as_str())
+    }
+
+    pub fn spec_key(&self) -> Option<String> {
+        self.parsed.as_ref().ok().map(|s| s.spec_key())
+    }
+
+    /// The spec a run key asks for: `r` on index-build is one trial of the current values.
+    pub fn spec_for(&self, kind: RunKind) -> Result<ExperimentSpec, &FieldErrors> {
+        let spec = self.parsed.as_ref()?.clone();
+        Ok(match (kind, spec) {
+            (RunKind::Single, ExperimentSpec::IndexBuild(mut s)) => {
+                s.orders.truncate(1);
+                s.mwm.truncate(1);
+                s.workers.truncate(1);
+                s.repeat = 1;
+                ExperimentSpec::IndexBuild(s)
+            }
+            (_, spec) => spec,
+        })
+    }
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
+    let st = &app.params;
+    let theme = app.theme;
+    let inner = if title {
+        let block = pane_block(app, Focus::Params, &[st.kind.as_str().to_string()], area);
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        inner
+    } else {
+        area
+    };
+    let cols = inner.width as usize;
+    let rows = inner.height as usize;
+    if rows == 0 || cols < 10 {
+        return;
+    }
+    let fields = st.fields();
+    let focused = app.focus == Focus::Params;
+    let label_w = fields
+        .iter()
+        .map(|f| width(f.label))
+        .max()
+        .unwrap_or(0)
+        .min(cols / 2);
+    let value_w = cols.saturating_sub(label_w + 3);
+    let cost = match &st.parsed {
+        Ok(spec) => {
+            let c = spec.estimate();
+            let items = vec![
+                format!("≈ {} rows", format_count(c.rows as f64)),
+                format!("{} table", format_bytes(c.table_bytes)),
+                format!("{} trial{}", c.trials, if c.trials == 1 { "" } else { "s" }),
+                format!("disk ≈ {}", format_bytes(c.disk_bytes())),
+            ];
+            pack(&items, cols, " · ", 2)
+                .into_iter()
+                .map(|l| plain_line(l, theme.accent()))
+                .collect::<Vec<_>>()
+        }
+        Err(e) => vec![plain_line(
+            fit(
+                &format!(
+                    "✗ {} invalid field{}: fix to run",
+                    e.len(),
+                    if e.len() == 1 { "" } else { "s" }
+                ),
+                cols,
+            ),
+            theme.error(),
+        )],
+    };
+    // The cost sits on the last rows: two when there is room, else its first.
+    let cost_rows = if rows >= fields.len() + 3 {
+        cost.len()
+    } else {
+        1
+    };
+    let cost: Vec<Line> = cost.into_iter().take(cost_rows).collect();
+    let field_rows = fields.len().min(rows.saturating_sub(cost.len())).max(1);
+    let sel = st.selected();
+    let first = (sel + 1).saturating_sub(field_rows);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut pending_error: Option<(String, String)> = None;
+
+    for (i, fd) in fields.iter().enumerate().skip(first).take(field_rows) {
+        let is_sel = i == sel;
+        let error = st.field_error(fd.key);
+        let marker = if is_sel && focused { "› " } else { "  " };
+        let mut spans = vec![Span::raw(marker)];
+        let label_style = if is_sel && focused {
+            theme.title()
+        } else {
+            theme.label()
+        };
+        spans.push(Span::styled(pad(fd.label, label_w), label_style));
+        spans.push(Span::raw(" "));
+        match (&st.editing, is_sel) {
+            (Some(ed), true) => {
+                // Show the text around the cursor, the cursor as a reversed cell.
+                let chars: Vec<char> = ed.text.chars().collect();
+                let room = value_w.saturating_sub(2).max(1);
+                let start = ed.cursor.saturating_sub(room.saturating_sub(1));
+                let before: String = chars[start..ed.cursor].iter().collect();
+                let at: String = chars
+                    .get(ed.cursor)
+                    .map(|c| c.to_string())
+                    .unwrap_or(" ".into());
+                let after_end =
+                    (ed.cursor + 1 + room.saturating_sub(ed.cursor - start + 1)).min(chars.len());
+                let after: String = chars
+                    .get(ed.cursor + 1..after_end)
+                    .map(|s| s.iter().collect())
+                    .unwrap_or_default();
+                spans.push(Span::styled(before, theme.value()));
+                spans.push(Span::styled(at, theme.selected()));
+                spans.push(Span::styled(after, theme.value()));
+                if error.is_some() {
+                    spans.push(Span::styled(" ✗", theme.error()));
+                }
+            }
+            _ => {
+                let value = st.current().get(fd.key).map(String::as_str).unwrap_or("");
+                let value_style = if is_sel && focused {
+                    theme.selected()
+                } else {
+                    theme.value()
+                };
+                match error {
+                    Some(e) => {
+                        let v = fit(value, value_w.saturating_sub(2).max(1));
+                        let beside = value_w.saturating_sub(width(&v) + 3);
+                        spans.push(Span::styled(v.clone(), value_style));
+                        if width(e) <= beside {
+                            spans.push(Span::styled(format!(" ✗ {e}"), theme.error()));
+                        } else {
+                            spans.push(Span::styled(" ✗", theme.error()));
+                            if pending_error.is_none() || is_sel {
+                                pending_error = Some((fd.key.to_string(), e.to_string()));
+                            }
+                        }
+                    }
+                    None => spans.push(Span::styled(fit(value, value_w), value_style)),
+                }
+            }
+        }
+        lines.push(Line::from(spans));
+    }
+
+    // Below the form: the reason that did not fit beside its field, the selected field's
+    // help, and what the run will cost.
+    let mut footer: Vec<Line> = Vec::new();
+    let spare = rows.saturating_sub(lines.len() + cost.len());
+    let mut used = 0;
+    if let Some((k, e)) = &pending_error {
+        for l in wrap(&format!("✗ {k}: {e}"), cols, 2.min(spare)) {
+            footer.push(plain_line(l, theme.error()));
+            used += 1;
+        }
+    }
+    if let Some(fd) = st.selected_field() {
+        for l in wrap(fd.help, cols, 2.min(spare.saturating_sub(used))) {
+            footer.push(plain_line(l, theme.dim()));
+        }
+    }
+    lines.extend(footer);
+    lines.truncate(rows.saturating_sub(cost.len()));
+    while lines.len() + cost.len() < rows {
+        lines.push(Line::default());
+    }
+    lines.extend(cost);
+    f.render_widget(Paragraph::new(lines), inner);
+}

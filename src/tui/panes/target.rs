@@ -1,0 +1,235 @@
+//! Target pane: where pglab is connected, the server's state and settings, live rates.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{Metric, Series, metrics_grid, pane_block, plain_line};
+use crate::measure::units::{format_bytes_short, format_count};
+use crate::target::snapshot::Rates;
+use crate::target::{Location, ServerSnapshot};
+use crate::tui::app::{App, Focus};
+use crate::tui::msg::ServerMsg;
+use crate::tui::text::{pack, wrap};
+
+/// The settings shown, most relevant first, with the short label used on screen.
+const SHOWN: &[(&str, &str)] = &[
+    ("shared_buffers", "shared_buffers"),
+    ("maintenance_work_mem", "maintenance_work_mem"),
+    ("max_parallel_maintenance_workers", "max_parallel_maint"),
+    ("work_mem", "work_mem"),
+    ("synchronous_commit", "synchronous_commit"),
+    ("fsync", "fsync"),
+    ("wal_level", "wal_level"),
+    ("max_wal_size", "max_wal_size"),
+    ("checkpoint_timeout", "checkpoint_timeout"),
+    ("max_worker_processes", "max_worker_processes"),
+    ("max_parallel_workers", "max_parallel_workers"),
+    ("effective_io_concurrency", "effective_io_concurrency"),
+    ("max_connections", "max_connections"),
+    ("autovacuum", "autovacuum"),
+];
+
+/// From this inner width the live readings sit two to a row.
+pub const TWO_COLUMNS: usize = 44;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Connection {
+    Connecting,
+    Up,
+    Lost { error: String, retry_at: Instant },
+}
+
+#[derive(Debug, Clone)]
+pub struct TargetState {
+    pub location: Location,
+    pub latest: Option<ServerSnapshot>,
+    pub connection: Connection,
+    pub rates: Option<Rates>,
+    pub commits: Series,
+    pub wal: Series,
+    pub temp: Series,
+    pub hit: Series,
+}
+
+impl TargetState {
+    pub fn new(location: Location) -> TargetState {
+        TargetState {
+            location,
+            latest: None,
+            connection: Connection::Connecting,
+            rates: None,
+            commits: Series::default(),
+            wal: Series::default(),
+            temp: Series::default(),
+            hit: Series::default(),
+        }
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.connection == Connection::Up
+    }
+
+    pub fn apply(&mut self, msg: ServerMsg, now: Instant) {
+        match msg {
+            ServerMsg::Snapshot(s) => {
+                if let Some(prev) = &self.latest
+                    && let Some(r) = s.rates_since(prev)
+                {
+                    self.commits.push(r.commits_per_s);
+                    self.wal.push(r.wal_bytes_per_s);
+                    self.temp.push(r.temp_bytes_per_s);
+                    self.hit
+                        .push(r.cache_hit.map(|h| h * 100.0).unwrap_or(f64::NAN));
+                    self.rates = Some(r);
+                }
+                self.latest = Some(*s);
+                self.connection = Connection::Up;
+            }
+            ServerMsg::Lost { error, retry_in } => {
+                self.connection = Connection::Lost {
+                    error,
+                    retry_at: now + retry_in,
+                };
+            }
+        }
+    }
+
+    fn title_parts(&self) -> Vec<String> {
+        let place = match &self.location {
+            Location::Sandbox { .. } => "sandbox".to_string(),
+            Location::Socket { port, .. } => format!("local socket :{port}"),
+            Location::Localhost { host, port } => format!("{host}:{port}"),
+            Location::Remote { host, port } => format!("{host}:{port} (remote)"),
+        };
+        let mut parts = vec![place];
+        if let Some(s) = &self.latest {
+            let v = s.version.split_whitespace().next().unwrap_or(&s.version);
+            parts.push(format!("PostgreSQL {v}"));
+            parts.push(match (&self.location, &s.tls) {
+                (Location::Sandbox { .. } | Location::Socket { .. }, _) => "socket".into(),
+                (_, Some(tls)) => tls.clone(),
+                (_, None) => "no TLS".into(),
+            });
+        }
+        if matches!(self.connection, Connection::Lost { .. }) {
+            parts.insert(0, "connection lost".into());
+        }
+        parts
+    }
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let st = &app.target;
+    let theme = app.theme;
+    let block = pane_block(app, Focus::Target, &st.title_parts(), area);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let cols = inner.width as usize;
+    let rows = inner.height as usize;
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let mut lines: Vec<Line> = Vec::new();
+
+    match &st.connection {
+        Connection::Lost { error, retry_at } => {
+            let secs = retry_at
+                .saturating_duration_since(app.now)
+                .as_secs_f64()
+                .ceil();
+            let retry = if secs >= 1.0 {
+                format!("retrying in {secs:.0} s")
+            } else {
+                "retrying now".into()
+            };
+            for l in wrap(
+                &format!("⚠ connection lost: {error} · {retry}"),
+                cols,
+                2.min(rows),
+            ) {
+                lines.push(plain_line(l, theme.error()));
+            }
+        }
+        Connection::Connecting if st.latest.is_none() => {
+            lines.push(plain_line("connecting…".into(), theme.dim()));
+        }
+        _ => {}
+    }
+
+    let Some(s) = &st.latest else {
+        f.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    if lines.is_empty() {
+        let active = s.connections.get("active").copied().unwrap_or(0);
+        let items = vec![
+            format!("db {}", format_bytes_short(s.database_bytes.max(0) as f64)),
+            format!("conns {}, {active} active", s.connections_total()),
+            if s.in_recovery {
+                "in recovery (standby)".into()
+            } else {
+                "not in recovery".into()
+            },
+        ];
+        let style = if s.in_recovery {
+            theme.warn()
+        } else {
+            theme.plain()
+        };
+        for l in pack(&items, cols, " · ", 2.min(rows)) {
+            lines.push(plain_line(l, style));
+        }
+    }
+
+    let two = cols >= TWO_COLUMNS;
+    let hit_text = match st.rates.and_then(|r| r.cache_hit) {
+        Some(h) => format!("{:.1}%", h * 100.0),
+        // Rates were computed but no block was touched in the interval.
+        None if st.rates.is_some() => "idle".into(),
+        None => "–".into(),
+    };
+    let rate = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
+    let r = st.rates;
+    let metrics = [
+        Metric {
+            label: "commits/s",
+            series: &st.commits,
+            max: None,
+            value: rate(r.map(|r| r.commits_per_s), &|v| format_count(v)),
+        },
+        Metric {
+            label: "WAL/s",
+            series: &st.wal,
+            max: None,
+            value: rate(r.map(|r| r.wal_bytes_per_s), &|v| format_bytes_short(v)),
+        },
+        Metric {
+            label: "temp/s",
+            series: &st.temp,
+            max: None,
+            value: rate(r.map(|r| r.temp_bytes_per_s), &|v| format_bytes_short(v)),
+        },
+        Metric {
+            label: "cache hit",
+            series: &st.hit,
+            max: Some(100.0),
+            value: hit_text,
+        },
+    ];
+    let metric_lines = metrics_grid(theme, &metrics, cols, two);
+    let setting_rows = rows.saturating_sub(lines.len() + metric_lines.len());
+    let items: Vec<String> = SHOWN
+        .iter()
+        .filter_map(|(name, label)| s.setting(name).map(|v| format!("{label} {}", v.pretty())))
+        .collect();
+    for l in pack(&items, cols, "  ", setting_rows) {
+        lines.push(Line::from(Span::styled(l, theme.label())));
+    }
+    let room = rows.saturating_sub(lines.len());
+    lines.extend(metric_lines.into_iter().take(room));
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,183 @@
+//! The preset picker overlay (`p`): every experiment's presets with their origin; load one into
+//! the parameters, save the current parameters as a preset, rename or delete your own.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Level, Notice};
+use super::render::overlay_box;
+use super::text::{fit, pad, wrap};
+use crate::preset::PresetEntry;
+
+/// What the one-line name input is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputFor {
+    Save,
+    Rename { from: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NameInput {
+    pub purpose: InputFor,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PickerState {
+    /// Sorted by name, as `preset::list` returns them.
+    pub entries: Vec<PresetEntry>,
+    /// Preset files that did not load, one sentence each.
+    pub problems: Vec<String>,
+    pub selected: usize,
+    pub loading: bool,
+    pub input: Option<NameInput>,
+    /// The outcome of the last action, shown inside the picker.
+    pub message: Option<Notice>,
+}
+
+impl PickerState {
+    pub fn selected_entry(&self) -> Option<&PresetEntry> {
+        self.entries.get(self.selected)
+    }
+
+    pub fn step(&mut self, down: bool) {
+        let n = self.entries.len();
+        if n == 0 {
+            return;
+        }
+        self.selected = if down {
+            (self.selected + 1).min(n - 1)
+        } else {
+            self.selected.saturating_sub(1)
+        };
+    }
+
+    /// New entries; the selection stays on the same name when it is still there.
+    pub fn apply(&mut self, entries: Vec<PresetEntry>, problems: Vec<String>) {
+        let keep = self.selected_entry().map(|e| e.preset.name.clone());
+        self.entries = entries;
+        self.problems = problems;
+        self.loading = false;
+        self.selected = keep
+            .and_then(|n| self.entries.iter().position(|e| e.preset.name == n))
+            .unwrap_or(0)
+            .min(self.entries.len().saturating_sub(1));
+    }
+
+    pub fn say(&mut self, level: Level, text: impl Into<String>) {
+        self.message = Some(Notice {
+            text: text.into(),
+            level,
+        });
+    }
+}
+
+/// Where a preset comes from, as the picker shows it.
+pub fn origin(e: &PresetEntry) -> &'static str {
+    if e.shipped {
+        "shipped"
+    } else if e.shadows_shipped {
+        "yours, shadows shipped"
+    } else {
+        "yours"
+    }
+}
+
+pub fn render(app: &App, f: &mut Frame, area: Rect) {
+    let theme = app.theme;
+    let st = &app.presets;
+    let inner = overlay_box(app, f, area, " Presets ", 100);
+    let cols = inner.width as usize;
+    let rows = inner.height as usize;
+
+    let mut foot: Vec<Line> = Vec::new();
+    for p in st.problems.iter().take(2) {
+        foot.push(Line::styled(
+            fit(&format!("skipped: {p}"), cols),
+            theme.warn(),
+        ));
+    }
+    if let Some(m) = &st.message {
+        let style = match m.level {
+            Level::Info => theme.accent(),
+            Level::Warn => theme.warn(),
+            Level::Error => theme.error(),
+        };
+        for l in wrap(&m.text, cols, 2) {
+            foot.push(Line::styled(l, style));
+        }
+    }
+    if let Some(inp) = &st.input {
+        let prompt = match &inp.purpose {
+            InputFor::Save => "save the current parameters as: ".to_string(),
+            InputFor::Rename { from } => format!("rename '{from}' to: "),
+        };
+        foot.push(Line::from(vec![
+            Span::styled(prompt, theme.label()),
+            Span::styled(format!("{}▏", inp.text), theme.value()),
+        ]));
+        foot.push(Line::styled(
+            "Enter accepts · Esc aborts · letters, digits, - and _",
+            theme.dim(),
+        ));
+    } else {
+        foot.push(Line::styled(
+            fit(
+                "↑↓ select · Enter load · S save current · R rename · D delete · Esc close",
+                cols,
+            ),
+            theme.dim(),
+        ));
+    }
+
+    let room = rows.saturating_sub(foot.len() + 1);
+    let mut lines: Vec<Line> = Vec::new();
+    if st.entries.is_empty() {
+        let t = if st.loading {
+            "reading the presets…"
+        } else {
+            "no presets"
+        };
+        lines.push(Line::styled(t, theme.dim()));
+    } else {
+        let name_w = st
+            .entries
+            .iter()
+            .map(|e| e.preset.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(cols / 3);
+        // Two lines an entry; scroll so the selected one shows.
+        let per = 2;
+        let visible = (room / per).max(1);
+        let first = st.selected.saturating_sub(visible - 1);
+        for (i, e) in st.entries.iter().enumerate().skip(first).take(visible) {
+            let sel = i == st.selected;
+            let marker = if sel { "▶ " } else { "  " };
+            let head = format!(
+                "{}  {:<11}  {}",
+                pad(&fit(&e.preset.name, name_w), name_w),
+                e.preset.experiment.as_str(),
+                origin(e)
+            );
+            let style = if sel { theme.title() } else { theme.plain() };
+            lines.push(Line::from(vec![
+                Span::styled(marker, theme.key()),
+                Span::styled(fit(&head, cols.saturating_sub(2)), style),
+            ]));
+            lines.push(Line::styled(
+                fit(&format!("    {}", e.preset.description), cols),
+                theme.dim(),
+            ));
+        }
+    }
+    while lines.len() < room {
+        lines.push(Line::default());
+    }
+    lines.truncate(room);
+    lines.push(Line::default());
+    lines.extend(foot);
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,242 @@
+//! `render`: draws the whole screen from the state. No I/O, changes nothing.
+//!
+//! ```text
+//! ┌ Target ──────────────────┐┌ Host ──────────────┐
+//! └──────────────────────────┘└────────────────────┘
+//! ┌ Parameters ─┐┌ Run ──────────────────────────────┐   (below 100×28 the lower
+//! └─────────────┘└───────────────────────────────────┘    panes become tabs)
+//!  History ▃▃▄▃▃▂▃ …
+//!  notice (when there is one)
+//!  key bar
+//! ```
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+
+use super::app::{App, Focus, Level, Overlay, is_compact};
+use super::panes::{history, host, params, run, target};
+use super::text::{fit, width, wrap};
+use super::{help, keybar, presets, runs};
+
+/// Below this the screen says it is too small instead of drawing overlapping panes.
+pub const MIN_SIZE: (u16, u16) = (60, 16);
+
+pub fn render(app: &App, f: &mut Frame) {
+    let area = f.area();
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        let text = format!(
+            "pglab needs at least {}×{}; this terminal is {}×{}",
+            MIN_SIZE.0, MIN_SIZE.1, area.width, area.height
+        );
+        let lines: Vec<Line> = wrap(&text, area.width as usize, area.height as usize)
+            .into_iter()
+            .map(Line::from)
+            .collect();
+        f.render_widget(Paragraph::new(lines), area);
+        return;
+    }
+    let notice: Vec<String> = app
+        .notice
+        .as_ref()
+        .map(|n| wrap(&n.text, area.width.saturating_sub(2) as usize, 2))
+        .unwrap_or_default();
+    let target_w = if area.width >= 140 {
+        area.width * 58 / 100
+    } else {
+        area.width * 52 / 100
+    };
+    // Narrow panes stack their readings one to a row: give them two more rows when the
+    // height allows (the parameters scroll).
+    let narrow = (target_w as usize).saturating_sub(2) < target::TWO_COLUMNS;
+    let top_h = if area.height >= 40 || (narrow && area.height >= 24) {
+        10
+    } else {
+        8
+    };
+    let [top, lower, strip, note, bar] = Layout::vertical([
+        Constraint::Length(top_h),
+        Constraint::Min(6),
+        Constraint::Length(1),
+        Constraint::Length(notice.len() as u16),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    let [ta, ha] =
+        Layout::horizontal([Constraint::Length(target_w), Constraint::Min(20)]).areas(top);
+    target::render(app, f, ta);
+    host::render(app, f, ha);
+
+    if is_compact(area.width, area.height) {
+        lower_tabs(app, f, lower);
+    } else {
+        let params_w = (area.width * 36 / 100).clamp(34, 52);
+        let [pa, ra] =
+            Layout::horizontal([Constraint::Length(params_w), Constraint::Min(20)]).areas(lower);
+        params::render(app, f, pa, true);
+        run::render(app, f, ra, true);
+    }
+    history::render(app, f, strip);
+    if let Some(n) = &app.notice {
+        let style = match n.level {
+            Level::Info => app.theme.accent(),
+            Level::Warn => app.theme.warn(),
+            Level::Error => app.theme.error(),
+        };
+        let lines: Vec<Line> = notice
+            .into_iter()
+            .map(|l| Line::from(Span::styled(format!(" {l}"), style)))
+            .collect();
+        f.render_widget(Paragraph::new(lines), note);
+    }
+    keybar::render(app, f, bar);
+
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => help::render(app, f, area),
+        Overlay::Presets => presets::render(app, f, area),
+        Overlay::Runs => runs::render(app, f, area),
+        Overlay::Confirm(c) => confirm(app, f, area, c.question()),
+    }
+}
+
+/// Parameters and Run as tabs in one frame, for small terminals.
+fn lower_tabs(app: &App, f: &mut Frame, area: Rect) {
+    let theme = app.theme;
+    let focused = matches!(app.focus, Focus::Params | Focus::Run);
+    let shown = app.lower;
+    let sub = |p: Focus| -> String {
+        match p {
+            Focus::Params => app.params.kind.as_str().to_string(),
+            _ => run::title_parts(app).join(" · "),
+        }
+    };
+    let room = area.width.saturating_sub(4) as usize;
+    let tab = |p: Focus, with_sub: bool| -> String {
+        let s = sub(p);
+        let name = if p == shown {
+            format!("[{}]", p.title())
+        } else {
+            p.title().to_string()
+        };
+        if with_sub && !s.is_empty() {
+            format!("{name} ─ {s}")
+        } else {
+            name
+        }
+    };
+    // Subtitles go first when space is short; the titles always stay.
+    let mut tabs = [tab(Focus::Params, true), tab(Focus::Run, true)];
+    let total = |t: &[String; 2]| width(&t[0]) + width(&t[1]) + 5;
+    if total(&tabs) > room {
+        let other = if shown == Focus::Params { 1 } else { 0 };
+        tabs[other] = tab(
+            if other == 0 {
+                Focus::Params
+            } else {
+                Focus::Run
+            },
+            false,
+        );
+    }
+    if total(&tabs) > room {
+        tabs = [tab(Focus::Params, false), tab(Focus::Run, false)];
+    }
+    let style_of = |p: Focus| {
+        if p == shown {
+            theme.title()
+        } else {
+            theme.dim()
+        }
+    };
+    let title = Line::from(vec![
+        Span::raw(" "),
+        Span::styled(fit(&tabs[0], room), style_of(Focus::Params)),
+        Span::styled(" │ ", theme.dim()),
+        Span::styled(tabs[1].clone(), style_of(Focus::Run)),
+        Span::raw(" "),
+    ]);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(if focused {
+            theme.focused_border()
+        } else {
+            theme.border()
+        })
+        .title(title);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    match shown {
+        Focus::Run => run::render(app, f, inner, false),
+        _ => params::render(app, f, inner, false),
+    }
+}
+
+/// A bordered box over the screen, at most `max_w` wide, leaving the key bar visible; returns
+/// the space inside it.
+pub fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16) -> Rect {
+    let theme = app.theme;
+    let w = area.width.saturating_sub(2).min(max_w);
+    let h = area.height.saturating_sub(2);
+    let rect = Rect::new(area.x + (area.width - w) / 2, area.y, w, h);
+    f.render_widget(Clear, rect);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Double)
+        .border_style(theme.focused_border())
+        .title(Span::styled(title.to_string(), theme.title()));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    )
+}
+
+fn confirm(app: &App, f: &mut Frame, area: Rect, question: &str) {
+    let theme = app.theme;
+    let w = area.width.saturating_sub(4).min(64);
+    let inner_w = w.saturating_sub(4) as usize;
+    let mut lines: Vec<Line> = wrap(question, inner_w, 6)
+        .into_iter()
+        .map(|l| Line::styled(l, theme.plain()))
+        .collect();
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled("y", theme.key()),
+        Span::raw(" yes · "),
+        Span::styled("n", theme.key()),
+        Span::raw(" no"),
+    ]));
+    let h = lines.len() as u16 + 2;
+    let rect = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + area.height.saturating_sub(h) / 2,
+        w,
+        h.min(area.height),
+    );
+    f.render_widget(Clear, rect);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Double)
+        .border_style(theme.warn())
+        .title(Span::styled(" Confirm ", theme.title()));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let inner = Rect::new(
+        inner.x + 1,
+        inner.y,
+        inner.width.saturating_sub(2),
+        inner.height,
+    );
+    f.render_widget(Paragraph::new(lines), inner);
+}

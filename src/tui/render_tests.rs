@@ -1,0 +1,278 @@
+//! Rendering on ratatui's `TestBackend`: whole screens at 80×24 and 160×48, snapshotted, plus
+//! checks that hold at every size (every pane's title shows, NO_COLOR means no colour).
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+use super::app::{App, Focus, Level};
+use super::fixture;
+use super::msg::{Msg, ProbeMsg, ProbeStage, ServerMsg};
+use super::render::render;
+use super::theme::Theme;
+use super::update::{set_focus, update};
+use crate::experiment::{Outcome, RunEvent};
+
+const SMALL: (u16, u16) = (80, 24);
+const LARGE: (u16, u16) = (160, 48);
+
+fn draw(app: &App) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
+    t.draw(|f| render(app, f)).unwrap();
+    t
+}
+
+fn screen(app: &App) -> String {
+    let t = draw(app);
+    let buf = t.backend().buffer();
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn key(app: &mut App, c: KeyCode) {
+    update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+}
+
+fn assert_titles(s: &str) {
+    for t in ["Target", "Host", "Parameters", "Run", "History"] {
+        assert!(s.contains(t), "{t} missing:\n{s}");
+    }
+}
+
+#[test]
+fn idle_small() {
+    let app = fixture::idle_app(SMALL, Instant::now());
+    let s = screen(&app);
+    assert_titles(&s);
+    assert!(s.contains("shared_buffers 128MB"), "{s}");
+    assert!(s.contains("commits/s"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn idle_large() {
+    let app = fixture::idle_app(LARGE, Instant::now());
+    let s = screen(&app);
+    assert_titles(&s);
+    assert!(s.contains("PostgreSQL 15.18"), "{s}");
+    assert!(s.contains("AMD EPYC 7B13"), "{s}");
+    assert!(s.contains("median 11.7 s over 7 runs"), "{s}");
+    assert!(s.contains("30 trials"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn running_small() {
+    let app = fixture::running_app(SMALL, Instant::now());
+    let s = screen(&app);
+    assert_titles(&s);
+    assert!(s.contains("[Run]"), "{s}");
+    assert!(s.contains("trial 7/10"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn running_large() {
+    let app = fixture::running_app(LARGE, Instant::now());
+    let s = screen(&app);
+    assert_titles(&s);
+    assert!(s.contains("66%"), "{s}");
+    assert!(s.contains("maintenance_work_mem · log"), "{s}");
+    assert!(s.contains("workers"), "{s}");
+    assert!(s.contains("Esc cancel run"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn run_cancelled_shows_notes_and_outcome() {
+    let base = Instant::now();
+    let mut app = fixture::running_app(LARGE, base);
+    key(&mut app, KeyCode::Esc);
+    let note = "cleaned up: dropped \"pglab\".\"ib_run_abcd\"".to_string();
+    update(&mut app, Msg::Run(RunEvent::Note(note.clone())));
+    let mut r = fixture::report("k", Outcome::Cancelled, 72.4);
+    r.notes = vec![note];
+    update(&mut app, Msg::Run(RunEvent::Cancelled(Box::new(r))));
+    let s = screen(&app);
+    assert!(s.contains("cancelled after 72.4 s · 6 results kept"), "{s}");
+    assert!(s.contains("note: cleaned up: dropped"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn help_overlay() {
+    for size in [SMALL, LARGE] {
+        let mut app = fixture::idle_app(size, Instant::now());
+        update(
+            &mut app,
+            Msg::Key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE)),
+        );
+        let s = screen(&app);
+        for k in [
+            "Help",
+            "run the full sweep",
+            "disk probes",
+            "[keys]",
+            "q C-c",
+        ] {
+            assert!(s.contains(k), "{k} missing at {size:?}:\n{s}");
+        }
+        insta::assert_snapshot!(format!("help_{}x{}", size.0, size.1), s);
+    }
+}
+
+#[test]
+fn editing_shows_the_reason_beside_the_field() {
+    let mut app = fixture::idle_app(LARGE, Instant::now());
+    key(&mut app, KeyCode::Enter);
+    update(
+        &mut app,
+        Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)),
+    );
+    for c in "0".chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    let s = screen(&app);
+    assert!(s.contains("✗"), "{s}");
+    assert!(s.contains("Enter accept"), "{s}");
+    key(&mut app, KeyCode::Enter);
+    let s = screen(&app);
+    assert!(s.contains("must be at least 1"), "{s}");
+    assert!(s.contains("1 invalid field: fix to run"), "{s}");
+    insta::assert_snapshot!(s);
+    // At 80 columns the reason goes under the form.
+    update(&mut app, Msg::Resize(80, 24));
+    let s = screen(&app);
+    assert!(
+        s.contains("rows: must be at least 1") || s.contains("✗ must be at least 1"),
+        "{s}"
+    );
+}
+
+#[test]
+fn lost_connection_and_probe_progress() {
+    let mut app = fixture::idle_app(SMALL, Instant::now());
+    update(
+        &mut app,
+        Msg::Server(ServerMsg::Lost {
+            error: "the server closed the connection".into(),
+            retry_in: Duration::from_secs(8),
+        }),
+    );
+    key(&mut app, KeyCode::Char('d'));
+    update(
+        &mut app,
+        Msg::Probe(ProbeMsg::Progress {
+            stage: ProbeStage::SeqWrite,
+            fraction: 0.4,
+        }),
+    );
+    let s = screen(&app);
+    assert!(s.contains("connection lost"), "{s}");
+    assert!(s.contains("retrying in 8 s"), "{s}");
+    assert!(s.contains("sequential write 40%"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn remote_targets_say_the_host_pane_is_pglabs_machine() {
+    let mut app = fixture::idle_app(LARGE, Instant::now());
+    app.host.remote = true;
+    let s = screen(&app);
+    assert!(s.contains("pglab's machine"), "{s}");
+    assert!(s.contains("not the server"), "{s}");
+}
+
+#[test]
+fn notices_and_confirmations_draw_over_nothing_else() {
+    let mut app = fixture::idle_app(SMALL, Instant::now());
+    app.notify(Level::Error, "not started: this run needs about 40 GB of disk but only 12 GB is free on the server's filesystem: use fewer rows");
+    let s = screen(&app);
+    assert!(s.contains("not started: this run needs"), "{s}");
+    assert_titles(&s);
+    app.notice = None;
+    app.overlay = super::app::Overlay::Confirm(super::app::Confirm::Quit {
+        question: "A run is in progress. Cancel it (its tables are dropped) and quit?".into(),
+    });
+    let s = screen(&app);
+    assert!(s.contains("y yes · n no"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn every_size_from_small_to_large_keeps_every_title() {
+    let base = Instant::now();
+    for (w, h) in [
+        (80, 24),
+        (90, 26),
+        (100, 30),
+        (120, 28),
+        (120, 40),
+        (200, 60),
+    ] {
+        for mut app in [
+            fixture::idle_app((w, h), base),
+            fixture::running_app((w, h), base),
+        ] {
+            let s = screen(&app);
+            assert_titles(&s);
+            set_focus(&mut app, Focus::Target);
+            assert_titles(&screen(&app));
+        }
+    }
+    // The first results of a run, at every size (a 1-row table once broke the split).
+    for (w, h) in [(80, 24), (100, 30), (160, 48)] {
+        for n in 0..3 {
+            assert_titles(&screen(&fixture::running_app_with((w, h), base, n)));
+        }
+    }
+    // Too small: a sentence instead of a broken layout.
+    let app = fixture::idle_app((50, 12), base);
+    assert!(screen(&app).contains("pglab needs at least 60×16"));
+}
+
+#[test]
+fn any_number_of_results_draws_at_any_size() {
+    let base = Instant::now();
+    for n in 0..=10 {
+        for (w, h) in [(60, 16), (80, 24), (100, 30), (130, 34), (160, 48)] {
+            let mut app = fixture::running_app((w, h), base);
+            app.run.samples = fixture::samples(n);
+            if n % 3 == 1 {
+                for s in &mut app.run.samples {
+                    s.projected = true;
+                }
+            }
+            assert_titles(&screen(&app));
+        }
+    }
+}
+
+#[test]
+fn no_color_means_no_colour() {
+    let mut app = fixture::running_app(LARGE, Instant::now());
+    app.theme = Theme { color: false };
+    let t = draw(&app);
+    for cell in t.backend().buffer().content() {
+        assert_eq!(cell.fg, Color::Reset, "{cell:?}");
+        assert_eq!(cell.bg, Color::Reset, "{cell:?}");
+    }
+    app.theme = Theme { color: true };
+    let t = draw(&app);
+    assert!(
+        t.backend()
+            .buffer()
+            .content()
+            .iter()
+            .any(|c| c.fg != Color::Reset)
+    );
+}

@@ -1,0 +1,115 @@
+//! The only module that touches the terminal: raw mode, the alternate screen, reading keys,
+//! and putting everything back on exit, on error and on panic.
+
+use std::io::{self, IsTerminal, Stdout};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use futures_util::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use super::msg::Msg;
+
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// True while the terminal is in raw mode on the alternate screen.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+/// Both ends of the terminal are a terminal (the UI cannot work over a pipe).
+pub fn is_interactive() -> bool {
+    io::stdin().is_terminal() && io::stdout().is_terminal()
+}
+
+/// The terminal in UI mode; dropping it restores the terminal.
+pub struct TerminalGuard {
+    pub terminal: Tui,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<TerminalGuard> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let setup = execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)
+            .and_then(|_| Terminal::new(CrosstermBackend::new(io::stdout())));
+        match setup {
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Err(e) => {
+                restore();
+                Err(e)
+            }
+        }
+    }
+
+    pub fn size(&self) -> (u16, u16) {
+        self.terminal
+            .size()
+            .map(|s| (s.width, s.height))
+            .unwrap_or((80, 24))
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Leave the alternate screen, show the cursor, back to cooked mode. Safe to call twice.
+pub fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
+        let _ = disable_raw_mode();
+    }
+}
+
+/// Restore the terminal before the panic message is printed (by the hook that was there).
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}
+
+/// Keys and resizes, as messages.
+pub struct Input {
+    events: EventStream,
+}
+
+impl Default for Input {
+    fn default() -> Self {
+        Input::new()
+    }
+}
+
+impl Input {
+    pub fn new() -> Input {
+        Input {
+            events: EventStream::new(),
+        }
+    }
+
+    /// The next key or resize; None when the terminal is gone.
+    pub async fn next(&mut self) -> Option<io::Result<Msg>> {
+        loop {
+            match self.events.next().await? {
+                Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                    return Some(Ok(Msg::Key(k)));
+                }
+                Ok(Event::Resize(w, h)) => return Some(Ok(Msg::Resize(w, h))),
+                Ok(_) => continue,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}

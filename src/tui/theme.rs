@@ -1,0 +1,85 @@
+//! Styles. Colour only when allowed: `NO_COLOR` (present and not empty) leaves text
+//! attributes (bold, reversed, dim) and the thick border of the focused pane, nothing else.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Theme {
+    pub color: bool,
+}
+
+/// Chart series colours, in order of first appearance.
+const SERIES: [Color; 6] = [
+    Color::Cyan,
+    Color::Yellow,
+    Color::Magenta,
+    Color::Green,
+    Color::LightBlue,
+    Color::LightRed,
+];
+
+impl Theme {
+    /// Colour unless `NO_COLOR` says otherwise (<https://no-color.org>).
+    pub fn from_env() -> Theme {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Theme { color: !no_color }
+    }
+
+    fn fg(self, c: Color) -> Style {
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
+    }
+
+    pub fn plain(self) -> Style {
+        Style::new()
+    }
+    pub fn title(self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+    pub fn border(self) -> Style {
+        self.fg(Color::DarkGray)
+    }
+    pub fn focused_border(self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn dim(self) -> Style {
+        if self.color {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new().add_modifier(Modifier::DIM)
+        }
+    }
+    pub fn label(self) -> Style {
+        self.fg(Color::Gray)
+    }
+    pub fn value(self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+    pub fn error(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+    pub fn warn(self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    pub fn good(self) -> Style {
+        self.fg(Color::Green)
+    }
+    pub fn accent(self) -> Style {
+        self.fg(Color::Cyan)
+    }
+    pub fn spark(self) -> Style {
+        self.fg(Color::Cyan)
+    }
+    pub fn selected(self) -> Style {
+        Style::new().add_modifier(Modifier::REVERSED)
+    }
+    pub fn key(self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn series(self, i: usize) -> Style {
+        self.fg(SERIES[i % SERIES.len()])
+    }
+}

@@ -1,0 +1,437 @@
+//! `update`: a message in, the state changed, commands out. No I/O here.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+
+use super::app::{App, Confirm, Focus, Level, Overlay};
+use super::keys::{Action, Key};
+use super::msg::{Command, Msg, ProbeStage, RunKind};
+use super::panes::params::Edit;
+use super::update_overlays as ov;
+use crate::experiment::guard::Preflight;
+use crate::experiment::{ExperimentKind, ExperimentSpec, RunEvent};
+
+/// How long quitting waits for a cancelled run to clean up before leaving anyway.
+pub const QUIT_GRACE: Duration = Duration::from_secs(30);
+
+/// The commands to run once at start-up.
+pub fn init(app: &mut App) -> Vec<Command> {
+    want_history(app)
+}
+
+pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
+    match msg {
+        Msg::Key(k) => on_key(app, k),
+        Msg::Resize(w, h) => {
+            app.size = (w, h);
+            Vec::new()
+        }
+        Msg::Tick => match app.quitting {
+            Some(t) if app.now.saturating_duration_since(t) > QUIT_GRACE => vec![Command::Quit],
+            _ => Vec::new(),
+        },
+        Msg::Server(m) => {
+            app.target.apply(m, app.now);
+            Vec::new()
+        }
+        Msg::HostInfo(i) => {
+            app.host.info = Some(*i);
+            Vec::new()
+        }
+        Msg::HostSample(s) => {
+            app.host.push(s);
+            Vec::new()
+        }
+        Msg::Probe(p) => {
+            app.host.probe.apply(p, app.now);
+            Vec::new()
+        }
+        Msg::Preflight {
+            spec,
+            kind,
+            verdict,
+        } => on_preflight(app, spec, kind, *verdict),
+        Msg::Run(ev) => on_run_event(app, ev),
+        Msg::RunClosed => {
+            let was_running = app.run.running;
+            app.run.closed(app.now);
+            if was_running {
+                after_run(app)
+            } else {
+                Vec::new()
+            }
+        }
+        Msg::History { spec_key, points } => {
+            app.history.apply(spec_key, points);
+            Vec::new()
+        }
+        Msg::Presets { entries, problems } => {
+            ov::on_presets(app, entries, problems);
+            Vec::new()
+        }
+        Msg::PresetDone { op, result } => ov::on_preset_done(app, op, result),
+        Msg::Runs { runs, warnings } => {
+            ov::on_runs(app, runs, warnings);
+            Vec::new()
+        }
+        Msg::Shutdown => {
+            app.by_signal = true;
+            app.overlay = Overlay::None;
+            begin_quit(app)
+        }
+    }
+}
+
+fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
+    if ev.kind == KeyEventKind::Release {
+        return Vec::new();
+    }
+    let key = Key::from_event(&ev);
+    if key.is_ctrl_c() {
+        app.params.editing = None;
+        app.params.preview = None;
+        return request_quit(app);
+    }
+    match &app.overlay {
+        Overlay::Confirm(_) => return on_confirm_key(app, key),
+        Overlay::Help => {
+            let closes = matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q'))
+                || matches!(
+                    app.keys.action(key),
+                    Some(Action::Help | Action::Quit | Action::Cancel)
+                );
+            if closes {
+                app.overlay = Overlay::None;
+            }
+            return Vec::new();
+        }
+        Overlay::Presets => return ov::presets_key(app, key),
+        Overlay::Runs => return ov::runs_key(app, key),
+        Overlay::None => {}
+    }
+    if app.params.editing.is_some() {
+        return match app.params.edit_key(&ev) {
+            Edit::Accepted { changed: true } => want_history(app),
+            _ => Vec::new(),
+        };
+    }
+    app.notice = None;
+    match app.keys.action(key) {
+        Some(a) => on_action(app, a),
+        None => Vec::new(),
+    }
+}
+
+fn on_confirm_key(app: &mut App, key: Key) -> Vec<Command> {
+    let Overlay::Confirm(c) = std::mem::replace(&mut app.overlay, Overlay::None) else {
+        return Vec::new();
+    };
+    if matches!(
+        c,
+        Confirm::OverwritePreset { .. } | Confirm::DeletePreset { .. }
+    ) {
+        return match key.code {
+            KeyCode::Char('y' | 'Y') => ov::preset_confirm(app, c, true),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => ov::preset_confirm(app, c, false),
+            _ => {
+                app.overlay = Overlay::Confirm(c);
+                Vec::new()
+            }
+        };
+    }
+    match key.code {
+        KeyCode::Char('y' | 'Y') => match c {
+            Confirm::StartRun { spec, kind, .. } => start_run(app, spec, kind),
+            Confirm::Quit { .. } => begin_quit(app),
+            _ => Vec::new(),
+        },
+        KeyCode::Char('n' | 'N') | KeyCode::Esc => {
+            if matches!(c, Confirm::StartRun { .. }) {
+                app.notify(Level::Info, "run not started");
+            }
+            Vec::new()
+        }
+        _ => {
+            app.overlay = Overlay::Confirm(c);
+            Vec::new()
+        }
+    }
+}
+
+fn on_action(app: &mut App, action: Action) -> Vec<Command> {
+    match action {
+        Action::Quit => request_quit(app),
+        Action::Help => {
+            app.overlay = Overlay::Help;
+            Vec::new()
+        }
+        Action::Run => request_run(app, RunKind::Single),
+        Action::Sweep => request_run(app, RunKind::Sweep),
+        Action::Cancel => cancel(app),
+        Action::Edit => {
+            if app.focus == Focus::Params {
+                app.params.start_edit();
+            }
+            Vec::new()
+        }
+        Action::NextExperiment => {
+            let all = ExperimentKind::ALL;
+            let i = all.iter().position(|k| *k == app.params.kind).unwrap_or(0);
+            switch_experiment(app, all[(i + 1) % all.len()])
+        }
+        Action::Experiment1 => switch_experiment(app, ExperimentKind::IndexBuild),
+        Action::Experiment2 => switch_experiment(app, ExperimentKind::Ingest),
+        Action::Experiment3 => switch_experiment(app, ExperimentKind::Growth),
+        Action::Probe => request_probe(app),
+        Action::Presets => ov::open_presets(app),
+        Action::History => ov::open_runs(app),
+        Action::NextPane | Action::PrevPane => {
+            let order = Focus::ORDER;
+            let i = order.iter().position(|f| *f == app.focus).unwrap_or(0);
+            let j = if action == Action::NextPane {
+                (i + 1) % order.len()
+            } else {
+                (i + order.len() - 1) % order.len()
+            };
+            set_focus(app, order[j]);
+            Vec::new()
+        }
+        Action::Left | Action::Right | Action::Up | Action::Down => {
+            navigate(app, action);
+            Vec::new()
+        }
+    }
+}
+
+pub fn set_focus(app: &mut App, f: Focus) {
+    app.focus = f;
+    if matches!(f, Focus::Params | Focus::Run) {
+        app.lower = f;
+    }
+}
+
+fn navigate(app: &mut App, dir: Action) {
+    let lower_left = if app.compact() {
+        app.lower
+    } else {
+        Focus::Params
+    };
+    let lower_right = if app.compact() { app.lower } else { Focus::Run };
+    let to = match (app.focus, dir) {
+        (Focus::Host, Action::Left) => Focus::Target,
+        (Focus::Target, Action::Right) => Focus::Host,
+        (Focus::Run, Action::Left) => Focus::Params,
+        (Focus::Params, Action::Right) => Focus::Run,
+        (Focus::Target, Action::Down) => lower_left,
+        (Focus::Host, Action::Down) => lower_right,
+        (Focus::Run, Action::Up) => Focus::Host,
+        (Focus::Params, Action::Up) => {
+            if app.params.select_step(false) {
+                return;
+            }
+            Focus::Target
+        }
+        (Focus::Params, Action::Down) => {
+            app.params.select_step(true);
+            return;
+        }
+        (f, _) => f,
+    };
+    set_focus(app, to);
+}
+
+fn switch_experiment(app: &mut App, kind: ExperimentKind) -> Vec<Command> {
+    if app.params.kind != kind {
+        app.params.set_kind(kind);
+    }
+    want_history(app)
+}
+
+/// Ask for the history of the current spec when it is not the one shown.
+pub(super) fn want_history(app: &mut App) -> Vec<Command> {
+    let key = app.params.spec_key();
+    if app.history.want(key.clone())
+        && let Some(spec_key) = key
+    {
+        return vec![Command::LoadHistory { spec_key }];
+    }
+    Vec::new()
+}
+
+fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
+    if app.observe {
+        app.notify(
+            Level::Warn,
+            "runs are disabled: pglab was started with --observe",
+        );
+        return Vec::new();
+    }
+    if app.run.is_active() {
+        app.notify(
+            Level::Warn,
+            format!(
+                "a run is already in progress: {} cancels it",
+                app.keys.label(Action::Cancel)
+            ),
+        );
+        return Vec::new();
+    }
+    let spec = match app.params.spec_for(kind) {
+        Ok(s) => s,
+        Err(errors) => {
+            let (k, e) = errors.first().cloned().unwrap_or_default();
+            let more = match errors.len() {
+                0 | 1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            app.notify(
+                Level::Error,
+                format!("fix the parameters first: {k}: {e}{more}"),
+            );
+            return Vec::new();
+        }
+    };
+    if !app.target.is_up() {
+        app.notify(
+            Level::Error,
+            "the server is not reachable right now: start the run when the connection is back",
+        );
+        return Vec::new();
+    }
+    app.run.preparing = Some(kind);
+    vec![Command::Preflight {
+        spec: Box::new(spec),
+        kind,
+        server: app.target.latest.clone().map(Box::new),
+    }]
+}
+
+fn on_preflight(
+    app: &mut App,
+    spec: Box<ExperimentSpec>,
+    kind: RunKind,
+    v: Preflight,
+) -> Vec<Command> {
+    if app.run.preparing != Some(kind) || app.quitting.is_some() {
+        return Vec::new();
+    }
+    app.run.preparing = None;
+    if let Some(why) = v.refuse {
+        app.notify(Level::Error, format!("not started: {why}"));
+        return Vec::new();
+    }
+    if !v.warnings.is_empty() {
+        app.notify(Level::Info, v.warnings.join("; "));
+    }
+    if let Some(question) = v.confirm {
+        app.overlay = Overlay::Confirm(Confirm::StartRun {
+            spec,
+            kind,
+            question,
+        });
+        return Vec::new();
+    }
+    start_run(app, spec, kind)
+}
+
+fn start_run(app: &mut App, spec: Box<ExperimentSpec>, kind: RunKind) -> Vec<Command> {
+    app.run.begin(&spec, kind, app.now);
+    set_focus(app, Focus::Run);
+    let preset = app.params.preset_name();
+    vec![Command::StartRun { spec, preset }]
+}
+
+fn cancel(app: &mut App) -> Vec<Command> {
+    if app.run.running {
+        if !app.run.cancelling {
+            app.run.cancelling = true;
+            return vec![Command::CancelRun];
+        }
+        return Vec::new();
+    }
+    if app.run.preparing.is_some() {
+        app.run.preparing = None;
+        app.notify(Level::Info, "run not started");
+        return Vec::new();
+    }
+    if app.host.probe.running.is_some() && !app.host.probe.cancelling {
+        app.host.probe.cancelling = true;
+        return vec![Command::CancelProbe];
+    }
+    Vec::new()
+}
+
+fn request_probe(app: &mut App) -> Vec<Command> {
+    if app.host.probe.running.is_some() {
+        app.notify(
+            Level::Info,
+            format!(
+                "the disk probe is running: {} cancels it",
+                app.keys.label(Action::Cancel)
+            ),
+        );
+        return Vec::new();
+    }
+    if app.run.is_active() {
+        app.notify(
+            Level::Warn,
+            "not while a run is in progress: the probe would disturb its timings",
+        );
+        return Vec::new();
+    }
+    app.host.probe.running = Some((ProbeStage::SeqWrite, 0.0));
+    app.host.probe.cancelling = false;
+    app.host.probe.error = None;
+    vec![Command::StartProbe]
+}
+
+fn request_quit(app: &mut App) -> Vec<Command> {
+    if app.quitting.is_some() {
+        // Asked again while waiting for the run to stop: leave now.
+        return vec![Command::Quit];
+    }
+    if app.run.running {
+        app.overlay = Overlay::Confirm(Confirm::Quit {
+            question: "A run is in progress. Cancel it (its tables are dropped) and quit?".into(),
+        });
+        return Vec::new();
+    }
+    begin_quit(app)
+}
+
+/// Quit now, or cancel the run and quit when it has stopped.
+fn begin_quit(app: &mut App) -> Vec<Command> {
+    let mut cmds = Vec::new();
+    if app.host.probe.running.is_some() {
+        app.host.probe.cancelling = true;
+        cmds.push(Command::CancelProbe);
+    }
+    app.run.preparing = None;
+    if app.run.running {
+        app.quitting = Some(app.now);
+        if !app.run.cancelling {
+            app.run.cancelling = true;
+            cmds.push(Command::CancelRun);
+        }
+        return cmds;
+    }
+    cmds.push(Command::Quit);
+    cmds
+}
+
+fn on_run_event(app: &mut App, ev: RunEvent) -> Vec<Command> {
+    if app.run.apply(ev, app.now) {
+        return after_run(app);
+    }
+    Vec::new()
+}
+
+fn after_run(app: &mut App) -> Vec<Command> {
+    if app.quitting.is_some() {
+        return vec![Command::Quit];
+    }
+    // The run may have added to the history of the spec on screen.
+    app.history.spec_key = None;
+    want_history(app)
+}

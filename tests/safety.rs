@@ -1,0 +1,300 @@
+//! Safe on a real server: knobs only per session, leftovers found and dropped only when
+//! marked, a killed pglab leaves nothing it cannot clean, and the sandbox it left is adopted.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use pglab::experiment::{self, ExperimentKind, ParamText, RunEvent, RunOptions};
+
+async fn settings_state(
+    client: &tokio_postgres::Client,
+) -> (Vec<(String, String, String)>, Vec<String>) {
+    let s = client
+        .query(
+            "SELECT name, setting, source FROM pg_settings ORDER BY name",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let d = client
+        .query("SELECT setdatabase::text || ':' || setrole::text || ':' || array_to_string(setconfig, ',') FROM pg_db_role_setting ORDER BY 1", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    (s, d)
+}
+
+#[tokio::test]
+async fn runs_change_no_server_or_role_setting() {
+    let lab = common::lab();
+    let target = lab.target();
+    let watcher = target.connect().await.unwrap();
+    let before = settings_state(&watcher).await;
+    let p: ParamText = [
+        ("rows", "20k"),
+        ("mwm", "1MB,64MB"),
+        ("workers", "0,2"),
+        ("repeat", "1"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let spec = ExperimentKind::IndexBuild.parse_spec(&p).unwrap();
+    let mut h = experiment::spawn(
+        target.clone(),
+        spec,
+        RunOptions {
+            schema: "safety_settings".into(),
+            ..RunOptions::default()
+        },
+    );
+    loop {
+        match h.events.recv().await.unwrap() {
+            RunEvent::Finished(_) => break,
+            RunEvent::Failed { error, .. } => panic!("{error}"),
+            _ => {}
+        }
+    }
+    let after = settings_state(&watcher).await;
+    assert_eq!(before.0, after.0, "pg_settings changed");
+    assert_eq!(before.1, after.1, "pg_db_role_setting changed");
+}
+
+#[tokio::test]
+async fn clean_drops_only_marked_leftovers_of_dead_runs() {
+    let lab = common::lab();
+    let c = lab.target().connect().await.unwrap();
+    c.batch_execute(
+        "CREATE SCHEMA safety_clean;
+         CREATE TABLE safety_clean.users_own (x int);
+         CREATE TABLE safety_clean.dead_run (x int); COMMENT ON TABLE safety_clean.dead_run IS 'pglab:run=dead-1 test';
+         CREATE TABLE safety_clean.live_run (x int); COMMENT ON TABLE safety_clean.live_run IS 'pglab:run=live-1 test';
+         CREATE TABLE safety_clean.ds (id int); COMMENT ON TABLE safety_clean.ds IS 'pglab:dataset index-build test';",
+    )
+    .await
+    .unwrap();
+    // A live run holds its advisory lock.
+    let live = lab.target().connect().await.unwrap();
+    pglab::experiment::lab::hold_run_lock(&live, "live-1")
+        .await
+        .unwrap();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let out = lab
+        .command()
+        .args([
+            "clean",
+            "--dry-run",
+            "--schema",
+            "safety_clean",
+            "--db",
+            &db,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("would drop  safety_clean.dead_run"), "{text}");
+    assert!(text.contains("keep  safety_clean.live_run"), "{text}");
+    assert!(text.contains("keep  safety_clean.ds"), "{text}");
+    assert!(
+        !text.contains("users_own"),
+        "unmarked tables are never listed: {text}"
+    );
+    let out = lab
+        .command()
+        .args(["clean", "--schema", "safety_clean", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("dropped  safety_clean.dead_run"));
+    let names: Vec<String> = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = 'safety_clean' ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, ["ds", "live_run", "users_own"]);
+    drop(live);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let out = lab
+        .command()
+        .args([
+            "clean",
+            "--datasets",
+            "--schema",
+            "safety_clean",
+            "--db",
+            &db,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let names: Vec<String> = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = 'safety_clean' ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        names,
+        ["users_own"],
+        "the user's own table is never touched"
+    );
+}
+
+#[test]
+fn sigkill_mid_run_then_clean_and_adopt_the_sandbox() {
+    let dir = common::temp_dir("sigkill");
+    let cmd = || {
+        let mut c = std::process::Command::new(common::TestLab::bin());
+        c.env("PGLAB_DATA_DIR", dir.join("data"))
+            .env_remove("PGHOST")
+            .env_remove("PGPORT")
+            .env_remove("PGDATABASE");
+        c
+    };
+    let mut child = cmd()
+        .args([
+            "run",
+            "index-build",
+            "--rows",
+            "2M",
+            "--key",
+            "uuid",
+            "--order",
+            "random",
+            "--repeat",
+            "1",
+            "--mwm",
+            "1MB",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the dataset is being generated, then kill -9.
+    let started = Instant::now();
+    let history = dir.join("data").join("history.jsonl");
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let sb = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains("COPY"))
+                .unwrap_or(false)
+        });
+        if sb || started.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        common::server_processes(&dir.to_string_lossy()) > 0,
+        "the sandbox outlives a SIGKILLed pglab"
+    );
+    let out = cmd().args(["clean"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("dropped  pglab.ib_uuid_random_2000000_s42"),
+        "{text}"
+    );
+    // The next pglab adopted the orphaned server and, as its last user, stopped it.
+    for _ in 0..50 {
+        if common::server_processes(&dir.to_string_lossy()) == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(common::server_processes(&dir.to_string_lossy()), 0);
+    // History is readable (the killed run never wrote a half line).
+    if let Ok(h) = std::fs::read_to_string(&history) {
+        for line in h.lines() {
+            serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
+    }
+    let _ = cmd().args(["sandbox", "destroy"]).output();
+}
+
+#[tokio::test]
+async fn index_build_uses_no_more_connections_than_it_declares() {
+    let lab = common::lab();
+    // Its own database, so other tests' sessions are not counted.
+    lab.target()
+        .connect()
+        .await
+        .unwrap()
+        .batch_execute("CREATE DATABASE conns")
+        .await
+        .unwrap();
+    let mut params = lab.sandbox.conn_params(lab.port);
+    params.dbname = "conns".into();
+    let target = std::sync::Arc::new(pglab::target::Target::new(params, true).unwrap());
+    let watcher = target.connect().await.unwrap();
+    let p: ParamText = [
+        ("rows", "50k"),
+        ("order", "sorted,random"),
+        ("mwm", "1MB,64MB"),
+        ("workers", "0,2"),
+        ("repeat", "2"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let spec = ExperimentKind::IndexBuild.parse_spec(&p).unwrap();
+    let declared = spec.estimate().connections as i64;
+    let mut h = experiment::spawn(
+        target.clone(),
+        spec,
+        RunOptions {
+            schema: "safety_conns".into(),
+            ..RunOptions::default()
+        },
+    );
+    let mut peak = 0i64;
+    loop {
+        tokio::select! {
+            ev = h.events.recv() => match ev.unwrap() {
+                RunEvent::Finished(_) => break,
+                RunEvent::Failed { error, .. } => panic!("{error}"),
+                _ => {}
+            },
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                let n: i64 = watcher
+                    .query_one("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name = 'pglab' AND pid <> pg_backend_pid() AND datname = 'conns'", &[])
+                    .await
+                    .unwrap()
+                    .get(0);
+                peak = peak.max(n);
+            }
+        }
+    }
+    eprintln!("index-build peak connections: {peak} (declared {declared})");
+    assert!(peak <= declared, "peak {peak} > declared {declared}");
+}

@@ -1,0 +1,254 @@
+//! The real binary in a real terminal: pglab's TUI under tmux, on its own sandbox in a temp
+//! data dir. Skipped (with a message) when tmux is not installed.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A tmux server of this test's own, so no one else's sessions are touched.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.cmd(&args);
+    }
+
+    /// Wait until the screen satisfies `ok`; the last screen either way.
+    fn wait_for(&self, what: &str, timeout: Duration, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out after {timeout:?} waiting for {what}; the screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn titles_shown(s: &str) -> bool {
+    ["Target", "Host", "Parameters", "Run", "History"]
+        .iter()
+        .all(|t| s.contains(t))
+}
+
+/// A number followed by a unit or a percent somewhere on a line that starts with `label`.
+fn live(s: &str, label: &str) -> bool {
+    s.lines().any(|l| {
+        l.find(label)
+            .is_some_and(|i| l[i + label.len()..].chars().any(|c| c.is_ascii_digit()))
+    })
+}
+
+fn shell_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+fn tmux_missing() -> bool {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!(
+            "SKIPPED: tmux is not installed (apt-get install tmux); the TUI end-to-end test did not run"
+        );
+        return true;
+    }
+    false
+}
+
+/// pglab in a fresh tmux session on a sandbox of its own under `dir`; when it exits the pane
+/// shows its exit code and the terminal's modes.
+fn start(dir: &Path, tag: &str) -> Tmux {
+    let data = dir.join("data");
+    let config = dir.join("config");
+    let bin = env!("CARGO_BIN_EXE_pglab");
+    let script = format!(
+        "env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u PGSERVICE PGLAB_DATA_DIR={} PGLAB_CONFIG_DIR={} {}; echo \"EXIT=$?\"; stty -a | tr '\\n' ' '; echo; sleep 600",
+        shell_quote(&data),
+        shell_quote(&config),
+        shell_quote(Path::new(bin)),
+    );
+    let tmux = Tmux {
+        socket: format!("pglab-e2e-{}-{tag}", std::process::id()),
+    };
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &script,
+    ]);
+    assert!(
+        out.status.success(),
+        "tmux: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux
+}
+
+/// After pglab exited: code 0, the terminal in cooked mode, no server of its data dir left.
+fn assert_left_clean(tmux: &Tmux, dir: &Path) {
+    let s = tmux.wait_for("pglab to exit", Duration::from_secs(60), |s| {
+        s.contains("EXIT=")
+    });
+    assert!(s.contains("EXIT=0"), "{s}");
+    // Cooked mode again: canonical input and echo on.
+    let stty = tmux.wait_for("stty", Duration::from_secs(10), |s| s.contains("icanon"));
+    let flags: Vec<&str> = stty.split_whitespace().collect();
+    assert!(
+        flags.contains(&"icanon") && flags.contains(&"echo"),
+        "{stty}"
+    );
+    let data = dir.join("data");
+    assert_eq!(
+        common::server_processes(&data.display().to_string()),
+        0,
+        "a postgres of {} is still running",
+        data.display()
+    );
+}
+
+fn wait_ready(tmux: &Tmux) -> String {
+    tmux.wait_for(
+        "every pane with live values",
+        Duration::from_secs(180),
+        |s| {
+            titles_shown(s)
+                && s.contains("PostgreSQL")
+                && live(s, "commits/s")
+                && live(s, "cpu")
+                && s.contains("load")
+        },
+    )
+}
+
+#[test]
+fn the_tui_runs_in_a_real_terminal_and_leaves_it_clean() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = common::temp_dir("tui");
+    let tmux = start(&dir, "q");
+    // All panes, with live values: a server version, readings that have numbers.
+    let s = wait_ready(&tmux);
+    println!("the screen at 100×30:\n{s}");
+    assert!(s.contains("maintenance_wm"), "{s}");
+    assert!(s.contains("q quit"), "{s}");
+
+    tmux.keys(&["?"]);
+    tmux.wait_for("the help overlay", Duration::from_secs(10), |s| {
+        s.contains("Help") && s.contains("run the full sweep")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the help to close", Duration::from_secs(10), |s| {
+        !s.contains("run the full sweep")
+    });
+
+    // The preset picker reads the shipped presets; the history overlay the (empty) history.
+    tmux.keys(&["p"]);
+    tmux.wait_for("the preset picker", Duration::from_secs(10), |s| {
+        s.contains("Presets") && s.contains("cybertec-10m") && s.contains("shipped")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["h"]);
+    tmux.wait_for("the history overlay", Duration::from_secs(10), |s| {
+        s.contains("History · all experiments") && s.contains("no runs yet")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait_for(
+        "the history overlay to close",
+        Duration::from_secs(10),
+        |s| !s.contains("History · all experiments"),
+    );
+
+    tmux.cmd(&["resize-window", "-t", "e2e", "-x", "80", "-y", "24"]);
+    let s = tmux.wait_for("every title at 80×24", Duration::from_secs(10), |s| {
+        titles_shown(s) && s.lines().count() <= 24 && s.lines().all(|l| l.chars().count() <= 80)
+    });
+    println!("the screen at 80×24:\n{s}");
+
+    tmux.keys(&["q"]);
+    assert_left_clean(&tmux, &dir);
+    drop(tmux);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pid of pglab in the pane (the shell's child).
+fn pglab_pid(tmux: &Tmux) -> i32 {
+    let out = tmux.cmd(&["display-message", "-p", "-t", "e2e", "#{pane_pid}"]);
+    let shell: i32 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("pane pid");
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid …
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let ppid: i32 = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid == shell && head.ends_with("(pglab") {
+            return head
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse().ok())
+                .expect("pid");
+        }
+    }
+    panic!("no pglab process under the pane's shell {shell}");
+}
+
+#[test]
+fn sigterm_leaves_cleanly_too() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = common::temp_dir("tuiterm");
+    let tmux = start(&dir, "term");
+    wait_ready(&tmux);
+    let pid = pglab_pid(&tmux);
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    assert_left_clean(&tmux, &dir);
+    drop(tmux);
+    let _ = std::fs::remove_dir_all(&dir);
+}
