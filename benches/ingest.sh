@@ -9,8 +9,11 @@
 #   3. the CouchDB bulk-insert sweep, reduced: the √2 batch ladder 1..1024 × 1–3 clients,
 #      insert-tx and copy, synchronous_commit on: rows/s table and the knee per curve.
 #
+# Each comparison alternates the two sides (ABBA) over several rounds and takes the median:
+# on shared machines the disk's fsync rate can swing several-fold from one run to the next.
+#
 # Usage: benches/ingest.sh
-#   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (10) INSERT_ROUNDS (4) SWEEP_ROWS (20000)
+#   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (5) INSERT_ROUNDS (6) SWEEP_ROWS (20000)
 #        SWEEP_DURATION (2s)
 #        BENCHES ("1 2 3": which of the three to run)
 #        CARGO_TARGET_DIR, PGLAB_DATA_DIR as usual
@@ -19,8 +22,8 @@
 set -euo pipefail
 
 COPY_ROWS=${COPY_ROWS:-500000}
-INSERT_SECONDS=${INSERT_SECONDS:-10}
-INSERT_ROUNDS=${INSERT_ROUNDS:-4}
+INSERT_SECONDS=${INSERT_SECONDS:-5}
+INSERT_ROUNDS=${INSERT_ROUNDS:-6}
 COPY_ROUNDS=${COPY_ROUNDS:-4}
 SWEEP_ROWS=${SWEEP_ROWS:-20000}
 SWEEP_DURATION=${SWEEP_DURATION:-2s}
@@ -109,7 +112,7 @@ def ratio(a, b, expect):
  "ratio": lambda: ratio(sys.argv[2], sys.argv[3], sys.argv[4])}[sys.argv[1]]()
 PY
 helper() { python3 "$tmp/helper.py" "$@"; }
-mean() { python3 -c "import sys; print(sum(map(float, sys.argv[1:])) / (len(sys.argv) - 1))" "$@"; }
+median() { python3 -c "import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))" "$@"; }
 
 # Run one pglab ingest headless; JSON to $1, progress kept in $1.log.
 pglab_ingest() {
@@ -152,8 +155,8 @@ if want 1; then
             a+=("$(pglab_copy_once "$r")")
         fi
     done
-    pglab_copy=$(mean "${a[@]}")
-    psql_copy=$(mean "${b[@]}")
+    pglab_copy=$(median "${a[@]}")
+    psql_copy=$(median "${b[@]}")
 fi
 
 # --- 2. insert vs pgbench ----------------------------------------------------------------
@@ -193,8 +196,8 @@ if want 2; then
                 a+=("$(pglab_once "$sync" "$r")")
             fi
         done
-        pglab_ins[$sync]=$(mean "${a[@]}")
-        pgbench_ins[$sync]=$(mean "${b[@]}")
+        pglab_ins[$sync]=$(median "${a[@]}")
+        pgbench_ins[$sync]=$(median "${b[@]}")
     done
 fi
 
@@ -208,14 +211,14 @@ fi
 # --- results ------------------------------------------------------------------------------
 if want 1; then
     echo
-    echo "== 1. copy (1 client, one COPY of $COPY_ROWS rows of 100 B) vs psql \\copy of the same rows (mean of $COPY_ROUNDS rounds each)"
+    echo "== 1. copy (1 client, one COPY of $COPY_ROWS rows of 100 B) vs psql \\copy of the same rows (median of $COPY_ROUNDS rounds each, ABBA)"
     printf '   %-22s %12.0f rows/s\n' "pglab copy" "$pglab_copy" "psql \\copy" "$psql_copy"
     printf '   %-22s ' "ratio pglab / psql"
     helper ratio "$pglab_copy" "$psql_copy" 1.0
 fi
 if want 2; then
     echo
-    echo "== 2. insert (1 client, one row per commit, ${INSERT_SECONDS} s) vs pgbench -n -M prepared -f (mean of $INSERT_ROUNDS rounds each)"
+    echo "== 2. insert (1 client, one row per commit, ${INSERT_SECONDS} s) vs pgbench -n -M prepared -f (median of $INSERT_ROUNDS rounds each, ABBA)"
     printf '   %-6s %12s %12s   %s\n' sync "pglab rows/s" "pgbench tps" "ratio"
     for sync in on off; do
         printf '   %-6s %12.0f %12.0f   ' "$sync" "${pglab_ins[$sync]}" "${pgbench_ins[$sync]}"
