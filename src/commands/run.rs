@@ -178,7 +178,8 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
 fn report_is_empty(r: &experiment::RunReport) -> bool {
     match &r.body {
         experiment::ReportBody::IndexBuild(b) => b.trials.is_empty(),
-        _ => false,
+        experiment::ReportBody::Ingest(b) => b.trials.is_empty(),
+        experiment::ReportBody::Growth(b) => b.steps.is_empty(),
     }
 }
 

@@ -258,7 +258,7 @@ impl RunCtx {
             .map_err(|e| self.error(e))?
             .is_some();
         if !exists {
-            client
+            let r = client
                 .batch_execute(&format!(
                     "CREATE SCHEMA IF NOT EXISTS {s}; COMMENT ON SCHEMA {s} IS {c}",
                     s = ident(&self.opts.schema),
@@ -266,8 +266,14 @@ impl RunCtx {
                         "{MARK}schema created by pglab; pglab clean removes its marked tables"
                     ))
                 ))
-                .await
-                .map_err(|e| self.error(e))?;
+                .await;
+            // Two runs starting at once on a fresh server race on the catalog: the loser's
+            // unique violation (23505) means the schema is there, which is all we need.
+            if let Err(e) = r
+                && sqlstate(&e) != Some("23505")
+            {
+                return Err(self.error(e));
+            }
         }
         Ok(())
     }

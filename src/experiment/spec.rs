@@ -198,7 +198,10 @@ pub struct Cost {
 impl Cost {
     /// Disk space needed at the peak.
     pub fn disk_bytes(&self) -> u64 {
-        self.table_bytes + self.index_bytes + self.temp_bytes + self.wal_bytes
+        self.table_bytes
+            .saturating_add(self.index_bytes)
+            .saturating_add(self.temp_bytes)
+            .saturating_add(self.wal_bytes)
     }
 }
 
