@@ -60,6 +60,11 @@ pub enum Confirm {
         name: String,
         question: String,
     },
+    /// Drop what interrupted runs left in the lab schema (offered at start-up).
+    CleanLeftovers {
+        objects: Vec<crate::experiment::lab::LabObject>,
+        question: String,
+    },
 }
 
 impl Confirm {
@@ -68,7 +73,8 @@ impl Confirm {
             Confirm::StartRun { question, .. }
             | Confirm::Quit { question }
             | Confirm::OverwritePreset { question, .. }
-            | Confirm::DeletePreset { question, .. } => question,
+            | Confirm::DeletePreset { question, .. }
+            | Confirm::CleanLeftovers { question, .. } => question,
         }
     }
 }

@@ -63,6 +63,10 @@ pub struct HistoryPoint {
 
 #[derive(Debug)]
 pub enum Msg {
+    /// What interrupted runs left in the lab schema (found at start-up).
+    Leftovers(Vec<crate::experiment::lab::LabObject>),
+    /// The outcome of dropping them.
+    Cleaned(Result<Vec<String>, String>),
     Key(KeyEvent),
     Resize(u16, u16),
     /// The clock moved (spinners, elapsed time, deadlines).
@@ -143,5 +147,9 @@ pub enum Command {
     Preset(PresetOp),
     /// Read the whole history (answer: `Msg::Runs`).
     LoadRuns,
+    /// Look for leftovers of interrupted runs (answer: `Msg::Leftovers`).
+    FindLeftovers,
+    /// Drop them, each only if still marked as pglab's (answer: `Msg::Cleaned`).
+    CleanLeftovers(Vec<crate::experiment::lab::LabObject>),
     Quit,
 }

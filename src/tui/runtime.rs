@@ -231,6 +231,36 @@ impl Effects {
                     cancel.cancel();
                 }
             }
+            Command::FindLeftovers => {
+                let (target, schema) = (self.env.target.clone(), self.env.schema.clone());
+                tokio::spawn(async move {
+                    let found = async {
+                        let c = target.connect().await.ok()?;
+                        crate::experiment::lab::lab_objects(&c, &schema).await.ok()
+                    };
+                    if let Ok(Some(objects)) =
+                        tokio::time::timeout(std::time::Duration::from_secs(10), found).await
+                    {
+                        let leftovers = objects
+                            .into_iter()
+                            .filter(|o| {
+                                !o.live && o.kind != crate::experiment::lab::LabObjectKind::Dataset
+                            })
+                            .collect();
+                        let _ = tx.send(Msg::Leftovers(leftovers));
+                    }
+                });
+            }
+            Command::CleanLeftovers(objects) => {
+                let (target, schema) = (self.env.target.clone(), self.env.schema.clone());
+                tokio::spawn(async move {
+                    let r = match target.connect().await {
+                        Ok(c) => crate::experiment::lab::drop_objects(&c, &schema, &objects).await,
+                        Err(e) => Err(e.to_string()),
+                    };
+                    let _ = tx.send(Msg::Cleaned(r));
+                });
+            }
             Command::LoadHistory { spec_key } => {
                 let path = self.env.history_file.clone();
                 tokio::spawn(async move {

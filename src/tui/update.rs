@@ -17,11 +17,45 @@ pub const QUIT_GRACE: Duration = Duration::from_secs(30);
 
 /// The commands to run once at start-up.
 pub fn init(app: &mut App) -> Vec<Command> {
-    want_history(app)
+    let mut cmds = want_history(app);
+    if !app.observe {
+        cmds.push(Command::FindLeftovers);
+    }
+    cmds
+}
+
+/// Offer to drop what interrupted runs left (never datasets, never a live run's tables).
+fn on_leftovers(app: &mut App, objects: Vec<crate::experiment::lab::LabObject>) -> Vec<Command> {
+    if objects.is_empty() || app.overlay != Overlay::None {
+        return Vec::new();
+    }
+    let names: Vec<String> = objects.iter().map(|o| o.name.clone()).collect();
+    let shown = if names.len() > 3 {
+        format!("{} and {} more", names[..3].join(", "), names.len() - 3)
+    } else {
+        names.join(", ")
+    };
+    app.overlay = Overlay::Confirm(Confirm::CleanLeftovers {
+        question: format!(
+            "interrupted runs left {} object(s) in the lab schema ({shown}); drop them now? (same as pglab clean)",
+            names.len()
+        ),
+        objects,
+    });
+    Vec::new()
 }
 
 pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
     match msg {
+        Msg::Leftovers(objects) => on_leftovers(app, objects),
+        Msg::Cleaned(r) => {
+            match r {
+                Ok(d) if d.is_empty() => app.notify(Level::Info, "nothing was left to drop"),
+                Ok(d) => app.notify(Level::Info, format!("cleaned up: dropped {}", d.join(", "))),
+                Err(e) => app.notify(Level::Error, format!("cleaning failed: {e}")),
+            }
+            Vec::new()
+        }
         Msg::Key(k) => on_key(app, k),
         Msg::Resize(w, h) => {
             app.size = (w, h);
@@ -144,6 +178,7 @@ fn on_confirm_key(app: &mut App, key: Key) -> Vec<Command> {
         KeyCode::Char('y' | 'Y') => match c {
             Confirm::StartRun { spec, kind, .. } => start_run(app, spec, kind),
             Confirm::Quit { .. } => begin_quit(app),
+            Confirm::CleanLeftovers { objects, .. } => vec![Command::CleanLeftovers(objects)],
             _ => Vec::new(),
         },
         KeyCode::Char('n' | 'N') | KeyCode::Esc => {

@@ -562,3 +562,44 @@ fn history_answers_for_another_spec_are_dropped() {
     );
     assert_eq!(app.history.points.len(), 7);
 }
+
+#[test]
+fn leftovers_found_at_start_are_offered_for_cleaning() {
+    use crate::experiment::lab::{LabObject, LabObjectKind};
+    let mut a = app();
+    assert!(super::update::init(&mut a).contains(&Command::FindLeftovers));
+    let obj = LabObject {
+        name: "ib_int4_random_1000_s42".into(),
+        kind: LabObjectKind::RunTable,
+        run_id: Some("dead".into()),
+        bytes: 8192,
+        live: false,
+        comment: "pglab:run=dead dataset being generated".into(),
+    };
+    assert!(update(&mut a, Msg::Leftovers(vec![obj.clone()])).is_empty());
+    let Overlay::Confirm(Confirm::CleanLeftovers { question, .. }) = &a.overlay else {
+        panic!("no question: {:?}", a.overlay)
+    };
+    assert!(question.contains("ib_int4_random_1000_s42"), "{question}");
+    assert_eq!(
+        update(&mut a, key('y')),
+        vec![Command::CleanLeftovers(vec![obj])]
+    );
+    update(
+        &mut a,
+        Msg::Cleaned(Ok(vec!["ib_int4_random_1000_s42".into()])),
+    );
+    assert!(
+        a.notice
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("dropped ib_int4_random_1000_s42")
+    );
+    // Nothing found, nothing asked; --observe does not even look.
+    let mut b = app();
+    assert!(update(&mut b, Msg::Leftovers(vec![])).is_empty());
+    assert_eq!(b.overlay, Overlay::None);
+    b.observe = true;
+    assert!(!super::update::init(&mut b).contains(&Command::FindLeftovers));
+}
