@@ -63,6 +63,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
             "y n".into(),
             "answer a question (a big run, quitting during a run)".into(),
         ),
+        (k(Action::Observe), Action::Observe.describe().to_string()),
         (k(Action::Help), Action::Help.describe().to_string()),
         (
             format!("{} C-c", k(Action::Quit)),

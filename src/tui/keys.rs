@@ -20,6 +20,7 @@ pub enum Action {
     Probe,
     Presets,
     History,
+    Observe,
     NextPane,
     PrevPane,
     Left,
@@ -29,7 +30,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 19] = [
+    pub const ALL: [Action; 20] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -41,6 +42,7 @@ impl Action {
         Action::Probe,
         Action::Presets,
         Action::History,
+        Action::Observe,
         Action::NextPane,
         Action::PrevPane,
         Action::Left,
@@ -67,6 +69,7 @@ impl Action {
             Action::Probe => "probe",
             Action::Presets => "presets",
             Action::History => "history",
+            Action::Observe => "observe",
             Action::NextPane => "next_pane",
             Action::PrevPane => "prev_pane",
             Action::Left => "left",
@@ -98,6 +101,7 @@ impl Action {
             Action::Probe => "measure the disk: sequential write and fsync latency",
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
+            Action::Observe => "look only: turn experiments off (or on again)",
             Action::NextPane => "focus the next pane",
             Action::PrevPane => "focus the previous pane",
             Action::Left => "focus the pane to the left",
@@ -123,6 +127,7 @@ impl Action {
             Action::Probe => c('d'),
             Action::Presets => c('p'),
             Action::History => c('h'),
+            Action::Observe => c('o'),
             Action::NextPane => Key::plain(KeyCode::Tab),
             Action::PrevPane => Key::plain(KeyCode::BackTab),
             // `h` is history; the arrow keys always move, and `l` stays for symmetry with j k.

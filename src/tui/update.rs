@@ -219,6 +219,25 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         Action::Experiment2 => switch_experiment(app, ExperimentKind::Ingest),
         Action::Experiment3 => switch_experiment(app, ExperimentKind::Growth),
         Action::Probe => request_probe(app),
+        Action::Observe => {
+            if app.run.is_active() {
+                app.notify(
+                    Level::Warn,
+                    "a run is in progress: cancel it (Esc) before switching to look-only",
+                );
+            } else {
+                app.observe = !app.observe;
+                app.notify(
+                    Level::Info,
+                    if app.observe {
+                        "look only: experiments are off (o turns them on)"
+                    } else {
+                        "experiments are on"
+                    },
+                );
+            }
+            Vec::new()
+        }
         Action::Presets => ov::open_presets(app),
         Action::History => ov::open_runs(app),
         Action::NextPane | Action::PrevPane => {

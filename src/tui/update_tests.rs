@@ -603,3 +603,17 @@ fn leftovers_found_at_start_are_offered_for_cleaning() {
     b.observe = true;
     assert!(!super::update::init(&mut b).contains(&Command::FindLeftovers));
 }
+
+#[test]
+fn o_toggles_look_only() {
+    let mut a = app();
+    assert!(update(&mut a, key('o')).is_empty());
+    assert!(a.observe);
+    update(&mut a, key('s'));
+    assert!(
+        a.notice.as_ref().unwrap().text.contains("--observe")
+            || a.notice.as_ref().unwrap().text.contains("disabled")
+    );
+    update(&mut a, key('o'));
+    assert!(!a.observe);
+}
