@@ -496,7 +496,8 @@ impl GrowthSpec {
             index_bytes: index,
             temp_bytes: temp,
             wal_bytes: wal_allowance(written, DEFAULT_MAX_WAL),
-            connections: 2,
+            // The runner's control session (advisory lock), the writer and the watcher.
+            connections: 3,
         }
     }
 

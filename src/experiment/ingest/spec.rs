@@ -525,7 +525,8 @@ impl IngestSpec {
                 .rows
                 .saturating_mul(self.row_bytes() + self.indexes as u64 * INDEX_BYTES_PER_ROW)),
             // The loading sessions and one control session.
-            connections: self.max_clients() + 1,
+            // The runner's control session (advisory lock), the experiment's own, one per client.
+            connections: self.max_clients() + 2,
         }
     }
 }
@@ -626,7 +627,7 @@ mod tests {
     fn estimate_counts_connections_and_disk() {
         let s = parse(&[("clients", "1,3"), ("rows", "1M"), ("payload", "1kB")]).unwrap();
         let c = s.estimate();
-        assert_eq!(c.connections, 4);
+        assert_eq!(c.connections, 5);
         assert_eq!(c.table_bytes, 1_000_000 * (1024 + ROW_OVERHEAD_BYTES));
         assert_eq!(c.index_bytes, 0);
         let huge = parse(&[("rows", "1e12"), ("payload", "64MB")]).unwrap();
