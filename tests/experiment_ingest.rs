@@ -460,7 +460,7 @@ async fn too_many_clients_are_refused_before_anything_runs() {
     assert!(
         pf.refuse
             .as_deref()
-            .is_some_and(|r| r.contains("501 connections")),
+            .is_some_and(|r| r.contains("502 connections")),
         "{pf:?}"
     );
     // A payload the disk cannot hold is refused by the same preflight.
