@@ -136,16 +136,17 @@ pub async fn run(
     report: &mut IngestReport,
 ) -> Result<(), RunError> {
     let plan = spec.plan();
-    // The guard checked this before the run when the caller used it; check again here with
-    // the runner's own, now closed, session given back.
+    // The guard checked this before the run when the caller used it; check again here. The
+    // snapshot was taken on the runner's control session, which stays open, so it is already
+    // counted as in use: this experiment needs its own session plus one per client.
     let need = spec.max_clients() as i64 + 1;
     if let Some(free) = ctx.server.free_connection_slots()
-        && need > free + 1
+        && need > free
     {
         return Err(RunError::Failed(format!(
-            "{} clients need {need} connections but the server has only {} free: use fewer clients or raise max_connections",
+            "{} clients need {need} more connections but the server has only {} free: use fewer clients or raise max_connections",
             spec.max_clients(),
-            (free + 1).max(0)
+            free.max(0)
         )));
     }
     ctx.emit
