@@ -3,7 +3,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use super::app::App;
 use super::keys::Action;
@@ -125,19 +125,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         w,
         h,
     );
-    f.render_widget(Clear, rect);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Double)
-        .border_style(theme.focused_border())
-        .title(Span::styled(" Help · keys ", theme.title()));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let inner = Rect::new(
-        inner.x + 1,
-        inner.y,
-        inner.width.saturating_sub(2),
-        inner.height,
-    );
+    let inner = super::render::framed(f, rect, " Help · keys ", theme.focused_border(), theme);
     f.render_widget(Paragraph::new(lines), inner);
 }

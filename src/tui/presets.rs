@@ -100,11 +100,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         ));
     }
     if let Some(m) = &st.message {
-        let style = match m.level {
-            Level::Info => theme.accent(),
-            Level::Warn => theme.warn(),
-            Level::Error => theme.error(),
-        };
+        let style = theme.level(m.level);
         for l in wrap(&m.text, cols, 2) {
             foot.push(Line::styled(l, style));
         }

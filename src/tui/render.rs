@@ -12,12 +12,14 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use super::app::{App, Focus, Level, Overlay, is_compact};
 use super::panes::{history, host, params, run, target};
 use super::text::{fit, width, wrap};
+use super::theme::Theme;
 use super::{help, keybar, presets, runs};
 
 /// Below this the screen says it is too small instead of drawing overlapping panes.
@@ -186,11 +188,17 @@ pub fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16
     let w = area.width.saturating_sub(2).min(max_w);
     let h = area.height.saturating_sub(2);
     let rect = Rect::new(area.x + (area.width - w) / 2, area.y, w, h);
+    framed(f, rect, title, theme.focused_border(), theme)
+}
+
+/// Clear `rect`, draw a double border titled `title` around it, and return the space inside
+/// with one column of padding each side: the frame every overlay and dialog shares.
+pub fn framed(f: &mut Frame, rect: Rect, title: &str, border: Style, theme: Theme) -> Rect {
     f.render_widget(Clear, rect);
     let block = Block::new()
         .borders(Borders::ALL)
         .border_type(BorderType::Double)
-        .border_style(theme.focused_border())
+        .border_style(border)
         .title(Span::styled(title.to_string(), theme.title()));
     let inner = block.inner(rect);
     f.render_widget(block, rect);
@@ -224,19 +232,6 @@ fn confirm(app: &App, f: &mut Frame, area: Rect, question: &str) {
         w,
         h.min(area.height),
     );
-    f.render_widget(Clear, rect);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Double)
-        .border_style(theme.warn())
-        .title(Span::styled(" Confirm ", theme.title()));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let inner = Rect::new(
-        inner.x + 1,
-        inner.y,
-        inner.width.saturating_sub(2),
-        inner.height,
-    );
+    let inner = framed(f, rect, " Confirm ", theme.warn(), theme);
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -70,6 +70,14 @@ impl Theme {
     pub fn accent(self) -> Style {
         self.fg(Color::Cyan)
     }
+    /// The style of a message of this level.
+    pub fn level(self, level: super::app::Level) -> Style {
+        match level {
+            super::app::Level::Info => self.accent(),
+            super::app::Level::Warn => self.warn(),
+            super::app::Level::Error => self.error(),
+        }
+    }
     pub fn spark(self) -> Style {
         self.fg(Color::Cyan)
     }
