@@ -9,7 +9,8 @@ use clap::{
     Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Parser, Subcommand, ValueEnum,
 };
 
-use crate::experiment::spec::{ExperimentKind, FieldKind, ParamText};
+use crate::experiment::field::{FieldKind, ParamText};
+use crate::experiment::spec::ExperimentKind;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -102,6 +103,18 @@ pub enum OutputFormat {
     Json,
     Csv,
     Md,
+}
+
+impl From<OutputFormat> for crate::report::Format {
+    /// `text` and `table` both mean the aligned table.
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Text | OutputFormat::Table => crate::report::Format::Table,
+            OutputFormat::Json => crate::report::Format::Json,
+            OutputFormat::Csv => crate::report::Format::Csv,
+            OutputFormat::Md => crate::report::Format::Md,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

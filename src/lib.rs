@@ -13,5 +13,6 @@ pub mod measure;
 pub mod paths;
 pub mod preset;
 pub mod report;
-pub mod target;
+pub mod server;
+pub mod session;
 pub mod tui;

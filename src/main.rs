@@ -1,8 +1,46 @@
-//! Entry point: parse the command line and dispatch. Nothing else lives here.
+//! Entry point: parse the command line and dispatch to one front end. Nothing else lives here.
 
 use clap::Parser;
+use pglab::cli::{Cli, CommandKind};
+use pglab::{commands, session, tui};
 
 fn main() {
-    let cli = pglab::cli::Cli::parse();
-    std::process::exit(pglab::commands::dispatch(cli));
+    let Cli { global, command } = Cli::parse();
+    let code = match command {
+        None => session::execute(global, tui::run),
+        Some(CommandKind::Probe(a)) => {
+            session::execute(
+                global,
+                |ctx| async move { commands::probe::run(&ctx, a).await },
+            )
+        }
+        Some(CommandKind::Run(a)) => {
+            session::execute(
+                global,
+                |ctx| async move { commands::run::run(&ctx, a).await },
+            )
+        }
+        Some(CommandKind::Sandbox { action }) => session::execute(global, |ctx| async move {
+            commands::sandbox::run(&ctx, action).await
+        }),
+        Some(CommandKind::Presets { action }) => session::execute(global, |ctx| async move {
+            commands::presets::run(&ctx, action).await
+        }),
+        Some(CommandKind::History { action }) => session::execute(global, |ctx| async move {
+            commands::history::run(&ctx, action).await
+        }),
+        Some(CommandKind::Report(a)) => {
+            session::execute(
+                global,
+                |ctx| async move { commands::report::run(&ctx, a).await },
+            )
+        }
+        Some(CommandKind::Clean(a)) => {
+            session::execute(
+                global,
+                |ctx| async move { commands::clean::run(&ctx, a).await },
+            )
+        }
+    };
+    std::process::exit(code);
 }

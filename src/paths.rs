@@ -1,7 +1,7 @@
 //! Where pglab keeps its files, as `directories` says, overridable for tests and for users
 //! who want everything elsewhere (`--data-dir`, `PGLAB_DATA_DIR`, `PGLAB_CONFIG_DIR`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The directories pglab reads and writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,4 +42,33 @@ impl Paths {
     pub fn config_file(&self) -> PathBuf {
         self.config_dir.join("config.toml")
     }
+}
+/// Write a file atomically: a temp file in the same directory, fsynced, renamed over the
+/// target, and the directory fsynced, so a crash leaves the old file or the new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

@@ -11,7 +11,7 @@ use pglab::experiment::growth::{Design, GrowthReport, GrowthSpec};
 use pglab::experiment::{
     ExperimentKind, ExperimentSpec, ParamText, ReportBody, RunEvent, RunOptions, RunReport,
 };
-use pglab::target::Target;
+use pglab::server::Target;
 
 fn spec(pairs: &[(&str, &str)]) -> GrowthSpec {
     let p: ParamText = pairs
@@ -198,7 +198,7 @@ async fn other_methods_and_kept_indexes_agree_too() {
 async fn a_step_beyond_free_disk_is_projected_not_run() {
     let lab = common::lab();
     let target = lab.target();
-    let mut s = spec(&[
+    let s = spec(&[
         ("units", "100"),
         ("steps", "0,100,1000"),
         ("design", "snapshot"),
@@ -206,14 +206,25 @@ async fn a_step_beyond_free_disk_is_projected_not_run() {
         ("repeat", "1"),
     ]);
     // 10k rows fit in 15 MB; 100k rows with four indexes, WAL and sort space do not.
-    s.free_bytes = Some(15 * 1024 * 1024);
-    assert_eq!(s.planned_steps(s.free_bytes), [0, 100]);
+    let budget = 15 * 1024 * 1024;
+    assert_eq!(s.planned_steps(Some(budget)), [0, 100]);
+    // The one pre-run check both front ends call costs only the steps that will run.
+    let pf = pglab::experiment::preflight::preflight(
+        &ExperimentSpec::Growth(s.clone()),
+        Some(budget),
+        None,
+        pglab::experiment::preflight::CONFIRM_ABOVE,
+    );
     assert_eq!(
-        s.estimate().rows,
-        10_000,
+        pf.cost.rows, 10_000,
         "the estimate covers the steps that run"
     );
-    let (_, report) = run(target.clone(), s, opts("growth_c"), None).await;
+    assert!(pf.refuse.is_none(), "{pf:?}");
+    let o = RunOptions {
+        disk_budget: Some(budget),
+        ..opts("growth_c")
+    };
+    let (_, report) = run(target.clone(), s, o, None).await;
     let g = body(&report);
     let last = g.steps.iter().find(|st| st.versions == 1000).unwrap();
     assert!(last.projected, "{last:#?}");

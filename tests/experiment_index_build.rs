@@ -267,7 +267,8 @@ async fn cancel_mid_build_leaves_no_index_and_a_usable_server() {
         .get(0);
     assert_eq!(idx, 0, "no index left");
     let active: i64 = client
-        .query_one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX%' AND state = 'active'", &[])
+        // Only this test's schema: the other tests of this file build indexes beside it.
+        .query_one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE INDEX%ib_cancel.%' AND state = 'active'", &[])
         .await
         .unwrap()
         .get(0);
@@ -325,9 +326,9 @@ async fn an_unprivileged_role_runs_with_checkpoint_skipped_and_fields_marked() {
         .unwrap();
     let mut params = lab.sandbox.conn_params(lab.port);
     params.user = "bob".into();
-    let target = std::sync::Arc::new(pglab::target::Target::new(params, true).unwrap());
+    let target = std::sync::Arc::new(pglab::server::Target::new(params, true).unwrap());
     let c = target.connect().await.unwrap();
-    let snap = pglab::target::snapshot::read(&c, &target).await.unwrap();
+    let snap = pglab::server::snapshot::read(&c, &target).await.unwrap();
     assert!(!snap.superuser && !snap.can_checkpoint);
     assert!(
         snap.settings["data_directory"].value().is_none(),

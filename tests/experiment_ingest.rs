@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use pglab::experiment::ingest::{self, IngestReport, Method, StopReason, SyncCommit};
 use pglab::experiment::{
     self, Emitter, ExperimentKind, ExperimentSpec, ParamText, ReportBody, RunCtx, RunEvent,
-    RunOptions, RunReport, guard,
+    RunOptions, RunReport, preflight,
 };
-use pglab::target::{Target, snapshot};
+use pglab::server::{Target, snapshot};
 use tokio_util::sync::CancellationToken;
 
 fn spec(pairs: &[(&str, &str)]) -> ExperimentSpec {
@@ -456,7 +456,7 @@ async fn too_many_clients_are_refused_before_anything_runs() {
     let c = target.connect().await.unwrap();
     let server = snapshot::read(&c, &target).await.unwrap();
     let s = spec(&[("clients", "500"), ("rows", "1000")]);
-    let pf = guard::preflight(s.estimate(), None, Some(&server), guard::CONFIRM_ABOVE);
+    let pf = preflight::preflight(&s, None, Some(&server), preflight::CONFIRM_ABOVE);
     assert!(
         pf.refuse
             .as_deref()
@@ -466,12 +466,7 @@ async fn too_many_clients_are_refused_before_anything_runs() {
     // A payload the disk cannot hold is refused by the same preflight.
     let free = pglab::host::free_bytes(&lab.dir).expect("free space of a local dir");
     let huge = spec(&[("rows", "1e9"), ("payload", "64MB")]);
-    let pf = guard::preflight(
-        huge.estimate(),
-        Some(free),
-        Some(&server),
-        guard::CONFIRM_ABOVE,
-    );
+    let pf = preflight::preflight(&huge, Some(free), Some(&server), preflight::CONFIRM_ABOVE);
     assert!(
         pf.refuse.as_deref().is_some_and(|r| r.contains("of disk")),
         "{pf:?}"

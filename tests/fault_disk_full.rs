@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use pglab::experiment::{self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions};
-use pglab::target::Target;
+use pglab::server::Target;
 
 fn spec(pairs: &[(&str, &str)]) -> ExperimentSpec {
     let p: ParamText = pairs

@@ -10,7 +10,7 @@ use pglab::experiment::{
     self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, RunReport,
 };
 use pglab::paths::Paths;
-use pglab::target::{Sandbox, Target};
+use pglab::server::{Sandbox, Target};
 
 fn spec(pairs: &[(&str, &str)]) -> ExperimentSpec {
     let p: ParamText = pairs

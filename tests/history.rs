@@ -262,7 +262,7 @@ fn export_round_trips() {
 
 #[tokio::test]
 async fn the_history_never_holds_a_password() {
-    use pglab::target::{Target, conninfo};
+    use pglab::server::{Target, conninfo};
     let dir = temp("secret");
     let path = dir.join("history.jsonl");
     let env: std::collections::BTreeMap<&str, &str> = Default::default();
@@ -347,7 +347,7 @@ fn a_two_fold_difference_is_judged_so() {
         "{}",
         back.verdict
     );
-    let text = pglab::report::comparison::render(&c, pglab::cli::OutputFormat::Table);
+    let text = pglab::report::comparison::render(&c, pglab::report::Format::Table);
     assert!(text.contains("shared_buffers") && text.contains("verdict: candidate faster"));
 }
 

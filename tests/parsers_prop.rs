@@ -3,7 +3,7 @@
 
 use pglab::experiment::{ExperimentKind, ParamText};
 use pglab::measure::units::*;
-use pglab::target::conninfo;
+use pglab::server::conninfo;
 use proptest::prelude::*;
 
 fn cases() -> u32 {

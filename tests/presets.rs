@@ -34,33 +34,13 @@ fn write_user(p: &Paths, name: &str, text: &str) -> std::path::PathBuf {
 #[test]
 fn every_shipped_preset_parses() {
     assert!(shipped::SHIPPED.len() >= 7);
-    let mut waiting = Vec::new();
     for (name, text) in shipped::SHIPPED {
-        match preset::parse(text, &shipped::file_label(name), Some(name)) {
-            Ok(p) => {
-                assert_eq!(p.name, *name);
-                assert!(!p.description.is_empty(), "{name} has no description");
-                assert!(p.source.is_some(), "{name} does not say what it reproduces");
-                assert!(p.experiment.parse_spec(&p.params).is_ok());
-            }
-            // Presets of an experiment whose parameters are still being written: they go
-            // green by themselves once its fields land. Any other problem is a failure.
-            Err(e) if e.only_unknown_params() => {
-                let kind = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("experiment = "))
-                    .unwrap_or("?");
-                assert_ne!(kind, "\"index-build\"", "{e}");
-                waiting.push(format!("{name} ({kind})"));
-            }
-            Err(e) => panic!("shipped preset {name} does not load:\n{e}"),
-        }
-    }
-    if !waiting.is_empty() {
-        eprintln!(
-            "SKIPPED (their experiment does not know these parameters yet): {}",
-            waiting.join(", ")
-        );
+        let p = preset::parse(text, &shipped::file_label(name), Some(name))
+            .unwrap_or_else(|e| panic!("shipped preset {name} does not load:\n{e}"));
+        assert_eq!(p.name, *name);
+        assert!(!p.description.is_empty(), "{name} has no description");
+        assert!(p.source.is_some(), "{name} does not say what it reproduces");
+        assert!(p.experiment.parse_spec(&p.params).is_ok());
     }
     let p = Paths {
         data_dir: "/nonexistent/data".into(),
@@ -145,7 +125,7 @@ fn user_presets_save_shadow_rename_and_delete() {
         "20k"
     );
     let (entries, errors) = preset::list(&p);
-    assert!(errors.iter().all(|e| e.only_unknown_params()), "{errors:?}");
+    assert!(errors.is_empty(), "{errors:?}");
     let e = entries
         .iter()
         .find(|e| e.preset.name == "cybertec-quick")
@@ -218,7 +198,6 @@ fn bad_files_are_refused_with_file_line_and_field() {
         lines[1].starts_with(&format!("{}:7: mwm: ", path.display())),
         "{text}"
     );
-    assert!(!e.only_unknown_params());
 
     write_user(
         &p,

@@ -81,7 +81,7 @@ async fn clean_drops_only_marked_leftovers_of_dead_runs() {
     .unwrap();
     // A live run holds its advisory lock.
     let live = lab.target().connect().await.unwrap();
-    pglab::experiment::lab::hold_run_lock(&live, "live-1")
+    pglab::experiment::leftovers::hold_run_lock(&live, "live-1")
         .await
         .unwrap();
     let db = format!(
@@ -255,7 +255,7 @@ async fn index_build_uses_no_more_connections_than_it_declares() {
         .unwrap();
     let mut params = lab.sandbox.conn_params(lab.port);
     params.dbname = "conns".into();
-    let target = std::sync::Arc::new(pglab::target::Target::new(params, true).unwrap());
+    let target = std::sync::Arc::new(pglab::server::Target::new(params, true).unwrap());
     let watcher = target.connect().await.unwrap();
     let p: ParamText = [
         ("rows", "50k"),

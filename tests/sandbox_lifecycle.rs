@@ -7,7 +7,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use pglab::paths::Paths;
-use pglab::target::{Sandbox, SandboxStatus, Target, snapshot};
+use pglab::server::{Sandbox, SandboxStatus, Target, snapshot};
 
 fn paths(tag: &str) -> Paths {
     let dir = common::temp_dir(tag);

@@ -7,8 +7,8 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::OnceLock;
 
-use pglab::target::conninfo::{self, ConnParams};
-use pglab::target::{Target, TargetError, snapshot};
+use pglab::server::conninfo::{self, ConnParams};
+use pglab::server::{Target, TargetError, snapshot};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 
 const PASSWORD: &str = "s3cret-Pa55word";

@@ -3,10 +3,10 @@
 
 use color_eyre::eyre::Result;
 
-use super::{Ctx, EXIT_FAILED, user_error};
 use crate::cli::CleanArgs;
-use crate::experiment::lab::{LabObjectKind, drop_objects, lab_objects};
+use crate::experiment::leftovers::{LabObjectKind, drop_objects, lab_objects};
 use crate::measure::units::format_bytes;
+use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
     let (opened, client) = ctx.open_target().await?;

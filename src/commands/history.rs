@@ -2,12 +2,11 @@
 
 use color_eyre::eyre::Result;
 
-use super::{Ctx, EXIT_USAGE, user_error};
 use crate::cli::{HistoryAction, OutputFormat};
 use crate::experiment::{ExperimentKind, RunReport};
 use crate::history::{self, HistoryFilter};
-use crate::measure::units::format_seconds;
-use crate::report::{self, content::Grid};
+use crate::report::{self, history_table::list_table};
+use crate::session::{Ctx, EXIT_USAGE, user_error};
 
 /// The history, with its warnings on stderr.
 pub fn load(ctx: &Ctx) -> Vec<RunReport> {
@@ -54,38 +53,6 @@ fn filter(
     })
 }
 
-/// The `history list` table: one row a run, in the order given (the TUI shows it too).
-pub fn list_table(runs: &[&RunReport]) -> String {
-    let mut g = Grid::new(
-        "",
-        &[
-            ("id", false),
-            ("started (UTC)", false),
-            ("experiment", false),
-            ("preset", false),
-            ("outcome", false),
-            ("took", true),
-            ("result", false),
-        ],
-    );
-    for r in runs {
-        let mut headline = report::headline(r);
-        if headline.chars().count() > 90 {
-            headline = headline.chars().take(89).collect::<String>() + "…";
-        }
-        g.rows.push(vec![
-            r.run_id.clone(),
-            r.started_at.format("%Y-%m-%d %H:%M").to_string(),
-            r.kind().to_string(),
-            r.preset.clone().unwrap_or_default(),
-            r.outcome.as_str().to_string(),
-            format_seconds(r.seconds()),
-            headline,
-        ]);
-    }
-    report::table::grid(&g)
-}
-
 pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
     match action {
         HistoryAction::List {
@@ -113,7 +80,7 @@ pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
         HistoryAction::Show { id, format } => {
             let runs = load(ctx);
             let r = find(&runs, &id)?;
-            print!("{}", report::render(r, format));
+            print!("{}", report::render(r, format.into()));
             Ok(0)
         }
         HistoryAction::Export {
@@ -126,7 +93,7 @@ pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
             let shown = f.apply(&runs);
             let text = match format {
                 OutputFormat::Text | OutputFormat::Table => list_table(&shown),
-                other => report::render_many(&shown, other),
+                other => report::render_many(&shown, other.into()),
             };
             print!("{text}");
             Ok(0)
@@ -139,7 +106,7 @@ pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
             let a = find(&runs, &baseline)?;
             let b = find(&runs, &candidate)?;
             let c = history::compare(a, b).map_err(|e| user_error(EXIT_USAGE, e))?;
-            print!("{}", report::comparison::render(&c, OutputFormat::Table));
+            print!("{}", report::comparison::render(&c, report::Format::Table));
             Ok(0)
         }
     }

@@ -2,11 +2,11 @@
 
 use color_eyre::eyre::Result;
 
-use super::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::cli::{PresetAction, PresetSaveArgs};
 use crate::experiment::ParamText;
 use crate::preset::{self, Preset, PresetError};
-use crate::report::content::Grid;
+use crate::report::grid::Grid;
+use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
 fn preset_error(e: PresetError) -> color_eyre::eyre::Report {
     let code = match e {

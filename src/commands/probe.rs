@@ -8,14 +8,14 @@ use color_eyre::eyre::Result;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::cli::{OutputFormat, ProbeArgs};
 use crate::host::HostSnapshot;
 use crate::host::probe::{
     FsyncResult, FsyncSpec, SeqWriteResult, SeqWriteSpec, fsync_latency, seq_write,
 };
 use crate::measure::units::{format_bytes, parse_duration, parse_size};
-use crate::target::{ServerSnapshot, snapshot};
+use crate::server::{ServerSnapshot, snapshot};
+use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
 #[derive(Debug, Serialize)]
 pub struct ProbeReport {
@@ -60,7 +60,7 @@ pub async fn run(ctx: &Ctx, a: ProbeArgs) -> Result<i32> {
 async fn probe(
     _ctx: &Ctx,
     a: &ProbeArgs,
-    opened: &crate::target::Opened,
+    opened: &crate::server::Opened,
     client: &tokio_postgres::Client,
     size: u64,
     fsync_time: std::time::Duration,
@@ -103,7 +103,7 @@ async fn probe(
             )?;
             Ok::<_, crate::host::probe::ProbeError>((sw, fs))
         });
-        let signal = super::shutdown_signal();
+        let signal = crate::session::shutdown_signal();
         tokio::pin!(probes);
         let joined = tokio::select! {
             r = &mut probes => r,

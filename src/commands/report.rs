@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use color_eyre::eyre::Result;
 
-use super::{Ctx, EXIT_FAILED, user_error};
 use crate::cli::ReportArgs;
+use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, args: ReportArgs) -> Result<i32> {
     let runs = super::history::load(ctx);

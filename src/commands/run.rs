@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use color_eyre::eyre::Result;
 
-use super::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::experiment::{
-    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, guard,
+    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, preflight,
 };
 use crate::measure::units::{format_seconds, parse_duration};
-use crate::target::snapshot;
+use crate::server::snapshot;
+use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
 
 /// The experiment and parameters a `run` asks for: preset values overlaid by flags.
 pub fn resolve_spec(ctx: &Ctx, args: &RunArgs) -> Result<(ExperimentSpec, Option<String>)> {
@@ -96,15 +96,10 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
     drop(client);
-    guard::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
+    preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     let local = Ctx::local_data_dir(&opened, Some(&server));
-    let free = local.as_deref().and_then(crate::host::free_bytes);
-    let pf = guard::preflight(
-        spec.estimate_with_free(free),
-        free,
-        Some(&server),
-        guard::CONFIRM_ABOVE,
-    );
+    let free = preflight::free_space(local.as_deref(), None);
+    let pf = preflight::preflight(&spec, free, Some(&server), preflight::CONFIRM_ABOVE);
     for w in &pf.warnings {
         eprintln!("pglab: note: {w}");
     }
@@ -129,11 +124,12 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         history: (!args.no_history).then(|| ctx.paths.history_file()),
         local_data_dir: local,
         poll_progress: !args.no_progress_poll,
+        disk_budget: None,
     };
     let kind = spec.kind();
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
     let mut printer = ProgressPrinter::new(kind);
-    let signal = super::shutdown_signal();
+    let signal = crate::session::shutdown_signal();
     tokio::pin!(signal);
     let mut cancelled_at: Option<Instant> = None;
     let code = loop {
@@ -184,7 +180,7 @@ fn report_is_empty(r: &experiment::RunReport) -> bool {
 }
 
 fn print_report(report: &experiment::RunReport, format: OutputFormat) {
-    let text = crate::report::render(report, format);
+    let text = crate::report::render(report, format.into());
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

@@ -2,9 +2,9 @@
 
 use color_eyre::eyre::Result;
 
-use super::{Ctx, EXIT_FAILED, user_error};
 use crate::cli::SandboxAction;
-use crate::target::{Sandbox, SandboxStatus};
+use crate::server::{Sandbox, SandboxStatus};
+use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
     let sandbox = Sandbox::locate(
@@ -24,8 +24,8 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
                     "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\nconnect: psql -h {} -p {port} -U {} {}",
                     sb.root.display(),
                     sb.root.display(),
-                    crate::target::sandbox::SANDBOX_USER,
-                    crate::target::sandbox::SANDBOX_DB
+                    crate::server::sandbox::SANDBOX_USER,
+                    crate::server::sandbox::SANDBOX_DB
                 ))
             }
             SandboxAction::Stop => {

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::report::RunReport;
+use super::record::RunReport;
 
 /// How an experiment's results are drawn: declared once in `Started` so that the TUI and the
 /// reports need no experiment-specific code to draw a chart and a table.

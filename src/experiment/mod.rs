@@ -1,17 +1,21 @@
 //! Experiments: specs, the event stream, the runner, one module per experiment.
 
 pub mod event;
+pub mod field;
 pub mod growth;
-pub mod guard;
 pub mod index_build;
 pub mod ingest;
 pub mod lab;
-pub mod report;
+pub mod leftovers;
+pub mod preflight;
+pub mod record;
 pub mod runner;
 pub mod spec;
+pub mod sql;
 
 pub use event::{Emitter, Progress, ResultLayout, RunEvent, RunHandle, Sample, TrialRef};
+pub use field::{Cost, FieldDef, FieldKind, ParamText};
 pub use lab::{RunCtx, RunError, RunOptions};
-pub use report::{Outcome, ReportBody, RunReport};
+pub use record::{Outcome, ReportBody, RunReport};
 pub use runner::spawn;
-pub use spec::{Cost, ExperimentKind, ExperimentSpec, FieldDef, FieldKind, ParamText};
+pub use spec::{ExperimentKind, ExperimentSpec};

@@ -9,11 +9,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{CHANNEL_CAPACITY, Emitter, RunEvent, RunHandle};
 use super::lab::{RunCtx, RunError, RunOptions};
-use super::report::{Outcome, ReportBody, RunReport, SCHEMA_VERSION};
+use super::record::{Outcome, ReportBody, RunReport, SCHEMA_VERSION};
 use super::spec::ExperimentSpec;
 use super::{growth, index_build, ingest};
 use crate::host::HostSnapshot;
-use crate::target::{Target, snapshot};
+use crate::server::{Target, snapshot};
 
 /// A fresh run id: UTC time to the second plus 4 random hex digits (sortable, unique enough
 /// for two pglab processes starting in the same second).
@@ -102,11 +102,11 @@ async fn run(
         Err(e) => return fail(report, e.to_string()),
     };
     report.server = Some(server.fingerprint());
-    if let Err(why) = super::guard::may_write(&server) {
+    if let Err(why) = super::preflight::may_write(&server) {
         return fail(report, why);
     }
     // Held for the whole run: `pglab clean` leaves the tables of a live run alone.
-    if let Err(e) = super::lab::hold_run_lock(&control, &run_id).await {
+    if let Err(e) = super::leftovers::hold_run_lock(&control, &run_id).await {
         return fail(report, e);
     }
     let ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::index_build::IndexBuildReport;
+use crate::experiment::spec::spec_params;
 use crate::experiment::{ExperimentKind, Outcome, ReportBody, RunReport};
 use crate::measure::units::format_seconds;
 
@@ -210,17 +211,6 @@ fn flat_of<T: Serialize>(v: &T) -> BTreeMap<String, String> {
         flatten("", &j, &mut out);
     }
     out
-}
-
-/// A run's parameters in text form, from its spec key (`experiment:k=v;k=v`).
-pub fn spec_params(spec_key: &str) -> BTreeMap<String, String> {
-    let Some((_, rest)) = spec_key.split_once(':') else {
-        return BTreeMap::new();
-    };
-    rest.split(';')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 /// Compare `baseline` with `candidate`. Fails when they are different experiments or the

@@ -18,7 +18,7 @@ use std::path::Path;
 pub use compare::{Comparison, compare};
 pub use query::{FindError, HistoryFilter, find, parse_since};
 
-use crate::experiment::report::{RunReport, SCHEMA_VERSION};
+use crate::experiment::record::{RunReport, SCHEMA_VERSION};
 
 /// Append one report durably. Safe under concurrent pglab processes.
 pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {

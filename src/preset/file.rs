@@ -83,7 +83,6 @@ pub fn parse(text: &str, file: &str, expected_name: Option<&str>) -> Result<Pres
             line: e.span().map(|s| line_of(text, s.start)),
             field: field_in_message(&message),
             message,
-            unknown_param: false,
         }])
     })?;
     let mut problems = Vec::new();
@@ -132,12 +131,10 @@ pub fn parse(text: &str, file: &str, expected_name: Option<&str>) -> Result<Pres
         && let Err(errors) = kind.parse_spec(&params)
     {
         for (key, message) in errors {
-            let unknown = !kind.fields().iter().any(|f| f.key == key);
             problems.push(Problem {
                 line: key_lines.get(&key).copied(),
                 field: Some(key),
                 message,
-                unknown_param: unknown,
             });
         }
     }

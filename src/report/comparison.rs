@@ -1,8 +1,8 @@
 //! A comparison of two runs as text or Markdown: what differed around them first, then the
 //! results side by side, then the verdict.
 
-use super::content::Grid;
-use crate::cli::OutputFormat;
+use super::Format;
+use super::grid::Grid;
 use crate::history::compare::{Comparison, Difference, Judgement};
 use crate::measure::units::format_seconds;
 
@@ -116,12 +116,10 @@ fn run_line(label: &str, r: &crate::history::compare::RunRef) -> String {
     )
 }
 
-pub fn render(c: &Comparison, format: OutputFormat) -> String {
+pub fn render(c: &Comparison, format: Format) -> String {
     match format {
-        OutputFormat::Json | OutputFormat::Csv => {
-            serde_json::to_string_pretty(c).unwrap_or_default() + "\n"
-        }
-        OutputFormat::Md => {
+        Format::Json | Format::Csv => serde_json::to_string_pretty(c).unwrap_or_default() + "\n",
+        Format::Md => {
             let mut out = format!("# {} comparison\n\n", c.experiment);
             out.push_str(&format!(
                 "- {}\n- {}\n\n**Verdict:** {}\n",
@@ -141,7 +139,7 @@ pub fn render(c: &Comparison, format: OutputFormat) -> String {
             }
             out
         }
-        OutputFormat::Text | OutputFormat::Table => {
+        Format::Table => {
             let mut out = format!(
                 "{} comparison\n  {}\n  {}\n",
                 c.experiment,

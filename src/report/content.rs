@@ -6,28 +6,8 @@ use crate::experiment::{ReportBody, RunReport};
 use crate::measure::units::{format_bytes, format_seconds};
 
 use super::generic;
+use super::grid::Grid;
 use super::recommend::{Recommendation, index_build_recommendations};
-
-/// A table of results.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Grid {
-    pub title: String,
-    pub headers: Vec<String>,
-    /// Right-align this column (numbers).
-    pub numeric: Vec<bool>,
-    pub rows: Vec<Vec<String>>,
-}
-
-impl Grid {
-    pub fn new(title: &str, headers: &[(&str, bool)]) -> Grid {
-        Grid {
-            title: title.to_string(),
-            headers: headers.iter().map(|(h, _)| h.to_string()).collect(),
-            numeric: headers.iter().map(|(_, n)| *n).collect(),
-            rows: Vec::new(),
-        }
-    }
-}
 
 /// Everything a report shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +31,7 @@ pub struct Content {
 
 /// The parameters from the run's spec key, in their text form.
 pub fn params_of(report: &RunReport) -> Vec<(String, String)> {
-    crate::history::compare::spec_params(&report.spec_key)
+    crate::experiment::spec::spec_params(&report.spec_key)
         .into_iter()
         .collect()
 }

@@ -8,11 +8,11 @@ use chrono::{TimeZone, Utc};
 use crate::experiment::index_build::{
     IndexBuildReport, IndexBuildSpec, IndexMethod, IndexTrial, KeyType, Order,
 };
-use crate::experiment::report::SCHEMA_VERSION;
+use crate::experiment::record::SCHEMA_VERSION;
 use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
 use crate::host::HostFingerprint;
 use crate::measure::units::parse_size;
-use crate::target::ServerFingerprint;
+use crate::server::ServerFingerprint;
 
 /// A plausible 2-core host.
 pub fn host() -> HostFingerprint {

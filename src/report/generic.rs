@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::content::Grid;
+use super::grid::Grid;
 use crate::experiment::ReportBody;
 
 #[derive(Debug, Default)]

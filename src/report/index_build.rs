@@ -4,7 +4,7 @@
 use crate::experiment::index_build::IndexBuildReport;
 use crate::measure::units::{format_bytes, format_seconds};
 
-use super::content::Grid;
+use super::grid::Grid;
 
 /// Seconds in a table cell: milliseconds visible for short builds.
 fn secs(v: f64) -> String {

@@ -1,7 +1,8 @@
 //! The Markdown report: what was run, where, the results, the summary and recommendation —
 //! a document to paste into a ticket or a wiki, with the chart beside it.
 
-use super::content::{Content, Grid, content};
+use super::content::{Content, content};
+use super::grid::Grid;
 use crate::experiment::RunReport;
 
 fn esc(s: &str) -> String {

@@ -8,6 +8,8 @@ pub mod content;
 pub mod csv;
 pub mod example;
 pub mod generic;
+pub mod grid;
+pub mod history_table;
 mod index_build;
 pub mod json;
 pub mod markdown;
@@ -16,30 +18,42 @@ pub mod table;
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::OutputFormat;
 use crate::experiment::{ReportBody, RunReport};
 
-/// A run in the chosen format (`Text` and `Table` both mean the aligned table).
-pub fn render(report: &RunReport, format: OutputFormat) -> String {
+/// The formats a report is laid out in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// An aligned text table.
+    Table,
+    /// The stored report as is.
+    Json,
+    /// A row per trial.
+    Csv,
+    /// Markdown (the chart is written beside it by [`write`]).
+    Md,
+}
+
+/// A run in the chosen format.
+pub fn render(report: &RunReport, format: Format) -> String {
     match format {
-        OutputFormat::Text | OutputFormat::Table => table::render(report),
-        OutputFormat::Json => json::render(report),
-        OutputFormat::Csv => csv::render(report),
-        OutputFormat::Md => markdown::render(report),
+        Format::Table => table::render(report),
+        Format::Json => json::render(report),
+        Format::Csv => csv::render(report),
+        Format::Md => markdown::render(report),
     }
 }
 
 /// Several runs in one document (`history export`).
-pub fn render_many(reports: &[&RunReport], format: OutputFormat) -> String {
+pub fn render_many(reports: &[&RunReport], format: Format) -> String {
     match format {
-        OutputFormat::Json => json::render_many(reports),
-        OutputFormat::Csv => csv::render_many(reports),
-        OutputFormat::Md => reports
+        Format::Json => json::render_many(reports),
+        Format::Csv => csv::render_many(reports),
+        Format::Md => reports
             .iter()
             .map(|r| markdown::render(r))
             .collect::<Vec<_>>()
             .join("\n---\n\n"),
-        OutputFormat::Text | OutputFormat::Table => reports
+        Format::Table => reports
             .iter()
             .map(|r| table::render(r))
             .collect::<Vec<_>>()
@@ -76,7 +90,7 @@ pub fn write(report: &RunReport, md: &Path) -> std::io::Result<Written> {
     let chart_path = md.with_extension("svg");
     let chart = match chart::svg(report) {
         Some(svg) => {
-            crate::preset::write_atomic(&chart_path, svg.as_bytes())?;
+            crate::paths::write_atomic(&chart_path, svg.as_bytes())?;
             Some(chart_path)
         }
         None => None,
@@ -86,7 +100,7 @@ pub fn write(report: &RunReport, md: &Path) -> std::io::Result<Written> {
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned());
     let doc = markdown::document(report, link.as_deref());
-    crate::preset::write_atomic(md, doc.as_bytes())?;
+    crate::paths::write_atomic(md, doc.as_bytes())?;
     Ok(Written {
         markdown: md.to_path_buf(),
         chart,

@@ -1,6 +1,7 @@
 //! The plain-text report: aligned tables and short blocks, for a terminal or a log.
 
-use super::content::{Content, Grid, content};
+use super::content::{Content, content};
+use super::grid::Grid;
 use crate::experiment::RunReport;
 
 /// Display width of a cell (characters; the cells pglab writes have no wide glyphs).

@@ -5,17 +5,17 @@ use std::time::Instant;
 
 use super::keys::KeyMap;
 use super::msg::RunKind;
-use super::panes::history::HistoryState;
+use super::overlays::history::RunsState;
+use super::overlays::presets::PickerState;
+use super::panes::history_strip::HistoryState;
 use super::panes::host::HostState;
 use super::panes::params::ParamsState;
 use super::panes::run::RunState;
 use super::panes::target::TargetState;
-use super::presets::PickerState;
-use super::runs::RunsState;
 use super::theme::Theme;
 use crate::experiment::ExperimentSpec;
 use crate::preset::Preset;
-use crate::target::Location;
+use crate::server::Location;
 
 /// The four panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub enum Confirm {
     },
     /// Drop what interrupted runs left in the lab schema (offered at start-up).
     CleanLeftovers {
-        objects: Vec<crate::experiment::lab::LabObject>,
+        objects: Vec<crate::experiment::leftovers::LabObject>,
         question: String,
     },
 }

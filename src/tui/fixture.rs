@@ -21,8 +21,8 @@ use crate::experiment::{
     TrialRef,
 };
 use crate::host::{DiskInfo, HostFingerprint, HostSample, HostSnapshot};
-use crate::target::snapshot::{Counters, Readable, Setting};
-use crate::target::{Location, ServerSnapshot};
+use crate::server::snapshot::{Counters, Readable, Setting};
+use crate::server::{Location, ServerSnapshot};
 
 /// The sandbox, as the fixture's target.
 pub fn location() -> Location {
@@ -206,7 +206,7 @@ pub fn report(spec_key: &str, outcome: Outcome, seconds: f64) -> RunReport {
         .single()
         .expect("a date");
     RunReport {
-        schema_version: crate::experiment::report::SCHEMA_VERSION,
+        schema_version: crate::experiment::record::SCHEMA_VERSION,
         run_id: "20250102T030405Z-abcd".into(),
         pglab_version: "0.1.0".into(),
         outcome,

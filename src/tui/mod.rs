@@ -9,15 +9,12 @@ pub mod app;
 pub mod config;
 #[doc(hidden)]
 pub mod fixture;
-pub mod help;
 pub mod keybar;
 pub mod keys;
 pub mod msg;
+pub mod overlays;
 pub mod panes;
-mod past_runs;
-pub mod presets;
 pub mod render;
-pub mod runs;
 pub mod runtime;
 pub mod terminal;
 pub mod text;
@@ -40,9 +37,9 @@ use self::app::{App, AppInit, Level, Notice};
 use self::msg::{Msg, ServerMsg};
 use self::runtime::Env;
 use self::terminal::TerminalGuard;
-use crate::commands::{Ctx, EXIT_CANCELLED, EXIT_USAGE, user_error};
 use crate::experiment::Outcome;
-use crate::target::snapshot;
+use crate::server::snapshot;
+use crate::session::{Ctx, EXIT_CANCELLED, EXIT_USAGE, user_error};
 
 /// Open the target (before taking over the screen: it may ask for a password or start the
 /// sandbox), run the UI, then give the sandbox back so its server stops.
@@ -100,7 +97,7 @@ async fn ui(
     mut init: AppInit,
     env: Env,
     client: tokio_postgres::Client,
-    first: Option<crate::target::ServerSnapshot>,
+    first: Option<crate::server::ServerSnapshot>,
     launched: Instant,
 ) -> Result<i32> {
     let mut guard = TerminalGuard::enter().map_err(|e| eyre!("cannot set up the terminal: {e}"))?;

@@ -5,12 +5,12 @@ use std::time::Duration;
 use crossterm::event::KeyEvent;
 
 use crate::experiment::RunReport;
-use crate::experiment::guard::Preflight;
+use crate::experiment::preflight::Preflight;
 use crate::experiment::{ExperimentSpec, RunEvent};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
 use crate::host::{HostSample, HostSnapshot};
 use crate::preset::{Preset, PresetEntry, PresetError};
-use crate::target::ServerSnapshot;
+use crate::server::ServerSnapshot;
 
 /// Which kind of run a key asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub struct HistoryPoint {
 #[derive(Debug)]
 pub enum Msg {
     /// What interrupted runs left in the lab schema (found at start-up).
-    Leftovers(Vec<crate::experiment::lab::LabObject>),
+    Leftovers(Vec<crate::experiment::leftovers::LabObject>),
     /// The outcome of dropping them.
     Cleaned(Result<Vec<String>, String>),
     Key(KeyEvent),
@@ -150,6 +150,6 @@ pub enum Command {
     /// Look for leftovers of interrupted runs (answer: `Msg::Leftovers`).
     FindLeftovers,
     /// Drop them, each only if still marked as pglab's (answer: `Msg::Cleaned`).
-    CleanLeftovers(Vec<crate::experiment::lab::LabObject>),
+    CleanLeftovers(Vec<crate::experiment::leftovers::LabObject>),
     Quit,
 }

@@ -17,10 +17,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use super::app::{App, Focus, Level, Overlay, is_compact};
-use super::panes::{history, host, params, run, target};
+use super::panes::{history_strip, host, params, run, target};
 use super::text::{fit, width, wrap};
 use super::theme::Theme;
-use super::{help, keybar, presets, runs};
+use super::{keybar, overlays};
 
 /// Below this the screen says it is too small instead of drawing overlapping panes.
 pub const MIN_SIZE: (u16, u16) = (60, 16);
@@ -80,7 +80,7 @@ pub fn render(app: &App, f: &mut Frame) {
         params::render(app, f, pa, true);
         run::render(app, f, ra, true);
     }
-    history::render(app, f, strip);
+    history_strip::render(app, f, strip);
     if let Some(n) = &app.notice {
         let style = match n.level {
             Level::Info => app.theme.accent(),
@@ -97,9 +97,9 @@ pub fn render(app: &App, f: &mut Frame) {
 
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help => help::render(app, f, area),
-        Overlay::Presets => presets::render(app, f, area),
-        Overlay::Runs => runs::render(app, f, area),
+        Overlay::Help => overlays::help::render(app, f, area),
+        Overlay::Presets => overlays::presets::render(app, f, area),
+        Overlay::Runs => overlays::history::render(app, f, area),
         Overlay::Confirm(c) => confirm(app, f, area, c.question()),
     }
 }

@@ -9,7 +9,7 @@ use super::keys::{Action, Key};
 use super::msg::{Command, Msg, ProbeStage, RunKind};
 use super::panes::params::Edit;
 use super::update_overlays as ov;
-use crate::experiment::guard::Preflight;
+use crate::experiment::preflight::Preflight;
 use crate::experiment::{ExperimentKind, ExperimentSpec, RunEvent};
 
 /// How long quitting waits for a cancelled run to clean up before leaving anyway.
@@ -25,7 +25,10 @@ pub fn init(app: &mut App) -> Vec<Command> {
 }
 
 /// Offer to drop what interrupted runs left (never datasets, never a live run's tables).
-fn on_leftovers(app: &mut App, objects: Vec<crate::experiment::lab::LabObject>) -> Vec<Command> {
+fn on_leftovers(
+    app: &mut App,
+    objects: Vec<crate::experiment::leftovers::LabObject>,
+) -> Vec<Command> {
     if objects.is_empty() || app.overlay != Overlay::None {
         return Vec::new();
     }

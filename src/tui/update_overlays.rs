@@ -6,10 +6,9 @@ use crossterm::event::KeyCode;
 use super::app::{App, Confirm, Focus, Level, Overlay};
 use super::keys::{Action, Key};
 use super::msg::{Command, PresetOp};
-use super::presets::{InputFor, NameInput};
-use super::runs::TextView;
+use super::overlays::history::TextView;
+use super::overlays::presets::{InputFor, NameInput};
 use super::update::{set_focus, want_history};
-use crate::cli::OutputFormat;
 use crate::experiment::RunReport;
 use crate::preset::{self, Preset, PresetEntry, PresetError};
 use crate::report;
@@ -283,7 +282,7 @@ pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
         KeyCode::Enter => {
             if let Some(r) = app.runs.selected_run() {
                 let title = format!("Run {} · {}", r.run_id, r.kind().as_str());
-                let text = report::render(r, OutputFormat::Table);
+                let text = report::render(r, report::Format::Table);
                 app.runs.view = Some(TextView::new(title, &text));
             }
         }
@@ -323,7 +322,7 @@ fn compare_selected(app: &mut App) {
     match crate::history::compare(b, r) {
         Ok(c) => {
             let title = format!("Compare {} (baseline) with {}", b.run_id, r.run_id);
-            let text = report::comparison::render(&c, OutputFormat::Table);
+            let text = report::comparison::render(&c, report::Format::Table);
             app.runs.view = Some(TextView::new(title, &text));
         }
         Err(e) => {

@@ -11,7 +11,7 @@ use super::keys::KeyMap;
 use super::msg::{Command, Msg, ProbeMsg, RunKind, ServerMsg};
 use super::theme::Theme;
 use super::update::{QUIT_GRACE, update};
-use crate::experiment::guard::{self, Preflight};
+use crate::experiment::preflight::{self, Preflight};
 use crate::experiment::{ExperimentKind, ExperimentSpec, Outcome, RunEvent};
 
 fn key(c: char) -> Msg {
@@ -37,11 +37,11 @@ fn typed(app: &mut App, s: &str) {
 }
 
 fn ok_verdict(spec: &ExperimentSpec) -> Box<Preflight> {
-    Box::new(guard::preflight(
-        spec.estimate(),
+    Box::new(preflight::preflight(
+        spec,
         Some(1 << 40),
         None,
-        guard::CONFIRM_ABOVE,
+        preflight::CONFIRM_ABOVE,
     ))
 }
 
@@ -565,7 +565,7 @@ fn history_answers_for_another_spec_are_dropped() {
 
 #[test]
 fn leftovers_found_at_start_are_offered_for_cleaning() {
-    use crate::experiment::lab::{LabObject, LabObjectKind};
+    use crate::experiment::leftovers::{LabObject, LabObjectKind};
     let mut a = app();
     assert!(super::update::init(&mut a).contains(&Command::FindLeftovers));
     let obj = LabObject {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use pglab::paths::Paths;
-use pglab::target::{Sandbox, Target};
+use pglab::server::{Sandbox, Target};
 
 pub struct TestLab {
     pub dir: PathBuf,

@@ -63,7 +63,7 @@ impl ColdCache {
             let row = client
                 .query_one("SELECT pg_relation_filepath($1::text::regclass)", &[q])
                 .await
-                .map_err(|e| crate::target::error::describe_query_error(&e))?;
+                .map_err(|e| crate::server::error::describe_query_error(&e))?;
             let Some(rel): Option<String> = row.get(0) else {
                 continue;
             };

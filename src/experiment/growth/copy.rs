@@ -10,7 +10,7 @@ use tokio_postgres::{Client, CopyInSink};
 
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::target::error::sqlstate;
+use crate::server::error::sqlstate;
 
 /// Why growing stopped.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ impl FillError {
     /// A query error, told apart when it is a full disk.
     pub fn of(ctx: &RunCtx, e: tokio_postgres::Error) -> FillError {
         if !ctx.cancel.is_cancelled() && sqlstate(&e) == Some("53100") {
-            return FillError::DiskFull(crate::target::error::describe_query_error(&e));
+            return FillError::DiskFull(crate::server::error::describe_query_error(&e));
         }
         FillError::Run(ctx.error(e))
     }

@@ -188,12 +188,12 @@ async fn run_steps(
         );
     }
     let local_free = || {
-        ctx.opts
-            .local_data_dir
-            .as_deref()
-            .and_then(crate::host::free_bytes)
+        crate::experiment::preflight::free_space(
+            ctx.opts.local_data_dir.as_deref(),
+            ctx.opts.disk_budget,
+        )
     };
-    let known_free = spec.free_bytes.is_some() || local_free().is_some();
+    let known_free = local_free().is_some();
     if !known_free {
         ctx.note("free disk space is unknown (the server is not on this host): every step up to the fill limit runs; a full disk stops the growth and the rest is projected").await;
     }
@@ -221,8 +221,10 @@ async fn run_steps(
             .filter_map(|&d| project::fit_design(report, d, spec.pairs(target)))
             .collect();
         let need = project::disk_needed(spec, report, &fits, target, current, max_wal);
-        let free = match spec.free_bytes {
-            Some(f) => Some(f.saturating_sub(usage)),
+        // A budget counts what the run already holds; the filesystem's free space already
+        // has it taken off.
+        let free = match ctx.opts.disk_budget {
+            Some(_) => local_free().map(|f| f.saturating_sub(usage)),
             None => local_free(),
         };
         if let Some(free) = free
@@ -308,8 +310,8 @@ async fn run_steps(
         .filter_map(|&d| project::fit_design(report, d, spec.pairs(last_point)))
         .collect();
     let usage = measure::total_bytes(ctx, &client, &relnames).await?;
-    let budget = match spec.free_bytes {
-        Some(f) => Some(f),
+    let budget = match ctx.opts.disk_budget {
+        Some(_) => local_free(),
         None => local_free().map(|f| f + usage),
     };
     let measured_max = states.iter().map(|s| s.versions()).max().unwrap_or(0);

@@ -219,7 +219,7 @@ pub fn disk_needed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::ParamText;
+    use crate::experiment::field::ParamText;
 
     fn step(
         design: Design,

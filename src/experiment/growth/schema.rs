@@ -4,7 +4,8 @@
 use tokio_postgres::Client;
 
 use super::spec::{Design, GrowthSpec, IndexKind};
-use crate::experiment::lab::{RunCtx, RunError, ident};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::sql::ident;
 
 /// One index of a growth table.
 #[derive(Debug, Clone)]
@@ -29,16 +30,7 @@ pub struct TableDef {
 
 /// A name unique to this run: `growth_<what>_<run id>`.
 pub fn run_table_name(run_id: &str, what: &str) -> String {
-    let id: String = run_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let id = crate::experiment::sql::plain_name(run_id);
     format!("growth_{what}_{id}")
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::spec::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{format_count, parse_count, parse_count_list};
 
 pub const DESIGNS: &[&str] = &["snapshot", "ranges"];
@@ -215,9 +215,6 @@ pub struct GrowthSpec {
     pub target_rows: Option<u64>,
     pub baseline: bool,
     pub seed: u64,
-    /// Free disk bytes to plan with instead of asking the filesystem (tests; not a field).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub free_bytes: Option<u64>,
 }
 
 /// Largest number of (version, content) pairs a spec may describe.
@@ -361,7 +358,6 @@ impl GrowthSpec {
             target_rows,
             baseline,
             seed,
-            free_bytes: None,
         };
         if r.errors.is_empty() && spec.churn_pct > 0.0 && spec.churn_per_version() == 0 {
             r.errors.push((
@@ -534,9 +530,9 @@ impl GrowthSpec {
         c
     }
 
-    /// The estimate with the free space this spec carries (see `estimate_with_free`).
+    /// The estimate when every step fits (see `estimate_with_free`).
     pub fn estimate(&self) -> Cost {
-        self.estimate_with_free(self.free_bytes)
+        self.estimate_with_free(None)
     }
 }
 

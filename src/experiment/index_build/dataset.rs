@@ -17,7 +17,8 @@ use rand_chacha::ChaCha8Rng;
 use super::report::DatasetInfo;
 use super::spec::{IndexBuildSpec, KeyType, Order};
 use crate::experiment::event::Progress;
-use crate::experiment::lab::{MARK, RunCtx, RunError, literal};
+use crate::experiment::lab::{MARK, RunCtx, RunError};
+use crate::experiment::sql::literal;
 
 /// Rows per COPY chunk message (~512 kB of text for int4 keys).
 const CHUNK_ROWS: usize = 32_768;

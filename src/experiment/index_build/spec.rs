@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::spec::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{Size, format_count, parse_size_list};
 
 pub const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];

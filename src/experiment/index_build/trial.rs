@@ -11,7 +11,8 @@ use tokio_postgres::Client;
 use super::report::{DatasetInfo, IndexTrial};
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
-use crate::experiment::lab::{RunCtx, RunError, ident};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::sql::ident;
 use crate::measure::units::Size;
 
 /// How often the progress view is read. Measured: polling at this rate costs well under 1%

@@ -17,8 +17,8 @@ use super::meter::Meter;
 use super::payload::{Doc, PayloadGen};
 use super::spec::{Method, PayloadType, SyncCommit};
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::target::Target;
-use crate::target::error::describe_query_error;
+use crate::server::Target;
+use crate::server::error::describe_query_error;
 
 /// Highest batch latency the histogram resolves: one hour, in microseconds.
 const LATENCY_HIGH_US: u64 = 3_600_000_000;

@@ -409,7 +409,7 @@ impl IngestReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::ParamText;
+    use crate::experiment::field::ParamText;
 
     fn trial(method: Method, batch: u64, clients: u32, sync: SyncCommit, rps: f64) -> IngestTrial {
         IngestTrial {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::spec::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
 pub const METHODS: &[&str] = &["insert", "insert-tx", "values", "copy"];

@@ -17,7 +17,7 @@ use super::client::{Job, LoadError, LoadResult, Loader, connect_session, latency
 use super::meter::Meter;
 use super::payload::PayloadGen;
 use super::spec::SyncCommit;
-use crate::target::Target;
+use crate::server::Target;
 
 /// What a client needs to start, all owned (it lives on another thread).
 pub struct ClientSetup {

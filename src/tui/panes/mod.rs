@@ -1,6 +1,6 @@
 //! One file per pane: its state, how messages change it, and how it is drawn.
 
-pub mod history;
+pub mod history_strip;
 pub mod host;
 pub mod params;
 pub mod results;

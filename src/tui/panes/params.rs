@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{pane_block, plain_line};
-use crate::experiment::spec::FieldErrors;
+use crate::experiment::field::FieldErrors;
 use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
 use crate::measure::units::{format_bytes, format_count};
 use crate::tui::app::{App, Focus};

@@ -9,8 +9,8 @@ use ratatui::widgets::Paragraph;
 
 use super::{Metric, Series, metrics_grid, pane_block, plain_line};
 use crate::measure::units::{format_bytes_short, format_count};
-use crate::target::snapshot::Rates;
-use crate::target::{Location, ServerSnapshot};
+use crate::server::snapshot::Rates;
+use crate::server::{Location, ServerSnapshot};
 use crate::tui::app::{App, Focus};
 use crate::tui::msg::ServerMsg;
 use crate::tui::text::{pack, wrap};

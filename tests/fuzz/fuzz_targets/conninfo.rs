@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(s) = std::str::from_utf8(data) {
         let env: std::collections::BTreeMap<&str, &str> = Default::default();
-        let _ = pglab::target::conninfo::resolve(Some(s), &env);
+        let _ = pglab::server::conninfo::resolve(Some(s), &env);
     }
 });

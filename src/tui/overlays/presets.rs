@@ -6,10 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Level, Notice};
-use super::render::overlay_box;
-use super::text::{fit, pad, wrap};
 use crate::preset::PresetEntry;
+use crate::tui::app::{App, Level, Notice};
+use crate::tui::render::overlay_box;
+use crate::tui::text::{fit, pad, wrap};
 
 /// What the one-line name input is for.
 #[derive(Debug, Clone, PartialEq)]

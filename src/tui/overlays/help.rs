@@ -5,9 +5,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::App;
-use super::keys::Action;
-use super::text::{pad, width, wrap};
+use crate::tui::app::App;
+use crate::tui::keys::Action;
+use crate::tui::text::{pad, width, wrap};
 
 /// (keys, what they do), in the order shown.
 pub fn entries(app: &App) -> Vec<(String, String)> {
@@ -125,6 +125,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         w,
         h,
     );
-    let inner = super::render::framed(f, rect, " Help · keys ", theme.focused_border(), theme);
+    let inner = crate::tui::render::framed(f, rect, " Help · keys ", theme.focused_border(), theme);
     f.render_widget(Paragraph::new(lines), inner);
 }

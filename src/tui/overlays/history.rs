@@ -6,11 +6,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Level, Notice};
-use super::render::overlay_box;
-use super::text::{fit, wrap};
-use crate::commands::history::list_table;
 use crate::experiment::{ExperimentKind, RunReport};
+use crate::report::history_table::list_table;
+use crate::tui::app::{App, Level, Notice};
+use crate::tui::render::overlay_box;
+use crate::tui::text::{fit, wrap};
 
 /// A report or a comparison as text, scrolled.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::spec::ExperimentKind;
 use super::{growth, index_build, ingest};
 use crate::host::HostFingerprint;
-use crate::target::ServerFingerprint;
+use crate::server::ServerFingerprint;
 
 /// Bumped when a field changes meaning or disappears (adding fields does not bump it).
 pub const SCHEMA_VERSION: u32 = 1;

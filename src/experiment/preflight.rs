@@ -1,9 +1,12 @@
-//! Guard rails checked before anything runs: never write to a standby or a read-only
-//! server, never fill the disk, never take the server's last connection slots.
+//! The pre-run check both front ends call: never write to a standby or a read-only server,
+//! never fill the disk, never take the server's last connection slots.
 
-use super::spec::Cost;
+use std::path::Path;
+
+use super::field::Cost;
+use super::spec::ExperimentSpec;
 use crate::measure::units::format_bytes;
-use crate::target::ServerSnapshot;
+use crate::server::ServerSnapshot;
 
 /// Experiments write; refuse when the server cannot or should not take writes.
 pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
@@ -34,14 +37,26 @@ pub struct Preflight {
 /// Default size above which a run asks for confirmation.
 pub const CONFIRM_ABOVE: u64 = 10 * 1024 * 1024 * 1024;
 
-/// Check a cost against free disk space (None when the data directory is not local) and the
-/// server's free connection slots.
+/// The disk a run may use: the free space of the server's data filesystem when it is local
+/// (None: remote, unknown), capped by the run's own budget when it has one.
+pub fn free_space(local_data_dir: Option<&Path>, budget: Option<u64>) -> Option<u64> {
+    let free = local_data_dir.and_then(crate::host::free_bytes);
+    match (free, budget) {
+        (Some(f), Some(b)) => Some(f.min(b)),
+        (f, b) => f.or(b),
+    }
+}
+
+/// Check a spec against the disk it may use (see [`free_space`]; None when unknown) and the
+/// server's free connection slots. growth fills only the steps that fit and projects the
+/// rest, so its cost is costed with the same free space the run will see.
 pub fn preflight(
-    cost: Cost,
+    spec: &ExperimentSpec,
     free_bytes: Option<u64>,
     server: Option<&ServerSnapshot>,
     confirm_above: u64,
 ) -> Preflight {
+    let cost = spec.estimate_with_free(free_bytes);
     let mut p = Preflight {
         cost: cost.clone(),
         free_bytes,

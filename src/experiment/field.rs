@@ -1,0 +1,163 @@
+//! The field machinery every experiment's parameters are built from: the text form
+//! (`key = "value"` pairs), field definitions for the editor and the flags, the reader that
+//! parses each field with one sentence per error, and the cost estimate. A leaf module: the
+//! experiments import it; it imports none of them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Parameters in text form, keyed by field name (`rows`, `mwm`, …).
+pub type ParamText = BTreeMap<String, String>;
+
+/// A field's errors: (field key, sentence).
+pub type FieldErrors = Vec<(String, String)>;
+
+/// What a field holds, for the editor's hints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    Count,
+    CountList,
+    Size,
+    SizeList,
+    Choice(&'static [&'static str]),
+    ChoiceList(&'static [&'static str]),
+    Bool,
+    Duration,
+    Number,
+}
+
+/// One editable parameter of an experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldDef {
+    /// The key in presets and the long flag name (`--mwm`).
+    pub key: &'static str,
+    /// Short label in the editor.
+    pub label: &'static str,
+    pub help: &'static str,
+    pub default: &'static str,
+    pub kind: FieldKind,
+}
+
+/// The estimated cost of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub trials: usize,
+    pub rows: u64,
+    /// Heap bytes of the largest table at once.
+    pub table_bytes: u64,
+    pub index_bytes: u64,
+    /// Sort spill, WAL and other transient space.
+    pub temp_bytes: u64,
+    pub wal_bytes: u64,
+    /// Connections the run holds at its peak (control + progress + clients).
+    pub connections: u32,
+}
+
+impl Cost {
+    /// Disk space needed at the peak.
+    pub fn disk_bytes(&self) -> u64 {
+        self.table_bytes
+            .saturating_add(self.index_bytes)
+            .saturating_add(self.temp_bytes)
+            .saturating_add(self.wal_bytes)
+    }
+}
+
+/// Helpers the experiments' `parse` functions share: each returns the value or records a
+/// sentence for its field.
+pub struct FieldReader<'a> {
+    pub params: &'a ParamText,
+    pub errors: FieldErrors,
+}
+
+impl<'a> FieldReader<'a> {
+    pub fn new(params: &'a ParamText) -> Self {
+        FieldReader {
+            params,
+            errors: Vec::new(),
+        }
+    }
+
+    fn raw(&self, key: &str) -> &str {
+        self.params.get(key).map(String::as_str).unwrap_or("")
+    }
+
+    /// Parse one field with `f`; on error record it and return `fallback`.
+    pub fn get<T>(
+        &mut self,
+        key: &str,
+        fallback: T,
+        f: impl FnOnce(&str) -> Result<T, String>,
+    ) -> T {
+        match f(self.raw(key).trim()) {
+            Ok(v) => v,
+            Err(e) => {
+                self.errors.push((key.to_string(), e));
+                fallback
+            }
+        }
+    }
+
+    pub fn count(&mut self, key: &str, min: u64, max: u64) -> u64 {
+        self.get(key, min, |s| {
+            let n = crate::measure::units::parse_count(s).map_err(|e| e.0)?;
+            if n < min {
+                return Err(format!("must be at least {min}"));
+            }
+            if n > max {
+                return Err(format!(
+                    "must be at most {}",
+                    crate::measure::units::format_count(max as f64)
+                ));
+            }
+            Ok(n)
+        })
+    }
+
+    pub fn count_list(&mut self, key: &str, min: u64, max: u64) -> Vec<u64> {
+        self.get(key, vec![min], |s| {
+            let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
+            if let Some(bad) = v.iter().find(|n| **n < min || **n > max) {
+                return Err(format!("{bad} is out of range ({min}..{max})"));
+            }
+            Ok(v)
+        })
+    }
+
+    pub fn choice<T: Copy>(&mut self, key: &str, options: &[(&str, T)]) -> T {
+        let first = options[0].1;
+        self.get(key, first, |s| {
+            options
+                .iter()
+                .find(|(n, _)| *n == s)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| {
+                    format!(
+                        "'{s}' is not one of {}",
+                        options
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+        })
+    }
+
+    pub fn bool(&mut self, key: &str) -> bool {
+        self.get(key, false, |s| match s {
+            "on" | "true" | "yes" | "1" => Ok(true),
+            "off" | "false" | "no" | "0" | "" => Ok(false),
+            _ => Err(format!("'{s}' is not on/off")),
+        })
+    }
+
+    pub fn finish<T>(self, value: T) -> Result<T, FieldErrors> {
+        if self.errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.errors)
+        }
+    }
+}

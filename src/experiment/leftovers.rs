@@ -1,0 +1,231 @@
+//! Finding and dropping what runs left behind: every pglab table carries a `pglab:` comment,
+//! every live run holds an advisory lock, so a table whose run holds no lock is a leftover.
+//! Unmarked objects are never listed or touched.
+
+use tokio_postgres::Client;
+
+use super::lab::MARK;
+use super::sql::ident;
+use crate::server::error::describe_query_error;
+
+/// Drop tables in `schema` whose comment is LIKE `pattern` (always a pglab mark).
+pub async fn drop_marked(
+    client: &Client,
+    schema: &str,
+    pattern: &str,
+) -> Result<Vec<String>, String> {
+    if !pattern.starts_with(MARK) {
+        return Err("refusing to drop objects that are not marked as pglab's".into());
+    }
+    let rows = client
+        .query(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'u')
+                AND obj_description(c.oid, 'pg_class') LIKE $2",
+            &[&schema, &pattern],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    let mut dropped = Vec::new();
+    for r in rows {
+        let name: String = r.get(0);
+        client
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS {}.{}",
+                ident(schema),
+                ident(&name)
+            ))
+            .await
+            .map_err(|e| describe_query_error(&e))?;
+        dropped.push(name);
+    }
+    Ok(dropped)
+}
+
+/// The advisory-lock class pglab's runs hold (`'pglb'`): a run holds
+/// `pg_advisory_lock(LOCK_CLASS, hashtext(run_id))` on its control session for its whole life,
+/// so `pglab clean` can tell a live run's tables from an interrupted one's.
+pub const LOCK_CLASS: i32 = 0x70676c62;
+
+/// Take the run's advisory lock on `client` (held until that session ends).
+pub async fn hold_run_lock(client: &Client, run_id: &str) -> Result<(), String> {
+    client
+        .query_one(
+            "SELECT pg_advisory_lock($1, hashtext($2))",
+            &[&LOCK_CLASS, &run_id],
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| describe_query_error(&e))
+}
+
+/// What a marked object in the lab schema is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LabObjectKind {
+    /// A table of one run (dropped when the run ends; left over only if pglab died).
+    RunTable,
+    /// A reusable dataset (index-build input) kept between runs.
+    Dataset,
+    /// An index on a pglab dataset left by an interrupted build.
+    Index,
+}
+
+/// A pglab-marked table in the lab schema.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LabObject {
+    pub name: String,
+    pub kind: LabObjectKind,
+    pub run_id: Option<String>,
+    pub bytes: i64,
+    /// True when the run that made it is still running (its advisory lock is held).
+    pub live: bool,
+    pub comment: String,
+}
+
+/// Every pglab-marked table in `schema`. Unmarked tables are never listed (or touched).
+pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>, String> {
+    let rows = client
+        .query(
+            "SELECT c.relname::text, obj_description(c.oid, 'pg_class'), pg_total_relation_size(c.oid)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'u')
+                AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
+              ORDER BY 1",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    let mut out = Vec::new();
+    // Indexes on pglab's tables are pglab's; between runs there should be none.
+    let any_live: bool = client
+        .query_one(
+            "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::int::oid AND granted",
+            &[&LOCK_CLASS],
+        )
+        .await
+        .map(|r| r.get(0))
+        .unwrap_or(true);
+    for r in client
+        .query(
+            "SELECT i.relname::text, t.relname::text, pg_relation_size(i.oid)
+               FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+               JOIN pg_namespace n ON n.oid = t.relnamespace
+              WHERE n.nspname = $1 AND obj_description(t.oid, 'pg_class') LIKE 'pglab:dataset%'",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?
+    {
+        let table: String = r.get(1);
+        out.push(LabObject {
+            name: r.get(0),
+            kind: LabObjectKind::Index,
+            run_id: None,
+            bytes: r.get(2),
+            live: any_live,
+            comment: format!("index on pglab dataset {table}"),
+        });
+    }
+    for r in rows {
+        let comment: String = r.get::<_, Option<String>>(1).unwrap_or_default();
+        let run_id = comment
+            .strip_prefix(&format!("{MARK}run="))
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string);
+        let kind = if run_id.is_some() {
+            LabObjectKind::RunTable
+        } else {
+            LabObjectKind::Dataset
+        };
+        let live = match &run_id {
+            Some(id) => {
+                // Free lock = no live run. Take and release it at once.
+                let got: bool = client
+                    .query_one(
+                        "SELECT pg_try_advisory_lock($1, hashtext($2))",
+                        &[&LOCK_CLASS, id],
+                    )
+                    .await
+                    .map(|r| r.get(0))
+                    .unwrap_or(false);
+                if got {
+                    let _ = client
+                        .query_one(
+                            "SELECT pg_advisory_unlock($1, hashtext($2))",
+                            &[&LOCK_CLASS, id],
+                        )
+                        .await;
+                }
+                !got
+            }
+            None => false,
+        };
+        out.push(LabObject {
+            name: r.get(0),
+            kind,
+            run_id,
+            bytes: r.get(2),
+            live,
+            comment,
+        });
+    }
+    Ok(out)
+}
+
+/// Drop the given tables, each only if it still carries a pglab mark.
+pub async fn drop_objects(
+    client: &Client,
+    schema: &str,
+    objects: &[LabObject],
+) -> Result<Vec<String>, String> {
+    let mut dropped = Vec::new();
+    for o in objects {
+        let still_marked = client
+            .query_opt(
+                "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE n.nspname = $1 AND c.relname = $2 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'",
+                &[&schema, &o.name],
+            )
+            .await
+            .map_err(|e| describe_query_error(&e))?
+            .is_some();
+        if o.kind == LabObjectKind::Index {
+            // Only an index on a table that carries a pglab dataset mark.
+            let on_dataset = client
+                .query_opt(
+                    "SELECT 1 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+                       JOIN pg_namespace n ON n.oid = i.relnamespace
+                      WHERE n.nspname = $1 AND i.relname = $2 AND obj_description(t.oid, 'pg_class') LIKE 'pglab:dataset%'",
+                    &[&schema, &o.name],
+                )
+                .await
+                .map_err(|e| describe_query_error(&e))?
+                .is_some();
+            if on_dataset {
+                client
+                    .batch_execute(&format!(
+                        "DROP INDEX IF EXISTS {}.{}",
+                        ident(schema),
+                        ident(&o.name)
+                    ))
+                    .await
+                    .map_err(|e| describe_query_error(&e))?;
+                dropped.push(o.name.clone());
+            }
+            continue;
+        }
+        if still_marked {
+            client
+                .batch_execute(&format!(
+                    "DROP TABLE IF EXISTS {}.{}",
+                    ident(schema),
+                    ident(&o.name)
+                ))
+                .await
+                .map_err(|e| describe_query_error(&e))?;
+            dropped.push(o.name.clone());
+        }
+    }
+    Ok(dropped)
+}

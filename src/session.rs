@@ -1,0 +1,157 @@
+//! What both front ends share: the context every command gets, opening the target (and the
+//! sandbox), exit codes, the user-error type, the shutdown signal, and running a front end
+//! on the async runtime with logging set up. `commands/` and `tui/` both depend on this
+//! module, never on each other; `main.rs` picks which one runs.
+
+use std::future::Future;
+use std::io::IsTerminal;
+
+use color_eyre::eyre::Result;
+
+use crate::cli::GlobalArgs;
+use crate::paths::Paths;
+use crate::server::{self, Opened, TargetOptions};
+
+/// Exit codes: 0 done, 1 failed, 2 bad input, 130 cancelled.
+pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_CANCELLED: i32 = 130;
+
+/// An error the user can act on: printed as one sentence, exit code attached.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct UserError {
+    pub message: String,
+    pub code: i32,
+}
+
+pub fn user_error(code: i32, message: impl Into<String>) -> color_eyre::eyre::Report {
+    UserError {
+        message: message.into(),
+        code,
+    }
+    .into()
+}
+
+/// What every command gets.
+pub struct Ctx {
+    pub global: GlobalArgs,
+    pub paths: Paths,
+}
+
+impl Ctx {
+    pub fn target_options(&self) -> TargetOptions {
+        TargetOptions {
+            db: self.global.db.clone(),
+            force_sandbox: self.global.sandbox,
+            pg_bin: self.global.pg_bin.clone(),
+            keep_sandbox: self.global.keep_sandbox,
+            sandbox_port: self.global.sandbox_port,
+        }
+    }
+
+    /// Open the target (starting the sandbox if it is the target), asking for a password on
+    /// the terminal when the server wants one.
+    pub async fn open_target(&self) -> Result<(Opened, tokio_postgres::Client)> {
+        let ask: &server::connect::AskPassword = &server::connect::ask_password_on_tty;
+        let interactive = std::io::stdin().is_terminal();
+        server::open(
+            &self.target_options(),
+            &self.paths,
+            interactive.then_some(ask),
+        )
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e.to_string()))
+    }
+
+    /// A local directory on the server's data filesystem, when there is one.
+    pub fn local_data_dir(
+        opened: &Opened,
+        server: Option<&server::ServerSnapshot>,
+    ) -> Option<std::path::PathBuf> {
+        if let Some(s) = &opened.sandbox {
+            return Some(s.sandbox.root.clone());
+        }
+        if !opened.target.location.is_local() {
+            return None;
+        }
+        let dir = server?.setting("data_directory")?.value.clone();
+        let p = std::path::PathBuf::from(dir);
+        p.exists().then_some(p)
+    }
+}
+
+/// Log to a file under the data dir (never to the screen the TUI owns). Returns the guard
+/// that flushes the log on exit.
+fn init_logging(paths: &Paths) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = paths.log_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(&dir, "pglab.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PGLAB_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new("info,tokio_postgres=warn,rustls=warn")
+    });
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
+
+/// Resolves when the user asks to stop: Ctrl-C, SIGTERM, or SIGHUP (the SSH link dropped).
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut hup = signal(SignalKind::hangup()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+        _ = async { match hup.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+/// Run one front end: install the error hook, set up logging, check the global flags, start
+/// the runtime, run `front`, and turn its result into the process exit code (a
+/// [`UserError`] carries its own code; anything else is 1).
+pub fn execute<F, Fut>(global: GlobalArgs, front: F) -> i32
+where
+    F: FnOnce(Ctx) -> Fut,
+    Fut: Future<Output = Result<i32>>,
+{
+    let _ = color_eyre::config::HookBuilder::default()
+        .display_env_section(false)
+        .install();
+    let paths = Paths::resolve(global.data_dir.clone());
+    let _log = init_logging(&paths);
+    if let Err(e) = crate::experiment::sql::check_schema_name(&global.schema) {
+        eprintln!("pglab: --schema: {e}");
+        return EXIT_USAGE;
+    }
+    let ctx = Ctx { global, paths };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("pglab: cannot start the async runtime: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    let result: Result<i32> = rt.block_on(front(ctx));
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let code = e
+                .downcast_ref::<UserError>()
+                .map(|u| u.code)
+                .unwrap_or(EXIT_FAILED);
+            eprintln!("pglab: {e:#}");
+            tracing::error!("exit {code}: {e:?}");
+            code
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The command executor: carries out what `update` asks for (preflight, runs, probes, preset
+//! and history I/O, cleanup) on tokio tasks, and reports back by message. Holds the run and
+//! the probe that are going, so leaving can cancel them and wait for their cleanup.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
+use tokio_util::sync::CancellationToken;
+
+use super::Env;
+use super::strip;
+use crate::experiment::{self, RunOptions, preflight};
+use crate::host::probe::{self, FsyncSpec, ProbeError, SeqWriteSpec};
+use crate::tui::msg::{Command, HistoryPoint, Msg, PresetOp, ProbeMsg, ProbeStage};
+
+/// How long leaving waits for a cancelled run to finish its cleanup.
+const RUN_STOP_WAIT: Duration = Duration::from_secs(20);
+
+/// Carries out commands; holds what is running.
+pub struct Effects {
+    env: Env,
+    tx: UnboundedSender<Msg>,
+    run: Option<(CancellationToken, JoinHandle<()>)>,
+    probe: Option<(CancellationToken, JoinHandle<()>)>,
+}
+
+impl Effects {
+    pub fn new(env: Env, tx: UnboundedSender<Msg>) -> Effects {
+        Effects {
+            env,
+            tx,
+            run: None,
+            probe: None,
+        }
+    }
+
+    pub fn exec(&mut self, cmd: Command) {
+        let tx = self.tx.clone();
+        match cmd {
+            Command::Preflight { spec, kind, server } => {
+                let dir = self.env.local_data_dir.clone();
+                tokio::spawn(async move {
+                    let free = tokio::task::spawn_blocking(move || {
+                        preflight::free_space(dir.as_deref(), None)
+                    })
+                    .await
+                    .ok()
+                    .flatten();
+                    let verdict = preflight::preflight(
+                        &spec,
+                        free,
+                        server.as_deref(),
+                        preflight::CONFIRM_ABOVE,
+                    );
+                    let _ = tx.send(Msg::Preflight {
+                        spec,
+                        kind,
+                        verdict: Box::new(verdict),
+                    });
+                });
+            }
+            Command::StartRun { spec, preset } => {
+                let opts = RunOptions {
+                    preset,
+                    schema: self.env.schema.clone(),
+                    history: Some(self.env.history_file.clone()),
+                    local_data_dir: self.env.local_data_dir.clone(),
+                    ..RunOptions::default()
+                };
+                let mut handle = experiment::spawn(self.env.target.clone(), *spec, opts);
+                tokio::spawn(async move {
+                    while let Some(ev) = handle.events.recv().await {
+                        let last = ev.is_final();
+                        let _ = tx.send(Msg::Run(ev));
+                        if last {
+                            return;
+                        }
+                    }
+                    let _ = tx.send(Msg::RunClosed);
+                });
+                self.run = Some((handle.cancel, handle.task));
+            }
+            Command::CancelRun => {
+                if let Some((cancel, _)) = &self.run {
+                    cancel.cancel();
+                }
+            }
+            Command::StartProbe => {
+                let cancel = CancellationToken::new();
+                let dir = self.env.probe_dir.clone();
+                let c = cancel.clone();
+                let task = tokio::spawn(async move {
+                    let ptx = tx.clone();
+                    let r = tokio::task::spawn_blocking(move || probes(&dir, &c, &ptx)).await;
+                    let msg = match r {
+                        Ok(Ok(res)) => ProbeMsg::Done(Ok(res)),
+                        Ok(Err(ProbeError::Cancelled)) => ProbeMsg::Cancelled,
+                        Ok(Err(e)) => ProbeMsg::Done(Err(e.to_string())),
+                        Err(e) => ProbeMsg::Done(Err(format!("the probe stopped: {e}"))),
+                    };
+                    let _ = tx.send(Msg::Probe(msg));
+                });
+                self.probe = Some((cancel, task));
+            }
+            Command::CancelProbe => {
+                if let Some((cancel, _)) = &self.probe {
+                    cancel.cancel();
+                }
+            }
+            Command::FindLeftovers => {
+                let (target, schema) = (self.env.target.clone(), self.env.schema.clone());
+                tokio::spawn(async move {
+                    let found = async {
+                        let c = target.connect().await.ok()?;
+                        crate::experiment::leftovers::lab_objects(&c, &schema)
+                            .await
+                            .ok()
+                    };
+                    if let Ok(Some(objects)) =
+                        tokio::time::timeout(std::time::Duration::from_secs(10), found).await
+                    {
+                        let leftovers = objects
+                            .into_iter()
+                            .filter(|o| {
+                                !o.live
+                                    && o.kind
+                                        != crate::experiment::leftovers::LabObjectKind::Dataset
+                            })
+                            .collect();
+                        let _ = tx.send(Msg::Leftovers(leftovers));
+                    }
+                });
+            }
+            Command::CleanLeftovers(objects) => {
+                let (target, schema) = (self.env.target.clone(), self.env.schema.clone());
+                tokio::spawn(async move {
+                    let r = match target.connect().await {
+                        Ok(c) => {
+                            crate::experiment::leftovers::drop_objects(&c, &schema, &objects).await
+                        }
+                        Err(e) => Err(e.to_string()),
+                    };
+                    let _ = tx.send(Msg::Cleaned(r));
+                });
+            }
+            Command::LoadHistory { spec_key } => {
+                let path = self.env.history_file.clone();
+                tokio::spawn(async move {
+                    let key = spec_key.clone();
+                    let points: Result<Vec<HistoryPoint>, String> =
+                        tokio::task::spawn_blocking(move || strip::points(&path, &key))
+                            .await
+                            .unwrap_or_else(|e| Err(e.to_string()));
+                    let _ = tx.send(Msg::History { spec_key, points });
+                });
+            }
+            Command::LoadPresets => {
+                let paths = self.env.paths.clone();
+                tokio::spawn(async move {
+                    let msg = tokio::task::spawn_blocking(move || {
+                        let (entries, errors) = crate::preset::list(&paths);
+                        Msg::Presets {
+                            entries,
+                            problems: errors.iter().map(|e| e.to_string()).collect(),
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|e| Msg::Presets {
+                        entries: Vec::new(),
+                        problems: vec![format!("listing the presets stopped: {e}")],
+                    });
+                    let _ = tx.send(msg);
+                });
+            }
+            Command::Preset(op) => {
+                let paths = self.env.paths.clone();
+                tokio::spawn(async move {
+                    let o = op.clone();
+                    let result = tokio::task::spawn_blocking(move || match &o {
+                        PresetOp::Save { preset, overwrite } => {
+                            crate::preset::save(&paths, preset, *overwrite).map(|_| ())
+                        }
+                        PresetOp::Rename { from, to } => {
+                            crate::preset::rename(&paths, from, to).map(|_| ())
+                        }
+                        PresetOp::Delete { name } => {
+                            crate::preset::delete(&paths, name).map(|_| ())
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(crate::preset::PresetError::Io {
+                            path: PathBuf::new(),
+                            message: format!("the preset change stopped: {e}"),
+                        })
+                    });
+                    let _ = tx.send(Msg::PresetDone { op, result });
+                });
+            }
+            Command::LoadRuns => {
+                let path = self.env.history_file.clone();
+                tokio::spawn(async move {
+                    let msg = tokio::task::spawn_blocking(move || {
+                        let (runs, warnings) = crate::history::read(&path);
+                        Msg::Runs {
+                            runs,
+                            warnings: warnings.iter().map(|w| w.to_string()).collect(),
+                        }
+                    })
+                    .await
+                    .unwrap_or_else(|e| Msg::Runs {
+                        runs: Vec::new(),
+                        warnings: vec![format!("reading the history stopped: {e}")],
+                    });
+                    let _ = tx.send(msg);
+                });
+            }
+            Command::Quit => {}
+        }
+    }
+
+    /// Stop what still runs: the run is cancelled and given time to drop its tables.
+    pub async fn shutdown(&mut self) {
+        if let Some((cancel, task)) = self.probe.take() {
+            cancel.cancel();
+            let _ = timeout(Duration::from_secs(5), task).await;
+        }
+        if let Some((cancel, task)) = self.run.take() {
+            cancel.cancel();
+            if timeout(RUN_STOP_WAIT, task).await.is_err() {
+                tracing::warn!("the run did not stop within {RUN_STOP_WAIT:?}; leaving anyway");
+            }
+        }
+    }
+}
+
+/// The two disk probes, one after the other (blocking).
+fn probes(
+    dir: &std::path::Path,
+    cancel: &CancellationToken,
+    tx: &UnboundedSender<Msg>,
+) -> Result<(probe::SeqWriteResult, probe::FsyncResult), ProbeError> {
+    let report = |stage| {
+        move |fraction: f64| {
+            let _ = tx.send(Msg::Probe(ProbeMsg::Progress { stage, fraction }));
+        }
+    };
+    let seq = probe::seq_write(
+        &SeqWriteSpec {
+            dir: dir.to_path_buf(),
+            ..SeqWriteSpec::default()
+        },
+        cancel,
+        &mut report(ProbeStage::SeqWrite),
+    )?;
+    let fsync = probe::fsync_latency(
+        &FsyncSpec {
+            dir: dir.to_path_buf(),
+            ..FsyncSpec::default()
+        },
+        cancel,
+        &mut report(ProbeStage::Fsync),
+    )?;
+    Ok((seq, fsync))
+}

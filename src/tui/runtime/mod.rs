@@ -1,0 +1,139 @@
+//! Runs the app: the event loop. It feeds `update` with keys, timers and the results of commands, carries out the
+//! commands on tokio, and draws at most `FRAME` apart and only after something changed.
+//!
+//! Background work (server readings, host samples, probes, the run) never blocks the loop:
+//! each runs on its own task and reports back by message. [`effects`] carries out the
+//! commands, [`poll`] reads the server and the host, [`strip`] loads the history strip.
+
+mod effects;
+mod poll;
+mod strip;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::unbounded_channel;
+use tokio::time::{MissedTickBehavior, interval, sleep_until};
+use tokio_postgres::Client;
+use tokio_util::sync::CancellationToken;
+
+use self::effects::Effects;
+use crate::paths::Paths;
+use crate::server::Target;
+use crate::tui::app::App;
+use crate::tui::msg::{Command, Msg};
+use crate::tui::terminal::{Input, Tui};
+use crate::tui::{render, update};
+
+/// At most 20 frames a second.
+pub const FRAME: Duration = Duration::from_millis(50);
+/// Spinner and clock while something moves.
+const TICK: Duration = Duration::from_millis(200);
+
+/// What the commands need from outside the app.
+pub struct Env {
+    pub target: Arc<Target>,
+    pub schema: String,
+    pub history_file: PathBuf,
+    /// Where presets live (the picker reads and writes them).
+    pub paths: Paths,
+    /// A directory on the server's filesystem, when the server is local.
+    pub local_data_dir: Option<PathBuf>,
+    /// Where the disk probes write.
+    pub probe_dir: PathBuf,
+}
+
+/// Run until the user quits. `client` is the session opened at start-up, reused for readings.
+pub async fn run(
+    term: &mut Tui,
+    app: &mut App,
+    env: Env,
+    client: Option<Client>,
+    launched: Instant,
+) -> std::io::Result<()> {
+    let (tx, mut rx) = unbounded_channel::<Msg>();
+    let stop = CancellationToken::new();
+    tokio::spawn(poll::poll_server(
+        env.target.clone(),
+        client,
+        tx.clone(),
+        stop.clone(),
+    ));
+    tokio::spawn(poll::sample_host(
+        env.local_data_dir.clone(),
+        tx.clone(),
+        stop.clone(),
+    ));
+    let mut fx = Effects::new(env, tx.clone());
+    let mut input = Input::new();
+    let mut input_open = true;
+    let signal = crate::session::shutdown_signal();
+    tokio::pin!(signal);
+    let mut signalled = false;
+    let mut tick = interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+
+    let mut quit = false;
+    for c in update::init(app) {
+        fx.exec(c);
+    }
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    let result = loop {
+        let now = Instant::now();
+        if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
+            if let Err(e) = term.draw(|f| render::render(app, f)) {
+                break Err(e);
+            }
+            if last_draw.is_none() {
+                tracing::info!(
+                    "first frame {} ms after launch",
+                    launched.elapsed().as_millis()
+                );
+            }
+            last_draw = Some(now);
+            dirty = false;
+        }
+        if quit {
+            break Ok(());
+        }
+        let next_frame = last_draw.map(|t| t + FRAME).unwrap_or(now);
+        let msg = tokio::select! {
+            ev = input.next(), if input_open => match ev {
+                Some(Ok(m)) => Some(m),
+                Some(Err(e)) => break Err(e),
+                None => {
+                    // The terminal is gone: leave as on SIGHUP.
+                    input_open = false;
+                    Some(Msg::Shutdown)
+                }
+            },
+            m = rx.recv() => m,
+            _ = tick.tick(), if app.animating() => Some(Msg::Tick),
+            _ = &mut signal, if !signalled => {
+                signalled = true;
+                Some(Msg::Shutdown)
+            }
+            _ = sleep_until(next_frame.into()), if dirty => None,
+        };
+        let mut pending: Vec<Msg> = msg.into_iter().collect();
+        while let Ok(m) = rx.try_recv() {
+            pending.push(m);
+        }
+        for m in pending {
+            app.now = Instant::now();
+            dirty = true;
+            for c in update::update(app, m) {
+                if c == Command::Quit {
+                    quit = true;
+                } else {
+                    fx.exec(c);
+                }
+            }
+        }
+    };
+    stop.cancel();
+    fx.shutdown().await;
+    result
+}
