@@ -1,8 +1,10 @@
 //! pglab: a terminal tuning lab for PostgreSQL.
 //!
-//! The engine (`target`, `host`, `experiment`, `measure`, `preset`, `history`, `report`) never
-//! touches the terminal; `tui` is the only module that does. The TUI and the headless commands
-//! consume the same experiment event stream.
+//! The engine (`server`, `host`, `experiment`, `measure`, `preset`, `history`, `report`,
+//! `paths`) never touches the terminal nor the command line; `tui` is the only module that
+//! knows the terminal, `cli` the only one that knows clap. The two front ends, `tui` and
+//! `commands` (headless), share `session` and consume the same experiment event stream;
+//! neither imports the other. `.ci/layering` checks these rules.
 
 pub mod cli;
 pub mod commands;

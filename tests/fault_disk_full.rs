@@ -28,8 +28,8 @@ async fn disk_full_is_said_plainly_and_the_server_stays_up() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!(
-            "skipping disk-full test: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)"
+        common::skip_or_fail(
+            "disk-full test: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)",
         );
         return;
     }

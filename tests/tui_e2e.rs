@@ -74,8 +74,8 @@ fn shell_quote(p: &Path) -> String {
 
 fn tmux_missing() -> bool {
     if Command::new("tmux").arg("-V").output().is_err() {
-        println!(
-            "SKIPPED: tmux is not installed (apt-get install tmux); the TUI end-to-end test did not run"
+        common::skip_or_fail(
+            "tmux is not installed (apt-get install tmux); the TUI end-to-end test did not run",
         );
         return true;
     }

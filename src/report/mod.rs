@@ -6,6 +6,8 @@ pub mod chart;
 pub mod comparison;
 pub mod content;
 pub mod csv;
+/// A worked report for tests; not in the product.
+#[cfg(any(test, feature = "fixtures"))]
 pub mod example;
 pub mod generic;
 pub mod grid;

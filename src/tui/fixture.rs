@@ -9,10 +9,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
 
 use super::app::{App, AppInit};
 use super::keys::KeyMap;
-use super::msg::{HistoryPoint, Msg, ServerMsg};
+use super::msg::{Command, HistoryPoint, Msg, ServerMsg};
+use super::render::render;
 use super::theme::Theme;
 use super::update::update;
 use crate::experiment::index_build::{IndexBuildReport, IndexBuildSpec};
@@ -319,4 +323,45 @@ pub fn running_app_with(size: (u16, u16), base: Instant, n: usize) -> App {
     }
     app.now += Duration::from_millis(300);
     app
+}
+
+/// A plain key press.
+pub fn key(c: char) -> Msg {
+    code(KeyCode::Char(c))
+}
+
+/// A key press by code (arrows, Enter, Esc…).
+pub fn code(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+/// Press `c` on `app`; the commands it gave.
+pub fn press(app: &mut App, c: KeyCode) -> Vec<Command> {
+    update(app, code(c))
+}
+
+/// Type `s` one key at a time; the commands the keys gave, in order.
+pub fn typed(app: &mut App, s: &str) -> Vec<Command> {
+    s.chars().flat_map(|c| update(app, key(c))).collect()
+}
+
+/// `app` drawn on a test terminal of its own size.
+pub fn draw(app: &App) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
+    t.draw(|f| render(app, f)).unwrap();
+    t
+}
+
+/// The screen `app` draws, as text: one line per row.
+pub fn screen(app: &App) -> String {
+    let t = draw(app);
+    let buf = t.backend().buffer();
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
 }

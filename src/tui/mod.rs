@@ -7,7 +7,8 @@
 
 pub mod app;
 pub mod config;
-#[doc(hidden)]
+/// Built apps and reports for the unit tests and the render bench; not in the product.
+#[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 pub mod keybar;
 pub mod keys;

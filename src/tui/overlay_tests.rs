@@ -3,34 +3,17 @@
 
 use std::time::Instant;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use crossterm::event::KeyCode;
 
 use super::app::{App, Confirm, Focus, Overlay};
-use super::fixture;
+use super::fixture::{self, code, key, screen, typed};
 use super::msg::{Command, Msg, PresetOp};
-use super::render::render;
 use super::update::update;
 use crate::experiment::{ExperimentKind, Outcome, RunReport};
 use crate::preset::{Preset, PresetEntry, PresetError};
 
 const SMALL: (u16, u16) = (80, 24);
 const LARGE: (u16, u16) = (160, 48);
-
-fn key(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
-
-fn typed(app: &mut App, s: &str) {
-    for c in s.chars() {
-        update(app, key(c));
-    }
-}
 
 fn entry(name: &str, kind: ExperimentKind, params: &[(&str, &str)], shipped: bool) -> PresetEntry {
     PresetEntry {
@@ -116,20 +99,6 @@ fn runs_view(size: (u16, u16)) -> App {
         },
     );
     app
-}
-
-fn screen(app: &App) -> String {
-    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
-    t.draw(|f| render(app, f)).unwrap();
-    let buf = t.backend().buffer();
-    let mut s = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            s.push_str(buf[(x, y)].symbol());
-        }
-        s.push('\n');
-    }
-    s
 }
 
 #[test]

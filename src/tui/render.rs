@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
 use super::app::{App, Focus, Level, Overlay, is_compact};
-use super::panes::{history_strip, host, params, run, target};
+use super::panes::{self, history_strip, host, params, run, target};
 use super::text::{fit, width, wrap};
 use super::theme::Theme;
 use super::{keybar, overlays};
@@ -160,19 +160,7 @@ fn lower_tabs(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(tabs[1].clone(), style_of(Focus::Run)),
         Span::raw(" "),
     ]);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_type(if focused {
-            BorderType::Thick
-        } else {
-            BorderType::Plain
-        })
-        .border_style(if focused {
-            theme.focused_border()
-        } else {
-            theme.border()
-        })
-        .title(title);
+    let block = panes::pane_frame(theme, focused, title);
     let inner = block.inner(area);
     f.render_widget(block, area);
     match shown {

@@ -4,43 +4,17 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 
-use super::app::{App, Focus, Level};
-use super::fixture;
+use super::app::{Focus, Level};
+use super::fixture::{self, draw, press, screen};
 use super::msg::{Msg, ProbeMsg, ProbeStage, ServerMsg};
-use super::render::render;
 use super::theme::Theme;
 use super::update::{set_focus, update};
 use crate::experiment::{Outcome, RunEvent};
 
 const SMALL: (u16, u16) = (80, 24);
 const LARGE: (u16, u16) = (160, 48);
-
-fn draw(app: &App) -> Terminal<TestBackend> {
-    let mut t = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
-    t.draw(|f| render(app, f)).unwrap();
-    t
-}
-
-fn screen(app: &App) -> String {
-    let t = draw(app);
-    let buf = t.backend().buffer();
-    let mut s = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            s.push_str(buf[(x, y)].symbol());
-        }
-        s.push('\n');
-    }
-    s
-}
-
-fn key(app: &mut App, c: KeyCode) {
-    update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
 
 fn assert_titles(s: &str) {
     for t in ["Target", "Host", "Parameters", "Run", "History"] {
@@ -96,7 +70,7 @@ fn running_large() {
 fn run_cancelled_shows_notes_and_outcome() {
     let base = Instant::now();
     let mut app = fixture::running_app(LARGE, base);
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     let note = "cleaned up: dropped \"pglab\".\"ib_run_abcd\"".to_string();
     update(&mut app, Msg::Run(RunEvent::Note(note.clone())));
     let mut r = fixture::report("k", Outcome::Cancelled, 72.4);
@@ -133,18 +107,18 @@ fn help_overlay() {
 #[test]
 fn editing_shows_the_reason_beside_the_field() {
     let mut app = fixture::idle_app(LARGE, Instant::now());
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
     update(
         &mut app,
         Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)),
     );
     for c in "0".chars() {
-        key(&mut app, KeyCode::Char(c));
+        press(&mut app, KeyCode::Char(c));
     }
     let s = screen(&app);
     assert!(s.contains("✗"), "{s}");
     assert!(s.contains("Enter accept"), "{s}");
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
     let s = screen(&app);
     assert!(s.contains("must be at least 1"), "{s}");
     assert!(s.contains("1 invalid field: fix to run"), "{s}");
@@ -168,7 +142,7 @@ fn lost_connection_and_probe_progress() {
             retry_in: Duration::from_secs(8),
         }),
     );
-    key(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Char('d'));
     update(
         &mut app,
         Msg::Probe(ProbeMsg::Progress {

@@ -6,21 +6,13 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, AppInit, Confirm, Focus, Level, Overlay};
-use super::fixture;
+use super::fixture::{self, code, key};
 use super::keys::KeyMap;
 use super::msg::{Command, Msg, ProbeMsg, RunKind, ServerMsg};
 use super::theme::Theme;
 use super::update::{QUIT_GRACE, update};
 use crate::experiment::preflight::{self, Preflight};
 use crate::experiment::{ExperimentKind, ExperimentSpec, Outcome, RunEvent};
-
-fn key(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
 
 fn ctrl_c() -> Msg {
     Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
@@ -30,10 +22,12 @@ fn app() -> App {
     fixture::idle_app((100, 30), Instant::now())
 }
 
+/// Typing into a field gives no commands.
 fn typed(app: &mut App, s: &str) {
-    for c in s.chars() {
-        assert!(update(app, key(c)).is_empty());
-    }
+    assert!(
+        fixture::typed(app, s).is_empty(),
+        "typing {s:?} gave commands"
+    );
 }
 
 fn ok_verdict(spec: &ExperimentSpec) -> Box<Preflight> {

@@ -52,8 +52,18 @@ impl Series {
 /// The bordered frame of a pane, its title built from parts that are dropped from the end
 /// when the pane is too narrow for all of them.
 pub fn pane_block<'a>(app: &App, pane: Focus, parts: &[String], area: Rect) -> Block<'a> {
-    let focused = app.focus == pane;
-    let theme = app.theme;
+    let title = title_line(
+        app.theme,
+        pane.title(),
+        parts,
+        area.width.saturating_sub(4) as usize,
+    );
+    pane_frame(app.theme, app.focus == pane, title)
+}
+
+/// The one frame every pane (and the tabbed Parameters/Run pair) is drawn in: thick and
+/// highlighted when focused, plain otherwise.
+pub fn pane_frame<'a>(theme: Theme, focused: bool, title: Line<'a>) -> Block<'a> {
     Block::new()
         .borders(Borders::ALL)
         .border_type(if focused {
@@ -66,12 +76,7 @@ pub fn pane_block<'a>(app: &App, pane: Focus, parts: &[String], area: Rect) -> B
         } else {
             theme.border()
         })
-        .title(title_line(
-            theme,
-            pane.title(),
-            parts,
-            area.width.saturating_sub(4) as usize,
-        ))
+        .title(title)
 }
 
 /// ` Title ─ part · part ` fitted into `cols`.
