@@ -1,5 +1,6 @@
 //! Units, statistics and fits: the arithmetic every experiment and report shares.
 
 pub mod fit;
+pub mod interval;
 pub mod stats;
 pub mod units;
