@@ -2,5 +2,6 @@
 
 pub mod fit;
 pub mod interval;
+pub mod ranks;
 pub mod stats;
 pub mod units;
