@@ -3,5 +3,7 @@
 pub mod fit;
 pub mod interval;
 pub mod ranks;
+pub mod rules;
 pub mod stats;
 pub mod units;
+pub mod verdict;
