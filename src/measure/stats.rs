@@ -41,7 +41,8 @@ impl Summary {
     }
 }
 
-fn median_sorted(v: &[f64]) -> f64 {
+/// The median of an already sorted, non-empty slice.
+pub(crate) fn median_sorted(v: &[f64]) -> f64 {
     let n = v.len();
     if n % 2 == 1 {
         v[n / 2]

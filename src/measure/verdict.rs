@@ -1,0 +1,379 @@
+//! Two settings: the ratio of their measures with an interval, and the verdict in fixed words.
+//!
+//! **The ratio.** Timings compare as ratios ("12% slower"), so pglab works on logarithms: it
+//! forms all `n·m` differences `ln(a_i) − ln(b_j)` between the trials of A and of B, sorts
+//! them, and takes `exp` of their median as the ratio `a/b` (the Hodges–Lehmann estimate of
+//! the shift between the log-samples). The interval is `exp(d(k)) … exp(d(nm+1-k))` with the
+//! critical `k` from the exact Mann–Whitney distribution (see [`super::ranks`]). Nothing is
+//! assumed about the shape of the trials' distribution, one wild trial moves the estimate
+//! little, and the result is deterministic: no resampling, no randomness.
+//!
+//! **The verdict**, always one of five exact words:
+//!
+//! - `faster` / `slower`: the ratio interval excludes 1 **and** the estimate differs from 1
+//!   by more than the practical threshold `min_effect` (default 5%: `a/b > 1.05` or
+//!   `b/a > 1.05`). Which one is which depends on [`Better`]: for seconds lower is better,
+//!   for rows/s higher is better; `faster` always means "A is better than B".
+//! - `no significant difference`: enough trials, but the interval contains 1 or the effect
+//!   is below `min_effect` (a real but negligible difference is not worth acting on).
+//! - `too few trials`: either side has fewer than 3 trials, or these trial counts cannot
+//!   reach the requested confidence at all (3 against 3 reach only 90%). The comparison then
+//!   says how many trials per side could decide (4 at 95%).
+//! - `not comparable`: the runs differ in something besides the setting (server version,
+//!   dataset, host); the caller names the differences.
+
+use serde::{Deserialize, Serialize};
+
+use super::interval::{Estimate, estimate};
+use super::ranks::{critical_k, trials_needed};
+use super::rules::Rules;
+use super::stats::median_sorted;
+
+/// Fewer trials than this on either side are never compared.
+pub const MIN_TRIALS: usize = 3;
+
+/// Which direction of the measure is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Seconds, bytes: less is better.
+    Lower,
+    /// Rows/s, transactions/s: more is better.
+    Higher,
+}
+
+/// The verdict of a comparison, serialised as the exact words people read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Verdict {
+    #[serde(rename = "faster")]
+    Faster,
+    #[serde(rename = "slower")]
+    Slower,
+    #[serde(rename = "no significant difference")]
+    NoSignificantDifference,
+    #[serde(rename = "too few trials")]
+    TooFewTrials,
+    #[serde(rename = "not comparable")]
+    NotComparable,
+}
+
+impl Verdict {
+    /// The exact words: `faster`, `slower`, `no significant difference`, `too few trials`,
+    /// `not comparable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::TooFewTrials => "too few trials",
+            Verdict::NotComparable => "not comparable",
+        }
+    }
+
+    /// The same verdict seen from the other side (faster ↔ slower).
+    pub fn flipped(self) -> Verdict {
+        match self {
+            Verdict::Faster => Verdict::Slower,
+            Verdict::Slower => Verdict::Faster,
+            other => other,
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A against B: both estimates, the ratio `a/b` with its interval, and the verdict for A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub a: Estimate,
+    pub b: Estimate,
+    /// Hodges–Lehmann estimate of `a/b`.
+    pub ratio: f64,
+    pub ratio_low: f64,
+    pub ratio_high: f64,
+    /// Coverage actually reached by `[ratio_low, ratio_high]`; below the requested confidence
+    /// only when the verdict is `too few trials`.
+    pub level: f64,
+    /// The verdict for A: `faster` means A is better than B.
+    pub verdict: Verdict,
+    /// For `too few trials`: how many trials per setting could decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_needed: Option<usize>,
+    /// For `not comparable`: what differs between the two runs, in the caller's words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<String>,
+}
+
+/// Compare the trials of A with those of B. Only finite, positive values are used (a ratio
+/// needs them); None when either side has none.
+pub fn compare(a: &[f64], b: &[f64], better: Better, rules: &Rules) -> Option<Comparison> {
+    let rules = rules.effective();
+    let pa: Vec<f64> = a.iter().copied().filter(|x| is_usable(*x)).collect();
+    let pb: Vec<f64> = b.iter().copied().filter(|x| is_usable(*x)).collect();
+    let ea = estimate(&pa, rules.confidence)?;
+    let eb = estimate(&pb, rules.confidence)?;
+    let la: Vec<f64> = pa.iter().map(|x| x.ln()).collect();
+    let lb: Vec<f64> = pb.iter().map(|x| x.ln()).collect();
+
+    let (n, m) = (la.len(), lb.len());
+    let mut d: Vec<f64> = Vec::with_capacity(n * m);
+    for x in &la {
+        for y in &lb {
+            d.push(x - y);
+        }
+    }
+    d.sort_by(|p, q| p.total_cmp(q));
+    let shift = median_sorted(&d);
+    let crit = critical_k(n, m, rules.confidence);
+    let (lo, hi) = (d[crit.k - 1], d[n * m - crit.k]);
+
+    let (verdict, needed) = if n < MIN_TRIALS || m < MIN_TRIALS || !crit.reachable {
+        (Verdict::TooFewTrials, Some(trials_needed(rules.confidence)))
+    } else if (lo > 0.0 || hi < 0.0) && shift.abs() > rules.min_effect.ln_1p() {
+        // The interval excludes 1 and the effect is practical; shift > 0 means A measures more.
+        let a_better = (shift < 0.0) == (better == Better::Lower);
+        (
+            if a_better {
+                Verdict::Faster
+            } else {
+                Verdict::Slower
+            },
+            None,
+        )
+    } else {
+        (Verdict::NoSignificantDifference, None)
+    };
+
+    Some(Comparison {
+        a: ea,
+        b: eb,
+        ratio: shift.exp(),
+        ratio_low: lo.exp(),
+        ratio_high: hi.exp(),
+        level: crit.level,
+        verdict,
+        trials_needed: needed,
+        differences: Vec::new(),
+    })
+}
+
+impl Comparison {
+    /// Mark the comparison `not comparable` because of `differences` (e.g. "server 16.2 vs
+    /// 17.0"); unchanged when the list is empty. The numbers stay, for the record.
+    pub fn with_differences(mut self, differences: Vec<String>) -> Comparison {
+        if !differences.is_empty() {
+            self.verdict = Verdict::NotComparable;
+            self.trials_needed = None;
+            self.differences = differences;
+        }
+        self
+    }
+
+    /// The change of A relative to B as a signed fraction: 0.12 for 12% more.
+    pub fn change(&self) -> f64 {
+        self.ratio - 1.0
+    }
+}
+
+fn is_usable(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const NOISE: [f64; 5] = [0.98, 1.01, 1.0, 0.99, 1.02];
+    const NOISE2: [f64; 5] = [1.01, 0.99, 1.02, 1.0, 0.98];
+
+    fn scaled(base: f64, noise: &[f64]) -> Vec<f64> {
+        noise.iter().map(|x| base * x).collect()
+    }
+
+    fn cmp(a: &[f64], b: &[f64], better: Better) -> Comparison {
+        compare(a, b, better, &Rules::default()).unwrap()
+    }
+
+    #[test]
+    fn hodges_lehmann_by_hand() {
+        // In powers of two A = 2^{1,2,3}, B = 2^{0,1,2}; the nine log2-differences sorted are
+        // −1, 0, 0, 1, 1, 1, 2, 2, 3: median 1 → ratio 2. 3 vs 3 cannot reach 95%, so the
+        // interval is the widest one, 2^−1 … 2^3, at 1 − 2/20 = 90%.
+        let c = cmp(&[2.0, 4.0, 8.0], &[1.0, 2.0, 4.0], Better::Lower);
+        assert!((c.ratio - 2.0).abs() < 1e-12);
+        assert!((c.ratio_low - 0.5).abs() < 1e-12 && (c.ratio_high - 8.0).abs() < 1e-12);
+        assert!((c.level - 0.9).abs() < 1e-12);
+        assert_eq!(
+            (c.verdict, c.trials_needed),
+            (Verdict::TooFewTrials, Some(4))
+        );
+        // A = 2^{1..4}, B = 2^{0..3}: sixteen differences −2 ×1, −1 ×2, 0 ×3, 1 ×4, 2 ×3,
+        // 3 ×2, 4 ×1; the 8th and 9th are both 1 → ratio 2. 4 vs 4 at 95% has k = 1, so the
+        // interval 2^−2 … 2^4 contains 1: no significant difference.
+        let c = cmp(&[2.0, 4.0, 8.0, 16.0], &[1.0, 2.0, 4.0, 8.0], Better::Lower);
+        assert!((c.ratio - 2.0).abs() < 1e-12);
+        assert!((c.ratio_low - 0.25).abs() < 1e-12 && (c.ratio_high - 16.0).abs() < 1e-12);
+        assert!((c.level - 68.0 / 70.0).abs() < 1e-12);
+        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+    }
+
+    #[test]
+    fn identical_sets_do_not_differ() {
+        let v = [10.0, 10.1, 9.9, 10.05, 9.95];
+        let c = cmp(&v, &v, Better::Lower);
+        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+        assert!((c.ratio - 1.0).abs() < 1e-12);
+        assert!(c.ratio_low < 1.0 && c.ratio_high > 1.0);
+    }
+
+    #[test]
+    fn clear_separation_has_the_right_direction() {
+        // A takes 1.2× as long as B, with ±2% noise.
+        let a = scaled(12.0, &NOISE);
+        let b = scaled(10.0, &NOISE2);
+        let c = cmp(&a, &b, Better::Lower);
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert!((c.ratio - 1.2).abs() < 0.01 && c.ratio_low > 1.0);
+        assert!(c.level >= 0.95);
+        assert_eq!(cmp(&b, &a, Better::Lower).verdict, Verdict::Faster);
+        // As a throughput, more is better: A is now the faster one.
+        assert_eq!(cmp(&a, &b, Better::Higher).verdict, Verdict::Faster);
+        assert_eq!(cmp(&b, &a, Better::Higher).verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn small_real_differences_are_not_called() {
+        // 3% apart with ±0.2% noise: the interval excludes 1, but 3% < min_effect (5%).
+        let tight = [0.998, 1.001, 1.0, 0.999, 1.002];
+        let c = cmp(&scaled(10.3, &tight), &scaled(10.0, &tight), Better::Lower);
+        assert!(c.ratio_low > 1.0);
+        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+        // With no practical threshold the same data is called.
+        let exact = Rules::new(0.95, 0.0).unwrap();
+        let c = compare(
+            &scaled(10.3, &tight),
+            &scaled(10.0, &tight),
+            Better::Lower,
+            &exact,
+        );
+        assert_eq!(c.unwrap().verdict, Verdict::Slower);
+    }
+
+    #[test]
+    fn too_few_trials() {
+        // 3 vs 3, fully separated: still only 90% reachable.
+        let c = cmp(&[20.0, 21.0, 22.0], &[10.0, 11.0, 12.0], Better::Lower);
+        assert_eq!(
+            (c.verdict, c.trials_needed),
+            (Verdict::TooFewTrials, Some(4))
+        );
+        // n = 2, even against many trials.
+        let many = scaled(10.0, &NOISE);
+        let c = cmp(&[20.0, 21.0], &many, Better::Lower);
+        assert_eq!(c.verdict, Verdict::TooFewTrials);
+        let c = cmp(&many, &[20.0], Better::Higher);
+        assert_eq!(c.verdict, Verdict::TooFewTrials);
+        // Nothing usable on one side: no comparison at all.
+        assert!(
+            compare(
+                &[0.0, -1.0, f64::NAN],
+                &many,
+                Better::Lower,
+                &Rules::default()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn differences_make_it_not_comparable() {
+        let c = cmp(&scaled(12.0, &NOISE), &scaled(10.0, &NOISE2), Better::Lower);
+        let c = c.with_differences(vec!["server 16.2 vs 17.0".into()]);
+        assert_eq!(c.verdict, Verdict::NotComparable);
+        assert_eq!(c.differences, ["server 16.2 vs 17.0"]);
+        let same = cmp(&[1.0; 3], &[1.0; 3], Better::Lower).with_differences(vec![]);
+        assert_eq!(same.verdict, Verdict::TooFewTrials);
+    }
+
+    #[test]
+    fn serialises_the_exact_words() {
+        let words: Vec<String> = [
+            Verdict::Faster,
+            Verdict::Slower,
+            Verdict::NoSignificantDifference,
+            Verdict::TooFewTrials,
+            Verdict::NotComparable,
+        ]
+        .iter()
+        .map(|v| {
+            let json = serde_json::to_string(v).unwrap();
+            assert_eq!(json, format!("\"{v}\""));
+            assert_eq!(serde_json::from_str::<Verdict>(&json).unwrap(), *v);
+            v.to_string()
+        })
+        .collect();
+        assert_eq!(words[2], "no significant difference");
+        let c = cmp(&scaled(12.0, &NOISE), &scaled(10.0, &NOISE2), Better::Lower);
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["verdict"], "slower");
+        for key in ["n", "median", "ci_low", "ci_high", "level"] {
+            assert!(json["a"].get(key).is_some(), "{key}");
+        }
+        assert!(json.get("trials_needed").is_none());
+        let back: Comparison = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(
+            serde_json::to_string(&Better::Higher).unwrap(),
+            "\"higher\""
+        );
+    }
+
+    fn sample() -> impl Strategy<Value = Vec<f64>> {
+        prop::collection::vec(0.1f64..100.0, 1..10)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn swapping_inverts_the_ratio(a in sample(), b in sample(), higher in any::<bool>()) {
+            let better = if higher { Better::Higher } else { Better::Lower };
+            let ab = cmp(&a, &b, better);
+            let ba = cmp(&b, &a, better);
+            prop_assert!((ab.ratio * ba.ratio - 1.0).abs() < 1e-9);
+            prop_assert!((ab.ratio_low * ba.ratio_high - 1.0).abs() < 1e-9);
+            prop_assert!((ab.ratio_high * ba.ratio_low - 1.0).abs() < 1e-9);
+            prop_assert_eq!(ba.verdict, ab.verdict.flipped());
+            prop_assert!(ab.ratio_low <= ab.ratio && ab.ratio <= ab.ratio_high);
+        }
+
+        #[test]
+        fn scaling_leaves_the_verdict(a in sample(), b in sample(), c in 0.001f64..1000.0) {
+            let scale = |v: &[f64]| v.iter().map(|x| x * c).collect::<Vec<_>>();
+            for better in [Better::Lower, Better::Higher] {
+                let plain = cmp(&a, &b, better);
+                let scaled = cmp(&scale(&a), &scale(&b), better);
+                prop_assert_eq!(plain.verdict, scaled.verdict);
+                prop_assert!((plain.ratio / scaled.ratio - 1.0).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn a_half_again_shift_is_always_detected(
+            base in 0.01f64..1000.0,
+            na in prop::collection::vec(0.97f64..1.03, 8),
+            nb in prop::collection::vec(0.97f64..1.03, 8),
+        ) {
+            let a: Vec<f64> = na.iter().map(|x| base * 1.5 * x).collect();
+            let b: Vec<f64> = nb.iter().map(|x| base * x).collect();
+            prop_assert_eq!(cmp(&a, &b, Better::Lower).verdict, Verdict::Slower);
+            prop_assert_eq!(cmp(&a, &b, Better::Higher).verdict, Verdict::Faster);
+            prop_assert_eq!(cmp(&b, &a, Better::Lower).verdict, Verdict::Faster);
+        }
+    }
+}
