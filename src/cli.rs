@@ -315,6 +315,7 @@ fn experiment_command(kind: ExperimentKind) -> Command {
                 FieldKind::Bool => "on|off",
                 FieldKind::Duration => "DURATION",
                 FieldKind::Number => "N",
+                FieldKind::Percent => "PCT",
             });
         if f.kind == FieldKind::Bool {
             a = a.num_args(0..=1).default_missing_value("on");

@@ -25,6 +25,8 @@ pub enum FieldKind {
     Bool,
     Duration,
     Number,
+    /// `5%`.
+    Percent,
 }
 
 /// One editable parameter of an experiment.

@@ -1,5 +1,6 @@
 //! Experiments: specs, the event stream, the runner, one module per experiment.
 
+pub mod decision;
 pub mod event;
 pub mod field;
 pub mod growth;

@@ -82,7 +82,10 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         orders,
         mwm,
         workers,
-        repeat: timings.iter().map(|t| t.3.len()).max().unwrap_or(1) as u32,
+        repeat: crate::experiment::decision::Repeat::Fixed(
+            timings.iter().map(|t| t.3.len()).max().unwrap_or(1) as u32,
+        ),
+        decision: Default::default(),
         warmup: false,
         shuffle: false,
         method: IndexMethod::Btree,

@@ -135,7 +135,7 @@ fn r_runs_one_trial_of_the_first_values_and_s_the_sweep() {
     assert_eq!(s.mwm.len(), 1);
     assert_eq!(s.mwm[0].text, "1MB");
     assert_eq!(s.workers, [0]);
-    assert_eq!(s.repeat, 1);
+    assert_eq!(s.repeat, crate::experiment::decision::Repeat::Fixed(1));
     assert_eq!(s.trials(), 1);
     // While it runs, another run is refused.
     assert!(update(&mut app, key('s')).is_empty());

@@ -310,7 +310,7 @@ pub async fn measure_step(
         )
         .await;
     let mut writes = Vec::new();
-    for _ in 0..spec.repeat {
+    for _ in 0..spec.repeat.initial() {
         writes.push(write_version(ctx, client, st, spec.write_method).await?);
     }
 
@@ -320,7 +320,7 @@ pub async fn measure_step(
     let have = st.versions();
     let chosen = read_versions
         .get_or_insert_with(|| {
-            (0..spec.repeat)
+            (0..spec.repeat.initial())
                 .map(|_| read_rng.random_range(1..=have.max(1)))
                 .collect()
         })

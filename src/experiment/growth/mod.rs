@@ -241,7 +241,10 @@ async fn run_steps(
             .ensure(
                 ctx,
                 &client,
-                content_ids(spec, target.max(current) + spec.repeat as u64),
+                content_ids(
+                    spec,
+                    target.max(current) + spec.repeat.most(spec.decision.max_repeat) as u64,
+                ),
             )
             .await?;
         let mut read_rng = ChaCha8Rng::seed_from_u64(

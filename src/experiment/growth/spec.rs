@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{format_count, parse_count, parse_count_list};
 
@@ -52,13 +53,13 @@ pub const FIELDS: &[FieldDef] = &[
         default: "insert",
         kind: FieldKind::Choice(&["insert", "multi", "copy"]),
     },
-    FieldDef {
-        key: "repeat",
-        label: "repeat",
-        help: "writes and reads per step (median of these)",
-        default: "3",
-        kind: FieldKind::Count,
-    },
+    decision::repeat_field(
+        "writes and reads per step (median of these), or auto: until the designs' verdicts are decided",
+        "3",
+    ),
+    decision::MAX_REPEAT,
+    decision::MIN_EFFECT,
+    decision::CONFIDENCE,
     FieldDef {
         key: "grow-mode",
         label: "grow mode",
@@ -207,7 +208,9 @@ pub struct GrowthSpec {
     /// Percent of the units replaced per version.
     pub churn_pct: f64,
     pub write_method: WriteMethod,
-    pub repeat: u32,
+    pub repeat: Repeat,
+    #[serde(flatten)]
+    pub decision: Decision,
     pub grow_mode: GrowMode,
     /// Largest version count actually filled (None: as far as the disk allows).
     pub fill_limit: Option<u64>,
@@ -323,7 +326,8 @@ impl GrowthSpec {
                 ("copy", WriteMethod::Copy),
             ],
         );
-        let repeat = r.count("repeat", 1, 100) as u32;
+        let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
+        let decision = Decision::read(&mut r);
         let grow_mode = r.choice(
             "grow-mode",
             &[("rebuild", GrowMode::Rebuild), ("keep", GrowMode::Keep)],
@@ -353,6 +357,7 @@ impl GrowthSpec {
             churn_pct,
             write_method,
             repeat,
+            decision,
             grow_mode,
             fill_limit,
             target_rows,
@@ -392,7 +397,7 @@ impl GrowthSpec {
             join(self.indexes.iter().map(|i| i.as_str().into()).collect())
         };
         let opt = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "none".into());
-        ParamText::from([
+        let mut t = ParamText::from([
             ("units".into(), self.units.to_string()),
             ("steps".into(), steps),
             ("indexes".into(), indexes),
@@ -402,7 +407,7 @@ impl GrowthSpec {
             ),
             ("churn".into(), format!("{}%", self.churn_pct)),
             ("write-method".into(), self.write_method.as_str().into()),
-            ("repeat".into(), self.repeat.to_string()),
+            ("repeat".into(), self.repeat.text()),
             ("grow-mode".into(), self.grow_mode.as_str().into()),
             ("fill-limit".into(), opt(self.fill_limit)),
             ("target-rows".into(), opt(self.target_rows)),
@@ -411,7 +416,9 @@ impl GrowthSpec {
                 if self.baseline { "on" } else { "off" }.into(),
             ),
             ("seed".into(), self.seed.to_string()),
-        ])
+        ]);
+        self.decision.write(&mut t);
+        t
     }
 
     /// Content units replaced per version.

@@ -38,7 +38,7 @@ pub fn layout() -> ResultLayout {
 /// repeats (so drift spreads over all settings), shuffled when asked.
 pub fn plan(spec: &IndexBuildSpec) -> Vec<(u32, bool, u32, crate::measure::units::Size)> {
     let mut timed = Vec::new();
-    for repeat in 1..=spec.repeat {
+    for repeat in 1..=spec.repeat.initial() {
         for &w in &spec.workers {
             for m in &spec.mwm {
                 timed.push((repeat, false, w, m.clone()));

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{Size, format_count, parse_size_list};
 
@@ -43,13 +44,13 @@ pub const FIELDS: &[FieldDef] = &[
         default: "0",
         kind: FieldKind::CountList,
     },
-    FieldDef {
-        key: "repeat",
-        label: "repeat",
-        help: "timed builds per setting (median of these)",
-        default: "3",
-        kind: FieldKind::Count,
-    },
+    decision::repeat_field(
+        "timed builds per setting (median of these), or auto: until the verdicts are decided",
+        "3",
+    ),
+    decision::MAX_REPEAT,
+    decision::MIN_EFFECT,
+    decision::CONFIDENCE,
     FieldDef {
         key: "warmup",
         label: "warmup",
@@ -60,7 +61,7 @@ pub const FIELDS: &[FieldDef] = &[
     FieldDef {
         key: "shuffle",
         label: "shuffle",
-        help: "run trials in a seeded random order so drift does not bias one setting (on/off)",
+        help: "shuffle the trials of each round (seeded) on top of interleaving the settings (on/off)",
         default: "off",
         kind: FieldKind::Bool,
     },
@@ -213,7 +214,9 @@ pub struct IndexBuildSpec {
     pub orders: Vec<Order>,
     pub mwm: Vec<Size>,
     pub workers: Vec<u32>,
-    pub repeat: u32,
+    pub repeat: Repeat,
+    #[serde(flatten)]
+    pub decision: Decision,
     pub warmup: bool,
     pub shuffle: bool,
     pub method: IndexMethod,
@@ -273,7 +276,8 @@ impl IndexBuildSpec {
             .into_iter()
             .map(|w| w as u32)
             .collect();
-        let repeat = r.count("repeat", 1, 1000) as u32;
+        let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
+        let decision = Decision::read(&mut r);
         let warmup = r.bool("warmup");
         let shuffle = r.bool("shuffle");
         let method = r.choice(
@@ -299,6 +303,7 @@ impl IndexBuildSpec {
             mwm,
             workers,
             repeat,
+            decision,
             warmup,
             shuffle,
             method,
@@ -309,7 +314,7 @@ impl IndexBuildSpec {
 
     pub fn to_text(&self) -> ParamText {
         let b = |v: bool| if v { "on" } else { "off" }.to_string();
-        ParamText::from([
+        let mut t = ParamText::from([
             ("rows".into(), format_count(self.rows as f64)),
             ("key".into(), self.key.as_str().into()),
             (
@@ -336,18 +341,23 @@ impl IndexBuildSpec {
                     .collect::<Vec<_>>()
                     .join(","),
             ),
-            ("repeat".into(), self.repeat.to_string()),
+            ("repeat".into(), self.repeat.text()),
             ("warmup".into(), b(self.warmup)),
             ("shuffle".into(), b(self.shuffle)),
             ("method".into(), self.method.as_str().into()),
             ("concurrently".into(), b(self.concurrently)),
             ("seed".into(), self.seed.to_string()),
-        ])
+        ]);
+        self.decision.write(&mut t);
+        t
     }
 
-    /// Timed trials (warm-ups not counted).
+    /// Timed trials at the most (warm-ups not counted; `repeat = auto` may stop earlier).
     pub fn trials(&self) -> usize {
-        self.orders.len() * self.mwm.len() * self.workers.len() * self.repeat as usize
+        self.orders.len()
+            * self.mwm.len()
+            * self.workers.len()
+            * self.repeat.most(self.decision.max_repeat) as usize
     }
 
     pub fn heap_bytes(&self) -> u64 {

@@ -481,6 +481,10 @@ mod tests {
             ("append".into(), "off".into()),
             ("pipeline".into(), "off".into()),
             ("duration".into(), "off".into()),
+            ("repeat".into(), "1".into()),
+            ("max-repeat".into(), "10".into()),
+            ("min-effect".into(), "5%".into()),
+            ("confidence".into(), "95%".into()),
         ]))
         .unwrap();
         let mut r = IngestReport::new(&spec);

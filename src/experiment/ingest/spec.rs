@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
@@ -89,6 +90,13 @@ pub const FIELDS: &[FieldDef] = &[
         default: "off",
         kind: FieldKind::Bool,
     },
+    decision::repeat_field(
+        "trials per configuration (median of these), or auto: until the verdicts are decided",
+        "3",
+    ),
+    decision::MAX_REPEAT,
+    decision::MIN_EFFECT,
+    decision::CONFIDENCE,
 ];
 
 /// How rows reach the table.
@@ -234,11 +242,20 @@ pub struct IngestSpec {
     pub indexes: u32,
     pub append: bool,
     pub pipeline: bool,
+    /// Trials per configuration (records before repeats had one).
+    #[serde(default = "one_repeat")]
+    pub repeat: Repeat,
+    #[serde(flatten)]
+    pub decision: Decision,
     /// The disk's fsync rate (8 kB write + fdatasync per second) when the caller already
     /// probed it (the TUI's Host pane); not a field. When absent and a local data directory
     /// is known, the run probes it for 2 s itself before `insert` trials that wait for flush.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ops_per_s: Option<f64>,
+}
+
+fn one_repeat() -> Repeat {
+    Repeat::Fixed(1)
 }
 
 /// One trial: a configuration the run loads `rows` rows with.
@@ -396,6 +413,8 @@ impl IngestSpec {
                 ));
             }
         }
+        let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
+        let decision = Decision::read(&mut r);
         r.finish(IngestSpec {
             methods,
             batches,
@@ -408,6 +427,8 @@ impl IngestSpec {
             indexes,
             append,
             pipeline,
+            repeat,
+            decision,
             fsync_ops_per_s: None,
         })
     }
@@ -415,7 +436,7 @@ impl IngestSpec {
     pub fn to_text(&self) -> ParamText {
         let b = |v: bool| if v { "on" } else { "off" }.to_string();
         let join = |v: Vec<String>| v.join(",");
-        ParamText::from([
+        let mut t = ParamText::from([
             (
                 "method".into(),
                 join(
@@ -455,7 +476,10 @@ impl IngestSpec {
             ("indexes".into(), self.indexes.to_string()),
             ("append".into(), b(self.append)),
             ("pipeline".into(), b(self.pipeline)),
-        ])
+            ("repeat".into(), self.repeat.text()),
+        ]);
+        self.decision.write(&mut t);
+        t
     }
 
     /// The trials in run order: per method, per synchronous_commit, per client count, per

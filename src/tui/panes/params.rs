@@ -254,7 +254,7 @@ impl ParamsState {
                 s.orders.truncate(1);
                 s.mwm.truncate(1);
                 s.workers.truncate(1);
-                s.repeat = 1;
+                s.repeat = crate::experiment::decision::Repeat::Fixed(1);
                 ExperimentSpec::IndexBuild(s)
             }
             (_, spec) => spec,

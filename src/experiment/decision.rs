@@ -1,0 +1,291 @@
+//! How a sweep decides, as parameters every experiment shares: how many repeats (a count or
+//! `auto`), the cap on `auto`, and the verdict rules (`confidence`, `min-effect`). They are
+//! fields like any other, so they are flags (`--repeat auto --max-repeat 12 --min-effect 3%`),
+//! preset keys and editor fields alike.
+
+use serde::{Deserialize, Serialize};
+
+use super::field::{FieldDef, FieldKind, FieldReader, ParamText};
+use crate::measure::rules::Rules;
+use crate::measure::verdict::MIN_TRIALS;
+
+/// `--repeat`: a fixed count per setting, or `auto`: at least [`MIN_TRIALS`] each, then more
+/// for the settings whose verdicts are still undecided, up to `max-repeat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "RepeatText", try_from = "RepeatText")]
+pub enum Repeat {
+    Fixed(u32),
+    Auto,
+}
+
+/// The stored form of [`Repeat`]: a number (as records before `auto` have it) or `"auto"`.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum RepeatText {
+    Count(u32),
+    Word(String),
+}
+
+impl From<Repeat> for RepeatText {
+    fn from(r: Repeat) -> RepeatText {
+        match r {
+            Repeat::Fixed(n) => RepeatText::Count(n),
+            Repeat::Auto => RepeatText::Word("auto".into()),
+        }
+    }
+}
+
+impl TryFrom<RepeatText> for Repeat {
+    type Error = String;
+    fn try_from(t: RepeatText) -> Result<Repeat, String> {
+        match t {
+            RepeatText::Count(n) => Ok(Repeat::Fixed(n)),
+            RepeatText::Word(w) => Repeat::parse(&w, u32::MAX),
+        }
+    }
+}
+
+impl Repeat {
+    /// `3`, `auto`; a count must be 1..=`max`.
+    pub fn parse(s: &str, max: u32) -> Result<Repeat, String> {
+        let s = s.trim();
+        if s == "auto" {
+            return Ok(Repeat::Auto);
+        }
+        let n = crate::measure::units::parse_count(s)
+            .map_err(|_| format!("'{s}' is not a count or 'auto'"))?;
+        if n < 1 {
+            return Err("must be at least 1 (or 'auto')".into());
+        }
+        if n > max as u64 {
+            return Err(format!("must be at most {max} (or 'auto')"));
+        }
+        Ok(Repeat::Fixed(n as u32))
+    }
+
+    pub fn text(self) -> String {
+        match self {
+            Repeat::Fixed(n) => n.to_string(),
+            Repeat::Auto => "auto".into(),
+        }
+    }
+
+    /// Trials per setting at the start: the count, or the minimum a verdict needs.
+    pub fn initial(self) -> u32 {
+        match self {
+            Repeat::Fixed(n) => n,
+            Repeat::Auto => MIN_TRIALS as u32,
+        }
+    }
+
+    /// Trials per setting at the most (for cost estimates and progress totals).
+    pub fn most(self, max_repeat: u32) -> u32 {
+        match self {
+            Repeat::Fixed(n) => n,
+            Repeat::Auto => max_repeat.max(MIN_TRIALS as u32),
+        }
+    }
+
+    pub fn is_auto(self) -> bool {
+        self == Repeat::Auto
+    }
+}
+
+impl std::fmt::Display for Repeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// The `--repeat` field, with the help an experiment gives it.
+pub const fn repeat_field(help: &'static str, default: &'static str) -> FieldDef {
+    FieldDef {
+        key: "repeat",
+        label: "repeat",
+        help,
+        default,
+        kind: FieldKind::Count,
+    }
+}
+
+pub const MAX_REPEAT: FieldDef = FieldDef {
+    key: "max-repeat",
+    label: "max repeat",
+    help: "with repeat auto: trials per setting at the most",
+    default: "10",
+    kind: FieldKind::Count,
+};
+
+pub const MIN_EFFECT: FieldDef = FieldDef {
+    key: "min-effect",
+    label: "min effect",
+    help: "smallest difference called faster/slower, in percent (5%)",
+    default: "5%",
+    kind: FieldKind::Percent,
+};
+
+pub const CONFIDENCE: FieldDef = FieldDef {
+    key: "confidence",
+    label: "confidence",
+    help: "confidence of every interval and verdict, in percent (95%)",
+    default: "95%",
+    kind: FieldKind::Percent,
+};
+
+/// The decision parameters of a spec.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Cap on trials per setting with `repeat = auto`.
+    #[serde(default = "default_max_repeat")]
+    pub max_repeat: u32,
+    /// As a fraction: 0.05 is 5%.
+    #[serde(default = "default_min_effect")]
+    pub min_effect: f64,
+    /// As a fraction: 0.95 is 95%.
+    #[serde(default = "default_confidence")]
+    pub confidence: f64,
+}
+
+fn default_max_repeat() -> u32 {
+    10
+}
+fn default_min_effect() -> f64 {
+    Rules::default().min_effect
+}
+fn default_confidence() -> f64 {
+    Rules::default().confidence
+}
+
+impl Default for Decision {
+    fn default() -> Decision {
+        Decision {
+            max_repeat: default_max_repeat(),
+            min_effect: default_min_effect(),
+            confidence: default_confidence(),
+        }
+    }
+}
+
+/// `5%`, `5`, `0.5%` → 0.05, 0.05, 0.005.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let num = t.strip_suffix('%').unwrap_or(t).trim();
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a percentage (e.g. 5%)"))?;
+    if !v.is_finite() {
+        return Err(format!("'{t}' is not a percentage (e.g. 5%)"));
+    }
+    Ok(v / 100.0)
+}
+
+/// 0.05 → `5%`, 0.995 → `99.5%`.
+pub fn format_percent(f: f64) -> String {
+    let p = f * 100.0;
+    let s = format!("{p:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+impl Decision {
+    /// Read `max-repeat`, `min-effect` and `confidence`; one sentence per bad field.
+    pub fn read(r: &mut FieldReader) -> Decision {
+        let d = Decision::default();
+        let max_repeat = r.count("max-repeat", MIN_TRIALS as u64, 1000) as u32;
+        let min_effect = r.get("min-effect", d.min_effect, |s| {
+            let v = parse_percent(s)?;
+            if !(0.0..1.0).contains(&v) {
+                return Err(format!(
+                    "'{s}' is out of range: 0% (any real difference counts) to below 100%"
+                ));
+            }
+            Ok(v)
+        });
+        let confidence = r.get("confidence", d.confidence, |s| {
+            let v = parse_percent(s)?;
+            if !(v > 0.5 && v <= 0.999) {
+                return Err(format!(
+                    "'{s}' is out of range: above 50% and at most 99.9% (95% is usual)"
+                ));
+            }
+            Ok(v)
+        });
+        Decision {
+            max_repeat,
+            min_effect,
+            confidence,
+        }
+    }
+
+    /// The fields in text form, added to `t`.
+    pub fn write(&self, t: &mut ParamText) {
+        t.insert("max-repeat".into(), self.max_repeat.to_string());
+        t.insert("min-effect".into(), format_percent(self.min_effect));
+        t.insert("confidence".into(), format_percent(self.confidence));
+    }
+
+    /// The verdict rules these parameters give.
+    pub fn rules(&self) -> Rules {
+        Rules {
+            confidence: self.confidence,
+            min_effect: self.min_effect,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeat_reads_counts_and_auto_and_stores_both_forms() {
+        assert_eq!(Repeat::parse("3", 1000), Ok(Repeat::Fixed(3)));
+        assert_eq!(Repeat::parse(" auto ", 1000), Ok(Repeat::Auto));
+        assert!(Repeat::parse("0", 1000).unwrap_err().contains("at least 1"));
+        assert!(Repeat::parse("often", 1000).unwrap_err().contains("'auto'"));
+        assert!(Repeat::parse("2000", 1000).unwrap_err().contains("at most"));
+        assert_eq!(serde_json::to_string(&Repeat::Fixed(3)).unwrap(), "3");
+        assert_eq!(serde_json::to_string(&Repeat::Auto).unwrap(), "\"auto\"");
+        let back: Repeat = serde_json::from_str("5").unwrap();
+        assert_eq!(back, Repeat::Fixed(5));
+        let back: Repeat = serde_json::from_str("\"auto\"").unwrap();
+        assert_eq!(back, Repeat::Auto);
+        assert_eq!(Repeat::Auto.initial(), 3);
+        assert_eq!(Repeat::Auto.most(10), 10);
+        assert_eq!(Repeat::Fixed(2).most(10), 2);
+    }
+
+    #[test]
+    fn percentages_round_trip_and_refuse_what_cannot_be() {
+        assert_eq!(parse_percent("5%"), Ok(0.05));
+        assert_eq!(parse_percent("5"), Ok(0.05));
+        assert_eq!(format_percent(0.05), "5%");
+        assert_eq!(format_percent(0.995), "99.5%");
+        assert_eq!(format_percent(0.0), "0%");
+        let mut p = ParamText::new();
+        Decision::default().write(&mut p);
+        let mut r = FieldReader::new(&p);
+        assert_eq!(Decision::read(&mut r), Decision::default());
+        assert!(r.errors.is_empty());
+        let p = ParamText::from([
+            ("max-repeat".to_string(), "2".to_string()),
+            ("min-effect".to_string(), "150%".to_string()),
+            ("confidence".to_string(), "40%".to_string()),
+        ]);
+        let mut r = FieldReader::new(&p);
+        Decision::read(&mut r);
+        let keys: Vec<&str> = r.errors.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["max-repeat", "min-effect", "confidence"],
+            "{r:?}",
+            r = r.errors
+        );
+    }
+
+    #[test]
+    fn old_records_without_the_fields_read_as_defaults() {
+        let d: Decision = serde_json::from_str("{}").unwrap();
+        assert_eq!(d, Decision::default());
+    }
+}
