@@ -154,18 +154,27 @@ fn decide_indexed(
 }
 
 /// For `--repeat auto`: the indices of the settings that should get another trial — those
-/// with fewer than 3 usable trials, those whose comparison with the best is `too few trials`,
-/// and the best itself while any other is undecided. Empty when the sweep is decided; the
-/// caller also stops at its maximum repeat count.
+/// with fewer than 3 usable trials, those whose comparison with the best is not yet
+/// conclusive ([`Comparison::conclusive`]: `too few trials`, or a tie whose interval still
+/// allows a difference larger than the smallest effect), and the best itself while any
+/// other is. Empty when the sweep is decided; the caller also stops at its maximum repeat
+/// count.
 pub fn needs_more(settings: &[SettingTrials], better: Better, rules: &Rules) -> Vec<usize> {
     let (finding, best) = decide_indexed(settings, better, rules);
-    let others_undecided = !finding.undecided.is_empty();
+    // A setting other than the best is open while its comparison is missing (no usable
+    // trial) or not conclusive.
+    let open = |i: usize| {
+        Some(i) != best
+            && finding.settings[i]
+                .vs_best
+                .as_ref()
+                .is_none_or(|c| !c.conclusive(&finding.rules))
+    };
+    let any_open = (0..settings.len()).any(open);
     (0..settings.len())
         .filter(|&i| {
-            let s = &finding.settings[i];
-            let n = s.estimate.map_or(0, |e| e.n);
-            let too_few = s.vs_best.as_ref().map(|c| c.verdict) == Some(Verdict::TooFewTrials);
-            n < MIN_TRIALS || too_few || (Some(i) == best && others_undecided)
+            let n = finding.settings[i].estimate.map_or(0, |e| e.n);
+            n < MIN_TRIALS || open(i) || (Some(i) == best && any_open)
         })
         .collect()
 }
@@ -341,6 +350,24 @@ mod tests {
         assert_eq!(f.undecided, ["1GB"]);
         assert!(f.settings[2].estimate.is_none());
         assert_eq!(needs_more(&s, Better::Lower, &Rules::default()), [1, 2]);
+    }
+
+    #[test]
+    fn a_wide_tie_is_not_an_answer_for_repeat_auto() {
+        // 4 a side, 10% apart with ±8% noise: not significant, but the interval still allows
+        // a difference well beyond 5%, so auto keeps going; tight noise settles it.
+        let wide = [0.92, 1.0, 1.08, 0.96];
+        let s = sweep(&[("1MB", 10.0), ("64MB", 10.5)], &wide);
+        let f = decide(&s, Better::Lower, &Rules::default());
+        assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
+        let c = f.settings[1].vs_best.as_ref().unwrap();
+        assert!(!c.conclusive(&f.rules), "{c:?}");
+        assert_eq!(needs_more(&s, Better::Lower, &Rules::default()), [0, 1]);
+        let tight = [0.999, 1.0, 1.001, 1.0005, 0.9995];
+        let s = sweep(&[("1MB", 10.0), ("64MB", 10.05)], &tight);
+        let f = decide(&s, Better::Lower, &Rules::default());
+        assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
+        assert!(needs_more(&s, Better::Lower, &Rules::default()).is_empty());
     }
 
     #[test]

@@ -34,7 +34,9 @@
 //! workers), since paying more buys nothing measurable. It names a winner only when the best
 //! beats every other setting, and recommends nothing when all settings tie. With
 //! `--repeat auto`, [`finding::needs_more`] says which settings need another trial until the
-//! sweep is decided or the repeat limit is reached.
+//! sweep is decided or the repeat limit is reached. Decided means `faster`/`slower`, or a tie
+//! whose whole interval lies within the smallest effect: a tie with a wide interval (say
+//! 0.85×..1.10×) still allows a difference worth acting on, so auto keeps measuring it.
 
 pub mod finding;
 pub mod fit;

@@ -173,6 +173,22 @@ impl Comparison {
         self
     }
 
+    /// Whether more trials could still change the practical answer. `faster`/`slower` are
+    /// conclusive; `no significant difference` is conclusive only when the whole interval of
+    /// the ratio lies within the smallest effect (`1/(1+e) ≤ low`, `high ≤ 1+e`): a wide
+    /// interval that still allows a difference worth acting on is a tie for now, not an
+    /// answer. `too few trials` and `not comparable` are not conclusive.
+    pub fn conclusive(&self, rules: &Rules) -> bool {
+        let e = rules.effective().min_effect;
+        match self.verdict {
+            Verdict::Faster | Verdict::Slower => true,
+            Verdict::NoSignificantDifference => {
+                self.ratio_low >= 1.0 / (1.0 + e) && self.ratio_high <= 1.0 + e
+            }
+            Verdict::TooFewTrials | Verdict::NotComparable => false,
+        }
+    }
+
     /// The change of A relative to B as a signed fraction: 0.12 for 12% more.
     pub fn change(&self) -> f64 {
         self.ratio - 1.0
