@@ -298,3 +298,46 @@ async fn index_build_uses_no_more_connections_than_it_declares() {
     eprintln!("index-build peak connections: {peak} (declared {declared})");
     assert!(peak <= declared, "peak {peak} > declared {declared}");
 }
+
+/// Look-only writes nothing: the disk probes and experiments are refused with a sentence
+/// that names --observe, before anything is written.
+#[test]
+fn observe_refuses_the_disk_probes_and_runs() {
+    let lab = common::lab();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let probe_dir = common::temp_dir("observe-probe");
+    let out = lab
+        .command()
+        .args(["--observe", "--db", &db, "probe", "--disk", "--probe-dir"])
+        .arg(&probe_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("look-only (--observe)"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&probe_dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    let out = lab
+        .command()
+        .args([
+            "--observe",
+            "--db",
+            &db,
+            "run",
+            "index-build",
+            "--rows",
+            "1k",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("look-only (--observe)"), "{err}");
+}

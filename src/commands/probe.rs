@@ -37,6 +37,12 @@ pub struct DiskProbes {
 
 pub async fn run(ctx: &Ctx, a: ProbeArgs) -> Result<i32> {
     let started = Instant::now();
+    if a.disk && ctx.global.observe {
+        return Err(user_error(
+            EXIT_USAGE,
+            "look-only (--observe): the disk probes write and fsync a test file, so they do not run; drop --disk to see the server and host, or --observe to probe the disk",
+        ));
+    }
     let size = parse_size(&a.disk_size)
         .map_err(|e| user_error(EXIT_USAGE, format!("--disk-size: {e}")))?;
     if size.bytes < 64 * 1024 {

@@ -77,7 +77,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     if ctx.global.observe {
         return Err(user_error(
             EXIT_USAGE,
-            "--observe disables experiments: drop it to run one",
+            "look-only (--observe): experiments write to the server, so none runs; drop --observe to run one",
         ));
     }
     let dur = |s: &Option<String>, what: &str| -> Result<Option<Duration>> {

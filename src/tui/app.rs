@@ -126,8 +126,10 @@ pub struct App {
     pub theme: Theme,
     pub keys: KeyMap,
     pub config_file: PathBuf,
-    /// `--observe`: runs are disabled.
+    /// Look-only: nothing is written (no runs, no disk probes, no cleanup).
     pub observe: bool,
+    /// Look-only came from `--observe` (then `o` cannot turn it off).
+    pub observe_flag: bool,
     pub size: (u16, u16),
     pub focus: Focus,
     /// Which lower pane shows when the lower panes are tabs (small terminals).
@@ -157,6 +159,7 @@ impl App {
             keys: init.keys,
             config_file: init.config_file,
             observe: init.observe,
+            observe_flag: init.observe,
             size: init.size,
             focus: Focus::Params,
             lower: Focus::Params,
@@ -187,6 +190,16 @@ impl App {
     /// Spinner frame number.
     pub fn tick(&self) -> u64 {
         (self.now.saturating_duration_since(self.epoch).as_millis() / 100) as u64
+    }
+
+    /// How look-only was turned on and the way out, for messages: "look-only (pglab was
+    /// started with --observe: restart without it to run experiments)".
+    pub fn look_only_why(&self) -> &'static str {
+        if self.observe_flag {
+            "look-only: pglab was started with --observe, so nothing is written; restart without --observe to run experiments"
+        } else {
+            "look-only (turned on with o): nothing is written; o turns experiments on again"
+        }
     }
 
     pub fn notify(&mut self, level: Level, text: impl Into<String>) {

@@ -64,7 +64,13 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
         v.push(("C-c".into(), "quit".into(), 1));
         return (None, v);
     }
-    let prefix = app.observe.then(|| "--observe: runs disabled".to_string());
+    let prefix = app.observe.then(|| {
+        if app.observe_flag {
+            "look-only (--observe)".to_string()
+        } else {
+            "look-only (o)".to_string()
+        }
+    });
     if app.quitting.is_some() {
         v.push(("C-c".into(), "quit without waiting".into(), 0));
         return (Some("quitting: waiting for the run to stop…".into()), v);

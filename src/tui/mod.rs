@@ -24,6 +24,8 @@ pub mod update;
 mod update_overlays;
 
 #[cfg(test)]
+mod look_only_tests;
+#[cfg(test)]
 mod overlay_tests;
 #[cfg(test)]
 mod render_tests;

@@ -228,12 +228,16 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
                     Level::Warn,
                     "a run is in progress: cancel it (Esc) before switching to look-only",
                 );
+            } else if app.observe_flag {
+                // --observe is a promise made on the command line (often against a server
+                // that must not be written to): a key does not break it.
+                app.notify(Level::Warn, app.look_only_why());
             } else {
                 app.observe = !app.observe;
                 app.notify(
                     Level::Info,
                     if app.observe {
-                        "look only: experiments are off (o turns them on)"
+                        "look-only: experiments and disk probes are off, nothing is written (o turns them on)"
                     } else {
                         "experiments are on"
                     },
@@ -318,10 +322,7 @@ pub(super) fn want_history(app: &mut App) -> Vec<Command> {
 
 fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
     if app.observe {
-        app.notify(
-            Level::Warn,
-            "runs are disabled: pglab was started with --observe",
-        );
+        app.notify(Level::Warn, app.look_only_why());
         return Vec::new();
     }
     if app.run.is_active() {
@@ -420,6 +421,14 @@ fn cancel(app: &mut App) -> Vec<Command> {
 }
 
 fn request_probe(app: &mut App) -> Vec<Command> {
+    if app.observe {
+        let why = app.look_only_why();
+        app.notify(
+            Level::Warn,
+            format!("the disk probes write 256 MiB and fsync: not in {why}"),
+        );
+        return Vec::new();
+    }
     if app.host.probe.running.is_some() {
         app.notify(
             Level::Info,

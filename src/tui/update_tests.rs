@@ -223,11 +223,12 @@ fn preflight_refuses_or_asks() {
 fn observe_disables_runs() {
     let mut app = app();
     app.observe = true;
+    app.observe_flag = true;
     assert!(update(&mut app, key('r')).is_empty());
     assert!(update(&mut app, key('s')).is_empty());
     assert!(app.notice.as_ref().unwrap().text.contains("--observe"));
     let (prefix, items) = super::keybar::items(&app);
-    assert!(prefix.unwrap().contains("runs disabled"));
+    assert!(prefix.unwrap().contains("look-only (--observe)"));
     assert!(
         !items
             .iter()
@@ -596,18 +597,4 @@ fn leftovers_found_at_start_are_offered_for_cleaning() {
     assert_eq!(b.overlay, Overlay::None);
     b.observe = true;
     assert!(!super::update::init(&mut b).contains(&Command::FindLeftovers));
-}
-
-#[test]
-fn o_toggles_look_only() {
-    let mut a = app();
-    assert!(update(&mut a, key('o')).is_empty());
-    assert!(a.observe);
-    update(&mut a, key('s'));
-    assert!(
-        a.notice.as_ref().unwrap().text.contains("--observe")
-            || a.notice.as_ref().unwrap().text.contains("disabled")
-    );
-    update(&mut a, key('o'));
-    assert!(!a.observe);
 }

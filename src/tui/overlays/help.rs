@@ -101,10 +101,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     lines.push(Line::default());
     if app.observe {
-        lines.push(Line::styled(
-            "--observe: runs are disabled; everything else works",
-            theme.warn(),
-        ));
+        lines.push(Line::styled(app.look_only_why(), theme.warn()));
     }
     let cfg = format!(
         "Change keys in {} under [keys], e.g. run = \"R\"; actions: {}",

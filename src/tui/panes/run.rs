@@ -353,7 +353,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         }
     } else {
         let text = if app.observe {
-            "runs are disabled: pglab was started with --observe".to_string()
+            app.look_only_why().to_string()
         } else {
             let single = match app.params.kind {
                 ExperimentKind::IndexBuild => "one trial of the current values",
