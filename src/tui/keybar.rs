@@ -8,7 +8,6 @@ use ratatui::widgets::Paragraph;
 use super::app::{App, Focus, Overlay};
 use super::keys::Action;
 use super::text::width;
-use crate::experiment::ExperimentKind;
 
 /// (key, what it does, priority: lower is kept longer).
 type Item = (String, String, u8);
@@ -78,12 +77,7 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
     if app.run.running {
         v.push((k(Action::Cancel), "cancel run".into(), 0));
     } else if !app.observe {
-        let single = if app.params.kind == ExperimentKind::IndexBuild {
-            "run 1 trial"
-        } else {
-            "run"
-        };
-        v.push((k(Action::Run), single.into(), 0));
+        v.push((k(Action::Run), "run 1 trial".into(), 0));
         v.push((k(Action::Sweep), "sweep".into(), 1));
     }
     if app.focus == Focus::Params {

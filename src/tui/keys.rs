@@ -88,9 +88,7 @@ impl Action {
         match self {
             Action::Quit => "quit (asks first while a run is in progress)",
             Action::Help => "this help",
-            Action::Run => {
-                "run: one trial of the current values (index-build), else the experiment"
-            }
+            Action::Run => "run one trial: the first value of every list, once",
             Action::Sweep => "run the full sweep of the parameters",
             Action::Cancel => "cancel the run or the disk probe",
             Action::Edit => "edit the selected parameter (Enter accepts, Esc aborts)",

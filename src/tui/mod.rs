@@ -28,6 +28,8 @@ mod look_only_tests;
 #[cfg(test)]
 mod overlay_tests;
 #[cfg(test)]
+mod params_tests;
+#[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod update_tests;

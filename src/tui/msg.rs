@@ -15,7 +15,7 @@ use crate::server::ServerSnapshot;
 /// Which kind of run a key asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
-    /// `r`: one trial of the current values (index-build), the experiment as set otherwise.
+    /// `r`: one trial, the first value of every list, in every experiment.
     Single,
     /// `s`: the full sweep of the parameters.
     Sweep,

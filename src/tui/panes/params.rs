@@ -246,18 +246,40 @@ impl ParamsState {
         self.parsed.as_ref().ok().map(|s| s.spec_key())
     }
 
-    /// The spec a run key asks for: `r` on index-build is one trial of the current values.
+    /// The spec a run key asks for: `s` the whole sweep; `r` one trial, in every experiment
+    /// the first value of every list, once (index-build: one `CREATE INDEX`; ingest: one load
+    /// with the first method, batch, client count and synchronous_commit; growth: the first
+    /// design at the first step).
     pub fn spec_for(&self, kind: RunKind) -> Result<ExperimentSpec, &FieldErrors> {
         let spec = self.parsed.as_ref()?.clone();
-        Ok(match (kind, spec) {
-            (RunKind::Single, ExperimentSpec::IndexBuild(mut s)) => {
+        if kind != RunKind::Single {
+            return Ok(spec);
+        }
+        let once = crate::experiment::decision::Repeat::Fixed(1);
+        Ok(match spec {
+            ExperimentSpec::IndexBuild(mut s) => {
                 s.orders.truncate(1);
                 s.mwm.truncate(1);
                 s.workers.truncate(1);
-                s.repeat = crate::experiment::decision::Repeat::Fixed(1);
+                s.repeat = once;
+                s.warmup = false;
                 ExperimentSpec::IndexBuild(s)
             }
-            (_, spec) => spec,
+            ExperimentSpec::Ingest(mut s) => {
+                s.methods.truncate(1);
+                s.batches.truncate(1);
+                s.clients.truncate(1);
+                s.sync.truncate(1);
+                s.repeat = once;
+                ExperimentSpec::Ingest(s)
+            }
+            ExperimentSpec::Growth(mut s) => {
+                s.designs.truncate(1);
+                s.steps.truncate(1);
+                s.target_rows = None;
+                s.repeat = once;
+                ExperimentSpec::Growth(s)
+            }
         })
     }
 }
@@ -282,7 +304,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let focused = app.focus == Focus::Params;
     let label_w = fields
         .iter()
-        .map(|f| width(f.label))
+        .map(|f| width(f.key))
         .max()
         .unwrap_or(0)
         .min(cols / 2);
@@ -301,20 +323,31 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
                 .map(|l| plain_line(l, theme.accent()))
                 .collect::<Vec<_>>()
         }
-        Err(e) => vec![plain_line(
-            fit(
-                &format!(
-                    "✗ {} invalid field{}: fix to run",
-                    e.len(),
-                    if e.len() == 1 { "" } else { "s" }
-                ),
-                cols,
-            ),
-            theme.error(),
-        )],
+        // The reason itself, at every size: the selected field's error when it has one,
+        // else the first, and how many more there are.
+        Err(e) => {
+            let sel_key = st.selected_field().map(|f| f.key);
+            let (k, why) = e
+                .iter()
+                .find(|(k, _)| Some(k.as_str()) == sel_key)
+                .or(e.first())
+                .map(|(k, w)| (k.as_str(), w.as_str()))
+                .unwrap_or(("", ""));
+            let more = if e.len() > 1 {
+                format!(" (+{} more invalid)", e.len() - 1)
+            } else {
+                String::new()
+            };
+            wrap(&format!("✗ {k}: {why}{more}"), cols, 2)
+                .into_iter()
+                .map(|l| plain_line(l, theme.error()))
+                .collect::<Vec<_>>()
+        }
     };
     // The cost sits on the last rows: two when there is room, else its first.
-    let cost_rows = if rows >= fields.len() + 3 {
+    // A reason why the run cannot start gets its two lines at every size (the fields scroll
+    // to make room): it is what the user must read next.
+    let cost_rows = if rows >= fields.len() + 3 || (st.parsed.is_err() && rows >= 6) {
         cost.len()
     } else {
         1
@@ -324,7 +357,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let sel = st.selected();
     let first = (sel + 1).saturating_sub(field_rows);
     let mut lines: Vec<Line> = Vec::new();
-    let mut pending_error: Option<(String, String)> = None;
 
     for (i, fd) in fields.iter().enumerate().skip(first).take(field_rows) {
         let is_sel = i == sel;
@@ -336,7 +368,9 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         } else {
             theme.label()
         };
-        spans.push(Span::styled(pad(fd.label, label_w), label_style));
+        // One name per field: the editor shows the key the flag, the preset file and every
+        // error message use.
+        spans.push(Span::styled(pad(fd.key, label_w), label_style));
         spans.push(Span::raw(" "));
         match (&st.editing, is_sel) {
             (Some(ed), true) => {
@@ -374,13 +408,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
                         let v = fit(value, value_w.saturating_sub(2).max(1));
                         let beside = value_w.saturating_sub(width(&v) + 3);
                         spans.push(Span::styled(v.clone(), value_style));
+                        // The reason beside the value when it fits; the line at the bottom
+                        // always gives it in full.
                         if width(e) <= beside {
                             spans.push(Span::styled(format!(" ✗ {e}"), theme.error()));
                         } else {
                             spans.push(Span::styled(" ✗", theme.error()));
-                            if pending_error.is_none() || is_sel {
-                                pending_error = Some((fd.key.to_string(), e.to_string()));
-                            }
                         }
                     }
                     None => spans.push(Span::styled(fit(value, value_w), value_style)),
@@ -390,19 +423,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         lines.push(Line::from(spans));
     }
 
-    // Below the form: the reason that did not fit beside its field, the selected field's
-    // help, and what the run will cost.
+    // Below the form: the selected field's help, then what the run will cost (or why it
+    // cannot run).
     let mut footer: Vec<Line> = Vec::new();
     let spare = rows.saturating_sub(lines.len() + cost.len());
-    let mut used = 0;
-    if let Some((k, e)) = &pending_error {
-        for l in wrap(&format!("✗ {k}: {e}"), cols, 2.min(spare)) {
-            footer.push(plain_line(l, theme.error()));
-            used += 1;
-        }
-    }
     if let Some(fd) = st.selected_field() {
-        for l in wrap(fd.help, cols, 2.min(spare.saturating_sub(used))) {
+        for l in wrap(fd.help, cols, 2.min(spare)) {
             footer.push(plain_line(l, theme.dim()));
         }
     }

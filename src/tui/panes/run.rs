@@ -355,12 +355,8 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         let text = if app.observe {
             app.look_only_why().to_string()
         } else {
-            let single = match app.params.kind {
-                ExperimentKind::IndexBuild => "one trial of the current values",
-                _ => "the experiment",
-            };
             format!(
-                "No run yet. {} runs {single}, {} runs the full sweep; {} cancels a run.",
+                "No run yet. {} runs one trial (the first value of every list), {} runs the full sweep; {} cancels a run.",
                 keys.label(Action::Run),
                 keys.label(Action::Sweep),
                 keys.label(Action::Cancel)
