@@ -26,6 +26,8 @@ mod update_overlays;
 #[cfg(test)]
 mod look_only_tests;
 #[cfg(test)]
+mod outcome_tests;
+#[cfg(test)]
 mod overlay_tests;
 #[cfg(test)]
 mod params_tests;

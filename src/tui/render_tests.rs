@@ -78,7 +78,7 @@ fn run_cancelled_shows_notes_and_outcome() {
     update(&mut app, Msg::Run(RunEvent::Cancelled(Box::new(r))));
     let s = screen(&app);
     assert!(s.contains("cancelled after 72.4 s · 6 results kept"), "{s}");
-    assert!(s.contains("note: cleaned up: dropped"), "{s}");
+    assert!(s.contains("cleaned up: dropped"), "{s}");
     insta::assert_snapshot!(s);
 }
 

@@ -346,7 +346,33 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         for l in wrap(&text, cols, 3) {
             head.push(Row::Text(plain_line(l, style)));
         }
-        for n in st.notes.iter().rev().take(2).rev() {
+        // After a cancel or a failure, what was cleaned up comes first (the findings that
+        // follow it in the notes would push it out of sight).
+        let cleanup: Vec<&String> = st
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("cleaned up") || n.starts_with("cleanup failed"))
+            .collect();
+        if e.outcome != Outcome::Finished {
+            let what = if cleanup.is_empty() {
+                "nothing was left to clean up".to_string()
+            } else {
+                cleanup
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" · ")
+            };
+            for l in wrap(&what, cols, 3) {
+                head.push(Row::Text(plain_line(l, theme.plain())));
+            }
+        }
+        let rest: Vec<&String> = st
+            .notes
+            .iter()
+            .filter(|n| e.outcome == Outcome::Finished || !cleanup.contains(n))
+            .collect();
+        for n in &rest[rest.len().saturating_sub(2)..] {
             for l in wrap(&format!("note: {n}"), cols, 2) {
                 head.push(Row::Text(plain_line(l, theme.dim())));
             }
