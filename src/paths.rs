@@ -42,6 +42,10 @@ impl Paths {
     pub fn config_file(&self) -> PathBuf {
         self.config_dir.join("config.toml")
     }
+    /// The TUI's parameters of the last session (restored at the next start).
+    pub fn last_params_file(&self) -> PathBuf {
+        self.data_dir.join("tui-params.json")
+    }
 }
 /// Write a file atomically: a temp file in the same directory, fsynced, renamed over the
 /// target, and the directory fsynced, so a crash leaves the old file or the new one.

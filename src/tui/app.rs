@@ -115,6 +115,8 @@ pub struct AppInit {
     pub location: Location,
     pub size: (u16, u16),
     pub notice: Option<Notice>,
+    /// The last session's parameters, when there were any.
+    pub last_params: Option<crate::tui::last_params::LastParams>,
 }
 
 pub struct App {
@@ -167,7 +169,11 @@ impl App {
             notice: init.notice,
             target: TargetState::new(init.location),
             host: HostState::new(remote),
-            params: ParamsState::new(),
+            params: init
+                .last_params
+                .as_ref()
+                .map(ParamsState::restore)
+                .unwrap_or_default(),
             run: RunState::default(),
             history: HistoryState::default(),
             presets: PickerState::default(),

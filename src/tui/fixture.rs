@@ -244,6 +244,7 @@ pub fn idle_app(size: (u16, u16), base: Instant) -> App {
         keys: KeyMap::default(),
         config_file: PathBuf::from("/home/dba/.config/pglab/config.toml"),
         observe: false,
+        last_params: None,
         location: location(),
         size,
         notice: None,

@@ -12,6 +12,7 @@ pub mod config;
 pub mod fixture;
 pub mod keybar;
 pub mod keys;
+pub mod last_params;
 pub mod msg;
 pub mod overlays;
 pub mod panes;
@@ -82,6 +83,14 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
         local_data_dir: local,
     };
+    let params_file = ctx.paths.last_params_file();
+    let (last_params, params_problem) = match last_params::load(&params_file) {
+        Ok(p) => (p, None),
+        Err(e) => {
+            tracing::warn!("{e}");
+            (None, Some(e))
+        }
+    };
     let init = AppInit {
         now: Instant::now(),
         theme: theme::Theme::from_env(),
@@ -90,12 +99,13 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         observe: ctx.global.observe,
         location: opened.target.location.clone(),
         size: (80, 24),
-        notice: config.problem.map(|text| Notice {
+        notice: config.problem.or(params_problem).map(|text| Notice {
             text,
             level: Level::Warn,
         }),
+        last_params,
     };
-    let result = ui(init, env, client, first, launched).await;
+    let result = ui(init, env, client, first, launched, &params_file).await;
     opened.close().await;
     result
 }
@@ -106,6 +116,7 @@ async fn ui(
     client: tokio_postgres::Client,
     first: Option<crate::server::ServerSnapshot>,
     launched: Instant,
+    params_file: &std::path::Path,
 ) -> Result<i32> {
     let mut guard = TerminalGuard::enter().map_err(|e| eyre!("cannot set up the terminal: {e}"))?;
     init.size = guard.size();
@@ -115,6 +126,13 @@ async fn ui(
     }
     let r = runtime::run(&mut guard.terminal, &mut app, env, Some(client), launched).await;
     drop(guard);
+    // The next start begins where this one ended.
+    if let Err(e) = last_params::save(params_file, &app.params.snapshot()) {
+        tracing::warn!(
+            "could not save the parameters to {}: {e}",
+            params_file.display()
+        );
+    }
     r.map_err(|e| eyre!("the terminal failed: {e}"))?;
     let cancelled = app
         .run

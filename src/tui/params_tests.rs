@@ -94,3 +94,36 @@ fn r_is_one_trial_in_every_experiment() {
     assert_eq!((g.designs.len(), g.steps.len()), (1, 1), "{g:?}");
     assert_eq!(g.repeat, Repeat::Fixed(1));
 }
+
+#[test]
+fn the_last_sessions_parameters_come_back_and_say_so() {
+    use super::app::{App, AppInit};
+    use super::last_params::LastParams;
+    use crate::experiment::{ExperimentKind, ParamText};
+    let mut ingest = ParamText::new();
+    ingest.insert("clients".into(), "1,8".into());
+    let last = LastParams {
+        experiment: ExperimentKind::Ingest,
+        params: [(ExperimentKind::Ingest, ingest)].into(),
+    };
+    let base = fixture::idle_app((80, 24), Instant::now());
+    let mut app = App::new(AppInit {
+        now: Instant::now(),
+        theme: base.theme,
+        keys: base.keys.clone(),
+        config_file: base.config_file.clone(),
+        observe: false,
+        location: fixture::location(),
+        size: (80, 24),
+        notice: None,
+        last_params: Some(last),
+    });
+    assert_eq!(app.params.kind, ExperimentKind::Ingest);
+    assert_eq!(app.params.current()["clients"], "1,8");
+    let s = screen(&app);
+    assert!(s.contains("restored from your last session"), "{s}");
+    // The first change makes them the user's values again: the line goes.
+    set(&mut app, "clients", "2");
+    assert!(!screen(&app).contains("restored from your last session"));
+    assert_eq!(app.params.snapshot().experiment, ExperimentKind::Ingest);
+}

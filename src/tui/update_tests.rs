@@ -537,6 +537,7 @@ fn configured_keys_replace_the_defaults() {
         location: fixture::location(),
         size: (100, 30),
         notice: None,
+        last_params: None,
     });
     assert!(update(&mut app, key('q')).is_empty());
     assert_eq!(update(&mut app, key('Q')), [Command::Quit]);

@@ -49,6 +49,8 @@ pub struct ParamsState {
     pub preview: Option<FieldErrors>,
     /// The preset last loaded: its experiment, name and the values it set.
     pub preset: Option<(ExperimentKind, String, ParamText)>,
+    /// The values came from the last session and nothing was changed since.
+    pub restored: bool,
 }
 
 impl Default for ParamsState {
@@ -73,6 +75,26 @@ impl ParamsState {
             parsed,
             preview: None,
             preset: None,
+            restored: false,
+        }
+    }
+
+    /// The last session's values (see [`crate::tui::last_params`]).
+    pub fn restore(last: &crate::tui::last_params::LastParams) -> ParamsState {
+        let mut st = ParamsState::new();
+        for k in ExperimentKind::ALL {
+            st.values.insert(k, last.values(k));
+        }
+        st.set_kind(last.experiment);
+        st.restored = last.differs_from_defaults();
+        st
+    }
+
+    /// What to save at exit.
+    pub fn snapshot(&self) -> crate::tui::last_params::LastParams {
+        crate::tui::last_params::LastParams {
+            experiment: self.kind,
+            params: self.values.clone(),
         }
     }
 
@@ -124,6 +146,7 @@ impl ParamsState {
 
     /// Switch to `kind` with its defaults overlaid by the preset's `params`.
     pub fn load(&mut self, name: &str, kind: ExperimentKind, params: &ParamText) {
+        self.restored = false;
         let mut values = kind.defaults();
         values.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.values.insert(kind, values.clone());
@@ -143,8 +166,10 @@ impl ParamsState {
 
     /// Set a value directly (presets, tests).
     pub fn set_value(&mut self, key: &str, value: &str) {
-        if let Some(v) = self.values.get_mut(&self.kind) {
-            v.insert(key.to_string(), value.to_string());
+        if let Some(v) = self.values.get_mut(&self.kind)
+            && v.insert(key.to_string(), value.to_string()).as_deref() != Some(value)
+        {
+            self.restored = false;
         }
         self.parsed = self.kind.parse_spec(self.current());
     }
@@ -302,6 +327,24 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     }
     let fields = st.fields();
     let focused = app.focus == Focus::Params;
+    // Restored values are said first, so nobody takes them for the defaults.
+    let (inner, rows) = if st.restored && rows > 4 {
+        let note = fit("restored from your last session (p: presets)", cols);
+        f.render_widget(
+            Paragraph::new(plain_line(note, theme.dim())),
+            Rect { height: 1, ..inner },
+        );
+        (
+            Rect {
+                y: inner.y + 1,
+                height: inner.height - 1,
+                ..inner
+            },
+            rows - 1,
+        )
+    } else {
+        (inner, rows)
+    };
     let label_w = fields
         .iter()
         .map(|f| width(f.key))
