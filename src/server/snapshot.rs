@@ -137,8 +137,9 @@ pub struct ServerSnapshot {
     pub user: String,
     pub superuser: bool,
     pub can_checkpoint: bool,
-    /// Sessions by state (`active`, `idle`, `idle in transaction`, …, `other` for rows the role
-    /// may not see the state of).
+    /// Client sessions by state (`active`, `idle`, `idle in transaction`, …, `other` for rows
+    /// the role may not see the state of), not counting the session that read the snapshot
+    /// (pglab's own poller), so that an idle server reads idle.
     pub connections: BTreeMap<String, i64>,
     pub settings: BTreeMap<String, Readable<Setting>>,
     pub counters: Counters,
@@ -175,7 +176,8 @@ impl ServerSnapshot {
             .setting("superuser_reserved_connections")
             .and_then(|s| s.value.parse().ok())
             .unwrap_or(3);
-        Some(max - reserved - self.connections_total())
+        // `connections` leaves out the session that read the snapshot; it holds a slot too.
+        Some(max - reserved - self.connections_total() - 1)
     }
 
     pub fn fingerprint(&self) -> ServerFingerprint {
@@ -222,8 +224,24 @@ fn q(e: tokio_postgres::Error) -> TargetError {
     TargetError::Query(describe_query_error(&e))
 }
 
-/// Read a snapshot over an open session.
+/// Read a snapshot over an open session, in one read-only transaction that is rolled back
+/// (it has nothing to keep): its statistics are read consistently, and pglab's polling never
+/// shows up in the server's commit rate. The session must not be shared with concurrent
+/// queries while this runs.
 pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, TargetError> {
+    client.batch_execute("BEGIN READ ONLY").await.map_err(q)?;
+    let r = read_in_transaction(client, target).await;
+    match (r, client.batch_execute("ROLLBACK").await) {
+        (Ok(s), Ok(())) => Ok(s),
+        (Ok(_), Err(e)) => Err(q(e)),
+        (Err(e), _) => Err(e),
+    }
+}
+
+async fn read_in_transaction(
+    client: &Client,
+    target: &Target,
+) -> Result<ServerSnapshot, TargetError> {
     let row = client
         .query_one(
             "SELECT current_setting('server_version'), current_setting('server_version_num')::int,
@@ -265,7 +283,8 @@ pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, Ta
     for r in client
         .query(
             "SELECT coalesce(state, CASE WHEN backend_type = 'client backend' THEN 'other' ELSE 'background' END), count(*)
-               FROM pg_stat_activity WHERE backend_type = 'client backend' GROUP BY 1",
+               FROM pg_stat_activity
+              WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1",
             &[],
         )
         .await
