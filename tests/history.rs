@@ -812,3 +812,91 @@ fn every_comparison_fits_the_schema() {
         schema_check(&serde_json::to_value(&c).unwrap());
     }
 }
+
+/// Two real runs of the same tiny spec on the sandbox, recorded by `pglab run` and compared
+/// by `pglab history compare`: like with like, so every matched setting gets a verdict from
+/// the vocabulary other than `not comparable` (which of them depends on the host's noise),
+/// from as many trials as the runs made.
+#[test]
+fn real_runs_of_the_same_spec_compare_like_with_like() {
+    let lab = common::lab();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let history = lab.paths.data_dir.join("history.jsonl");
+    let specs: [(&str, &[&str], usize); 3] = [
+        (
+            "index-build",
+            &[
+                "--rows", "5k", "--order", "sorted", "--mwm", "64MB", "--repeat", "5",
+            ],
+            5,
+        ),
+        (
+            "ingest",
+            &[
+                "--rows", "200", "--method", "copy", "--batch", "100", "--repeat", "3",
+            ],
+            1,
+        ),
+        (
+            "growth",
+            &[
+                "--units", "100", "--steps", "0,10", "--design", "ranges", "--repeat", "3",
+            ],
+            3,
+        ),
+    ];
+    for (experiment, args, least) in specs {
+        for _ in 0..2 {
+            let out = lab
+                .command()
+                .args(["--db", &db, "run", experiment, "--yes", "--format", "json"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{experiment}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let (runs, _) = history::read(&history);
+        let n = runs.len();
+        assert!(n >= 2);
+        let c = history::compare(&runs[n - 2], &runs[n - 1]).unwrap();
+        assert_eq!(c.experiment.as_str(), experiment);
+        assert!(
+            c.not_comparable.is_empty(),
+            "{experiment}: {:?}",
+            c.not_comparable
+        );
+        assert!(c.counts.matched() >= 1 && c.counts.unmatched == 0, "{c:#?}");
+        for s in &c.settings {
+            let v = s.verdict.expect("both runs measured every setting");
+            assert_ne!(v, Verdict::NotComparable, "{s:?}");
+            let (b, k) = (s.baseline.unwrap(), s.candidate.unwrap());
+            if s.metric != "read seconds" {
+                assert!(b.n >= least && k.n >= least, "{experiment}: {s:?}");
+            }
+            if b.n < 3 || k.n < 3 {
+                assert_eq!(v, Verdict::TooFewTrials, "{s:?}");
+            }
+        }
+        let out = lab
+            .command()
+            .args(["history", "compare", "last~1", "last", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        schema_check(&json);
+        assert_eq!(json["experiment"], experiment);
+    }
+}

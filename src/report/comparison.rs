@@ -91,15 +91,17 @@ fn results_grids(c: &Comparison) -> Vec<Grid> {
         .map(|m| {
             let mut g = Grid::new(
                 &format!("{m}: medians ± their {level} interval; ratio = candidate / baseline"),
+                // The verdict next to the setting, so a narrow screen cuts the evidence, not
+                // the conclusion.
                 &[
                     ("setting", false),
+                    ("verdict", false),
+                    ("ratio", true),
+                    ("interval", true),
                     ("baseline", true),
                     ("n", true),
                     ("candidate", true),
                     ("n", true),
-                    ("ratio", true),
-                    ("interval", true),
-                    ("verdict", false),
                 ],
             );
             for s in c.settings.iter().filter(|s| s.metric == m) {
@@ -118,13 +120,13 @@ fn results_grids(c: &Comparison) -> Vec<Grid> {
                 };
                 g.rows.push(vec![
                     s.setting.clone(),
+                    verdict_cell(s),
+                    ratio,
+                    interval,
                     b,
                     bn,
                     k,
                     kn,
-                    ratio,
-                    interval,
-                    verdict_cell(s),
                 ]);
             }
             g
