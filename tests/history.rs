@@ -391,6 +391,17 @@ fn compare_different_row_counts_is_not_comparable_with_the_reason() {
     assert!(c.not_comparable.is_empty());
     assert_eq!(c.differences[0].role, Role::Setting);
     assert_eq!(c.counts.faster, 2, "{}", c.verdict);
+    // A name the runs do not differ in is said, not silently ignored.
+    let opts = history::CompareOptions {
+        vary: vec!["work_mem".into()],
+        ..Default::default()
+    };
+    let c = history::compare_with(&base, &cand, &opts).unwrap();
+    assert!(!c.not_comparable.is_empty());
+    assert_eq!(
+        c.notes,
+        ["--vary work_mem: the two runs do not differ in it"]
+    );
     // A different host is a condition; another hostname alone is not.
     let mut cand = two_settings("cand", 1_000_000, &NOISE2, 1.0);
     cand.host.hostname = "lab2".into();
