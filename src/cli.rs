@@ -200,8 +200,24 @@ pub enum HistoryAction {
         #[arg(long)]
         experiment: Option<String>,
     },
-    /// Compare a baseline run with a candidate of the same experiment.
-    Compare { baseline: String, candidate: String },
+    /// Compare a baseline run with a candidate of the same experiment, setting by setting.
+    Compare {
+        baseline: String,
+        candidate: String,
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
+        /// Confidence of every interval and verdict (95%); default: the candidate run's.
+        #[arg(long, value_name = "PCT")]
+        confidence: Option<String>,
+        /// Smallest difference called faster/slower (5%); default: the candidate run's.
+        #[arg(long, value_name = "PCT")]
+        min_effect: Option<String>,
+        /// A difference between the runs that is what you are comparing (a parameter, server
+        /// setting or host field, e.g. shared_buffers), so it does not make them not
+        /// comparable; repeat or list with commas.
+        #[arg(long, value_name = "NAME", value_delimiter = ',')]
+        vary: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -3,8 +3,10 @@
 use color_eyre::eyre::Result;
 
 use crate::cli::{HistoryAction, OutputFormat};
+use crate::experiment::decision::parse_percent;
 use crate::experiment::{ExperimentKind, RunReport};
 use crate::history::{self, HistoryFilter};
+use crate::measure::rules::Rules;
 use crate::report::{self, history_table::list_table};
 use crate::session::{Ctx, EXIT_USAGE, user_error};
 
@@ -50,6 +52,39 @@ fn filter(
         preset,
         since,
         ..HistoryFilter::default()
+    })
+}
+
+/// `--confidence` and `--min-effect` over the candidate run's own rules, and `--vary`.
+fn compare_options(
+    candidate: &RunReport,
+    confidence: Option<&str>,
+    min_effect: Option<&str>,
+    vary: Vec<String>,
+) -> Result<history::CompareOptions> {
+    let own = history::compare::decision(candidate).rules();
+    let pct = |flag: &str, v: Option<&str>, default: f64| -> Result<f64> {
+        v.map(|s| parse_percent(s).map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}"))))
+            .transpose()
+            .map(|v| v.unwrap_or(default))
+    };
+    let rules = if confidence.is_none() && min_effect.is_none() {
+        None
+    } else {
+        let r = Rules::new(
+            pct("--confidence", confidence, own.confidence)?,
+            pct("--min-effect", min_effect, own.min_effect)?,
+        )
+        .map_err(|e| user_error(EXIT_USAGE, e.to_string()))?;
+        Some(r)
+    };
+    Ok(history::CompareOptions {
+        rules,
+        vary: vary
+            .into_iter()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect(),
     })
 }
 
@@ -101,12 +136,17 @@ pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
         HistoryAction::Compare {
             baseline,
             candidate,
+            format,
+            confidence,
+            min_effect,
+            vary,
         } => {
             let runs = load(ctx);
             let a = find(&runs, &baseline)?;
             let b = find(&runs, &candidate)?;
-            let c = history::compare(a, b).map_err(|e| user_error(EXIT_USAGE, e))?;
-            print!("{}", report::comparison::render(&c, report::Format::Table));
+            let options = compare_options(b, confidence.as_deref(), min_effect.as_deref(), vary)?;
+            let c = history::compare_with(a, b, &options).map_err(|e| user_error(EXIT_USAGE, e))?;
+            print!("{}", report::comparison::render(&c, format.into()));
             Ok(0)
         }
     }

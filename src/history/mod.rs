@@ -15,7 +15,7 @@ use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::path::Path;
 
-pub use compare::{Comparison, compare};
+pub use compare::{Comparison, Options as CompareOptions, compare, compare_with};
 pub use query::{FindError, HistoryFilter, find, parse_since};
 
 use crate::experiment::record::{RunReport, SCHEMA_VERSION};

@@ -1,108 +1,166 @@
-//! A comparison of two runs as text or Markdown: what differed around them first, then the
-//! results side by side, then the verdict.
+//! A comparison of two runs as a text table, Markdown, CSV (a row per setting) or JSON (the
+//! comparison as is, see `assets/schema/comparison.schema.json`): which runs and rules first,
+//! then what differs around them, then each setting side by side, then the verdict line.
 
 use super::Format;
 use super::grid::Grid;
-use crate::history::compare::{Comparison, Difference, Judgement};
-use crate::measure::units::format_seconds;
+use crate::history::compare::{Comparison, Difference, Role, RunRef, SettingComparison, Side};
+use crate::measure::interval::Estimate;
+use crate::measure::units::{format_count, format_seconds};
+use crate::measure::verdict::Verdict;
 
-fn value(v: f64, unit: &str) -> String {
-    if unit == "s" {
-        format_seconds(v)
+/// A measured value in the metric's own terms: `4.20 ms`, `812 ms`, `11.6 s`, `12.3k`.
+fn value(v: f64, metric: &str) -> String {
+    if metric.ends_with("seconds") {
+        if v < 0.01 {
+            format!("{:.2} ms", v * 1000.0)
+        } else {
+            format_seconds(v)
+        }
     } else {
-        format!("{v:.3} {unit}")
+        format_count(v.round())
     }
 }
 
-fn differences_grid(title: &str, d: &[Difference]) -> Grid {
-    let mut g = Grid::new(
-        title,
-        &[("", false), ("baseline", false), ("candidate", false)],
-    );
+/// `11.6 s ±1%`, `–` when not run.
+fn estimate(e: Option<&Estimate>, metric: &str) -> (String, String) {
+    match e {
+        Some(e) => {
+            let pm = e.plus_minus();
+            let text = if pm.is_empty() || e.n < 2 {
+                value(e.median, metric)
+            } else {
+                format!("{} {pm}", value(e.median, metric))
+            };
+            (text, e.n.to_string())
+        }
+        None => ("–".into(), String::new()),
+    }
+}
+
+fn verdict_cell(s: &SettingComparison) -> String {
+    match (s.verdict, s.only_in) {
+        (Some(Verdict::TooFewTrials), _) => match s.trials_needed {
+            Some(n) => format!("too few trials ({n} a side)"),
+            None => Verdict::TooFewTrials.to_string(),
+        },
+        (Some(v), _) => v.to_string(),
+        (None, Some(Side::Baseline)) => "baseline only".into(),
+        (None, _) => "candidate only".into(),
+    }
+}
+
+fn differences_grid(title: &str, d: &[&Difference], with_role: bool) -> Grid {
+    let mut head = vec![("", false), ("baseline", false), ("candidate", false)];
+    if with_role {
+        head.push(("role", false));
+    }
+    let mut g = Grid::new(title, &head);
     for x in d {
-        g.rows.push(vec![
+        let mut row = vec![
             x.name.clone(),
             x.baseline.clone().unwrap_or_else(|| "–".into()),
             x.candidate.clone().unwrap_or_else(|| "–".into()),
-        ]);
+        ];
+        if with_role {
+            row.push(
+                match x.role {
+                    Role::Setting => "compared",
+                    Role::Other => "does not bear on the measure",
+                    Role::Condition => "condition",
+                }
+                .into(),
+            );
+        }
+        g.rows.push(row);
     }
     g
 }
 
-fn judgement(j: Judgement, lower: bool) -> &'static str {
-    match (j, lower) {
-        (Judgement::Better, true) => "faster",
-        (Judgement::Worse, true) => "slower",
-        (Judgement::Better, false) => "better",
-        (Judgement::Worse, false) => "worse",
-        (Judgement::Same, _) => "same (within noise)",
-        (Judgement::OnlyBaseline, _) => "baseline only",
-        (Judgement::OnlyCandidate, _) => "candidate only",
+/// One grid per metric, the settings in order.
+fn results_grids(c: &Comparison) -> Vec<Grid> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for s in &c.settings {
+        if !metrics.contains(&s.metric.as_str()) {
+            metrics.push(&s.metric);
+        }
     }
-}
-
-fn results_grid(c: &Comparison) -> Grid {
-    let mut g = Grid::new(
-        &format!("{} — candidate vs baseline", c.metric),
-        &[
-            ("setting", false),
-            ("baseline", true),
-            ("spread", true),
-            ("candidate", true),
-            ("spread", true),
-            ("ratio", true),
-            ("verdict", false),
-        ],
-    );
-    let stat = |s: Option<crate::history::compare::Stat>| match s {
-        Some(s) => (
-            value(s.median, &c.unit),
-            if s.n > 1 {
-                value(s.max - s.min, &c.unit)
-            } else {
-                "n=1".into()
-            },
-        ),
-        None => ("–".into(), String::new()),
-    };
-    for p in &c.points {
-        let (b, bs) = stat(p.baseline);
-        let (k, ks) = stat(p.candidate);
-        g.rows.push(vec![
-            p.key.clone(),
-            b,
-            bs,
-            k,
-            ks,
-            p.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default(),
-            judgement(p.judgement, c.lower_is_better).to_string(),
-        ]);
-    }
-    g
+    let level = crate::experiment::decision::format_percent(c.rules.confidence);
+    metrics
+        .into_iter()
+        .map(|m| {
+            let mut g = Grid::new(
+                &format!("{m}: medians ± their {level} interval; ratio = candidate / baseline"),
+                // The verdict next to the setting, so a narrow screen cuts the evidence, not
+                // the conclusion.
+                &[
+                    ("setting", false),
+                    ("verdict", false),
+                    ("ratio", true),
+                    ("interval", true),
+                    ("baseline", true),
+                    ("n", true),
+                    ("candidate", true),
+                    ("n", true),
+                ],
+            );
+            for s in c.settings.iter().filter(|s| s.metric == m) {
+                let (b, bn) = estimate(s.baseline.as_ref(), m);
+                let (k, kn) = estimate(s.candidate.as_ref(), m);
+                let ratio = s.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default();
+                // One trial on a side gives no interval worth printing.
+                let spread = |e: Option<&Estimate>| e.is_some_and(|e| e.n > 1);
+                let interval = match (s.ratio_low, s.ratio_high) {
+                    (Some(lo), Some(hi))
+                        if spread(s.baseline.as_ref()) && spread(s.candidate.as_ref()) =>
+                    {
+                        format!("{lo:.2}–{hi:.2}")
+                    }
+                    _ => String::new(),
+                };
+                g.rows.push(vec![
+                    s.setting.clone(),
+                    verdict_cell(s),
+                    ratio,
+                    interval,
+                    b,
+                    bn,
+                    k,
+                    kn,
+                ]);
+            }
+            g
+        })
+        .collect()
 }
 
 fn grids(c: &Comparison) -> Vec<Grid> {
     let mut out = Vec::new();
-    if !c.parameter_differences.is_empty() {
+    let conditions: Vec<&Difference> = c
+        .differences
+        .iter()
+        .filter(|d| d.role == Role::Condition)
+        .collect();
+    if !conditions.is_empty() {
         out.push(differences_grid(
-            "Parameters that differ",
-            &c.parameter_differences,
+            "Not comparable: conditions that differ between the runs",
+            &conditions,
+            false,
         ));
     }
-    if !c.server_differences.is_empty() {
-        out.push(differences_grid(
-            "Server differences",
-            &c.server_differences,
-        ));
+    let others: Vec<&Difference> = c
+        .differences
+        .iter()
+        .filter(|d| d.role != Role::Condition)
+        .collect();
+    if !others.is_empty() {
+        out.push(differences_grid("Also different", &others, true));
     }
-    if !c.host_differences.is_empty() {
-        out.push(differences_grid("Host differences", &c.host_differences));
-    }
-    out.push(results_grid(c));
+    out.extend(results_grids(c));
     out
 }
 
-fn run_line(label: &str, r: &crate::history::compare::RunRef) -> String {
+fn run_line(label: &str, r: &RunRef) -> String {
     format!(
         "{label} {} ({}, {}{}) on {}",
         r.run_id,
@@ -116,19 +174,83 @@ fn run_line(label: &str, r: &crate::history::compare::RunRef) -> String {
     )
 }
 
+fn rules_line(c: &Comparison) -> String {
+    format!(
+        "rules: {} confidence, {} smallest effect (from {})",
+        crate::experiment::decision::format_percent(c.rules.confidence),
+        crate::experiment::decision::format_percent(c.rules.min_effect),
+        c.rules_from
+    )
+}
+
+/// RFC 4180 quoting.
+fn cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn csv(c: &Comparison) -> String {
+    let mut out = String::from(
+        "baseline_run,candidate_run,setting,metric,better,\
+         baseline_n,baseline_median,baseline_ci_low,baseline_ci_high,\
+         candidate_n,candidate_median,candidate_ci_low,candidate_ci_high,\
+         ratio,ratio_low,ratio_high,verdict,not_comparable\n",
+    );
+    let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let side = |e: Option<&Estimate>| {
+        [
+            e.map(|e| e.n.to_string()).unwrap_or_default(),
+            num(e.map(|e| e.median)),
+            num(e.map(|e| e.ci_low)),
+            num(e.map(|e| e.ci_high)),
+        ]
+    };
+    let why = c.not_comparable.join("; ");
+    for s in &c.settings {
+        let mut row = vec![
+            c.baseline.run_id.clone(),
+            c.candidate.run_id.clone(),
+            s.setting.clone(),
+            s.metric.clone(),
+            serde_json::to_value(s.better)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        ];
+        row.extend(side(s.baseline.as_ref()));
+        row.extend(side(s.candidate.as_ref()));
+        row.extend([num(s.ratio), num(s.ratio_low), num(s.ratio_high)]);
+        row.push(s.verdict.map(|v| v.to_string()).unwrap_or_default());
+        row.push(if s.verdict == Some(Verdict::NotComparable) {
+            why.clone()
+        } else {
+            String::new()
+        });
+        let cells: Vec<String> = row.iter().map(|x| cell(x)).collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 pub fn render(c: &Comparison, format: Format) -> String {
     match format {
-        Format::Json | Format::Csv => serde_json::to_string_pretty(c).unwrap_or_default() + "\n",
+        Format::Json => serde_json::to_string_pretty(c).unwrap_or_default() + "\n",
+        Format::Csv => csv(c),
         Format::Md => {
             let mut out = format!("# {} comparison\n\n", c.experiment);
             out.push_str(&format!(
-                "- {}\n- {}\n\n**Verdict:** {}\n",
+                "- {}\n- {}\n- {}\n\n**Verdict:** {}\n",
                 run_line("baseline", &c.baseline),
                 run_line("candidate", &c.candidate),
+                rules_line(c),
                 c.verdict
             ));
-            if c.server_differences.is_empty() && c.host_differences.is_empty() {
-                out.push_str("\nSame server settings and host.\n");
+            if c.differences.is_empty() {
+                out.push_str("\nSame parameters, server settings and host.\n");
             }
             for g in grids(c) {
                 out.push_str(&format!(
@@ -137,20 +259,33 @@ pub fn render(c: &Comparison, format: Format) -> String {
                     super::markdown::grid(&g)
                 ));
             }
+            if !c.notes.is_empty() {
+                out.push_str("\n## Notes\n\n");
+                for n in &c.notes {
+                    out.push_str(&format!("- {n}\n"));
+                }
+            }
             out
         }
         Format::Table => {
             let mut out = format!(
-                "{} comparison\n  {}\n  {}\n",
+                "{} comparison\n  {}\n  {}\n  {}\n",
                 c.experiment,
                 run_line("baseline ", &c.baseline),
-                run_line("candidate", &c.candidate)
+                run_line("candidate", &c.candidate),
+                rules_line(c)
             );
-            if c.server_differences.is_empty() && c.host_differences.is_empty() {
-                out.push_str("  same server settings and host\n");
+            if c.differences.is_empty() {
+                out.push_str("  same parameters, server settings and host\n");
             }
             for g in grids(c) {
                 out.push_str(&format!("\n{}\n{}", g.title, super::table::grid(&g)));
+            }
+            for n in &c.notes {
+                out.push_str(&format!("\nnote: {n}"));
+            }
+            if !c.notes.is_empty() {
+                out.push('\n');
             }
             out.push_str(&format!("\nverdict: {}\n", c.verdict));
             out

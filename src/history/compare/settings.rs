@@ -1,0 +1,157 @@
+//! The settings of each experiment and the raw trial values measured at each, read from the
+//! stored trial records (never from a run's summary, whose shape may change): what a
+//! comparison matches across two runs.
+//!
+//! - index-build: per (order, workers, maintenance_work_mem), the seconds of every timed
+//!   build (warm-ups left out); lower is better.
+//! - ingest: per configuration (method, batch, clients, synchronous_commit), the rows/s of
+//!   every trial at it, however many repeats there were; higher is better.
+//! - growth: per (design, step) the seconds of each write of one version, and the read time
+//!   of one version; lower is better. Projected steps are not measurements and are left out.
+//!   A growth record keeps only the median of a step's reads, so reads count as one trial.
+
+use std::collections::BTreeMap;
+
+use crate::experiment::growth::GrowthReport;
+use crate::experiment::index_build::IndexBuildReport;
+use crate::experiment::ingest::IngestReport;
+use crate::experiment::{ReportBody, RunReport};
+use crate::measure::verdict::Better;
+
+/// What is measured at a setting, and which way is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric {
+    /// e.g. "seconds", "rows/s", "write seconds".
+    pub name: &'static str,
+    pub better: Better,
+}
+
+pub const BUILD_SECONDS: Metric = Metric {
+    name: "seconds",
+    better: Better::Lower,
+};
+pub const ROWS_PER_S: Metric = Metric {
+    name: "rows/s",
+    better: Better::Higher,
+};
+pub const WRITE_SECONDS: Metric = Metric {
+    name: "write seconds",
+    better: Better::Lower,
+};
+pub const READ_SECONDS: Metric = Metric {
+    name: "read seconds",
+    better: Better::Lower,
+};
+
+/// The trial values of one setting in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Matches the same setting in the other run (units normalised: 1GB = 1024MB).
+    pub key: String,
+    /// For people: "random · 0 workers · 16MB".
+    pub label: String,
+    pub metric: Metric,
+    pub values: Vec<f64>,
+}
+
+/// Every setting of a run with its trial values, in a stable order (the order of the
+/// setting's dimensions, not the order the trials ran in).
+pub fn samples(report: &RunReport) -> Vec<Sample> {
+    match &report.body {
+        ReportBody::IndexBuild(b) => index_build(b),
+        ReportBody::Ingest(b) => ingest(b),
+        ReportBody::Growth(b) => growth(b),
+    }
+}
+
+/// An index-build setting in sort order: the order's rank in the spec, its name, workers,
+/// maintenance_work_mem in bytes.
+type BuildSetting = (usize, String, u32, u64);
+
+fn index_build(b: &IndexBuildReport) -> Vec<Sample> {
+    // setting → (label, seconds).
+    let mut by: BTreeMap<BuildSetting, (String, Vec<f64>)> = BTreeMap::new();
+    for t in b.trials.iter().filter(|t| !t.warmup) {
+        let rank = b
+            .params
+            .orders
+            .iter()
+            .position(|o| *o == t.order)
+            .unwrap_or(usize::MAX);
+        let label = format!(
+            "{} · {} workers · {}",
+            t.order.name(),
+            t.workers_requested,
+            t.maintenance_work_mem
+        );
+        by.entry((
+            rank,
+            t.order.name(),
+            t.workers_requested,
+            t.maintenance_work_mem_bytes,
+        ))
+        .or_insert_with(|| (label, Vec::new()))
+        .1
+        .push(t.seconds);
+    }
+    by.into_iter()
+        .map(|((_, order, workers, bytes), (label, values))| Sample {
+            key: format!("{order}|{workers}|{bytes}"),
+            label,
+            metric: BUILD_SECONDS,
+            values,
+        })
+        .collect()
+}
+
+fn ingest(b: &IngestReport) -> Vec<Sample> {
+    let mut by: BTreeMap<_, Vec<f64>> = BTreeMap::new();
+    for t in &b.trials {
+        by.entry((t.method, t.batch, t.clients, t.synchronous_commit))
+            .or_default()
+            .push(t.rows_per_s);
+    }
+    by.into_iter()
+        .map(|((method, batch, clients, sync), values)| Sample {
+            key: format!("{}|{batch}|{clients}|{}", method.as_str(), sync.as_str()),
+            label: format!(
+                "{} · batch {batch} · {clients} client{} · sync {}",
+                method.as_str(),
+                if clients == 1 { "" } else { "s" },
+                sync.as_str()
+            ),
+            metric: ROWS_PER_S,
+            values,
+        })
+        .collect()
+}
+
+fn growth(b: &GrowthReport) -> Vec<Sample> {
+    let mut steps: Vec<_> = b.steps.iter().filter(|s| !s.projected).collect();
+    steps.sort_by_key(|s| (s.design, s.versions));
+    let mut out = Vec::new();
+    for s in steps {
+        let at = format!("{} · {} versions", s.design.as_str(), s.versions);
+        let writes = if s.write_repeats.is_empty() {
+            s.write_seconds.into_iter().collect()
+        } else {
+            s.write_repeats.clone()
+        };
+        let key = format!("{}|{}", s.design.as_str(), s.versions);
+        for (metric, values) in [
+            (WRITE_SECONDS, writes),
+            (READ_SECONDS, s.read_seconds.into_iter().collect()),
+        ] {
+            if values.is_empty() {
+                continue;
+            }
+            out.push(Sample {
+                key: format!("{key}|{}", metric.name),
+                label: format!("{at} · {}", metric.name.trim_end_matches(" seconds")),
+                metric,
+                values,
+            });
+        }
+    }
+    out
+}
