@@ -41,6 +41,7 @@ pub struct Cli {
 
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Target server: a URL (postgresql://user@host:5432/db?sslmode=require) or key=value
     /// conninfo. Without it (and without PGHOST/PGPORT/PGDATABASE) pglab uses its sandbox.
@@ -64,7 +65,7 @@ pub struct GlobalArgs {
     /// The lab schema: everything pglab creates lives there.
     #[arg(long, global = true, default_value = "pglab", value_name = "NAME")]
     pub schema: String,
-    /// Look only: open the panes with experiments disabled (for production servers).
+    /// Look-only: nothing is written (no experiments, no disk probes), e.g. on production.
     #[arg(long, global = true)]
     pub observe: bool,
 }
@@ -177,13 +178,18 @@ pub struct PresetSaveArgs {
 pub enum HistoryAction {
     /// Past runs, newest last.
     List {
-        #[arg(long)]
+        /// Only runs of this experiment (index-build, ingest, growth).
+        #[arg(long, value_name = "EXPERIMENT")]
         experiment: Option<String>,
-        #[arg(long)]
+        /// Only runs started from this preset.
+        #[arg(long, value_name = "NAME")]
         preset: Option<String>,
         /// Only runs since this date/time (2026-12-01 or RFC 3339) or age (7d, 12h).
         #[arg(long)]
         since: Option<String>,
+        /// Output format: a table, or one record per run (json, csv, md).
+        #[arg(long, value_enum, default_value = "table")]
+        format: OutputFormat,
     },
     /// One run's full results.
     Show {
@@ -195,9 +201,11 @@ pub enum HistoryAction {
     Export {
         #[arg(long, value_enum, default_value = "json")]
         format: OutputFormat,
+        /// Only runs since this date/time (2026-12-01 or RFC 3339) or age (7d, 12h).
         #[arg(long)]
         since: Option<String>,
-        #[arg(long)]
+        /// Only runs of this experiment (index-build, ingest, growth).
+        #[arg(long, value_name = "EXPERIMENT")]
         experiment: Option<String>,
     },
     /// Compare a baseline run with a candidate of the same experiment, setting by setting.
@@ -259,49 +267,50 @@ pub struct RunArgs {
 }
 
 fn common_run_args(cmd: Command) -> Command {
-    cmd.arg(
-        Arg::new("preset")
-            .long("preset")
-            .value_name("NAME")
-            .help("Start from a preset (flags override its values)"),
-    )
-    .arg(
-        Arg::new("format")
-            .long("format")
-            .value_parser(clap::builder::EnumValueParser::<OutputFormat>::new())
-            .help("Results on stdout as table, json, csv or md [default: table]"),
-    )
-    .arg(
-        Arg::new("statement-timeout")
-            .long("statement-timeout")
-            .value_name("DURATION")
-            .help("Abort any statement of the run after this long (e.g. 30min)"),
-    )
-    .arg(
-        Arg::new("lock-timeout")
-            .long("lock-timeout")
-            .value_name("DURATION")
-            .help("Give up waiting for a lock after this long [default: 5s]"),
-    )
-    .arg(
-        Arg::new("yes")
-            .long("yes")
-            .short('y')
-            .action(ArgAction::SetTrue)
-            .help("Do not ask before a run that needs a lot of disk"),
-    )
-    .arg(
-        Arg::new("no-history")
-            .long("no-history")
-            .action(ArgAction::SetTrue)
-            .help("Do not record this run in the history"),
-    )
-    .arg(
-        Arg::new("no-progress-poll")
-            .long("no-progress-poll")
-            .action(ArgAction::SetTrue)
-            .hide(true),
-    )
+    cmd.next_help_heading("Run options")
+        .arg(
+            Arg::new("preset")
+                .long("preset")
+                .value_name("NAME")
+                .help("Start from a preset (flags override its values)"),
+        )
+        .arg(
+            Arg::new("format")
+                .long("format")
+                .value_parser(clap::builder::EnumValueParser::<OutputFormat>::new())
+                .help("Results on stdout as table, json, csv or md [default: table]"),
+        )
+        .arg(
+            Arg::new("statement-timeout")
+                .long("statement-timeout")
+                .value_name("DURATION")
+                .help("Abort any statement of the run after this long (e.g. 30min)"),
+        )
+        .arg(
+            Arg::new("lock-timeout")
+                .long("lock-timeout")
+                .value_name("DURATION")
+                .help("Give up waiting for a lock after this long [default: 5s]"),
+        )
+        .arg(
+            Arg::new("yes")
+                .long("yes")
+                .short('y')
+                .action(ArgAction::SetTrue)
+                .help("Do not ask before a run that needs a lot of disk"),
+        )
+        .arg(
+            Arg::new("no-history")
+                .long("no-history")
+                .action(ArgAction::SetTrue)
+                .help("Do not record this run in the history"),
+        )
+        .arg(
+            Arg::new("no-progress-poll")
+                .long("no-progress-poll")
+                .action(ArgAction::SetTrue)
+                .hide(true),
+        )
 }
 
 fn experiment_command(kind: ExperimentKind) -> Command {
@@ -316,10 +325,19 @@ fn experiment_command(kind: ExperimentKind) -> Command {
             "A table growing toward a target size: write/read times and sizes, snapshot vs ranges"
         }
     };
-    let mut cmd = Command::new(kind.as_str()).about(about);
+    let mut cmd = Command::new(kind.as_str())
+        .about(about)
+        .next_help_heading(match kind {
+            ExperimentKind::IndexBuild => "index-build parameters",
+            ExperimentKind::Ingest => "ingest parameters",
+            ExperimentKind::Growth => "growth parameters",
+        });
     for f in kind.fields() {
         let mut a = Arg::new(f.key)
             .long(f.key)
+            // `--rows -5` is a bad value of --rows, not an unknown flag: the field's parser
+            // says why, as for `--rows=-5`.
+            .allow_negative_numbers(true)
             .help(format!("{} [default: {}]", f.help, f.default))
             .value_name(match f.kind {
                 FieldKind::Count => "N",

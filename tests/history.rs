@@ -911,3 +911,34 @@ fn real_runs_of_the_same_spec_compare_like_with_like() {
         assert_eq!(json["experiment"], experiment);
     }
 }
+
+/// `history list` for scripts: one record per run in JSON and CSV, with the same fields.
+#[test]
+fn history_list_speaks_json_and_csv() {
+    let dir = common::temp_dir("list-formats");
+    let history = dir.join("data").join("history.jsonl");
+    history::append(&history, &example::cybertec_10m("20260301T100000Z-aaaa")).unwrap();
+    history::append(&history, &example::cybertec_10m("20260302T100000Z-bbbb")).unwrap();
+    let run = |format: &str| {
+        let o = std::process::Command::new(common::TestLab::bin())
+            .env("PGLAB_DATA_DIR", dir.join("data"))
+            .env("PGLAB_CONFIG_DIR", dir.join("config"))
+            .args(["history", "list", "--format", format])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["run_id"], "20260302T100000Z-bbbb");
+    assert_eq!(rows[0]["experiment"], "index-build");
+    assert!(rows[0]["seconds"].is_number());
+    let csv = run("csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("id,started (UTC),experiment"), "{csv}");
+    assert!(lines[2].starts_with("20260302T100000Z-bbbb,"), "{csv}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -171,6 +171,22 @@ fn pglab_report_writes_markdown_and_a_valid_chart() {
     let history = dir.join("data").join("history.jsonl");
     pglab::history::append(&history, &example::cybertec_10m("20260301T100000Z-abcd")).unwrap();
     let out_md = dir.join("out").join("cyber.md");
+    // A directory that does not exist is refused, not created behind the user's back.
+    let o = std::process::Command::new(common::TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args(["report", "last", "--out"])
+        .arg(&out_md)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("does not exist") && err.contains("mkdir -p"),
+        "{err}"
+    );
+    assert!(!dir.join("out").exists());
+    std::fs::create_dir(dir.join("out")).unwrap();
     let o = std::process::Command::new(common::TestLab::bin())
         .env("PGLAB_DATA_DIR", dir.join("data"))
         .env("PGLAB_CONFIG_DIR", dir.join("config"))

@@ -94,11 +94,13 @@ pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
             experiment,
             preset,
             since,
+            format,
         } => {
             let f = filter(experiment.as_deref(), preset, since.as_deref())?;
             let runs = load(ctx);
             let shown = f.apply(&runs);
-            if shown.is_empty() {
+            let scripted = !matches!(format, OutputFormat::Text | OutputFormat::Table);
+            if shown.is_empty() && !scripted {
                 if runs.is_empty() {
                     println!(
                         "no runs yet in {} (pglab run … records one)",
@@ -109,7 +111,10 @@ pub async fn run(ctx: &Ctx, action: HistoryAction) -> Result<i32> {
                 }
                 return Ok(0);
             }
-            print!("{}", list_table(&shown));
+            print!(
+                "{}",
+                crate::report::history_table::list(&shown, format.into())
+            );
             Ok(0)
         }
         HistoryAction::Show { id, format } => {

@@ -176,7 +176,8 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
     if !v.is_finite() {
         return Err(format!("'{t}' is not a percentage (e.g. 5%)"));
     }
-    Ok(v / 100.0)
+    // 99.9 / 100 is 0.9990000000000001 in binary: round away what the division adds.
+    Ok((v / 100.0 * 1e9).round() / 1e9)
 }
 
 /// 0.05 → `5%`, 0.995 → `99.5%`.
@@ -259,6 +260,7 @@ mod tests {
     fn percentages_round_trip_and_refuse_what_cannot_be() {
         assert_eq!(parse_percent("5%"), Ok(0.05));
         assert_eq!(parse_percent("5"), Ok(0.05));
+        assert_eq!(parse_percent("99.9%"), Ok(0.999));
         assert_eq!(format_percent(0.05), "5%");
         assert_eq!(format_percent(0.995), "99.5%");
         assert_eq!(format_percent(0.0), "0%");

@@ -8,7 +8,7 @@ use super::generic::{flat_rows, scalar};
 use crate::experiment::RunReport;
 
 /// RFC 4180 quoting.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
