@@ -40,7 +40,7 @@ run() { # name, then flags
 pulp() {
     echo "== 1. pulp-1b: 10,000 content units, steps to 100,000 versions; measured up to fill-limit=$FILL_LIMIT versions, projected beyond"
     run pulp --units 10k --steps 0,100,1000,10000,50000,100000 --design snapshot,ranges \
-        --churn 1% --write-method insert --repeat 3 --grow-mode rebuild --fill-limit "$FILL_LIMIT" \
+        --churn 1% --write-method insert --repeat 4 --grow-mode rebuild --fill-limit "$FILL_LIMIT" \
         --target-rows 1G
     echo
     echo "snapshot design (the original's table) beside the original's figures:"

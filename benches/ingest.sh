@@ -7,14 +7,15 @@
 #                                                       single-row INSERT, same T, synchronous_commit
 #                                                       on and off (expected ratio >= 0.95)
 #   3. the CouchDB bulk-insert sweep, reduced: the √2 batch ladder 1..1024 × 1–3 clients,
-#      insert-tx and copy, synchronous_commit on: rows/s table and the knee per curve.
+#      insert-tx and copy, synchronous_commit on, SWEEP_REPEAT rounds: median rows/s table,
+#      the knee per curve (verdict-based) and the findings.
 #
 # Each comparison alternates the two sides (ABBA) over several rounds and takes the median:
 # on shared machines the disk's fsync rate can swing several-fold from one run to the next.
 #
 # Usage: benches/ingest.sh
 #   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (5) INSERT_ROUNDS (6) SWEEP_ROWS (20000)
-#        SWEEP_DURATION (2s)
+#        SWEEP_DURATION (2s) SWEEP_REPEAT (4)
 #        BENCHES ("1 2 3": which of the three to run)
 #        CARGO_TARGET_DIR, PGLAB_DATA_DIR as usual
 # Needs: cargo, psql, pgbench, python3 on PATH. Uses pglab's sandbox: starts it when it is
@@ -27,6 +28,7 @@ INSERT_ROUNDS=${INSERT_ROUNDS:-6}
 COPY_ROUNDS=${COPY_ROUNDS:-4}
 SWEEP_ROWS=${SWEEP_ROWS:-20000}
 SWEEP_DURATION=${SWEEP_DURATION:-2s}
+SWEEP_REPEAT=${SWEEP_REPEAT:-4}
 BENCHES=${BENCHES:-1 2 3}
 want() { case " $BENCHES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
@@ -77,26 +79,27 @@ def fmt(v):
 
 def sweep(path):
     r = json.load(open(path))
-    trials = r["trials"]
+    configs = r["summary"]["configs"]
     series = []
-    for t in trials:
+    for t in configs:
         key = (t["method"], t["clients"])
         if key not in series:
             series.append(key)
-    batches = sorted({t["batch"] for t in trials})
-    at = {(t["method"], t["clients"], t["batch"]): t for t in trials}
+    batches = sorted({t["batch"] for t in configs})
+    at = {(t["method"], t["clients"], t["batch"]): t for t in configs}
     head = ["batch"] + [f"{m} ×{c}" for m, c in series]
-    print("rows/s by batch size (synchronous_commit on; each trial ≤ %s rows or %s s)" % (
-        r["params"]["rows"], r["params"].get("duration_s", "–")))
+    print("median rows/s by batch size (synchronous_commit on; %s trials each ≤ %s rows or %s s)" % (
+        r["params"]["repeat"], r["params"]["rows"], r["params"].get("duration_s", "–")))
     print("  ".join(f"{h:>12}" for h in head))
     for b in batches:
-        cells = [str(b)] + [fmt(at[(m, c, b)]["rows_per_s"]) if (m, c, b) in at else "–" for m, c in series]
+        cells = [str(b)] + [fmt(at[(m, c, b)]["median"]) if (m, c, b) in at else "–" for m, c in series]
         print("  ".join(f"{x:>12}" for x in cells))
     print()
-    print("knee (smallest batch within 90% of the curve's best):")
+    print("knee (smallest batch not significantly below the curve's best):")
     for k in r["summary"]["knees"]:
-        print(f"  {k['series']:<22} knee at batch {k['knee_batch']:>5} ({fmt(k['knee_rows_per_s'])} rows/s); "
-              f"best {fmt(k['best_rows_per_s'])} at batch {k['best_batch']}")
+        knee = (f"knee at batch {k['knee_batch']:>5} ({fmt(k['knee_rows_per_s'])} rows/s)"
+                if k["knee_batch"] is not None else k["knee_note"])
+        print(f"  {k['series']:<22} {knee}; highest median {fmt(k['best_rows_per_s'])} at batch {k['best_batch']}")
     print()
     for f in r["summary"]["findings"]:
         print("  -", f)
@@ -130,7 +133,7 @@ helper gen "$tmp/rows.tsv" "$COPY_ROWS" 100
 copy_batch=$((COPY_ROWS < 1000000 ? COPY_ROWS : 1000000))
 pglab_copy_once() { # round -> rows/s
     pglab_ingest "$tmp/copy-$1.json" --method copy --clients 1 --batch "$copy_batch" \
-        --rows "$COPY_ROWS" --payload 100B --sync-commit on
+        --rows "$COPY_ROWS" --payload 100B --sync-commit on --repeat 1
     helper rps "$tmp/copy-$1.json"
 }
 psql_copy_once() { # -> rows/s
@@ -178,7 +181,7 @@ pgbench_once() { # sync -> tps
 }
 pglab_once() { # sync round -> rows/s
     pglab_ingest "$tmp/insert-$1-$2.json" --method insert --clients 1 --rows 10M \
-        --duration "${INSERT_SECONDS}s" --payload 100B --sync-commit "$1"
+        --duration "${INSERT_SECONDS}s" --payload 100B --sync-commit "$1" --repeat 1
     helper rps "$tmp/insert-$1-$2.json"
 }
 if want 2; then
@@ -205,7 +208,8 @@ fi
 if want 3; then
     echo "3/3 sweep: sqrt2 batches × clients 1,2,3 × insert-tx,copy (≤ $SWEEP_DURATION per trial)…" >&2
     pglab_ingest "$tmp/sweep.json" --method insert-tx,copy --batch sqrt2 --clients 1,2,3 \
-        --rows "$SWEEP_ROWS" --duration "$SWEEP_DURATION" --payload 100B --sync-commit on
+        --rows "$SWEEP_ROWS" --duration "$SWEEP_DURATION" --payload 100B --sync-commit on \
+        --repeat "$SWEEP_REPEAT"
 fi
 
 # --- results ------------------------------------------------------------------------------

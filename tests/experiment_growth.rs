@@ -1,5 +1,6 @@
 //! growth against the real sandbox, at toy sizes: exact row counts, both designs holding the
-//! same content, sizes that grow, steps beyond the disk projected instead of run, and a
+//! same content, sizes that grow, steps beyond the disk projected instead of run, repeats
+//! giving per-step estimates and design verdicts (`repeat auto` within its cap), and a
 //! cancel mid-growth that leaves nothing behind.
 
 mod common;
@@ -272,4 +273,90 @@ async fn cancel_during_growth_leaves_no_lab_tables() {
     assert_eq!(report.outcome, pglab::experiment::Outcome::Cancelled);
     assert!(started.elapsed() < Duration::from_secs(120));
     assert!(lab_tables(&target, "growth_d").await.is_empty());
+}
+
+#[tokio::test]
+async fn repeats_give_per_step_estimates_and_design_verdicts() {
+    let lab = common::lab();
+    let target = lab.target();
+    let s = spec(&[
+        ("units", "100"),
+        ("steps", "0,10"),
+        ("churn", "5%"),
+        ("repeat", "4"),
+    ]);
+    let (_, report) = run(target.clone(), s.clone(), opts("growth_r"), None).await;
+    let g = body(&report);
+    for st in g.steps.iter().filter(|st| !st.projected) {
+        assert_eq!(
+            st.write_repeats.len(),
+            4,
+            "{:?} at {}",
+            st.design,
+            st.versions
+        );
+        assert_eq!(st.read_repeats.len(), 4);
+        assert_eq!(st.read_versions.len(), 4);
+        assert_eq!(st.read_cold_repeats.len(), 4, "the sandbox is local");
+    }
+    // Every design reads the same versions in the same order.
+    let at10: Vec<_> = g.steps.iter().filter(|st| st.versions == 10).collect();
+    assert_eq!(at10.len(), 2);
+    assert_eq!(at10[0].read_versions, at10[1].read_versions);
+    // Estimates: 2 steps × 2 designs × (write, read, read cold), 4 trials each.
+    assert_eq!(g.summary.estimates.len(), 12);
+    for e in &g.summary.estimates {
+        assert_eq!(e.n, 4);
+        assert!(e.ci_low <= e.median && e.median <= e.ci_high, "{e:?}");
+    }
+    // ranges against snapshot at both steps, each in the vocabulary and with a sentence.
+    assert_eq!(g.summary.comparisons.len(), 6);
+    for c in &g.summary.comparisons {
+        assert_ne!(
+            c.verdict.as_str(),
+            "too few trials",
+            "4 a side can decide: {c:?}"
+        );
+        assert!(
+            c.finding
+                .starts_with(&format!("at {} versions: ", c.versions))
+        );
+        assert!(g.summary.findings.contains(&c.finding));
+    }
+    assert!(lab_tables(&target, "growth_r").await.is_empty());
+    validate(&report);
+}
+
+#[tokio::test]
+async fn repeat_auto_measures_within_its_cap() {
+    let lab = common::lab();
+    let target = lab.target();
+    let s = spec(&[
+        ("units", "100"),
+        ("steps", "0,10"),
+        ("churn", "5%"),
+        ("repeat", "auto"),
+        ("max-repeat", "5"),
+        ("confidence", "99.5%"),
+    ]);
+    let (_, report) = run(target.clone(), s.clone(), opts("growth_auto"), None).await;
+    let g = body(&report);
+    // 99.5% needs 6 a side: auto runs 3, then more, and stops at 5 undecided.
+    for st in g.steps.iter().filter(|st| !st.projected) {
+        assert_eq!(
+            st.write_repeats.len(),
+            5,
+            "{:?} at {}",
+            st.design,
+            st.versions
+        );
+        assert_eq!(st.read_repeats.len(), 5);
+    }
+    assert!(
+        g.summary
+            .comparisons
+            .iter()
+            .all(|c| c.verdict.as_str() == "too few trials")
+    );
+    validate(&report);
 }

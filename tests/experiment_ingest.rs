@@ -1,6 +1,7 @@
 //! The ingest experiment against a real sandbox: exact row counts for every method, exact
 //! splits among clients, the √2 ladder, synchronous_commit really set, cancel and a dying
-//! client leaving no table, time limits, appending, and the JSON schema.
+//! client leaving no table, time limits, appending, repeats by rounds with verdicts
+//! (`insert` against `copy`, `repeat auto` within its cap), and the JSON schema.
 
 mod common;
 
@@ -15,11 +16,11 @@ use pglab::experiment::{
 use pglab::server::{Target, snapshot};
 use tokio_util::sync::CancellationToken;
 
+/// A spec from `pairs`; one trial per configuration unless `repeat` is given (these tests
+/// check what a trial does, not verdicts).
 fn spec(pairs: &[(&str, &str)]) -> ExperimentSpec {
-    let p: ParamText = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let mut p: ParamText = ParamText::from([("repeat".to_string(), "1".to_string())]);
+    p.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     ExperimentKind::Ingest.parse_spec(&p).expect("valid spec")
 }
 
@@ -182,6 +183,17 @@ async fn every_method_inserts_exactly_the_rows_split_exactly() {
         Some(vec![334, 334, 333])
     );
     assert_eq!(b.summary.best.len(), 4);
+    assert_eq!(b.summary.configs.len(), 8);
+    // One trial each: every question is too few trials, and no winner is named.
+    assert!(!b.summary.groups.is_empty());
+    for g in &b.summary.groups {
+        assert_eq!(
+            g.verdict.map(|v| v.as_str()),
+            Some("too few trials"),
+            "{g:?}"
+        );
+        assert_eq!(g.winner, None);
+    }
     assert!(!b.summary.findings.is_empty());
     assert_eq!(run_tables(&lab.target(), &report.run_id).await, 0);
     schema_check(report);
@@ -444,7 +456,7 @@ async fn insert_commits_are_compared_with_the_probed_fsync_rate() {
     assert_eq!(off.fsync_fraction, None);
     let all = b.summary.findings.join("\n");
     assert!(all.contains("fsyncs/s"), "{all}");
-    assert!(all.contains("synchronous_commit=off"), "{all}");
+    assert!(all.contains("by sync-commit"), "{all}");
     schema_check(report);
     let _ = std::fs::remove_dir_all(probe_dir);
 }
@@ -478,4 +490,137 @@ async fn too_many_clients_are_refused_before_anything_runs() {
         panic!("{events:?}")
     };
     assert!(error.contains("connections"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insert_against_copy_is_a_verdict_over_interleaved_rounds() {
+    let lab = common::lab();
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "insert,copy"),
+            ("batch", "500"),
+            ("rows", "2000"),
+            ("sync-commit", "off"),
+            // Five a side tolerate a crossed pair or two from a noisy host; four need every
+            // copy trial above every insert trial.
+            ("repeat", "5"),
+        ]),
+    )
+    .await;
+    assert!(matches!(
+        events.first(),
+        Some(RunEvent::Started { trials: 10, .. })
+    ));
+    let report = finished(&events);
+    let b = body(report);
+    // Rounds: insert and copy alternate, round 1 of both before round 2 of either.
+    let order: Vec<(Method, u32)> = b.trials.iter().map(|t| (t.method, t.repeat)).collect();
+    assert_eq!(
+        order,
+        (1..=5)
+            .flat_map(|r| [(Method::Insert, r), (Method::Copy, r)])
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        b.trials.iter().all(|t| t.checkpoint),
+        "the sandbox role may CHECKPOINT"
+    );
+    for c in &b.summary.configs {
+        assert_eq!(c.n, 5);
+        assert!(c.ci_low <= c.median && c.median <= c.ci_high);
+    }
+    let g = b
+        .summary
+        .groups
+        .iter()
+        .find(|g| g.question == ingest::Question::Method)
+        .expect("insert and copy compared");
+    assert_eq!(
+        g.verdict.map(|v| v.as_str()),
+        Some("faster"),
+        "{}",
+        g.finding
+    );
+    assert_eq!(g.winner.as_deref(), Some("copy"), "{}", g.finding);
+    let insert = &g.settings[0];
+    assert_eq!(insert.label, "insert");
+    assert_eq!(insert.verdict.map(|v| v.as_str()), Some("slower"));
+    // The difference is large, not a hair past the threshold.
+    assert!(insert.ratio_high.unwrap() < 0.7, "{insert:?}");
+    assert!(
+        b.summary
+            .findings
+            .iter()
+            .any(|f| f.contains("copy faster than every other setting"))
+    );
+    schema_check(report);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeat_auto_stops_at_max_repeat_when_undecided() {
+    let lab = common::lab();
+    // 99.5% needs 6 trials a side (5 against 5 reach 99.2%): with max-repeat 5 the run must
+    // stop at 5, undecided.
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "copy"),
+            ("batch", "100,200"),
+            ("rows", "1000"),
+            ("sync-commit", "off"),
+            ("repeat", "auto"),
+            ("max-repeat", "5"),
+            ("confidence", "99.5%"),
+        ]),
+    )
+    .await;
+    assert!(matches!(
+        events.first(),
+        Some(RunEvent::Started { trials: 10, .. })
+    ));
+    let report = finished(&events);
+    let b = body(report);
+    assert_eq!(b.trials.len(), 10);
+    assert!(b.trials.iter().all(|t| t.repeat <= 5));
+    assert_eq!(
+        b.summary.groups[0].verdict.map(|v| v.as_str()),
+        Some("too few trials")
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("stopped at max-repeat 5")),
+        "{:?}",
+        report.notes
+    );
+    schema_check(report);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeat_auto_stops_as_soon_as_decided() {
+    let lab = common::lab();
+    // At 95%, 4 trials a side decide every comparison: auto stops after round 4 of 10.
+    let events = run_all(
+        lab.target(),
+        spec(&[
+            ("method", "copy"),
+            ("batch", "100,200"),
+            ("rows", "1000"),
+            ("sync-commit", "off"),
+            ("repeat", "auto"),
+        ]),
+    )
+    .await;
+    let b = body(finished(&events));
+    assert_eq!(
+        b.trials.len(),
+        8,
+        "3 rounds, then one more for the undecided"
+    );
+    assert_ne!(
+        b.summary.groups[0].verdict.map(|v| v.as_str()),
+        Some("too few trials")
+    );
 }

@@ -8,9 +8,10 @@ use tokio_postgres::Client;
 
 use super::churn::{Churn, Delta};
 use super::copy::{CopyStream, FillError, guarded};
+use super::kinds::{Design, GrowMode};
 use super::report::{FillBaseline, GrowStats, GrowthReport};
 use super::schema::{TableDef, create_marked, run_table_name};
-use super::spec::{Design, GrowMode, GrowthSpec};
+use super::spec::GrowthSpec;
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::format_bytes_short;

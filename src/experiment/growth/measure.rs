@@ -1,5 +1,6 @@
 //! What is measured at each step: the write of one new version (in one transaction, by the
-//! chosen method), the read of all content of one version, and the sizes on disk.
+//! chosen method), the read of all content of one version, and the sizes on disk (`step`
+//! takes them by rounds).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -7,19 +8,12 @@ use std::time::Instant;
 use tokio_postgres::Client;
 use tokio_postgres::types::ToSql;
 
-use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
-
-use super::cache::{self, ColdCache};
 use super::churn::Delta;
 use super::copy::CopyStream;
 use super::fill::DesignState;
-use super::report::{GrowStats, GrowthStep};
+use super::kinds::{Design, WriteMethod};
 use super::schema::TableDef;
-use super::spec::{Design, GrowthSpec, WriteMethod};
-use crate::experiment::event::TrialRef;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::measure::stats::median;
 
 /// Rows per multi-row INSERT statement.
 const MULTI_BATCH: usize = 1000;
@@ -279,109 +273,6 @@ pub async fn total_bytes(
         .await
         .map_err(|e| ctx.error(e))?;
     Ok(row.get::<_, i64>(0).max(0) as u64)
-}
-
-/// Measure one design at its current size: sizes, `repeat` writes, `repeat` reads.
-#[allow(clippy::too_many_arguments)]
-pub async fn measure_step(
-    ctx: &RunCtx,
-    client: &Client,
-    spec: &GrowthSpec,
-    st: &mut DesignState,
-    grow: Option<GrowStats>,
-    cold: Option<&ColdCache>,
-    read_rng: &mut ChaCha8Rng,
-    read_versions: &mut Option<Vec<u64>>,
-    trial: Option<TrialRef>,
-) -> Result<GrowthStep, RunError> {
-    let design = st.design();
-    let versions = st.versions();
-    let rows = st.rows;
-    let (table_bytes, index_bytes) = sizes(ctx, client, &st.def).await?;
-
-    ctx.emit
-        .phase(
-            trial.clone(),
-            format!(
-                "writing one version × {} ({})",
-                spec.repeat,
-                spec.write_method.as_str()
-            ),
-        )
-        .await;
-    let mut writes = Vec::new();
-    for _ in 0..spec.repeat.initial() {
-        writes.push(write_version(ctx, client, st, spec.write_method).await?);
-    }
-
-    ctx.emit
-        .phase(trial, format!("reading one version × {}", spec.repeat))
-        .await;
-    let have = st.versions();
-    let chosen = read_versions
-        .get_or_insert_with(|| {
-            (0..spec.repeat.initial())
-                .map(|_| read_rng.random_range(1..=have.max(1)))
-                .collect()
-        })
-        .clone();
-    let stmt = client
-        .prepare(&read_sql(&st.def))
-        .await
-        .map_err(|e| ctx.error(e))?;
-    let files = match cold {
-        Some(c) => {
-            let mut rels = vec![st.def.qualified.clone()];
-            rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
-            Some(c.files(client, &rels).await.map_err(RunError::Failed)?)
-        }
-        None => None,
-    };
-    let mut warm = Vec::new();
-    let mut cold_times = Vec::new();
-    let mut first: Option<Vec<i64>> = None;
-    for &v in &chosen {
-        if let Some(files) = &files {
-            let f = files.clone();
-            tokio::task::spawn_blocking(move || cache::evict(&f))
-                .await
-                .map_err(|e| RunError::Failed(e.to_string()))?
-                .map_err(RunError::Failed)?;
-        }
-        let (secs, ids) = read_version(ctx, client, &stmt, v as i64).await?;
-        if files.is_some() {
-            cold_times.push(secs);
-        }
-        let (secs, ids2) = read_version(ctx, client, &stmt, v as i64).await?;
-        debug_assert_eq!(ids, ids2);
-        warm.push(secs);
-        if first.is_none() {
-            first = Some(ids);
-        }
-    }
-    let first = first.unwrap_or_default();
-    let total = table_bytes + index_bytes.values().sum::<u64>();
-    Ok(GrowthStep {
-        design,
-        versions,
-        rows,
-        pairs: spec.pairs(versions),
-        projected: false,
-        write_seconds: median(&writes),
-        write_repeats: writes,
-        read_seconds: median(&warm),
-        read_cold_seconds: median(&cold_times),
-        read_rows: Some(first.len() as u64),
-        read_versions: chosen,
-        content_digest: Some(digest(&first)),
-        table_bytes,
-        index_bytes,
-        bytes_per_row: (rows > 0).then(|| total as f64 / rows as f64),
-        grow,
-        disk_needed_bytes: None,
-        fits_disk: None,
-        reach: None,
-    })
 }
 
 #[cfg(test)]

@@ -10,17 +10,21 @@
 mod cache;
 mod churn;
 mod copy;
+mod cost;
 mod fill;
+mod kinds;
 mod measure;
 mod project;
 mod report;
 mod schema;
 mod spec;
+mod step;
+mod verdicts;
 
+pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
+pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
 pub use report::{DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary};
-pub use spec::{
-    DESIGNS, Design, FIELDS, GrowMode, GrowthSpec, INDEXES, IndexKind, WriteMethod, wal_allowance,
-};
+pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -201,7 +205,7 @@ async fn run_steps(
         .server
         .setting("max_wal_size")
         .and_then(|s| s.bytes())
-        .unwrap_or(spec::DEFAULT_MAX_WAL);
+        .unwrap_or(DEFAULT_MAX_WAL);
 
     let mut stop: Option<Stop> = None;
     let mut sample_no = 0;
@@ -250,7 +254,9 @@ async fn run_steps(
         let mut read_rng = ChaCha8Rng::seed_from_u64(
             spec.seed ^ (step_no as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
-        let mut read_versions: Option<Vec<u64>> = None;
+        // Grow every design first, then one CHECKPOINT, then measure them by rounds.
+        let mut trials = Vec::new();
+        let mut grows = Vec::new();
         for st in states.iter_mut() {
             sample_no += 1;
             let trial = Some(TrialRef {
@@ -280,21 +286,24 @@ async fn run_steps(
                 }
                 Err(FillError::Run(e)) => return Err(e),
             };
-            checkpoint(ctx, &client, found).await?;
-            let step = measure::measure_step(
-                ctx,
-                &client,
-                spec,
-                st,
-                grow,
-                cold.as_ref(),
-                &mut read_rng,
-                &mut read_versions,
-                trial,
-            )
-            .await?;
-            ctx.emit.sample(sample_of(&step)).await;
-            report.steps.push(step);
+            trials.push(trial);
+            grows.push(grow);
+        }
+        checkpoint(ctx, &client, found).await?;
+        let steps = step::measure(
+            ctx,
+            &client,
+            spec,
+            &mut states,
+            grows,
+            cold.as_ref(),
+            &mut read_rng,
+            &trials,
+        )
+        .await?;
+        for s in steps {
+            ctx.emit.sample(sample_of(&s)).await;
+            report.steps.push(s);
         }
         if report.same_content() == Some(false) {
             ctx.note(format!(

@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use super::cost::{INDEX_BYTES_PER_ROW, wal_allowance};
+use super::kinds::{Design, GrowMode};
 use super::report::{DesignFit, GrowthReport, GrowthStep};
-use super::spec::{Design, GrowMode, GrowthSpec, INDEX_BYTES_PER_ROW, wal_allowance};
+use super::spec::GrowthSpec;
 use crate::measure::fit::LinearFit;
 
 /// Bytes per content-table row (int8 + short text, with overhead).
@@ -164,7 +166,9 @@ pub fn project_step(
         write_seconds,
         write_repeats: vec![],
         read_seconds,
+        read_repeats: vec![],
         read_cold_seconds: None,
+        read_cold_repeats: vec![],
         read_rows: None,
         read_versions: vec![],
         content_digest: None,
@@ -238,7 +242,9 @@ mod tests {
             write_seconds: Some(write),
             write_repeats: vec![],
             read_seconds: Some(0.005),
+            read_repeats: vec![],
             read_cold_seconds: None,
+            read_cold_repeats: vec![],
             read_rows: None,
             read_versions: vec![],
             content_digest: None,

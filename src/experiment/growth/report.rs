@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{Design, GrowMode, GrowthSpec};
+use super::kinds::{Design, GrowMode};
+use super::spec::GrowthSpec;
+use super::verdicts::{self, DesignComparison, StepEstimate, ms};
 use crate::measure::fit::LinearFit;
-use crate::measure::units::{format_bytes_short, format_count, format_seconds};
+use crate::measure::units::{format_bytes_short, format_count};
 
 /// How a design's table grew to a step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,9 +45,14 @@ pub struct GrowthStep {
     pub write_repeats: Vec<f64>,
     /// Median seconds to read all content of one version, warm cache.
     pub read_seconds: Option<f64>,
+    /// Every warm read, in the order of `read_versions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_repeats: Vec<f64>,
     /// Median seconds of the same reads right after dropping the OS page cache of the table
     /// and its indexes (None where that is not possible).
     pub read_cold_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_cold_repeats: Vec<f64>,
     /// Content units the reads returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_rows: Option<u64>,
@@ -125,6 +132,13 @@ pub struct FillBaseline {
 pub struct GrowthSummary {
     /// Sentences, most important first.
     pub findings: Vec<String>,
+    /// Per measured step and design: write, read and cold-read seconds as medians with
+    /// their intervals.
+    #[serde(default)]
+    pub estimates: Vec<StepEstimate>,
+    /// ranges against snapshot per measured step and timing, with the verdict.
+    #[serde(default)]
+    pub comparisons: Vec<DesignComparison>,
     /// Things that may have skewed the numbers.
     pub confounders: Vec<String>,
     /// Whether both designs returned the same content for the same versions (None: not both
@@ -143,17 +157,6 @@ pub struct GrowthReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<FillBaseline>,
     pub summary: GrowthSummary,
-}
-
-/// Seconds for sentences, with sub-millisecond reads still readable.
-fn ms(s: f64) -> String {
-    if s < 0.001 {
-        format!("{:.2} ms", s * 1000.0)
-    } else if s < 0.01 {
-        format!("{:.1} ms", s * 1000.0)
-    } else {
-        format_seconds(s)
-    }
 }
 
 impl GrowthReport {
@@ -213,15 +216,24 @@ impl GrowthReport {
                 format_count(last.versions as f64),
                 format_count(last.rows as f64)
             );
+            let n = |v: &[f64]| match v.len() {
+                0 | 1 => String::new(),
+                n => format!(", median of {n}"),
+            };
             if let Some(w) = last.write_seconds {
                 f.push_str(&format!(
-                    "writing one version took {} ({}), ",
+                    "writing one version took {} ({}{}), ",
                     ms(w),
-                    p.write_method.describe()
+                    p.write_method.describe(),
+                    n(&last.write_repeats)
                 ));
             }
             if let Some(r) = last.read_seconds {
-                f.push_str(&format!("reading one {} warm", ms(r)));
+                f.push_str(&format!(
+                    "reading one {} warm{}",
+                    ms(r),
+                    n(&last.read_repeats)
+                ));
                 if let Some(c) = last.read_cold_seconds {
                     f.push_str(&format!(" ({} cold)", ms(c)));
                 }
@@ -237,7 +249,9 @@ impl GrowthReport {
             }
             findings.push(f);
         }
-        // The original question: snapshot or differences, at the largest step both measured.
+        // The original question: snapshot or differences. Sizes are exact: stated at the
+        // largest step both measured. Times are compared per step by the statistics core.
+        let rules = p.decision.rules();
         let both = self
             .measured(Design::Snapshot)
             .filter_map(|s| {
@@ -247,30 +261,20 @@ impl GrowthReport {
             })
             .last();
         if let Some((s, r)) = both {
-            let mut f = format!(
+            findings.push(format!(
                 "at {} versions ranges holds the same content in {} against {} ({:.1}%)",
                 format_count(s.versions as f64),
                 format_bytes_short(r.total_bytes() as f64),
                 format_bytes_short(s.total_bytes() as f64),
                 100.0 * r.total_bytes() as f64 / s.total_bytes().max(1) as f64
-            );
-            if let (Some(ws), Some(wr)) = (s.write_seconds, r.write_seconds) {
-                f.push_str(&format!(
-                    "; writes a version in {} against {}",
-                    ms(wr),
-                    ms(ws)
-                ));
-            }
-            if let (Some(rs), Some(rr)) = (s.read_seconds, r.read_seconds) {
-                f.push_str(&format!(
-                    "; reads one in {} against {} ({})",
-                    ms(rr),
-                    ms(rs),
-                    ratio_words(rr, rs)
-                ));
-            }
-            findings.push(f);
+            ));
         }
+        let estimates = verdicts::estimates(&self.steps, &rules);
+        let comparisons = verdicts::comparisons(&self.steps, &rules);
+        // The largest step first; within a step write, read, cold read.
+        let mut ordered: Vec<&DesignComparison> = comparisons.iter().collect();
+        ordered.sort_by_key(|c| std::cmp::Reverse(c.versions));
+        findings.extend(ordered.iter().map(|c| c.finding.clone()));
         let same = self.same_content();
         match same {
             Some(true) => findings.push(
@@ -399,20 +403,11 @@ impl GrowthReport {
         confounders.dedup();
         self.summary = GrowthSummary {
             findings,
+            estimates,
+            comparisons,
             confounders,
             same_content: same,
             cold_reads,
         };
-    }
-}
-
-fn ratio_words(a: f64, b: f64) -> String {
-    if a <= 0.0 || b <= 0.0 {
-        return "–".into();
-    }
-    if a >= b {
-        format!("{:.1}× slower", a / b)
-    } else {
-        format!("{:.1}× faster", b / a)
     }
 }

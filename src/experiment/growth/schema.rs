@@ -3,7 +3,8 @@
 
 use tokio_postgres::Client;
 
-use super::spec::{Design, GrowthSpec, IndexKind};
+use super::kinds::{Design, IndexKind};
+use super::spec::GrowthSpec;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::sql::ident;
 

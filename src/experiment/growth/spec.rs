@@ -1,10 +1,11 @@
-//! growth parameters: what the editor, the flags and the presets set, and what a run will
-//! cost on disk (only the steps that fit are filled; the rest are projected).
+//! growth parameters: what the editor, the flags and the presets set, and the steps and
+//! points they describe (their disk cost is in `cost`, the vocabulary in `kinds`).
 
 use serde::{Deserialize, Serialize};
 
+use super::kinds::{Design, GrowMode, IndexKind, WriteMethod};
 use crate::experiment::decision::{self, Decision, Repeat};
-use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{format_count, parse_count, parse_count_list};
 
 pub const DESIGNS: &[&str] = &["snapshot", "ranges"];
@@ -55,7 +56,7 @@ pub const FIELDS: &[FieldDef] = &[
     },
     decision::repeat_field(
         "writes and reads per step (median of these), or auto: until the designs' verdicts are decided",
-        "3",
+        "4",
     ),
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
@@ -96,104 +97,6 @@ pub const FIELDS: &[FieldDef] = &[
         kind: FieldKind::Number,
     },
 ];
-
-/// How the (version, content) association is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Design {
-    /// A row per (version, content): the original's table.
-    Snapshot,
-    /// A row per content with the versions it was added and removed in.
-    Ranges,
-}
-
-impl Design {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Design::Snapshot => "snapshot",
-            Design::Ranges => "ranges",
-        }
-    }
-    /// Heap bytes per row before anything is measured: 3 int8 (snapshot) or 4 (ranges) plus
-    /// tuple header and line pointer.
-    pub fn heap_bytes_per_row(self) -> u64 {
-        match self {
-            Design::Snapshot => 52,
-            Design::Ranges => 60,
-        }
-    }
-}
-
-/// An index of the snapshot table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IndexKind {
-    Pk,
-    Version,
-    Content,
-    VersionContent,
-}
-
-impl IndexKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IndexKind::Pk => "pk",
-            IndexKind::Version => "version",
-            IndexKind::Content => "content",
-            IndexKind::VersionContent => "version_content",
-        }
-    }
-}
-
-/// Conservative btree bytes per row before anything is measured (POSTGRES-NOTES: 31–37 B
-/// for (int8, int8); single int8 columns are smaller, deduplicated ones much smaller).
-pub const INDEX_BYTES_PER_ROW: u64 = 36;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WriteMethod {
-    /// One INSERT per row in one transaction, as an ORM does.
-    Insert,
-    /// Multi-row INSERT … VALUES in batches of 1000 rows.
-    Multi,
-    /// Binary COPY.
-    Copy,
-}
-
-impl WriteMethod {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WriteMethod::Insert => "insert",
-            WriteMethod::Multi => "multi",
-            WriteMethod::Copy => "copy",
-        }
-    }
-    pub fn describe(self) -> &'static str {
-        match self {
-            WriteMethod::Insert => "single-row INSERTs in one transaction",
-            WriteMethod::Multi => "multi-row INSERT … VALUES in one transaction",
-            WriteMethod::Copy => "COPY in one transaction",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GrowMode {
-    /// Drop the indexes, COPY, rebuild them.
-    Rebuild,
-    /// COPY into the table with its indexes in place.
-    Keep,
-}
-
-impl GrowMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GrowMode::Rebuild => "rebuild",
-            GrowMode::Keep => "keep",
-        }
-    }
-}
 
 /// A valid growth specification. Steps are kept as version counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -466,90 +369,6 @@ impl GrowthSpec {
     pub fn samples(&self) -> usize {
         self.points().len() * self.designs.len()
     }
-
-    /// Disk a run needs once every design holds `versions` versions, before anything is
-    /// measured (conservative per-row sizes), with `from` versions already there.
-    pub fn cost_at(&self, versions: u64, from: u64) -> Cost {
-        let mut table = 0;
-        let mut index = 0;
-        let mut largest_index = 0;
-        let mut written = 0;
-        for &d in &self.designs {
-            let rows = self.rows(d, versions);
-            let new_rows = rows - self.rows(d, from.min(versions));
-            let heap = rows * d.heap_bytes_per_row();
-            let per_index = rows * INDEX_BYTES_PER_ROW;
-            let n = self.index_names(d).len() as u64;
-            table += heap;
-            index += per_index * n;
-            largest_index = largest_index.max(per_index * n.min(1));
-            written += new_rows * (d.heap_bytes_per_row() + INDEX_BYTES_PER_ROW * n);
-        }
-        // The content table: one small row per unit ever seen.
-        let content_units = self.units + self.churn_per_version() * versions;
-        table += content_units * 48;
-        let temp = match self.grow_mode {
-            GrowMode::Rebuild => largest_index,
-            GrowMode::Keep => 0,
-        };
-        Cost {
-            trials: self.samples(),
-            rows: self.pairs(versions),
-            table_bytes: table,
-            index_bytes: index,
-            temp_bytes: temp,
-            wal_bytes: wal_allowance(written, DEFAULT_MAX_WAL),
-            // The runner's control session (advisory lock), the writer and the watcher.
-            connections: 3,
-        }
-    }
-
-    /// The steps that will be filled when `free` bytes are free (None: unknown, all of them
-    /// up to the fill limit), by the conservative per-row sizes.
-    pub fn planned_steps(&self, free: Option<u64>) -> Vec<u64> {
-        let mut out = Vec::new();
-        let mut prev = 0;
-        for &s in &self.steps {
-            if self.fill_limit.is_some_and(|l| s > l) {
-                break;
-            }
-            if let Some(free) = free
-                && self.cost_at(s, prev).disk_bytes() > free
-            {
-                break;
-            }
-            out.push(s);
-            prev = s;
-        }
-        out
-    }
-
-    /// The cost of the largest step that will be filled given `free` bytes (the guard then
-    /// checks it); steps beyond are projected, not run.
-    pub fn estimate_with_free(&self, free: Option<u64>) -> Cost {
-        let planned = self.planned_steps(free);
-        let (at, from) = match planned.len() {
-            0 => (self.steps.first().copied().unwrap_or(0), 0),
-            n => (planned[n - 1], if n > 1 { planned[n - 2] } else { 0 }),
-        };
-        let mut c = self.cost_at(at, from);
-        c.trials = self.samples();
-        c
-    }
-
-    /// The estimate when every step fits (see `estimate_with_free`).
-    pub fn estimate(&self) -> Cost {
-        self.estimate_with_free(None)
-    }
-}
-
-/// max_wal_size when the server's is unknown (PostgreSQL's default, 1GB).
-pub const DEFAULT_MAX_WAL: u64 = 1024 * 1024 * 1024;
-
-/// WAL kept on disk while `written` bytes are loaded: what was written, up to about three
-/// times max_wal_size (checkpoints recycle the rest; the limit is soft under heavy writes).
-pub fn wal_allowance(written: u64, max_wal: u64) -> u64 {
-    written.min(max_wal.saturating_mul(3))
 }
 
 #[cfg(test)]
@@ -612,24 +431,5 @@ mod tests {
         assert!(e[0].1.contains("less than one unit"), "{e:?}");
         let e = parse(&[("units", "10k"), ("steps", "0,1G")]).unwrap_err();
         assert!(e[0].1.contains("at most"), "{e:?}");
-    }
-
-    #[test]
-    fn estimate_covers_only_steps_that_fit() {
-        let s = parse(&[]).unwrap();
-        let all = s.estimate_with_free(None);
-        assert_eq!(all.rows, 1_000_000_000);
-        // About 110-120 GB for a billion rows with four indexes (POSTGRES-NOTES).
-        let gb = (all.table_bytes + all.index_bytes) as f64 / 1e9;
-        assert!((100.0..250.0).contains(&gb), "{gb} GB");
-        let free = 66 * 1024 * 1024 * 1024;
-        let planned = s.planned_steps(Some(free));
-        assert_eq!(planned, [0, 100, 1000, 10_000]);
-        let c = s.estimate_with_free(Some(free));
-        assert_eq!(c.rows, 100_000_000);
-        assert!(c.disk_bytes() <= free);
-        let limited = parse(&[("fill-limit", "1000")]).unwrap();
-        assert_eq!(limited.planned_steps(None), [0, 100, 1000]);
-        assert_eq!(limited.estimate().rows, 10_000_000);
     }
 }

@@ -13,9 +13,9 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Statement};
 use tokio_util::sync::CancellationToken;
 
+use super::kinds::{Method, PayloadType, SyncCommit};
 use super::meter::Meter;
 use super::payload::{Doc, PayloadGen};
-use super::spec::{Method, PayloadType, SyncCommit};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::Target;
 use crate::server::error::describe_query_error;

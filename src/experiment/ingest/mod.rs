@@ -10,32 +10,44 @@
 //! (decay), WAL bytes per row and commits; for `insert` waiting for every flush, commits/s
 //! as a fraction of the disk's fsync rate.
 //!
+//! Every configuration runs `repeat` times (default 4: the fewest trials a side with which
+//! the exact Mann–Whitney interval can reach 95%), by rounds so that drift spreads over all
+//! configurations, each trial after a `CHECKPOINT` when the role may run one. With `auto`,
+//! rounds after the third hold only the configurations some verdict still needs, up to
+//! `max-repeat`. The summary (`summary`) states every finding in the statistics core's words.
+//!
 //! The fsync rate comes from the spec's `fsync_ops_per_s` when the caller has a probe result
 //! (the TUI's Host pane); otherwise, when the server's data directory is local and some trial
 //! is `insert` with a synchronous_commit that waits for the flush, the run probes it for 2 s
 //! (`host::probe::fsync_latency`) after the trials, so the probe's writes disturb none.
 
 mod client;
+mod kinds;
 mod meter;
 mod payload;
+mod plan;
 mod report;
 mod spec;
+mod summary;
 mod table;
 mod trial;
+mod verdicts;
 mod worker;
 
 pub use client::open_session;
-pub use report::{
-    COLUMNS, FsyncRef, IngestReport, IngestSummary, IngestTrial, LatencyMs, MethodBest, SeriesKnee,
-    StopReason,
-};
-pub use spec::{FIELDS, IngestSpec, Method, PayloadType, SyncCommit, TrialPlan};
+pub use kinds::{Method, PayloadType, SyncCommit};
+pub use plan::TrialPlan;
+pub use report::{COLUMNS, FsyncRef, IngestReport, IngestTrial, LatencyMs, StopReason};
+pub use spec::{FIELDS, IngestSpec};
+pub use summary::{ConfigStat, GroupSetting, IngestGroup, IngestSummary, MethodBest, SeriesKnee};
 pub use trial::split_rows;
+pub use verdicts::Question;
 
 use std::time::Duration;
 
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
+use crate::experiment::decision::Repeat;
 use crate::host::probe::{FsyncSpec, ProbeError, fsync_latency};
 use crate::measure::units::format_count;
 
@@ -58,8 +70,16 @@ fn describe(spec: &IngestSpec, trials: usize) -> String {
     let list = |v: Vec<String>| v.join(",");
     let t = spec.to_text();
     format!(
-        "ingest · {} rows × {trials} trials · {} · batch {} · clients {} · sync {} · payload {} {}{}{}",
+        "ingest · {} rows × {} · {} · batch {} · clients {} · sync {} · payload {} {}{}{}",
         format_count(spec.rows as f64),
+        match spec.repeat {
+            Repeat::Auto => format!(
+                "up to {trials} trials (auto: {}..{} per configuration, until decided)",
+                spec.repeat.initial(),
+                spec.rounds()
+            ),
+            Repeat::Fixed(n) => format!("{trials} trials ({n} per configuration)"),
+        },
         list(
             spec.methods
                 .iter()
@@ -135,7 +155,37 @@ pub async fn run(
     spec: &IngestSpec,
     report: &mut IngestReport,
 ) -> Result<(), RunError> {
+    let mut confounders = Vec::new();
+    let result = trials(ctx, spec, report, &mut confounders).await;
+    report.summarize(&confounders);
+    result?;
+    // Probed after the trials, so that its writes cannot disturb a measurement.
+    report.fsync = fsync_rate(ctx, spec).await?;
+    report.apply_fsync();
+    report.summarize(&confounders);
+    Ok(())
+}
+
+/// The configurations of the next round: all of them for the first `repeat.initial()`
+/// rounds; with `auto`, then only those some undecided verdict still needs, up to
+/// `max-repeat` rounds.
+fn next_round(spec: &IngestSpec, round: u32, trials: &[IngestTrial]) -> Vec<TrialPlan> {
     let plan = spec.plan();
+    if round <= spec.repeat.initial() {
+        return plan;
+    }
+    if !spec.repeat.is_auto() || round > spec.rounds() {
+        return Vec::new();
+    }
+    verdicts::undecided(&plan, trials, &spec.decision.rules())
+}
+
+async fn trials(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    report: &mut IngestReport,
+    confounders: &mut Vec<String>,
+) -> Result<(), RunError> {
     // The guard checked this before the run when the caller used it; check again here. The
     // snapshot was taken on the runner's control session, which stays open, so it is already
     // counted as in use: this experiment needs its own session plus one per client.
@@ -149,11 +199,13 @@ pub async fn run(
             free.max(0)
         )));
     }
+    // Progress counts the most trials the run may take (`auto` usually stops earlier).
+    let total = spec.trials();
     ctx.emit
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
-            description: describe(spec, plan.len()),
-            trials: plan.len(),
+            description: describe(spec, total),
+            trials: total,
             layout: layout(),
         })
         .await;
@@ -164,6 +216,13 @@ pub async fn run(
     if spec.pipeline && !spec.methods.contains(&Method::InsertTx) {
         ctx.note("pipeline applies to insert-tx only (insert waits for each commit; values and copy send a batch as one statement)").await;
     }
+    if !ctx.server.can_checkpoint {
+        ctx.note("CHECKPOINT before each trial is skipped: the role is neither superuser nor a member of pg_checkpoint").await;
+        confounders.push("CHECKPOINT skipped: the role is neither superuser nor in pg_checkpoint, so dirty buffers of earlier trials may be written during later ones".into());
+    }
+    if spec.append && spec.rounds() > 1 {
+        confounders.push("append with repeats: every round loads into a larger table; rounds interleave the configurations, so each sees a similar spread of sizes".into());
+    }
 
     let control = ctx.session().await?;
     let append = table::table_name(&ctx.run_id, None);
@@ -173,51 +232,80 @@ pub async fn run(
     }
     let mut first_id: i64 = 1;
     let mut rows_before: u64 = 0;
-    for (i, p) in plan.iter().enumerate() {
-        ctx.check()?;
-        let tref = TrialRef {
-            index: i + 1,
-            total: plan.len(),
-            label: p.label(),
-        };
-        let name = if spec.append {
-            append.clone()
-        } else {
-            ctx.emit
-                .phase(Some(tref.clone()), "creating the table")
-                .await;
-            let name = table::table_name(&ctx.run_id, Some(i + 1));
-            table::create(ctx, &control, &name, spec).await?;
-            first_id = 1;
-            rows_before = 0;
-            name
-        };
-        let at = trial::TrialTable {
-            name: &name,
-            first_id,
-            rows_before,
-        };
-        let t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
-        if spec.append {
-            first_id += t.rows as i64;
-            rows_before = t.rows_counted;
-        } else {
-            table::drop(ctx, &control, &name).await?;
+    let mut index = 0;
+    let mut round = 1;
+    loop {
+        let configs = next_round(spec, round, &report.trials);
+        if configs.is_empty() {
+            break;
         }
-        let sample = Sample {
-            series: t.series_name(),
-            x: t.batch as f64,
-            y: t.rows_per_s,
-            projected: false,
-            cells: t.cells(),
-        };
-        report.trials.push(t);
-        report.summarize();
-        ctx.emit.sample(sample).await;
+        for p in &configs {
+            ctx.check()?;
+            index += 1;
+            let tref = TrialRef {
+                index,
+                total,
+                label: if spec.rounds() > 1 {
+                    format!("{} · #{round}", p.label())
+                } else {
+                    p.label()
+                },
+            };
+            let name = if spec.append {
+                append.clone()
+            } else {
+                ctx.emit
+                    .phase(Some(tref.clone()), "creating the table")
+                    .await;
+                let name = table::table_name(&ctx.run_id, Some(index));
+                table::create(ctx, &control, &name, spec).await?;
+                first_id = 1;
+                rows_before = 0;
+                name
+            };
+            if ctx.server.can_checkpoint {
+                ctx.emit.phase(Some(tref.clone()), "CHECKPOINT").await;
+                ctx.cancellable(&control, control.batch_execute("CHECKPOINT"))
+                    .await?;
+            }
+            let at = trial::TrialTable {
+                name: &name,
+                first_id,
+                rows_before,
+            };
+            let mut t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
+            t.repeat = round;
+            t.checkpoint = ctx.server.can_checkpoint;
+            if spec.append {
+                first_id += t.rows as i64;
+                rows_before = t.rows_counted;
+            } else {
+                table::drop(ctx, &control, &name).await?;
+            }
+            let sample = Sample {
+                series: t.series_name(),
+                x: t.batch as f64,
+                y: t.rows_per_s,
+                projected: false,
+                cells: t.cells(),
+            };
+            report.trials.push(t);
+            report.summarize(confounders);
+            ctx.emit.sample(sample).await;
+        }
+        round += 1;
     }
-    // Probed after the trials, so that its writes cannot disturb a measurement.
-    report.fsync = fsync_rate(ctx, spec).await?;
-    report.apply_fsync();
-    report.summarize();
+    if spec.repeat.is_auto() {
+        let left = verdicts::undecided(&spec.plan(), &report.trials, &spec.decision.rules());
+        if !left.is_empty() {
+            ctx.note(format!(
+                "repeat auto stopped at max-repeat {} with {} configuration{} still undecided",
+                spec.decision.max_repeat,
+                left.len(),
+                if left.len() == 1 { "" } else { "s" }
+            ))
+            .await;
+        }
+    }
     Ok(())
 }

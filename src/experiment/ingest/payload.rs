@@ -7,7 +7,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
-use super::spec::PayloadType;
+use super::kinds::PayloadType;
 
 /// Distinct starting offsets into the noise buffer.
 const SPREAD: usize = 4096;

@@ -1,10 +1,12 @@
 //! ingest results: one record per trial (rows/s, batch latency, WAL, commits, rows/s per
-//! second of the run) and the summary a DBA reads first (best configuration per method, the
-//! knee of the batch curve, decay over time, the fsync wall).
+//! second of the run); the summary a DBA reads first is built in `summary`.
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::{IngestSpec, Method, SyncCommit};
+use super::kinds::{Method, SyncCommit};
+use super::plan::TrialPlan;
+use super::spec::IngestSpec;
+use super::summary::IngestSummary;
 use crate::measure::units::format_count;
 
 /// Batch latency percentiles, milliseconds.
@@ -29,6 +31,13 @@ pub enum StopReason {
 /// One configuration loaded and measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IngestTrial {
+    /// 1-based round: the configuration's `repeat`-th trial (records before repeats: 1).
+    #[serde(default = "first_round")]
+    pub repeat: u32,
+    /// A `CHECKPOINT` ran just before the trial, so no earlier work's dirty buffers were
+    /// written during it.
+    #[serde(default)]
+    pub checkpoint: bool,
     pub method: Method,
     pub batch: u64,
     pub clients: u32,
@@ -74,6 +83,7 @@ pub const COLUMNS: &[&str] = &[
     "batch",
     "clients",
     "sync",
+    "#",
     "rows",
     "seconds",
     "rows/s",
@@ -92,7 +102,21 @@ fn ms(v: f64) -> String {
     }
 }
 
+fn first_round() -> u32 {
+    1
+}
+
 impl IngestTrial {
+    /// The configuration this trial ran.
+    pub fn config(&self) -> TrialPlan {
+        TrialPlan {
+            method: self.method,
+            batch: self.batch,
+            clients: self.clients,
+            sync: self.synchronous_commit,
+        }
+    }
+
     pub fn series_name(&self) -> String {
         format!(
             "{} ×{} sync={}",
@@ -108,6 +132,7 @@ impl IngestTrial {
             self.batch.to_string(),
             self.clients.to_string(),
             self.synchronous_commit.as_str().to_string(),
+            self.repeat.to_string(),
             format_count(self.rows as f64),
             format!("{:.2}", self.seconds),
             format_count(self.rows_per_s.round()),
@@ -138,39 +163,6 @@ pub struct FsyncRef {
     pub source: String,
 }
 
-/// The best trial of a method, and its knee.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MethodBest {
-    pub method: Method,
-    pub batch: u64,
-    pub clients: u32,
-    pub synchronous_commit: SyncCommit,
-    pub rows_per_s: f64,
-    /// The smallest batch of any trial of this method reaching ≥ 90% of its best rows/s.
-    pub knee_batch: u64,
-    pub knee_rows_per_s: f64,
-}
-
-/// The knee of one batch curve (one method at one client count and synchronous_commit).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeriesKnee {
-    pub series: String,
-    pub method: Method,
-    pub clients: u32,
-    pub synchronous_commit: SyncCommit,
-    pub best_batch: u64,
-    pub best_rows_per_s: f64,
-    pub knee_batch: u64,
-    pub knee_rows_per_s: f64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IngestSummary {
-    pub best: Vec<MethodBest>,
-    pub knees: Vec<SeriesKnee>,
-    pub findings: Vec<String>,
-}
-
 /// The ingest part of a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IngestReport {
@@ -179,26 +171,6 @@ pub struct IngestReport {
     pub summary: IngestSummary,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncRef>,
-}
-
-/// A knee: the smallest batch whose rows/s reaches 90% of the best among `trials`.
-fn knee<'a>(trials: &[&'a IngestTrial]) -> Option<(&'a IngestTrial, &'a IngestTrial)> {
-    let best = *trials
-        .iter()
-        .max_by(|a, b| a.rows_per_s.total_cmp(&b.rows_per_s))?;
-    let knee = *trials
-        .iter()
-        .filter(|t| t.rows_per_s >= 0.9 * best.rows_per_s)
-        .min_by(|a, b| {
-            a.batch
-                .cmp(&b.batch)
-                .then(b.rows_per_s.total_cmp(&a.rows_per_s))
-        })?;
-    Some((best, knee))
-}
-
-fn rate(v: f64) -> String {
-    format_count(v.round())
 }
 
 impl IngestReport {
@@ -228,286 +200,16 @@ impl IngestReport {
             }
         }
     }
-
-    /// Recompute the summary from the trials so far (also for partial, cancelled runs).
-    pub fn summarize(&mut self) {
-        let mut s = IngestSummary::default();
-        for method in Method::ALL {
-            let of: Vec<&IngestTrial> = self.trials.iter().filter(|t| t.method == method).collect();
-            let Some((best, knee)) = knee(&of) else {
-                continue;
-            };
-            s.best.push(MethodBest {
-                method,
-                batch: best.batch,
-                clients: best.clients,
-                synchronous_commit: best.synchronous_commit,
-                rows_per_s: best.rows_per_s,
-                knee_batch: knee.batch,
-                knee_rows_per_s: knee.rows_per_s,
-            });
-            let mut f = format!(
-                "{}: best {} rows/s at batch {}, {} client{}, sync={}",
-                method.as_str(),
-                rate(best.rows_per_s),
-                best.batch,
-                best.clients,
-                if best.clients == 1 { "" } else { "s" },
-                best.synchronous_commit.as_str()
-            );
-            let batches: std::collections::BTreeSet<u64> = of.iter().map(|t| t.batch).collect();
-            if batches.len() > 1 {
-                f.push_str(&format!(
-                    "; knee at batch {} ({} rows/s, ≥ 90% of the best)",
-                    knee.batch,
-                    rate(knee.rows_per_s)
-                ));
-            }
-            s.findings.push(f);
-        }
-
-        // One knee per batch curve.
-        let mut keys: Vec<(Method, u32, SyncCommit)> = self
-            .trials
-            .iter()
-            .map(|t| (t.method, t.clients, t.synchronous_commit))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        for (method, clients, sync) in keys {
-            let of: Vec<&IngestTrial> = self
-                .trials
-                .iter()
-                .filter(|t| {
-                    t.method == method && t.clients == clients && t.synchronous_commit == sync
-                })
-                .collect();
-            if let Some((best, knee)) = knee(&of) {
-                s.knees.push(SeriesKnee {
-                    series: best.series_name(),
-                    method,
-                    clients,
-                    synchronous_commit: sync,
-                    best_batch: best.batch,
-                    best_rows_per_s: best.rows_per_s,
-                    knee_batch: knee.batch,
-                    knee_rows_per_s: knee.rows_per_s,
-                });
-            }
-        }
-
-        // The fsync wall: one commit per row, each waiting for the disk.
-        if let Some(fs) = &self.fsync {
-            let walled = self
-                .trials
-                .iter()
-                .filter(|t| t.method == Method::Insert && t.synchronous_commit.waits_for_flush())
-                .min_by_key(|t| t.clients);
-            if let Some(t) = walled
-                && let Some(frac) = t.fsync_fraction
-            {
-                s.findings.push(format!(
-                    "insert, sync={}, {} client{}: {} commits/s = {:.0}% of the disk's {} fsyncs/s ({}): every row waits for a WAL flush",
-                    t.synchronous_commit.as_str(),
-                    t.clients,
-                    if t.clients == 1 { "" } else { "s" },
-                    rate(t.commits_per_s),
-                    frac * 100.0,
-                    rate(fs.ops_per_s),
-                    if fs.source == "probe" { "probed for 2 s" } else { "from the host probe" }
-                ));
-            }
-        }
-
-        // synchronous_commit off against on, at the smallest batch and client count.
-        for method in Method::ALL {
-            let find = |sync: SyncCommit| {
-                self.trials
-                    .iter()
-                    .filter(|t| t.method == method && t.synchronous_commit == sync)
-                    .min_by_key(|t| (t.batch, t.clients))
-            };
-            if let (Some(on), Some(off)) = (find(SyncCommit::On), find(SyncCommit::Off))
-                && on.batch == off.batch
-                && on.clients == off.clients
-                && on.rows_per_s > 0.0
-            {
-                s.findings.push(format!(
-                    "{} at batch {}, {} client{}: synchronous_commit=off {:.1}× the rows/s of on ({} vs {})",
-                    method.as_str(),
-                    on.batch,
-                    on.clients,
-                    if on.clients == 1 { "" } else { "s" },
-                    off.rows_per_s / on.rows_per_s,
-                    rate(off.rows_per_s),
-                    rate(on.rows_per_s)
-                ));
-            }
-        }
-
-        // More clients against one, at each method's best batch.
-        for b in &s.best {
-            let at = |clients: u32| {
-                self.trials.iter().find(|t| {
-                    t.method == b.method
-                        && t.batch == b.batch
-                        && t.synchronous_commit == b.synchronous_commit
-                        && t.clients == clients
-                })
-            };
-            let most = self
-                .trials
-                .iter()
-                .filter(|t| t.method == b.method && t.batch == b.batch)
-                .map(|t| t.clients)
-                .max()
-                .unwrap_or(1);
-            if most > 1
-                && let (Some(one), Some(many)) = (at(1), at(most))
-                && one.rows_per_s > 0.0
-            {
-                s.findings.push(format!(
-                    "{} at batch {}: {} clients load {:.2}× the rows/s of one ({} vs {})",
-                    b.method.as_str(),
-                    b.batch,
-                    most,
-                    many.rows_per_s / one.rows_per_s,
-                    rate(many.rows_per_s),
-                    rate(one.rows_per_s)
-                ));
-            }
-        }
-
-        // Decay over a trial: the CouchDB post's "falling after a while".
-        let mut decayed: Vec<&IngestTrial> = self
-            .trials
-            .iter()
-            .filter(|t| t.decay_pct.is_some_and(|d| d >= 20.0))
-            .collect();
-        decayed.sort_by(|a, b| {
-            b.decay_pct
-                .unwrap_or(0.0)
-                .total_cmp(&a.decay_pct.unwrap_or(0.0))
-        });
-        for t in decayed.into_iter().take(3) {
-            let q = (t.series.len() / 4).max(1);
-            let first = t.series[..q].iter().sum::<f64>() / q as f64;
-            let last = t.series[t.series.len() - q..].iter().sum::<f64>() / q as f64;
-            s.findings.push(format!(
-                "{} batch {}: rows/s fell {:.0}% during the trial (first quarter {}/s, last quarter {}/s)",
-                t.series_name(),
-                t.batch,
-                t.decay_pct.unwrap_or(0.0),
-                rate(first),
-                rate(last)
-            ));
-        }
-        self.summary = s;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::field::ParamText;
-
-    fn trial(method: Method, batch: u64, clients: u32, sync: SyncCommit, rps: f64) -> IngestTrial {
-        IngestTrial {
-            method,
-            batch,
-            clients,
-            synchronous_commit: sync,
-            pipeline: false,
-            rows: 1000,
-            client_rows: vec![1000],
-            rows_counted: 1000,
-            rows_before: 0,
-            seconds: 1000.0 / rps,
-            rows_per_s: rps,
-            latency_ms: LatencyMs::default(),
-            wal_bytes: 100_000,
-            wal_bytes_per_row: 100.0,
-            commits: 1000 / batch,
-            commits_per_s: rps / batch as f64,
-            series: vec![],
-            decay_pct: None,
-            table_bytes: 0,
-            stopped_by: StopReason::Rows,
-            fsync_fraction: None,
-        }
-    }
 
     #[test]
-    fn knee_is_the_smallest_batch_within_ten_percent() {
-        let spec =
-            IngestSpec::parse(&crate::experiment::ExperimentKind::Ingest.defaults()).unwrap();
-        let mut r = IngestReport::new(&spec);
-        let on = SyncCommit::On;
-        for (b, rps) in [
-            (1, 700.0),
-            (16, 9000.0),
-            (64, 18500.0),
-            (256, 20000.0),
-            (1024, 19000.0),
-        ] {
-            r.trials.push(trial(Method::Copy, b, 1, on, rps));
-        }
-        r.summarize();
-        let best = &r.summary.best[0];
-        assert_eq!(best.batch, 256);
-        assert_eq!(best.knee_batch, 64);
-        assert_eq!(r.summary.knees.len(), 1);
-        assert!(
-            r.summary.findings[0].contains("knee at batch 64"),
-            "{:?}",
-            r.summary.findings
-        );
-    }
-
-    #[test]
-    fn decay_and_sync_findings() {
+    fn decay_compares_the_last_quarter_with_the_first() {
         assert_eq!(decay_pct(&[600.0, 600.0, 350.0]), None);
         let d = decay_pct(&[600.0, 590.0, 500.0, 420.0, 360.0, 350.0, 350.0, 340.0]).unwrap();
         assert!((d - (1.0 - 345.0 / 595.0) * 100.0).abs() < 1e-9, "{d}");
-        let spec = IngestSpec::parse(&ParamText::from([
-            ("rows".into(), "1k".into()),
-            ("method".into(), "insert".into()),
-            ("batch".into(), "1".into()),
-            ("clients".into(), "1".into()),
-            ("sync-commit".into(), "on".into()),
-            ("payload".into(), "100B".into()),
-            ("payload-type".into(), "text".into()),
-            ("indexes".into(), "0".into()),
-            ("append".into(), "off".into()),
-            ("pipeline".into(), "off".into()),
-            ("duration".into(), "off".into()),
-            ("repeat".into(), "1".into()),
-            ("max-repeat".into(), "10".into()),
-            ("min-effect".into(), "5%".into()),
-            ("confidence".into(), "95%".into()),
-        ]))
-        .unwrap();
-        let mut r = IngestReport::new(&spec);
-        r.fsync = Some(FsyncRef {
-            ops_per_s: 3200.0,
-            source: "probe".into(),
-        });
-        let mut t = trial(Method::Insert, 1, 1, SyncCommit::On, 740.0);
-        t.series = vec![800.0, 790.0, 700.0, 650.0, 500.0, 450.0, 420.0, 400.0];
-        t.decay_pct = decay_pct(&t.series);
-        r.trials.push(t);
-        r.trials
-            .push(trial(Method::Insert, 1, 1, SyncCommit::Off, 7300.0));
-        r.apply_fsync();
-        assert_eq!(r.trials[0].fsync_fraction, Some(740.0 / 3200.0));
-        assert_eq!(
-            r.trials[1].fsync_fraction, None,
-            "sync=off waits for no flush"
-        );
-        r.summarize();
-        let all = r.summary.findings.join("\n");
-        assert!(all.contains("23% of the disk's 3200 fsyncs/s"), "{all}");
-        assert!(all.contains("synchronous_commit=off 9.9×"), "{all}");
-        assert!(all.contains("fell"), "{all}");
     }
 }

@@ -1,5 +1,5 @@
-//! ingest parameters: what the editor, the flags and the presets set, and the trials they
-//! expand to.
+//! ingest parameters: what the editor, the flags and the presets set, and what a run costs.
+//! The configurations they expand to are in `plan`, the vocabulary in `kinds`.
 
 use std::time::Duration;
 
@@ -9,8 +9,10 @@ use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
-pub const METHODS: &[&str] = &["insert", "insert-tx", "values", "copy"];
-pub const SYNC_VALUES: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
+use super::kinds::{
+    BYTES_CAP, INDEX_BYTES_PER_ROW, INDEXES_MAX, METHODS, Method, PAYLOAD_MAX, PayloadType,
+    ROW_OVERHEAD_BYTES, SYNC_VALUES, SyncCommit, VALUES_MAX_BATCH, VALUES_MAX_STATEMENT_BYTES,
+};
 
 pub const FIELDS: &[FieldDef] = &[
     FieldDef {
@@ -92,138 +94,12 @@ pub const FIELDS: &[FieldDef] = &[
     },
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
-        "3",
+        "4",
     ),
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
 ];
-
-/// How rows reach the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// One single-row INSERT per transaction (autocommit): a commit per row.
-    Insert,
-    /// B single-row INSERTs of a prepared statement inside one transaction.
-    InsertTx,
-    /// One multi-row `INSERT … VALUES` of B rows.
-    Values,
-    /// One binary `COPY … FROM STDIN` of B rows.
-    Copy,
-}
-
-impl Method {
-    pub const ALL: [Method; 4] = [
-        Method::Insert,
-        Method::InsertTx,
-        Method::Values,
-        Method::Copy,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Insert => "insert",
-            Method::InsertTx => "insert-tx",
-            Method::Values => "values",
-            Method::Copy => "copy",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Method, String> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| format!("unknown method '{s}': use insert, insert-tx, values or copy"))
-    }
-}
-
-/// A `synchronous_commit` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SyncCommit {
-    On,
-    Off,
-    Local,
-    RemoteWrite,
-    RemoteApply,
-}
-
-impl SyncCommit {
-    pub const ALL: [SyncCommit; 5] = [
-        SyncCommit::On,
-        SyncCommit::Off,
-        SyncCommit::Local,
-        SyncCommit::RemoteWrite,
-        SyncCommit::RemoteApply,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SyncCommit::On => "on",
-            SyncCommit::Off => "off",
-            SyncCommit::Local => "local",
-            SyncCommit::RemoteWrite => "remote_write",
-            SyncCommit::RemoteApply => "remote_apply",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<SyncCommit, String> {
-        SyncCommit::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "'{s}' is not a synchronous_commit value: use on, off, local, remote_write or remote_apply"
-                )
-            })
-    }
-
-    /// Every commit waits for its WAL to reach the local disk.
-    pub fn waits_for_flush(self) -> bool {
-        self != SyncCommit::Off
-    }
-}
-
-/// What the payload column holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PayloadType {
-    Text,
-    Json,
-}
-
-impl PayloadType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayloadType::Text => "text",
-            PayloadType::Json => "json",
-        }
-    }
-    /// The column type.
-    pub fn sql_type(self) -> &'static str {
-        match self {
-            PayloadType::Text => "text",
-            PayloadType::Json => "jsonb",
-        }
-    }
-}
-
-/// Rows in one multi-row `INSERT … VALUES`: PostgreSQL takes at most 65535 parameters per
-/// statement and each row binds two.
-pub const VALUES_MAX_BATCH: u64 = 65535 / 2;
-/// Payload bytes one `INSERT … VALUES` statement may carry (it is built in memory).
-pub const VALUES_MAX_STATEMENT_BYTES: u64 = 256 * 1024 * 1024;
-pub const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
-pub const INDEXES_MAX: u64 = 8;
-/// Heap overhead per row besides the payload: tuple header, line pointer, id, varlena header.
-pub const ROW_OVERHEAD_BYTES: u64 = 40;
-/// Approximate btree bytes per row of one secondary index.
-pub const INDEX_BYTES_PER_ROW: u64 = 32;
-
-/// Upper bound of each byte estimate (1 EiB): far beyond any disk, and four of them still add
-/// up without overflow.
-const BYTES_CAP: u64 = 1 << 60;
 
 /// A valid ingest specification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -256,38 +132,6 @@ pub struct IngestSpec {
 
 fn one_repeat() -> Repeat {
     Repeat::Fixed(1)
-}
-
-/// One trial: a configuration the run loads `rows` rows with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TrialPlan {
-    pub method: Method,
-    pub batch: u64,
-    pub clients: u32,
-    pub sync: SyncCommit,
-}
-
-impl TrialPlan {
-    /// "copy ×2 sync=off": the chart series the trial belongs to.
-    pub fn series(&self) -> String {
-        format!(
-            "{} ×{} sync={}",
-            self.method.as_str(),
-            self.clients,
-            self.sync.as_str()
-        )
-    }
-    /// "copy · batch 64 · 2 clients · sync=off".
-    pub fn label(&self) -> String {
-        format!(
-            "{} · batch {} · {} client{} · sync={}",
-            self.method.as_str(),
-            self.batch,
-            self.clients,
-            if self.clients == 1 { "" } else { "s" },
-            self.sync.as_str()
-        )
-    }
 }
 
 fn list_of<T: PartialEq>(
@@ -482,36 +326,6 @@ impl IngestSpec {
         t
     }
 
-    /// The trials in run order: per method, per synchronous_commit, per client count, per
-    /// batch (insert commits every row, so it runs at batch 1 only).
-    pub fn plan(&self) -> Vec<TrialPlan> {
-        let mut out = Vec::new();
-        for &method in &self.methods {
-            let batches: &[u64] = if method == Method::Insert {
-                &[1]
-            } else {
-                &self.batches
-            };
-            for &sync in &self.sync {
-                for &clients in &self.clients {
-                    for &batch in batches {
-                        out.push(TrialPlan {
-                            method,
-                            batch,
-                            clients,
-                            sync,
-                        });
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    pub fn trials(&self) -> usize {
-        self.plan().len()
-    }
-
     pub fn max_clients(&self) -> u32 {
         self.clients.iter().copied().max().unwrap_or(1)
     }
@@ -580,7 +394,9 @@ mod tests {
         assert_eq!(s.sync, [SyncCommit::On]);
         assert_eq!(s.rows, 10_000);
         assert_eq!(s.duration_s, None);
-        assert_eq!(s.trials(), 6);
+        assert_eq!(s.repeat, Repeat::Fixed(4));
+        assert_eq!(s.plan().len(), 6);
+        assert_eq!(s.trials(), 6 * 4);
         assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
     }
 
@@ -593,19 +409,9 @@ mod tests {
                 1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256, 362, 512, 724, 1024
             ]
         );
-        assert_eq!(s.trials(), 2 * 19 * 3);
+        assert_eq!(s.trials(), 2 * 19 * 3 * 4);
         assert_eq!(s.to_text()["batch"], "sqrt2");
         assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
-    }
-
-    #[test]
-    fn insert_runs_at_batch_one_only() {
-        let s = parse(&[("method", "insert,copy"), ("batch", "1,10,100")]).unwrap();
-        let plan = s.plan();
-        assert_eq!(plan.len(), 1 + 3);
-        assert_eq!(plan[0].method, Method::Insert);
-        assert_eq!(plan[0].batch, 1);
-        assert_eq!(plan[0].series(), "insert ×1 sync=on");
     }
 
     #[test]
@@ -658,7 +464,8 @@ mod tests {
         assert!(huge.estimate().disk_bytes() >= 1 << 60);
         let appended = parse(&[("append", "on"), ("indexes", "2")]).unwrap();
         let c = appended.estimate();
-        assert_eq!(c.table_bytes, 6 * 10_000 * appended.row_bytes());
-        assert_eq!(c.index_bytes, 6 * 10_000 * 2 * INDEX_BYTES_PER_ROW);
+        // Every trial of every round appends: 6 configurations × 4 repeats.
+        assert_eq!(c.table_bytes, 24 * 10_000 * appended.row_bytes());
+        assert_eq!(c.index_bytes, 24 * 10_000 * 2 * INDEX_BYTES_PER_ROW);
     }
 }

@@ -9,10 +9,12 @@ use tokio::sync::{mpsc, watch};
 use tokio_postgres::Client;
 
 use super::client::{Job, LoadError, LoadResult, latency_histogram};
+use super::kinds::Method;
 use super::meter::Meter;
 use super::payload::PayloadGen;
+use super::plan::TrialPlan;
 use super::report::{IngestTrial, LatencyMs, StopReason, decay_pct};
-use super::spec::{IngestSpec, Method, TrialPlan};
+use super::spec::IngestSpec;
 use super::table;
 use super::worker::{self, ClientMsg, ClientSetup, Go};
 use crate::experiment::event::{Progress, TrialRef};
@@ -213,6 +215,9 @@ pub async fn run(
     let series = meter.series(seconds);
     let commits_per_s = commits as f64 / seconds;
     Ok(IngestTrial {
+        // The run sets the round and whether a CHECKPOINT preceded the trial.
+        repeat: 1,
+        checkpoint: false,
         method: plan.method,
         batch: plan.batch,
         clients: plan.clients,

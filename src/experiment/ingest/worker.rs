@@ -14,9 +14,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Job, LoadError, LoadResult, Loader, connect_session, latency_histogram};
+use super::kinds::SyncCommit;
 use super::meter::Meter;
 use super::payload::PayloadGen;
-use super::spec::SyncCommit;
 use crate::server::Target;
 
 /// What a client needs to start, all owned (it lives on another thread).

@@ -1,0 +1,98 @@
+//! The vocabulary of a growth run: the two storage designs, the indexes of the snapshot table,
+//! how a version is written and how a table grows between steps.
+
+use serde::{Deserialize, Serialize};
+
+/// How the (version, content) association is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// A row per (version, content): the original's table.
+    Snapshot,
+    /// A row per content with the versions it was added and removed in.
+    Ranges,
+}
+
+impl Design {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Design::Snapshot => "snapshot",
+            Design::Ranges => "ranges",
+        }
+    }
+    /// Heap bytes per row before anything is measured: 3 int8 (snapshot) or 4 (ranges) plus
+    /// tuple header and line pointer.
+    pub fn heap_bytes_per_row(self) -> u64 {
+        match self {
+            Design::Snapshot => 52,
+            Design::Ranges => 60,
+        }
+    }
+}
+
+/// An index of the snapshot table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexKind {
+    Pk,
+    Version,
+    Content,
+    VersionContent,
+}
+
+impl IndexKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexKind::Pk => "pk",
+            IndexKind::Version => "version",
+            IndexKind::Content => "content",
+            IndexKind::VersionContent => "version_content",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMethod {
+    /// One INSERT per row in one transaction, as an ORM does.
+    Insert,
+    /// Multi-row INSERT … VALUES in batches of 1000 rows.
+    Multi,
+    /// Binary COPY.
+    Copy,
+}
+
+impl WriteMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteMethod::Insert => "insert",
+            WriteMethod::Multi => "multi",
+            WriteMethod::Copy => "copy",
+        }
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            WriteMethod::Insert => "single-row INSERTs in one transaction",
+            WriteMethod::Multi => "multi-row INSERT … VALUES in one transaction",
+            WriteMethod::Copy => "COPY in one transaction",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrowMode {
+    /// Drop the indexes, COPY, rebuild them.
+    Rebuild,
+    /// COPY into the table with its indexes in place.
+    Keep,
+}
+
+impl GrowMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrowMode::Rebuild => "rebuild",
+            GrowMode::Keep => "keep",
+        }
+    }
+}

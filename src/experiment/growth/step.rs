@@ -1,0 +1,239 @@
+//! One step measured across the designs, by rounds: the write of one new version, then the
+//! read of one version, each design in turn within a round, so that drift of the host over
+//! the step spreads over both designs instead of favouring the one measured first. Every
+//! design reads the same seeded versions in the same order.
+//!
+//! `repeat = N` takes N rounds of each. `repeat = auto` takes 3, then more rounds of the
+//! designs whose comparison (`finding::needs_more`, lower seconds are better) is still
+//! `too few trials`, up to `max-repeat`; writes and warm reads are decided separately.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use tokio_postgres::{Client, Statement};
+
+use super::cache::{self, ColdCache};
+use super::fill::DesignState;
+use super::measure::{digest, read_sql, read_version, sizes, write_version};
+use super::report::{GrowStats, GrowthStep};
+use super::spec::GrowthSpec;
+use crate::experiment::event::TrialRef;
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::measure::finding::{SettingTrials, needs_more};
+use crate::measure::stats::median;
+use crate::measure::verdict::Better;
+
+/// What one design gathered at a step.
+struct Gathered {
+    versions: u64,
+    rows: u64,
+    table_bytes: u64,
+    index_bytes: BTreeMap<String, u64>,
+    writes: Vec<f64>,
+    warm: Vec<f64>,
+    cold: Vec<f64>,
+    read_versions: Vec<u64>,
+    first: Option<Vec<i64>>,
+}
+
+/// The designs (by index) that get another round of `of`, given the round about to start.
+fn next_round(spec: &GrowthSpec, round: u32, of: &[Vec<f64>]) -> Vec<usize> {
+    if round <= spec.repeat.initial() {
+        return (0..of.len()).collect();
+    }
+    if !spec.repeat.is_auto() || round > spec.repeat.most(spec.decision.max_repeat) {
+        return Vec::new();
+    }
+    let settings: Vec<SettingTrials> = of
+        .iter()
+        .enumerate()
+        .map(|(i, v)| SettingTrials {
+            label: i.to_string(),
+            cost_rank: i,
+            values: v.clone(),
+        })
+        .collect();
+    needs_more(&settings, Better::Lower, &spec.decision.rules())
+}
+
+/// Measure every design at its current size: sizes, then writes by rounds, then reads by
+/// rounds. `trials[i]` is the progress reference of design `i`.
+#[allow(clippy::too_many_arguments)]
+pub async fn measure(
+    ctx: &RunCtx,
+    client: &Client,
+    spec: &GrowthSpec,
+    states: &mut [DesignState],
+    grows: Vec<Option<GrowStats>>,
+    cold: Option<&ColdCache>,
+    read_rng: &mut ChaCha8Rng,
+    trials: &[Option<TrialRef>],
+) -> Result<Vec<GrowthStep>, RunError> {
+    let mut got = Vec::new();
+    for st in states.iter() {
+        let (table_bytes, index_bytes) = sizes(ctx, client, &st.def).await?;
+        got.push(Gathered {
+            versions: st.versions(),
+            rows: st.rows,
+            table_bytes,
+            index_bytes,
+            writes: Vec::new(),
+            warm: Vec::new(),
+            cold: Vec::new(),
+            read_versions: Vec::new(),
+            first: None,
+        });
+    }
+
+    let mut round = 1;
+    loop {
+        let writes: Vec<Vec<f64>> = got.iter().map(|g| g.writes.clone()).collect();
+        let who = next_round(spec, round, &writes);
+        if who.is_empty() {
+            break;
+        }
+        for i in who {
+            let phase = format!(
+                "writing one version #{round} ({})",
+                spec.write_method.as_str()
+            );
+            ctx.emit.phase(trials[i].clone(), phase).await;
+            let secs = write_version(ctx, client, &mut states[i], spec.write_method).await?;
+            got[i].writes.push(secs);
+        }
+        round += 1;
+    }
+
+    // Every design reads the same versions, all of which every design holds.
+    let have = states
+        .iter()
+        .map(|s| s.versions())
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let mut chosen: Vec<u64> = Vec::new();
+    let mut readers: Vec<(Statement, Option<Vec<PathBuf>>)> = Vec::new();
+    for st in states.iter() {
+        let stmt = client
+            .prepare(&read_sql(&st.def))
+            .await
+            .map_err(|e| ctx.error(e))?;
+        let files = match cold {
+            Some(c) => {
+                let mut rels = vec![st.def.qualified.clone()];
+                rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
+                Some(c.files(client, &rels).await.map_err(RunError::Failed)?)
+            }
+            None => None,
+        };
+        readers.push((stmt, files));
+    }
+    let mut round = 1;
+    loop {
+        let warm: Vec<Vec<f64>> = got.iter().map(|g| g.warm.clone()).collect();
+        let who = next_round(spec, round, &warm);
+        if who.is_empty() {
+            break;
+        }
+        for i in who {
+            let k = got[i].read_versions.len();
+            while chosen.len() <= k {
+                chosen.push(read_rng.random_range(1..=have));
+            }
+            let v = chosen[k];
+            ctx.emit
+                .phase(trials[i].clone(), format!("reading one version #{round}"))
+                .await;
+            let (stmt, files) = &readers[i];
+            if let Some(files) = files {
+                let f = files.clone();
+                tokio::task::spawn_blocking(move || cache::evict(&f))
+                    .await
+                    .map_err(|e| RunError::Failed(e.to_string()))?
+                    .map_err(RunError::Failed)?;
+            }
+            let (secs, ids) = read_version(ctx, client, stmt, v as i64).await?;
+            if files.is_some() {
+                got[i].cold.push(secs);
+            }
+            let (secs, ids2) = read_version(ctx, client, stmt, v as i64).await?;
+            debug_assert_eq!(ids, ids2);
+            got[i].warm.push(secs);
+            got[i].read_versions.push(v);
+            if got[i].first.is_none() {
+                got[i].first = Some(ids);
+            }
+        }
+        round += 1;
+    }
+
+    Ok(got
+        .into_iter()
+        .zip(states.iter())
+        .zip(grows)
+        .map(|((g, st), grow)| {
+            let first = g.first.unwrap_or_default();
+            let total = g.table_bytes + g.index_bytes.values().sum::<u64>();
+            GrowthStep {
+                design: st.design(),
+                versions: g.versions,
+                rows: g.rows,
+                pairs: spec.pairs(g.versions),
+                projected: false,
+                write_seconds: median(&g.writes),
+                write_repeats: g.writes,
+                read_seconds: median(&g.warm),
+                read_repeats: g.warm,
+                read_cold_seconds: median(&g.cold),
+                read_cold_repeats: g.cold,
+                read_rows: Some(first.len() as u64),
+                read_versions: g.read_versions,
+                content_digest: Some(digest(&first)),
+                table_bytes: g.table_bytes,
+                index_bytes: g.index_bytes,
+                bytes_per_row: (g.rows > 0).then(|| total as f64 / g.rows as f64),
+                grow,
+                disk_needed_bytes: None,
+                fits_disk: None,
+                reach: None,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+
+    fn spec(repeat: &str, max: &str) -> GrowthSpec {
+        let mut p = ExperimentKind::Growth.defaults();
+        p.insert("repeat".into(), repeat.into());
+        p.insert("max-repeat".into(), max.into());
+        match ExperimentKind::Growth.parse_spec(&p) {
+            Ok(ExperimentSpec::Growth(s)) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rounds_fixed_and_auto() {
+        let s = spec("2", "10");
+        assert_eq!(next_round(&s, 2, &[vec![1.0], vec![2.0]]), [0, 1]);
+        assert!(next_round(&s, 3, &[vec![1.0; 2], vec![2.0; 2]]).is_empty());
+        let s = spec("auto", "5");
+        let three = vec![1.0, 1.01, 0.99];
+        // 3 against 3 cannot decide at 95%: both designs get a fourth round.
+        assert_eq!(next_round(&s, 4, &[three.clone(), three.clone()]), [0, 1]);
+        // Decided (4 each, clearly apart): no more rounds.
+        let a = vec![1.0, 1.01, 0.99, 1.0];
+        let b = vec![2.0, 2.02, 1.98, 2.0];
+        assert!(next_round(&s, 5, &[a, b]).is_empty());
+        // Never past max-repeat.
+        assert!(next_round(&s, 6, &[vec![1.0], vec![2.0]]).is_empty());
+        // One design: only its minimum of 3.
+        assert!(next_round(&s, 4, &[three]).is_empty());
+    }
+}

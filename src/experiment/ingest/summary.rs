@@ -1,0 +1,373 @@
+//! The summary of an ingest run, every claim backed by a verdict of the statistics core:
+//! per configuration the median rows/s with its interval, per question (see `verdicts`) the
+//! finding in the fixed vocabulary, per batch curve its knee, and the facts that need no
+//! verdict (the fsync wall, decay within a trial).
+//!
+//! **The knee** of a batch curve is the smallest batch whose rows/s is not significantly
+//! below the best: the cheapest member of the tie group with the best. When the best is the
+//! largest batch tried and the batch before it is significantly slower, the curve is still
+//! rising and there is no knee inside the tested range; with too few trials there is none
+//! either, and the note says why.
+
+use serde::{Deserialize, Serialize};
+
+use super::kinds::{Method, SyncCommit};
+use super::plan::TrialPlan;
+use super::report::{IngestReport, IngestTrial};
+use super::verdicts::{self, Group, Question};
+use crate::measure::finding::{Finding, decide};
+use crate::measure::interval::estimate;
+use crate::measure::rules::Rules;
+use crate::measure::units::format_count;
+use crate::measure::verdict::{Better, Verdict};
+
+/// One configuration over its trials: rows/s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigStat {
+    pub method: Method,
+    pub batch: u64,
+    pub clients: u32,
+    pub synchronous_commit: SyncCommit,
+    pub n: usize,
+    /// Median rows/s.
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Interval of the median (order statistics), reaching `level`.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub level: f64,
+}
+
+/// One setting of a question, against the question's best.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSetting {
+    pub label: String,
+    pub n: usize,
+    pub median: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// This setting against the best (`slower`: significantly and practically below it);
+    /// None for the best itself.
+    pub verdict: Option<Verdict>,
+    /// rows/s of this setting ÷ the best's (Hodges–Lehmann) with its interval.
+    pub ratio: Option<f64>,
+    pub ratio_low: Option<f64>,
+    pub ratio_high: Option<f64>,
+    /// In the tie group with the best.
+    pub tied: bool,
+}
+
+/// One question answered: the core's finding for a set of configurations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IngestGroup {
+    /// What varies: `batch`, `method`, `clients`, `sync-commit`.
+    pub question: Question,
+    /// The parameters held fixed (null: the one that varies).
+    pub method: Option<Method>,
+    pub batch: Option<u64>,
+    pub clients: Option<u32>,
+    pub synchronous_commit: Option<SyncCommit>,
+    /// `faster` (a winner), `no significant difference`, `too few trials`.
+    pub verdict: Option<Verdict>,
+    /// The setting with the highest median (not a claim: see `winner`).
+    pub best: Option<String>,
+    pub winner: Option<String>,
+    pub recommendation: Option<String>,
+    pub tie_group: Vec<String>,
+    pub more_repeats_needed: Option<usize>,
+    pub finding: String,
+    pub settings: Vec<GroupSetting>,
+}
+
+/// The knee of one batch curve (one method at one client count and synchronous_commit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesKnee {
+    pub series: String,
+    pub method: Method,
+    pub clients: u32,
+    pub synchronous_commit: SyncCommit,
+    /// The batch with the highest median rows/s, and that median.
+    pub best_batch: u64,
+    pub best_rows_per_s: f64,
+    /// The smallest batch not significantly below the best; None when there is no knee.
+    pub knee_batch: Option<u64>,
+    pub knee_rows_per_s: Option<f64>,
+    /// Why this knee, or why none: "no knee inside the tested range", "too few trials …".
+    #[serde(default)]
+    pub knee_note: String,
+}
+
+/// Per method: its configuration with the highest median rows/s, and the knee of that
+/// configuration's batch curve (None when there is no knee or only one batch).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MethodBest {
+    pub method: Method,
+    pub batch: u64,
+    pub clients: u32,
+    pub synchronous_commit: SyncCommit,
+    /// Median rows/s.
+    pub rows_per_s: f64,
+    pub knee_batch: Option<u64>,
+    pub knee_rows_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestSummary {
+    #[serde(default)]
+    pub configs: Vec<ConfigStat>,
+    #[serde(default)]
+    pub groups: Vec<IngestGroup>,
+    pub best: Vec<MethodBest>,
+    pub knees: Vec<SeriesKnee>,
+    pub findings: Vec<String>,
+    /// What may have skewed the numbers (no CHECKPOINT, appending while repeating …).
+    #[serde(default)]
+    pub confounders: Vec<String>,
+}
+
+fn rate(v: f64) -> String {
+    format_count(v.round())
+}
+
+/// The knee of a batch curve from its finding (members in increasing batch).
+fn knee(g: &Group, f: &Finding) -> (Option<usize>, String) {
+    let batches: Vec<u64> = g.members.iter().map(|c| c.batch).collect();
+    match f.verdict {
+        None => (None, "one batch: no curve".into()),
+        Some(Verdict::TooFewTrials) => (None, "too few trials to place the knee".into()),
+        Some(_) => {
+            let best = f
+                .settings
+                .iter()
+                .position(|s| Some(&s.label) == f.best.as_ref());
+            let last = batches.len() - 1;
+            let prev_slower = last > 0
+                && f.settings[last - 1].vs_best.as_ref().map(|c| c.verdict)
+                    == Some(Verdict::Slower);
+            if best == Some(last) && prev_slower {
+                return (
+                    None,
+                    format!(
+                        "no knee inside the tested range: rows/s still rising significantly at batch {}, the largest tried",
+                        batches[last]
+                    ),
+                );
+            }
+            let knee = (0..batches.len()).find(|&i| f.tie_group.contains(&f.settings[i].label));
+            let note = if f.tie_group.len() == batches.len() {
+                "no batch significantly below the best: the smallest is enough".to_string()
+            } else {
+                "the smallest batch not significantly below the best".to_string()
+            };
+            (knee, note)
+        }
+    }
+}
+
+impl IngestReport {
+    /// Recompute the summary from the trials so far (also for partial, cancelled runs);
+    /// `confounders` are the run's own (CHECKPOINT skipped …).
+    pub fn summarize(&mut self, confounders: &[String]) {
+        let rules = self.params.decision.rules();
+        let configs = verdicts::configurations(&self.trials);
+        let mut s = IngestSummary {
+            confounders: confounders.to_vec(),
+            ..IngestSummary::default()
+        };
+        for c in &configs {
+            if let Some(e) = estimate(&verdicts::rows_per_s(&self.trials, c), rules.confidence) {
+                s.configs.push(ConfigStat {
+                    method: c.method,
+                    batch: c.batch,
+                    clients: c.clients,
+                    synchronous_commit: c.sync,
+                    n: e.n,
+                    median: e.median,
+                    min: e.min,
+                    max: e.max,
+                    ci_low: e.ci_low,
+                    ci_high: e.ci_high,
+                    level: e.level,
+                });
+            }
+        }
+        for g in verdicts::groups(&configs) {
+            let (group, knee) = answer(&g, &self.trials, &rules);
+            if let Some(k) = knee {
+                s.knees.push(k);
+            }
+            s.findings.push(group.finding.clone());
+            s.groups.push(group);
+        }
+        s.best = method_bests(&s);
+        self.fsync_wall(&mut s);
+        self.decay(&mut s);
+        self.summary = s;
+    }
+
+    /// The fsync wall: one commit per row, each waiting for the disk (a fact of the medians,
+    /// no comparison).
+    fn fsync_wall(&self, s: &mut IngestSummary) {
+        let Some(fs) = &self.fsync else { return };
+        let walled: Vec<&IngestTrial> = self
+            .trials
+            .iter()
+            .filter(|t| t.method == Method::Insert && t.synchronous_commit.waits_for_flush())
+            .collect();
+        let Some(fewest) = walled.iter().map(|t| t.clients).min() else {
+            return;
+        };
+        let of: Vec<&&IngestTrial> = walled.iter().filter(|t| t.clients == fewest).collect();
+        let commits: Vec<f64> = of.iter().map(|t| t.commits_per_s).collect();
+        let Some(e) = estimate(&commits, self.params.decision.confidence) else {
+            return;
+        };
+        let t = of[0];
+        s.findings.push(format!(
+            "insert, sync={}, {}: {} commits/s (median of {}) = {:.0}% of the disk's {} fsyncs/s ({}): every row waits for a WAL flush",
+            t.synchronous_commit.as_str(),
+            verdicts::clients(t.clients),
+            rate(e.median),
+            e.n,
+            e.median / fs.ops_per_s * 100.0,
+            rate(fs.ops_per_s),
+            if fs.source == "probe" { "probed for 2 s" } else { "from the host probe" }
+        ));
+    }
+
+    /// Decay over a trial: the CouchDB post's "falling after a while" (per trial).
+    fn decay(&self, s: &mut IngestSummary) {
+        let mut decayed: Vec<&IngestTrial> = self
+            .trials
+            .iter()
+            .filter(|t| t.decay_pct.is_some_and(|d| d >= 20.0))
+            .collect();
+        decayed.sort_by(|a, b| {
+            b.decay_pct
+                .unwrap_or(0.0)
+                .total_cmp(&a.decay_pct.unwrap_or(0.0))
+        });
+        for t in decayed.into_iter().take(3) {
+            let q = (t.series.len() / 4).max(1);
+            let first = t.series[..q].iter().sum::<f64>() / q as f64;
+            let last = t.series[t.series.len() - q..].iter().sum::<f64>() / q as f64;
+            s.findings.push(format!(
+                "{} batch {} (repeat {}): rows/s fell {:.0}% during the trial (first quarter {}/s, last quarter {}/s)",
+                t.series_name(),
+                t.batch,
+                t.repeat,
+                t.decay_pct.unwrap_or(0.0),
+                rate(first),
+                rate(last)
+            ));
+        }
+    }
+}
+
+/// Ask the core one question; a batch curve also gives its knee.
+fn answer(g: &Group, trials: &[IngestTrial], rules: &Rules) -> (IngestGroup, Option<SeriesKnee>) {
+    let f = decide(&g.settings(trials), Better::Higher, rules);
+    let mut finding = format!("{}: {}", g.context(), f.sentence_with(&rate));
+    let mut series_knee = None;
+    if g.question == Question::Batch
+        && let Some(best) = f.best.as_ref()
+        && let Some(bi) = f.settings.iter().position(|s| &s.label == best)
+        && let Some(be) = f.settings[bi].estimate
+    {
+        let (k, note) = knee(g, &f);
+        let kc = k.map(|i| g.members[i]);
+        let ke = k.and_then(|i| f.settings[i].estimate);
+        match kc {
+            Some(c) => finding.push_str(&format!("; knee at batch {}", c.batch)),
+            None => finding.push_str(&format!("; {note}")),
+        }
+        let c = g.members[bi];
+        series_knee = Some(SeriesKnee {
+            series: c.series(),
+            method: c.method,
+            clients: c.clients,
+            synchronous_commit: c.sync,
+            best_batch: c.batch,
+            best_rows_per_s: be.median,
+            knee_batch: kc.map(|c| c.batch),
+            knee_rows_per_s: ke.map(|e| e.median),
+            knee_note: note,
+        });
+    }
+    let settings = f
+        .settings
+        .iter()
+        .map(|s| GroupSetting {
+            label: s.label.clone(),
+            n: s.estimate.map_or(0, |e| e.n),
+            median: s.estimate.map(|e| e.median),
+            ci_low: s.estimate.map(|e| e.ci_low),
+            ci_high: s.estimate.map(|e| e.ci_high),
+            verdict: s.vs_best.as_ref().map(|c| c.verdict),
+            ratio: s.vs_best.as_ref().map(|c| c.ratio),
+            ratio_low: s.vs_best.as_ref().map(|c| c.ratio_low),
+            ratio_high: s.vs_best.as_ref().map(|c| c.ratio_high),
+            tied: f.tie_group.contains(&s.label),
+        })
+        .collect();
+    let group = IngestGroup {
+        question: g.question,
+        method: g.method,
+        batch: g.batch,
+        clients: g.clients,
+        synchronous_commit: g.sync,
+        verdict: f.verdict,
+        best: f.best.clone(),
+        winner: f.winner.clone(),
+        recommendation: f.recommendation.clone(),
+        tie_group: f.tie_group.clone(),
+        more_repeats_needed: f.more_repeats_needed,
+        finding,
+        settings,
+    };
+    (group, series_knee)
+}
+
+/// Per method, its configuration with the highest median and that curve's knee.
+fn method_bests(s: &IngestSummary) -> Vec<MethodBest> {
+    Method::ALL
+        .into_iter()
+        .filter_map(|m| {
+            let best = s
+                .configs
+                .iter()
+                .filter(|c| c.method == m)
+                .max_by(|a, b| a.median.total_cmp(&b.median))?;
+            let knee = s.knees.iter().find(|k| {
+                k.method == m
+                    && k.clients == best.clients
+                    && k.synchronous_commit == best.synchronous_commit
+            });
+            Some(MethodBest {
+                method: m,
+                batch: best.batch,
+                clients: best.clients,
+                synchronous_commit: best.synchronous_commit,
+                rows_per_s: best.median,
+                knee_batch: knee.and_then(|k| k.knee_batch),
+                knee_rows_per_s: knee.and_then(|k| k.knee_rows_per_s),
+            })
+        })
+        .collect()
+}
+
+impl ConfigStat {
+    pub fn config(&self) -> TrialPlan {
+        TrialPlan {
+            method: self.method,
+            batch: self.batch,
+            clients: self.clients,
+            sync: self.synchronous_commit,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "summary_tests.rs"]
+mod tests;

@@ -1,0 +1,252 @@
+//! The ingest summary from hand-made trials: ties, clear differences, too few trials and the
+//! knee in each of its cases.
+
+use super::*;
+use crate::experiment::field::ParamText;
+use crate::experiment::ingest::report::{FsyncRef, LatencyMs, StopReason, decay_pct};
+use crate::experiment::ingest::spec::IngestSpec;
+
+/// Relative noise of five trials, small enough for clear verdicts at 5 a side.
+const NOISE: [f64; 5] = [0.99, 1.0, 1.01, 0.995, 1.005];
+
+fn spec() -> IngestSpec {
+    IngestSpec::parse(&crate::experiment::ExperimentKind::Ingest.defaults()).unwrap()
+}
+
+fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) -> IngestTrial {
+    IngestTrial {
+        repeat,
+        checkpoint: true,
+        method,
+        batch,
+        clients: 1,
+        synchronous_commit: sync,
+        pipeline: false,
+        rows: 1000,
+        client_rows: vec![1000],
+        rows_counted: 1000,
+        rows_before: 0,
+        seconds: 1000.0 / rps,
+        rows_per_s: rps,
+        latency_ms: LatencyMs::default(),
+        wal_bytes: 100_000,
+        wal_bytes_per_row: 100.0,
+        commits: 1000 / batch,
+        commits_per_s: rps / batch as f64,
+        series: vec![],
+        decay_pct: None,
+        table_bytes: 0,
+        stopped_by: StopReason::Rows,
+        fsync_fraction: None,
+    }
+}
+
+/// A report whose configurations have `noise.len()` trials each around the given medians,
+/// interleaved by rounds as a run makes them.
+fn report(configs: &[(Method, u64, SyncCommit, f64)], noise: &[f64]) -> IngestReport {
+    let mut r = IngestReport::new(&spec());
+    for (round, x) in noise.iter().enumerate() {
+        for &(m, b, s, rps) in configs {
+            r.trials.push(trial(m, b, s, rps * x, round as u32 + 1));
+        }
+    }
+    r.summarize(&[]);
+    r
+}
+
+fn copy_curve(points: &[(u64, f64)]) -> Vec<(Method, u64, SyncCommit, f64)> {
+    points
+        .iter()
+        .map(|&(b, rps)| (Method::Copy, b, SyncCommit::On, rps))
+        .collect()
+}
+
+#[test]
+fn a_plateau_ties_and_the_knee_is_its_smallest_batch() {
+    let r = report(
+        &copy_curve(&[
+            (1, 700.0),
+            (16, 9000.0),
+            (64, 18_500.0),
+            (256, 19_000.0),
+            (1024, 18_800.0),
+        ]),
+        &NOISE,
+    );
+    let s = &r.summary;
+    assert_eq!(s.configs.len(), 5);
+    let c = &s.configs[3];
+    assert_eq!((c.batch, c.n, c.median), (256, 5, 19_000.0));
+    assert!(c.ci_low <= c.median && c.median <= c.ci_high);
+    assert!((c.level - 0.9375).abs() < 1e-9, "5 trials reach 93.75%");
+    let g = &s.groups[0];
+    assert_eq!(g.question, Question::Batch);
+    assert_eq!(g.verdict, Some(Verdict::NoSignificantDifference));
+    assert_eq!(g.best.as_deref(), Some("256"));
+    assert_eq!(g.winner, None);
+    assert_eq!(g.tie_group, ["64", "256", "1024"]);
+    assert_eq!(g.recommendation.as_deref(), Some("64"));
+    assert_eq!(g.settings[0].verdict, Some(Verdict::Slower));
+    assert!(g.settings[2].tied && !g.settings[1].tied);
+    let k = &s.knees[0];
+    assert_eq!((k.best_batch, k.knee_batch), (256, Some(64)));
+    assert_eq!(k.knee_rows_per_s, Some(18_500.0));
+    assert_eq!(
+        g.finding,
+        "copy ×1 sync=on by batch: 64..1024 are within noise of each other (no significant difference); 64 is enough; knee at batch 64"
+    );
+    assert_eq!(s.best[0].knee_batch, Some(64));
+    assert!(
+        !s.findings.iter().any(|f| f.contains("best")),
+        "no unbacked best: {:?}",
+        s.findings
+    );
+}
+
+#[test]
+fn a_clear_difference_names_a_winner() {
+    let r = report(
+        &[
+            (Method::Insert, 1, SyncCommit::Off, 9_000.0),
+            (Method::Copy, 500, SyncCommit::Off, 250_000.0),
+        ],
+        &NOISE,
+    );
+    let s = &r.summary;
+    let g = s
+        .groups
+        .iter()
+        .find(|g| g.question == Question::Method)
+        .expect("insert joins the methods at batch 500");
+    assert_eq!(g.batch, Some(500));
+    assert_eq!(g.verdict, Some(Verdict::Faster));
+    assert_eq!(g.winner.as_deref(), Some("copy"));
+    assert_eq!(g.settings[0].label, "insert");
+    assert_eq!(g.settings[0].verdict, Some(Verdict::Slower));
+    assert!(g.settings[0].ratio.unwrap() < 0.05);
+    assert!(
+        g.finding.starts_with(
+            "at batch 500 ×1 sync=off by method: copy faster than every other setting (250k ["
+        ),
+        "{}",
+        g.finding
+    );
+    let json = serde_json::to_value(s).unwrap();
+    assert_eq!(json["groups"][0]["verdict"], "faster");
+    assert_eq!(json["groups"][0]["settings"][0]["verdict"], "slower");
+}
+
+#[test]
+fn all_tied_recommends_nothing_and_the_knee_is_the_smallest_batch() {
+    let r = report(&copy_curve(&[(16, 20_000.0), (64, 20_100.0)]), &NOISE);
+    let g = &r.summary.groups[0];
+    assert_eq!(g.verdict, Some(Verdict::NoSignificantDifference));
+    assert_eq!(g.recommendation, None);
+    assert_eq!(
+        g.finding,
+        "copy ×1 sync=on by batch: no significant difference between 16 and 64; knee at batch 16"
+    );
+    let k = &r.summary.knees[0];
+    assert_eq!(k.knee_batch, Some(16));
+    assert!(
+        k.knee_note.contains("smallest is enough"),
+        "{}",
+        k.knee_note
+    );
+}
+
+#[test]
+fn three_trials_each_are_too_few() {
+    let r = report(
+        &copy_curve(&[(1, 700.0), (16, 9000.0), (256, 19_000.0)]),
+        &NOISE[..3],
+    );
+    let g = &r.summary.groups[0];
+    assert_eq!(g.verdict, Some(Verdict::TooFewTrials));
+    assert_eq!((g.winner.clone(), g.recommendation.clone()), (None, None));
+    assert_eq!(g.more_repeats_needed, Some(4));
+    assert_eq!(
+        g.finding,
+        "copy ×1 sync=on by batch: too few trials to decide: 3 per setting, 4 needed at 95%; too few trials to place the knee"
+    );
+    assert_eq!(r.summary.knees[0].knee_batch, None);
+    // repeat auto: every configuration needs another round; after it none does.
+    let plan = verdicts::configurations(&r.trials);
+    let rules = r.params.decision.rules();
+    assert_eq!(verdicts::undecided(&plan, &r.trials, &rules).len(), 3);
+    let r = report(
+        &copy_curve(&[(1, 700.0), (16, 9000.0), (256, 19_000.0)]),
+        &NOISE[..4],
+    );
+    assert!(verdicts::undecided(&plan, &r.trials, &rules).is_empty());
+}
+
+#[test]
+fn still_rising_at_the_largest_batch_has_no_knee_inside_the_range() {
+    let r = report(
+        &copy_curve(&[(1, 700.0), (16, 9000.0), (256, 19_000.0)]),
+        &NOISE,
+    );
+    let k = &r.summary.knees[0];
+    assert_eq!(k.best_batch, 256);
+    assert_eq!(k.knee_batch, None);
+    assert!(
+        k.knee_note.starts_with("no knee inside the tested range"),
+        "{}",
+        k.knee_note
+    );
+    assert!(r.summary.findings[0].contains(
+        "no knee inside the tested range: rows/s still rising significantly at batch 256"
+    ));
+    let json = serde_json::to_value(&r.summary).unwrap();
+    assert!(json["knees"][0]["knee_batch"].is_null());
+    // A best at the largest batch that ties with the one before it does have a knee.
+    let r = report(
+        &copy_curve(&[(1, 700.0), (16, 18_900.0), (256, 19_000.0)]),
+        &NOISE,
+    );
+    assert_eq!(r.summary.knees[0].knee_batch, Some(16));
+}
+
+#[test]
+fn sync_fsync_and_decay_findings() {
+    let mut p = crate::experiment::ExperimentKind::Ingest.defaults();
+    p.extend(ParamText::from([
+        ("method".to_string(), "insert".to_string()),
+        ("sync-commit".to_string(), "on,off".to_string()),
+    ]));
+    let mut r = IngestReport::new(&IngestSpec::parse(&p).unwrap());
+    r.fsync = Some(FsyncRef {
+        ops_per_s: 3200.0,
+        source: "probe".into(),
+    });
+    for (i, x) in NOISE.iter().enumerate() {
+        let mut t = trial(Method::Insert, 1, SyncCommit::On, 740.0 * x, i as u32 + 1);
+        if i == 0 {
+            t.series = vec![800.0, 790.0, 700.0, 650.0, 500.0, 450.0, 420.0, 400.0];
+            t.decay_pct = decay_pct(&t.series);
+        }
+        r.trials.push(t);
+        r.trials.push(trial(
+            Method::Insert,
+            1,
+            SyncCommit::Off,
+            7300.0 * x,
+            i as u32 + 1,
+        ));
+    }
+    r.apply_fsync();
+    assert_eq!(
+        r.trials[1].fsync_fraction, None,
+        "sync=off waits for no flush"
+    );
+    r.summarize(&["CHECKPOINT skipped".into()]);
+    let all = r.summary.findings.join("\n");
+    assert!(all.contains("23% of the disk's 3200 fsyncs/s"), "{all}");
+    assert!(
+        all.contains("insert at batch 1 ×1 by sync-commit: off faster than every other setting"),
+        "{all}"
+    );
+    assert!(all.contains("fell"), "{all}");
+    assert_eq!(r.summary.confounders, ["CHECKPOINT skipped"]);
+}
