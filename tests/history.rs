@@ -942,3 +942,41 @@ fn history_list_speaks_json_and_csv() {
     assert!(lines[2].starts_with("20260302T100000Z-bbbb,"), "{csv}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Growth records that keep every read compare reads with a verdict, like writes.
+#[test]
+fn growth_reads_kept_one_by_one_get_a_verdict() {
+    let with_reads = |id: &str, reads: &[f64]| {
+        let mut r = growth_run(
+            id,
+            "1%",
+            &[(
+                "snapshot",
+                100,
+                &scaled(0.020, &NOISE),
+                reads[reads.len() / 2],
+            )],
+        );
+        let ReportBody::Growth(g) = &mut r.body else {
+            unreachable!()
+        };
+        for s in g.steps.iter_mut().filter(|s| !s.projected) {
+            s.read_repeats = reads.to_vec();
+        }
+        r
+    };
+    let base = with_reads("gr1", &scaled(0.004, &NOISE));
+    let cand = with_reads("gr2", &scaled(0.008, &NOISE2));
+    let c = history::compare(&base, &cand).unwrap();
+    let read = c
+        .settings
+        .iter()
+        .find(|s| s.setting.ends_with("read"))
+        .unwrap();
+    assert_eq!(read.verdict, Some(Verdict::Slower), "{read:?}");
+    assert!(
+        !c.notes
+            .iter()
+            .any(|n| n.contains("median of a step's reads"))
+    );
+}

@@ -223,9 +223,16 @@ pub fn compare_with(
             ));
         }
     }
-    if baseline.kind() == ExperimentKind::Growth {
+    let median_only_reads = |r: &RunReport| match &r.body {
+        crate::experiment::ReportBody::Growth(g) => g
+            .steps
+            .iter()
+            .any(|s| !s.projected && s.read_seconds.is_some() && s.read_repeats.is_empty()),
+        _ => false,
+    };
+    if median_only_reads(baseline) || median_only_reads(candidate) {
         notes.push(
-            "growth records keep only the median of a step's reads, so each read counts as one trial"
+            "a growth record from before reads were kept one by one has only the median of a step's reads, so each such read counts as one trial"
                 .into(),
         );
     }

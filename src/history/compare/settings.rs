@@ -6,9 +6,9 @@
 //!   build (warm-ups left out); lower is better.
 //! - ingest: per configuration (method, batch, clients, synchronous_commit), the rows/s of
 //!   every trial at it, however many repeats there were; higher is better.
-//! - growth: per (design, step) the seconds of each write of one version, and the read time
+//! - growth: per (design, step) the seconds of each write of one version, and of each read
 //!   of one version; lower is better. Projected steps are not measurements and are left out.
-//!   A growth record keeps only the median of a step's reads, so reads count as one trial.
+//!   Records from before reads were kept one by one have only their median: one trial.
 
 use std::collections::BTreeMap;
 
@@ -132,16 +132,17 @@ fn growth(b: &GrowthReport) -> Vec<Sample> {
     let mut out = Vec::new();
     for s in steps {
         let at = format!("{} · {} versions", s.design.as_str(), s.versions);
-        let writes = if s.write_repeats.is_empty() {
-            s.write_seconds.into_iter().collect()
-        } else {
-            s.write_repeats.clone()
+        let each = |all: &Vec<f64>, median: Option<f64>| -> Vec<f64> {
+            if all.is_empty() {
+                median.into_iter().collect()
+            } else {
+                all.clone()
+            }
         };
+        let writes = each(&s.write_repeats, s.write_seconds);
+        let reads = each(&s.read_repeats, s.read_seconds);
         let key = format!("{}|{}", s.design.as_str(), s.versions);
-        for (metric, values) in [
-            (WRITE_SECONDS, writes),
-            (READ_SECONDS, s.read_seconds.into_iter().collect()),
-        ] {
+        for (metric, values) in [(WRITE_SECONDS, writes), (READ_SECONDS, reads)] {
             if values.is_empty() {
                 continue;
             }
