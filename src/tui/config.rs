@@ -1,6 +1,7 @@
-//! The config file (`config.toml` in the config dir). Only the `[keys]` table is read here:
-//! `action = "key"`, e.g. `run = "R"`. A file that cannot be used gives one message naming
-//! the file and line, and the default keys are used.
+//! The config file (`config.toml` in the config dir). The TUI reads two tables here:
+//! `[keys]`, `action = "key"` (e.g. `run = "R"`), and `[ui]`, `synchronized_output = false`
+//! to stop wrapping frames in DEC mode 2026. A file that cannot be used gives one message
+//! naming the file and line, and the defaults are used.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,30 +15,45 @@ use super::keys::{Action, Key, KeyMap};
 struct ConfigFile {
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    #[serde(default)]
+    ui: UiFile,
 }
 
-/// The keys to use, and what was wrong with the file (if anything).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UiFile {
+    synchronized_output: Option<bool>,
+}
+
+/// The keys to use, how to draw, and what was wrong with the file (if anything).
 #[derive(Debug, Clone)]
 pub struct Config {
     pub keys: KeyMap,
+    /// Wrap each frame in synchronized output (DEC mode 2026): the terminal shows it whole,
+    /// never half drawn. Terminals without the mode ignore it. On by default.
+    pub synchronized_output: bool,
     pub problem: Option<String>,
+}
+
+impl Config {
+    fn defaults(problem: Option<String>) -> Config {
+        Config {
+            keys: KeyMap::default(),
+            synchronized_output: true,
+            problem,
+        }
+    }
 }
 
 /// Read the config file; a missing file is no problem.
 pub fn load(path: &Path) -> Config {
     match std::fs::read_to_string(path) {
         Ok(text) => parse(&text, path),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config {
-            keys: KeyMap::default(),
-            problem: None,
-        },
-        Err(e) => Config {
-            keys: KeyMap::default(),
-            problem: Some(format!(
-                "cannot read {}: {e}; using the default keys",
-                path.display()
-            )),
-        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::defaults(None),
+        Err(e) => Config::defaults(Some(format!(
+            "cannot read {}: {e}; using the default keys",
+            path.display()
+        ))),
     }
 }
 
@@ -48,12 +64,11 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 pub fn parse(text: &str, path: &Path) -> Config {
-    let fail = |line: usize, what: String| Config {
-        keys: KeyMap::default(),
-        problem: Some(format!(
+    let fail = |line: usize, what: String| {
+        Config::defaults(Some(format!(
             "{} line {line}, so the default keys are used: {what}",
             path.display()
-        )),
+        )))
     };
     let file: ConfigFile = match toml::from_str(text) {
         Ok(f) => f,
@@ -114,6 +129,7 @@ pub fn parse(text: &str, path: &Path) -> Config {
     }
     Config {
         keys,
+        synchronized_output: file.ui.synchronized_output.unwrap_or(true),
         problem: None,
     }
 }
@@ -169,5 +185,18 @@ mod tests {
     fn other_tables_are_left_alone() {
         let c = p("[run]\nschema = \"lab\"\n");
         assert!(c.problem.is_none());
+        assert!(c.synchronized_output);
+    }
+
+    #[test]
+    fn synchronized_output_can_be_turned_off() {
+        let c = p("[ui]\nsynchronized_output = false\n");
+        assert!(c.problem.is_none(), "{:?}", c.problem);
+        assert!(!c.synchronized_output);
+        let m = p("[ui]\nsynchronised_output = false\n").problem.unwrap();
+        assert!(
+            m.contains("line 2") && m.contains("synchronized_output"),
+            "{m}"
+        );
     }
 }

@@ -10,6 +10,7 @@ pub mod config;
 /// Built apps and reports for the unit tests and the render bench; not in the product.
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
+pub mod frame;
 pub mod keybar;
 pub mod keys;
 pub mod last_params;
@@ -82,6 +83,7 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         paths: ctx.paths.clone(),
         probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
         local_data_dir: local,
+        synchronized_output: config.synchronized_output,
     };
     let params_file = ctx.paths.last_params_file();
     let (last_params, params_problem) = match last_params::load(&params_file) {
@@ -125,6 +127,12 @@ async fn ui(
         update::update(&mut app, Msg::Server(ServerMsg::Snapshot(Box::new(s))));
     }
     let r = runtime::run(&mut guard.terminal, &mut app, env, Some(client), launched).await;
+    let bytes = guard.bytes.get();
+    let secs = launched.elapsed().as_secs_f64().max(0.001);
+    tracing::info!(
+        "terminal output: {bytes} bytes in {secs:.0} s ({:.0} B/s)",
+        bytes as f64 / secs
+    );
     drop(guard);
     // The next start begins where this one ended.
     if let Err(e) = last_params::save(params_file, &app.params.snapshot()) {

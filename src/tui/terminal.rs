@@ -14,9 +14,11 @@ use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
+use super::frame::{ByteCount, Counted};
 use super::msg::Msg;
 
-pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+/// The UI's terminal; every byte it writes is counted ([`super::frame`]).
+pub type Tui = Terminal<CrosstermBackend<Counted<Stdout>>>;
 
 /// True while the terminal is in raw mode on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -30,6 +32,8 @@ pub fn is_interactive() -> bool {
 /// The terminal in UI mode; dropping it restores the terminal.
 pub struct TerminalGuard {
     pub terminal: Tui,
+    /// Bytes written to the terminal so far.
+    pub bytes: ByteCount,
 }
 
 impl TerminalGuard {
@@ -37,10 +41,11 @@ impl TerminalGuard {
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
+        let (out, bytes) = Counted::new(io::stdout());
         let setup = execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)
-            .and_then(|_| Terminal::new(CrosstermBackend::new(io::stdout())));
+            .and_then(|_| Terminal::new(CrosstermBackend::new(out)));
         match setup {
-            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Ok(terminal) => Ok(TerminalGuard { terminal, bytes }),
             Err(e) => {
                 restore();
                 Err(e)

@@ -42,6 +42,8 @@ pub struct Env {
     pub local_data_dir: Option<PathBuf>,
     /// Where the disk probes write.
     pub probe_dir: PathBuf,
+    /// Wrap frames in synchronized output (config `[ui] synchronized_output`).
+    pub synchronized_output: bool,
 }
 
 /// Run until the user quits. `client` is the session opened at start-up, reused for readings.
@@ -65,6 +67,7 @@ pub async fn run(
         tx.clone(),
         stop.clone(),
     ));
+    let sync = env.synchronized_output;
     let mut fx = Effects::new(env, tx.clone());
     let mut input = Input::new();
     let mut input_open = true;
@@ -83,7 +86,7 @@ pub async fn run(
     let result = loop {
         let now = Instant::now();
         if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
-            if let Err(e) = term.draw(|f| render::render(app, f)) {
+            if let Err(e) = crate::tui::frame::draw(term, sync, |f| render::render(app, f)) {
                 break Err(e);
             }
             if last_draw.is_none() {
