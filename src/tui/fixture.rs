@@ -146,6 +146,7 @@ pub fn layout() -> ResultLayout {
         y_label: "build time".into(),
         y_unit: "s".into(),
         y_log: false,
+        y_better: crate::measure::verdict::Better::Lower,
         columns: [
             "order", "mwm", "workers", "seconds", "index", "temp", "sort",
         ]
