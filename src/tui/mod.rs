@@ -22,11 +22,14 @@ pub mod text;
 pub mod theme;
 pub mod update;
 mod update_overlays;
+mod update_run;
 
 #[cfg(test)]
 mod overlay_tests;
 #[cfg(test)]
 mod render_tests;
+#[cfg(test)]
+mod run_tests;
 #[cfg(test)]
 mod update_tests;
 

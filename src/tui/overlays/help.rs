@@ -57,7 +57,11 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
                 k(Action::Up),
                 k(Action::Right)
             ),
-            "move focus; in Parameters ↑↓ pick a field".into(),
+            "move focus; ↑↓ pick a field (Parameters), scroll (Run)".into(),
+        ),
+        (
+            k(Action::View),
+            "Run pane: summary/trials/chart/findings; PgUp PgDn Home End".into(),
         ),
         (
             "y n".into(),
