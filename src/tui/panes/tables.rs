@@ -87,7 +87,8 @@ pub fn trials<'a>(
     }
 }
 
-/// Per setting: `★ series setting n median ± range`, and under each series its finding.
+/// Per setting: `★ series setting n median ± range`, and under each series with repeated
+/// trials its finding.
 pub fn settings<'a>(
     theme: Theme,
     layout: &ResultLayout,
@@ -149,6 +150,15 @@ pub fn settings<'a>(
             }
             rows.push(line);
         }
+        // Single trials say nothing about noise: no sentence until some setting has two
+        // (a growth step is one sample however many writes it timed).
+        let repeated = s
+            .settings
+            .iter()
+            .any(|r| r.estimate.is_some_and(|e| e.n > 1));
+        if !repeated {
+            continue;
+        }
         let finding = format!("{}: {}", s.series, s.sentence);
         for (i, l) in wrap(&finding, cols.saturating_sub(4), 3)
             .into_iter()
@@ -187,5 +197,29 @@ mod tests {
         assert_eq!(columns_that_fit(&[5, 5, 5], 11), 1);
         assert_eq!(columns_that_fit(&[5, 5, 5], 4), 0);
         assert_eq!(natural(&[5, 5, 5]), 19);
+    }
+
+    #[test]
+    fn single_trials_get_no_finding_line_repeated_ones_do() {
+        let layout = crate::experiment::growth::layout();
+        let sample = |x: f64, y: f64| Sample {
+            series: "snapshot".into(),
+            x,
+            y,
+            projected: false,
+            cells: vec![],
+        };
+        let rules = Rules::default();
+        let text = |samples: &[Sample]| -> String {
+            let series = summary::summarize(&layout, samples, &rules);
+            let t = settings(Theme { color: false }, &layout, &series, &rules, 100);
+            t.rows.iter().map(|l| l.to_string() + "\n").collect()
+        };
+        // Growth: one sample per step, whatever its repeats inside.
+        let one = text(&[sample(1e6, 0.2), sample(1e7, 0.3)]);
+        assert!(!one.contains("too few trials"), "{one}");
+        assert_eq!(one.lines().count(), 2, "{one}");
+        let two = text(&[sample(1e6, 0.2), sample(1e7, 0.3), sample(1e6, 0.21)]);
+        assert!(two.contains("snapshot: too few trials to decide"), "{two}");
     }
 }
