@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::record::RunReport;
+use crate::measure::verdict::Better;
 
 /// How an experiment's results are drawn: declared once in `Started` so that the TUI and the
 /// reports need no experiment-specific code to draw a chart and a table.
@@ -24,8 +25,16 @@ pub struct ResultLayout {
     pub y_label: String,
     pub y_unit: String,
     pub y_log: bool,
+    /// Which way y is better (seconds: lower, rows/s: higher): how the TUI finds the best
+    /// group of settings. Layouts recorded before it existed read as `lower`.
+    #[serde(default = "lower_is_better")]
+    pub y_better: Better,
     /// Column titles of the results table; each `Sample::cells` matches them.
     pub columns: Vec<String>,
+}
+
+fn lower_is_better() -> Better {
+    Better::Lower
 }
 
 /// Which trial, for display: "trial 5/12 · random · 64MB".

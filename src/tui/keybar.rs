@@ -83,6 +83,16 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
     if app.focus == Focus::Params {
         v.push((k(Action::Edit), "edit".into(), 1));
     }
+    let on_run = app.focus == Focus::Run;
+    let view_priority = match (on_run, app.run.samples.is_empty()) {
+        (true, _) => 1,
+        (false, false) => 3,
+        (false, true) => 4,
+    };
+    v.push((k(Action::View), "view".into(), view_priority));
+    if on_run {
+        v.push(("↑↓".into(), "scroll".into(), 4));
+    }
     v.push((k(Action::NextExperiment), "experiment".into(), 3));
     v.push((k(Action::Presets), "presets".into(), 2));
     v.push((k(Action::History), "history".into(), 2));

@@ -21,6 +21,7 @@ pub enum Action {
     Presets,
     History,
     Observe,
+    View,
     NextPane,
     PrevPane,
     Left,
@@ -30,7 +31,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 20] = [
+    pub const ALL: [Action; 21] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -43,6 +44,7 @@ impl Action {
         Action::Presets,
         Action::History,
         Action::Observe,
+        Action::View,
         Action::NextPane,
         Action::PrevPane,
         Action::Left,
@@ -70,6 +72,7 @@ impl Action {
             Action::Presets => "presets",
             Action::History => "history",
             Action::Observe => "observe",
+            Action::View => "view",
             Action::NextPane => "next_pane",
             Action::PrevPane => "prev_pane",
             Action::Left => "left",
@@ -100,6 +103,7 @@ impl Action {
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
             Action::Observe => "look only: turn experiments off (or on again)",
+            Action::View => "run pane: summary, trials, chart, findings",
             Action::NextPane => "focus the next pane",
             Action::PrevPane => "focus the previous pane",
             Action::Left => "focus the pane to the left",
@@ -126,6 +130,7 @@ impl Action {
             Action::Presets => c('p'),
             Action::History => c('h'),
             Action::Observe => c('o'),
+            Action::View => c('v'),
             Action::NextPane => Key::plain(KeyCode::Tab),
             Action::PrevPane => Key::plain(KeyCode::BackTab),
             // `h` is history; the arrow keys always move, and `l` stays for symmetry with j k.

@@ -24,6 +24,7 @@ pub mod text;
 pub mod theme;
 pub mod update;
 mod update_overlays;
+mod update_run;
 
 #[cfg(test)]
 mod look_only_tests;
@@ -35,6 +36,8 @@ mod overlay_tests;
 mod params_tests;
 #[cfg(test)]
 mod render_tests;
+#[cfg(test)]
+mod run_tests;
 #[cfg(test)]
 mod update_tests;
 

@@ -39,44 +39,20 @@ pub fn render(app: &App, f: &mut Frame) {
         f.render_widget(Paragraph::new(lines), area);
         return;
     }
-    let notice: Vec<String> = app
-        .notice
-        .as_ref()
-        .map(|n| wrap(&n.text, area.width.saturating_sub(2) as usize, 2))
-        .unwrap_or_default();
-    let target_w = if area.width >= 140 {
-        area.width * 58 / 100
-    } else {
-        area.width * 52 / 100
-    };
-    // Narrow panes stack their readings one to a row: give them two more rows when the
-    // height allows (the parameters scroll).
-    let narrow = (target_w as usize).saturating_sub(2) < target::TWO_COLUMNS;
-    let top_h = if area.height >= 40 || (narrow && area.height >= 24) {
-        10
-    } else {
-        8
-    };
-    let [top, lower, strip, note, bar] = Layout::vertical([
-        Constraint::Length(top_h),
-        Constraint::Min(6),
-        Constraint::Length(1),
-        Constraint::Length(notice.len() as u16),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let ([top, lower, strip, note, bar], notice) = rows(app, area);
 
-    let [ta, ha] =
-        Layout::horizontal([Constraint::Length(target_w), Constraint::Min(20)]).areas(top);
+    let [ta, ha] = Layout::horizontal([
+        Constraint::Length(target_width(area.width)),
+        Constraint::Min(20),
+    ])
+    .areas(top);
     target::render(app, f, ta);
     host::render(app, f, ha);
 
     if is_compact(area.width, area.height) {
         lower_tabs(app, f, lower);
     } else {
-        let params_w = (area.width * 36 / 100).clamp(34, 52);
-        let [pa, ra] =
-            Layout::horizontal([Constraint::Length(params_w), Constraint::Min(20)]).areas(lower);
+        let [pa, ra] = lower_split(lower);
         params::render(app, f, pa, true);
         run::render(app, f, ra, true);
     }
@@ -102,6 +78,63 @@ pub fn render(app: &App, f: &mut Frame) {
         Overlay::Runs => overlays::history::render(app, f, area),
         Overlay::Confirm(c) => confirm(app, f, area, c.question()),
     }
+}
+
+fn target_width(cols: u16) -> u16 {
+    if cols >= 140 {
+        cols * 58 / 100
+    } else {
+        cols * 52 / 100
+    }
+}
+
+/// The rows of the screen (top panes, lower panes, history strip, notice, key bar) and the
+/// notice's lines.
+fn rows(app: &App, area: Rect) -> ([Rect; 5], Vec<String>) {
+    let notice: Vec<String> = app
+        .notice
+        .as_ref()
+        .map(|n| wrap(&n.text, area.width.saturating_sub(2) as usize, 2))
+        .unwrap_or_default();
+    // Narrow panes stack their readings one to a row: give them two more rows when the
+    // height allows (the parameters scroll).
+    let narrow = (target_width(area.width) as usize).saturating_sub(2) < target::TWO_COLUMNS;
+    let top_h = if area.height >= 40 || (narrow && area.height >= 24) {
+        10
+    } else {
+        8
+    };
+    let rows = Layout::vertical([
+        Constraint::Length(top_h),
+        Constraint::Min(6),
+        Constraint::Length(1),
+        Constraint::Length(notice.len() as u16),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    (rows, notice)
+}
+
+/// Parameters and Run side by side (large terminals).
+fn lower_split(lower: Rect) -> [Rect; 2] {
+    let params_w = (lower.width * 36 / 100).clamp(34, 52);
+    Layout::horizontal([Constraint::Length(params_w), Constraint::Min(20)]).areas(lower)
+}
+
+/// The inside of the run pane as `render` draws it on a screen of `app.size`; None when it
+/// is not on screen. `update` scrolls the pane by it.
+pub fn run_inner(app: &App) -> Option<Rect> {
+    let (w, h) = app.size;
+    if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
+        return None;
+    }
+    let ([_, lower, ..], _) = rows(app, Rect::new(0, 0, w, h));
+    let pane = if is_compact(w, h) {
+        (app.lower == Focus::Run).then_some(lower)?
+    } else {
+        lower_split(lower)[1]
+    };
+    Some(pane.inner(ratatui::layout::Margin::new(1, 1)))
 }
 
 /// Parameters and Run as tabs in one frame, for small terminals.

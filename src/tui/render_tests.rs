@@ -247,3 +247,164 @@ fn no_color_means_no_colour() {
             .any(|c| c.fg != Color::Reset)
     );
 }
+
+/// The run pane's four views after a finished sweep of five repeats, and the summary
+/// scrolled, at 80×24 and 160×48.
+#[test]
+fn run_views_at_80x24_and_160x48() {
+    for size in [SMALL, LARGE] {
+        let mut app = fixture::finished_app(size, Instant::now());
+        let name = |v: &str| format!("run_{v}_{}x{}", size.0, size.1);
+        let s = screen(&app);
+        assert!(s.contains("summary"), "{s}");
+        // Medians with their interval, and the best groups marked.
+        assert!(s.contains("5.2 s") && s.contains("±3%"), "{s}");
+        assert!(s.contains("★"), "{s}");
+        assert!(s.contains("v view"), "the key bar names the view key:\n{s}");
+        insta::assert_snapshot!(name("summary"), s);
+        press(&mut app, KeyCode::PageDown);
+        let s = screen(&app);
+        assert!(s.contains("≈"), "ties further down:\n{s}");
+        insta::assert_snapshot!(name("summary_scrolled"), s);
+        press(&mut app, KeyCode::Char('v'));
+        let s = screen(&app);
+        assert!(s.contains("trials"), "{s}");
+        assert!(s.contains("external, 4 runs"), "{s}");
+        insta::assert_snapshot!(name("trials"), s);
+        press(&mut app, KeyCode::Char('v'));
+        let s = screen(&app);
+        assert!(
+            s.contains("maintenance_work_mem · log"),
+            "the chart at {size:?}:\n{s}"
+        );
+        assert!(s.contains("interval"), "{s}");
+        insta::assert_snapshot!(name("chart"), s);
+        press(&mut app, KeyCode::Char('v'));
+        let s = screen(&app);
+        assert!(s.contains("16MB is enough"), "{s}");
+        insta::assert_snapshot!(name("findings"), s);
+    }
+}
+
+#[test]
+fn the_finding_shows_at_every_size() {
+    let base = Instant::now();
+    for (w, h) in [
+        (60, 16),
+        (80, 24),
+        (100, 30),
+        (120, 40),
+        (160, 48),
+        (200, 60),
+    ] {
+        let app = fixture::finished_app((w, h), base);
+        let s = screen(&app);
+        // The last note is in the head of every view but the findings view, wrapped.
+        assert!(
+            s.contains("note: SET maintenance_work_mem"),
+            "{w}×{h}:\n{s}"
+        );
+        assert_titles(&s);
+    }
+}
+
+/// The per-trial table shows at least the columns at 200×60 that it shows at 80×24.
+#[test]
+fn wide_layouts_show_every_column_narrow_ones_show() {
+    use crate::experiment::{ResultLayout, Sample};
+    let ib = crate::experiment::index_build::layout();
+    let ib_cells = [
+        "random",
+        "0",
+        "64MB",
+        "3",
+        "0.342",
+        "0",
+        "4408 kB",
+        "3952 kB",
+        "external sort, 3952 kB on disk",
+    ];
+    let ingest = ResultLayout {
+        columns: crate::experiment::ingest::COLUMNS
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+        ..ib.clone()
+    };
+    let ingest_cells = [
+        "insert-tx",
+        "1000",
+        "4",
+        "on",
+        "1M",
+        "12.31",
+        "81.2k",
+        "4.02",
+        "8.05",
+        "131",
+    ];
+    for (layout, cells) in [(ib, &ib_cells[..]), (ingest, &ingest_cells[..])] {
+        let samples: Vec<Sample> = (0..6)
+            .map(|i| Sample {
+                series: "s".into(),
+                x: (1u64 << (20 + i)) as f64,
+                y: 1.0 + i as f64,
+                projected: false,
+                cells: cells.iter().map(|c| c.to_string()).collect(),
+            })
+            .collect();
+        let shown = |size: (u16, u16)| -> Vec<String> {
+            let mut app =
+                fixture::running_app_from(size, Instant::now(), layout.clone(), samples.clone());
+            press(&mut app, KeyCode::Char('v'));
+            let s = screen(&app);
+            let header = s
+                .lines()
+                .find(|l| l.contains(&layout.columns[0]) && l.contains(&layout.columns[1]))
+                .unwrap_or_else(|| panic!("no header at {size:?}:\n{s}"))
+                .to_string();
+            layout
+                .columns
+                .iter()
+                .filter(|c| header.contains(c.as_str()))
+                .cloned()
+                .collect()
+        };
+        let narrow = shown(SMALL);
+        assert!(narrow.len() >= 7, "{narrow:?}");
+        for size in [LARGE, (200, 60)] {
+            let wide = shown(size);
+            for c in &narrow {
+                assert!(
+                    wide.contains(c),
+                    "{c} shown at 80×24, not at {size:?}: {wide:?}"
+                );
+            }
+        }
+        assert_eq!(shown((200, 60)), layout.columns, "every column at 200×60");
+    }
+}
+
+#[test]
+fn every_view_draws_at_any_size() {
+    let base = Instant::now();
+    for (w, h) in [
+        (60, 16),
+        (80, 24),
+        (100, 30),
+        (130, 34),
+        (160, 48),
+        (200, 60),
+    ] {
+        for n in [0, 1, 7] {
+            let mut app = fixture::running_app_with((w, h), base, n);
+            for _ in 0..4 {
+                press(&mut app, KeyCode::Char('v'));
+                for k in [KeyCode::End, KeyCode::PageUp, KeyCode::Char('j')] {
+                    press(&mut app, k);
+                }
+                assert_titles(&screen(&app));
+            }
+        }
+    }
+}

@@ -9,6 +9,7 @@ use super::keys::{Action, Key};
 use super::msg::{Command, Msg, ProbeStage, RunKind};
 use super::panes::params::Edit;
 use super::update_overlays as ov;
+use super::update_run;
 use crate::experiment::preflight::Preflight;
 use crate::experiment::{ExperimentKind, ExperimentSpec, RunEvent};
 
@@ -154,7 +155,12 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
         };
     }
     app.notice = None;
-    match app.keys.action(key) {
+    let action = app.keys.action(key);
+    if let Some(by) = update_run::scroll_of(app, key, action) {
+        update_run::scroll(app, by);
+        return Vec::new();
+    }
+    match action {
         Some(a) => on_action(app, a),
         None => Vec::new(),
     }
@@ -245,6 +251,10 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
             }
             Vec::new()
         }
+        Action::View => {
+            update_run::next_view(app);
+            Vec::new()
+        }
         Action::Presets => ov::open_presets(app),
         Action::History => ov::open_runs(app),
         Action::NextPane | Action::PrevPane => {
@@ -286,7 +296,6 @@ fn navigate(app: &mut App, dir: Action) {
         (Focus::Params, Action::Right) => Focus::Run,
         (Focus::Target, Action::Down) => lower_left,
         (Focus::Host, Action::Down) => lower_right,
-        (Focus::Run, Action::Up) => Focus::Host,
         (Focus::Params, Action::Up) => {
             if app.params.select_step(false) {
                 return;

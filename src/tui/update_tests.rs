@@ -10,15 +10,15 @@ use super::fixture::{self, code, key};
 use super::keys::KeyMap;
 use super::msg::{Command, Msg, ProbeMsg, RunKind, ServerMsg};
 use super::theme::Theme;
-use super::update::{QUIT_GRACE, update};
+use super::update::update;
 use crate::experiment::preflight::{self, Preflight};
-use crate::experiment::{ExperimentKind, ExperimentSpec, Outcome, RunEvent};
+use crate::experiment::{ExperimentKind, ExperimentSpec};
 
-fn ctrl_c() -> Msg {
+pub(super) fn ctrl_c() -> Msg {
     Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL))
 }
 
-fn app() -> App {
+pub(super) fn app() -> App {
     fixture::idle_app((100, 30), Instant::now())
 }
 
@@ -40,7 +40,7 @@ fn ok_verdict(spec: &ExperimentSpec) -> Box<Preflight> {
 }
 
 /// Press a run key and answer its preflight; returns the spec started.
-fn start(app: &mut App, k: char) -> Box<ExperimentSpec> {
+pub(super) fn start(app: &mut App, k: char) -> Box<ExperimentSpec> {
     let cmds = update(app, key(k));
     let [Command::Preflight { spec, kind, server }] = cmds.as_slice() else {
         panic!("{cmds:?}")
@@ -270,145 +270,6 @@ fn rates_come_from_successive_snapshots() {
 }
 
 #[test]
-fn run_events_fill_the_run_pane_and_esc_cancels() {
-    let mut app = app();
-    start(&mut app, 's');
-    let t0 = app.now;
-    update(
-        &mut app,
-        Msg::Run(RunEvent::Started {
-            run_id: "r1".into(),
-            description: "index-build · 1M rows".into(),
-            trials: 30,
-            layout: fixture::layout(),
-        }),
-    );
-    for s in fixture::samples(3) {
-        update(&mut app, Msg::Run(RunEvent::Sample(s)));
-    }
-    app.now = t0 + Duration::from_secs(30);
-    update(
-        &mut app,
-        Msg::Run(RunEvent::Progress(crate::experiment::Progress {
-            trial: Some(crate::experiment::TrialRef {
-                index: 4,
-                total: 30,
-                label: "sorted · 256MB".into(),
-            }),
-            phase: "building index".into(),
-            fraction: Some(0.5),
-            elapsed_s: 2.0,
-            rate: Some(1e6),
-            rate_unit: "tuples/s".into(),
-        })),
-    );
-    assert_eq!(app.run.samples.len(), 3);
-    assert_eq!(app.run.trial.as_ref().unwrap().index, 4);
-    // 3.5 of 30 trials in 30 s: about 227 s to go.
-    let eta = app.run.eta(app.now).unwrap();
-    assert!((eta - 30.0 * 26.5 / 3.5).abs() < 1.0, "{eta}");
-    assert!(app.animating());
-
-    assert_eq!(update(&mut app, code(KeyCode::Esc)), [Command::CancelRun]);
-    assert!(app.run.cancelling);
-    // A second Esc does not send another cancel.
-    assert!(update(&mut app, code(KeyCode::Esc)).is_empty());
-    update(
-        &mut app,
-        Msg::Run(RunEvent::Note(
-            "cleaned up: dropped \"pglab\".\"ib_x\"".into(),
-        )),
-    );
-    let mut report = fixture::report("k", Outcome::Cancelled, 31.0);
-    report.notes = vec!["cleaned up: dropped \"pglab\".\"ib_x\"".into()];
-    let cmds = update(&mut app, Msg::Run(RunEvent::Cancelled(Box::new(report))));
-    assert!(
-        matches!(cmds.as_slice(), [Command::LoadHistory { .. }]),
-        "{cmds:?}"
-    );
-    assert!(!app.run.running);
-    assert_eq!(app.run.ended.as_ref().unwrap().outcome, Outcome::Cancelled);
-    assert_eq!(app.run.notes.len(), 1);
-    assert_eq!(app.run.samples.len(), 3);
-}
-
-#[test]
-fn a_stream_that_ends_without_a_result_is_a_failure() {
-    let mut app = app();
-    start(&mut app, 'r');
-    update(&mut app, Msg::RunClosed);
-    let e = app.run.ended.as_ref().unwrap();
-    assert_eq!(e.outcome, Outcome::Failed);
-    assert!(!app.run.is_active());
-}
-
-#[test]
-fn quit_is_immediate_when_idle_and_asks_during_a_run() {
-    let mut app = app();
-    assert_eq!(update(&mut app, key('q')), [Command::Quit]);
-
-    let mut app = self::app();
-    start(&mut app, 's');
-    assert!(update(&mut app, key('q')).is_empty());
-    assert!(matches!(
-        app.overlay,
-        Overlay::Confirm(Confirm::Quit { .. })
-    ));
-    assert!(update(&mut app, key('n')).is_empty());
-    assert!(app.run.running && app.quitting.is_none());
-
-    assert!(update(&mut app, ctrl_c()).is_empty());
-    assert_eq!(update(&mut app, key('y')), [Command::CancelRun]);
-    assert!(app.quitting.is_some());
-    let cmds = update(
-        &mut app,
-        Msg::Run(RunEvent::Cancelled(Box::new(fixture::report(
-            "k",
-            Outcome::Cancelled,
-            3.0,
-        )))),
-    );
-    assert_eq!(cmds, [Command::Quit]);
-}
-
-#[test]
-fn quitting_gives_up_waiting_after_the_grace_period() {
-    let mut app = app();
-    start(&mut app, 's');
-    update(&mut app, key('q'));
-    update(&mut app, key('y'));
-    assert!(update(&mut app, Msg::Tick).is_empty());
-    app.now += QUIT_GRACE + Duration::from_secs(1);
-    assert_eq!(update(&mut app, Msg::Tick), [Command::Quit]);
-    // Ctrl-C while waiting leaves at once.
-    let mut app = self::app();
-    start(&mut app, 's');
-    update(&mut app, key('q'));
-    update(&mut app, key('y'));
-    assert_eq!(update(&mut app, ctrl_c()), [Command::Quit]);
-}
-
-#[test]
-fn a_signal_cancels_the_run_without_asking() {
-    let mut app = app();
-    start(&mut app, 's');
-    assert_eq!(update(&mut app, Msg::Shutdown), [Command::CancelRun]);
-    assert_eq!(app.overlay, Overlay::None);
-    let cmds = update(
-        &mut app,
-        Msg::Run(RunEvent::Cancelled(Box::new(fixture::report(
-            "k",
-            Outcome::Cancelled,
-            3.0,
-        )))),
-    );
-    assert_eq!(cmds, [Command::Quit]);
-    assert!(app.by_signal);
-    let mut app = self::app();
-    assert_eq!(update(&mut app, Msg::Shutdown), [Command::Quit]);
-}
-
-#[test]
 fn disk_probe_starts_reports_and_cancels() {
     let mut app = app();
     assert_eq!(update(&mut app, key('d')), [Command::StartProbe]);
@@ -450,7 +311,11 @@ fn focus_moves_with_tab_arrows_and_hjkl() {
         Msg::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)),
     );
     assert_eq!(app.focus, Focus::Run);
+    // Up in the run pane scrolls it; Shift-Tab leaves it.
     update(&mut app, key('k'));
+    assert_eq!(app.focus, Focus::Run);
+    update(&mut app, code(KeyCode::BackTab));
+    update(&mut app, code(KeyCode::BackTab));
     assert_eq!(app.focus, Focus::Host);
     update(&mut app, code(KeyCode::Left));
     assert_eq!(app.focus, Focus::Target);
@@ -476,9 +341,10 @@ fn small_terminals_show_the_focused_lower_pane() {
     update(&mut app, key('l'));
     assert_eq!((app.focus, app.lower), (Focus::Run, Focus::Run));
     update(&mut app, key('k'));
-    assert_eq!(app.focus, Focus::Host);
+    assert_eq!(app.focus, Focus::Run, "k scrolls the run pane");
+    update(&mut app, code(KeyCode::Tab));
+    assert_eq!(app.focus, Focus::Target);
     // Down from Target or Host goes to the tab on show.
-    update(&mut app, code(KeyCode::Left));
     update(&mut app, key('j'));
     assert_eq!(app.focus, Focus::Run);
 }

@@ -47,6 +47,7 @@ pub fn layout() -> ResultLayout {
         y_label: "write of one version (s)".into(),
         y_unit: "seconds".into(),
         y_log: true,
+        y_better: crate::measure::verdict::Better::Lower,
         columns: [
             "design",
             "versions",

@@ -26,6 +26,7 @@ pub fn layout() -> ResultLayout {
         y_label: "seconds".into(),
         y_unit: "s".into(),
         y_log: false,
+        y_better: crate::measure::verdict::Better::Lower,
         columns: [
             "order", "workers", "mwm", "rep", "seconds", "launched", "index", "temp", "sort",
         ]

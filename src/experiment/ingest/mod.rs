@@ -62,6 +62,7 @@ fn layout() -> ResultLayout {
         y_label: "rows/s".into(),
         y_unit: "rows/s".into(),
         y_log: true,
+        y_better: crate::measure::verdict::Better::Higher,
         columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
     }
 }

@@ -15,7 +15,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
     vec![
         (
             k(Action::Run),
-            "run one trial (index-build) or the experiment as set".into(),
+            "run one trial: the first value of every list, once".into(),
         ),
         (k(Action::Sweep), Action::Sweep.describe().to_string()),
         (k(Action::Cancel), Action::Cancel.describe().to_string()),
@@ -57,7 +57,11 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
                 k(Action::Up),
                 k(Action::Right)
             ),
-            "move focus; in Parameters ↑↓ pick a field".into(),
+            "move focus; ↑↓ pick a field (Parameters), scroll (Run)".into(),
+        ),
+        (
+            k(Action::View),
+            "Run pane: summary/trials/chart/findings; PgUp PgDn Home End".into(),
         ),
         (
             "y n".into(),

@@ -1,10 +1,15 @@
 //! One file per pane: its state, how messages change it, and how it is drawn.
 
+pub mod chart;
 pub mod history_strip;
 pub mod host;
 pub mod params;
 pub mod results;
 pub mod run;
+pub mod run_head;
+pub mod run_view;
+pub mod summary;
+pub mod tables;
 pub mod target;
 
 use std::collections::VecDeque;

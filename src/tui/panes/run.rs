@@ -1,23 +1,22 @@
-//! Run pane: the running trial, its phase and progress, elapsed and ETA, the live rate; below
-//! it the results so far (see `results`), then the notes and the outcome.
+//! Run pane: the running trial, its phase and progress, elapsed and ETA, the live rate (see
+//! `run_head`); below it the results so far in one of four views (see `results`), scrolled
+//! when focused.
 
 use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
 use ratatui::widgets::{LineGauge, Paragraph};
 
-use super::results;
-use super::{Series, pane_block, plain_line};
+use super::run_head::{self, Row};
+use super::run_view::{RunView, Scroll};
+use super::{Series, pane_block, results};
 use crate::experiment::{
     ExperimentKind, ExperimentSpec, Outcome, Progress, ResultLayout, RunEvent, Sample, TrialRef,
 };
-use crate::measure::units::{format_count, format_seconds};
+use crate::measure::rules::Rules;
 use crate::tui::app::{App, Focus};
-use crate::tui::keys::Action;
 use crate::tui::msg::RunKind;
-use crate::tui::text::{fit, pack, spark, spinner, width, wrap};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +50,15 @@ pub struct RunState {
     pub samples: Vec<Sample>,
     pub notes: Vec<String>,
     pub ended: Option<Ended>,
+    /// Trials finished (the last one named before the run moved on).
+    pub done: usize,
+    /// The work of each trial relative to the others (growth steps grow); empty: equal.
+    pub weights: Vec<f64>,
+    /// The run's confidence and smallest effect: the intervals and best groups shown.
+    pub rules: Rules,
+    /// What the body shows; kept from run to run.
+    pub view: RunView,
+    pub scroll: Scroll,
 }
 
 impl RunState {
@@ -61,6 +69,7 @@ impl RunState {
     /// A run was spawned: forget the previous one.
     pub fn begin(&mut self, spec: &ExperimentSpec, kind: RunKind, now: Instant) {
         let c = spec.estimate();
+        let view = self.view;
         *self = RunState {
             running: true,
             kind: Some(kind),
@@ -78,8 +87,32 @@ impl RunState {
                 if c.trials == 1 { "" } else { "s" }
             ),
             phase: "starting".into(),
+            rules: rules_of(spec),
+            weights: weights_of(spec),
+            view,
+            scroll: Scroll::new(view),
             ..RunState::default()
         };
+    }
+
+    /// Show `view`, from its own starting position.
+    pub fn set_view(&mut self, view: RunView) {
+        self.view = view;
+        self.scroll = Scroll::new(view);
+    }
+
+    /// The trial now running: the one before it is done. None between trials (a dataset
+    /// being prepared): the last one named is done and no longer shown as running.
+    fn set_trial(&mut self, trial: Option<TrialRef>) {
+        match &trial {
+            Some(t) => self.done = self.done.max(t.index.saturating_sub(1)),
+            None => {
+                if let Some(t) = &self.trial {
+                    self.done = self.done.max(t.index);
+                }
+            }
+        }
+        self.trial = trial;
     }
 
     /// Apply an event; true when it was the final one.
@@ -108,16 +141,12 @@ impl RunState {
                 self.samples.clear();
             }
             RunEvent::Phase { trial, phase } => {
-                if trial.is_some() {
-                    self.trial = trial;
-                }
+                self.set_trial(trial);
                 self.phase = phase;
                 self.progress = None;
             }
             RunEvent::Progress(p) => {
-                if p.trial.is_some() {
-                    self.trial = p.trial.clone();
-                }
+                self.set_trial(p.trial.clone());
                 self.phase = p.phase.clone();
                 if let Some(r) = p.rate {
                     if self.rate_unit != p.rate_unit {
@@ -129,7 +158,12 @@ impl RunState {
                 self.progress = Some(p);
                 self.progress_at = Some(now);
             }
-            RunEvent::Sample(s) => self.samples.push(s),
+            RunEvent::Sample(s) => {
+                if let Some(t) = &self.trial {
+                    self.done = self.done.max(t.index);
+                }
+                self.samples.push(s);
+            }
             RunEvent::Note(n) => {
                 if !self.notes.contains(&n) {
                     self.notes.push(n)
@@ -180,20 +214,43 @@ impl RunState {
         }
     }
 
-    /// Seconds until the run ends, from the trials done and the current one's fraction.
-    pub fn eta(&self, now: Instant) -> Option<f64> {
-        let p = self.progress.as_ref()?;
-        let f = p.fraction?.clamp(0.0, 1.0);
-        match &p.trial {
-            Some(t) if t.total > 0 => {
-                let done = (t.index.saturating_sub(1) as f64 + f) / t.total as f64;
-                let run = now
-                    .saturating_duration_since(self.started_at?)
-                    .as_secs_f64();
-                (done > 0.01).then(|| run * (1.0 - done) / done)
-            }
-            _ => (f > 0.01).then(|| self.step_elapsed(now).unwrap_or(p.elapsed_s) * (1.0 - f) / f),
+    /// How much of the run's work is done, 0..1: finished trials by their weight, plus the
+    /// current trial's measured fraction. None before anything is known.
+    pub fn run_fraction(&self) -> Option<f64> {
+        let total = self.trials;
+        if total == 0 {
+            return None;
         }
+        let equal = self.weights.len() != total;
+        let w = |i: usize| if equal { 1.0 } else { self.weights[i] };
+        let all: f64 = (0..total).map(w).sum();
+        let mut done: f64 = (0..self.done.min(total)).map(w).sum();
+        let current = self.progress.as_ref().and_then(|p| {
+            let t = p.trial.as_ref()?;
+            Some((t.index, p.fraction?.clamp(0.0, 1.0)))
+        });
+        if let Some((index, f)) = current
+            && index >= 1
+            && index <= total
+            && index > self.done
+        {
+            done += f * w(index - 1);
+        }
+        (all > 0.0 && (done > 0.0 || current.is_some())).then(|| (done / all).clamp(0.0, 1.0))
+    }
+
+    /// Seconds until the run ends, from the work done so far; before a trial has run, from
+    /// the current step's fraction.
+    pub fn eta(&self, now: Instant) -> Option<f64> {
+        if let Some(done) = self.run_fraction() {
+            let run = now
+                .saturating_duration_since(self.started_at?)
+                .as_secs_f64();
+            return (done > 0.01).then(|| run * (1.0 - done) / done);
+        }
+        let f = self.progress.as_ref()?.fraction?.clamp(0.0, 1.0);
+        let p = self.progress.as_ref()?;
+        (f > 0.01).then(|| self.step_elapsed(now).unwrap_or(p.elapsed_s) * (1.0 - f) / f)
     }
 
     fn step_elapsed(&self, now: Instant) -> Option<f64> {
@@ -205,29 +262,95 @@ impl RunState {
     }
 
     fn title_parts(&self) -> Vec<String> {
-        if self.running {
-            if let Some(t) = &self.trial {
-                return vec![format!("trial {}/{}", t.index, t.total), t.label.clone()];
+        let mut parts = if self.running {
+            match &self.trial {
+                Some(t) => vec![format!("trial {}/{}", t.index, t.total), t.label.clone()],
+                None if self.done > 0 => vec![format!("{}/{} trials done", self.done, self.trials)],
+                None => vec![self.description.clone()],
             }
-            return vec![self.description.clone()];
+        } else {
+            match &self.ended {
+                Some(e) => vec![
+                    e.outcome.as_str().to_string(),
+                    self.experiment.map(|k| k.to_string()).unwrap_or_default(),
+                ],
+                None => vec![],
+            }
+        };
+        if !self.samples.is_empty() || !self.notes.is_empty() {
+            parts.push(self.view.name().to_string());
         }
-        match &self.ended {
-            Some(e) => vec![
-                e.outcome.as_str().to_string(),
-                self.experiment.map(|k| k.to_string()).unwrap_or_default(),
-            ],
-            None => vec![],
-        }
+        parts
     }
+}
+
+/// The verdict rules the run was started with.
+fn rules_of(spec: &ExperimentSpec) -> Rules {
+    match spec {
+        ExperimentSpec::IndexBuild(s) => s.decision.rules(),
+        ExperimentSpec::Ingest(s) => s.decision.rules(),
+        ExperimentSpec::Growth(s) => s.decision.rules(),
+    }
+}
+
+/// Growth trials fill ever larger steps: each weighs the versions it adds, so that the ETA
+/// does not take the first small steps for the pace of the large ones. Other experiments'
+/// trials weigh alike.
+fn weights_of(spec: &ExperimentSpec) -> Vec<f64> {
+    let ExperimentSpec::Growth(s) = spec else {
+        return Vec::new();
+    };
+    let points = s.points();
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for p in points {
+        for _ in &s.designs {
+            out.push(p.saturating_sub(prev).max(1) as f64);
+        }
+        prev = p;
+    }
+    out
 }
 
 pub fn title_parts(app: &App) -> Vec<String> {
     app.run.title_parts()
 }
 
-enum Row<'a> {
-    Text(Line<'a>),
-    Gauge { ratio: f64, label: String },
+/// The pane's inside, split: the status lines on top, the last note at the bottom while
+/// running, the results between them.
+struct Parts<'a> {
+    head: Vec<Row<'a>>,
+    foot: Vec<ratatui::text::Line<'a>>,
+    body: Option<Rect>,
+}
+
+fn parts<'a>(app: &App, inner: Rect) -> Parts<'a> {
+    let rows = inner.height as usize;
+    let (mut head, mut foot) = run_head::lines(app, inner.width as usize, rows);
+    head.truncate(rows);
+    let foot_rows = foot.len().min(rows - head.len());
+    foot.truncate(foot_rows);
+    let body_h = rows - head.len() - foot_rows;
+    let body = (body_h >= 3).then(|| {
+        Rect::new(
+            inner.x,
+            inner.y + head.len() as u16,
+            inner.width,
+            body_h as u16,
+        )
+    });
+    Parts { head, foot, body }
+}
+
+/// How many lines the body's current view has and how many of them fit, for scrolling:
+/// the same geometry `render` uses. None when the run pane is not on screen.
+pub fn viewport(app: &App) -> Option<(usize, usize)> {
+    let inner = crate::tui::render::run_inner(app)?;
+    if inner.height == 0 || inner.width < 10 {
+        return None;
+    }
+    let body = parts(app, inner).body?;
+    Some(results::viewport(app, body))
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
@@ -241,161 +364,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     } else {
         area
     };
-    let cols = inner.width as usize;
-    let rows = inner.height as usize;
-    if rows == 0 || cols < 10 {
+    if inner.height == 0 || inner.width < 10 {
         return;
     }
-    let keys = &app.keys;
-    let mut head: Vec<Row> = Vec::new();
-    let mut foot: Vec<Line> = Vec::new();
-
-    if st.running {
-        let what = match &st.trial {
-            Some(t) => format!("trial {}/{} · {} · {}", t.index, t.total, t.label, st.phase),
-            None => format!("{} · {}", st.description, st.phase),
-        };
-        head.push(Row::Text(plain_line(fit(&what, cols), theme.plain())));
-        match st.progress.as_ref().and_then(|p| p.fraction) {
-            Some(fr) if !st.cancelling => head.push(Row::Gauge {
-                ratio: fr.clamp(0.0, 1.0),
-                label: format!("{:>3.0}%", fr * 100.0),
-            }),
-            _ => {
-                let text = if st.cancelling {
-                    format!(
-                        "{} cancelling: asking the server to stop, then cleaning up…",
-                        spinner(app.tick())
-                    )
-                } else {
-                    format!("{} {}…", spinner(app.tick()), st.phase)
-                };
-                head.push(Row::Text(plain_line(fit(&text, cols), theme.accent())));
-            }
-        }
-        let mut items = Vec::new();
-        if let Some(t) = st.started_at {
-            items.push(format!(
-                "elapsed {}",
-                format_seconds(app.now.saturating_duration_since(t).as_secs_f64())
-            ));
-        }
-        if let Some(eta) = st.eta(app.now) {
-            items.push(format!("eta {}", format_seconds(eta)));
-        }
-        let mut line = pack(&items, cols, " · ", 1).concat();
-        if let Some(r) = st.rates.last() {
-            let readout = format!(" · {} {}", format_count(r), st.rate_unit);
-            let room = cols.saturating_sub(width(&line) + width(&readout) + 1);
-            if room >= 4 {
-                line.push_str(&readout);
-                line.push(' ');
-                let sp = spark(st.rates.iter(), room.min(24), None);
-                head.push(Row::Text(Line::from(vec![
-                    Span::styled(line, theme.plain()),
-                    Span::styled(sp, theme.spark()),
-                ])));
-            } else {
-                head.push(Row::Text(plain_line(
-                    fit(&(line + &readout), cols),
-                    theme.plain(),
-                )));
-            }
-        } else {
-            head.push(Row::Text(plain_line(line, theme.plain())));
-        }
-        if let Some(n) = st.notes.last() {
-            foot.push(plain_line(fit(&format!("note: {n}"), cols), theme.dim()));
-        }
-    } else if st.preparing.is_some() {
-        head.push(Row::Text(plain_line(
-            fit(
-                &format!(
-                    "{} checking free space and connection slots…",
-                    spinner(app.tick())
-                ),
-                cols,
-            ),
-            theme.accent(),
-        )));
-    } else if let Some(e) = &st.ended {
-        let (text, style) = match e.outcome {
-            Outcome::Finished => (
-                format!(
-                    "finished in {} · {} result{} · recorded in the history",
-                    format_seconds(e.seconds),
-                    st.samples.len(),
-                    if st.samples.len() == 1 { "" } else { "s" }
-                ),
-                theme.good(),
-            ),
-            Outcome::Cancelled => (
-                format!(
-                    "cancelled after {} · {} result{} kept",
-                    format_seconds(e.seconds),
-                    st.samples.len(),
-                    if st.samples.len() == 1 { "" } else { "s" }
-                ),
-                theme.warn(),
-            ),
-            Outcome::Failed => (
-                format!("failed: {}", e.error.as_deref().unwrap_or("unknown error")),
-                theme.error(),
-            ),
-        };
-        for l in wrap(&text, cols, 3) {
-            head.push(Row::Text(plain_line(l, style)));
-        }
-        // After a cancel or a failure, what was cleaned up comes first (the findings that
-        // follow it in the notes would push it out of sight).
-        let cleanup: Vec<&String> = st
-            .notes
-            .iter()
-            .filter(|n| n.starts_with("cleaned up") || n.starts_with("cleanup failed"))
-            .collect();
-        if e.outcome != Outcome::Finished {
-            let what = if cleanup.is_empty() {
-                "nothing was left to clean up".to_string()
-            } else {
-                cleanup
-                    .iter()
-                    .map(|n| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" · ")
-            };
-            for l in wrap(&what, cols, 3) {
-                head.push(Row::Text(plain_line(l, theme.plain())));
-            }
-        }
-        let rest: Vec<&String> = st
-            .notes
-            .iter()
-            .filter(|n| e.outcome == Outcome::Finished || !cleanup.contains(n))
-            .collect();
-        for n in &rest[rest.len().saturating_sub(2)..] {
-            for l in wrap(&format!("note: {n}"), cols, 2) {
-                head.push(Row::Text(plain_line(l, theme.dim())));
-            }
-        }
-    } else {
-        let text = if app.observe {
-            app.look_only_why().to_string()
-        } else {
-            format!(
-                "No run yet. {} runs one trial (the first value of every list), {} runs the full sweep; {} cancels a run.",
-                keys.label(Action::Run),
-                keys.label(Action::Sweep),
-                keys.label(Action::Cancel)
-            )
-        };
-        for l in wrap(&text, cols, 3) {
-            head.push(Row::Text(plain_line(l, theme.dim())));
-        }
-    }
-
-    let head_rows = head.len().min(rows);
-    let foot_rows = foot.len().min(rows - head_rows);
-    for (i, row) in head.into_iter().take(head_rows).enumerate() {
+    let Parts { head, foot, body } = parts(app, inner);
+    for (i, row) in head.into_iter().enumerate() {
         let r = Rect::new(inner.x, inner.y + i as u16, inner.width, 1);
         match row {
             Row::Text(l) => f.render_widget(Paragraph::new(l), r),
@@ -411,14 +384,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
             ),
         }
     }
-    for (i, l) in foot.into_iter().take(foot_rows).enumerate() {
-        let y = inner.y + inner.height - foot_rows as u16 + i as u16;
+    let n = foot.len() as u16;
+    for (i, l) in foot.into_iter().enumerate() {
+        let y = inner.y + inner.height - n + i as u16;
         f.render_widget(Paragraph::new(l), Rect::new(inner.x, y, inner.width, 1));
     }
-    let body_h = rows - head_rows - foot_rows;
-    if body_h >= 3 {
-        let y = inner.y + head_rows as u16;
-        let body = Rect::new(inner.x, y, inner.width, body_h as u16);
+    if let Some(body) = body {
         results::render(app, f, body);
     }
 }

@@ -1,0 +1,47 @@
+//! The run pane's own keys: the view key cycles summary, trials, chart and findings (from
+//! any pane: it brings the run pane up); while the run pane has the focus, ↑↓ (j k) scroll
+//! it a line, PgUp PgDn a page, Home End to either end.
+
+use crossterm::event::KeyCode;
+
+use super::app::{App, Focus};
+use super::keys::{Action, Key};
+use super::panes::run;
+use super::panes::run_view::ScrollBy;
+use super::update::set_focus;
+
+/// Show the next view of the run pane, and the pane itself.
+pub fn next_view(app: &mut App) {
+    let next = app.run.view.next();
+    app.run.set_view(next);
+    set_focus(app, Focus::Run);
+}
+
+/// The scroll a key asks for in the focused run pane; None for keys that are not scrolling.
+pub fn scroll_of(app: &App, key: Key, action: Option<Action>) -> Option<ScrollBy> {
+    if app.focus != Focus::Run {
+        return None;
+    }
+    match action {
+        Some(Action::Up) => return Some(ScrollBy::Lines(-1)),
+        Some(Action::Down) => return Some(ScrollBy::Lines(1)),
+        _ => {}
+    }
+    if !key.mods.is_empty() {
+        return None;
+    }
+    match key.code {
+        KeyCode::PageUp => Some(ScrollBy::Pages(-1)),
+        KeyCode::PageDown => Some(ScrollBy::Pages(1)),
+        KeyCode::Home => Some(ScrollBy::Top),
+        KeyCode::End => Some(ScrollBy::End),
+        _ => None,
+    }
+}
+
+/// Scroll the run pane by what it shows now.
+pub fn scroll(app: &mut App, by: ScrollBy) {
+    if let Some((len, visible)) = run::viewport(app) {
+        app.run.scroll.apply(by, len, visible);
+    }
+}
