@@ -127,7 +127,8 @@ pub fn host_info() -> HostSnapshot {
     }
 }
 
-fn host_sample(i: u64) -> HostSample {
+/// A host reading for second `i` (varied, as a real machine's are).
+pub fn host_sample(i: u64) -> HostSample {
     HostSample {
         cpu_percent: [8.0, 12.0, 35.0, 60.0, 41.0, 20.0, 9.0][i as usize % 7],
         memory_used: (4 << 30) + (i % 5) * (64 << 20),

@@ -7,11 +7,63 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use crossterm::{execute, queue};
 use ratatui::backend::CrosstermBackend;
 use ratatui::{Frame, Terminal};
+
+/// After a key or a resize the next frame may follow this soon (the UI answers at once).
+pub const KEY_FRAME: Duration = Duration::from_millis(50);
+/// Background changes (progress, readings, the spinner) are drawn at most this often: a
+/// progress view polled ten times a second does not need ten frames a second over SSH.
+pub const BACKGROUND_FRAME: Duration = Duration::from_millis(250);
+
+/// When to draw: only after something changed, and no sooner than the pace allows.
+#[derive(Debug, Default, Clone)]
+pub struct Pacer {
+    last: Option<Instant>,
+    dirty: bool,
+    urgent: bool,
+}
+
+impl Pacer {
+    /// Something changed; `urgent` when the user did it (a key, a resize).
+    pub fn changed(&mut self, urgent: bool) {
+        self.dirty = true;
+        self.urgent |= urgent;
+    }
+
+    /// When the next frame is due (None: nothing to draw).
+    pub fn due(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        let pace = if self.urgent {
+            KEY_FRAME
+        } else {
+            BACKGROUND_FRAME
+        };
+        Some(self.last.map_or_else(Instant::now, |t| t + pace))
+    }
+
+    /// Whether to draw at `now`.
+    pub fn ready(&self, now: Instant) -> bool {
+        self.due().is_some_and(|t| t <= now)
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drawn(&mut self, now: Instant) {
+        self.last = Some(now);
+        self.dirty = false;
+        self.urgent = false;
+    }
+
+    pub fn first(&self) -> bool {
+        self.last.is_none()
+    }
+}
 
 /// A writer that counts what passes through it.
 pub struct Counted<W> {
@@ -76,6 +128,26 @@ pub fn draw<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_draw_at_once_and_background_changes_are_paced() {
+        let mut p = Pacer::default();
+        assert_eq!(p.due(), None);
+        p.changed(false);
+        let t0 = Instant::now();
+        assert!(p.ready(t0), "the first frame is drawn at once");
+        p.drawn(t0);
+        p.changed(false);
+        assert!(!p.ready(t0 + Duration::from_millis(100)));
+        assert!(p.ready(t0 + BACKGROUND_FRAME));
+        p.changed(true);
+        assert!(
+            p.ready(t0 + KEY_FRAME),
+            "a key does not wait for the background pace"
+        );
+        p.drawn(t0 + KEY_FRAME);
+        assert_eq!(p.due(), None);
+    }
     use ratatui::widgets::Paragraph;
     use std::sync::Mutex;
 

@@ -1,5 +1,5 @@
 //! Runs the app: the event loop. It feeds `update` with keys, timers and the results of commands, carries out the
-//! commands on tokio, and draws at most `FRAME` apart and only after something changed.
+//! commands on tokio, and draws only after something changed, paced by `frame::Pacer`.
 //!
 //! Background work (server readings, host samples, probes, the run) never blocks the loop:
 //! each runs on its own task and reports back by message. [`effects`] carries out the
@@ -26,8 +26,6 @@ use crate::tui::msg::{Command, Msg};
 use crate::tui::terminal::{Input, Tui};
 use crate::tui::{render, update};
 
-/// At most 20 frames a second.
-pub const FRAME: Duration = Duration::from_millis(50);
 /// Spinner and clock while something moves.
 const TICK: Duration = Duration::from_millis(200);
 
@@ -81,27 +79,26 @@ pub async fn run(
     for c in update::init(app) {
         fx.exec(c);
     }
-    let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut pacer = crate::tui::frame::Pacer::default();
+    pacer.changed(true);
     let result = loop {
         let now = Instant::now();
-        if dirty && last_draw.is_none_or(|t| now.duration_since(t) >= FRAME) {
+        if pacer.ready(now) {
             if let Err(e) = crate::tui::frame::draw(term, sync, |f| render::render(app, f)) {
                 break Err(e);
             }
-            if last_draw.is_none() {
+            if pacer.first() {
                 tracing::info!(
                     "first frame {} ms after launch",
                     launched.elapsed().as_millis()
                 );
             }
-            last_draw = Some(now);
-            dirty = false;
+            pacer.drawn(now);
         }
         if quit {
             break Ok(());
         }
-        let next_frame = last_draw.map(|t| t + FRAME).unwrap_or(now);
+        let next_frame = pacer.due();
         let msg = tokio::select! {
             ev = input.next(), if input_open => match ev {
                 Some(Ok(m)) => Some(m),
@@ -118,7 +115,7 @@ pub async fn run(
                 signalled = true;
                 Some(Msg::Shutdown)
             }
-            _ = sleep_until(next_frame.into()), if dirty => None,
+            _ = sleep_until(next_frame.unwrap_or(now).into()), if next_frame.is_some() => None,
         };
         let mut pending: Vec<Msg> = msg.into_iter().collect();
         while let Ok(m) = rx.try_recv() {
@@ -126,7 +123,7 @@ pub async fn run(
         }
         for m in pending {
             app.now = Instant::now();
-            dirty = true;
+            pacer.changed(matches!(m, Msg::Key(_) | Msg::Resize(..)));
             for c in update::update(app, m) {
                 if c == Command::Quit {
                     quit = true;
