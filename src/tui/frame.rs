@@ -40,17 +40,20 @@ impl Pacer {
         if !self.dirty {
             return None;
         }
-        let pace = if self.urgent {
-            KEY_FRAME
-        } else {
-            BACKGROUND_FRAME
-        };
-        Some(self.last.map_or_else(Instant::now, |t| t + pace))
+        Some(self.last.map_or_else(Instant::now, |t| t + self.pace()))
     }
 
     /// Whether to draw at `now`.
     pub fn ready(&self, now: Instant) -> bool {
-        self.due().is_some_and(|t| t <= now)
+        self.dirty && self.last.is_none_or(|t| t + self.pace() <= now)
+    }
+
+    fn pace(&self) -> Duration {
+        if self.urgent {
+            KEY_FRAME
+        } else {
+            BACKGROUND_FRAME
+        }
     }
 
     /// A frame was drawn at `now`.
