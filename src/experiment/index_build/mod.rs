@@ -4,9 +4,13 @@
 pub mod dataset;
 mod report;
 mod spec;
+pub mod summary;
 pub mod trial;
 
-pub use report::{DatasetInfo, GroupSummary, IndexBuildReport, IndexSummary, IndexTrial, MwmStat};
+pub use report::{
+    DatasetInfo, GroupSummary, IndexBuildReport, IndexSummary, IndexTrial, MwmStat, OrderSummary,
+    SettingRef,
+};
 pub use spec::{FIELDS, IndexBuildSpec, IndexMethod, KeyType, MWM_MAX, MWM_MIN, Order};
 
 use rand::SeedableRng;
