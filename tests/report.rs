@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 
 use pglab::experiment::RunReport;
+use pglab::experiment::index_build::Order;
 use pglab::report::Format;
 use pglab::report::{self, chart, example};
 
@@ -75,7 +76,7 @@ fn the_xml_check_catches_bad_xml() {
 
 #[test]
 fn every_format_renders_a_run() {
-    let r = example::cybertec_10m("20260301T100000Z-abcd");
+    let r = example::decided_10m("20260301T100000Z-abcd");
     let table = report::render(&r, Format::Table);
     assert!(
         table.starts_with("index-build · cybertec-quick\n"),
@@ -84,7 +85,10 @@ fn every_format_renders_a_run() {
     for needle in [
         "Summary",
         "Trials",
-        "random: 16MB fastest (11.6 s, median of 3); 1GB is 12% slower",
+        "random: 16MB..256MB are within noise of each other (no significant difference); 16MB is enough",
+        "sorted: no significant difference between 1MB..1GB",
+        "slower +12% [+11%, +13%]",
+        "96.9%",
         "SET maintenance_work_mem = '16MB';",
         "PostgreSQL 15.18",
         "AMD EPYC 7B13",
@@ -99,8 +103,20 @@ fn every_format_renders_a_run() {
         .take_while(|l| !l.is_empty())
         .collect();
     assert_eq!(summary.len(), 10);
-    let widths: Vec<usize> = summary.iter().map(|l| l.chars().count()).collect();
-    assert!(widths.windows(2).all(|w| w[0] == w[1]), "{summary:#?}");
+    // The numeric columns end where the last (text) column starts, two spaces before it.
+    let header = table
+        .lines()
+        .skip_while(|l| !l.starts_with("Summary"))
+        .nth(1)
+        .unwrap();
+    let at = header.find("vs best").unwrap();
+    for row in &summary {
+        let cells: Vec<char> = row.chars().collect();
+        assert!(
+            cells[at - 3] != ' ' && cells[at - 2] == ' ' && cells[at - 1] == ' ',
+            "{summary:#?}"
+        );
+    }
 
     let json = report::render(&r, Format::Json);
     let back: RunReport = serde_json::from_str(&json).unwrap();
@@ -108,7 +124,7 @@ fn every_format_renders_a_run() {
 
     let csv = report::render(&r, Format::Csv);
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 31);
+    assert_eq!(lines.len(), 61);
     let header: Vec<&str> = lines[0].split(',').collect();
     for col in [
         "run_id",
@@ -127,49 +143,173 @@ fn every_format_renders_a_run() {
     assert!(md.contains("| maintenance_work_mem |") || md.contains("maintenance_work_mem |"));
 }
 
+fn recommendations(r: &RunReport) -> Vec<report::recommend::Recommendation> {
+    report::content::content(r).recommendations
+}
+
+fn sql(r: &RunReport) -> Vec<String> {
+    recommendations(r).into_iter().flat_map(|x| x.sql).collect()
+}
+
 #[test]
 fn the_recommendation_is_evidence() {
-    let r = example::cybertec_10m("r");
-    let c = report::content::content(&r);
-    let random = c
-        .recommendations
-        .iter()
-        .find(|x| x.text.contains("random index"))
-        .unwrap();
-    assert!(
-        random.text.starts_with(
-            "On this host and data, `maintenance_work_mem = 16MB` built the random index fastest (11.6 s, median of 3); 1GB was 12% slower"
-        ),
-        "{}",
-        random.text
+    let r = example::decided_10m("r");
+    let c = recommendations(&r);
+    let random = c.iter().find(|x| x.text.contains("random index")).unwrap();
+    assert_eq!(
+        random.text,
+        "The random index: 16MB, 64MB and 256MB are within noise of the best (at 95% confidence, 5% smallest effect); 16MB is enough, more bought nothing measurable. Slower than the best: 1MB +10% [+9%, +11%], 1GB +12% [+11%, +13%]."
     );
     assert_eq!(random.sql, ["SET maintenance_work_mem = '16MB';"]);
-    // Sorted: 1GB is fastest, so the comparison is with the slowest setting, and what is within
-    // noise of it is named.
-    let sorted = c
-        .recommendations
-        .iter()
-        .find(|x| x.text.contains("sorted index"))
-        .unwrap();
+    // Sorted: every setting ties, so nothing is set.
+    let sorted = c.iter().find(|x| x.text.contains("sorted index")).unwrap();
     assert!(
-        sorted.text.contains("1MB was 54% slower"),
+        sorted
+            .text
+            .ends_with("no significant difference between 1MB..1GB (at 95% confidence, 5% smallest effect): keep the current setting."),
         "{}",
         sorted.text
     );
+    assert!(sorted.sql.is_empty());
+    // The orders disagree, and that is said.
+    assert!(c.iter().any(|x| {
+        x.text
+            .starts_with("The orders disagree (sorted → no change, random → 16MB)")
+    }));
+    assert!(c.last().unwrap().text.contains("Measured on 10M int4 rows"));
+}
+
+#[test]
+fn three_repeats_recommend_nothing_and_say_what_would_decide() {
+    // The design notes' 3 repeats: 3 against 3 cannot reach 95%.
+    let r = example::cybertec_10m("r");
+    assert!(sql(&r).is_empty());
+    let c = recommendations(&r);
     assert!(
-        c.recommendations
-            .last()
-            .unwrap()
-            .text
-            .contains("Measured on 10M int4 rows")
+        c[0].text
+            .contains("too few trials to decide: 3 per setting, 4 needed at 95%")
+            && c[0].text.contains("run again with repeat 4 or more"),
+        "{}",
+        c[0].text
     );
+    let table = report::render(&r, Format::Table);
+    assert!(
+        !table.contains("fastest") && !table.contains("SET "),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_winner_is_set_and_a_tie_never_sets_the_minimum() {
+    let six = |base: f64| -> Vec<f64> {
+        [0.99, 1.0, 1.01, 0.995, 1.005, 1.0]
+            .iter()
+            .map(|x| base * x)
+            .collect()
+    };
+    let (a, b, c) = (six(8.0), six(6.0), six(7.0));
+    let r = example::index_build(
+        "w",
+        1_000_000,
+        &[
+            (Order::Random, 0, "1MB", &a),
+            (Order::Random, 0, "64MB", &b),
+            (Order::Random, 0, "1GB", &c),
+        ],
+    );
+    let rec = &recommendations(&r)[0];
+    assert!(
+        rec.text.starts_with(
+            "On this host and data, `maintenance_work_mem = 64MB` built the random index faster than every other setting tried (6.0 s [5.9 s, 6.1 s], median of 6"
+        ),
+        "{}",
+        rec.text
+    );
+    assert_eq!(rec.sql, ["SET maintenance_work_mem = '64MB';"]);
+
+    // 1MB ties with 64MB, 1GB is slower: the core's cheapest member is PostgreSQL's minimum,
+    // which a tie never recommends; 64MB (also in the best group) is.
+    let (a, b, c) = (six(6.02), six(6.0), six(7.0));
+    let r = example::index_build(
+        "t",
+        1_000_000,
+        &[
+            (Order::Random, 0, "1MB", &a),
+            (Order::Random, 0, "64MB", &b),
+            (Order::Random, 0, "1GB", &c),
+        ],
+    );
+    let rec = &recommendations(&r)[0];
+    assert_eq!(
+        rec.sql,
+        ["SET maintenance_work_mem = '64MB';"],
+        "{}",
+        rec.text
+    );
+    assert!(rec.text.contains("a tie is no reason to go down to it"));
+    // Only the minimum in the best group (at 0 and 2 workers), 64MB slower: nothing is set.
+    let r = example::index_build(
+        "m",
+        1_000_000,
+        &[
+            (Order::Random, 0, "1MB", &b),
+            (Order::Random, 0, "64MB", &c),
+            (Order::Random, 2, "1MB", &a),
+            (Order::Random, 2, "64MB", &c),
+        ],
+    );
+    assert!(sql(&r).is_empty(), "{:?}", recommendations(&r));
+    assert!(
+        recommendations(&r)[0]
+            .text
+            .contains("no setting is recommended from a tie")
+    );
+    // A winner at the minimum is evidence, not a tie: it is set.
+    let r = example::index_build(
+        "w1",
+        1_000_000,
+        &[(Order::Random, 0, "1MB", &b), (Order::Random, 0, "1GB", &c)],
+    );
+    assert_eq!(sql(&r), ["SET maintenance_work_mem = '1MB';"]);
+    // With workers, the SET lines name both knobs.
+    let r = example::index_build(
+        "p",
+        1_000_000,
+        &[
+            (Order::Random, 0, "64MB", &c),
+            (Order::Random, 2, "64MB", &b),
+        ],
+    );
+    assert_eq!(
+        sql(&r),
+        [
+            "SET maintenance_work_mem = '64MB';",
+            "SET max_parallel_maintenance_workers = 2;"
+        ]
+    );
+}
+
+#[test]
+fn one_setting_is_nothing_to_compare() {
+    let r = example::index_build(
+        "o",
+        1_000_000,
+        &[(Order::Random, 0, "64MB", &[6.0, 6.1, 5.9])],
+    );
+    let table = report::render(&r, Format::Table);
+    assert!(
+        table.contains("random: one setting run: nothing to compare"),
+        "{table}"
+    );
+    assert!(!table.contains("fastest"));
+    assert!(sql(&r).is_empty());
 }
 
 #[test]
 fn pglab_report_writes_markdown_and_a_valid_chart() {
     let dir = common::temp_dir("report");
     let history = dir.join("data").join("history.jsonl");
-    pglab::history::append(&history, &example::cybertec_10m("20260301T100000Z-abcd")).unwrap();
+    pglab::history::append(&history, &example::decided_10m("20260301T100000Z-abcd")).unwrap();
     let out_md = dir.join("out").join("cyber.md");
     // A directory that does not exist is refused, not created behind the user's back.
     let o = std::process::Command::new(common::TestLab::bin())
@@ -231,4 +371,44 @@ fn pglab_report_writes_markdown_and_a_valid_chart() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("pglab history list"));
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn json_follows_the_schema_with_intervals_and_verdict_words() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../assets/schema/index-build.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let one = example::index_build("o", 1_000_000, &[(Order::Random, 0, "64MB", &[6.0])]);
+    for r in [example::decided_10m("d"), example::cybertec_10m("c"), one] {
+        let v: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json)).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&v)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", r.run_id);
+    }
+    let v = serde_json::to_value(example::decided_10m("d")).unwrap();
+    let random = &v["summary"]["orders"][1];
+    assert_eq!(random["order"], "random");
+    assert_eq!(random["finding"]["verdict"], "no significant difference");
+    assert_eq!(random["finding"]["recommendation"], "16MB");
+    assert_eq!(
+        random["finding"]["settings"][0]["vs_best"]["verdict"],
+        "slower"
+    );
+    let stat = &v["summary"]["groups"][1]["by_mwm"][0];
+    assert_eq!(
+        (stat["n"].as_u64(), stat["vs_best"].as_str()),
+        (Some(6), Some("slower"))
+    );
+    assert!(stat["ci_low"].as_f64() <= stat["median"].as_f64());
+    let v = serde_json::to_value(example::cybertec_10m("c")).unwrap();
+    assert_eq!(
+        v["summary"]["orders"][0]["finding"]["verdict"],
+        "too few trials"
+    );
+    assert_eq!(
+        v["summary"]["orders"][0]["finding"]["more_repeats_needed"],
+        4
+    );
 }

@@ -142,6 +142,17 @@ fn index_build(b: &IndexBuildReport) -> DrawResult<Option<String>> {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
             chart.draw_series(line.iter().map(|p| Circle::new(*p, 4, color.filled())))?;
+            // The confidence interval of each median, as a whisker with caps.
+            let cap = 0.08;
+            chart.draw_series(g.by_mwm.iter().filter(|m| m.n > 1).flat_map(|m| {
+                let x = log2(m.maintenance_work_mem_bytes);
+                let (lo, hi) = (m.ci_low, m.ci_high);
+                [
+                    PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)),
+                    PathElement::new(vec![(x - cap, lo), (x + cap, lo)], color.stroke_width(1)),
+                    PathElement::new(vec![(x - cap, hi), (x + cap, hi)], color.stroke_width(1)),
+                ]
+            }))?;
             let repeats: Vec<(f64, f64)> = b
                 .trials
                 .iter()

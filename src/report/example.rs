@@ -173,3 +173,35 @@ pub fn cybertec_10m(run_id: &str) -> RunReport {
         ],
     )
 }
+
+/// A 10M-row sweep with six repeats, enough for verdicts: random input has a best group
+/// (16MB..256MB within noise, 1MB and 1GB slower), sorted input shows no significant
+/// difference anywhere. Numbers shaped like [`cybertec_10m`].
+pub fn decided_10m(run_id: &str) -> RunReport {
+    const SORTED: [f64; 6] = [6.70, 6.75, 6.68, 6.72, 6.78, 6.66];
+    const RANDOM_16: [f64; 6] = [11.6, 11.7, 11.55, 11.65, 11.6, 11.72];
+    const RANDOM_64: [f64; 6] = [11.68, 11.6, 11.75, 11.62, 11.7, 11.66];
+    const RANDOM_256: [f64; 6] = [11.7, 11.64, 11.8, 11.66, 11.6, 11.74];
+    const RANDOM_1M: [f64; 6] = [12.7, 13.0, 12.8, 12.9, 12.75, 12.85];
+    const RANDOM_1G: [f64; 6] = [13.0, 13.2, 13.0, 13.1, 12.95, 13.15];
+    let shifted: Vec<[f64; 6]> = [0.0, 0.02, -0.02, 0.01, 0.03]
+        .iter()
+        .map(|d| SORTED.map(|x| x + d))
+        .collect();
+    index_build(
+        run_id,
+        10_000_000,
+        &[
+            (Order::Sorted, 0, "1MB", &shifted[0]),
+            (Order::Sorted, 0, "16MB", &shifted[1]),
+            (Order::Sorted, 0, "64MB", &shifted[2]),
+            (Order::Sorted, 0, "256MB", &shifted[3]),
+            (Order::Sorted, 0, "1GB", &shifted[4]),
+            (Order::Random, 0, "1MB", &RANDOM_1M),
+            (Order::Random, 0, "16MB", &RANDOM_16),
+            (Order::Random, 0, "64MB", &RANDOM_64),
+            (Order::Random, 0, "256MB", &RANDOM_256),
+            (Order::Random, 0, "1GB", &RANDOM_1G),
+        ],
+    )
+}

@@ -1,8 +1,10 @@
-//! index-build result tables: the summary (median per setting, how far from the best) and
-//! every trial.
+//! index-build result tables: the summary (per setting the median, its interval and the
+//! verdict against the best of its order) and every trial.
 
-use crate::experiment::index_build::IndexBuildReport;
+use crate::experiment::decision::format_percent;
+use crate::experiment::index_build::{IndexBuildReport, OrderSummary};
 use crate::measure::units::{format_bytes, format_seconds};
+use crate::measure::verdict::Verdict;
 
 use super::grid::Grid;
 
@@ -23,38 +25,89 @@ fn bytes(b: i64) -> String {
     }
 }
 
+/// A confidence reached, as `75%` or `96.9%`.
+fn reached(l: f64) -> String {
+    let p = l * 100.0;
+    if (p - p.round()).abs() < 0.05 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
+/// A ratio as a signed change: `+12%`, `-3%`.
+fn change(ratio: f64) -> String {
+    format!("{:+.0}%", (ratio - 1.0) * 100.0)
+}
+
+/// The "vs best" cell: `best`, the verdict against the best in the core's words, and for a
+/// decided difference the change with its interval.
+fn vs_best(o: &OrderSummary, i: usize) -> String {
+    let f = &o.finding;
+    let s = &f.settings[i];
+    match &s.vs_best {
+        None if s.estimate.is_some() && f.settings.len() > 1 => {
+            if f.winner.as_ref() == Some(&s.label) {
+                "best (faster)".into()
+            } else {
+                "best".into()
+            }
+        }
+        None => String::new(),
+        Some(c) => match c.verdict {
+            Verdict::Slower | Verdict::Faster => format!(
+                "{} {} [{}, {}]",
+                c.verdict,
+                change(c.ratio),
+                change(c.ratio_low),
+                change(c.ratio_high)
+            ),
+            v => v.to_string(),
+        },
+    }
+}
+
 pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
+    let level = format_percent(b.params.decision.confidence);
     let mut summary = Grid::new(
-        "Summary (seconds, over the repeats)",
+        &format!(
+            "Summary (seconds: median and its interval over the repeats, verdicts at {level})"
+        ),
         &[
             ("order", false),
             ("workers", true),
             ("maintenance_work_mem", true),
-            ("median", true),
-            ("min", true),
-            ("max", true),
             ("n", true),
-            ("vs best", true),
+            ("median", true),
+            ("interval", true),
+            ("reached", true),
+            ("vs best", false),
         ],
     );
-    for g in &b.summary.groups {
-        for m in &g.by_mwm {
-            let vs = if m.maintenance_work_mem == g.best_mwm {
-                "best".to_string()
-            } else if g.best_seconds > 0.0 {
-                format!("{:+.0}%", (m.median / g.best_seconds - 1.0) * 100.0)
-            } else {
-                String::new()
-            };
+    for o in &b.summary.orders {
+        for (i, (r, s)) in o.settings.iter().zip(&o.finding.settings).enumerate() {
+            let Some(e) = s.estimate else { continue };
+            let noisy = b
+                .summary
+                .groups
+                .iter()
+                .filter(|g| g.order == o.order && g.workers == r.workers)
+                .flat_map(|g| &g.by_mwm)
+                .any(|m| m.maintenance_work_mem_bytes == r.maintenance_work_mem_bytes && m.noisy);
+            let vs = vs_best(o, i);
             summary.rows.push(vec![
-                g.order.name(),
-                g.workers.to_string(),
-                m.maintenance_work_mem.clone(),
-                secs(m.median),
-                secs(m.min),
-                secs(m.max),
-                m.n.to_string(),
-                if m.noisy { format!("{vs} (noisy)") } else { vs },
+                o.order.name(),
+                r.workers.to_string(),
+                r.maintenance_work_mem.clone(),
+                e.n.to_string(),
+                secs(e.median),
+                format!("{}..{}", secs(e.ci_low), secs(e.ci_high)),
+                reached(e.level),
+                match (noisy, vs.is_empty()) {
+                    (true, true) => "(noisy)".into(),
+                    (true, false) => format!("{vs} (noisy)"),
+                    _ => vs,
+                },
             ]);
         }
     }

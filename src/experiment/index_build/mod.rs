@@ -3,15 +3,18 @@
 
 pub mod dataset;
 mod report;
+pub mod rounds;
 mod spec;
+pub mod summary;
 pub mod trial;
 
-pub use report::{DatasetInfo, GroupSummary, IndexBuildReport, IndexSummary, IndexTrial, MwmStat};
+pub use report::{
+    DatasetInfo, GroupSummary, IndexBuildReport, IndexSummary, IndexTrial, MwmStat, OrderSummary,
+    SettingRef,
+};
 pub use spec::{FIELDS, IndexBuildSpec, IndexMethod, KeyType, MWM_MAX, MWM_MIN, Order};
 
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-
+use super::decision::Repeat;
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
@@ -35,31 +38,6 @@ pub fn layout() -> ResultLayout {
     }
 }
 
-/// The trials of one dataset in the order they run: an optional warm-up, then rounds of
-/// repeats (so drift spreads over all settings), shuffled when asked.
-pub fn plan(spec: &IndexBuildSpec) -> Vec<(u32, bool, u32, crate::measure::units::Size)> {
-    let mut timed = Vec::new();
-    for repeat in 1..=spec.repeat.initial() {
-        for &w in &spec.workers {
-            for m in &spec.mwm {
-                timed.push((repeat, false, w, m.clone()));
-            }
-        }
-    }
-    if spec.shuffle {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed);
-        timed.shuffle(&mut rng);
-    }
-    let mut out = Vec::new();
-    if spec.warmup
-        && let (Some(&w), Some(m)) = (spec.workers.first(), spec.mwm.first())
-    {
-        out.push((0, true, w, m.clone()));
-    }
-    out.extend(timed);
-    out
-}
-
 fn series_name(spec: &IndexBuildSpec, order: Order, workers: u32) -> String {
     if spec.workers.len() > 1 || workers > 0 {
         format!("{} ×{}w", order.name(), workers)
@@ -73,12 +51,17 @@ pub async fn run(
     spec: &IndexBuildSpec,
     report: &mut IndexBuildReport,
 ) -> Result<(), RunError> {
-    let total: usize = spec.orders.len() * plan(spec).len();
+    // With repeat auto the total is the most it can take; the run may end sooner.
+    let total: usize = spec.orders.len() * rounds::most_per_dataset(spec);
+    let times = match spec.repeat {
+        Repeat::Auto => format!("×auto (≤{})", spec.repeat.most(spec.decision.max_repeat)),
+        Repeat::Fixed(n) => format!("×{n}"),
+    };
     ctx.emit
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
             description: format!(
-                "{} rows of {} · {} · mwm {} · workers {} · ×{} → {} trials",
+                "{} rows of {} · {} · mwm {} · workers {} · {} → {}{} trials",
                 format_count(spec.rows as f64),
                 spec.key.as_str(),
                 spec.orders
@@ -96,7 +79,8 @@ pub async fn run(
                     .map(|w| w.to_string())
                     .collect::<Vec<_>>()
                     .join(","),
-                spec.repeat,
+                times,
+                if spec.repeat.is_auto() { "≤" } else { "" },
                 total
             ),
             trials: total,
@@ -173,82 +157,35 @@ async fn sweep(
         .await;
         report.datasets.push(ds.clone());
         let mut sessions = Sessions::open(ctx).await?;
-        for (repeat, warmup, workers, mwm) in plan(spec) {
-            ctx.check()?;
-            index += 1;
-            let label = format!(
-                "{} · {}{}{}",
-                order.name(),
-                mwm.text,
-                if workers > 0 {
-                    format!(" · {workers}w")
-                } else {
-                    String::new()
-                },
-                if warmup {
-                    " · warm-up".to_string()
-                } else {
-                    format!(" · #{repeat}")
-                }
-            );
-            let setup = TrialSetup {
-                order,
-                mwm,
-                workers,
-                repeat,
-                warmup,
-                trial: TrialRef {
+        let mut round = rounds::plan(spec);
+        let mut rounds_run = spec.repeat.initial() as usize;
+        while !round.is_empty() {
+            for p in round {
+                ctx.check()?;
+                index += 1;
+                let at = Position {
+                    sessions: &mut sessions,
+                    dataset: &ds,
                     index,
                     total,
-                    label,
-                },
-            };
-            if trial::autovacuum_active(&sessions.watcher, &ctx.opts.schema, &ds.table).await {
-                autovac_hits.push(setup.trial.label.clone());
-                confounders.push(format!(
-                    "autovacuum was working on {} during {}",
-                    ds.table, setup.trial.label
-                ));
+                };
+                build(
+                    ctx,
+                    spec,
+                    report,
+                    at,
+                    order,
+                    p,
+                    confounders,
+                    &mut autovac_hits,
+                )
+                .await?;
             }
-            let t = trial::run(
-                ctx,
-                spec,
-                &mut sessions,
-                &ds,
-                &setup,
-                ctx.server.can_checkpoint,
-            )
-            .await?;
-            ctx.emit
-                .sample(Sample {
-                    series: series_name(spec, order, workers),
-                    x: t.maintenance_work_mem_bytes as f64,
-                    y: t.seconds,
-                    projected: t.warmup,
-                    cells: vec![
-                        order.name(),
-                        workers.to_string(),
-                        t.maintenance_work_mem.clone(),
-                        if t.warmup {
-                            "w".into()
-                        } else {
-                            t.repeat.to_string()
-                        },
-                        format!("{:.3}", t.seconds),
-                        t.workers_launched.to_string(),
-                        format_bytes(t.index_bytes.max(0) as u64),
-                        format_bytes(t.temp_bytes.max(0) as u64),
-                        t.sort.clone().unwrap_or_default(),
-                    ],
-                })
-                .await;
-            tracing::info!(
-                "trial {}: {} in {}",
-                setup.trial.label,
-                t.maintenance_work_mem,
-                format_seconds(t.seconds)
-            );
-            report.trials.push(t);
+            round = rounds::next_round(report, order);
+            rounds_run += usize::from(!round.is_empty());
+        }
+        if spec.repeat.is_auto() {
+            auto_note(ctx, spec, report, order, rounds_run).await;
         }
     }
     if !autovac_hits.is_empty() {
@@ -259,4 +196,140 @@ async fn sweep(
         .await;
     }
     Ok(())
+}
+
+/// Where a build runs: the sessions and dataset of its order, its place in the run.
+struct Position<'a> {
+    sessions: &'a mut Sessions,
+    dataset: &'a DatasetInfo,
+    index: usize,
+    total: usize,
+}
+
+/// One timed (or warm-up) build, reported as a sample and kept in the report.
+#[allow(clippy::too_many_arguments)]
+async fn build(
+    ctx: &RunCtx,
+    spec: &IndexBuildSpec,
+    report: &mut IndexBuildReport,
+    at: Position<'_>,
+    order: Order,
+    p: rounds::Planned,
+    confounders: &mut Vec<String>,
+    autovac_hits: &mut Vec<String>,
+) -> Result<(), RunError> {
+    let ds = at.dataset;
+    let workers = p.workers;
+    let label = format!(
+        "{} · {}{}{}",
+        order.name(),
+        p.mwm.text,
+        if workers > 0 {
+            format!(" · {workers}w")
+        } else {
+            String::new()
+        },
+        if p.warmup {
+            " · warm-up".to_string()
+        } else {
+            format!(" · #{}", p.repeat)
+        }
+    );
+    let setup = TrialSetup {
+        order,
+        mwm: p.mwm,
+        workers,
+        repeat: p.repeat,
+        warmup: p.warmup,
+        trial: TrialRef {
+            index: at.index,
+            total: at.total,
+            label,
+        },
+    };
+    if trial::autovacuum_active(&at.sessions.watcher, &ctx.opts.schema, &ds.table).await {
+        autovac_hits.push(setup.trial.label.clone());
+        confounders.push(format!(
+            "autovacuum was working on {} during {}",
+            ds.table, setup.trial.label
+        ));
+    }
+    let t = trial::run(
+        ctx,
+        spec,
+        at.sessions,
+        ds,
+        &setup,
+        ctx.server.can_checkpoint,
+    )
+    .await?;
+    ctx.emit
+        .sample(Sample {
+            series: series_name(spec, order, workers),
+            x: t.maintenance_work_mem_bytes as f64,
+            y: t.seconds,
+            projected: t.warmup,
+            cells: vec![
+                order.name(),
+                workers.to_string(),
+                t.maintenance_work_mem.clone(),
+                if t.warmup {
+                    "w".into()
+                } else {
+                    t.repeat.to_string()
+                },
+                format!("{:.3}", t.seconds),
+                t.workers_launched.to_string(),
+                format_bytes(t.index_bytes.max(0) as u64),
+                format_bytes(t.temp_bytes.max(0) as u64),
+                t.sort.clone().unwrap_or_default(),
+            ],
+        })
+        .await;
+    tracing::info!(
+        "trial {}: {} in {}",
+        setup.trial.label,
+        t.maintenance_work_mem,
+        format_seconds(t.seconds)
+    );
+    report.trials.push(t);
+    Ok(())
+}
+
+/// With repeat auto: how the order ended — decided, or stopped at the cap.
+async fn auto_note(
+    ctx: &RunCtx,
+    spec: &IndexBuildSpec,
+    report: &IndexBuildReport,
+    order: Order,
+    rounds_run: usize,
+) {
+    let (trials, _) = summary::sweep_of(report, order);
+    let ns: Vec<usize> = trials.iter().map(|t| t.values.len()).collect();
+    let (lo, hi) = (
+        ns.iter().min().copied().unwrap_or(0),
+        ns.iter().max().copied().unwrap_or(0),
+    );
+    let counts = if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo} to {hi}")
+    };
+    let most = spec.repeat.most(spec.decision.max_repeat) as usize;
+    let undecided = !crate::measure::finding::needs_more(
+        &trials,
+        crate::measure::verdict::Better::Lower,
+        &spec.decision.rules(),
+    )
+    .is_empty();
+    let how = if undecided && hi >= most {
+        format!("stopped at max-repeat {most}, still undecided")
+    } else {
+        "decided".to_string()
+    };
+    ctx.note(format!(
+        "{}: repeat auto: {counts} builds per setting in {rounds_run} rounds, {how}",
+        order.name()
+    ))
+    .await;
 }

@@ -1,13 +1,13 @@
 //! index-build results: one record per trial, the datasets they ran on, and the summary a
-//! DBA reads first (best setting per order, how much slower the most generous one is).
+//! DBA reads first (per order: each setting's median with its interval, and the finding).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::spec::{IndexBuildSpec, Order};
-use crate::measure::stats::Summary;
-use crate::measure::units::format_seconds;
+use crate::measure::finding::Finding;
+use crate::measure::verdict::Verdict;
 
 /// A dataset the trials ran on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,44 +52,92 @@ pub struct IndexTrial {
     pub sort: Option<String>,
 }
 
-/// Per memory setting, over the repeats.
+/// One setting of an order — a `maintenance_work_mem` at a worker count — over its repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MwmStat {
     pub maintenance_work_mem: String,
     pub maintenance_work_mem_bytes: u64,
+    /// Timed builds.
+    pub n: usize,
     pub median: f64,
     pub min: f64,
     pub max: f64,
-    pub n: usize,
+    /// The confidence interval of the median: two of the trials themselves (order statistics).
+    #[serde(default)]
+    pub ci_low: f64,
+    #[serde(default)]
+    pub ci_high: f64,
+    /// Confidence `[ci_low, ci_high]` actually reaches, 0..1: below the requested confidence
+    /// when there are too few trials for it (then the interval is `[min, max]`).
+    #[serde(default)]
+    pub level: f64,
+    /// This setting against the best of its order: `slower`, `no significant difference` or
+    /// `too few trials`. None for the best itself and when the order has one setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_best: Option<Verdict>,
+    /// In the best group of its order: the best and every setting not significantly and
+    /// practically slower.
+    #[serde(default)]
+    pub tied_best: bool,
     /// Spread (max−min)/median above 10%.
     pub noisy: bool,
 }
 
-/// One line of the summary: an order at a worker count.
+/// The settings of one order at one worker count (one line of the chart).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupSummary {
     pub order: Order,
     pub workers: u32,
+    /// Least memory first.
     pub by_mwm: Vec<MwmStat>,
-    pub best_mwm: String,
-    pub best_seconds: f64,
-    pub most_generous_mwm: String,
-    pub most_generous_seconds: f64,
-    /// How much slower the most generous setting is than the best, in percent.
-    pub most_generous_slower_pct: f64,
+}
+
+/// A setting of a sweep: what `SET` applies it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingRef {
+    pub workers: u32,
+    pub maintenance_work_mem: String,
+    pub maintenance_work_mem_bytes: u64,
+}
+
+/// What one order's sweep found: every (workers, maintenance_work_mem) setting that ran,
+/// cheapest first, decided by the statistics core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrderSummary {
+    pub order: Order,
+    /// Aligned with `finding.settings`: what each label stands for.
+    pub settings: Vec<SettingRef>,
+    pub finding: Finding,
+}
+
+impl OrderSummary {
+    /// The setting a label of the finding stands for.
+    pub fn setting(&self, label: &str) -> Option<&SettingRef> {
+        let i = self
+            .finding
+            .settings
+            .iter()
+            .position(|s| s.label == label)?;
+        self.settings.get(i)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IndexSummary {
     pub groups: Vec<GroupSummary>,
+    /// One per order that ran, with its finding.
+    #[serde(default)]
+    pub orders: Vec<OrderSummary>,
     /// Things that may have skewed the numbers.
     pub confounders: Vec<String>,
-    /// One sentence per group, e.g. "random: 16MB fastest (11.6 s, median of 3); 1GB is 12% slower".
+    /// One sentence per order, e.g. "random: 16MB..1GB are within noise of each other (no
+    /// significant difference); 16MB is enough".
     pub findings: Vec<String>,
 }
 
 /// The index-build part of a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredReport")]
 pub struct IndexBuildReport {
     pub params: IndexBuildSpec,
     pub datasets: Vec<DatasetInfo>,
@@ -106,121 +154,30 @@ impl IndexBuildReport {
             summary: IndexSummary::default(),
         }
     }
+}
 
-    /// Recompute the summary from the trials so far (also for partial, cancelled runs).
-    pub fn summarize(&mut self, extra_confounders: &[String]) {
-        let mut groups = Vec::new();
-        let mut findings = Vec::new();
-        let mut confounders: Vec<String> = extra_confounders.to_vec();
-        for order in &self.params.orders {
-            for &workers in &self.params.workers {
-                let mut by_mwm = Vec::new();
-                for m in &self.params.mwm {
-                    let secs: Vec<f64> = self
-                        .trials
-                        .iter()
-                        .filter(|t| {
-                            !t.warmup
-                                && t.order == *order
-                                && t.workers_requested == workers
-                                && t.maintenance_work_mem_bytes == m.bytes
-                        })
-                        .map(|t| t.seconds)
-                        .collect();
-                    if let Some(s) = Summary::of(&secs) {
-                        by_mwm.push(MwmStat {
-                            maintenance_work_mem: m.text.clone(),
-                            maintenance_work_mem_bytes: m.bytes,
-                            median: s.median,
-                            min: s.min,
-                            max: s.max,
-                            n: s.n,
-                            noisy: s.is_noisy(),
-                        });
-                    }
-                }
-                let Some(best) = by_mwm
-                    .iter()
-                    .min_by(|a, b| a.median.total_cmp(&b.median))
-                    .cloned()
-                else {
-                    continue;
-                };
-                let Some(generous) = by_mwm
-                    .iter()
-                    .max_by_key(|m| m.maintenance_work_mem_bytes)
-                    .cloned()
-                else {
-                    continue;
-                };
-                let slower = if best.median > 0.0 {
-                    (generous.median / best.median - 1.0) * 100.0
-                } else {
-                    0.0
-                };
-                let wtxt = if self.params.workers.len() > 1 || workers > 0 {
-                    format!(" ({workers} workers)")
-                } else {
-                    String::new()
-                };
-                let mut f = format!(
-                    "{}{wtxt}: {} fastest ({}, median of {})",
-                    order.name(),
-                    best.maintenance_work_mem,
-                    format_seconds(best.median),
-                    best.n
-                );
-                if generous.maintenance_work_mem_bytes != best.maintenance_work_mem_bytes {
-                    f.push_str(&format!(
-                        "; {} is {:.0}% slower",
-                        generous.maintenance_work_mem, slower
-                    ));
-                }
-                findings.push(f);
-                for m in by_mwm.iter().filter(|m| m.noisy) {
-                    confounders.push(format!(
-                        "{}{wtxt} at {}: repeats spread {:.0}% (noisy)",
-                        order.name(),
-                        m.maintenance_work_mem,
-                        (m.max - m.min) / m.median * 100.0
-                    ));
-                }
-                groups.push(GroupSummary {
-                    order: *order,
-                    workers,
-                    best_mwm: best.maintenance_work_mem.clone(),
-                    best_seconds: best.median,
-                    most_generous_mwm: generous.maintenance_work_mem.clone(),
-                    most_generous_seconds: generous.median,
-                    most_generous_slower_pct: slower,
-                    by_mwm,
-                });
-            }
-        }
-        let fewer: Vec<String> = self
-            .trials
-            .iter()
-            .filter(|t| t.workers_launched < t.workers_requested)
-            .map(|t| {
-                format!(
-                    "{} workers at {}",
-                    t.workers_requested, t.maintenance_work_mem
-                )
-            })
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        if !fewer.is_empty() {
-            confounders.push(format!(
-                "fewer parallel workers launched than asked for: {} (the server sizes the worker count from the table's size, gives each participant at least 32MB of maintenance_work_mem, and launches fewer when worker slots are busy)",
-                fewer.join(", ")
-            ));
-        }
-        confounders.dedup();
-        self.summary = IndexSummary {
-            groups,
-            confounders,
-            findings,
+/// A report as stored. Records written before verdicts existed carry no per-order findings:
+/// they are summarized again from their trials on load, so old runs read in the same words.
+#[derive(Deserialize)]
+struct StoredReport {
+    params: IndexBuildSpec,
+    datasets: Vec<DatasetInfo>,
+    trials: Vec<IndexTrial>,
+    summary: IndexSummary,
+}
+
+impl From<StoredReport> for IndexBuildReport {
+    fn from(s: StoredReport) -> IndexBuildReport {
+        let mut r = IndexBuildReport {
+            params: s.params,
+            datasets: s.datasets,
+            trials: s.trials,
+            summary: s.summary,
         };
+        if r.summary.orders.is_empty() && r.trials.iter().any(|t| !t.warmup) {
+            let kept = r.summary.confounders.clone();
+            r.summarize(&kept);
+        }
+        r
     }
 }

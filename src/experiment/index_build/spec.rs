@@ -46,7 +46,7 @@ pub const FIELDS: &[FieldDef] = &[
     },
     decision::repeat_field(
         "timed builds per setting (median of these), or auto: until the verdicts are decided",
-        "3",
+        "5",
     ),
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
@@ -397,7 +397,8 @@ mod tests {
         };
         assert_eq!(s.rows, 1_000_000);
         assert_eq!(s.orders, [Order::Sorted, Order::Random]);
-        assert_eq!(s.trials(), 2 * 5 * 3);
+        assert_eq!(s.trials(), 2 * 5 * 5);
+        assert_eq!(s.repeat, Repeat::Fixed(5));
         let again = IndexBuildSpec::parse(&s.to_text()).unwrap();
         assert_eq!(again, s);
     }

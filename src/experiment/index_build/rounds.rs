@@ -1,0 +1,212 @@
+//! Which builds run, in what order: an optional warm-up, then rounds in which every setting
+//! builds once (so drift over the run spreads over all settings instead of favouring one),
+//! shuffled within the sweep when asked. With `repeat = auto`, after the first rounds the
+//! statistics core says which settings of an order are still undecided
+//! ([`crate::measure::finding::needs_more`]) and each further round builds just those once
+//! more, until none is undecided or each has `max-repeat` builds.
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+
+use super::report::IndexBuildReport;
+use super::spec::{IndexBuildSpec, Order};
+use super::summary::sweep_of;
+use crate::measure::finding::needs_more;
+use crate::measure::units::Size;
+use crate::measure::verdict::Better;
+
+/// One build to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// 1-based repeat number of this setting; 0 for the warm-up.
+    pub repeat: u32,
+    pub warmup: bool,
+    pub workers: u32,
+    pub mwm: Size,
+}
+
+/// The first builds of one dataset: an optional warm-up, then `repeat.initial()` rounds of
+/// every setting, shuffled when asked.
+pub fn plan(spec: &IndexBuildSpec) -> Vec<Planned> {
+    let mut timed = Vec::new();
+    for repeat in 1..=spec.repeat.initial() {
+        for &workers in &spec.workers {
+            for m in &spec.mwm {
+                timed.push(Planned {
+                    repeat,
+                    warmup: false,
+                    workers,
+                    mwm: m.clone(),
+                });
+            }
+        }
+    }
+    if spec.shuffle {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed);
+        timed.shuffle(&mut rng);
+    }
+    let mut out = Vec::new();
+    if spec.warmup
+        && let (Some(&workers), Some(m)) = (spec.workers.first(), spec.mwm.first())
+    {
+        out.push(Planned {
+            repeat: 0,
+            warmup: true,
+            workers,
+            mwm: m.clone(),
+        });
+    }
+    out.extend(timed);
+    out
+}
+
+/// Builds per dataset at the most: the warm-up and `repeat.most(max_repeat)` of each setting.
+pub fn most_per_dataset(spec: &IndexBuildSpec) -> usize {
+    let warmup = usize::from(spec.warmup && !spec.workers.is_empty() && !spec.mwm.is_empty());
+    warmup
+        + spec.workers.len() * spec.mwm.len() * spec.repeat.most(spec.decision.max_repeat) as usize
+}
+
+/// With `repeat = auto`: the next round for `order` — one more build of every setting the
+/// core still needs, leaving out those at `max-repeat`. Empty when the order is decided, the
+/// cap is reached, or the repeat count is fixed.
+pub fn next_round(report: &IndexBuildReport, order: Order) -> Vec<Planned> {
+    let spec = &report.params;
+    if !spec.repeat.is_auto() {
+        return Vec::new();
+    }
+    let most = spec.repeat.most(spec.decision.max_repeat) as usize;
+    let (trials, refs) = sweep_of(report, order);
+    let need = needs_more(&trials, Better::Lower, &spec.decision.rules());
+    let mut round: Vec<Planned> = need
+        .into_iter()
+        .filter(|&i| trials[i].values.len() < most)
+        .map(|i| Planned {
+            repeat: trials[i].values.len() as u32 + 1,
+            warmup: false,
+            workers: refs[i].workers,
+            mwm: Size {
+                text: refs[i].maintenance_work_mem.clone(),
+                bytes: refs[i].maintenance_work_mem_bytes,
+            },
+        })
+        .collect();
+    if spec.shuffle {
+        let done = trials.iter().map(|t| t.values.len() as u64).sum::<u64>();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed ^ done);
+        round.shuffle(&mut rng);
+    }
+    round
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::ExperimentSpec;
+
+    /// A spec from these fields and the defaults of the rest.
+    fn parse(p: &ParamText) -> IndexBuildSpec {
+        match crate::experiment::ExperimentKind::IndexBuild.parse_spec(p) {
+            Ok(ExperimentSpec::IndexBuild(s)) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+    use crate::experiment::decision::Repeat;
+    use crate::experiment::field::ParamText;
+    use crate::experiment::index_build::IndexTrial;
+
+    fn spec(pairs: &[(&str, &str)]) -> IndexBuildSpec {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parse(&p)
+    }
+
+    fn trial(order: Order, mwm: &Size, repeat: u32, seconds: f64) -> IndexTrial {
+        IndexTrial {
+            order,
+            rows: 1000,
+            key_type: "int4".into(),
+            maintenance_work_mem: mwm.text.clone(),
+            maintenance_work_mem_bytes: mwm.bytes,
+            workers_requested: 0,
+            workers_launched: 0,
+            repeat,
+            warmup: false,
+            seconds,
+            phase_seconds: Default::default(),
+            index_bytes: 1,
+            temp_bytes: 0,
+            checkpoint: true,
+            sort: None,
+        }
+    }
+
+    /// Run the rounds as the engine does, with `time(setting, repeat)` as the build.
+    fn simulate(spec: &IndexBuildSpec, time: impl Fn(usize, u32) -> f64) -> IndexBuildReport {
+        let mut r = IndexBuildReport::new(spec);
+        let order = spec.orders[0];
+        let index = |m: &Size| spec.mwm.iter().position(|x| x == m).unwrap();
+        let mut round = plan(spec);
+        while !round.is_empty() {
+            for p in &round {
+                r.trials.push(trial(
+                    order,
+                    &p.mwm,
+                    p.repeat,
+                    time(index(&p.mwm), p.repeat),
+                ));
+            }
+            round = next_round(&r, order);
+        }
+        r
+    }
+
+    #[test]
+    fn rounds_interleave_every_setting() {
+        let s = spec(&[("mwm", "1MB,16MB"), ("workers", "0,2"), ("repeat", "2")]);
+        let p = plan(&s);
+        let key = |p: &Planned| (p.repeat, p.workers, p.mwm.text.clone());
+        let keys: Vec<_> = p.iter().map(key).collect();
+        assert_eq!(keys[..4].iter().filter(|k| k.0 == 1).count(), 4);
+        assert_eq!(keys.len(), 8);
+        assert_eq!(most_per_dataset(&s), 8);
+        let s = spec(&[("mwm", "1MB,16MB"), ("repeat", "auto"), ("max-repeat", "7")]);
+        assert_eq!(s.repeat, Repeat::Auto);
+        assert_eq!(plan(&s).len(), 6);
+        assert_eq!(most_per_dataset(&s), 14);
+    }
+
+    #[test]
+    fn auto_adds_rounds_until_decided() {
+        // 1MB takes twice as long: decided as soon as the counts can reach 95% (4 each).
+        let s = spec(&[("mwm", "1MB,64MB"), ("repeat", "auto"), ("order", "random")]);
+        let r = simulate(
+            &s,
+            |i, rep| if i == 0 { 2.0 } else { 1.0 } + rep as f64 * 0.001,
+        );
+        assert_eq!(r.trials.iter().filter(|t| t.repeat == 4).count(), 2);
+        assert_eq!(r.trials.len(), 8);
+        assert!(next_round(&r, Order::Random).is_empty());
+    }
+
+    #[test]
+    fn auto_stops_at_max_repeat() {
+        // A strict confidence (99.5%) needs 6 per setting; the cap of 5 stops it first.
+        let s = spec(&[
+            ("mwm", "1MB,64MB,256MB"),
+            ("repeat", "auto"),
+            ("max-repeat", "5"),
+            ("confidence", "99.5%"),
+            ("order", "random"),
+        ]);
+        let r = simulate(&s, |i, rep| 1.0 + i as f64 * 0.01 + rep as f64 * 0.003);
+        assert_eq!(r.trials.len(), 15);
+        assert!(r.trials.iter().all(|t| t.repeat <= 5));
+        // A fixed count never adds rounds.
+        let s = spec(&[("mwm", "1MB,64MB"), ("repeat", "3"), ("order", "random")]);
+        let r = simulate(&s, |_, _| 1.0);
+        assert_eq!(r.trials.len(), 6);
+    }
+}

@@ -1,0 +1,402 @@
+//! The index-build summary: per order, every (workers, maintenance_work_mem) setting that ran
+//! is one setting of a sweep, ranked cheapest first (fewer workers, then less memory), and the
+//! statistics core decides it (see [`crate::measure`]): each setting's median with its
+//! interval, the best group, the winner or the cheapest setting that is as good, or too few
+//! trials. The findings are the core's sentences prefixed with the order.
+
+use std::collections::BTreeSet;
+
+use super::report::{
+    GroupSummary, IndexBuildReport, IndexSummary, MwmStat, OrderSummary, SettingRef,
+};
+use super::spec::{IndexBuildSpec, Order};
+use crate::measure::finding::{SettingTrials, decide};
+use crate::measure::stats::Summary;
+use crate::measure::units::{Size, format_seconds};
+use crate::measure::verdict::Better;
+
+/// The settings of one order, cheapest first: fewer workers, then less memory.
+pub fn settings(spec: &IndexBuildSpec) -> Vec<(u32, Size)> {
+    let mut out: Vec<(u32, Size)> = Vec::new();
+    for &w in &spec.workers {
+        for m in &spec.mwm {
+            if !out.iter().any(|(ow, om)| *ow == w && om.bytes == m.bytes) {
+                out.push((w, m.clone()));
+            }
+        }
+    }
+    out.sort_by_key(|(w, m)| (*w, m.bytes));
+    out
+}
+
+/// Whether labels and lines name the worker count (more than one, or a parallel one).
+pub fn shows_workers(spec: &IndexBuildSpec) -> bool {
+    spec.workers.len() > 1 || spec.workers.iter().any(|&w| w > 0)
+}
+
+/// A setting's name in findings: `64MB`, or `64MB ×2w` when workers vary.
+pub fn setting_label(spec: &IndexBuildSpec, workers: u32, mwm: &str) -> String {
+    if shows_workers(spec) {
+        format!("{mwm} ×{workers}w")
+    } else {
+        mwm.to_string()
+    }
+}
+
+/// The timed seconds of one setting of one order.
+pub fn seconds_of(report: &IndexBuildReport, order: Order, workers: u32, bytes: u64) -> Vec<f64> {
+    report
+        .trials
+        .iter()
+        .filter(|t| {
+            !t.warmup
+                && t.order == order
+                && t.workers_requested == workers
+                && t.maintenance_work_mem_bytes == bytes
+        })
+        .map(|t| t.seconds)
+        .collect()
+}
+
+/// The trials of every setting of `order` that ran at least once, cheapest first, with what
+/// each stands for.
+pub fn sweep_of(report: &IndexBuildReport, order: Order) -> (Vec<SettingTrials>, Vec<SettingRef>) {
+    let spec = &report.params;
+    let mut trials = Vec::new();
+    let mut refs = Vec::new();
+    for (rank, (w, m)) in settings(spec).into_iter().enumerate() {
+        let values = seconds_of(report, order, w, m.bytes);
+        if values.is_empty() {
+            continue;
+        }
+        trials.push(SettingTrials {
+            label: setting_label(spec, w, &m.text),
+            cost_rank: rank,
+            values,
+        });
+        refs.push(SettingRef {
+            workers: w,
+            maintenance_work_mem: m.text,
+            maintenance_work_mem_bytes: m.bytes,
+        });
+    }
+    (trials, refs)
+}
+
+impl IndexBuildReport {
+    /// Recompute the summary from the trials so far (also for partial, cancelled runs).
+    pub fn summarize(&mut self, extra_confounders: &[String]) {
+        let rules = self.params.decision.rules();
+        let mut groups = Vec::new();
+        let mut orders = Vec::new();
+        let mut findings = Vec::new();
+        let mut confounders: Vec<String> = extra_confounders.to_vec();
+        for &order in &self.params.orders {
+            let (trials, refs) = sweep_of(self, order);
+            if trials.is_empty() {
+                continue;
+            }
+            let finding = decide(&trials, Better::Lower, &rules);
+            findings.push(format!(
+                "{}: {}",
+                order.name(),
+                finding.sentence_with(&format_seconds)
+            ));
+            let mut workers: Vec<u32> = refs.iter().map(|r| r.workers).collect();
+            workers.dedup();
+            for w in workers {
+                let by_mwm: Vec<MwmStat> = refs
+                    .iter()
+                    .zip(&finding.settings)
+                    .zip(&trials)
+                    .filter(|((r, _), _)| r.workers == w)
+                    .filter_map(|((r, s), t)| {
+                        let e = s.estimate?;
+                        let noisy = Summary::of(&t.values).is_some_and(|s| s.is_noisy());
+                        Some(MwmStat {
+                            maintenance_work_mem: r.maintenance_work_mem.clone(),
+                            maintenance_work_mem_bytes: r.maintenance_work_mem_bytes,
+                            n: e.n,
+                            median: e.median,
+                            min: e.min,
+                            max: e.max,
+                            ci_low: e.ci_low,
+                            ci_high: e.ci_high,
+                            level: e.level,
+                            vs_best: s.vs_best.as_ref().map(|c| c.verdict),
+                            tied_best: finding.tie_group.contains(&s.label),
+                            noisy,
+                        })
+                    })
+                    .collect();
+                let wtxt = if shows_workers(&self.params) {
+                    format!(" ({w} workers)")
+                } else {
+                    String::new()
+                };
+                for m in by_mwm.iter().filter(|m| m.noisy) {
+                    confounders.push(format!(
+                        "{}{wtxt} at {}: repeats spread {:.0}% (noisy)",
+                        order.name(),
+                        m.maintenance_work_mem,
+                        (m.max - m.min) / m.median * 100.0
+                    ));
+                }
+                groups.push(GroupSummary {
+                    order,
+                    workers: w,
+                    by_mwm,
+                });
+            }
+            orders.push(OrderSummary {
+                order,
+                settings: refs,
+                finding,
+            });
+        }
+        let fewer: BTreeSet<String> = self
+            .trials
+            .iter()
+            .filter(|t| t.workers_launched < t.workers_requested)
+            .map(|t| {
+                format!(
+                    "{} workers at {}",
+                    t.workers_requested, t.maintenance_work_mem
+                )
+            })
+            .collect();
+        if !fewer.is_empty() {
+            confounders.push(format!(
+                "fewer parallel workers launched than asked for: {} (the server sizes the worker count from the table's size, gives each participant at least 32MB of maintenance_work_mem, and launches fewer when worker slots are busy)",
+                fewer.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        confounders.retain(|c| seen.insert(c.clone()));
+        self.summary = IndexSummary {
+            groups,
+            orders,
+            confounders,
+            findings,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::ExperimentSpec;
+
+    /// A spec from these fields and the defaults of the rest.
+    fn parse(p: &ParamText) -> IndexBuildSpec {
+        match crate::experiment::ExperimentKind::IndexBuild.parse_spec(p) {
+            Ok(ExperimentSpec::IndexBuild(s)) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+    use crate::experiment::field::ParamText;
+    use crate::experiment::index_build::IndexTrial;
+    use crate::measure::verdict::Verdict;
+
+    fn report(pairs: &[(&str, &str)], timings: &[(Order, u32, &str, &[f64])]) -> IndexBuildReport {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let spec = parse(&p);
+        let mut r = IndexBuildReport::new(&spec);
+        for (order, workers, mwm, secs) in timings {
+            let m = spec.mwm.iter().find(|m| m.text == *mwm).unwrap();
+            for (i, s) in secs.iter().enumerate() {
+                r.trials.push(IndexTrial {
+                    order: *order,
+                    rows: spec.rows,
+                    key_type: "int4".into(),
+                    maintenance_work_mem: m.text.clone(),
+                    maintenance_work_mem_bytes: m.bytes,
+                    workers_requested: *workers,
+                    workers_launched: *workers,
+                    repeat: i as u32 + 1,
+                    warmup: false,
+                    seconds: *s,
+                    phase_seconds: Default::default(),
+                    index_bytes: 1,
+                    temp_bytes: 0,
+                    checkpoint: true,
+                    sort: None,
+                });
+            }
+        }
+        r.summarize(&[]);
+        r
+    }
+
+    const A: [f64; 5] = [1.00, 1.02, 0.99, 1.01, 0.98];
+    const B: [f64; 5] = [1.01, 0.98, 1.00, 1.02, 0.99];
+
+    #[test]
+    fn a_tie_names_no_winner_and_recommends_nothing() {
+        let r = report(
+            &[("order", "random"), ("mwm", "64MB,65MB")],
+            &[
+                (Order::Random, 0, "64MB", &A),
+                (Order::Random, 0, "65MB", &B),
+            ],
+        );
+        let o = &r.summary.orders[0];
+        assert_eq!(o.finding.verdict, Some(Verdict::NoSignificantDifference));
+        assert_eq!(
+            (o.finding.winner.clone(), o.finding.recommendation.clone()),
+            (None, None)
+        );
+        assert_eq!(
+            r.summary.findings,
+            ["random: no significant difference between 64MB and 65MB"]
+        );
+        let g = &r.summary.groups[0];
+        assert!(g.by_mwm.iter().all(|m| m.tied_best && m.n == 5));
+        // n = 5 cannot reach 95% for one median: the interval is [min, max] at 93.75%.
+        let m = &g.by_mwm[0];
+        assert_eq!((m.ci_low, m.ci_high, m.level), (0.98, 1.02, 0.9375));
+        assert_eq!(g.by_mwm[1].vs_best, Some(Verdict::NoSignificantDifference));
+    }
+
+    #[test]
+    fn a_clear_winner_is_faster_and_the_others_slower() {
+        let slow: Vec<f64> = A.iter().map(|x| x * 1.5).collect();
+        let r = report(
+            &[("order", "sorted,random"), ("mwm", "1MB,64MB")],
+            &[
+                (Order::Sorted, 0, "1MB", &slow),
+                (Order::Sorted, 0, "64MB", &B),
+            ],
+        );
+        // Random never ran: only sorted is summarized.
+        assert_eq!(r.summary.orders.len(), 1);
+        let f = &r.summary.orders[0].finding;
+        assert_eq!(f.winner.as_deref(), Some("64MB"));
+        assert_eq!(f.verdict, Some(Verdict::Faster));
+        assert_eq!(
+            r.summary.findings,
+            ["sorted: 64MB faster than every other setting (1.0 s [980 ms, 1.0 s] vs next 1.5 s)"]
+        );
+        let by = &r.summary.groups[0].by_mwm;
+        assert_eq!(by[0].vs_best, Some(Verdict::Slower));
+        assert!(!by[0].tied_best && by[1].tied_best && by[1].vs_best.is_none());
+        let json = serde_json::to_value(&r.summary).unwrap();
+        assert_eq!(json["orders"][0]["finding"]["verdict"], "faster");
+        assert_eq!(json["groups"][0]["by_mwm"][0]["vs_best"], "slower");
+        for key in ["n", "median", "ci_low", "ci_high", "level"] {
+            assert!(json["groups"][0]["by_mwm"][1][key].is_number(), "{key}");
+        }
+    }
+
+    #[test]
+    fn too_few_trials_say_how_many_would_decide() {
+        let r = report(
+            &[("order", "random"), ("mwm", "1MB,64MB"), ("repeat", "3")],
+            &[
+                (Order::Random, 0, "1MB", &[2.0, 2.1, 2.2]),
+                (Order::Random, 0, "64MB", &[1.0, 1.1, 1.2]),
+            ],
+        );
+        assert_eq!(
+            r.summary.findings,
+            ["random: too few trials to decide: 3 per setting, 4 needed at 95%"]
+        );
+        let o = &r.summary.orders[0];
+        assert_eq!(o.finding.more_repeats_needed, Some(4));
+        assert_eq!(o.finding.winner, None);
+    }
+
+    #[test]
+    fn one_setting_has_nothing_to_compare() {
+        let r = report(
+            &[("order", "random"), ("mwm", "64MB")],
+            &[(Order::Random, 0, "64MB", &A)],
+        );
+        assert_eq!(
+            r.summary.findings,
+            ["random: one setting run: nothing to compare"]
+        );
+        assert!(!r.summary.findings[0].contains("fastest"));
+        assert_eq!(r.summary.groups[0].by_mwm[0].vs_best, None);
+    }
+
+    #[test]
+    fn workers_and_memory_are_one_sweep_cheapest_first() {
+        let fast: Vec<f64> = A.iter().map(|x| x * 0.5).collect();
+        let r = report(
+            &[("order", "random"), ("mwm", "64MB,1MB"), ("workers", "2,0")],
+            &[
+                (Order::Random, 2, "64MB", &fast),
+                (Order::Random, 2, "1MB", &A),
+                (Order::Random, 0, "64MB", &B),
+                (Order::Random, 0, "1MB", &A),
+            ],
+        );
+        let o = &r.summary.orders[0];
+        let labels: Vec<&str> = o
+            .finding
+            .settings
+            .iter()
+            .map(|s| s.label.as_str())
+            .collect();
+        assert_eq!(labels, ["1MB ×0w", "64MB ×0w", "1MB ×2w", "64MB ×2w"]);
+        assert_eq!(o.finding.winner.as_deref(), Some("64MB ×2w"));
+        assert_eq!(o.setting("64MB ×2w").map(|s| s.workers), Some(2));
+        let groups: Vec<(u32, usize)> = r
+            .summary
+            .groups
+            .iter()
+            .map(|g| (g.workers, g.by_mwm.len()))
+            .collect();
+        assert_eq!(groups, [(0, 2), (2, 2)]);
+        // 0 workers: 1MB and 64MB tie with each other but are both slower than the winner.
+        assert!(r.summary.groups[0].by_mwm.iter().all(|m| !m.tied_best));
+    }
+
+    #[test]
+    fn noisy_repeats_stay_a_confounder() {
+        let r = report(
+            &[("order", "random"), ("mwm", "1MB,64MB")],
+            &[
+                (Order::Random, 0, "1MB", &[1.0, 1.3, 1.0, 1.0, 1.0]),
+                (Order::Random, 0, "64MB", &A),
+            ],
+        );
+        assert_eq!(
+            r.summary.confounders,
+            ["random at 1MB: repeats spread 30% (noisy)"]
+        );
+        let again = {
+            let mut r = r.clone();
+            r.summarize(&r.summary.confounders.clone());
+            r
+        };
+        assert_eq!(again.summary, r.summary);
+    }
+
+    #[test]
+    fn records_from_before_verdicts_are_summarized_on_load() {
+        let r = report(
+            &[("order", "random"), ("mwm", "64MB,65MB")],
+            &[
+                (Order::Random, 0, "64MB", &A),
+                (Order::Random, 0, "65MB", &B),
+            ],
+        );
+        let mut old = serde_json::to_value(&r).unwrap();
+        let summary = old["summary"].as_object_mut().unwrap();
+        summary.remove("orders");
+        summary.insert(
+            "findings".into(),
+            serde_json::json!(["random: 64MB fastest"]),
+        );
+        let back: IndexBuildReport = serde_json::from_value(old).unwrap();
+        assert_eq!(back, r);
+        let same: IndexBuildReport =
+            serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(same, r);
+    }
+}
