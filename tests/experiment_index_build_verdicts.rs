@@ -192,7 +192,8 @@ async fn one_setting_has_nothing_to_compare() {
 #[tokio::test]
 async fn repeat_auto_stops_by_max_repeat_and_records_each_count() {
     let _one = ONE_AT_A_TIME.lock().await;
-    // At 95% every verdict is decided once each setting has 4 builds: auto stops there.
+    // At 95% a verdict can be reached with 4 builds a side; auto stops there when decided,
+    // else at max-repeat.
     let (r, description, total) = run(
         spec(&[
             ("rows", "20k"),
@@ -224,13 +225,14 @@ async fn repeat_auto_stops_by_max_repeat_and_records_each_count() {
                 .filter(|t| t.order == o && t.maintenance_work_mem == s.label)
                 .count();
             assert_eq!(n, built);
-            assert_eq!(n, 4, "{}: {n}", s.label);
+            // 4 a side is the first count that can decide at 95%; a tie whose interval
+            // still allows more than 5% keeps auto measuring, up to the cap.
+            assert!((4..=6).contains(&n), "{}: {n}", s.label);
         }
     }
     assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("repeat auto: 4 builds per setting in 4 rounds, decided")),
+        r.notes.iter().any(|n| n.contains("repeat auto: ")
+            && (n.contains(", decided") || n.contains("stopped at max-repeat 6"))),
         "{:?}",
         r.notes
     );

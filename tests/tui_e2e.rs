@@ -162,7 +162,7 @@ fn the_tui_runs_in_a_real_terminal_and_leaves_it_clean() {
     // All panes, with live values: a server version, readings that have numbers.
     let s = wait_ready(&tmux);
     println!("the screen at 100×30:\n{s}");
-    assert!(s.contains("maintenance_wm"), "{s}");
+    assert!(s.contains("mwm"), "{s}");
     assert!(s.contains("q quit"), "{s}");
 
     tmux.keys(&["?"]);

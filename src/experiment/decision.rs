@@ -101,7 +101,6 @@ impl std::fmt::Display for Repeat {
 pub const fn repeat_field(help: &'static str, default: &'static str) -> FieldDef {
     FieldDef {
         key: "repeat",
-        label: "repeat",
         help,
         default,
         kind: FieldKind::Count,
@@ -110,7 +109,6 @@ pub const fn repeat_field(help: &'static str, default: &'static str) -> FieldDef
 
 pub const MAX_REPEAT: FieldDef = FieldDef {
     key: "max-repeat",
-    label: "max repeat",
     help: "with repeat auto: trials per setting at the most",
     default: "10",
     kind: FieldKind::Count,
@@ -118,7 +116,6 @@ pub const MAX_REPEAT: FieldDef = FieldDef {
 
 pub const MIN_EFFECT: FieldDef = FieldDef {
     key: "min-effect",
-    label: "min effect",
     help: "smallest difference called faster/slower, in percent (5%)",
     default: "5%",
     kind: FieldKind::Percent,
@@ -126,7 +123,6 @@ pub const MIN_EFFECT: FieldDef = FieldDef {
 
 pub const CONFIDENCE: FieldDef = FieldDef {
     key: "confidence",
-    label: "confidence",
     help: "confidence of every interval and verdict, in percent (95%)",
     default: "95%",
     kind: FieldKind::Percent,

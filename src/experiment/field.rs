@@ -32,10 +32,9 @@ pub enum FieldKind {
 /// One editable parameter of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldDef {
-    /// The key in presets and the long flag name (`--mwm`).
+    /// The field's one name: the key in presets, the long flag (`--mwm`), the editor's label
+    /// and the prefix of its errors.
     pub key: &'static str,
-    /// Short label in the editor.
-    pub label: &'static str,
     pub help: &'static str,
     pub default: &'static str,
     pub kind: FieldKind,
