@@ -252,3 +252,86 @@ fn sigterm_leaves_cleanly_too() {
     drop(tmux);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The position indicator of a scrolled table, e.g. " 1–6/50": (first row, rows in all).
+fn scroll_position(s: &str) -> Option<(usize, usize)> {
+    s.lines().find_map(|l| {
+        let (_, tail) = l.rsplit_once('–')?;
+        let (_, before) = l.rsplit_once('–')?.0.rsplit_once(' ')?;
+        let first: usize = before.trim().parse().ok()?;
+        let total: usize = tail
+            .split('/')
+            .nth(1)?
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .ok()?;
+        Some((first, total))
+    })
+}
+
+/// At 80×24 over a real sweep: the run pane scrolls with the keys and switches to the chart.
+#[test]
+fn at_80x24_the_run_pane_scrolls_and_shows_the_chart() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = common::temp_dir("tuiscroll");
+    let tmux = start(&dir, "scroll");
+    wait_ready(&tmux);
+    tmux.cmd(&["resize-window", "-t", "e2e", "-x", "80", "-y", "24"]);
+    // A small sweep: 20k rows, two memory settings, four builds each, one order.
+    for (field_down, value) in [(0, "20k"), (2, "random"), (1, "16MB,64MB"), (2, "4")] {
+        for _ in 0..field_down {
+            tmux.keys(&["Down"]);
+        }
+        tmux.keys(&["Enter", "C-u"]);
+        tmux.keys(&["-l", value]);
+        tmux.keys(&["Enter"]);
+    }
+    tmux.wait_for("the small sweep's cost", Duration::from_secs(10), |s| {
+        s.contains("8 trials")
+    });
+    tmux.keys(&["s"]);
+    let s = tmux.wait_for("the sweep to finish", Duration::from_secs(120), |s| {
+        s.contains("finished in")
+    });
+    println!("after the sweep at 80×24:\n{s}");
+    // v: summary → trials; the table of 8 trials does not fit and scrolls with the keys.
+    tmux.keys(&["v"]);
+    let s = tmux.wait_for("the trials view", Duration::from_secs(10), |s| {
+        s.contains("trials") && scroll_position(s).is_some()
+    });
+    let (first, total) = scroll_position(&s).unwrap();
+    assert_eq!(total, 8, "{s}");
+    tmux.keys(&["Home"]);
+    let top = tmux.wait_for("the top of the table", Duration::from_secs(10), |s| {
+        scroll_position(s).is_some_and(|(f, _)| f == 1)
+    });
+    tmux.keys(&["j"]);
+    tmux.wait_for("one row down", Duration::from_secs(10), |s| {
+        scroll_position(s).is_some_and(|(f, _)| f == 2)
+    });
+    tmux.keys(&["End"]);
+    tmux.wait_for("the end of the table", Duration::from_secs(10), |s| {
+        scroll_position(s).is_some_and(|(f, _)| f >= first.max(2))
+    });
+    // k scrolls back up and does not leave the pane.
+    tmux.keys(&["k"]);
+    let s = tmux.wait_for("one row up", Duration::from_secs(10), |s| {
+        scroll_position(s).is_some()
+    });
+    assert!(s.contains("trials"), "{s}\n(top was)\n{top}");
+    // v again: the chart, with its axis.
+    tmux.keys(&["v"]);
+    let s = tmux.wait_for("the chart view", Duration::from_secs(10), |s| {
+        s.contains("chart") && s.contains("MB")
+    });
+    println!("the chart at 80×24:\n{s}");
+    assert!(s.lines().count() <= 24 && s.lines().all(|l| l.chars().count() <= 80));
+    tmux.keys(&["q"]);
+    assert_left_clean(&tmux, &dir);
+    drop(tmux);
+    let _ = std::fs::remove_dir_all(&dir);
+}
