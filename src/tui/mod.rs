@@ -40,6 +40,8 @@ mod render_tests;
 mod run_tests;
 #[cfg(test)]
 mod update_tests;
+#[cfg(test)]
+mod wrap_tests;
 
 use std::time::{Duration, Instant};
 

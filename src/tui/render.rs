@@ -94,7 +94,16 @@ fn rows(app: &App, area: Rect) -> ([Rect; 5], Vec<String>) {
     let notice: Vec<String> = app
         .notice
         .as_ref()
-        .map(|n| wrap(&n.text, area.width.saturating_sub(2) as usize, 2))
+        // A refusal or a failure is what the user must read next: it gets up to four lines,
+        // so its advice is never cut off; other notices two.
+        .map(|n| {
+            let most = if matches!(n.level, Level::Error | Level::Warn) {
+                4
+            } else {
+                2
+            };
+            wrap(&n.text, area.width.saturating_sub(2) as usize, most)
+        })
         .unwrap_or_default();
     // Narrow panes stack their readings one to a row: give them two more rows when the
     // height allows (the parameters scroll).
@@ -206,10 +215,15 @@ fn lower_tabs(app: &App, f: &mut Frame, area: Rect) {
 /// the space inside it.
 pub fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16) -> Rect {
     let theme = app.theme;
-    let w = area.width.saturating_sub(2).min(max_w);
+    let w = overlay_width(area.width, max_w);
     let h = area.height.saturating_sub(2);
     let rect = Rect::new(area.x + (area.width - w) / 2, area.y, w, h);
     framed(f, rect, title, theme.focused_border(), theme)
+}
+
+/// The outer width of an overlay box on a screen `screen_w` wide (its text has 2 fewer).
+pub fn overlay_width(screen_w: u16, max_w: u16) -> u16 {
+    screen_w.saturating_sub(2).min(max_w)
 }
 
 /// Clear `rect`, draw a double border titled `title` around it, and return the space inside

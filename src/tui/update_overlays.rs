@@ -253,8 +253,12 @@ pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
     let page = app.size.1.saturating_sub(6).max(1) as isize;
     let up = is_up(app, key);
     let down = is_down(app, key);
+    // The text columns of the overlay (its box less the borders).
+    let view_cols = crate::tui::render::overlay_width(app.size.0, 200).saturating_sub(2) as usize;
     if let Some(v) = app.runs.view.as_mut() {
         match key.code {
+            KeyCode::Left => v.hscroll_by(-(HSTEP as isize), view_cols),
+            KeyCode::Right => v.hscroll_by(HSTEP as isize, view_cols),
             KeyCode::PageUp => v.scroll_by(-page),
             KeyCode::PageDown => v.scroll_by(page),
             KeyCode::Home => v.scroll = 0,
@@ -277,7 +281,13 @@ pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
     }
     match key.code {
         KeyCode::Left => app.runs.hscroll = app.runs.hscroll.saturating_sub(HSTEP),
-        KeyCode::Right => app.runs.hscroll = (app.runs.hscroll + HSTEP).min(200),
+        KeyCode::Right => {
+            // Never past the table's right edge (the rows have a 2-column marker).
+            let table = crate::report::history_table::list_table(&app.runs.shown());
+            let widest = table.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            let max = widest.saturating_sub(view_cols.saturating_sub(2));
+            app.runs.hscroll = (app.runs.hscroll + HSTEP).min(max);
+        }
         KeyCode::Char('f') => app.runs.cycle_filter(),
         KeyCode::Enter => {
             if let Some(r) = app.runs.selected_run() {

@@ -18,6 +18,8 @@ pub struct TextView {
     pub title: String,
     pub lines: Vec<String>,
     pub scroll: usize,
+    /// Columns scrolled off to the left (←/→), for tables wider than the screen.
+    pub hscroll: usize,
 }
 
 impl TextView {
@@ -26,7 +28,23 @@ impl TextView {
             title,
             lines: text.lines().map(str::to_string).collect(),
             scroll: 0,
+            hscroll: 0,
         }
+    }
+
+    /// The widest line, in characters.
+    pub fn width(&self) -> usize {
+        self.lines
+            .iter()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Move by `by` columns (negative: left), never past the widest line's end.
+    pub fn hscroll_by(&mut self, by: isize, view_cols: usize) {
+        let max = self.width().saturating_sub(view_cols);
+        self.hscroll = self.hscroll.saturating_add_signed(by).min(max);
     }
 
     /// Move by `by` lines (negative: up), staying within the text.
@@ -231,13 +249,17 @@ fn render_view(app: &App, f: &mut Frame, area: Rect, v: &TextView) {
         .iter()
         .skip(v.scroll)
         .take(room)
-        .map(|l| Line::styled(fit(l, cols), theme.plain()))
+        .map(|l| {
+            let shifted: String = l.chars().skip(v.hscroll).collect();
+            Line::styled(fit(&shifted, cols), theme.plain())
+        })
         .collect();
     while lines.len() < room {
         lines.push(Line::default());
     }
+    let sideways = if v.width() > cols { " ←→" } else { "" };
     let pos = format!(
-        "lines {}–{} of {} · ↑↓ PgUp PgDn scroll · Esc back",
+        "lines {}–{} of {} · ↑↓ PgUp PgDn{sideways} scroll · Esc back",
         (v.scroll + 1).min(v.lines.len()),
         (v.scroll + room).min(v.lines.len()),
         v.lines.len()

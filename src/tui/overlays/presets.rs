@@ -145,9 +145,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             .max()
             .unwrap_or(0)
             .min(cols / 3);
-        // Two lines an entry; scroll so the selected one shows.
+        // Two lines an entry, the selected one's description in full (wrapped); scroll so the
+        // selected one shows.
         let per = 2;
-        let visible = (room / per).max(1);
+        let desc =
+            |e: &PresetEntry, n: usize| wrap(&e.preset.description, cols.saturating_sub(4), n);
+        let extra = st
+            .entries
+            .get(st.selected)
+            .map_or(0, |e| desc(e, 4).len().saturating_sub(1));
+        let visible = (room.saturating_sub(extra) / per).max(1);
         let first = st.selected.saturating_sub(visible - 1);
         for (i, e) in st.entries.iter().enumerate().skip(first).take(visible) {
             let sel = i == st.selected;
@@ -163,10 +170,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 Span::styled(marker, theme.key()),
                 Span::styled(fit(&head, cols.saturating_sub(2)), style),
             ]));
-            lines.push(Line::styled(
-                fit(&format!("    {}", e.preset.description), cols),
-                theme.dim(),
-            ));
+            if sel {
+                for l in desc(e, 4) {
+                    lines.push(Line::styled(format!("    {l}"), theme.dim()));
+                }
+            } else {
+                lines.push(Line::styled(
+                    fit(&format!("    {}", e.preset.description), cols),
+                    theme.dim(),
+                ));
+            }
         }
     }
     while lines.len() < room {
