@@ -13,7 +13,7 @@ use crate::host::HostSnapshot;
 use crate::host::probe::{
     FsyncResult, FsyncSpec, SeqWriteResult, SeqWriteSpec, fsync_latency, seq_write,
 };
-use crate::measure::units::{format_bytes, parse_duration, parse_size};
+use crate::measure::units::{format_bytes, format_bytes_short, parse_duration, parse_size};
 use crate::server::{ServerSnapshot, snapshot};
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
@@ -191,8 +191,8 @@ fn text(r: &ProbeReport) -> String {
         h.cpu_model,
         h.physical_cores.map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
         h.logical_cores,
-        format_bytes(h.total_memory),
-        format_bytes(h.available_memory),
+        format_bytes_short(h.total_memory as f64),
+        format_bytes_short(h.available_memory as f64),
         h.load[0],
         h.load[1],
         h.load[2]

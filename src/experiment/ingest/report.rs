@@ -87,8 +87,8 @@ pub const COLUMNS: &[&str] = &[
     "rows",
     "seconds",
     "rows/s",
-    "p50 ms",
-    "p99 ms",
+    "batch p50 ms",
+    "batch p99 ms",
     "WAL B/row",
 ];
 

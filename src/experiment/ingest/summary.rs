@@ -224,8 +224,26 @@ impl IngestReport {
             return;
         };
         let t = of[0];
+        // The batch latencies cluster at the disk's flush time (or a multiple when commits
+        // queue behind each other): say so when the median batch latency matches it.
+        let p50s: Vec<f64> = of.iter().map(|t| t.latency_ms.p50).collect();
+        let flush_ms = 1000.0 / fs.ops_per_s;
+        let latency = estimate(&p50s, self.params.decision.confidence)
+            .and_then(|l| {
+                let k = (l.median / flush_ms).round();
+                ((1.0..=3.0).contains(&k) && (l.median / (k * flush_ms) - 1.0).abs() <= 0.2)
+                    .then(|| {
+                        format!(
+                            "; a batch (one row and its commit) takes {:.2} ms at the median, {} the disk's {:.2} ms per fsync",
+                            l.median,
+                            if k == 1.0 { "about".to_string() } else { format!("about {k:.0}×") },
+                            flush_ms
+                        )
+                    })
+            })
+            .unwrap_or_default();
         s.findings.push(format!(
-            "insert, sync={}, {}: {} commits/s (median of {}) = {:.0}% of the disk's {} fsyncs/s ({}): every row waits for a WAL flush",
+            "insert, sync={}, {}: {} commits/s (median of {}) = {:.0}% of the disk's {} fsyncs/s ({}): every row waits for a WAL flush{latency}",
             t.synchronous_commit.as_str(),
             verdicts::clients(t.clients),
             rate(e.median),

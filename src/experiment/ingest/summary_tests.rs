@@ -250,3 +250,31 @@ fn sync_fsync_and_decay_findings() {
     assert!(all.contains("fell"), "{all}");
     assert_eq!(r.summary.confounders, ["CHECKPOINT skipped"]);
 }
+
+#[test]
+fn batch_latency_at_the_flush_time_is_explained_by_the_fsync_probe() {
+    let mut p = crate::experiment::ExperimentKind::Ingest.defaults();
+    p.insert("method".to_string(), "insert".to_string());
+    let mut r = IngestReport::new(&IngestSpec::parse(&p).unwrap());
+    r.fsync = Some(FsyncRef {
+        ops_per_s: 250.0,
+        source: "probe".into(),
+    });
+    for (i, ms) in [3.98, 4.00, 4.05, 3.99].into_iter().enumerate() {
+        let mut t = trial(Method::Insert, 1, SyncCommit::On, 1000.0 / ms, i as u32 + 1);
+        t.latency_ms.p50 = ms;
+        r.trials.push(t);
+    }
+    r.summarize(&[]);
+    let all = r.summary.findings.join("\n");
+    assert!(
+        all.contains("a batch (one row and its commit) takes 4.00 ms at the median, about the disk's 4.00 ms per fsync"),
+        "{all}"
+    );
+    // Latencies that have nothing to do with the flush time are not explained by it.
+    for t in r.trials.iter_mut() {
+        t.latency_ms.p50 = 0.6;
+    }
+    r.summarize(&[]);
+    assert!(!r.summary.findings.join("\n").contains("per fsync"));
+}

@@ -172,7 +172,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 .unwrap_or_else(|| "–".into()),
         },
         Metric {
-            label: "mem",
+            label: "mem used",
             series: &st.mem,
             max: total,
             value: last
