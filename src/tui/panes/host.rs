@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::{Metric, Series, metrics_grid, pane_block, plain_line};
+use super::{Metric, Series, framed_pane, metrics_grid, plain_line};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
 use crate::host::{HostSample, HostSnapshot};
 use crate::measure::units::{format_bytes_short, format_count, format_seconds};
@@ -117,9 +117,7 @@ impl HostState {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.host;
     let theme = app.theme;
-    let block = pane_block(app, Focus::Host, &st.title_parts(), area);
-    let inner = block.inner(area);
-    f.render_widget(block, area);
+    let inner = framed_pane(app, f, Focus::Host, &st.title_parts(), area);
     let cols = inner.width as usize;
     let rows = inner.height as usize;
     if rows == 0 || cols == 0 {

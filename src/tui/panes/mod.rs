@@ -14,6 +14,7 @@ pub mod target;
 
 use std::collections::VecDeque;
 
+use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -54,16 +55,19 @@ impl Series {
     }
 }
 
-/// The bordered frame of a pane, its title built from parts that are dropped from the end
-/// when the pane is too narrow for all of them.
-pub fn pane_block<'a>(app: &App, pane: Focus, parts: &[String], area: Rect) -> Block<'a> {
+/// Draw the bordered frame of a pane over `area` and return the space inside it. The title is
+/// built from parts that are dropped from the end when the pane is too narrow for all of them.
+pub fn framed_pane(app: &App, f: &mut Frame, pane: Focus, parts: &[String], area: Rect) -> Rect {
     let title = title_line(
         app.theme,
         pane.title(),
         parts,
         area.width.saturating_sub(4) as usize,
     );
-    pane_frame(app.theme, app.focus == pane, title)
+    let block = pane_frame(app.theme, app.focus == pane, title);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    inner
 }
 
 /// The one frame every pane (and the tabbed Parameters/Run pair) is drawn in: thick and

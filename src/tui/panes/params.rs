@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{pane_block, plain_line};
+use super::{framed_pane, plain_line};
 use crate::experiment::field::FieldErrors;
 use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
 use crate::measure::units::{format_bytes, format_count};
@@ -313,10 +313,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let st = &app.params;
     let theme = app.theme;
     let inner = if title {
-        let block = pane_block(app, Focus::Params, &[st.kind.as_str().to_string()], area);
-        let inner = block.inner(area);
-        f.render_widget(block, area);
-        inner
+        framed_pane(app, f, Focus::Params, &[st.kind.as_str().to_string()], area)
     } else {
         area
     };

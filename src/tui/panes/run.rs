@@ -10,7 +10,7 @@ use ratatui::widgets::{LineGauge, Paragraph};
 
 use super::run_head::{self, Row};
 use super::run_view::{RunView, Scroll};
-use super::{Series, pane_block, results};
+use super::{Series, framed_pane, results};
 use crate::experiment::{
     ExperimentKind, ExperimentSpec, Outcome, Progress, ResultLayout, RunEvent, Sample, TrialRef,
 };
@@ -357,10 +357,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let st = &app.run;
     let theme = app.theme;
     let inner = if title {
-        let block = pane_block(app, Focus::Run, &st.title_parts(), area);
-        let inner = block.inner(area);
-        f.render_widget(block, area);
-        inner
+        framed_pane(app, f, Focus::Run, &st.title_parts(), area)
     } else {
         area
     };

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{Metric, Series, metrics_grid, pane_block, plain_line};
+use super::{Metric, Series, framed_pane, metrics_grid, plain_line};
 use crate::measure::units::{format_bytes_short, format_count};
 use crate::server::snapshot::Rates;
 use crate::server::{Location, ServerSnapshot};
@@ -125,9 +125,7 @@ impl TargetState {
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.target;
     let theme = app.theme;
-    let block = pane_block(app, Focus::Target, &st.title_parts(), area);
-    let inner = block.inner(area);
-    f.render_widget(block, area);
+    let inner = framed_pane(app, f, Focus::Target, &st.title_parts(), area);
     let cols = inner.width as usize;
     let rows = inner.height as usize;
     if rows == 0 || cols == 0 {
