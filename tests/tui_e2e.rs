@@ -180,6 +180,10 @@ fn the_tui_runs_in_a_real_terminal_and_leaves_it_clean() {
         s.contains("Presets") && s.contains("cybertec-10m") && s.contains("shipped")
     });
     tmux.keys(&["Escape"]);
+    // Wait for Esc to land: a key right behind it reads as Alt-key to the terminal.
+    tmux.wait_for("the preset picker to close", Duration::from_secs(10), |s| {
+        !s.contains("Enter load")
+    });
     tmux.keys(&["h"]);
     tmux.wait_for("the history overlay", Duration::from_secs(10), |s| {
         s.contains("History · all experiments") && s.contains("no runs yet")
