@@ -212,6 +212,36 @@ pub fn format_count(n: f64) -> String {
     }
 }
 
+/// A rate (rows/s, tuples/s, commits/s) in three significant digits, the same everywhere:
+/// `4.70k`, `16.1k`, `983k`, `1.23M`, `42.5`, `740`. Counts that must read back exactly
+/// (rows in a parameter) use [`format_count`] instead.
+pub fn format_rate(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let a = v.abs();
+    let (x, suffix) = if a >= 999.5e6 {
+        (v / 1e9, "G")
+    } else if a >= 999.5e3 {
+        (v / 1e6, "M")
+    } else if a >= 999.5 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let ax = x.abs();
+    let s = if ax >= 99.95 || (suffix.is_empty() && ax >= 10.0) {
+        format!("{x:.0}")
+    } else if ax >= 9.995 {
+        format!("{x:.1}")
+    } else if suffix.is_empty() && ax >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    };
+    format!("{s}{suffix}")
+}
+
 /// Parse a duration: `30` (seconds), `30s`, `250ms`, `5min`, `2h`.
 pub fn parse_duration(input: &str) -> Result<Duration, ParseError> {
     let s = input.trim();
@@ -443,5 +473,19 @@ mod tests {
         assert_eq!(format_seconds(8.24), "8.2 s");
         assert_eq!(parse_duration("5min").unwrap().as_secs(), 300);
         assert_eq!(parse_duration("250ms").unwrap().as_millis(), 250);
+    }
+
+    #[test]
+    fn rates_have_three_significant_digits_everywhere() {
+        assert_eq!(format_rate(4704.6), "4.70k");
+        assert_eq!(format_rate(983_100.0), "983k");
+        assert_eq!(format_rate(843_000.0), "843k");
+        assert_eq!(format_rate(16_100.0), "16.1k");
+        assert_eq!(format_rate(1_234_567.0), "1.23M");
+        assert_eq!(format_rate(999_999.0), "1.00M");
+        assert_eq!(format_rate(740.0), "740");
+        assert_eq!(format_rate(42.46), "42");
+        assert_eq!(format_rate(6.04), "6.0");
+        assert_eq!(format_rate(0.5), "0.50");
     }
 }

@@ -3,7 +3,7 @@
 
 use ratatui::text::Span;
 
-use crate::measure::units::{format_bytes_short, format_count, format_seconds};
+use crate::measure::units::{format_bytes_short, format_count, format_rate, format_seconds};
 
 /// Display width of a string (terminal columns).
 pub fn width(s: &str) -> usize {
@@ -194,6 +194,7 @@ fn with_unit_raw(v: f64, unit: &str) -> String {
         "ms" => format_seconds(v / 1000.0),
         "%" | "percent" => format!("{v:.0}%"),
         "" | "count" | "rows" | "n" => format_count(v),
+        rate if rate.ends_with("/s") => format!("{} {rate}", format_rate(v)),
         other => format!("{} {other}", format_count(v)),
     }
 }

@@ -18,7 +18,7 @@ use super::verdicts::{self, Group, Question};
 use crate::measure::finding::{Finding, decide};
 use crate::measure::interval::estimate;
 use crate::measure::rules::Rules;
-use crate::measure::units::format_count;
+use crate::measure::units::format_rate;
 use crate::measure::verdict::{Better, Verdict};
 
 /// One configuration over its trials: rows/s.
@@ -127,7 +127,7 @@ pub struct IngestSummary {
 }
 
 fn rate(v: f64) -> String {
-    format_count(v.round())
+    format_rate(v)
 }
 
 /// The knee of a batch curve from its finding (members in increasing batch).

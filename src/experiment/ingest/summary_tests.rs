@@ -242,7 +242,7 @@ fn sync_fsync_and_decay_findings() {
     );
     r.summarize(&["CHECKPOINT skipped".into()]);
     let all = r.summary.findings.join("\n");
-    assert!(all.contains("23% of the disk's 3200 fsyncs/s"), "{all}");
+    assert!(all.contains("23% of the disk's 3.20k fsyncs/s"), "{all}");
     assert!(
         all.contains("insert at batch 1 ×1 by sync-commit: off faster than every other setting"),
         "{all}"

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use super::plain_line;
 use super::run_view::RunView;
 use crate::experiment::Outcome;
-use crate::measure::units::{format_count, format_seconds};
+use crate::measure::units::{format_rate, format_seconds};
 use crate::tui::app::App;
 use crate::tui::keys::Action;
 use crate::tui::text::{fit, pack, spark, spinner, width, wrap};
@@ -73,7 +73,7 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
         }
         let mut line = pack(&items, cols, " · ", 1).concat();
         if let Some(r) = st.rates.last() {
-            let readout = format!(" · {} {}", format_count(r), st.rate_unit);
+            let readout = format!(" · {} {}", format_rate(r), st.rate_unit);
             let room = cols.saturating_sub(width(&line) + width(&readout) + 1);
             if room >= 4 {
                 line.push_str(&readout);

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{Metric, Series, framed_pane, metrics_grid, plain_line};
-use crate::measure::units::{format_bytes_short, format_count};
+use crate::measure::units::{format_bytes_short, format_rate};
 use crate::server::snapshot::Rates;
 use crate::server::{Location, ServerSnapshot};
 use crate::tui::app::{App, Focus};
@@ -197,7 +197,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             label: "commits/s",
             series: &st.commits,
             max: None,
-            value: rate(r.map(|r| r.commits_per_s), &|v| format_count(v)),
+            value: rate(r.map(|r| r.commits_per_s), &|v| format_rate(v)),
         },
         Metric {
             label: "WAL/s",
