@@ -232,9 +232,7 @@ pub fn format_rate(v: f64) -> String {
     let ax = x.abs();
     let s = if ax >= 99.95 || (suffix.is_empty() && ax >= 10.0) {
         format!("{x:.0}")
-    } else if ax >= 9.995 {
-        format!("{x:.1}")
-    } else if suffix.is_empty() && ax >= 1.0 {
+    } else if ax >= 9.995 || (suffix.is_empty() && ax >= 1.0) {
         format!("{x:.1}")
     } else {
         format!("{x:.2}")
