@@ -4,8 +4,6 @@
 //! of one version against versions, medians with their intervals.
 //!
 //! Versions run on a log axis; the 0-version step sits at the axis start, labelled "0".
-
-use plotters::prelude::SeriesLabelPosition;
 use plotters::style::RGBColor;
 
 use crate::experiment::RunReport;
@@ -164,7 +162,6 @@ fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
         },
         series,
         refs,
-        legend: SeriesLabelPosition::UpperLeft,
     }
 }
 
@@ -214,7 +211,6 @@ fn time_chart(b: &GrowthReport) -> Plot {
         },
         series,
         refs: Vec::new(),
-        legend: SeriesLabelPosition::UpperLeft,
     }
 }
 

@@ -3,8 +3,6 @@
 //! fsync ceiling as a reference line when the run measured it; batch latency p50/p99 against
 //! batch size; rows/s over the seconds of a trial when trials recorded a series.
 
-use plotters::prelude::SeriesLabelPosition;
-
 use crate::experiment::ingest::{ConfigStat, IngestReport, IngestTrial, Method, SyncCommit};
 use crate::measure::units::format_count;
 
@@ -112,7 +110,6 @@ fn rate_chart(b: &IngestReport) -> Option<Plot> {
         },
         series,
         refs,
-        legend: SeriesLabelPosition::LowerRight,
     })
 }
 
@@ -155,7 +152,6 @@ fn latency_chart(b: &IngestReport) -> Option<Plot> {
         },
         series,
         refs: Vec::new(),
-        legend: SeriesLabelPosition::UpperLeft,
     })
 }
 
@@ -212,7 +208,6 @@ fn series_chart(b: &IngestReport) -> Option<Plot> {
         },
         series,
         refs: Vec::new(),
-        legend: SeriesLabelPosition::LowerLeft,
     })
 }
 

@@ -65,7 +65,6 @@ pub struct Plot {
     pub y: Axis,
     pub series: Vec<Series>,
     pub refs: Vec<RefLine>,
-    pub legend: SeriesLabelPosition,
 }
 
 pub const PALETTE: [RGBColor; 10] = [
@@ -203,6 +202,72 @@ pub fn bytes_tick(e: i64) -> String {
 
 type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// Width of the legend panel right of the plot: the legend never hides a line.
+pub const LEGEND_WIDTH: u32 = 330;
+/// Characters of a legend line before it wraps.
+const LEGEND_CHARS: usize = 46;
+
+/// The legend, drawn in its own panel: a sample of each line (solid or dashed, with its
+/// marker) and its name, wrapped.
+struct Legend<'a, 'b> {
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    y: i32,
+}
+
+impl<'a, 'b> Legend<'a, 'b> {
+    fn new(area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>) -> Self {
+        Legend { area, y: 56 }
+    }
+
+    fn entry(
+        &mut self,
+        name: &str,
+        dashed: bool,
+        marker: Option<Marker>,
+        line: ShapeStyle,
+        mark: ShapeStyle,
+    ) -> DrawResult<()> {
+        let y = self.y;
+        let path = vec![(4, y), (30, y)];
+        if dashed {
+            self.area.draw(&DashedPathElement::new(path, 5, 3, line))?;
+        } else {
+            self.area.draw(&PathElement::new(path, line))?;
+        }
+        match marker {
+            Some(Marker::Circle) => self.area.draw(&Circle::new((17, y), 4, mark))?,
+            Some(Marker::Triangle) => self.area.draw(&TriangleMarker::new((17, y), 5, mark))?,
+            Some(Marker::Cross) => self.area.draw(&Cross::new((17, y), 4, mark))?,
+            None => {}
+        }
+        for (i, text) in wrap(name, LEGEND_CHARS).iter().enumerate() {
+            self.area.draw(&Text::new(
+                text.clone(),
+                (38, y - 6 + 15 * i as i32),
+                ("sans-serif", 12).into_font(),
+            ))?;
+            self.y += 15;
+        }
+        self.y += 5;
+        Ok(())
+    }
+}
+
+/// Split `s` into lines of at most `n` characters at spaces (a longer word stays whole).
+fn wrap(s: &str, n: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in s.split(' ') {
+        match out.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= n => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => out.push(word.to_string()),
+        }
+    }
+    out
+}
+
 /// The plot as an SVG document; None when no series has a point.
 pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
     if plot.series.iter().all(|s| s.points.is_empty()) {
@@ -228,9 +293,11 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
     let yl = Layout::new(plot.y.scale, &ys);
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut buf, (WIDTH + LEGEND_WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (area, legend_area) = root.split_horizontally(WIDTH);
+        let mut chart = ChartBuilder::on(&area)
             .caption(&plot.caption, ("sans-serif", 18))
             .margin(16)
             .x_label_area_size(48)
@@ -248,20 +315,12 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
             .light_line_style(RGBColor(240, 240, 240))
             .draw()?;
         let (x0, x1) = (xl.range().start, xl.range().end);
+        let mut legend = Legend::new(&legend_area);
         for r in &plot.refs {
             let y = yl.pos(r.y);
-            let c = r.color;
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(x0, y), (x1, y)],
-                    8,
-                    5,
-                    c.stroke_width(2),
-                ))?
-                .label(r.name.clone())
-                .legend(move |(x, y)| {
-                    DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, c.stroke_width(2))
-                });
+            let style = r.color.stroke_width(2);
+            chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))?;
+            legend.entry(&r.name, true, None, style, style)?;
         }
         for s in &plot.series {
             let pts: Vec<(f64, f64)> = s
@@ -290,30 +349,19 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
             } else {
                 c.filled()
             };
-            let anno = match s.marker {
+            match s.marker {
                 Marker::Circle => {
-                    chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, mark)))?
+                    chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, mark)))?;
                 }
                 Marker::Triangle => {
-                    chart.draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, mark)))?
+                    chart.draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, mark)))?;
                 }
-                Marker::Cross => chart.draw_series(pts.iter().map(|p| Cross::new(*p, 4, mark)))?,
-            };
-            anno.label(s.name.clone());
-            if s.dashed {
-                anno.legend(move |(x, y)| {
-                    DashedPathElement::new(vec![(x, y), (x + 22, y)], 5, 3, line)
-                });
-            } else {
-                anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], line));
+                Marker::Cross => {
+                    chart.draw_series(pts.iter().map(|p| Cross::new(*p, 4, mark)))?;
+                }
             }
+            legend.entry(&s.name, s.dashed, Some(s.marker), line, mark)?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK.mix(0.3))
-            .background_style(WHITE.mix(0.9))
-            .position(plot.legend.clone())
-            .draw()?;
         root.present()?;
     }
     Ok(Some(buf))
@@ -351,5 +399,14 @@ mod tests {
         assert_eq!(l.every, 5);
         assert_eq!(l.label(20.0), "1 MB");
         assert_eq!(l.label(21.0), "");
+    }
+
+    #[test]
+    fn legend_lines_wrap_at_spaces() {
+        assert_eq!(
+            wrap("host RAM 23.5 GB (snapshot: at 12k)", 16),
+            ["host RAM 23.5 GB", "(snapshot: at", "12k)"]
+        );
+        assert_eq!(wrap("short", 16), ["short"]);
     }
 }
