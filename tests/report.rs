@@ -412,3 +412,258 @@ fn json_follows_the_schema_with_intervals_and_verdict_words() {
         4
     );
 }
+
+/// `pglab run EXPERIMENT … --yes` on the test sandbox, then `pglab report last --out`: the
+/// Markdown and every SVG written beside it (name, text).
+fn run_and_report(
+    experiment: &str,
+    args: &[&str],
+    tag: &str,
+) -> (String, Vec<(String, String)>, RunReport) {
+    let lab = common::lab();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let out = lab
+        .command()
+        .args(["--db", &db, "run", experiment, "--yes", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{experiment}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record: RunReport = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let dir = common::temp_dir(tag);
+    let md = dir.join(format!("{tag}.md"));
+    let o = lab
+        .command()
+        .args(["report", &record.run_id, "--out"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let mut svgs = Vec::new();
+    for line in stdout.lines().filter(|l| l.ends_with(".svg")) {
+        let path = line.trim_start_matches("wrote ");
+        let name = Path::new(path).file_name().unwrap().to_string_lossy();
+        svgs.push((name.to_string(), std::fs::read_to_string(path).unwrap()));
+    }
+    let text = std::fs::read_to_string(&md).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    (text, svgs, record)
+}
+
+/// The text elements of an SVG (plotters writes each on its own line after the tag).
+fn svg_texts(svg: &str) -> Vec<String> {
+    let lines: Vec<&str> = svg.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("<text"))
+        .filter_map(|(i, _)| lines.get(i + 1).map(|t| t.trim().to_string()))
+        .collect()
+}
+
+fn assert_chart(name: &str, svg: &str, axes: &[&str], legend: &[String]) {
+    assert_eq!(check_xml(svg), Ok("svg".to_string()), "{name}");
+    let texts = svg_texts(svg);
+    for a in axes {
+        assert!(texts.iter().any(|t| t == a), "{name}: no axis title {a}");
+    }
+    // Long legend entries wrap onto several text lines.
+    let joined = texts.join(" ");
+    for l in legend {
+        assert!(
+            joined.contains(l.as_str()),
+            "{name}: {l} not in the legend: {texts:?}"
+        );
+    }
+}
+
+#[test]
+fn an_ingest_report_has_tables_charts_and_advice_from_a_real_run() {
+    use pglab::experiment::ReportBody;
+    use pglab::report::chart_ingest as ci;
+    let (md, svgs, record) = run_and_report(
+        "ingest",
+        &[
+            "--method",
+            "insert,copy",
+            "--batch",
+            "1,16",
+            "--sync-commit",
+            "on,off",
+            "--rows",
+            "200",
+            "--repeat",
+            "3",
+        ],
+        "ingest",
+    );
+    for needle in [
+        "## What was run",
+        "## Where",
+        "## Results",
+        "![ingest](ingest.svg)",
+        "(ingest-latency.svg)",
+        "### Rows per second by configuration (median over the repeats)",
+        "| method | batch | clients | synchronous_commit | trials | rows/s |",
+        "### Batch curves",
+        "## Summary and recommendation",
+        "Measured with 200 rows per trial",
+        "## Trials",
+    ] {
+        assert!(md.contains(needle), "{needle} missing from:\n{md}");
+    }
+    // The raw reflection of the record (alphabetical JSON fields) is not the report.
+    assert!(
+        !md.contains("rows_per_s") && !md.contains("knee_rows_per_s"),
+        "{md}"
+    );
+    let names: Vec<&str> = svgs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names[..2], ["ingest.svg", "ingest-latency.svg"]);
+    let ReportBody::Ingest(b) = &record.body else {
+        panic!("not ingest")
+    };
+    let mut curves = Vec::new();
+    for m in ["insert", "copy"] {
+        for s in ["on", "off"] {
+            curves.push(format!("{m} · 1 client · sync {s}"));
+        }
+    }
+    let mut legend = curves.clone();
+    if let Some(f) = &b.fsync {
+        legend.push(format!(
+            "fsync ceiling: {} flushes/s = rows/s at one row per commit",
+            pglab::measure::units::format_count(f.ops_per_s.round())
+        ));
+    }
+    assert_chart(
+        "rate",
+        &svgs[0].1,
+        &[ci::BATCH_AXIS, ci::RATE_AXIS],
+        &legend,
+    );
+    let lat: Vec<String> = curves
+        .iter()
+        .flat_map(|c| [format!("{c} · p50"), format!("{c} · p99")])
+        .collect();
+    assert_chart(
+        "latency",
+        &svgs[1].1,
+        &[ci::BATCH_AXIS, ci::LATENCY_AXIS],
+        &lat,
+    );
+}
+
+#[test]
+fn a_growth_report_with_the_uuid_shape_compares_bytes_per_row_with_the_seed() {
+    use pglab::experiment::ReportBody;
+    use pglab::experiment::growth::KeyShape;
+    use pglab::report::chart_growth as cg;
+    let (md, svgs, record) = run_and_report(
+        "growth",
+        &[
+            "--key-shape",
+            "uuid",
+            "--units",
+            "500",
+            "--steps",
+            "0,4,20",
+            "--repeat",
+            "3",
+            "--target-rows",
+            "1M",
+        ],
+        "growth",
+    );
+    let ReportBody::Growth(b) = &record.body else {
+        panic!("not growth")
+    };
+    assert_eq!(b.params.key_shape, KeyShape::Uuid);
+    // Both designs held the same content with UUID keys.
+    assert_eq!(b.summary.same_content, Some(true));
+    let s = b
+        .steps
+        .iter()
+        .filter(|s| s.design.as_str() == "snapshot" && !s.projected)
+        .max_by_key(|s| s.rows)
+        .unwrap();
+    assert_eq!(s.rows, 10_000);
+    let table = s.table_bytes as f64 / s.rows as f64;
+    // A tuple header, three 16-byte UUIDs and a line pointer: the seed's 77 B a row.
+    assert!((70.0..=90.0).contains(&table), "table {table} B/row");
+    let index = s.index_total() as f64 / s.rows as f64;
+    assert!((60.0..=200.0).contains(&index), "indexes {index} B/row");
+    for needle in [
+        "### The decision at 2000 versions",
+        "indexes fit in RAM",
+        "(key-shape uuid): table",
+        "(seed ≈ 77 B)",
+        "(seed ≈ 180 B at 1000 versions × 10k units)",
+        "B-tree deduplication",
+        "### Steps",
+        "| design | versions | rows |",
+        "### ranges against snapshot",
+    ] {
+        assert!(md.contains(needle), "{needle} missing from:\n{md}");
+    }
+    assert!(
+        md.contains("points to **ranges**") || md.contains("A trade-off"),
+        "{md}"
+    );
+    let names: Vec<&str> = svgs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["growth.svg", "growth-time.svg"]);
+    let mut legend = Vec::new();
+    for (d, rels) in [
+        (
+            "snapshot",
+            &[
+                "table",
+                "index content",
+                "index pk",
+                "index version",
+                "index version_content",
+            ][..],
+        ),
+        (
+            "ranges",
+            &["table", "index content", "index pk", "index versions"][..],
+        ),
+    ] {
+        for r in rels {
+            legend.push(format!("{d} {r}"));
+            legend.push(format!("{d} {r} (projected)"));
+        }
+    }
+    assert_chart(
+        "size",
+        &svgs[0].1,
+        &[cg::VERSIONS_AXIS, cg::SIZE_AXIS],
+        &legend,
+    );
+    // The 0-version step is on the log axis, at its start, labelled "0".
+    assert!(svg_texts(&svgs[0].1).iter().any(|t| t == "0"));
+    assert!(svgs[0].1.contains("host RAM "));
+    let times: Vec<String> = ["snapshot", "ranges"]
+        .iter()
+        .flat_map(|d| {
+            ["write", "read"]
+                .iter()
+                .flat_map(move |w| [format!("{d} {w}"), format!("{d} {w} (projected)")])
+        })
+        .collect();
+    assert_chart(
+        "time",
+        &svgs[1].1,
+        &[cg::VERSIONS_AXIS, cg::TIME_AXIS],
+        &times,
+    );
+    assert!(svg_texts(&svgs[1].1).iter().any(|t| t == "0"));
+}

@@ -34,7 +34,7 @@ pub async fn run(ctx: &Ctx, args: ReportArgs) -> Result<i32> {
         )
     })?;
     println!("wrote {}", written.markdown.display());
-    if let Some(c) = written.chart {
+    for c in &written.charts {
         println!("wrote {}", c.display());
     }
     Ok(0)

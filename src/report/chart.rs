@@ -30,11 +30,15 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-/// The chart of a report, or None when the experiment has none or nothing finished.
+/// The (main) chart of a report, or None when nothing finished.
 pub fn svg(report: &RunReport) -> Option<String> {
     match &report.body {
         ReportBody::IndexBuild(b) => index_build(b).ok().flatten(),
-        _ => None,
+        // ingest and growth draw several; the first is their main chart.
+        _ => super::charts::charts(report)
+            .into_iter()
+            .next()
+            .map(|c| c.svg),
     }
 }
 

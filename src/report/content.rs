@@ -5,7 +5,6 @@
 use crate::experiment::{ReportBody, RunReport};
 use crate::measure::units::{format_bytes, format_seconds};
 
-use super::generic;
 use super::grid::Grid;
 use super::recommend::{Recommendation, index_build_recommendations};
 
@@ -114,11 +113,33 @@ pub fn content(report: &RunReport) -> Content {
             c.confounders = b.summary.confounders.clone();
             c.recommendations = index_build_recommendations(report, b);
         }
-        _ => {
-            let g = generic::body(&report.body);
-            c.grids = g.grids;
-            c.findings = g.findings;
-            c.confounders = g.confounders;
+        ReportBody::Ingest(b) => {
+            c.grids = super::ingest::grids(b);
+            c.findings = b.summary.findings.clone();
+            c.confounders = b.summary.confounders.clone();
+            c.recommendations = super::ingest_advice::recommendations(report, b);
+        }
+        ReportBody::Growth(b) => {
+            c.grids = super::growth::grids(b);
+            if let Some(d) = super::growth_advice::decision_grid(report, b) {
+                c.grids.insert(0, d);
+            }
+            c.findings = b.summary.findings.clone();
+            let ram = report.host.total_memory;
+            for &d in &b.params.designs {
+                if let Some(x) = super::growth_advice::ram_crossing(b, d, ram) {
+                    c.findings.push(format!(
+                        "{}: {} ({} of RAM on this host; by the index-size fit)",
+                        d.as_str(),
+                        super::growth_advice::crossing_text(x),
+                        crate::measure::units::format_bytes_short(ram as f64)
+                    ));
+                }
+            }
+            c.findings
+                .extend(super::growth_advice::seed_comparison(report, b));
+            c.confounders = b.summary.confounders.clone();
+            c.recommendations = super::growth_advice::recommendations(report, b);
         }
     }
     c

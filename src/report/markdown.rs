@@ -46,13 +46,34 @@ fn list(items: &[String]) -> String {
     items.iter().map(|i| format!("- {i}\n")).collect()
 }
 
+/// A chart written beside the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartLink {
+    pub title: String,
+    /// File name, relative to the document.
+    pub file: String,
+}
+
 /// The document. `chart` is the chart's file name (relative to the document), when one was
 /// written beside it.
 pub fn document(report: &RunReport, chart: Option<&str>) -> String {
-    render_content(&content(report), chart)
+    let c = content(report);
+    let links: Vec<ChartLink> = chart
+        .map(|f| ChartLink {
+            title: c.title.clone(),
+            file: f.to_string(),
+        })
+        .into_iter()
+        .collect();
+    render_content(&c, &links)
 }
 
-pub fn render_content(c: &Content, chart: Option<&str>) -> String {
+/// The document with every chart written beside it, the main one first.
+pub fn document_with_charts(report: &RunReport, charts: &[ChartLink]) -> String {
+    render_content(&content(report), charts)
+}
+
+pub fn render_content(c: &Content, charts: &[ChartLink]) -> String {
     let get = |k: &str| {
         c.run
             .iter()
@@ -89,8 +110,10 @@ pub fn render_content(c: &Content, chart: Option<&str>) -> String {
     out.push_str(&pairs_table(("host", "value"), &c.host));
 
     out.push_str("\n## Results\n\n");
-    if let Some(file) = chart {
-        out.push_str(&format!("![{}]({file})\n\n", esc(&c.title)));
+    for (i, ch) in charts.iter().enumerate() {
+        // The main chart keeps the report's title as its text; the others say what they show.
+        let alt = if i == 0 { &c.title } else { &ch.title };
+        out.push_str(&format!("![{}]({})\n\n", esc(alt), ch.file));
     }
     if c.grids.is_empty() {
         out.push_str("No trial finished.\n");

@@ -3,6 +3,10 @@
 //! decides what a report says, the formats only lay it out.
 
 pub mod chart;
+pub mod chart_growth;
+pub mod chart_ingest;
+pub mod chart_plot;
+pub mod charts;
 pub mod comparison;
 pub mod content;
 pub mod csv;
@@ -11,8 +15,12 @@ pub mod csv;
 pub mod example;
 pub mod generic;
 pub mod grid;
+pub mod growth;
+pub mod growth_advice;
 pub mod history_table;
 mod index_build;
+pub mod ingest;
+pub mod ingest_advice;
 pub mod json;
 pub mod markdown;
 pub mod recommend;
@@ -70,7 +78,8 @@ pub fn headline(report: &RunReport) -> String {
     }
     let findings = match &report.body {
         ReportBody::IndexBuild(b) => b.summary.findings.clone(),
-        other => generic::body(other).findings,
+        ReportBody::Ingest(b) => b.summary.findings.clone(),
+        ReportBody::Growth(b) => b.summary.findings.clone(),
     };
     if findings.is_empty() {
         "no results".into()
@@ -83,28 +92,36 @@ pub fn headline(report: &RunReport) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub markdown: PathBuf,
+    /// The main chart (`<name>.svg`), when there is one.
     pub chart: Option<PathBuf>,
+    /// Every chart written, the main one first.
+    pub charts: Vec<PathBuf>,
 }
 
-/// Write the Markdown report to `md` and its chart beside it (same name, `.svg`), each
-/// atomically. Experiments without a chart get none.
+/// Write the Markdown report to `md` and its charts beside it (same name, `.svg`; further
+/// charts `<name>-<what>.svg`), each atomically. Experiments without a chart get none.
 pub fn write(report: &RunReport, md: &Path) -> std::io::Result<Written> {
-    let chart_path = md.with_extension("svg");
-    let chart = match chart::svg(report) {
-        Some(svg) => {
-            crate::paths::write_atomic(&chart_path, svg.as_bytes())?;
-            Some(chart_path)
-        }
-        None => None,
-    };
-    let link = chart
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned());
-    let doc = markdown::document(report, link.as_deref());
+    let stem = md
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    let mut paths = Vec::new();
+    let mut links = Vec::new();
+    for c in charts::charts(report) {
+        let name = format!("{stem}{}.svg", c.suffix);
+        let path = md.with_file_name(&name);
+        crate::paths::write_atomic(&path, c.svg.as_bytes())?;
+        paths.push(path);
+        links.push(markdown::ChartLink {
+            title: c.title,
+            file: name,
+        });
+    }
+    let doc = markdown::document_with_charts(report, &links);
     crate::paths::write_atomic(md, doc.as_bytes())?;
     Ok(Written {
         markdown: md.to_path_buf(),
-        chart,
+        chart: paths.first().cloned(),
+        charts: paths,
     })
 }

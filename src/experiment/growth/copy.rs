@@ -1,4 +1,4 @@
-//! Binary `COPY … FROM STDIN` of int8 rows, encoded by hand into large chunks (a few bytes
+//! Binary `COPY … FROM STDIN` of int8 or uuid rows, encoded by hand into large chunks (a few bytes
 //! per field, no per-row round trip), cancellable between chunks, with live progress.
 
 use std::pin::Pin;
@@ -8,6 +8,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::SinkExt;
 use tokio_postgres::{Client, CopyInSink};
 
+use super::key::Key;
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::error::sqlstate;
@@ -92,15 +93,12 @@ impl<'a> CopyStream<'a> {
         })
     }
 
-    /// Append a row of int8 fields (None is NULL).
-    pub async fn row(&mut self, fields: &[Option<i64>]) -> Result<(), FillError> {
+    /// Append a row of key fields, int8 or uuid (None is NULL).
+    pub async fn row(&mut self, fields: &[Option<Key>]) -> Result<(), FillError> {
         self.buf.put_i16(fields.len() as i16);
         for f in fields {
             match f {
-                Some(v) => {
-                    self.buf.put_i32(8);
-                    self.buf.put_i64(*v);
-                }
+                Some(k) => k.put_copy_field(&mut self.buf),
                 None => self.buf.put_i32(-1),
             }
         }

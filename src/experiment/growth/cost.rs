@@ -1,13 +1,20 @@
 //! What a growth run costs on disk before anything is measured (conservative per-row sizes),
 //! and which steps therefore fit: only those are filled, the rest are projected.
 
+use super::key::KeyShape;
 use super::kinds::GrowMode;
 use super::spec::GrowthSpec;
 use crate::experiment::field::Cost;
 
 /// Conservative btree bytes per row before anything is measured (POSTGRES-NOTES: 31–37 B
-/// for (int8, int8); single int8 columns are smaller, deduplicated ones much smaller).
-pub const INDEX_BYTES_PER_ROW: u64 = 36;
+/// for (int8, int8); single int8 columns are smaller, deduplicated ones much smaller). A
+/// (uuid, uuid) entry is 16 bytes wider.
+pub fn index_bytes_per_row(shape: KeyShape) -> u64 {
+    match shape {
+        KeyShape::Int => 36,
+        KeyShape::Uuid => 52,
+    }
+}
 
 impl GrowthSpec {
     /// Disk a run needs once every design holds `versions` versions, before anything is
@@ -17,16 +24,17 @@ impl GrowthSpec {
         let mut index = 0;
         let mut largest_index = 0;
         let mut written = 0;
+        let per_row_index = index_bytes_per_row(self.key_shape);
         for &d in &self.designs {
             let rows = self.rows(d, versions);
             let new_rows = rows - self.rows(d, from.min(versions));
-            let heap = rows * d.heap_bytes_per_row();
-            let per_index = rows * INDEX_BYTES_PER_ROW;
+            let heap = rows * d.heap_bytes_per_row(self.key_shape);
+            let per_index = rows * per_row_index;
             let n = self.index_names(d).len() as u64;
             table += heap;
             index += per_index * n;
             largest_index = largest_index.max(per_index * n.min(1));
-            written += new_rows * (d.heap_bytes_per_row() + INDEX_BYTES_PER_ROW * n);
+            written += new_rows * (d.heap_bytes_per_row(self.key_shape) + per_row_index * n);
         }
         // The content table: one small row per unit ever seen.
         let content_units = self.units + self.churn_per_version() * versions;

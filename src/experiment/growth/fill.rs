@@ -8,9 +8,10 @@ use tokio_postgres::Client;
 
 use super::churn::{Churn, Delta};
 use super::copy::{CopyStream, FillError, guarded};
+use super::key::Key;
 use super::kinds::{Design, GrowMode};
 use super::report::{FillBaseline, GrowStats, GrowthReport};
-use super::schema::{TableDef, create_marked, run_table_name};
+use super::schema::{TableDef, columns, create_marked, run_table_name};
 use super::spec::GrowthSpec;
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
@@ -197,11 +198,12 @@ async fn copy_snapshot(
     )
     .await?;
     let mut delta = Delta::default();
+    let shape = st.def.shape;
     while st.versions() < target {
         st.churn.advance(&mut delta);
-        let v = delta.version;
+        let v = shape.version(delta.version);
         for &c in st.churn.alive() {
-            copy.row(&[Some(v), Some(c)]).await?;
+            copy.row(&[Some(v), Some(shape.content(c))]).await?;
         }
     }
     copy.finish(client).await
@@ -268,19 +270,23 @@ async fn copy_ranges(
         trial.clone(),
     )
     .await?;
+    let shape = st.def.shape;
     for (i, (added, removed)) in w.new_rows.iter().enumerate() {
-        copy.row(&[Some(w.first_new + i as i64), Some(*added), *removed])
+        let content = shape.content(w.first_new + i as i64);
+        copy.row(&[Some(content), Some(Key::Int(*added)), removed.map(Key::Int)])
             .await?;
     }
     let n = copy.finish(client).await?;
     let sql = format!(
-        "UPDATE {} t SET version_removed = u.v FROM unnest($1::int8[], $2::int8[]) AS u(c, v)
+        "UPDATE {} t SET version_removed = u.v FROM unnest($1::{}[], $2::int8[]) AS u(c, v)
           WHERE t.content = u.c AND t.version_removed IS NULL",
-        st.def.qualified
+        st.def.qualified,
+        shape.sql_type()
     );
     let (cs, vs) = &w.old_removed;
     for (c, v) in cs.chunks(UPDATE_CHUNK).zip(vs.chunks(UPDATE_CHUNK)) {
-        let (c, v) = (c.to_vec(), v.to_vec());
+        let c: Vec<Key> = c.iter().map(|&c| shape.content(c)).collect();
+        let v = v.to_vec();
         guarded(ctx, client, client.execute(&sql, &[&c, &v])).await?;
     }
     Ok(n)
@@ -311,11 +317,12 @@ pub async fn plain_copy(
     )
     .await?;
     let mut delta = Delta::default();
+    let shape = spec.key_shape;
     while (churn.version() as u64) < to {
         churn.advance(&mut delta);
-        let v = delta.version;
+        let v = shape.version(delta.version);
         for &c in churn.alive() {
-            copy.row(&[Some(v), Some(c)]).await?;
+            copy.row(&[Some(v), Some(shape.content(c))]).await?;
         }
     }
     let n = copy.finish(client).await?;
@@ -366,7 +373,8 @@ pub async fn baseline(
         client,
         &relname,
         &format!(
-            "CREATE TABLE {table} (id bigserial NOT NULL, version int8 NOT NULL, content int8 NOT NULL) WITH (autovacuum_enabled = off)"
+            "CREATE TABLE {table} ({}) WITH (autovacuum_enabled = off)",
+            columns(Design::Snapshot, spec.key_shape)
         ),
         "growth baseline table",
     )

@@ -20,12 +20,13 @@ impl Design {
             Design::Ranges => "ranges",
         }
     }
-    /// Heap bytes per row before anything is measured: 3 int8 (snapshot) or 4 (ranges) plus
-    /// tuple header and line pointer.
-    pub fn heap_bytes_per_row(self) -> u64 {
+    /// Heap bytes per row before anything is measured: the id and two keys (snapshot) or the
+    /// id, a key and two int8 version bounds (ranges), plus tuple header and line pointer.
+    pub fn heap_bytes_per_row(self, shape: super::key::KeyShape) -> u64 {
+        let k = shape.key_bytes();
         match self {
-            Design::Snapshot => 52,
-            Design::Ranges => 60,
+            Design::Snapshot => 28 + 3 * k,
+            Design::Ranges => 28 + 2 * k + 16,
         }
     }
 }

@@ -11,6 +11,7 @@ use tokio_postgres::types::ToSql;
 use super::churn::Delta;
 use super::copy::CopyStream;
 use super::fill::DesignState;
+use super::key::Key;
 use super::kinds::{Design, WriteMethod};
 use super::schema::TableDef;
 use crate::experiment::lab::{RunCtx, RunError};
@@ -28,15 +29,21 @@ pub async fn write_version(
 ) -> Result<f64, RunError> {
     let mut delta = Delta::default();
     st.churn.advance(&mut delta);
-    let rows: Vec<(i64, i64)> = match st.design() {
+    let shape = st.def.shape;
+    let rows: Vec<(Key, Key)> = match st.design() {
         Design::Snapshot => st
             .churn
             .alive()
             .iter()
-            .map(|&c| (delta.version, c))
+            .map(|&c| (shape.version(delta.version), shape.content(c)))
             .collect(),
-        Design::Ranges => delta.added.iter().map(|&c| (c, delta.version)).collect(),
+        Design::Ranges => delta
+            .added
+            .iter()
+            .map(|&c| (shape.content(c), Key::Int(delta.version)))
+            .collect(),
     };
+    let removed: Vec<Key> = delta.removed.iter().map(|&c| shape.content(c)).collect();
     let def = &st.def;
     // Statements are prepared outside the timing, as a driver or ORM caches them.
     let (insert_cols, update) = match st.design() {
@@ -87,7 +94,7 @@ pub async fn write_version(
                         .map_err(|e| ctx.error(e))?;
                 }
                 if let Some((one, _)) = &update {
-                    for r in &delta.removed {
+                    for r in &removed {
                         ctx.check()?;
                         client
                             .execute(one, &[&delta.version, r])
@@ -99,13 +106,10 @@ pub async fn write_version(
             WriteMethod::Multi => {
                 multi_insert(ctx, client, &def.qualified, insert_cols, &rows).await?;
                 if let Some((_, many)) = &update
-                    && !delta.removed.is_empty()
+                    && !removed.is_empty()
                 {
-                    ctx.cancellable(
-                        client,
-                        client.execute(many, &[&delta.version, &delta.removed]),
-                    )
-                    .await?;
+                    ctx.cancellable(client, client.execute(many, &[&delta.version, &removed]))
+                        .await?;
                 }
             }
             WriteMethod::Copy => {
@@ -124,13 +128,10 @@ pub async fn write_version(
                 }
                 copy.finish(client).await.map_err(|e| e.into_run())?;
                 if let Some((_, many)) = &update
-                    && !delta.removed.is_empty()
+                    && !removed.is_empty()
                 {
-                    ctx.cancellable(
-                        client,
-                        client.execute(many, &[&delta.version, &delta.removed]),
-                    )
-                    .await?;
+                    ctx.cancellable(client, client.execute(many, &[&delta.version, &removed]))
+                        .await?;
                 }
             }
         }
@@ -156,7 +157,7 @@ async fn multi_insert(
     client: &Client,
     table: &str,
     cols: &str,
-    rows: &[(i64, i64)],
+    rows: &[(Key, Key)],
 ) -> Result<(), RunError> {
     let mut prepared: BTreeMap<usize, tokio_postgres::Statement> = BTreeMap::new();
     for batch in rows.chunks(MULTI_BATCH) {
@@ -198,19 +199,23 @@ pub fn read_sql(def: &TableDef) -> String {
     }
 }
 
-/// Read all content of `version`: (seconds, content ids sorted).
+/// Read all content of `version` (its key, `TableDef::version_param`): (seconds, content
+/// fingerprints sorted).
 pub async fn read_version(
     ctx: &RunCtx,
     client: &Client,
     stmt: &tokio_postgres::Statement,
-    version: i64,
+    version: Key,
 ) -> Result<(f64, Vec<i64>), RunError> {
     let started = Instant::now();
     let rows = ctx
         .cancellable(client, client.query(stmt, &[&version]))
         .await?;
     let secs = started.elapsed().as_secs_f64();
-    let mut ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let mut ids: Vec<i64> = rows
+        .iter()
+        .map(|r| r.get::<_, Key>(0).fingerprint())
+        .collect();
     ids.sort_unstable();
     Ok((secs, ids))
 }

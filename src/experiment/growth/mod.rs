@@ -12,6 +12,7 @@ mod churn;
 mod copy;
 mod cost;
 mod fill;
+mod key;
 mod kinds;
 mod measure;
 mod project;
@@ -22,6 +23,7 @@ mod step;
 mod verdicts;
 
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
+pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
 pub use report::{DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary};
 pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cost::{INDEX_BYTES_PER_ROW, wal_allowance};
+use super::cost::{index_bytes_per_row, wal_allowance};
 use super::kinds::{Design, GrowMode};
 use super::report::{DesignFit, GrowthReport, GrowthStep};
 use super::spec::GrowthSpec;
@@ -76,10 +76,10 @@ fn per_row(
                 .collect(),
         ),
         None => (
-            design.heap_bytes_per_row() as f64,
+            design.heap_bytes_per_row(spec.key_shape) as f64,
             spec.index_names(design)
                 .into_iter()
-                .map(|n| (n.to_string(), INDEX_BYTES_PER_ROW as f64))
+                .map(|n| (n.to_string(), index_bytes_per_row(spec.key_shape) as f64))
                 .collect(),
         ),
     }

@@ -3,6 +3,7 @@
 
 use tokio_postgres::Client;
 
+use super::key::{Key, KeyShape};
 use super::kinds::{Design, IndexKind};
 use super::spec::GrowthSpec;
 use crate::experiment::lab::{RunCtx, RunError};
@@ -27,6 +28,7 @@ pub struct TableDef {
     /// `"schema"."relname"`.
     pub qualified: String,
     pub indexes: Vec<IndexDef>,
+    pub shape: KeyShape,
 }
 
 /// A name unique to this run: `growth_<what>_<run id>`.
@@ -87,17 +89,19 @@ impl TableDef {
             relname,
             qualified,
             indexes,
+            shape: spec.key_shape,
         }
     }
 
-    fn columns(&self) -> &'static str {
+    fn columns(&self) -> String {
+        columns(self.design, self.shape)
+    }
+
+    /// The parameter that names version `v` in this table's read query.
+    pub fn version_param(&self, v: i64) -> Key {
         match self.design {
-            Design::Snapshot => {
-                "id bigserial NOT NULL, version int8 NOT NULL, content int8 NOT NULL"
-            }
-            Design::Ranges => {
-                "id bigserial NOT NULL, content int8 NOT NULL, version_added int8 NOT NULL, version_removed int8"
-            }
+            Design::Snapshot => self.shape.version(v),
+            Design::Ranges => Key::Int(v),
         }
     }
 
@@ -129,6 +133,19 @@ impl TableDef {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// A design's columns under a key shape (ranges keeps integer version bounds: a range needs
+/// ordered versions).
+pub fn columns(design: Design, shape: KeyShape) -> String {
+    let id = shape.id_column();
+    let key = shape.sql_type();
+    match design {
+        Design::Snapshot => format!("{id}, version {key} NOT NULL, content {key} NOT NULL"),
+        Design::Ranges => format!(
+            "{id}, content {key} NOT NULL, version_added int8 NOT NULL, version_removed int8"
+        ),
     }
 }
 

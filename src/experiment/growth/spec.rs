@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::key::KeyShape;
 use super::kinds::{Design, GrowMode, IndexKind, WriteMethod};
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
@@ -35,6 +36,12 @@ pub const FIELDS: &[FieldDef] = &[
         help: "snapshot: a row per (version, content); ranges: a row per content with version_added/version_removed",
         default: "snapshot,ranges",
         kind: FieldKind::ChoiceList(DESIGNS),
+    },
+    FieldDef {
+        key: "key-shape",
+        help: "int: int8 ids and references; uuid: a uuid primary key and uuid references to version and content, as Pulp's models have (PostgreSQL 13+)",
+        default: "int",
+        kind: FieldKind::Choice(&["int", "uuid"]),
     },
     FieldDef {
         key: "churn",
@@ -97,6 +104,9 @@ pub struct GrowthSpec {
     pub steps_as_rows: bool,
     pub indexes: Vec<IndexKind>,
     pub designs: Vec<Design>,
+    /// How ids and references are typed (records before the option: int).
+    #[serde(default)]
+    pub key_shape: KeyShape,
     /// Percent of the units replaced per version.
     pub churn_pct: f64,
     pub write_method: WriteMethod,
@@ -200,6 +210,10 @@ impl GrowthSpec {
             v.sort();
             Ok(v)
         });
+        let key_shape = r.choice(
+            "key-shape",
+            &[("int", KeyShape::Int), ("uuid", KeyShape::Uuid)],
+        );
         let churn_pct = r.get("churn", 0.0, |s| {
             let n = s.trim_end_matches('%').trim();
             let v: f64 = n
@@ -246,6 +260,7 @@ impl GrowthSpec {
             steps_as_rows,
             indexes,
             designs,
+            key_shape,
             churn_pct,
             write_method,
             repeat,
@@ -297,6 +312,7 @@ impl GrowthSpec {
                 "design".into(),
                 join(self.designs.iter().map(|d| d.as_str().into()).collect()),
             ),
+            ("key-shape".into(), self.key_shape.as_str().into()),
             ("churn".into(), format!("{}%", self.churn_pct)),
             ("write-method".into(), self.write_method.as_str().into()),
             ("repeat".into(), self.repeat.text()),

@@ -154,11 +154,13 @@ pub async fn measure(
                     .map_err(|e| RunError::Failed(e.to_string()))?
                     .map_err(RunError::Failed)?;
             }
-            let (secs, ids) = read_version(ctx, client, stmt, v as i64).await?;
+            let (secs, ids) =
+                read_version(ctx, client, stmt, states[i].def.version_param(v as i64)).await?;
             if files.is_some() {
                 got[i].cold.push(secs);
             }
-            let (secs, ids2) = read_version(ctx, client, stmt, v as i64).await?;
+            let (secs, ids2) =
+                read_version(ctx, client, stmt, states[i].def.version_param(v as i64)).await?;
             debug_assert_eq!(ids, ids2);
             got[i].warm.push(secs);
             got[i].read_versions.push(v);

@@ -1,0 +1,233 @@
+//! growth charts, the Pulp post's questions as pictures: would it be large — table and
+//! per-index size against versions per design, measured solid and projected dashed with
+//! hollow markers, the host's RAM as a reference line; would it be slow — write and read time
+//! of one version against versions, medians with their intervals.
+//!
+//! Versions run on a log axis; the 0-version step sits at the axis start, labelled "0".
+use plotters::style::RGBColor;
+
+use crate::experiment::RunReport;
+use crate::experiment::growth::{Design, GrowthReport, GrowthStep};
+use crate::measure::units::{format_bytes_short, format_count};
+
+use super::chart_plot::{Axis, Marker, PALETTE, Plot, RefLine, Scale, Series, draw};
+use super::charts::Chart;
+use super::growth_advice::{crossing_text, ram_crossing};
+
+pub const VERSIONS_AXIS: &str = "repository versions (log scale)";
+pub const SIZE_AXIS: &str = "size on disk (log scale)";
+pub const TIME_AXIS: &str = "time for one version (log scale)";
+
+fn count(v: f64) -> String {
+    format_count(v)
+}
+
+/// "1 ms", "10 ms", "1 s", "100 s": ticks in their unit.
+fn seconds_tick(v: f64) -> String {
+    if v < 1.0 {
+        let ms = format!("{:.3}", v * 1000.0);
+        format!("{} ms", ms.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        format!("{v:.0} s")
+    }
+}
+
+fn marker(d: Design) -> Marker {
+    match d {
+        Design::Snapshot => Marker::Circle,
+        Design::Ranges => Marker::Triangle,
+    }
+}
+
+/// A quantity of one design as a measured series and, when some steps are projected, a
+/// dashed one from the last measured point on.
+fn pair(
+    b: &GrowthReport,
+    design: Design,
+    name: &str,
+    color: RGBColor,
+    value: &dyn Fn(&GrowthStep) -> Option<f64>,
+    whisker: &dyn Fn(&GrowthStep) -> Option<(f64, f64)>,
+) -> Vec<Series> {
+    let mut steps: Vec<&GrowthStep> = b.steps.iter().filter(|s| s.design == design).collect();
+    steps.sort_by_key(|s| s.versions);
+    let point = |s: &&GrowthStep| value(s).map(|v| (s.versions as f64, v));
+    let measured: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| !s.projected)
+        .filter_map(point)
+        .collect();
+    let mut projected: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| s.projected)
+        .filter_map(point)
+        .collect();
+    let mut out = Vec::new();
+    if !measured.is_empty() {
+        out.push(Series {
+            name: format!("{} {name}", design.as_str()),
+            color,
+            dashed: false,
+            marker: marker(design),
+            hollow: false,
+            points: measured.clone(),
+            whiskers: steps
+                .iter()
+                .filter(|s| !s.projected)
+                .filter_map(|s| whisker(s).map(|(lo, hi)| (s.versions as f64, lo, hi)))
+                .collect(),
+        });
+    }
+    if !projected.is_empty() {
+        if let Some(last) = measured.last() {
+            projected.insert(0, *last);
+        }
+        out.push(Series {
+            name: format!("{} {name} (projected)", design.as_str()),
+            color,
+            dashed: true,
+            marker: marker(design),
+            hollow: true,
+            points: projected,
+            whiskers: Vec::new(),
+        });
+    }
+    out
+}
+
+fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
+    let mut series = Vec::new();
+    let mut k = 0;
+    for &d in &b.params.designs {
+        let mut names: Vec<String> = vec!["table".into()];
+        for s in b.steps.iter().filter(|s| s.design == d) {
+            for n in s.index_bytes.keys() {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        for n in names {
+            let color = PALETTE[k % PALETTE.len()];
+            k += 1;
+            let label = if n == "table" {
+                n.clone()
+            } else {
+                format!("index {n}")
+            };
+            let value = |s: &GrowthStep| {
+                if n == "table" {
+                    Some(s.table_bytes as f64)
+                } else {
+                    s.index_bytes.get(&n).map(|v| *v as f64)
+                }
+            };
+            series.extend(pair(b, d, &label, color, &value, &|_| None));
+        }
+    }
+    let ram = report.host.total_memory;
+    let mut refs = Vec::new();
+    if ram > 0 {
+        let mut name = format!("host RAM {}", format_bytes_short(ram as f64));
+        let crossings: Vec<String> = b
+            .params
+            .designs
+            .iter()
+            .filter_map(|&d| {
+                ram_crossing(b, d, ram).map(|c| format!("{}: {}", d.as_str(), crossing_text(c)))
+            })
+            .collect();
+        if !crossings.is_empty() {
+            name.push_str(&format!(" ({})", crossings.join("; ")));
+        }
+        refs.push(RefLine {
+            name,
+            y: ram as f64,
+            color: RGBColor(90, 90, 90),
+        });
+    }
+    Plot {
+        caption: format!(
+            "growth: size by versions ({} units per version, key-shape {})",
+            format_count(b.params.units as f64),
+            b.params.key_shape.as_str()
+        ),
+        x: Axis {
+            title: VERSIONS_AXIS.into(),
+            scale: Scale::Log10(count),
+        },
+        y: Axis {
+            title: SIZE_AXIS.into(),
+            scale: Scale::LogBytes,
+        },
+        series,
+        refs,
+    }
+}
+
+fn interval(b: &GrowthReport, s: &GrowthStep, timed: &str) -> Option<(f64, f64)> {
+    b.summary
+        .estimates
+        .iter()
+        .find(|e| {
+            e.design == s.design
+                && e.versions == s.versions
+                && e.n >= 2
+                && serde_json::to_value(e.timed)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .as_deref()
+                    == Some(timed)
+        })
+        .map(|e| (e.ci_low, e.ci_high))
+}
+
+fn time_chart(b: &GrowthReport) -> Plot {
+    let mut series = Vec::new();
+    let mut k = 0;
+    for &d in &b.params.designs {
+        for (what, timed) in [("write", "write"), ("read", "read")] {
+            let color = PALETTE[k % PALETTE.len()];
+            k += 1;
+            let value = |s: &GrowthStep| match timed {
+                "write" => s.write_seconds,
+                _ => s.read_seconds,
+            };
+            series.extend(pair(b, d, what, color, &value, &|s| interval(b, s, timed)));
+        }
+    }
+    Plot {
+        caption: format!(
+            "growth: writing and reading one version ({})",
+            b.params.write_method.describe()
+        ),
+        x: Axis {
+            title: VERSIONS_AXIS.into(),
+            scale: Scale::Log10(count),
+        },
+        y: Axis {
+            title: TIME_AXIS.into(),
+            scale: Scale::Log10(seconds_tick),
+        },
+        series,
+        refs: Vec::new(),
+    }
+}
+
+/// The growth charts: sizes (the main one), then times.
+pub fn charts(report: &RunReport, b: &GrowthReport) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for (suffix, title, plot) in [
+        ("", "Size by versions", size_chart(report, b)),
+        ("-time", "Write and read time by versions", time_chart(b)),
+    ] {
+        if let Ok(Some(svg)) = draw(&plot) {
+            out.push(Chart {
+                suffix: suffix.into(),
+                title: title.into(),
+                svg,
+            });
+        }
+    }
+    out
+}

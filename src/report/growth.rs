@@ -1,0 +1,161 @@
+//! growth result tables in reading order, with units and human numbers: every step of every
+//! design (measured or projected: rows, write and read time, sizes, bytes per row), the
+//! timings as medians with their intervals, and ranges against snapshot in the verdict
+//! vocabulary. The stored record's raw fields stay in JSON and CSV.
+
+use crate::experiment::growth::{GrowthReport, GrowthStep};
+use crate::measure::units::{format_bytes_short, format_count, format_seconds};
+
+use super::grid::Grid;
+
+/// Seconds for a table cell, sub-millisecond reads still readable.
+pub fn time(s: f64) -> String {
+    if s < 0.001 {
+        format!("{:.2} ms", s * 1000.0)
+    } else if s < 0.01 {
+        format!("{:.1} ms", s * 1000.0)
+    } else {
+        format_seconds(s)
+    }
+}
+
+pub fn size(b: u64) -> String {
+    format_bytes_short(b as f64)
+}
+
+/// Bytes per row of a part of a step ("77 B"), or "–" for an empty table.
+pub fn per_row(bytes: u64, s: &GrowthStep) -> String {
+    if s.rows == 0 {
+        "–".into()
+    } else {
+        format!("{:.0} B", bytes as f64 / s.rows as f64)
+    }
+}
+
+fn opt_time(v: Option<f64>) -> String {
+    v.map(time).unwrap_or_else(|| "–".into())
+}
+
+/// Steps in the order a reader follows them: by design, then versions.
+pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
+    let mut v: Vec<&GrowthStep> = b.steps.iter().collect();
+    v.sort_by_key(|s| (s.design, s.versions));
+    v
+}
+
+pub fn grids(b: &GrowthReport) -> Vec<Grid> {
+    let mut out = Vec::new();
+    let mut steps = Grid::new(
+        "Steps (projected rows are computed from the measured ones)",
+        &[
+            ("design", false),
+            ("versions", true),
+            ("rows", true),
+            ("", false),
+            ("write one version", true),
+            ("read one version", true),
+            ("read cold", true),
+            ("table", true),
+            ("indexes", true),
+            ("table per row", true),
+            ("indexes per row", true),
+            ("each index", false),
+        ],
+    );
+    for s in ordered(b) {
+        let each: Vec<String> = s
+            .index_bytes
+            .iter()
+            .map(|(k, v)| format!("{k} {}", size(*v)))
+            .collect();
+        steps.rows.push(vec![
+            s.design.as_str().into(),
+            format_count(s.versions as f64),
+            format_count(s.rows as f64),
+            if s.projected {
+                "projected".into()
+            } else {
+                "measured".into()
+            },
+            opt_time(s.write_seconds),
+            opt_time(s.read_seconds),
+            opt_time(s.read_cold_seconds),
+            size(s.table_bytes),
+            size(s.index_total()),
+            per_row(s.table_bytes, s),
+            per_row(s.index_total(), s),
+            each.join(" · "),
+        ]);
+    }
+    if !steps.rows.is_empty() {
+        out.push(steps);
+    }
+    let mut est = Grid::new(
+        "Timings (median over the repeats, with its interval)",
+        &[
+            ("design", false),
+            ("versions", true),
+            ("timing", false),
+            ("trials", true),
+            ("median", true),
+            ("interval", true),
+        ],
+    );
+    for e in &b.summary.estimates {
+        est.rows.push(vec![
+            e.design.as_str().into(),
+            format_count(e.versions as f64),
+            serde_json::to_value(e.timed)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.replace('-', " ")))
+                .unwrap_or_default(),
+            e.n.to_string(),
+            time(e.median),
+            if e.n >= 2 {
+                format!(
+                    "{}–{} ({:.0}%)",
+                    time(e.ci_low),
+                    time(e.ci_high),
+                    e.level * 100.0
+                )
+            } else {
+                "one trial".into()
+            },
+        ]);
+    }
+    if !est.rows.is_empty() {
+        out.push(est);
+    }
+    let mut cmp = Grid::new(
+        "ranges against snapshot",
+        &[
+            ("versions", true),
+            ("timing", false),
+            ("ranges", true),
+            ("snapshot", true),
+            ("ratio", true),
+            ("interval of the ratio", true),
+            ("verdict for ranges", false),
+        ],
+    );
+    let mut comparisons: Vec<_> = b.summary.comparisons.iter().collect();
+    comparisons.sort_by_key(|c| std::cmp::Reverse(c.versions));
+    for c in comparisons {
+        cmp.rows.push(vec![
+            format_count(c.versions as f64),
+            serde_json::to_value(c.timed)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.replace('-', " ")))
+                .unwrap_or_default(),
+            time(c.ranges_median),
+            time(c.snapshot_median),
+            format!("{:.2}", c.ratio),
+            format!("{:.2}–{:.2}", c.ratio_low, c.ratio_high),
+            c.verdict.to_string(),
+        ]);
+    }
+    if !cmp.rows.is_empty() {
+        out.push(cmp);
+    }
+    out
+}

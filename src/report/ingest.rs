@@ -1,0 +1,200 @@
+//! ingest result tables in reading order, with units and human numbers: rows/s per
+//! configuration (median and interval over the repeats, its place on its batch curve), the
+//! batch curves' knees, and every trial. The stored record's raw fields stay in JSON and CSV.
+
+use crate::experiment::ingest::{ConfigStat, IngestReport, IngestTrial, Question};
+use crate::measure::stats::median;
+use crate::measure::units::{format_bytes_short, format_count};
+use crate::measure::verdict::Verdict;
+
+use super::grid::Grid;
+
+/// rows/s as people read them: "812", "16.1k".
+pub fn rate(v: f64) -> String {
+    format_count(v.round())
+}
+
+/// Milliseconds with the precision their size needs.
+pub fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else if v >= 10.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.2} ms")
+    }
+}
+
+/// The trials of one configuration.
+pub fn trials_of<'a>(b: &'a IngestReport, c: &ConfigStat) -> Vec<&'a IngestTrial> {
+    b.trials
+        .iter()
+        .filter(|t| t.config() == c.config())
+        .collect()
+}
+
+/// Median of a per-trial value over a configuration's trials.
+pub fn median_of(trials: &[&IngestTrial], f: impl Fn(&IngestTrial) -> f64) -> Option<f64> {
+    let v: Vec<f64> = trials.iter().map(|t| f(t)).collect();
+    median(&v)
+}
+
+/// Where a configuration stands on its batch curve: best, knee, tied with the best, below it.
+fn on_curve(b: &IngestReport, c: &ConfigStat) -> String {
+    let Some(g) = b.summary.groups.iter().find(|g| {
+        g.question == Question::Batch
+            && g.method == Some(c.method)
+            && g.clients == Some(c.clients)
+            && g.synchronous_commit == Some(c.synchronous_commit)
+    }) else {
+        return String::new();
+    };
+    let label = c.batch.to_string();
+    let Some(s) = g.settings.iter().find(|s| s.label == label) else {
+        return String::new();
+    };
+    let knee = b.summary.knees.iter().any(|k| {
+        k.method == c.method
+            && k.clients == c.clients
+            && k.synchronous_commit == c.synchronous_commit
+            && k.knee_batch == Some(c.batch)
+    });
+    let mut marks = Vec::new();
+    if g.best.as_deref() == Some(label.as_str()) {
+        marks.push("best".to_string());
+    } else {
+        match (s.verdict, s.ratio) {
+            (Some(Verdict::Slower), Some(r)) => {
+                marks.push(format!("slower ({:.0}% of best)", r * 100.0))
+            }
+            (Some(Verdict::NoSignificantDifference), _) => marks.push("tied with best".into()),
+            (Some(Verdict::TooFewTrials), _) => marks.push("undecided (too few trials)".into()),
+            _ => {}
+        }
+    }
+    if knee {
+        marks.push("knee".into());
+    }
+    marks.join(", ")
+}
+
+pub fn grids(b: &IngestReport) -> Vec<Grid> {
+    let mut out = Vec::new();
+    let mut configs = Grid::new(
+        "Rows per second by configuration (median over the repeats)",
+        &[
+            ("method", false),
+            ("batch", true),
+            ("clients", true),
+            ("synchronous_commit", false),
+            ("trials", true),
+            ("rows/s", true),
+            ("interval", true),
+            ("batch p50", true),
+            ("batch p99", true),
+            ("WAL per row", true),
+            ("on its batch curve", false),
+        ],
+    );
+    for c in &b.summary.configs {
+        let t = trials_of(b, c);
+        let lat = |f: fn(&IngestTrial) -> f64| median_of(&t, f).map(ms).unwrap_or_default();
+        configs.rows.push(vec![
+            c.method.as_str().into(),
+            c.batch.to_string(),
+            c.clients.to_string(),
+            c.synchronous_commit.as_str().into(),
+            c.n.to_string(),
+            rate(c.median),
+            if c.n >= 2 {
+                format!(
+                    "{}–{} ({:.0}%)",
+                    rate(c.ci_low),
+                    rate(c.ci_high),
+                    c.level * 100.0
+                )
+            } else {
+                "one trial".into()
+            },
+            lat(|t| t.latency_ms.p50),
+            lat(|t| t.latency_ms.p99),
+            median_of(&t, |t| t.wal_bytes_per_row)
+                .map(|w| format!("{w:.0} B"))
+                .unwrap_or_default(),
+            on_curve(b, c),
+        ]);
+    }
+    if !configs.rows.is_empty() {
+        out.push(configs);
+    }
+    let mut knees = Grid::new(
+        "Batch curves",
+        &[
+            ("curve", false),
+            ("best batch", true),
+            ("rows/s", true),
+            ("knee", true),
+            ("rows/s at knee", true),
+            ("why", false),
+        ],
+    );
+    for k in &b.summary.knees {
+        knees.rows.push(vec![
+            k.series.clone(),
+            k.best_batch.to_string(),
+            rate(k.best_rows_per_s),
+            k.knee_batch.map(|b| b.to_string()).unwrap_or("–".into()),
+            k.knee_rows_per_s.map(rate).unwrap_or_default(),
+            k.knee_note.clone(),
+        ]);
+    }
+    if !knees.rows.is_empty() {
+        out.push(knees);
+    }
+    let mut trials = Grid::new(
+        "Trials",
+        &[
+            ("#", true),
+            ("method", false),
+            ("batch", true),
+            ("clients", true),
+            ("synchronous_commit", false),
+            ("repeat", true),
+            ("rows", true),
+            ("time", true),
+            ("rows/s", true),
+            ("batch p50", true),
+            ("batch p99", true),
+            ("commits/s", true),
+            ("WAL per row", true),
+            ("table after", true),
+            ("ended by", false),
+        ],
+    );
+    for (i, t) in b.trials.iter().enumerate() {
+        trials.rows.push(vec![
+            (i + 1).to_string(),
+            t.method.as_str().into(),
+            t.batch.to_string(),
+            t.clients.to_string(),
+            t.synchronous_commit.as_str().into(),
+            t.repeat.to_string(),
+            format_count(t.rows as f64),
+            crate::measure::units::format_seconds(t.seconds),
+            rate(t.rows_per_s),
+            ms(t.latency_ms.p50),
+            ms(t.latency_ms.p99),
+            rate(t.commits_per_s),
+            format!("{:.0} B", t.wal_bytes_per_row),
+            format_bytes_short(t.table_bytes.max(0) as f64),
+            match t.stopped_by {
+                crate::experiment::ingest::StopReason::Rows => "all rows".into(),
+                crate::experiment::ingest::StopReason::Duration => "duration".into(),
+            },
+        ]);
+    }
+    if !trials.rows.is_empty() {
+        out.push(trials);
+    }
+    out
+}
