@@ -554,6 +554,15 @@ async fn insert_against_copy_is_a_verdict_over_interleaved_rounds() {
             .iter()
             .any(|f| f.contains("copy faster than every other setting"))
     );
+    // The same findings reach the run pane and the headless progress as notes.
+    for f in &b.summary.findings {
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, RunEvent::Note(n) if n == f)),
+            "finding not noted: {f}"
+        );
+    }
     schema_check(report);
 }
 

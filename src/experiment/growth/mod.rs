@@ -119,6 +119,10 @@ pub async fn run(
     let result = run_steps(ctx, spec, report, &mut found).await;
     report.steps.sort_by_key(|s| (s.versions, s.design));
     report.summarize(&found.confounders, found.cold);
+    // The findings the report gives, as notes (the TUI's run pane, the headless progress).
+    for f in report.summary.findings.clone() {
+        ctx.note(f).await;
+    }
     result
 }
 

@@ -159,12 +159,23 @@ pub async fn run(
     let mut confounders = Vec::new();
     let result = trials(ctx, spec, report, &mut confounders).await;
     report.summarize(&confounders);
-    result?;
-    // Probed after the trials, so that its writes cannot disturb a measurement.
-    report.fsync = fsync_rate(ctx, spec).await?;
-    report.apply_fsync();
-    report.summarize(&confounders);
-    Ok(())
+    if result.is_ok() {
+        // Probed after the trials, so that its writes cannot disturb a measurement.
+        match fsync_rate(ctx, spec).await {
+            Ok(f) => {
+                report.fsync = f;
+                report.apply_fsync();
+                report.summarize(&confounders);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    // The findings the report gives, as notes: the TUI's run pane and the headless progress
+    // show the same sentences (also for a cancelled run's partial results).
+    for f in report.summary.findings.clone() {
+        ctx.note(f).await;
+    }
+    result
 }
 
 /// The configurations of the next round: all of them for the first `repeat.initial()`
