@@ -6,6 +6,7 @@
 #     often a known 20% difference (one side's trials × 1.2) is found (goal ≥ 80%), and how
 #     many trials --repeat auto spends against the fixed count for the same decisions.
 # Usage: bash benches/verdicts.sh      (RUNS=20 ROWS=200k REPEAT=10 PER_SIDE=5)
+# Then the false-winner and detection rates again for 4, 5, 6, 8 and REPEAT trials a side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20}
@@ -26,3 +27,9 @@ for i in $(seq -w 1 "$RUNS"); do
     --no-history --yes --format json > "$out/aa-$i.json" 2>/dev/null
 done
 cargo bench -q --profile dev --bench verdicts -- "$out"/aa-*.json
+echo
+echo "== the same runs, by trials a side"
+for n in 4 5 6 8 "$REPEAT"; do
+  [ "$n" -le "$REPEAT" ] || continue
+  PER_SIDE=$n cargo bench -q --profile dev --bench verdicts -- "$out"/aa-*.json | grep -E '^A/(A|B)'
+done
