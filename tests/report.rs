@@ -560,6 +560,16 @@ fn an_ingest_report_has_tables_charts_and_advice_from_a_real_run() {
         &[ci::BATCH_AXIS, ci::LATENCY_AXIS],
         &lat,
     );
+    // With the Host pane's sequential-write probe (the TUI passes it), the disk's ceiling in
+    // rows/s is drawn too.
+    let mut probed = (**b).clone();
+    probed.params.seq_write_bytes_per_s = Some(200e6);
+    let main = &ci::charts(&probed)[0].svg;
+    assert!(
+        main.contains("sequential-write ceiling: "),
+        "no ceiling line"
+    );
+    assert!(main.contains("WAL"), "the ceiling names what it divides by");
 }
 
 #[test]
@@ -647,6 +657,15 @@ fn a_growth_report_with_the_uuid_shape_compares_bytes_per_row_with_the_seed() {
         &svgs[0].1,
         &[cg::VERSIONS_AXIS, cg::SIZE_AXIS],
         &legend,
+    );
+    // The sandbox's filesystem is visible: the free disk at the start is a reference line.
+    let ReportBody::Growth(g) = &record.body else {
+        panic!("a growth record")
+    };
+    assert!(g.free_bytes.is_some_and(|f| f > 0));
+    assert!(
+        svgs[0].1.contains("free disk at the start"),
+        "no free-disk line"
     );
     // The 0-version step is on the log axis, at its start, labelled "0".
     assert!(svg_texts(&svgs[0].1).iter().any(|t| t == "0"));

@@ -146,6 +146,13 @@ fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
             color: RGBColor(90, 90, 90),
         });
     }
+    if let Some(free) = b.free_bytes.filter(|f| *f > 0) {
+        refs.push(RefLine {
+            name: format!("free disk at the start {}", format_bytes_short(free as f64)),
+            y: free as f64,
+            color: RGBColor(160, 60, 60),
+        });
+    }
     Plot {
         caption: format!(
             "growth: size by versions ({} units per version, key-shape {})",

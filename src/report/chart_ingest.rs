@@ -94,6 +94,28 @@ fn rate_chart(b: &IngestReport) -> Option<Plot> {
             color: plotters::style::RGBColor(90, 90, 90),
         });
     }
+    // The disk's sequential write rate over the WAL a row costs: the rows/s the disk allows.
+    let mut wal: Vec<f64> = b
+        .trials
+        .iter()
+        .map(|t| t.wal_bytes_per_row)
+        .filter(|w| *w > 0.0)
+        .collect();
+    wal.sort_by(f64::total_cmp);
+    if let (Some(bps), Some(&w)) = (
+        b.params.seq_write_bytes_per_s.filter(|v| *v > 0.0),
+        wal.get(wal.len() / 2),
+    ) {
+        refs.push(RefLine {
+            name: format!(
+                "sequential-write ceiling: {}/s ÷ {w:.0} B of WAL per row = {} rows/s",
+                crate::measure::units::format_bytes_short(bps),
+                crate::measure::units::format_rate(bps / w)
+            ),
+            y: bps / w,
+            color: plotters::style::RGBColor(160, 60, 60),
+        });
+    }
     Some(Plot {
         caption: format!(
             "ingest: rows/s by batch size ({} rows per trial, {} payload)",

@@ -127,3 +127,36 @@ fn the_last_sessions_parameters_come_back_and_say_so() {
     assert!(!screen(&app).contains("restored from your last session"));
     assert_eq!(app.params.snapshot().experiment, ExperimentKind::Ingest);
 }
+
+#[test]
+fn the_host_panes_disk_probes_are_the_ingest_runs_ceilings() {
+    use super::panes::host::ProbeResults;
+    use crate::experiment::ExperimentSpec;
+    use crate::host::probe::{FsyncResult, SeqWriteResult};
+    let mut app = fixture::idle_app((100, 30), Instant::now());
+    press(&mut app, KeyCode::Char('2'));
+    app.host.probe.last = Some(ProbeResults {
+        seq: SeqWriteResult {
+            bytes: 256 << 20,
+            seconds: 1.0,
+            mb_per_s: 180.0,
+            dir: "/tmp".into(),
+        },
+        fsync: FsyncResult {
+            ops: 1000,
+            seconds: 5.0,
+            ops_per_s: 200.0,
+            p50_us: 4000.0,
+            p99_us: 8000.0,
+            max_us: 9000.0,
+            dir: "/tmp".into(),
+        },
+        at: Instant::now(),
+    });
+    let spec = super::update_tests::start(&mut app, 'r');
+    let ExperimentSpec::Ingest(s) = *spec else {
+        panic!("ingest")
+    };
+    assert_eq!(s.fsync_ops_per_s, Some(200.0));
+    assert_eq!(s.seq_write_bytes_per_s, Some(180e6));
+}

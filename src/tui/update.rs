@@ -402,7 +402,13 @@ fn on_preflight(
     start_run(app, spec, kind)
 }
 
-fn start_run(app: &mut App, spec: Box<ExperimentSpec>, kind: RunKind) -> Vec<Command> {
+fn start_run(app: &mut App, mut spec: Box<ExperimentSpec>, kind: RunKind) -> Vec<Command> {
+    // The disk probes of the Host pane are the ingest run's ceilings: its fsync rate (so the
+    // run need not probe it again) and the sequential write rate.
+    if let (ExperimentSpec::Ingest(s), Some(p)) = (spec.as_mut(), app.host.probe.last.as_ref()) {
+        s.fsync_ops_per_s = Some(p.fsync.ops_per_s);
+        s.seq_write_bytes_per_s = Some(p.seq.mb_per_s * 1e6);
+    }
     app.run.begin(&spec, kind, app.now);
     set_focus(app, Focus::Run);
     let preset = app.params.preset_name();

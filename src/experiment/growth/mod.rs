@@ -204,7 +204,8 @@ async fn run_steps(
             ctx.opts.disk_budget,
         )
     };
-    let known_free = local_free().is_some();
+    report.free_bytes = local_free();
+    let known_free = report.free_bytes.is_some();
     if !known_free {
         ctx.note("free disk space is unknown (the server is not on this host): every step up to the fill limit runs; a full disk stops the growth and the rest is projected").await;
     }

@@ -156,6 +156,10 @@ pub struct GrowthReport {
     pub fit: Vec<DesignFit>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<FillBaseline>,
+    /// Free space on the server's filesystem (or the run's disk budget) as the steps began:
+    /// what the data could grow into. None when the server's filesystem is not visible here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
     pub summary: GrowthSummary,
 }
 
@@ -166,6 +170,7 @@ impl GrowthReport {
             steps: vec![],
             fit: vec![],
             baseline: None,
+            free_bytes: None,
             summary: GrowthSummary::default(),
         }
     }

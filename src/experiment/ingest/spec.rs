@@ -117,6 +117,11 @@ pub struct IngestSpec {
     /// is known, the run probes it for 2 s itself before `insert` trials that wait for flush.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ops_per_s: Option<f64>,
+    /// The disk's sequential write rate (bytes/s, written and fdatasynced) when the caller
+    /// probed it (the TUI's Host pane); not a field. With the WAL bytes a row costs, it is the
+    /// ceiling drawn on the rows/s chart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_write_bytes_per_s: Option<f64>,
 }
 
 fn one_repeat() -> Repeat {
@@ -263,6 +268,7 @@ impl IngestSpec {
             repeat,
             decision,
             fsync_ops_per_s: None,
+            seq_write_bytes_per_s: None,
         })
     }
 
