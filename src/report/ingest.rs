@@ -131,7 +131,7 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
         "Batch curves",
         &[
             ("curve", false),
-            ("best batch", true),
+            ("highest median at batch", true),
             ("rows/s", true),
             ("knee", true),
             ("rows/s at knee", true),
