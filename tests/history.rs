@@ -795,7 +795,11 @@ fn the_compare_command_speaks_every_format() {
 
     let (code, _, err) = run(&["base", "cand", "--confidence", "40%"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("confidence"), "{err}");
+    // In percent, as the user wrote it, like the experiments' own field.
+    assert!(
+        err.contains("--confidence: '40%' is out of range: above 50%"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

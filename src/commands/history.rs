@@ -3,7 +3,7 @@
 use color_eyre::eyre::Result;
 
 use crate::cli::{HistoryAction, OutputFormat};
-use crate::experiment::decision::parse_percent;
+use crate::experiment::decision::{parse_confidence, parse_min_effect};
 use crate::experiment::{ExperimentKind, RunReport};
 use crate::history::{self, HistoryFilter};
 use crate::measure::rules::Rules;
@@ -63,20 +63,19 @@ fn compare_options(
     vary: Vec<String>,
 ) -> Result<history::CompareOptions> {
     let own = history::compare::decision(candidate).rules();
-    let pct = |flag: &str, v: Option<&str>, default: f64| -> Result<f64> {
-        v.map(|s| parse_percent(s).map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}"))))
+    // The same parsers and sentences as the experiments' own fields.
+    let pct = |flag: &str, v: Option<&str>, parse: fn(&str) -> Result<f64, String>, default| {
+        v.map(|s| parse(s).map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}"))))
             .transpose()
             .map(|v| v.unwrap_or(default))
     };
     let rules = if confidence.is_none() && min_effect.is_none() {
         None
     } else {
-        let r = Rules::new(
-            pct("--confidence", confidence, own.confidence)?,
-            pct("--min-effect", min_effect, own.min_effect)?,
-        )
-        .map_err(|e| user_error(EXIT_USAGE, e.to_string()))?;
-        Some(r)
+        Some(Rules {
+            confidence: pct("--confidence", confidence, parse_confidence, own.confidence)?,
+            min_effect: pct("--min-effect", min_effect, parse_min_effect, own.min_effect)?,
+        })
     };
     Ok(history::CompareOptions {
         rules,

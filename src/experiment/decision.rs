@@ -184,29 +184,35 @@ pub fn format_percent(f: f64) -> String {
     format!("{s}%")
 }
 
+/// `--min-effect`: `5%` → 0.05; 0% to below 100%.
+pub fn parse_min_effect(s: &str) -> Result<f64, String> {
+    let v = parse_percent(s)?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!(
+            "'{s}' is out of range: 0% (any real difference counts) to below 100%"
+        ));
+    }
+    Ok(v)
+}
+
+/// `--confidence`: `95%` → 0.95; above 50% and at most 99.9%.
+pub fn parse_confidence(s: &str) -> Result<f64, String> {
+    let v = parse_percent(s)?;
+    if !(v > 0.5 && v <= 0.999) {
+        return Err(format!(
+            "'{s}' is out of range: above 50% and at most 99.9% (95% is usual)"
+        ));
+    }
+    Ok(v)
+}
+
 impl Decision {
     /// Read `max-repeat`, `min-effect` and `confidence`; one sentence per bad field.
     pub fn read(r: &mut FieldReader) -> Decision {
         let d = Decision::default();
         let max_repeat = r.count("max-repeat", MIN_TRIALS as u64, 1000) as u32;
-        let min_effect = r.get("min-effect", d.min_effect, |s| {
-            let v = parse_percent(s)?;
-            if !(0.0..1.0).contains(&v) {
-                return Err(format!(
-                    "'{s}' is out of range: 0% (any real difference counts) to below 100%"
-                ));
-            }
-            Ok(v)
-        });
-        let confidence = r.get("confidence", d.confidence, |s| {
-            let v = parse_percent(s)?;
-            if !(v > 0.5 && v <= 0.999) {
-                return Err(format!(
-                    "'{s}' is out of range: above 50% and at most 99.9% (95% is usual)"
-                ));
-            }
-            Ok(v)
-        });
+        let min_effect = r.get("min-effect", d.min_effect, parse_min_effect);
+        let confidence = r.get("confidence", d.confidence, parse_confidence);
         Decision {
             max_repeat,
             min_effect,
