@@ -306,8 +306,11 @@ async fn repeats_give_per_step_estimates_and_design_verdicts() {
     // Estimates: 2 steps × 2 designs × (write, read, read cold), 4 trials each.
     assert_eq!(g.summary.estimates.len(), 12);
     for e in &g.summary.estimates {
-        assert_eq!(e.n, 4);
-        assert!(e.ci_low <= e.median && e.median <= e.ci_high, "{e:?}");
+        assert_eq!(e.seconds.n, 4);
+        assert!(
+            e.seconds.ci_low <= e.seconds.median && e.seconds.median <= e.seconds.ci_high,
+            "{e:?}"
+        );
     }
     // ranges against snapshot at both steps, each in the vocabulary and with a sentence.
     assert_eq!(g.summary.comparisons.len(), 6);

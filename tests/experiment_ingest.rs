@@ -527,8 +527,11 @@ async fn insert_against_copy_is_a_verdict_over_interleaved_rounds() {
         "the sandbox role may CHECKPOINT"
     );
     for c in &b.summary.configs {
-        assert_eq!(c.n, 5);
-        assert!(c.ci_low <= c.median && c.median <= c.ci_high);
+        assert_eq!(c.rows_per_s.n, 5);
+        assert!(
+            c.rows_per_s.ci_low <= c.rows_per_s.median
+                && c.rows_per_s.median <= c.rows_per_s.ci_high
+        );
     }
     let g = b
         .summary

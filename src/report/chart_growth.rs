@@ -179,14 +179,14 @@ fn interval(b: &GrowthReport, s: &GrowthStep, timed: &str) -> Option<(f64, f64)>
         .find(|e| {
             e.design == s.design
                 && e.versions == s.versions
-                && e.n >= 2
+                && e.seconds.n >= 2
                 && serde_json::to_value(e.timed)
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
                     .as_deref()
                     == Some(timed)
         })
-        .map(|e| (e.ci_low, e.ci_high))
+        .map(|e| (e.seconds.ci_low, e.seconds.ci_high))
 }
 
 fn time_chart(b: &GrowthReport) -> Plot {

@@ -75,11 +75,14 @@ fn rate_chart(b: &IngestReport) -> Option<Plot> {
             dashed: false,
             marker: marker(key.0),
             hollow: false,
-            points: cs.iter().map(|c| (c.batch as f64, c.median)).collect(),
+            points: cs
+                .iter()
+                .map(|c| (c.batch as f64, c.rows_per_s.median))
+                .collect(),
             whiskers: cs
                 .iter()
-                .filter(|c| c.n >= 2)
-                .map(|c| (c.batch as f64, c.ci_low, c.ci_high))
+                .filter(|c| c.rows_per_s.n >= 2)
+                .map(|c| (c.batch as f64, c.rows_per_s.ci_low, c.rows_per_s.ci_high))
                 .collect(),
         });
     }

@@ -109,14 +109,14 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
                 .ok()
                 .and_then(|v| v.as_str().map(|s| s.replace('-', " ")))
                 .unwrap_or_default(),
-            e.n.to_string(),
-            time(e.median),
-            if e.n >= 2 {
+            e.seconds.n.to_string(),
+            time(e.seconds.median),
+            if e.seconds.n >= 2 {
                 format!(
                     "{}–{} ({:.0}%)",
-                    time(e.ci_low),
-                    time(e.ci_high),
-                    e.level * 100.0
+                    time(e.seconds.ci_low),
+                    time(e.seconds.ci_high),
+                    e.seconds.level * 100.0
                 )
             } else {
                 "one trial".into()

@@ -104,14 +104,14 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             c.batch.to_string(),
             c.clients.to_string(),
             c.synchronous_commit.as_str().into(),
-            c.n.to_string(),
-            rate(c.median),
-            if c.n >= 2 {
+            c.rows_per_s.n.to_string(),
+            rate(c.rows_per_s.median),
+            if c.rows_per_s.n >= 2 {
                 format!(
                     "{}–{} ({:.0}%)",
-                    rate(c.ci_low),
-                    rate(c.ci_high),
-                    c.level * 100.0
+                    rate(c.rows_per_s.ci_low),
+                    rate(c.rows_per_s.ci_high),
+                    c.rows_per_s.level * 100.0
                 )
             } else {
                 "one trial".into()

@@ -255,7 +255,7 @@ pub fn recommendations(report: &RunReport, b: &IngestReport) -> Vec<Recommendati
         .summary
         .configs
         .iter()
-        .max_by(|x, y| x.median.total_cmp(&y.median))
+        .max_by(|x, y| x.rows_per_s.median.total_cmp(&y.rows_per_s.median))
     else {
         return out;
     };

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kinds::Design;
 use super::report::GrowthStep;
-use crate::measure::interval::estimate;
+use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
 use crate::measure::units::{format_count, format_seconds};
 use crate::measure::verdict::{Better, Verdict, compare};
@@ -56,15 +56,9 @@ pub struct StepEstimate {
     pub design: Design,
     pub versions: u64,
     pub timed: Timed,
-    pub n: usize,
-    /// Median seconds.
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub ci_low: f64,
-    pub ci_high: f64,
-    /// Coverage reached by `[ci_low, ci_high]`.
-    pub level: f64,
+    /// Seconds over the repeats: n, median, min, max and the median's interval (stored flat).
+    #[serde(flatten)]
+    pub seconds: Estimate,
 }
 
 /// `ranges` against `snapshot` at one step for one timing.
@@ -108,13 +102,7 @@ pub fn estimates(steps: &[GrowthStep], rules: &Rules) -> Vec<StepEstimate> {
                     design: s.design,
                     versions: s.versions,
                     timed,
-                    n: e.n,
-                    median: e.median,
-                    min: e.min,
-                    max: e.max,
-                    ci_low: e.ci_low,
-                    ci_high: e.ci_high,
-                    level: e.level,
+                    seconds: e,
                 });
             }
         }
@@ -250,7 +238,7 @@ mod tests {
         );
         let e = estimates(&steps, &rules);
         assert_eq!(e.len(), 8);
-        assert_eq!((e[0].n, e[0].median), (5, 2.0));
+        assert_eq!((e[0].seconds.n, e[0].seconds.median), (5, 2.0));
         let json = serde_json::to_value(&c[1]).unwrap();
         assert_eq!(json["verdict"], "faster");
         assert_eq!(json["timed"], "read");

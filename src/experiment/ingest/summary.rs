@@ -16,7 +16,7 @@ use super::plan::TrialPlan;
 use super::report::{IngestReport, IngestTrial};
 use super::verdicts::{self, Group, Question};
 use crate::measure::finding::{Finding, decide};
-use crate::measure::interval::estimate;
+use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
 use crate::measure::units::format_rate;
 use crate::measure::verdict::{Better, Verdict};
@@ -28,15 +28,10 @@ pub struct ConfigStat {
     pub batch: u64,
     pub clients: u32,
     pub synchronous_commit: SyncCommit,
-    pub n: usize,
-    /// Median rows/s.
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    /// Interval of the median (order statistics), reaching `level`.
-    pub ci_low: f64,
-    pub ci_high: f64,
-    pub level: f64,
+    /// Rows/s over the trials: n, median, min, max and the median's interval (stored flat,
+    /// as `n`, `median`, … beside the configuration).
+    #[serde(flatten)]
+    pub rows_per_s: Estimate,
 }
 
 /// One setting of a question, against the question's best.
@@ -182,13 +177,7 @@ impl IngestReport {
                     batch: c.batch,
                     clients: c.clients,
                     synchronous_commit: c.sync,
-                    n: e.n,
-                    median: e.median,
-                    min: e.min,
-                    max: e.max,
-                    ci_low: e.ci_low,
-                    ci_high: e.ci_high,
-                    level: e.level,
+                    rows_per_s: e,
                 });
             }
         }
@@ -356,7 +345,7 @@ fn method_bests(s: &IngestSummary) -> Vec<MethodBest> {
                 .configs
                 .iter()
                 .filter(|c| c.method == m)
-                .max_by(|a, b| a.median.total_cmp(&b.median))?;
+                .max_by(|a, b| a.rows_per_s.median.total_cmp(&b.rows_per_s.median))?;
             let knee = s.knees.iter().find(|k| {
                 k.method == m
                     && k.clients == best.clients
@@ -367,7 +356,7 @@ fn method_bests(s: &IngestSummary) -> Vec<MethodBest> {
                 batch: best.batch,
                 clients: best.clients,
                 synchronous_commit: best.synchronous_commit,
-                rows_per_s: best.median,
+                rows_per_s: best.rows_per_s.median,
                 knee_batch: knee.and_then(|k| k.knee_batch),
                 knee_rows_per_s: knee.and_then(|k| k.knee_rows_per_s),
             })

@@ -76,9 +76,17 @@ fn a_plateau_ties_and_the_knee_is_its_smallest_batch() {
     let s = &r.summary;
     assert_eq!(s.configs.len(), 5);
     let c = &s.configs[3];
-    assert_eq!((c.batch, c.n, c.median), (256, 5, 19_000.0));
-    assert!(c.ci_low <= c.median && c.median <= c.ci_high);
-    assert!((c.level - 0.9375).abs() < 1e-9, "5 trials reach 93.75%");
+    assert_eq!(
+        (c.batch, c.rows_per_s.n, c.rows_per_s.median),
+        (256, 5, 19_000.0)
+    );
+    assert!(
+        c.rows_per_s.ci_low <= c.rows_per_s.median && c.rows_per_s.median <= c.rows_per_s.ci_high
+    );
+    assert!(
+        (c.rows_per_s.level - 0.9375).abs() < 1e-9,
+        "5 trials reach 93.75%"
+    );
     let g = &s.groups[0];
     assert_eq!(g.question, Question::Batch);
     assert_eq!(g.verdict, Some(Verdict::NoSignificantDifference));
