@@ -174,7 +174,21 @@ async fn every_method_inserts_exactly_the_rows_split_exactly() {
         };
         assert_eq!(t.commits, expected_commits, "{what}");
         assert!(t.latency_ms.p50 <= t.latency_ms.p99 && t.latency_ms.p99 <= t.latency_ms.max);
+        // The load generator's own CPU is recorded beside the host's.
+        assert!(
+            t.client_cpu_s >= 0.0 && t.client_cpu_s < 60.0,
+            "{what}: {}",
+            t.client_cpu_s
+        );
+        assert!((0.0..=1.0).contains(&t.client_cpu_share), "{what}");
+        if let Some(h) = t.host_cpu_share {
+            assert!((0.0..=1.0).contains(&h), "{what}: host {h}");
+        }
     }
+    assert!(
+        b.trials.iter().any(|t| t.client_cpu_s > 0.0),
+        "some trial used measurable CPU"
+    );
     assert_eq!(
         b.trials
             .iter()
