@@ -14,7 +14,7 @@ use tokio_postgres::{Client, Statement};
 use tokio_util::sync::CancellationToken;
 
 use super::kinds::{Method, PayloadType, SyncCommit};
-use super::meter::Meter;
+use super::meter::{Meter, Tally};
 use super::payload::{Doc, PayloadGen};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::Target;
@@ -197,23 +197,27 @@ impl Loader {
         let mut bufs = vec![String::new(); slots];
         let (mut done, mut commits) = (0u64, 0u64);
         let mut error = None;
+        let mut tally = Tally::new(&meter);
+        // One cancellation future for the whole load, not one per batch.
+        let mut cancelled = pin!(stop.cancelled());
+        // Each batch's end is the next one's start: one clock read per batch.
+        let mut t0 = Instant::now();
         while done < self.job.rows {
             if stop.is_cancelled() {
                 error = Some(LoadError::Stopped);
                 break;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            if deadline.is_some_and(|d| t0 >= d) {
                 break;
             }
             let n = self.job.batch.min(self.job.rows - done);
             let first = self.job.first_id + done as i64;
-            let t0 = Instant::now();
             let outcome = {
                 let mut fut = pin!(self.batch(first, n, &mut bufs));
                 tokio::select! {
                     biased;
                     r = &mut fut => Some(r),
-                    _ = stop.cancelled() => {
+                    _ = &mut cancelled => {
                         target.cancel_query(&token).await;
                         // Let the server abort it so the session ends clean.
                         let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
@@ -223,11 +227,13 @@ impl Loader {
             };
             match outcome {
                 Some(Ok(c)) => {
-                    let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    let now = Instant::now();
+                    let us = u64::try_from(now.duration_since(t0).as_micros()).unwrap_or(u64::MAX);
                     latency_us.saturating_record(us.max(1));
+                    t0 = now;
                     done += n;
                     commits += c;
-                    meter.add(n);
+                    tally.add(n, now);
                 }
                 Some(Err(_)) | None if stop.is_cancelled() => {
                     error = Some(LoadError::Stopped);
@@ -249,6 +255,7 @@ impl Loader {
                 }
             }
         }
+        tally.flush();
         LoadResult {
             rows: done,
             commits,
@@ -264,7 +271,7 @@ impl Loader {
         n: u64,
         bufs: &mut [String],
     ) -> Result<u64, tokio_postgres::Error> {
-        let payload = self.payload.clone();
+        let payload = &*self.payload;
         match (&self.stmts, self.job.method) {
             (Stmts::Insert(stmt), Method::InsertTx) => {
                 let n = n as usize;
