@@ -2,6 +2,7 @@
 //! method, each batch timed. It stops between batches when told to, and a statement in
 //! flight is cancelled on the server, so a stop takes effect within milliseconds.
 
+use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,13 +33,23 @@ pub fn latency_histogram() -> Histogram<u64> {
 /// A session for loading: the lab's session (`session_sql`, see `RunCtx::session_sql`) with
 /// `synchronous_commit` set for it alone, and checked with `SHOW` (a value the server
 /// silently ignored would make the trial a lie). The connection's I/O task runs on the
-/// calling runtime.
+/// calling runtime. With `lean` and a local unix socket, over `server::lean` (fewer system
+/// calls per round trip; only for a client that waits for each reply): then the socket file
+/// comes back too, for cancelling.
 pub async fn connect_session(
     target: &Target,
     session_sql: &str,
     sync: SyncCommit,
-) -> Result<Client, String> {
-    let client = target.connect().await.map_err(|e| e.to_string())?;
+    lean: bool,
+) -> Result<(Client, Option<PathBuf>), String> {
+    let (client, socket) = match lean.then_some(()).and(target.lean_socket()) {
+        Some(path) => match target.connect_lean().await {
+            Some(Ok(c)) => (c, Some(path)),
+            // Whatever went wrong, the usual way says it best (or works).
+            _ => (target.connect().await.map_err(|e| e.to_string())?, None),
+        },
+        None => (target.connect().await.map_err(|e| e.to_string())?, None),
+    };
     let sql = format!("{session_sql} SET synchronous_commit = {};", sync.as_str());
     let q = |e: tokio_postgres::Error| describe_query_error(&e);
     client.batch_execute(&sql).await.map_err(q)?;
@@ -53,14 +64,15 @@ pub async fn connect_session(
             sync.as_str()
         ));
     }
-    Ok(client)
+    Ok((client, socket))
 }
 
 /// [`connect_session`] for a run's context: the session a loading client of that run gets.
 pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunError> {
     ctx.check()?;
-    connect_session(&ctx.target, &ctx.session_sql(), sync)
+    connect_session(&ctx.target, &ctx.session_sql(), sync, false)
         .await
+        .map(|(c, _)| c)
         .map_err(RunError::Failed)
 }
 
@@ -100,6 +112,8 @@ pub struct LoadResult {
 /// A client with its statements prepared, ready to load.
 pub struct Loader {
     client: Client,
+    /// The unix socket of a lean session (`connect_session`), where cancel requests go.
+    socket: Option<PathBuf>,
     job: Job,
     payload: Arc<PayloadGen>,
     stmts: Stmts,
@@ -133,7 +147,7 @@ fn values_sql(table: &str, rows: u64) -> String {
 impl Loader {
     /// Prepare the job's statements on `client` (before the trial's clock starts).
     pub async fn prepare(
-        client: Client,
+        (client, socket): (Client, Option<PathBuf>),
         job: Job,
         payload: Arc<PayloadGen>,
     ) -> Result<Loader, String> {
@@ -173,6 +187,7 @@ impl Loader {
         };
         Ok(Loader {
             client,
+            socket,
             job,
             payload,
             stmts,
@@ -189,6 +204,7 @@ impl Loader {
         deadline: Option<Instant>,
     ) -> LoadResult {
         let token = self.client.cancel_token();
+        let socket = self.socket.clone();
         let mut latency_us = latency_histogram();
         let slots = match self.job.method {
             Method::Insert | Method::Copy => 1,
@@ -218,7 +234,10 @@ impl Loader {
                     biased;
                     r = &mut fut => Some(r),
                     _ = &mut cancelled => {
-                        target.cancel_query(&token).await;
+                        match &socket {
+                            Some(path) => target.cancel_query_at(&token, path).await,
+                            None => target.cancel_query(&token).await,
+                        }
                         // Let the server abort it so the session ends clean.
                         let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
                         None

@@ -125,8 +125,11 @@ async fn client_main(
     let who = format!("client {} of {}", job.index + 1, job.of);
     let ready = tokio::select! {
         r = async {
-            let client = connect_session(&target, &session_sql, sync).await?;
-            Loader::prepare(client, job, payload).await
+            // A pipelined client writes without reading the replies: it keeps tokio's own
+            // socket, which never blocks the thread on a full buffer.
+            let lean = !job.pipeline;
+            let session = connect_session(&target, &session_sql, sync, lean).await?;
+            Loader::prepare(session, job, payload).await
         } => r.map_err(|e| LoadError::Failed(format!("{who}: {e}"))),
         _ = stop.cancelled() => Err(LoadError::Stopped),
     };
