@@ -283,6 +283,7 @@ if want 4; then
                     before) v=$(pglab_load_once "$PGLAB_BEFORE" "$c" "b-$c-$r") ;;
                     pgbench) v=$(pgbench_load_once "$c") ;;
                 esac
+                echo "   $side ×$c: $v" >&2
                 ld[$side,$c]+="$v;"
             done
         done
@@ -314,7 +315,7 @@ if want 4; then
 from statistics import median
 before = "$PGLAB_BEFORE" != ""
 raw = {}
-for kv in """$(for k in "${!ld[@]}"; do echo "$k=${ld[$k]}"; done)""".split():
+for kv in """$(for k in "${!ld[@]}"; do echo "$k=${ld[$k]}"; done)""".splitlines():
     k, v = kv.split("=", 1)
     side, c = k.split(",")
     raw[(side, int(c))] = [list(map(float, x.split())) for x in v.split(";") if x]

@@ -640,3 +640,37 @@ async fn repeat_auto_stops_as_soon_as_decided() {
         Some("too few trials")
     );
 }
+
+/// The loading clients' lean session (a unix socket watched for readability only) answers
+/// and is cancelled on the server like any other.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lean_session_runs_and_cancels_a_statement() {
+    let lab = common::lab();
+    let target = lab.target();
+    let socket = target
+        .lean_socket()
+        .expect("the sandbox listens on a unix socket");
+    let client = target
+        .connect_lean()
+        .await
+        .expect("a local socket")
+        .unwrap();
+    let one: i32 = client.query_one("SELECT 1", &[]).await.unwrap().get(0);
+    assert_eq!(one, 1);
+    let token = client.cancel_token();
+    let t = Instant::now();
+    let (r, ()) = tokio::join!(client.batch_execute("SELECT pg_sleep(30)"), async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        target.cancel_query_at(&token, &socket).await;
+    });
+    let e = r.expect_err("cancelled");
+    assert_eq!(
+        e.code(),
+        Some(&tokio_postgres::error::SqlState::QUERY_CANCELED),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // The session is usable after the cancel.
+    let two: i32 = client.query_one("SELECT 2", &[]).await.unwrap().get(0);
+    assert_eq!(two, 2);
+}
