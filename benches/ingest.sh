@@ -9,6 +9,12 @@
 #   3. the CouchDB bulk-insert sweep, reduced: the √2 batch ladder 1..1024 × 1–3 clients,
 #      insert-tx and copy, synchronous_commit on, SWEEP_REPEAT rounds: median rows/s table,
 #      the knee per curve (verdict-based) and the findings.
+#   4. the load generator's cost: insert, batch 1, synchronous_commit off, at LOAD_CLIENTS
+#      clients, T s   vs  pgbench -n -M prepared -c N -j min(N,2) -f with the same INSERT:
+#      rows/s ratio (goal >= 0.9) and client CPU per row, pglab's recorded client_cpu_s /
+#      rows and its whole process (user + sys, setup included) against pgbench's process
+#      (goal <= 1.25x). With PGLAB_BEFORE=/path/to/an/older/pglab the older build runs as a
+#      third side in the same rotation (its CPU: the whole process only).
 #
 # Each comparison alternates the two sides (ABBA) over several rounds and takes the median:
 # on shared machines the disk's fsync rate can swing several-fold from one run to the next.
@@ -16,7 +22,8 @@
 # Usage: benches/ingest.sh
 #   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (5) INSERT_ROUNDS (6) SWEEP_ROWS (20000)
 #        SWEEP_DURATION (2s) SWEEP_REPEAT (4)
-#        BENCHES ("1 2 3": which of the three to run)
+#        LOAD_CLIENTS ("1 4 16") LOAD_SECONDS (5) LOAD_ROUNDS (5) PGLAB_BEFORE (unset)
+#        BENCHES ("1 2 3 4": which to run)
 #        CARGO_TARGET_DIR, PGLAB_DATA_DIR as usual
 # Needs: cargo, psql, pgbench, python3 on PATH. Uses pglab's sandbox: starts it when it is
 # not running (and stops it again at the end), never another server.
@@ -29,7 +36,11 @@ COPY_ROUNDS=${COPY_ROUNDS:-4}
 SWEEP_ROWS=${SWEEP_ROWS:-20000}
 SWEEP_DURATION=${SWEEP_DURATION:-2s}
 SWEEP_REPEAT=${SWEEP_REPEAT:-4}
-BENCHES=${BENCHES:-1 2 3}
+LOAD_CLIENTS=${LOAD_CLIENTS:-1 4 16}
+LOAD_SECONDS=${LOAD_SECONDS:-5}
+LOAD_ROUNDS=${LOAD_ROUNDS:-5}
+PGLAB_BEFORE=${PGLAB_BEFORE:-}
+BENCHES=${BENCHES:-1 2 3 4}
 want() { case " $BENCHES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 for tool in cargo psql pgbench python3; do
@@ -104,6 +115,17 @@ def sweep(path):
     for f in r["summary"]["findings"]:
         print("  -", f)
 
+def timed(out):
+    # Run the rest of argv; its stdout to out, "user+sys seconds" of it (and its children)
+    # on stdout.
+    import resource, subprocess
+    with open(out, "w") as f:
+        rc = subprocess.call(sys.argv[3:], stdout=f, stderr=subprocess.DEVNULL)
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if rc != 0:
+        sys.exit(rc)
+    print(ru.ru_utime + ru.ru_stime)
+
 def ratio(a, b, expect):
     a, b, expect = float(a), float(b), float(expect)
     q = a / b if b > 0 else float("nan")
@@ -112,6 +134,7 @@ def ratio(a, b, expect):
 {"gen": lambda: gen(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])),
  "rps": lambda: rps(sys.argv[2]),
  "sweep": lambda: sweep(sys.argv[2]),
+ "timed": lambda: timed(sys.argv[2]),
  "ratio": lambda: ratio(sys.argv[2], sys.argv[3], sys.argv[4])}[sys.argv[1]]()
 PY
 helper() { python3 "$tmp/helper.py" "$@"; }
@@ -212,6 +235,61 @@ if want 3; then
         --repeat "$SWEEP_REPEAT"
 fi
 
+# --- 4. the load generator's cost: insert vs pgbench at 1, 4, 16 clients -------------------
+declare -A ld
+pgbench_load_once() { # clients -> "tps cpu_us_per_row"
+    local c=$1 j=$(($1 < 2 ? $1 : 2)) cpu
+    psql_ -c "DROP TABLE IF EXISTS pglab.bench_pgbench" \
+        -c "CREATE TABLE pglab.bench_pgbench (id bigint NOT NULL, payload text)" 2>/dev/null
+    cpu=$(PGOPTIONS="-c synchronous_commit=off" helper timed "$tmp/pgbench.out" pgbench -n \
+        -M prepared -c "$c" -j "$j" -T "$LOAD_SECONDS" -f "$tmp/insert.sql" "${CONN[@]}")
+    psql_ -c "DROP TABLE pglab.bench_pgbench"
+    python3 - "$tmp/pgbench.out" "$cpu" <<'PY'
+import re, sys
+out = open(sys.argv[1]).read()
+tps = float(re.search(r"^tps = ([0-9.]+)", out, re.M).group(1))
+tx = int(re.search(r"actually processed: (\d+)", out).group(1))
+print(tps, float(sys.argv[2]) / max(tx, 1) * 1e6)
+PY
+}
+pglab_load_once() { # binary clients tag -> "rows/s recorded_cpu_us_per_row process_cpu_us_per_row"
+    local bin=$1 c=$2 out="$tmp/load-$3.json" cpu
+    cpu=$(helper timed "$out" "$bin" run ingest --method insert --batch 1 --clients "$c" \
+        --rows 10M --duration "${LOAD_SECONDS}s" --payload 100B --sync-commit off \
+        --repeat 1 --format json --no-history --yes) ||
+        { echo "ingest.sh: pglab run ingest failed" >&2; exit 1; }
+    python3 - "$out" "$cpu" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+rows = max(t["rows"], 1)
+rec = t.get("client_cpu_s")
+print(t["rows_per_s"], "nan" if rec is None else rec / rows * 1e6, float(sys.argv[2]) / rows * 1e6)
+PY
+}
+if want 4; then
+    [ -f "$tmp/insert.sql" ] || printf '%s\n' \
+        '\set id random(1, 1000000000000)' \
+        "INSERT INTO pglab.bench_pgbench (id, payload) VALUES (:id, '$(head -c 100 /dev/zero | tr '\0' x)');" \
+        >"$tmp/insert.sql"
+    sides=(pglab pgbench)
+    [ -n "$PGLAB_BEFORE" ] && sides+=(before)
+    for c in $LOAD_CLIENTS; do
+        echo "4/4 load generator: insert ×$c vs pgbench -c $c ($LOAD_ROUNDS rounds of ${LOAD_SECONDS} s, rotating order)…" >&2
+        for ((r = 0; r < LOAD_ROUNDS; r++)); do
+            for ((k = 0; k < ${#sides[@]}; k++)); do
+                side=${sides[$(((r + k) % ${#sides[@]}))]}
+                case $side in
+                    pglab) v=$(pglab_load_once "$BIN" "$c" "a-$c-$r") ;;
+                    before) v=$(pglab_load_once "$PGLAB_BEFORE" "$c" "b-$c-$r") ;;
+                    pgbench) v=$(pgbench_load_once "$c") ;;
+                esac
+                echo "   $side ×$c: $v" >&2
+                ld[$side,$c]+="$v;"
+            done
+        done
+    done
+fi
+
 # --- results ------------------------------------------------------------------------------
 if want 1; then
     echo
@@ -228,6 +306,35 @@ if want 2; then
         printf '   %-6s %12.0f %12.0f   ' "$sync" "${pglab_ins[$sync]}" "${pgbench_ins[$sync]}"
         helper ratio "${pglab_ins[$sync]}" "${pgbench_ins[$sync]}" 0.95
     done
+fi
+if want 4; then
+    echo
+    echo "== 4. the load generator: insert, batch 1, synchronous_commit off, ${LOAD_SECONDS} s, vs pgbench -n -M prepared -c N -j min(N,2) (medians of $LOAD_ROUNDS rounds each, rotating order)"
+    echo "   CPU per row in µs: pglab's recorded client_cpu_s / rows (rec) and its whole process (proc, setup included); pgbench's whole process"
+    python3 - "$PGLAB_BEFORE" <<PY
+from statistics import median
+before = "$PGLAB_BEFORE" != ""
+raw = {}
+for kv in """$(for k in "${!ld[@]}"; do echo "$k=${ld[$k]}"; done)""".splitlines():
+    k, v = kv.split("=", 1)
+    side, c = k.split(",")
+    raw[(side, int(c))] = [list(map(float, x.split())) for x in v.split(";") if x]
+def med(side, c, i):
+    return median(r[i] for r in raw[(side, c)])
+head = f"   {'clients':>7} {'pglab rows/s':>12} {'pgbench tps':>11} {'ratio':>6} {'rec µs':>7} {'proc µs':>7} {'pgb µs':>7} {'cpu×rec':>7} {'cpu×proc':>8}"
+if before:
+    head += f"   {'before rows/s':>13} {'ratio':>6} {'proc µs':>7} {'cpu×proc':>8}"
+print(head)
+for c in sorted({c for _, c in raw}):
+    a, p = med("pglab", c, 0), med("pgbench", c, 0)
+    rec, proc, pg = med("pglab", c, 1), med("pglab", c, 2), med("pgbench", c, 1)
+    line = f"   {c:>7} {a:>12.0f} {p:>11.0f} {a / p:>6.2f} {rec:>7.1f} {proc:>7.1f} {pg:>7.1f} {rec / pg:>7.2f} {proc / pg:>8.2f}"
+    if before:
+        b, bp = med("before", c, 0), med("before", c, 2)
+        line += f"   {b:>13.0f} {b / p:>6.2f} {bp:>7.1f} {bp / pg:>8.2f}"
+    print(line)
+print("   goals: ratio >= 0.90, cpu× <= 1.25")
+PY
 fi
 if want 3; then
     echo

@@ -174,7 +174,21 @@ async fn every_method_inserts_exactly_the_rows_split_exactly() {
         };
         assert_eq!(t.commits, expected_commits, "{what}");
         assert!(t.latency_ms.p50 <= t.latency_ms.p99 && t.latency_ms.p99 <= t.latency_ms.max);
+        // The load generator's own CPU is recorded beside the host's.
+        assert!(
+            t.client_cpu_s >= 0.0 && t.client_cpu_s < 60.0,
+            "{what}: {}",
+            t.client_cpu_s
+        );
+        assert!((0.0..=1.0).contains(&t.client_cpu_share), "{what}");
+        if let Some(h) = t.host_cpu_share {
+            assert!((0.0..=1.0).contains(&h), "{what}: host {h}");
+        }
     }
+    assert!(
+        b.trials.iter().any(|t| t.client_cpu_s > 0.0),
+        "some trial used measurable CPU"
+    );
     assert_eq!(
         b.trials
             .iter()
@@ -637,4 +651,38 @@ async fn repeat_auto_stops_as_soon_as_decided() {
         b.summary.groups[0].verdict.map(|v| v.as_str()),
         Some("too few trials")
     );
+}
+
+/// The loading clients' lean session (a unix socket watched for readability only) answers
+/// and is cancelled on the server like any other.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lean_session_runs_and_cancels_a_statement() {
+    let lab = common::lab();
+    let target = lab.target();
+    let socket = target
+        .lean_socket()
+        .expect("the sandbox listens on a unix socket");
+    let client = target
+        .connect_lean()
+        .await
+        .expect("a local socket")
+        .unwrap();
+    let one: i32 = client.query_one("SELECT 1", &[]).await.unwrap().get(0);
+    assert_eq!(one, 1);
+    let token = client.cancel_token();
+    let t = Instant::now();
+    let (r, ()) = tokio::join!(client.batch_execute("SELECT pg_sleep(30)"), async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        target.cancel_query_at(&token, &socket).await;
+    });
+    let e = r.expect_err("cancelled");
+    assert_eq!(
+        e.code(),
+        Some(&tokio_postgres::error::SqlState::QUERY_CANCELED),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // The session is usable after the cancel.
+    let two: i32 = client.query_one("SELECT 2", &[]).await.unwrap().get(0);
+    assert_eq!(two, 2);
 }

@@ -1,6 +1,6 @@
 //! A resolved target and how to open sessions on it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -231,6 +231,60 @@ impl Target {
             }
         }
         Err(last.unwrap_or_else(|| TargetError::Connect("no host to connect to".into())))
+    }
+
+    /// The socket file of the first host when it is a local unix socket directory: where
+    /// [`Target::connect_lean`] can open a session.
+    pub fn lean_socket(&self) -> Option<PathBuf> {
+        let host = self.params.hosts.first().filter(|h| h.starts_with('/'))?;
+        Some(PathBuf::from(format!(
+            "{host}/.s.PGSQL.{}",
+            self.params.port
+        )))
+    }
+
+    /// A session over [`crate::server::lean::LeanStream`] to the first host, when that is a
+    /// local unix socket (`None` otherwise: use [`Target::connect`]). Its connection task
+    /// runs on the calling runtime; cancel its queries with [`Target::cancel_query_at`].
+    pub async fn connect_lean(&self) -> Option<Result<Client, TargetError>> {
+        let path = self.lean_socket()?;
+        let host = self.params.hosts.first()?.clone();
+        let whom = path.display().to_string();
+        let config = self.config_for(&host);
+        let attempt = async {
+            let stream = super::lean::LeanStream::connect(&path)
+                .map_err(|e| TargetError::Connect(format!("cannot connect to {whom}: {e}")))?;
+            let (client, conn) = config.connect_raw(stream, NoTls).await.map_err(|e| {
+                describe_connect_error(&e, &whom, &self.params.user, &self.params.dbname)
+            })?;
+            tokio::spawn(drive(conn, None));
+            Ok(client)
+        };
+        Some(
+            match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await
+            {
+                Ok(r) => r,
+                Err(_) => Err(TargetError::Connect(format!(
+                    "timed out after {} s connecting to {whom}",
+                    self.connect_timeout.as_secs()
+                ))),
+            },
+        )
+    }
+
+    /// [`Target::cancel_query`] for a session opened by [`Target::connect_lean`] (its token
+    /// does not know the socket): the cancel request goes to `socket`.
+    pub async fn cancel_query_at(&self, token: &tokio_postgres::CancelToken, socket: &Path) {
+        let r = match tokio::net::UnixStream::connect(socket).await {
+            Ok(s) => token.cancel_query_raw(s, NoTls).await,
+            Err(e) => {
+                tracing::warn!("cancel request failed: {e}");
+                return;
+            }
+        };
+        if let Err(e) = r {
+            tracing::warn!("cancel request failed: {e}");
+        }
     }
 
     /// Ask the server to cancel the query running on the session `token` came from

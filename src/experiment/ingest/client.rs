@@ -2,6 +2,7 @@
 //! method, each batch timed. It stops between batches when told to, and a statement in
 //! flight is cancelled on the server, so a stop takes effect within milliseconds.
 
+use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use tokio_postgres::{Client, Statement};
 use tokio_util::sync::CancellationToken;
 
 use super::kinds::{Method, PayloadType, SyncCommit};
-use super::meter::Meter;
+use super::meter::{Meter, Tally};
 use super::payload::{Doc, PayloadGen};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::Target;
@@ -32,13 +33,23 @@ pub fn latency_histogram() -> Histogram<u64> {
 /// A session for loading: the lab's session (`session_sql`, see `RunCtx::session_sql`) with
 /// `synchronous_commit` set for it alone, and checked with `SHOW` (a value the server
 /// silently ignored would make the trial a lie). The connection's I/O task runs on the
-/// calling runtime.
+/// calling runtime. With `lean` and a local unix socket, over `server::lean` (fewer system
+/// calls per round trip; only for a client that waits for each reply): then the socket file
+/// comes back too, for cancelling.
 pub async fn connect_session(
     target: &Target,
     session_sql: &str,
     sync: SyncCommit,
-) -> Result<Client, String> {
-    let client = target.connect().await.map_err(|e| e.to_string())?;
+    lean: bool,
+) -> Result<(Client, Option<PathBuf>), String> {
+    let (client, socket) = match lean.then_some(()).and(target.lean_socket()) {
+        Some(path) => match target.connect_lean().await {
+            Some(Ok(c)) => (c, Some(path)),
+            // Whatever went wrong, the usual way says it best (or works).
+            _ => (target.connect().await.map_err(|e| e.to_string())?, None),
+        },
+        None => (target.connect().await.map_err(|e| e.to_string())?, None),
+    };
     let sql = format!("{session_sql} SET synchronous_commit = {};", sync.as_str());
     let q = |e: tokio_postgres::Error| describe_query_error(&e);
     client.batch_execute(&sql).await.map_err(q)?;
@@ -53,14 +64,15 @@ pub async fn connect_session(
             sync.as_str()
         ));
     }
-    Ok(client)
+    Ok((client, socket))
 }
 
 /// [`connect_session`] for a run's context: the session a loading client of that run gets.
 pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunError> {
     ctx.check()?;
-    connect_session(&ctx.target, &ctx.session_sql(), sync)
+    connect_session(&ctx.target, &ctx.session_sql(), sync, false)
         .await
+        .map(|(c, _)| c)
         .map_err(RunError::Failed)
 }
 
@@ -100,6 +112,8 @@ pub struct LoadResult {
 /// A client with its statements prepared, ready to load.
 pub struct Loader {
     client: Client,
+    /// The unix socket of a lean session (`connect_session`), where cancel requests go.
+    socket: Option<PathBuf>,
     job: Job,
     payload: Arc<PayloadGen>,
     stmts: Stmts,
@@ -133,7 +147,7 @@ fn values_sql(table: &str, rows: u64) -> String {
 impl Loader {
     /// Prepare the job's statements on `client` (before the trial's clock starts).
     pub async fn prepare(
-        client: Client,
+        (client, socket): (Client, Option<PathBuf>),
         job: Job,
         payload: Arc<PayloadGen>,
     ) -> Result<Loader, String> {
@@ -173,6 +187,7 @@ impl Loader {
         };
         Ok(Loader {
             client,
+            socket,
             job,
             payload,
             stmts,
@@ -189,6 +204,7 @@ impl Loader {
         deadline: Option<Instant>,
     ) -> LoadResult {
         let token = self.client.cancel_token();
+        let socket = self.socket.clone();
         let mut latency_us = latency_histogram();
         let slots = match self.job.method {
             Method::Insert | Method::Copy => 1,
@@ -197,24 +213,31 @@ impl Loader {
         let mut bufs = vec![String::new(); slots];
         let (mut done, mut commits) = (0u64, 0u64);
         let mut error = None;
+        let mut tally = Tally::new(&meter);
+        // One cancellation future for the whole load, not one per batch.
+        let mut cancelled = pin!(stop.cancelled());
+        // Each batch's end is the next one's start: one clock read per batch.
+        let mut t0 = Instant::now();
         while done < self.job.rows {
             if stop.is_cancelled() {
                 error = Some(LoadError::Stopped);
                 break;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            if deadline.is_some_and(|d| t0 >= d) {
                 break;
             }
             let n = self.job.batch.min(self.job.rows - done);
             let first = self.job.first_id + done as i64;
-            let t0 = Instant::now();
             let outcome = {
                 let mut fut = pin!(self.batch(first, n, &mut bufs));
                 tokio::select! {
                     biased;
                     r = &mut fut => Some(r),
-                    _ = stop.cancelled() => {
-                        target.cancel_query(&token).await;
+                    _ = &mut cancelled => {
+                        match &socket {
+                            Some(path) => target.cancel_query_at(&token, path).await,
+                            None => target.cancel_query(&token).await,
+                        }
                         // Let the server abort it so the session ends clean.
                         let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
                         None
@@ -223,11 +246,13 @@ impl Loader {
             };
             match outcome {
                 Some(Ok(c)) => {
-                    let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+                    let now = Instant::now();
+                    let us = u64::try_from(now.duration_since(t0).as_micros()).unwrap_or(u64::MAX);
                     latency_us.saturating_record(us.max(1));
+                    t0 = now;
                     done += n;
                     commits += c;
-                    meter.add(n);
+                    tally.add(n, now);
                 }
                 Some(Err(_)) | None if stop.is_cancelled() => {
                     error = Some(LoadError::Stopped);
@@ -249,6 +274,7 @@ impl Loader {
                 }
             }
         }
+        tally.flush();
         LoadResult {
             rows: done,
             commits,
@@ -264,7 +290,7 @@ impl Loader {
         n: u64,
         bufs: &mut [String],
     ) -> Result<u64, tokio_postgres::Error> {
-        let payload = self.payload.clone();
+        let payload = &*self.payload;
         match (&self.stmts, self.job.method) {
             (Stmts::Insert(stmt), Method::InsertTx) => {
                 let n = n as usize;

@@ -1,9 +1,17 @@
 //! What the clients of one trial count together: rows committed so far (for live progress)
 //! and rows per second of the trial (for the decay series).
+//!
+//! A client does not touch the shared meter per batch: its [`Tally`] adds up locally and
+//! passes the sum on when the trial's second changes or `FLUSH_EVERY` has passed, so four
+//! clients inserting 15k rows/s each take a shared lock ~100 times a second, not 60,000.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The longest a client holds committed rows back from the shared count (progress is drawn
+/// every 100 ms).
+const FLUSH_EVERY: Duration = Duration::from_millis(20);
 
 pub struct Meter {
     start: Instant,
@@ -25,10 +33,9 @@ impl Meter {
         self.start
     }
 
-    /// Record `rows` committed just now.
-    pub fn add(&self, rows: u64) {
+    /// Record `rows` committed in second `second` of the trial.
+    fn add_in(&self, rows: u64, second: usize) {
         self.done.fetch_add(rows, Ordering::Relaxed);
-        let second = self.start.elapsed().as_secs() as usize;
         if let Ok(mut b) = self.buckets.lock() {
             if b.len() <= second {
                 b.resize(second + 1, 0);
@@ -46,6 +53,54 @@ impl Meter {
     pub fn series(&self, seconds: f64) -> Vec<f64> {
         let b = self.buckets.lock().map(|b| b.clone()).unwrap_or_default();
         series_of(&b, seconds)
+    }
+}
+
+/// One client's count, passed on to the shared [`Meter`] in sums (see the module's note).
+/// Its rows reach the meter exactly: the last ones on [`Tally::flush`] (or drop).
+pub struct Tally<'a> {
+    meter: &'a Meter,
+    second: usize,
+    rows: u64,
+    since: Instant,
+}
+
+impl<'a> Tally<'a> {
+    pub fn new(meter: &'a Meter) -> Tally<'a> {
+        Tally {
+            meter,
+            second: 0,
+            rows: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// Count `rows` committed at `now`.
+    pub fn add(&mut self, rows: u64, now: Instant) {
+        let second = now.saturating_duration_since(self.meter.start).as_secs() as usize;
+        if second != self.second {
+            self.flush();
+            self.second = second;
+        }
+        self.rows += rows;
+        if now.saturating_duration_since(self.since) >= FLUSH_EVERY {
+            self.flush();
+        }
+    }
+
+    /// Pass the rows counted so far on to the meter.
+    pub fn flush(&mut self) {
+        if self.rows > 0 {
+            self.meter.add_in(self.rows, self.second);
+            self.rows = 0;
+        }
+        self.since = Instant::now();
+    }
+}
+
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -77,8 +132,24 @@ mod tests {
         assert_eq!(series_of(&[100, 90, 10], 2.1), [100.0, 90.0]);
         assert_eq!(series_of(&[5], 0.2), Vec::<f64>::new());
         let m = Meter::new();
-        m.add(3);
-        m.add(4);
+        m.add_in(3, 0);
+        m.add_in(4, 0);
         assert_eq!(m.done(), 7);
+    }
+
+    #[test]
+    fn a_tally_lands_every_row_in_its_own_second() {
+        let m = Meter::new();
+        let s = m.start();
+        {
+            let mut t = Tally::new(&m);
+            t.add(5, s + Duration::from_millis(1));
+            t.add(5, s + Duration::from_millis(2));
+            t.add(7, s + Duration::from_millis(1_100));
+            t.add(1, s + Duration::from_millis(2_300));
+            t.add(2, s + Duration::from_millis(2_301));
+        }
+        assert_eq!(m.done(), 20);
+        assert_eq!(m.series(3.0), [10.0, 7.0, 3.0]);
     }
 }

@@ -75,6 +75,17 @@ pub struct IngestTrial {
     /// commits/s ÷ the disk's fsync ops/s, for commits that wait for a flush.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_fraction: Option<f64>,
+    /// pglab's own CPU seconds (user + system, all its threads) while the clients loaded.
+    #[serde(default)]
+    pub client_cpu_s: f64,
+    /// `client_cpu_s` ÷ the host's CPU capacity (CPUs × seconds) over the same window, 0..=1:
+    /// above `cpu::CLIENT_CPU_LIMIT` the trial names the load generator as a confounder.
+    #[serde(default)]
+    pub client_cpu_share: f64,
+    /// Busy share of all the host's CPUs over that window (pglab and the server included),
+    /// 0..=1; absent where `/proc/stat` cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_share: Option<f64>,
 }
 
 /// The column titles of the results table; `IngestTrial::cells` matches them.
@@ -90,6 +101,7 @@ pub const COLUMNS: &[&str] = &[
     "batch p50 ms",
     "batch p99 ms",
     "WAL B/row",
+    "pglab CPU",
 ];
 
 fn ms(v: f64) -> String {
@@ -139,6 +151,7 @@ impl IngestTrial {
             ms(self.latency_ms.p50),
             ms(self.latency_ms.p99),
             format!("{:.0}", self.wal_bytes_per_row),
+            format!("{:.0}%", self.client_cpu_share * 100.0),
         ]
     }
 }

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cpu;
 use super::kinds::{Method, SyncCommit};
 use super::plan::TrialPlan;
 use super::report::{IngestReport, IngestTrial};
@@ -190,6 +191,7 @@ impl IngestReport {
             s.groups.push(group);
         }
         s.best = method_bests(&s);
+        s.confounders.extend(cpu::confounder(&self.trials));
         self.fsync_wall(&mut s);
         self.decay(&mut s);
         self.summary = s;

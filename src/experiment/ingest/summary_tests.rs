@@ -38,6 +38,9 @@ fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) ->
         table_bytes: 0,
         stopped_by: StopReason::Rows,
         fsync_fraction: None,
+        client_cpu_s: 0.1,
+        client_cpu_share: 0.05,
+        host_cpu_share: Some(0.5),
     }
 }
 
@@ -285,4 +288,25 @@ fn batch_latency_at_the_flush_time_is_explained_by_the_fsync_probe() {
     }
     r.summarize(&[]);
     assert!(!r.summary.findings.join("\n").contains("per fsync"));
+}
+
+#[test]
+fn a_load_generator_above_a_quarter_of_the_cpu_is_a_confounder() {
+    let mut r = IngestReport::new(&spec());
+    for (i, share) in [0.05, 0.25, 0.30, 0.45].into_iter().enumerate() {
+        let mut t = trial(Method::Insert, 1, SyncCommit::Off, 10_000.0, i as u32 + 1);
+        t.client_cpu_share = share;
+        r.trials.push(t);
+    }
+    r.summarize(&[]);
+    assert_eq!(
+        r.summary.confounders,
+        [
+            "the load generator used 45% of the CPU (insert ×1 sync=off #4, and above 25% in 1 other trial): the server may be faster than shown"
+        ]
+    );
+    // Exactly at the limit is not above it.
+    r.trials.truncate(2);
+    r.summarize(&["CHECKPOINT skipped".into()]);
+    assert_eq!(r.summary.confounders, ["CHECKPOINT skipped"]);
 }

@@ -9,6 +9,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_postgres::Client;
 
 use super::client::{Job, LoadError, LoadResult, latency_histogram};
+use super::cpu::CpuWindow;
 use super::kinds::Method;
 use super::meter::Meter;
 use super::payload::PayloadGen;
@@ -129,6 +130,7 @@ pub async fn run(
     let deadline = spec
         .duration_s
         .map(|s| meter.start() + Duration::from_secs_f64(s));
+    let cpu = CpuWindow::start();
     let _ = go_tx.send(Some(Go {
         meter: meter.clone(),
         deadline,
@@ -184,6 +186,7 @@ pub async fn run(
             }
         }
     }
+    let cpu = cpu.finish();
     if ctx.cancel.is_cancelled() {
         return Err(RunError::Cancelled);
     }
@@ -253,6 +256,9 @@ pub async fn run(
         },
         // Set once the run knows the disk's fsync rate (`IngestReport::apply_fsync`).
         fsync_fraction: None,
+        client_cpu_s: cpu.client_cpu_s,
+        client_cpu_share: cpu.client_cpu_share,
+        host_cpu_share: cpu.host_cpu_share,
     })
 }
 

@@ -125,8 +125,14 @@ async fn client_main(
     let who = format!("client {} of {}", job.index + 1, job.of);
     let ready = tokio::select! {
         r = async {
-            let client = connect_session(&target, &session_sql, sync).await?;
-            Loader::prepare(client, job, payload).await
+            // A pipelined client writes without reading the replies: it keeps tokio's own
+            // socket, which never blocks the thread on a full buffer. A lone client keeps it
+            // too: measured (insert, sync off, 4 alternating runs) it ran 11.6k rows/s lean
+            // against 15.1k on tokio's socket, whose extra wakeup after each write keeps the
+            // thread awake until the reply; with 4 clients lean ran 53.7k against 45.6k.
+            let lean = !job.pipeline && job.of > 1;
+            let session = connect_session(&target, &session_sql, sync, lean).await?;
+            Loader::prepare(session, job, payload).await
         } => r.map_err(|e| LoadError::Failed(format!("{who}: {e}"))),
         _ = stop.cancelled() => Err(LoadError::Stopped),
     };
