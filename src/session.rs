@@ -4,7 +4,7 @@
 //! module, never on each other; `main.rs` picks which one runs.
 
 use std::future::Future;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use color_eyre::eyre::Result;
 
@@ -149,7 +149,9 @@ where
                 .downcast_ref::<UserError>()
                 .map(|u| u.code)
                 .unwrap_or(EXIT_FAILED);
-            eprintln!("pglab: {e:#}");
+            // Never panic on a stderr that is gone (a dropped SSH session): the error is in
+            // the log either way.
+            let _ = writeln!(std::io::stderr(), "pglab: {e:#}");
             tracing::error!("exit {code}: {e:?}");
             code
         }

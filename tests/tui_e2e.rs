@@ -339,3 +339,28 @@ fn at_80x24_the_run_pane_scrolls_and_shows_the_chart() {
     drop(tmux);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The terminal vanishes (an SSH session dropped, tmux killed): pglab leaves as on SIGHUP,
+/// without aborting on the dead stderr, and stops its sandbox — no server is left behind.
+#[test]
+fn a_vanished_terminal_leaves_no_server_behind() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = common::temp_dir("tuigone");
+    let tmux = start(&dir, "gone");
+    wait_ready(&tmux);
+    let data = dir.join("data").display().to_string();
+    assert!(common::server_processes(&data) > 0, "the sandbox runs");
+    tmux.cmd(&["kill-server"]);
+    let start = Instant::now();
+    while common::server_processes(&data) > 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "a postgres of {data} is still running after the terminal went away"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    drop(tmux);
+    let _ = std::fs::remove_dir_all(&dir);
+}

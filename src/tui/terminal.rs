@@ -24,6 +24,11 @@ pub type Tui = Terminal<CrosstermBackend<Counted<Stdout>>>;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
 
+/// The terminal is gone (its other end closed): writes fail with EIO or a broken pipe.
+pub fn is_gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe || e.raw_os_error() == Some(libc::EIO)
+}
+
 /// Both ends of the terminal are a terminal (the UI cannot work over a pipe).
 pub fn is_interactive() -> bool {
     io::stdin().is_terminal() && io::stdout().is_terminal()
@@ -31,7 +36,10 @@ pub fn is_interactive() -> bool {
 
 /// The terminal in UI mode; dropping it restores the terminal.
 pub struct TerminalGuard {
-    pub terminal: Tui,
+    /// Dropped by hand: ratatui's own drop prints to stderr when it cannot show the cursor,
+    /// and printing to the stderr of a terminal that is gone panics (and aborts, leaving the
+    /// sandbox running).
+    pub terminal: std::mem::ManuallyDrop<Tui>,
     /// Bytes written to the terminal so far.
     pub bytes: ByteCount,
 }
@@ -45,7 +53,10 @@ impl TerminalGuard {
         let setup = execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)
             .and_then(|_| Terminal::new(CrosstermBackend::new(out)));
         match setup {
-            Ok(terminal) => Ok(TerminalGuard { terminal, bytes }),
+            Ok(terminal) => Ok(TerminalGuard {
+                terminal: std::mem::ManuallyDrop::new(terminal),
+                bytes,
+            }),
             Err(e) => {
                 restore();
                 Err(e)
@@ -64,6 +75,12 @@ impl TerminalGuard {
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();
+        if self.terminal.show_cursor().is_ok() {
+            // SAFETY: dropped once, here, and never used again.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.terminal) };
+        }
+        // Otherwise the terminal is gone: leave it undropped (the process is ending) rather
+        // than let ratatui print about it to a dead stderr.
     }
 }
 

@@ -85,6 +85,12 @@ pub async fn run(
         let now = Instant::now();
         if pacer.ready(now) {
             if let Err(e) = crate::tui::frame::draw(term, sync, |f| render::render(app, f)) {
+                if crate::tui::terminal::is_gone(&e) {
+                    // The terminal went away (SSH dropped, tmux killed): leave as on SIGHUP,
+                    // through the same clean shutdown (the run cancelled, the sandbox stopped).
+                    tracing::info!("the terminal is gone ({e}): shutting down");
+                    break Ok(());
+                }
                 break Err(e);
             }
             if pacer.first() {
