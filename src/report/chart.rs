@@ -7,6 +7,7 @@
 
 use plotters::prelude::*;
 
+use super::chart_plot::PALETTE;
 use crate::experiment::index_build::IndexBuildReport;
 use crate::experiment::{ReportBody, RunReport};
 use crate::measure::units::{format_count, format_size_setting};
@@ -18,17 +19,6 @@ pub const HEIGHT: u32 = 540;
 pub const MWM_AXIS: &str = "maintenance_work_mem (log scale)";
 /// The y axis title of the index-build chart.
 pub const SECONDS_AXIS: &str = "CREATE INDEX time (seconds)";
-
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
 
 /// The (main) chart of a report, or None when nothing finished.
 pub fn svg(report: &RunReport) -> Option<String> {
