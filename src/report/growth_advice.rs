@@ -207,20 +207,43 @@ pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendati
         )
     };
     let undecided = !(decided(&read) && decided(&write));
-    let text = if share < 1.0 && undecided && !read_slower && !write_slower {
-        format!(
+    let ranges_faster =
+        matches!(read, Some((Verdict::Faster, ..))) || matches!(write, Some((Verdict::Faster, ..)));
+    // Sizes are exact, but a difference below the smallest effect is not worth a design.
+    let e = b.params.decision.min_effect;
+    let (ranges_smaller, snapshot_smaller) = (share < 1.0 - e, share > 1.0 + e);
+    let within = e * 100.0;
+    let text = match choose(
+        ranges_smaller,
+        snapshot_smaller,
+        ranges_faster,
+        read_slower || write_slower,
+        undecided,
+    ) {
+        Choice::RangesOnTime => format!(
+            "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **ranges** — {times}.{ram_note}"
+        ),
+        Choice::SnapshotOnTime => format!(
+            "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **snapshot** — {times}.{ram_note}"
+        ),
+        Choice::Neither => format!(
+            "No design is named: the sizes are within {within:.0}% of each other ({sizes}) and {times}.{ram_note}"
+        ),
+        Choice::TradeOffSnapshotSmaller => format!(
+            "A trade-off, not a winner: {sizes}, but {times}. Choose ranges if writing or reading versions is the hot path, snapshot if disk and memory are.{ram_note}"
+        ),
+        Choice::RangesOnSizeTimeOpen => format!(
             "On size, the evidence points to **ranges**: {sizes}. Whether it is slower cannot be said yet — {times}; more repeats (--repeat auto) would decide it.{ram_note}"
-        )
-    } else if share < 1.0 && !read_slower && !write_slower {
-        format!(
+        ),
+        Choice::Ranges => format!(
             "The evidence points to **ranges**: {sizes}, and it is not slower — {times}.{ram_note}"
-        )
-    } else if share < 1.0 {
-        format!(
+        ),
+        Choice::TradeOffRangesSmaller => format!(
             "A trade-off, not a winner: {sizes}, but {times}. Choose snapshot if reading versions is the hot path, ranges if disk and memory are.{ram_note}"
-        )
-    } else {
-        format!("The evidence points to **snapshot**: {sizes}; {times}.{ram_note}")
+        ),
+        Choice::Snapshot => {
+            format!("The evidence points to **snapshot**: {sizes}; {times}.{ram_note}")
+        }
     };
     vec![Recommendation {
         text,
@@ -303,4 +326,75 @@ pub fn seed_comparison(report: &RunReport, b: &GrowthReport) -> Vec<String> {
         });
     }
     out
+}
+
+/// What the evidence points to, from exact sizes (each side smaller by more than the smallest
+/// effect, or neither) and the time verdicts for ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Ranges,
+    RangesOnSizeTimeOpen,
+    Snapshot,
+    TradeOffRangesSmaller,
+    TradeOffSnapshotSmaller,
+    RangesOnTime,
+    SnapshotOnTime,
+    Neither,
+}
+
+fn choose(
+    ranges_smaller: bool,
+    snapshot_smaller: bool,
+    ranges_faster: bool,
+    ranges_slower: bool,
+    undecided: bool,
+) -> Choice {
+    match (ranges_smaller, snapshot_smaller) {
+        (false, false) => match (ranges_faster, ranges_slower) {
+            (true, false) => Choice::RangesOnTime,
+            (false, true) => Choice::SnapshotOnTime,
+            _ => Choice::Neither,
+        },
+        (true, _) if ranges_slower => Choice::TradeOffRangesSmaller,
+        (true, _) if undecided => Choice::RangesOnSizeTimeOpen,
+        (true, _) => Choice::Ranges,
+        (false, true) if ranges_faster => Choice::TradeOffSnapshotSmaller,
+        (false, true) => Choice::Snapshot,
+    }
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::{Choice, choose};
+
+    #[test]
+    fn a_design_is_named_only_where_size_or_time_decides() {
+        // Ranges smaller and not slower; still open; slower on some timing.
+        assert_eq!(choose(true, false, false, false, false), Choice::Ranges);
+        assert_eq!(
+            choose(true, false, false, false, true),
+            Choice::RangesOnSizeTimeOpen
+        );
+        assert_eq!(
+            choose(true, false, false, true, false),
+            Choice::TradeOffRangesSmaller
+        );
+        // Snapshot smaller: named only when ranges is not faster on a timing.
+        assert_eq!(choose(false, true, false, false, false), Choice::Snapshot);
+        assert_eq!(
+            choose(false, true, true, false, false),
+            Choice::TradeOffSnapshotSmaller
+        );
+        // Sizes within the smallest effect: time decides, or nothing is named.
+        assert_eq!(
+            choose(false, false, true, false, false),
+            Choice::RangesOnTime
+        );
+        assert_eq!(
+            choose(false, false, false, true, false),
+            Choice::SnapshotOnTime
+        );
+        assert_eq!(choose(false, false, false, false, false), Choice::Neither);
+        assert_eq!(choose(false, false, true, true, false), Choice::Neither);
+    }
 }
