@@ -186,15 +186,10 @@ fn client_scaling(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommendat
     let text = match (g.verdict, g.winner.as_deref(), fewest) {
         (Some(Verdict::Faster), Some(w), Some(one)) if one.label != w => match one.ratio {
             Some(r) if one.verdict == Some(Verdict::Slower) && r > 0.0 => format!(
-                "{w} load {:.1}× what {} does ({}); {} more clients were not significantly better.",
+                "{w} load {:.1}× what {} does ({}), faster than every other client count tried.",
                 1.0 / r,
                 one.label,
-                fixed(g),
-                if g.tie_group.len() > 1 {
-                    "the other tied"
-                } else {
-                    "no"
-                }
+                fixed(g)
             ),
             _ => return,
         },
