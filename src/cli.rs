@@ -350,9 +350,13 @@ fn experiment_command(kind: ExperimentKind) -> Command {
                 FieldKind::Duration => "DURATION",
                 FieldKind::Number => "N",
                 FieldKind::Percent => "PCT",
+                FieldKind::Settings => "NAME=V1,V2",
             });
         if f.kind == FieldKind::Bool {
             a = a.num_args(0..=1).default_missing_value("on");
+        }
+        if f.kind == FieldKind::Settings {
+            a = a.action(ArgAction::Append);
         }
         cmd = cmd.arg(a);
     }
@@ -390,7 +394,13 @@ impl FromArgMatches for RunArgs {
             })?;
             out.experiment = Some(kind);
             for f in kind.fields() {
-                if let Some(v) = sub.get_one::<String>(f.key) {
+                if f.kind == FieldKind::Settings {
+                    // Repeatable: `--set a=1,2 --set b=x` is one sweep of two settings.
+                    if let Some(vs) = sub.get_many::<String>(f.key) {
+                        let joined: Vec<&str> = vs.map(String::as_str).collect();
+                        out.params.insert(f.key.to_string(), joined.join(" "));
+                    }
+                } else if let Some(v) = sub.get_one::<String>(f.key) {
                     out.params.insert(f.key.to_string(), v.clone());
                 }
             }

@@ -95,8 +95,23 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     let server = snapshot::read(&client, &opened.target)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
-    drop(client);
     preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
+    // Every swept setting is checked against this server before anything runs.
+    let on_sandbox = opened.sandbox.is_some();
+    if let Err(problems) =
+        experiment::whatif::plan::check(&client, spec.settings(), on_sandbox).await
+    {
+        opened.close().await;
+        return Err(user_error(
+            EXIT_USAGE,
+            if problems.len() == 1 {
+                format!("--set: {}", problems[0])
+            } else {
+                format!("--set:\n  {}", problems.join("\n  "))
+            },
+        ));
+    }
+    drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let free = preflight::free_space(local.as_deref(), None);
     let pf = preflight::preflight(&spec, free, Some(&server), preflight::CONFIRM_ABOVE);
@@ -125,6 +140,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         local_data_dir: local,
         poll_progress: !args.no_progress_poll,
         disk_budget: None,
+        sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
     };
     let kind = spec.kind();
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);

@@ -79,8 +79,27 @@ fn describe(sb: &Sandbox) -> String {
             }
         ),
     };
+    let changed = sb.changed_settings();
+    let settings = if changed.is_empty() {
+        "settings: the sandbox's own".to_string()
+    } else {
+        let what = changed
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if sb.whatif_pending() && !sb.unused() {
+            format!("settings: a what-if run has changed {what} (it puts them back when it ends)")
+        } else if sb.whatif_pending() {
+            format!(
+                "settings: differ from the sandbox's own: {what} (left by an interrupted what-if run; the next start puts them back)"
+            )
+        } else {
+            format!("settings: differ from the sandbox's own (ALTER SYSTEM): {what}")
+        }
+    };
     format!(
-        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}",
+        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}\n{settings}",
         sb.root.display(),
         sb.bin.version,
         sb.bin.dir.display(),

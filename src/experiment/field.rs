@@ -27,6 +27,8 @@ pub enum FieldKind {
     Number,
     /// `5%`.
     Percent,
+    /// Server settings to sweep: `name=v1,v2 other=v3` (`--set`, repeatable).
+    Settings,
 }
 
 /// One editable parameter of an experiment.

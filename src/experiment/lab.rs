@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::event::Emitter;
 use super::leftovers::drop_marked;
 use super::sql::{ident, literal};
+use super::whatif::{Applier, Combo, Entered};
 use crate::host::HostSnapshot;
 use crate::server::error::{describe_query_error, sqlstate};
 use crate::server::{ServerSnapshot, Target};
@@ -53,6 +54,9 @@ pub struct RunOptions {
     /// At most this much disk for the run, even when the filesystem has more free (None: what
     /// the filesystem says). Growth fills the steps that fit and projects the rest.
     pub disk_budget: Option<u64>,
+    /// pglab's own sandbox when it is the target: server settings may be swept on it
+    /// (reload, restart); None for any other server.
+    pub sandbox: Option<crate::server::Sandbox>,
 }
 
 impl Default for RunOptions {
@@ -66,6 +70,7 @@ impl Default for RunOptions {
             local_data_dir: None,
             poll_progress: true,
             disk_budget: None,
+            sandbox: None,
         }
     }
 }
@@ -79,6 +84,8 @@ pub struct RunCtx {
     pub opts: RunOptions,
     pub server: ServerSnapshot,
     pub host: HostSnapshot,
+    /// The settings sweep and the combination in effect.
+    pub whatif: Applier,
     notes: Mutex<Vec<String>>,
 }
 
@@ -100,6 +107,7 @@ impl RunCtx {
             opts,
             server,
             host,
+            whatif: Applier::none(),
             notes: Mutex::new(Vec::new()),
         }
     }
@@ -162,7 +170,55 @@ impl RunCtx {
         if self.server.version_num >= 140000 {
             sql.push_str(" SET client_connection_check_interval = '1s';");
         }
+        sql.push_str(&self.whatif.session_sql());
         sql
+    }
+
+    /// Make settings combination `i` the one in effect (see [`Applier::enter`]); a restart
+    /// or reload is said in a note, with its time (never part of a trial's).
+    pub async fn enter_combo(&self, i: usize) -> Result<Entered, RunError> {
+        self.check()?;
+        let entered = self
+            .whatif
+            .enter(&self.target, &self.run_id, i)
+            .await
+            .map_err(RunError::Failed)?;
+        let label = super::whatif::combo_label(&self.whatif.plan.server_part(i));
+        match entered {
+            Entered::Restarted { seconds } => {
+                self.emit
+                    .phase(None, format!("restarted the sandbox with {label}"))
+                    .await;
+                tracing::info!("restarted the sandbox with {label} in {seconds:.2} s");
+                self.note(
+                    "each restart of the sandbox leaves its caches cold: the trials right after one read from disk (ask for a warm-up where the experiment has one); restarts are never part of a trial's time",
+                )
+                .await
+            }
+            Entered::Reloaded => {
+                self.emit
+                    .phase(None, format!("reloaded the sandbox with {label}"))
+                    .await
+            }
+            Entered::Same => {}
+        }
+        Ok(entered)
+    }
+
+    /// The combination in effect.
+    pub fn combo(&self) -> Combo {
+        self.whatif.combo()
+    }
+
+    /// The swept settings as `SHOW` reports them in `client`'s session (empty when nothing is
+    /// swept): what every trial records.
+    pub async fn shown_settings(
+        &self,
+        client: &Client,
+    ) -> Result<std::collections::BTreeMap<String, String>, RunError> {
+        super::whatif::apply::shown(client, &self.whatif.names())
+            .await
+            .map_err(|e| self.error(e))
     }
 
     /// Map a query error: a cancel we asked for is `Cancelled`, the rest a sentence.

@@ -13,6 +13,7 @@ pub mod record;
 pub mod runner;
 pub mod spec;
 pub mod sql;
+pub mod whatif;
 
 pub use event::{Emitter, Progress, ResultLayout, RunEvent, RunHandle, Sample, TrialRef};
 pub use field::{Cost, FieldDef, FieldKind, ParamText};

@@ -52,6 +52,10 @@ pub struct RunReport {
     pub spec_key: String,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The server settings the run swept (`--set`): how each was applied, the restarts, how
+    /// the server got its own settings back. Absent when nothing was swept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whatif: Option<super::whatif::WhatIfRecord>,
     #[serde(flatten)]
     pub body: ReportBody,
 }

@@ -79,6 +79,7 @@ async fn run(
         host: host.fingerprint(),
         spec_key: spec.spec_key(),
         notes: Vec::new(),
+        whatif: None,
         body: empty_body(&spec),
     };
     let history = opts.history.clone();
@@ -109,7 +110,14 @@ async fn run(
     if let Err(e) = super::leftovers::hold_run_lock(&control, &run_id).await {
         return fail(report, e);
     }
-    let ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
+    let on_sandbox = target.is_sandbox() && opts.sandbox.is_some();
+    let plan = match super::whatif::plan::check(&control, spec.settings(), on_sandbox).await {
+        Ok(p) => p,
+        Err(problems) => return fail(report, problems.join("; ")),
+    };
+    let sandbox = opts.sandbox.clone();
+    let mut ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
+    ctx.whatif = super::whatif::Applier::new(plan, sandbox.filter(|_| on_sandbox));
     if let Err(e) = ctx.ensure_schema(&control).await {
         return fail(report, e.to_string());
     }
@@ -138,6 +146,32 @@ async fn run(
         }
     }
     drop(control);
+    // The sandbox's own settings come back whatever happened; the sentence says how.
+    match ctx.whatif.restore(&ctx.target).await {
+        Ok(Some(said)) => ctx.note(said).await,
+        Ok(None) => {}
+        Err(e) => {
+            ctx.note(format!(
+                "putting back the sandbox's settings failed ({e}); the next pglab start puts them back"
+            ))
+            .await
+        }
+    }
+    if let Some(rec) = ctx.whatif.record().await {
+        if rec.restarts.len() > 1 {
+            let mut r = rec.restarts.clone();
+            r.sort_by(f64::total_cmp);
+            ctx.note(format!(
+                "{} restarts of the sandbox, median {:.2} s (min {:.2}, max {:.2}); none is part of a trial's time",
+                r.len(),
+                r[r.len() / 2],
+                r[0],
+                r[r.len() - 1]
+            ))
+            .await;
+        }
+        report.whatif = Some(rec);
+    }
     report.notes = ctx.take_notes();
     report.finished_at = Utc::now();
     match result {

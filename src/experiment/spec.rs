@@ -132,6 +132,15 @@ impl ExperimentSpec {
         }
     }
 
+    /// The server settings the run sweeps (`--set`).
+    pub fn settings(&self) -> &super::whatif::SettingsSweep {
+        match self {
+            ExperimentSpec::IndexBuild(s) => &s.set,
+            ExperimentSpec::Ingest(s) => &s.set,
+            ExperimentSpec::Growth(s) => &s.set,
+        }
+    }
+
     /// The text form (for presets, history and "same spec" matching).
     pub fn to_text(&self) -> ParamText {
         match self {

@@ -77,6 +77,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
     }
     mwm.sort_by_key(|s| s.bytes);
     let spec = IndexBuildSpec {
+        set: Default::default(),
         rows,
         key: KeyType::Int4,
         orders,
@@ -97,6 +98,8 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         let bytes = parse_size(m).map(|s| s.bytes).unwrap_or(1 << 20);
         for (i, s) in secs.iter().enumerate() {
             body.trials.push(IndexTrial {
+                combo: 0,
+                settings: Default::default(),
                 order: *order,
                 rows,
                 key_type: "int4".into(),
@@ -137,6 +140,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         .unwrap_or_default();
     let took: f64 = timings.iter().flat_map(|t| t.3.iter()).sum();
     RunReport {
+        whatif: None,
         schema_version: SCHEMA_VERSION,
         run_id: run_id.to_string(),
         pglab_version: env!("CARGO_PKG_VERSION").into(),

@@ -8,6 +8,7 @@ pub mod lean;
 pub mod pgbin;
 pub mod pgpass;
 pub mod sandbox;
+pub mod sandbox_settings;
 pub mod snapshot;
 pub mod tls;
 
@@ -17,6 +18,7 @@ use std::sync::Arc;
 pub use connect::{Location, Target};
 pub use error::TargetError;
 pub use sandbox::{Lease, Sandbox, SandboxStatus};
+pub use sandbox_settings::WhatIfJournal;
 pub use snapshot::{ServerFingerprint, ServerSnapshot};
 
 use crate::paths::Paths;

@@ -142,7 +142,7 @@ impl Sandbox {
     }
 
     /// A command for a server program, run as the server account when pglab is root.
-    fn command(&self, tool: &str) -> Command {
+    pub(super) fn command(&self, tool: &str) -> Command {
         let mut c = Command::new(self.bin.tool(tool));
         c.current_dir(&self.root)
             .env("LC_ALL", "C")
@@ -318,6 +318,11 @@ impl Sandbox {
         );
         if fresh {
             self.create()?;
+        }
+        match self.repair_whatif() {
+            Ok(Some(said)) => tracing::warn!("{said}"),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("putting back the sandbox's settings: {e}"),
         }
         if let Some((_, port)) = self.live_postmaster() {
             return Ok(port);
@@ -559,7 +564,7 @@ fn process_alive(pid: i32) -> bool {
     !matches!(state, Some("Z") | Some("X") | None)
 }
 
-fn tail_lines(s: &str, n: usize) -> String {
+pub(super) fn tail_lines(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }

@@ -291,6 +291,7 @@ pub fn report(spec_key: &str, outcome: Outcome, seconds: f64) -> RunReport {
         .single()
         .expect("a date");
     RunReport {
+        whatif: None,
         schema_version: crate::experiment::record::SCHEMA_VERSION,
         run_id: "20250102T030405Z-abcd".into(),
         pglab_version: "0.1.0".into(),

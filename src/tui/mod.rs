@@ -89,6 +89,7 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
         local_data_dir: local,
         synchronized_output: config.synchronized_output,
+        sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
     };
     let params_file = ctx.paths.last_params_file();
     let (last_params, params_problem) = match last_params::load(&params_file) {

@@ -75,23 +75,28 @@ fn mb(bytes: u64) -> String {
 }
 
 /// The chart point and table row of a step.
-pub fn sample_of(s: &GrowthStep) -> Sample {
+pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep) -> Sample {
     let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
+    let combo = spec.set.combos().get(s.combo).cloned().unwrap_or_default();
+    let mut cells: Vec<String> = vec![
+        s.design.as_str().into(),
+        s.versions.to_string(),
+        format_count(s.rows as f64),
+        opt(s.write_seconds, &|w| format!("{w:.2}")),
+        opt(s.read_seconds, &|r| format!("{:.1}", r * 1000.0)),
+        mb(s.table_bytes),
+        mb(s.index_total()),
+        if s.projected { "yes" } else { "no" }.into(),
+    ];
+    if !spec.set.is_empty() {
+        cells.push(crate::experiment::whatif::combo_label(&combo));
+    }
     Sample {
-        series: s.design.as_str().into(),
+        series: crate::experiment::whatif::with_combo(s.design.as_str(), &combo),
         x: s.pairs as f64,
         y: s.write_seconds.unwrap_or(f64::NAN),
         projected: s.projected,
-        cells: vec![
-            s.design.as_str().into(),
-            s.versions.to_string(),
-            format_count(s.rows as f64),
-            opt(s.write_seconds, &|w| format!("{w:.2}")),
-            opt(s.read_seconds, &|r| format!("{:.1}", r * 1000.0)),
-            mb(s.table_bytes),
-            mb(s.index_total()),
-            if s.projected { "yes" } else { "no" }.into(),
-        ],
+        cells,
     }
 }
 
@@ -154,21 +159,11 @@ async fn run_steps(
                 spec.grow_mode.as_str()
             ),
             trials: total,
-            layout: layout(),
+            layout: crate::experiment::whatif::layout_with(layout(), &spec.set),
         })
         .await;
-    let client = ctx.session().await?;
-    let watcher = match ctx.session().await {
-        Ok(w) => {
-            let pid: i32 = client
-                .query_one("SELECT pg_backend_pid()", &[])
-                .await
-                .map_err(|e| ctx.error(e))?
-                .get(0);
-            Some(Watcher { client: w, pid })
-        }
-        Err(_) => None,
-    };
+    let (mut client, mut watcher) = sessions(ctx).await?;
+    let combos = spec.set.combo_count();
 
     ctx.emit.phase(None, "creating tables").await;
     let mut content = ContentTable::create(ctx, &client).await?;
@@ -255,11 +250,12 @@ async fn run_steps(
                 &client,
                 content_ids(
                     spec,
-                    target.max(current) + spec.repeat.most(spec.decision.max_repeat) as u64,
+                    target.max(current)
+                        + combos as u64 * spec.repeat.most(spec.decision.max_repeat) as u64,
                 ),
             )
             .await?;
-        let mut read_rng = ChaCha8Rng::seed_from_u64(
+        let read_rng = ChaCha8Rng::seed_from_u64(
             spec.seed ^ (step_no as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
         // Grow every design first, then one CHECKPOINT, then measure them by rounds.
@@ -298,20 +294,54 @@ async fn run_steps(
             grows.push(grow);
         }
         checkpoint(ctx, &client, found).await?;
-        let steps = step::measure(
-            ctx,
-            &client,
-            spec,
-            &mut states,
-            grows,
-            cold.as_ref(),
-            &mut read_rng,
-            &trials,
-        )
-        .await?;
-        for s in steps {
-            ctx.emit.sample(sample_of(&s)).await;
-            report.steps.push(s);
+        // Every combination of swept settings measures the same step, reading the same
+        // versions; restart blocks stay together and alternate direction from step to step,
+        // so each step costs one restart fewer.
+        let mut order: Vec<usize> = (0..combos).collect();
+        order.sort_by_key(|&c| (ctx.whatif.plan.block_of(c), c));
+        if step_no % 2 == 1 {
+            order.reverse();
+        }
+        let mut grows = Some(grows);
+        let mut at_versions: Option<Vec<(u64, u64)>> = None;
+        for c in order {
+            if let crate::experiment::whatif::Entered::Restarted { .. } = ctx.enter_combo(c).await?
+            {
+                (client, watcher) = sessions(ctx).await?;
+            } else if combos > 1 {
+                client
+                    .batch_execute(&ctx.whatif.plan.session_sql(c))
+                    .await
+                    .map_err(|e| ctx.error(e))?;
+            }
+            let shown = ctx.shown_settings(&client).await?;
+            let mut rng = read_rng.clone();
+            let steps = step::measure(
+                ctx,
+                &client,
+                spec,
+                &mut states,
+                grows
+                    .take()
+                    .unwrap_or_else(|| vec![None; spec.designs.len()]),
+                cold.as_ref(),
+                &mut rng,
+                &trials,
+            )
+            .await?;
+            // The step is the one its first combination measured: later ones wrote a few
+            // versions more, but they answer for the same step.
+            let first = at_versions
+                .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
+            for (i, mut s) in steps.into_iter().enumerate() {
+                if let Some(&(v, r)) = first.get(i) {
+                    (s.versions, s.rows, s.pairs) = (v, r, v * spec.units);
+                }
+                s.combo = c;
+                s.settings = shown.clone();
+                ctx.emit.sample(sample_of(spec, &s)).await;
+                report.steps.push(s);
+            }
         }
         if report.same_content() == Some(false) {
             ctx.note(format!(
@@ -346,7 +376,7 @@ async fn run_steps(
             let mut step = project::project_step(spec, report, fit, d, v);
             step.disk_needed_bytes = Some(need);
             step.fits_disk = budget.map(|b| need <= b);
-            ctx.emit.sample(sample_of(&step)).await;
+            ctx.emit.sample(sample_of(spec, &step)).await;
             report.steps.push(step);
             projected_any = true;
         }
@@ -403,6 +433,23 @@ async fn run_steps(
         fill::baseline(ctx, &client, spec, report, local_free()).await?;
     }
     Ok(())
+}
+
+/// The run's session and the one that watches it grow (None when no second session opens).
+async fn sessions(ctx: &RunCtx) -> Result<(Client, Option<Watcher>), RunError> {
+    let client = ctx.session().await?;
+    let watcher = match ctx.session().await {
+        Ok(w) => {
+            let pid: i32 = client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .map_err(|e| ctx.error(e))?
+                .get(0);
+            Some(Watcher { client: w, pid })
+        }
+        Err(_) => None,
+    };
+    Ok((client, watcher))
 }
 
 /// Content ids any version up to `versions` refers to.

@@ -158,6 +158,8 @@ pub fn project_step(
     );
     let total: u64 = table_bytes + index_bytes.values().sum::<u64>();
     GrowthStep {
+        combo: 0,
+        settings: Default::default(),
         design,
         versions,
         rows,
@@ -234,6 +236,8 @@ mod tests {
         write: f64,
     ) -> GrowthStep {
         GrowthStep {
+            combo: 0,
+            settings: Default::default(),
             design,
             versions,
             rows: versions * units,

@@ -79,6 +79,13 @@ pub struct GrowthStep {
     /// Projected steps: pairs / the largest pairs measured (how far the fit is stretched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach: Option<f64>,
+    /// The combination of swept server settings (`--set`) the step was measured with: an
+    /// index into the spec's (0 when nothing is swept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub combo: usize,
+    /// The swept settings as `SHOW` reported them in the measuring session.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
 }
 
 impl GrowthStep {
@@ -139,6 +146,9 @@ pub struct GrowthSummary {
     /// ranges against snapshot per measured step and timing, with the verdict.
     #[serde(default)]
     pub comparisons: Vec<DesignComparison>,
+    /// Each design and step across the swept server settings (`--set`), decided.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<verdicts::SettingsFinding>,
     /// Things that may have skewed the numbers.
     pub confounders: Vec<String>,
     /// Whether both designs returned the same content for the same versions (None: not both
@@ -275,7 +285,23 @@ impl GrowthReport {
             ));
         }
         let estimates = verdicts::estimates(&self.steps, &rules);
-        let comparisons = verdicts::comparisons(&self.steps, &rules);
+        let labels: Vec<String> = p
+            .set
+            .combos()
+            .iter()
+            .map(crate::experiment::whatif::combo_label)
+            .collect();
+        let comparisons = verdicts::comparisons(&self.steps, &labels, &rules);
+        let settings = verdicts::settings_findings(&self.steps, &labels, &rules);
+        // The swept settings at the largest step each design measured under all of them.
+        if let Some(top) = settings.iter().map(|f| f.versions).max() {
+            findings.extend(
+                settings
+                    .iter()
+                    .filter(|f| f.versions == top)
+                    .map(|f| f.sentence.clone()),
+            );
+        }
         // The largest step first; within a step write, read, cold read.
         let mut ordered: Vec<&DesignComparison> = comparisons.iter().collect();
         ordered.sort_by_key(|c| std::cmp::Reverse(c.versions));
@@ -410,9 +436,14 @@ impl GrowthReport {
             findings,
             estimates,
             comparisons,
+            settings,
             confounders,
             same_content: same,
             cold_reads,
         };
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

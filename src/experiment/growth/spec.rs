@@ -7,6 +7,7 @@ use super::key::KeyShape;
 use super::kinds::{Design, GrowMode, IndexKind, WriteMethod};
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::whatif::SettingsSweep;
 use crate::measure::units::{format_count, parse_count, parse_count_list};
 
 pub const DESIGNS: &[&str] = &["snapshot", "ranges"];
@@ -55,6 +56,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "insert",
         kind: FieldKind::Choice(&["insert", "multi", "copy"]),
     },
+    crate::experiment::whatif::SET,
     decision::repeat_field(
         "writes and reads per step (median of these), or auto: until the designs' verdicts are decided",
         "4",
@@ -113,6 +115,9 @@ pub struct GrowthSpec {
     pub repeat: Repeat,
     #[serde(flatten)]
     pub decision: Decision,
+    /// Server settings swept as one more dimension (`--set`).
+    #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
+    pub set: SettingsSweep,
     pub grow_mode: GrowMode,
     /// Largest version count actually filled (None: as far as the disk allows).
     pub fill_limit: Option<u64>,
@@ -234,6 +239,7 @@ impl GrowthSpec {
         );
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
+        let set = r.settings(&[]);
         let grow_mode = r.choice(
             "grow-mode",
             &[("rebuild", GrowMode::Rebuild), ("keep", GrowMode::Keep)],
@@ -265,6 +271,7 @@ impl GrowthSpec {
             write_method,
             repeat,
             decision,
+            set,
             grow_mode,
             fill_limit,
             target_rows,
@@ -326,6 +333,9 @@ impl GrowthSpec {
             ("seed".into(), self.seed.to_string()),
         ]);
         self.decision.write(&mut t);
+        if !self.set.is_empty() {
+            t.insert("set".into(), self.set.text());
+        }
         t
     }
 

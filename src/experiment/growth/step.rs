@@ -179,6 +179,8 @@ pub async fn measure(
             let first = g.first.unwrap_or_default();
             let total = g.table_bytes + g.index_bytes.values().sum::<u64>();
             GrowthStep {
+                combo: 0,
+                settings: Default::default(),
                 design: st.design(),
                 versions: g.versions,
                 rows: g.rows,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kinds::Design;
 use super::report::GrowthStep;
+use crate::measure::finding::{Finding, SettingTrials, decide};
 use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
 use crate::measure::units::{format_count, format_seconds};
@@ -56,6 +57,9 @@ pub struct StepEstimate {
     pub design: Design,
     pub versions: u64,
     pub timed: Timed,
+    /// The combination of swept server settings (`--set`; 0 when nothing is swept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub combo: usize,
     /// Seconds over the repeats: n, median, min, max and the median's interval (stored flat).
     #[serde(flatten)]
     pub seconds: Estimate,
@@ -66,6 +70,9 @@ pub struct StepEstimate {
 pub struct DesignComparison {
     pub versions: u64,
     pub timed: Timed,
+    /// The combination of swept server settings both designs ran with.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub combo: usize,
     /// The verdict for `ranges`: `faster` means ranges took less time.
     pub verdict: Verdict,
     /// ranges ÷ snapshot seconds (Hodges–Lehmann) with its interval.
@@ -102,6 +109,7 @@ pub fn estimates(steps: &[GrowthStep], rules: &Rules) -> Vec<StepEstimate> {
                     design: s.design,
                     versions: s.versions,
                     timed,
+                    combo: s.combo,
                     seconds: e,
                 });
             }
@@ -111,18 +119,29 @@ pub fn estimates(steps: &[GrowthStep], rules: &Rules) -> Vec<StepEstimate> {
 }
 
 /// `ranges` against `snapshot` at every step both measured, for every timing both have.
-pub fn comparisons(steps: &[GrowthStep], rules: &Rules) -> Vec<DesignComparison> {
+/// With swept server settings (`labels` non-empty), designs are compared within each
+/// combination and the finding names it.
+pub fn comparisons(
+    steps: &[GrowthStep],
+    labels: &[String],
+    rules: &Rules,
+) -> Vec<DesignComparison> {
     let measured = |d: Design| steps.iter().filter(move |s| s.design == d && !s.projected);
     let mut out = Vec::new();
     for r in measured(Design::Ranges) {
-        let Some(s) = measured(Design::Snapshot).find(|s| s.versions == r.versions) else {
+        let Some(s) =
+            measured(Design::Snapshot).find(|s| s.versions == r.versions && s.combo == r.combo)
+        else {
             continue;
         };
         for timed in Timed::ALL {
             let Some(c) = compare(timed.values(r), timed.values(s), Better::Lower, rules) else {
                 continue;
             };
-            let at = format!("at {} versions", format_count(r.versions as f64));
+            let at = match labels.get(r.combo).filter(|l| !l.is_empty()) {
+                Some(l) => format!("at {} versions with {l}", format_count(r.versions as f64)),
+                None => format!("at {} versions", format_count(r.versions as f64)),
+            };
             let finding = match c.verdict {
                 Verdict::Faster | Verdict::Slower => format!(
                     "{at}: ranges {} {} ({} vs {}; ratio {:.2} [{:.2}, {:.2}])",
@@ -152,6 +171,7 @@ pub fn comparisons(steps: &[GrowthStep], rules: &Rules) -> Vec<DesignComparison>
             out.push(DesignComparison {
                 versions: r.versions,
                 timed,
+                combo: r.combo,
                 verdict: c.verdict,
                 ratio: c.ratio,
                 ratio_low: c.ratio_low,
@@ -168,6 +188,76 @@ pub fn comparisons(steps: &[GrowthStep], rules: &Rules) -> Vec<DesignComparison>
     out
 }
 
+/// One design at one step across the combinations of swept server settings (`--set`),
+/// decided by the core: the first combination listed counts as the cheapest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingsFinding {
+    pub design: Design,
+    pub versions: u64,
+    pub timed: Timed,
+    pub finding: Finding,
+    pub sentence: String,
+}
+
+/// Every design, step and timing measured under two or more combinations of swept settings.
+pub fn settings_findings(
+    steps: &[GrowthStep],
+    labels: &[String],
+    rules: &Rules,
+) -> Vec<SettingsFinding> {
+    let mut keys: Vec<(Design, u64)> = steps
+        .iter()
+        .filter(|s| !s.projected)
+        .map(|s| (s.design, s.versions))
+        .collect();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (design, versions) in keys {
+        let of: Vec<&GrowthStep> = steps
+            .iter()
+            .filter(|s| !s.projected && s.design == design && s.versions == versions)
+            .collect();
+        if of.len() < 2 {
+            continue;
+        }
+        for timed in Timed::ALL {
+            let mut trials: Vec<SettingTrials> = of
+                .iter()
+                .filter(|s| !timed.values(s).is_empty())
+                .map(|s| SettingTrials {
+                    label: labels.get(s.combo).cloned().unwrap_or_default(),
+                    cost_rank: s.combo,
+                    values: timed.values(s).to_vec(),
+                })
+                .collect();
+            trials.sort_by_key(|t| t.cost_rank);
+            if trials.len() < 2 {
+                continue;
+            }
+            let finding = decide(&trials, Better::Lower, rules);
+            let sentence = format!(
+                "{} {} at {} versions: {}",
+                design.as_str(),
+                timed.noun(),
+                format_count(versions as f64),
+                finding.sentence_with(&ms)
+            );
+            out.push(SettingsFinding {
+                design,
+                versions,
+                timed,
+                finding,
+                sentence,
+            });
+        }
+    }
+    out
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +265,8 @@ mod tests {
 
     fn step(design: Design, versions: u64, writes: &[f64], reads: &[f64]) -> GrowthStep {
         GrowthStep {
+            combo: 0,
+            settings: Default::default(),
             design,
             versions,
             rows: 0,
@@ -213,7 +305,7 @@ mod tests {
             step(Design::Ranges, 0, &W[..3], &W[..3]),
         ];
         let rules = Rules::default();
-        let c = comparisons(&steps, &rules);
+        let c = comparisons(&steps, &[], &rules);
         assert_eq!(c.len(), 4, "write and read at two steps; no cold reads");
         assert_eq!(c[0].timed, Timed::Write);
         assert_eq!(c[0].verdict, Verdict::NoSignificantDifference);

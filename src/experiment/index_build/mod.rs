@@ -17,6 +17,7 @@ pub use spec::{FIELDS, IndexBuildSpec, IndexMethod, KeyType, MWM_MAX, MWM_MIN, O
 use super::decision::Repeat;
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
+use super::whatif::{combo_label, with_combo};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
 use trial::{Sessions, TrialSetup};
 
@@ -38,12 +39,13 @@ pub fn layout() -> ResultLayout {
     }
 }
 
-fn series_name(spec: &IndexBuildSpec, order: Order, workers: u32) -> String {
-    if spec.workers.len() > 1 || workers > 0 {
+fn series_name(spec: &IndexBuildSpec, order: Order, workers: u32, combo: usize) -> String {
+    let name = if spec.workers.len() > 1 || workers > 0 {
         format!("{} ×{}w", order.name(), workers)
     } else {
         order.name()
-    }
+    };
+    with_combo(&name, &summary::combo_of(spec, combo))
 }
 
 pub async fn run(
@@ -52,7 +54,8 @@ pub async fn run(
     report: &mut IndexBuildReport,
 ) -> Result<(), RunError> {
     // With repeat auto the total is the most it can take; the run may end sooner.
-    let total: usize = spec.orders.len() * rounds::most_per_dataset(spec);
+    let blocks = rounds::blocks(spec, &ctx.whatif.plan);
+    let total: usize = spec.orders.len() * rounds::most_per_dataset(spec, &blocks);
     let times = match spec.repeat {
         Repeat::Auto => format!("×auto (≤{})", spec.repeat.most(spec.decision.max_repeat)),
         Repeat::Fixed(n) => format!("×{n}"),
@@ -61,7 +64,7 @@ pub async fn run(
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
             description: format!(
-                "{} rows of {} · {} · mwm {} · workers {} · {} → {}{} trials",
+                "{} rows of {} · {} · mwm {} · workers {}{} · {} → {}{} trials",
                 format_count(spec.rows as f64),
                 spec.key.as_str(),
                 spec.orders
@@ -79,16 +82,21 @@ pub async fn run(
                     .map(|w| w.to_string())
                     .collect::<Vec<_>>()
                     .join(","),
+                if spec.set.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · set {}", spec.set.text())
+                },
                 times,
                 if spec.repeat.is_auto() { "≤" } else { "" },
                 total
             ),
             trials: total,
-            layout: layout(),
+            layout: crate::experiment::whatif::layout_with(layout(), &spec.set),
         })
         .await;
     let mut confounders = Vec::new();
-    let result = sweep(ctx, spec, report, total, &mut confounders).await;
+    let result = sweep(ctx, spec, report, (total, &blocks), &mut confounders).await;
     // The index of the last trial goes on every path; the dataset stays for reuse.
     if let Ok(c) = ctx.target.connect().await {
         let mut dropped = Vec::new();
@@ -134,7 +142,7 @@ async fn sweep(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
     report: &mut IndexBuildReport,
-    total: usize,
+    (total, blocks): (usize, &[usize]),
     confounders: &mut Vec<String>,
 ) -> Result<(), RunError> {
     if !ctx.server.can_checkpoint {
@@ -157,11 +165,17 @@ async fn sweep(
         .await;
         report.datasets.push(ds.clone());
         let mut sessions = Sessions::open(ctx).await?;
-        let mut round = rounds::plan(spec);
+        let mut round = rounds::plan(spec, blocks);
         let mut rounds_run = spec.repeat.initial() as usize;
         while !round.is_empty() {
             for p in round {
                 ctx.check()?;
+                // A restart ends every session: the builder and watcher start again.
+                if let crate::experiment::whatif::Entered::Restarted { .. } =
+                    ctx.enter_combo(p.combo).await?
+                {
+                    sessions = Sessions::open(ctx).await?;
+                }
                 index += 1;
                 let at = Position {
                     sessions: &mut sessions,
@@ -181,7 +195,7 @@ async fn sweep(
                 )
                 .await?;
             }
-            round = rounds::next_round(report, order);
+            round = rounds::next_round(report, order, blocks);
             rounds_run += usize::from(!round.is_empty());
         }
         if spec.repeat.is_auto() {
@@ -220,14 +234,20 @@ async fn build(
 ) -> Result<(), RunError> {
     let ds = at.dataset;
     let workers = p.workers;
+    let combo = summary::combo_of(spec, p.combo);
     let label = format!(
-        "{} · {}{}{}",
+        "{} · {}{}{}{}",
         order.name(),
         p.mwm.text,
         if workers > 0 {
             format!(" · {workers}w")
         } else {
             String::new()
+        },
+        if combo.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", combo_label(&combo))
         },
         if p.warmup {
             " · warm-up".to_string()
@@ -239,6 +259,7 @@ async fn build(
         order,
         mwm: p.mwm,
         workers,
+        combo: p.combo,
         repeat: p.repeat,
         warmup: p.warmup,
         trial: TrialRef {
@@ -265,7 +286,7 @@ async fn build(
     .await?;
     ctx.emit
         .sample(Sample {
-            series: series_name(spec, order, workers),
+            series: series_name(spec, order, workers, t.combo),
             x: t.maintenance_work_mem_bytes as f64,
             y: t.seconds,
             projected: t.warmup,
@@ -283,7 +304,10 @@ async fn build(
                 format_bytes(t.index_bytes.max(0) as u64),
                 format_bytes(t.temp_bytes.max(0) as u64),
                 t.sort.clone().unwrap_or_default(),
-            ],
+            ]
+            .into_iter()
+            .chain((!spec.set.is_empty()).then(|| combo_label(&combo)))
+            .collect(),
         })
         .await;
     tracing::info!(

@@ -50,6 +50,17 @@ pub struct IndexTrial {
     /// How the sort went, from `trace_sort` (e.g. "external sort, 14 runs").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<String>,
+    /// Which combination of the swept server settings (`--set`) the build ran with: an index
+    /// into the spec's combinations (0 when nothing is swept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub combo: usize,
+    /// The swept settings as `SHOW` reported them in the builder's session.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One setting of an order — a `maintenance_work_mem` at a worker count — over its repeats.
@@ -88,6 +99,9 @@ pub struct MwmStat {
 pub struct GroupSummary {
     pub order: Order,
     pub workers: u32,
+    /// The swept server settings of this line (`--set`), e.g. `wal_compression=pglz`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub settings: String,
     /// Least memory first.
     pub by_mwm: Vec<MwmStat>,
 }
@@ -98,6 +112,11 @@ pub struct SettingRef {
     pub workers: u32,
     pub maintenance_work_mem: String,
     pub maintenance_work_mem_bytes: u64,
+    /// The combination of swept server settings (`--set`): its index and its values.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub combo: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: crate::experiment::whatif::Combo,
 }
 
 /// What one order's sweep found: every (workers, maintenance_work_mem) setting that ran,

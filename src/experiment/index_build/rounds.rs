@@ -11,6 +11,7 @@ use rand::seq::SliceRandom;
 use super::report::IndexBuildReport;
 use super::spec::{IndexBuildSpec, Order};
 use super::summary::sweep_of;
+use crate::experiment::whatif::WhatIf;
 use crate::measure::finding::needs_more;
 use crate::measure::units::Size;
 use crate::measure::verdict::Better;
@@ -23,21 +24,63 @@ pub struct Planned {
     pub warmup: bool,
     pub workers: u32,
     pub mwm: Size,
+    /// The combination of swept server settings (`--set`).
+    pub combo: usize,
+}
+
+/// The restart block of each settings combination (see [`WhatIf::block_of`]); all 0 when no
+/// swept setting needs a restart, so every combination interleaves with the others.
+pub fn blocks(spec: &IndexBuildSpec, whatif: &WhatIf) -> Vec<usize> {
+    (0..spec.set.combo_count())
+        .map(|i| {
+            if whatif.restarts() {
+                whatif.block_of(i)
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// Order a round by restart block (stable: the interleaving inside a block stays), with a
+/// warm-up at the start of each block when asked: a restart leaves the caches cold.
+fn by_block(spec: &IndexBuildSpec, timed: Vec<Planned>, blocks: &[usize]) -> Vec<Planned> {
+    let mut timed = timed;
+    timed.sort_by_key(|p| blocks.get(p.combo).copied().unwrap_or(0));
+    let mut out = Vec::new();
+    let mut last_block = None;
+    for p in timed {
+        let b = blocks.get(p.combo).copied().unwrap_or(0);
+        if spec.warmup && last_block != Some(b) {
+            out.push(Planned {
+                repeat: 0,
+                warmup: true,
+                ..p.clone()
+            });
+        }
+        last_block = Some(b);
+        out.push(p);
+    }
+    out
 }
 
 /// The first builds of one dataset: an optional warm-up, then `repeat.initial()` rounds of
-/// every setting, shuffled when asked.
-pub fn plan(spec: &IndexBuildSpec) -> Vec<Planned> {
+/// every setting (the swept server settings included), shuffled when asked, grouped by
+/// restart block when a swept setting needs a restart.
+pub fn plan(spec: &IndexBuildSpec, blocks: &[usize]) -> Vec<Planned> {
     let mut timed = Vec::new();
     for repeat in 1..=spec.repeat.initial() {
-        for &workers in &spec.workers {
-            for m in &spec.mwm {
-                timed.push(Planned {
-                    repeat,
-                    warmup: false,
-                    workers,
-                    mwm: m.clone(),
-                });
+        for combo in 0..spec.set.combo_count() {
+            for &workers in &spec.workers {
+                for m in &spec.mwm {
+                    timed.push(Planned {
+                        repeat,
+                        warmup: false,
+                        workers,
+                        mwm: m.clone(),
+                        combo,
+                    });
+                }
             }
         }
     }
@@ -45,32 +88,30 @@ pub fn plan(spec: &IndexBuildSpec) -> Vec<Planned> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed);
         timed.shuffle(&mut rng);
     }
-    let mut out = Vec::new();
-    if spec.warmup
-        && let (Some(&workers), Some(m)) = (spec.workers.first(), spec.mwm.first())
-    {
-        out.push(Planned {
-            repeat: 0,
-            warmup: true,
-            workers,
-            mwm: m.clone(),
-        });
-    }
-    out.extend(timed);
-    out
+    by_block(spec, timed, blocks)
 }
 
-/// Builds per dataset at the most: the warm-up and `repeat.most(max_repeat)` of each setting.
-pub fn most_per_dataset(spec: &IndexBuildSpec) -> usize {
-    let warmup = usize::from(spec.warmup && !spec.workers.is_empty() && !spec.mwm.is_empty());
-    warmup
-        + spec.workers.len() * spec.mwm.len() * spec.repeat.most(spec.decision.max_repeat) as usize
+/// Builds per dataset at the most: the warm-ups and `repeat.most(max_repeat)` of each setting.
+pub fn most_per_dataset(spec: &IndexBuildSpec, blocks: &[usize]) -> usize {
+    let mut distinct = blocks.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let warmups = if spec.warmup && !spec.workers.is_empty() && !spec.mwm.is_empty() {
+        distinct.len().max(1)
+    } else {
+        0
+    };
+    warmups
+        + spec.set.combo_count()
+            * spec.workers.len()
+            * spec.mwm.len()
+            * spec.repeat.most(spec.decision.max_repeat) as usize
 }
 
 /// With `repeat = auto`: the next round for `order` — one more build of every setting the
 /// core still needs, leaving out those at `max-repeat`. Empty when the order is decided, the
 /// cap is reached, or the repeat count is fixed.
-pub fn next_round(report: &IndexBuildReport, order: Order) -> Vec<Planned> {
+pub fn next_round(report: &IndexBuildReport, order: Order, blocks: &[usize]) -> Vec<Planned> {
     let spec = &report.params;
     if !spec.repeat.is_auto() {
         return Vec::new();
@@ -89,6 +130,7 @@ pub fn next_round(report: &IndexBuildReport, order: Order) -> Vec<Planned> {
                 text: refs[i].maintenance_work_mem.clone(),
                 bytes: refs[i].maintenance_work_mem_bytes,
             },
+            combo: refs[i].combo,
         })
         .collect();
     if spec.shuffle {
@@ -96,7 +138,14 @@ pub fn next_round(report: &IndexBuildReport, order: Order) -> Vec<Planned> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed ^ done);
         round.shuffle(&mut rng);
     }
-    round
+    // Later rounds take no warm-up of their own unless they cross a restart.
+    if blocks.iter().any(|&b| b != 0) {
+        by_block(spec, round, blocks)
+    } else {
+        let mut round = round;
+        round.sort_by_key(|p| blocks.get(p.combo).copied().unwrap_or(0));
+        round
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +189,8 @@ mod tests {
             temp_bytes: 0,
             checkpoint: true,
             sort: None,
+            combo: 0,
+            settings: Default::default(),
         }
     }
 
@@ -148,7 +199,7 @@ mod tests {
         let mut r = IndexBuildReport::new(spec);
         let order = spec.orders[0];
         let index = |m: &Size| spec.mwm.iter().position(|x| x == m).unwrap();
-        let mut round = plan(spec);
+        let mut round = plan(spec, &[0]);
         while !round.is_empty() {
             for p in &round {
                 r.trials.push(trial(
@@ -158,7 +209,7 @@ mod tests {
                     time(index(&p.mwm), p.repeat),
                 ));
             }
-            round = next_round(&r, order);
+            round = next_round(&r, order, &[0]);
         }
         r
     }
@@ -166,16 +217,16 @@ mod tests {
     #[test]
     fn rounds_interleave_every_setting() {
         let s = spec(&[("mwm", "1MB,16MB"), ("workers", "0,2"), ("repeat", "2")]);
-        let p = plan(&s);
+        let p = plan(&s, &[0]);
         let key = |p: &Planned| (p.repeat, p.workers, p.mwm.text.clone());
         let keys: Vec<_> = p.iter().map(key).collect();
         assert_eq!(keys[..4].iter().filter(|k| k.0 == 1).count(), 4);
         assert_eq!(keys.len(), 8);
-        assert_eq!(most_per_dataset(&s), 8);
+        assert_eq!(most_per_dataset(&s, &[0]), 8);
         let s = spec(&[("mwm", "1MB,16MB"), ("repeat", "auto"), ("max-repeat", "7")]);
         assert_eq!(s.repeat, Repeat::Auto);
-        assert_eq!(plan(&s).len(), 6);
-        assert_eq!(most_per_dataset(&s), 14);
+        assert_eq!(plan(&s, &[0]).len(), 6);
+        assert_eq!(most_per_dataset(&s, &[0]), 14);
     }
 
     #[test]
@@ -188,7 +239,7 @@ mod tests {
         );
         assert_eq!(r.trials.iter().filter(|t| t.repeat == 4).count(), 2);
         assert_eq!(r.trials.len(), 8);
-        assert!(next_round(&r, Order::Random).is_empty());
+        assert!(next_round(&r, Order::Random, &[0]).is_empty());
     }
 
     #[test]
@@ -208,5 +259,42 @@ mod tests {
         let s = spec(&[("mwm", "1MB,64MB"), ("repeat", "3"), ("order", "random")]);
         let r = simulate(&s, |_, _| 1.0);
         assert_eq!(r.trials.len(), 6);
+    }
+
+    #[test]
+    fn settings_interleave_unless_a_restart_groups_them() {
+        let s = spec(&[
+            ("mwm", "1MB,16MB"),
+            ("repeat", "2"),
+            ("set", "work_mem=1MB,2MB"),
+            ("warmup", "on"),
+        ]);
+        // Session settings: every round holds both combinations, one warm-up in all.
+        let p = plan(&s, &[0, 0]);
+        assert_eq!(p.len(), 9);
+        assert!(p[0].warmup);
+        let combos: Vec<usize> = p[1..].iter().map(|p| p.combo).collect();
+        assert_eq!(combos, [0, 0, 1, 1, 0, 0, 1, 1]);
+        assert_eq!(most_per_dataset(&s, &[0, 0]), 9);
+        // A restart per combination: all rounds of one, then the other, a warm-up after each
+        // restart.
+        let p = plan(&s, &[0, 1]);
+        let seq: Vec<(usize, bool)> = p.iter().map(|p| (p.combo, p.warmup)).collect();
+        assert_eq!(
+            seq,
+            [
+                (0, true),
+                (0, false),
+                (0, false),
+                (0, false),
+                (0, false),
+                (1, true),
+                (1, false),
+                (1, false),
+                (1, false),
+                (1, false)
+            ]
+        );
+        assert_eq!(most_per_dataset(&s, &[0, 1]), 10);
     }
 }

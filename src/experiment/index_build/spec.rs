@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::whatif::SettingsSweep;
 use crate::measure::units::{Size, format_count, parse_size_list};
 
 pub const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];
@@ -39,6 +40,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "0",
         kind: FieldKind::CountList,
     },
+    crate::experiment::whatif::SET,
     decision::repeat_field(
         "timed builds per setting (median of these), or auto: until the verdicts are decided",
         "5",
@@ -207,6 +209,9 @@ pub struct IndexBuildSpec {
     pub repeat: Repeat,
     #[serde(flatten)]
     pub decision: Decision,
+    /// Server settings swept as one more dimension (`--set`).
+    #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
+    pub set: SettingsSweep,
     pub warmup: bool,
     pub shuffle: bool,
     pub method: IndexMethod,
@@ -268,6 +273,10 @@ impl IndexBuildSpec {
             .collect();
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
         let decision = Decision::read(&mut r);
+        let set = r.settings(&[
+            ("maintenance_work_mem", "mwm"),
+            ("max_parallel_maintenance_workers", "workers"),
+        ]);
         let warmup = r.bool("warmup");
         let shuffle = r.bool("shuffle");
         let method = r.choice(
@@ -294,6 +303,7 @@ impl IndexBuildSpec {
             workers,
             repeat,
             decision,
+            set,
             warmup,
             shuffle,
             method,
@@ -339,6 +349,9 @@ impl IndexBuildSpec {
             ("seed".into(), self.seed.to_string()),
         ]);
         self.decision.write(&mut t);
+        if !self.set.is_empty() {
+            t.insert("set".into(), self.set.text());
+        }
         t
     }
 

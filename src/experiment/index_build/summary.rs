@@ -10,23 +10,28 @@ use super::report::{
     GroupSummary, IndexBuildReport, IndexSummary, MwmStat, OrderSummary, SettingRef,
 };
 use super::spec::{IndexBuildSpec, Order};
+use crate::experiment::whatif::{Combo, combo_label, with_combo};
 use crate::measure::finding::{SettingTrials, decide};
 use crate::measure::stats::Summary;
 use crate::measure::units::{Size, format_seconds};
 use crate::measure::verdict::Better;
 
-/// The settings of one order, cheapest first: fewer workers, then less memory.
-pub fn settings(spec: &IndexBuildSpec) -> Vec<(u32, Size)> {
-    let mut out: Vec<(u32, Size)> = Vec::new();
+/// The settings of one order, cheapest first: the swept server settings in the order they
+/// were listed (the first value counts as the cheapest: the one to keep on a tie), then fewer
+/// workers, then less memory.
+pub fn settings(spec: &IndexBuildSpec) -> Vec<(usize, u32, Size)> {
+    let mut knobs: Vec<(u32, Size)> = Vec::new();
     for &w in &spec.workers {
         for m in &spec.mwm {
-            if !out.iter().any(|(ow, om)| *ow == w && om.bytes == m.bytes) {
-                out.push((w, m.clone()));
+            if !knobs.iter().any(|(ow, om)| *ow == w && om.bytes == m.bytes) {
+                knobs.push((w, m.clone()));
             }
         }
     }
-    out.sort_by_key(|(w, m)| (*w, m.bytes));
-    out
+    knobs.sort_by_key(|(w, m)| (*w, m.bytes));
+    (0..spec.set.combo_count())
+        .flat_map(|c| knobs.iter().map(move |(w, m)| (c, *w, m.clone())))
+        .collect()
 }
 
 /// Whether labels and lines name the worker count (more than one, or a parallel one).
@@ -34,23 +39,39 @@ pub fn shows_workers(spec: &IndexBuildSpec) -> bool {
     spec.workers.len() > 1 || spec.workers.iter().any(|&w| w > 0)
 }
 
-/// A setting's name in findings: `64MB`, or `64MB ×2w` when workers vary.
-pub fn setting_label(spec: &IndexBuildSpec, workers: u32, mwm: &str) -> String {
-    if shows_workers(spec) {
+/// A setting's name in findings: `64MB`, or `64MB ×2w` when workers vary, with the swept
+/// server settings after it (`64MB · wal_compression=pglz`).
+pub fn setting_label(spec: &IndexBuildSpec, combo: usize, workers: u32, mwm: &str) -> String {
+    let knobs = if shows_workers(spec) {
         format!("{mwm} ×{workers}w")
     } else {
         mwm.to_string()
+    };
+    // With one memory and one worker setting, the swept server settings alone name it.
+    if !spec.set.is_empty() && spec.mwm.len() == 1 && spec.workers.len() == 1 {
+        return combo_label(&combo_of(spec, combo));
     }
+    with_combo(&knobs, &combo_of(spec, combo))
+}
+
+/// The swept server settings of combination `i` (empty when nothing is swept).
+pub fn combo_of(spec: &IndexBuildSpec, i: usize) -> Combo {
+    spec.set.combos().get(i).cloned().unwrap_or_default()
 }
 
 /// The timed seconds of one setting of one order.
-pub fn seconds_of(report: &IndexBuildReport, order: Order, workers: u32, bytes: u64) -> Vec<f64> {
+pub fn seconds_of(
+    report: &IndexBuildReport,
+    order: Order,
+    (combo, workers, bytes): (usize, u32, u64),
+) -> Vec<f64> {
     report
         .trials
         .iter()
         .filter(|t| {
             !t.warmup
                 && t.order == order
+                && t.combo == combo
                 && t.workers_requested == workers
                 && t.maintenance_work_mem_bytes == bytes
         })
@@ -64,13 +85,13 @@ pub fn sweep_of(report: &IndexBuildReport, order: Order) -> (Vec<SettingTrials>,
     let spec = &report.params;
     let mut trials = Vec::new();
     let mut refs = Vec::new();
-    for (rank, (w, m)) in settings(spec).into_iter().enumerate() {
-        let values = seconds_of(report, order, w, m.bytes);
+    for (rank, (c, w, m)) in settings(spec).into_iter().enumerate() {
+        let values = seconds_of(report, order, (c, w, m.bytes));
         if values.is_empty() {
             continue;
         }
         trials.push(SettingTrials {
-            label: setting_label(spec, w, &m.text),
+            label: setting_label(spec, c, w, &m.text),
             cost_rank: rank,
             values,
         });
@@ -78,6 +99,8 @@ pub fn sweep_of(report: &IndexBuildReport, order: Order) -> (Vec<SettingTrials>,
             workers: w,
             maintenance_work_mem: m.text,
             maintenance_work_mem_bytes: m.bytes,
+            combo: c,
+            settings: combo_of(spec, c),
         });
     }
     (trials, refs)
@@ -102,14 +125,14 @@ impl IndexBuildReport {
                 order.name(),
                 finding.sentence_with(&format_seconds)
             ));
-            let mut workers: Vec<u32> = refs.iter().map(|r| r.workers).collect();
-            workers.dedup();
-            for w in workers {
+            let mut lines: Vec<(usize, u32)> = refs.iter().map(|r| (r.combo, r.workers)).collect();
+            lines.dedup();
+            for (c, w) in lines {
                 let by_mwm: Vec<MwmStat> = refs
                     .iter()
                     .zip(&finding.settings)
                     .zip(&trials)
-                    .filter(|((r, _), _)| r.workers == w)
+                    .filter(|((r, _), _)| r.workers == w && r.combo == c)
                     .filter_map(|((r, s), t)| {
                         let e = s.estimate?;
                         let noisy = Summary::of(&t.values).is_some_and(|s| s.is_noisy());
@@ -129,11 +152,15 @@ impl IndexBuildReport {
                         })
                     })
                     .collect();
-                let wtxt = if shows_workers(&self.params) {
+                let combo = combo_label(&combo_of(&self.params, c));
+                let mut wtxt = if shows_workers(&self.params) {
                     format!(" ({w} workers)")
                 } else {
                     String::new()
                 };
+                if !combo.is_empty() {
+                    wtxt.push_str(&format!(" with {combo}"));
+                }
                 for m in by_mwm.iter().filter(|m| m.noisy) {
                     confounders.push(format!(
                         "{}{wtxt} at {}: repeats spread {:.0}% (noisy)",
@@ -145,6 +172,7 @@ impl IndexBuildReport {
                 groups.push(GroupSummary {
                     order,
                     workers: w,
+                    settings: combo,
                     by_mwm,
                 });
             }
@@ -224,6 +252,8 @@ mod tests {
                     temp_bytes: 0,
                     checkpoint: true,
                     sort: None,
+                    combo: 0,
+                    settings: Default::default(),
                 });
             }
         }

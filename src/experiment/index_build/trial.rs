@@ -25,6 +25,8 @@ pub struct TrialSetup {
     pub order: Order,
     pub mwm: Size,
     pub workers: u32,
+    /// The combination of swept server settings (`--set`) in effect.
+    pub combo: usize,
     /// 1-based; 0 for the warm-up.
     pub repeat: u32,
     pub warmup: bool,
@@ -187,12 +189,14 @@ pub async fn run(
         checkpoint = true;
     }
     b.batch_execute(&format!(
-        "SET maintenance_work_mem = '{}'; SET max_parallel_maintenance_workers = {}",
+        "SET maintenance_work_mem = '{}'; SET max_parallel_maintenance_workers = {};{}",
         setup.mwm.as_kb_setting(),
-        setup.workers
+        setup.workers,
+        ctx.whatif.plan.session_sql(setup.combo)
     ))
     .await
     .map_err(|e| ctx.error(e))?;
+    let settings = ctx.shown_settings(b).await?;
     while s.notices.try_recv().is_ok() {}
     let temp_before = temp_bytes(&s.watcher).await;
     let using = match spec.method {
@@ -307,6 +311,8 @@ pub async fn run(
         },
         checkpoint,
         sort: (!lines.is_empty()).then(|| trace.describe()),
+        combo: setup.combo,
+        settings,
     })
 }
 

@@ -219,7 +219,7 @@ async fn trials(
             run_id: ctx.run_id.clone(),
             description: describe(spec, total),
             trials: total,
-            layout: layout(),
+            layout: crate::experiment::whatif::layout_with(layout(), &spec.set),
         })
         .await;
     if spec.methods.contains(&Method::Insert) && spec.batches != [1] {
@@ -237,7 +237,7 @@ async fn trials(
         confounders.push("append with repeats: every round loads into a larger table; rounds interleave the configurations, so each sees a similar spread of sizes".into());
     }
 
-    let control = ctx.session().await?;
+    let mut control = ctx.session().await?;
     let append = table::table_name(&ctx.run_id, None);
     if spec.append {
         ctx.emit.phase(None, "creating the table").await;
@@ -246,67 +246,103 @@ async fn trials(
     let mut first_id: i64 = 1;
     let mut rows_before: u64 = 0;
     let mut index = 0;
-    let mut round = 1;
-    loop {
-        let configs = next_round(spec, round, &report.trials);
-        if configs.is_empty() {
-            break;
-        }
-        for p in &configs {
-            ctx.check()?;
-            index += 1;
-            let tref = TrialRef {
-                index,
-                total,
-                label: if spec.rounds() > 1 {
-                    format!("{} · #{round}", p.label())
+    // Combinations that need a restart run in blocks, one restart each; the others (and the
+    // configurations inside a block) interleave round by round.
+    let blocks: Vec<usize> = (0..spec.set.combo_count())
+        .map(|i| {
+            if ctx.whatif.plan.restarts() {
+                ctx.whatif.plan.block_of(i)
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut block_ids = blocks.clone();
+    block_ids.sort_unstable();
+    block_ids.dedup();
+    let labels = spec.combo_labels();
+    for block in block_ids {
+        let mut round = 1;
+        loop {
+            let configs: Vec<_> = next_round(spec, round, &report.trials)
+                .into_iter()
+                .filter(|p| blocks.get(p.combo) == Some(&block))
+                .collect();
+            if configs.is_empty() {
+                break;
+            }
+            for p in &configs {
+                ctx.check()?;
+                // A restart ends every session: the run's own one starts again.
+                if let crate::experiment::whatif::Entered::Restarted { .. } =
+                    ctx.enter_combo(p.combo).await?
+                {
+                    control = ctx.session().await?;
+                }
+                index += 1;
+                let mut label = p.label();
+                if let Some(l) = labels.get(p.combo).filter(|l| !l.is_empty()) {
+                    label.push_str(&format!(" · {l}"));
+                }
+                let tref = TrialRef {
+                    index,
+                    total,
+                    label: if spec.rounds() > 1 {
+                        format!("{label} · #{round}")
+                    } else {
+                        label
+                    },
+                };
+                let name = if spec.append {
+                    append.clone()
                 } else {
-                    p.label()
-                },
-            };
-            let name = if spec.append {
-                append.clone()
-            } else {
-                ctx.emit
-                    .phase(Some(tref.clone()), "creating the table")
-                    .await;
-                let name = table::table_name(&ctx.run_id, Some(index));
-                table::create(ctx, &control, &name, spec).await?;
-                first_id = 1;
-                rows_before = 0;
-                name
-            };
-            if ctx.server.can_checkpoint {
-                ctx.emit.phase(Some(tref.clone()), "CHECKPOINT").await;
-                ctx.cancellable(&control, control.batch_execute("CHECKPOINT"))
-                    .await?;
+                    ctx.emit
+                        .phase(Some(tref.clone()), "creating the table")
+                        .await;
+                    let name = table::table_name(&ctx.run_id, Some(index));
+                    table::create(ctx, &control, &name, spec).await?;
+                    first_id = 1;
+                    rows_before = 0;
+                    name
+                };
+                if ctx.server.can_checkpoint {
+                    ctx.emit.phase(Some(tref.clone()), "CHECKPOINT").await;
+                    ctx.cancellable(&control, control.batch_execute("CHECKPOINT"))
+                        .await?;
+                }
+                let at = trial::TrialTable {
+                    name: &name,
+                    first_id,
+                    rows_before,
+                };
+                let mut t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
+                t.repeat = round;
+                t.checkpoint = ctx.server.can_checkpoint;
+                if spec.append {
+                    first_id += t.rows as i64;
+                    rows_before = t.rows_counted;
+                } else {
+                    table::drop(ctx, &control, &name).await?;
+                }
+                let sample = Sample {
+                    series: t.series_name(),
+                    x: t.batch as f64,
+                    y: t.rows_per_s,
+                    projected: false,
+                    cells: {
+                        let mut cells = t.cells();
+                        if !spec.set.is_empty() {
+                            cells.push(t.settings_label());
+                        }
+                        cells
+                    },
+                };
+                report.trials.push(t);
+                report.summarize(confounders);
+                ctx.emit.sample(sample).await;
             }
-            let at = trial::TrialTable {
-                name: &name,
-                first_id,
-                rows_before,
-            };
-            let mut t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
-            t.repeat = round;
-            t.checkpoint = ctx.server.can_checkpoint;
-            if spec.append {
-                first_id += t.rows as i64;
-                rows_before = t.rows_counted;
-            } else {
-                table::drop(ctx, &control, &name).await?;
-            }
-            let sample = Sample {
-                series: t.series_name(),
-                x: t.batch as f64,
-                y: t.rows_per_s,
-                projected: false,
-                cells: t.cells(),
-            };
-            report.trials.push(t);
-            report.summarize(confounders);
-            ctx.emit.sample(sample).await;
+            round += 1;
         }
-        round += 1;
     }
     if spec.repeat.is_auto() {
         let left = verdicts::undecided(&spec.plan(), &report.trials, &spec.decision.rules());

@@ -7,6 +7,7 @@
 
 use super::kinds::{Method, SyncCommit};
 use super::spec::IngestSpec;
+use crate::experiment::whatif::combo_label;
 
 /// One configuration the run loads `rows` rows with, `repeat` times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -15,6 +16,8 @@ pub struct TrialPlan {
     pub batch: u64,
     pub clients: u32,
     pub sync: SyncCommit,
+    /// The combination of swept server settings (`--set`): an index into the spec's.
+    pub combo: usize,
 }
 
 impl TrialPlan {
@@ -41,6 +44,11 @@ impl TrialPlan {
 }
 
 impl IngestSpec {
+    /// The label of every settings combination (empty strings when nothing is swept).
+    pub fn combo_labels(&self) -> Vec<String> {
+        self.set.combos().iter().map(combo_label).collect()
+    }
+
     /// The configurations in the order of one round: per method, per synchronous_commit, per
     /// client count, per batch (insert commits every row, so it runs at batch 1 only).
     pub fn plan(&self) -> Vec<TrialPlan> {
@@ -54,12 +62,15 @@ impl IngestSpec {
             for &sync in &self.sync {
                 for &clients in &self.clients {
                     for &batch in batches {
-                        out.push(TrialPlan {
-                            method,
-                            batch,
-                            clients,
-                            sync,
-                        });
+                        for combo in 0..self.set.combo_count() {
+                            out.push(TrialPlan {
+                                method,
+                                batch,
+                                clients,
+                                sync,
+                                combo,
+                            });
+                        }
                     }
                 }
             }

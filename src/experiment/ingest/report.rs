@@ -86,6 +86,12 @@ pub struct IngestTrial {
     /// 0..=1; absent where `/proc/stat` cannot be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_share: Option<f64>,
+    /// The combination of swept server settings (`--set`): an index into the spec's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub combo: usize,
+    /// The swept settings as `SHOW` reported them in a loading client's session.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// The column titles of the results table; `IngestTrial::cells` matches them.
@@ -126,16 +132,32 @@ impl IngestTrial {
             batch: self.batch,
             clients: self.clients,
             sync: self.synchronous_commit,
+            combo: self.combo,
         }
     }
 
+    /// The swept settings as `name=value` (what SHOW reported), empty when none.
+    pub fn settings_label(&self) -> String {
+        self.settings
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     pub fn series_name(&self) -> String {
-        format!(
+        let name = format!(
             "{} ×{} sync={}",
             self.method.as_str(),
             self.clients,
             self.synchronous_commit.as_str()
-        )
+        );
+        let s = self.settings_label();
+        if s.is_empty() {
+            name
+        } else {
+            format!("{name} · {s}")
+        }
     }
 
     pub fn cells(&self) -> Vec<String> {
@@ -213,6 +235,10 @@ impl IngestReport {
             }
         }
     }
+}
+
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::whatif::SettingsSweep;
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
 use super::kinds::{
@@ -81,6 +82,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "off",
         kind: FieldKind::Bool,
     },
+    crate::experiment::whatif::SET,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
         "4",
@@ -112,6 +114,9 @@ pub struct IngestSpec {
     pub repeat: Repeat,
     #[serde(flatten)]
     pub decision: Decision,
+    /// Server settings swept as one more dimension (`--set`).
+    #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
+    pub set: SettingsSweep,
     /// The disk's fsync rate (8 kB write + fdatasync per second) when the caller already
     /// probed it (the TUI's Host pane); not a field. When absent and a local data directory
     /// is known, the run probes it for 2 s itself before `insert` trials that wait for flush.
@@ -253,6 +258,7 @@ impl IngestSpec {
         }
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
+        let set = r.settings(&[("synchronous_commit", "sync")]);
         r.finish(IngestSpec {
             methods,
             batches,
@@ -267,6 +273,7 @@ impl IngestSpec {
             pipeline,
             repeat,
             decision,
+            set,
             fsync_ops_per_s: None,
             seq_write_bytes_per_s: None,
         })
@@ -318,6 +325,9 @@ impl IngestSpec {
             ("repeat".into(), self.repeat.text()),
         ]);
         self.decision.write(&mut t);
+        if !self.set.is_empty() {
+            t.insert("set".into(), self.set.text());
+        }
         t
     }
 

@@ -29,6 +29,11 @@ pub struct ConfigStat {
     pub batch: u64,
     pub clients: u32,
     pub synchronous_commit: SyncCommit,
+    /// The combination of swept server settings (`--set`) and its label.
+    #[serde(default, skip_serializing_if = "super::report::is_zero")]
+    pub combo: usize,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub settings: String,
     /// Rows/s over the trials: n, median, min, max and the median's interval (stored flat,
     /// as `n`, `median`, … beside the configuration).
     #[serde(flatten)]
@@ -64,6 +69,9 @@ pub struct IngestGroup {
     pub batch: Option<u64>,
     pub clients: Option<u32>,
     pub synchronous_commit: Option<SyncCommit>,
+    /// The swept server settings held fixed (`--set`; empty when none or when they vary).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub server_settings: String,
     /// `faster` (a winner), `no significant difference`, `too few trials`.
     pub verdict: Option<Verdict>,
     /// The setting with the highest median (not a claim: see `winner`).
@@ -166,6 +174,7 @@ impl IngestReport {
     /// `confounders` are the run's own (CHECKPOINT skipped …).
     pub fn summarize(&mut self, confounders: &[String]) {
         let rules = self.params.decision.rules();
+        let labels = self.params.combo_labels();
         let configs = verdicts::configurations(&self.trials);
         let mut s = IngestSummary {
             confounders: confounders.to_vec(),
@@ -178,11 +187,13 @@ impl IngestReport {
                     batch: c.batch,
                     clients: c.clients,
                     synchronous_commit: c.sync,
+                    combo: c.combo,
+                    settings: labels.get(c.combo).cloned().unwrap_or_default(),
                     rows_per_s: e,
                 });
             }
         }
-        for g in verdicts::groups(&configs) {
+        for g in verdicts::groups(&configs, &labels) {
             let (group, knee) = answer(&g, &self.trials, &rules);
             if let Some(k) = knee {
                 s.knees.push(k);
@@ -326,6 +337,7 @@ fn answer(g: &Group, trials: &[IngestTrial], rules: &Rules) -> (IngestGroup, Opt
         batch: g.batch,
         clients: g.clients,
         synchronous_commit: g.sync,
+        server_settings: g.fixed_combo_label(),
         verdict: f.verdict,
         best: f.best.clone(),
         winner: f.winner.clone(),
@@ -373,6 +385,7 @@ impl ConfigStat {
             batch: self.batch,
             clients: self.clients,
             sync: self.synchronous_commit,
+            combo: self.combo,
         }
     }
 }

@@ -15,6 +15,8 @@ fn spec() -> IngestSpec {
 
 fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) -> IngestTrial {
     IngestTrial {
+        combo: 0,
+        settings: Default::default(),
         repeat,
         checkpoint: true,
         method,

@@ -217,7 +217,16 @@ pub async fn run(
     let q = |q: f64| latency.value_at_quantile(q) as f64 / 1000.0;
     let series = meter.series(seconds);
     let commits_per_s = commits as f64 / seconds;
+    // The swept settings as SHOW reports them in a session set up exactly like the clients'.
+    let settings = if ctx.whatif.plan.is_empty() {
+        Default::default()
+    } else {
+        let s = ctx.session().await?;
+        ctx.shown_settings(&s).await?
+    };
     Ok(IngestTrial {
+        combo: plan.combo,
+        settings,
         // The run sets the round and whether a CHECKPOINT preceded the trial.
         repeat: 1,
         checkpoint: false,

@@ -7,13 +7,16 @@
 //!   row and has no batch, so it joins the comparison at every batch as the unbatched
 //!   baseline;
 //! - **clients**: one method and batch across client counts;
-//! - **sync**: one method, batch and client count across `synchronous_commit` values.
+//! - **sync**: one method, batch and client count across `synchronous_commit` values;
+//! - **settings**: one configuration across the combinations of swept server settings
+//!   (`--set`); every other question holds the combination fixed.
 //!
 //! A question is asked only where the run varied that parameter (two settings or more). The
 //! cheapest member of a tie group is what pglab recommends: the smallest batch, the fewest
 //! clients, the simplest method (`insert` < `insert-tx` < `values` < `copy`), and the most
 //! durable `synchronous_commit` (`on` < `remote_apply` < `remote_write` < `local` < `off`:
-//! what a commit gives up).
+//! what a commit gives up), and the server settings as listed (the first value is the one to
+//! keep on a tie).
 
 use std::collections::BTreeSet;
 
@@ -34,6 +37,7 @@ pub enum Question {
     Method,
     Clients,
     SyncCommit,
+    Settings,
 }
 
 impl Question {
@@ -43,6 +47,7 @@ impl Question {
             Question::Method => "method",
             Question::Clients => "clients",
             Question::SyncCommit => "sync-commit",
+            Question::Settings => "settings",
         }
     }
 }
@@ -56,6 +61,10 @@ pub struct Group {
     pub batch: Option<u64>,
     pub clients: Option<u32>,
     pub sync: Option<SyncCommit>,
+    /// The settings combination held fixed (None: it varies).
+    pub combo: Option<usize>,
+    /// The label of every settings combination of the run (indexed by combination).
+    pub combo_labels: Vec<String>,
     pub members: Vec<TrialPlan>,
 }
 
@@ -67,7 +76,17 @@ impl Group {
             Question::Method => c.method.as_str().to_string(),
             Question::Clients => clients(c.clients),
             Question::SyncCommit => c.sync.as_str().to_string(),
+            Question::Settings => self.combo_name(c.combo),
         }
+    }
+
+    fn combo_name(&self, i: usize) -> String {
+        self.combo_labels.get(i).cloned().unwrap_or_default()
+    }
+
+    /// The settings combination held fixed, as a label (empty when none is swept or it varies).
+    pub fn fixed_combo_label(&self) -> String {
+        self.combo.map(|c| self.combo_name(c)).unwrap_or_default()
     }
 
     /// Lower is cheaper (see the module documentation).
@@ -77,6 +96,7 @@ impl Group {
             Question::Method => Method::ALL.iter().position(|m| *m == c.method).unwrap_or(0),
             Question::Clients => c.clients as usize,
             Question::SyncCommit => sync_risk(c.sync),
+            Question::Settings => c.combo,
         }
     }
 
@@ -86,7 +106,8 @@ impl Group {
         let b = self.batch.map(|b| format!("at batch {b}"));
         let c = self.clients.map(|c| format!("×{c}"));
         let s = self.sync.map(|s| format!("sync={}", s.as_str()));
-        let fixed: Vec<String> = [m, b, c, s].into_iter().flatten().collect();
+        let combo = Some(self.fixed_combo_label()).filter(|l| !l.is_empty());
+        let fixed: Vec<String> = [m, b, c, s, combo].into_iter().flatten().collect();
         format!("{} by {}", fixed.join(" "), self.question.as_str())
     }
 
@@ -141,7 +162,50 @@ pub fn configurations(trials: &[IngestTrial]) -> Vec<TrialPlan> {
 
 /// Every question `configs` can answer, in a stable order: batch curves, then methods,
 /// clients and synchronous_commit.
-pub fn groups(configs: &[TrialPlan]) -> Vec<Group> {
+pub fn groups(configs: &[TrialPlan], combo_labels: &[String]) -> Vec<Group> {
+    let mut out = Vec::new();
+    let combos: BTreeSet<usize> = configs.iter().map(|c| c.combo).collect();
+    for &combo in &combos {
+        let of: Vec<TrialPlan> = configs
+            .iter()
+            .filter(|c| c.combo == combo)
+            .copied()
+            .collect();
+        out.extend(groups_of(&of, combo, combo_labels));
+    }
+    // The swept server settings: one configuration across the combinations.
+    let keys: BTreeSet<(Method, u64, u32, SyncCommit)> = configs
+        .iter()
+        .map(|c| (c.method, c.batch, c.clients, c.sync))
+        .collect();
+    for (method, batch, clients, sync) in keys {
+        let mut members: Vec<TrialPlan> = configs
+            .iter()
+            .filter(|c| {
+                c.method == method && c.batch == batch && c.clients == clients && c.sync == sync
+            })
+            .copied()
+            .collect();
+        members.sort_by_key(|c| c.combo);
+        members.dedup();
+        if members.len() >= 2 {
+            out.push(Group {
+                question: Question::Settings,
+                method: Some(method),
+                batch: Some(batch),
+                clients: Some(clients),
+                sync: Some(sync),
+                combo: None,
+                combo_labels: combo_labels.to_vec(),
+                members,
+            });
+        }
+    }
+    out
+}
+
+/// The questions inside one settings combination.
+fn groups_of(configs: &[TrialPlan], combo: usize, combo_labels: &[String]) -> Vec<Group> {
     let mut out = Vec::new();
     let keys = |f: &dyn Fn(&TrialPlan) -> (Method, u64, u32, SyncCommit)| {
         configs.iter().map(f).collect::<BTreeSet<_>>()
@@ -166,6 +230,8 @@ pub fn groups(configs: &[TrialPlan]) -> Vec<Group> {
             batch: None,
             clients: Some(clients),
             sync: Some(sync),
+            combo: Some(combo),
+            combo_labels: combo_labels.to_vec(),
             members,
         };
         push(&mut out, g, &|c| c.batch as usize);
@@ -191,6 +257,8 @@ pub fn groups(configs: &[TrialPlan]) -> Vec<Group> {
             batch: Some(batch),
             clients: Some(clients),
             sync: Some(sync),
+            combo: Some(combo),
+            combo_labels: combo_labels.to_vec(),
             members,
         };
         push(&mut out, g, &|c| c.method as usize);
@@ -208,6 +276,8 @@ pub fn groups(configs: &[TrialPlan]) -> Vec<Group> {
             batch: Some(batch),
             clients: None,
             sync: Some(sync),
+            combo: Some(combo),
+            combo_labels: combo_labels.to_vec(),
             members,
         };
         push(&mut out, g, &|c| c.clients as usize);
@@ -224,6 +294,8 @@ pub fn groups(configs: &[TrialPlan]) -> Vec<Group> {
             batch: Some(batch),
             clients: Some(clients),
             sync: None,
+            combo: Some(combo),
+            combo_labels: combo_labels.to_vec(),
             members,
         };
         push(&mut out, g, &|c| sync_risk(c.sync));
@@ -236,7 +308,7 @@ pub fn groups(configs: &[TrialPlan]) -> Vec<Group> {
 /// order. Empty when every verdict is decided.
 pub fn undecided(plan: &[TrialPlan], trials: &[IngestTrial], rules: &Rules) -> Vec<TrialPlan> {
     let mut need: BTreeSet<TrialPlan> = BTreeSet::new();
-    for g in groups(plan) {
+    for g in groups(plan, &[]) {
         let settings = g.settings(trials);
         for i in needs_more(&settings, Better::Higher, rules) {
             need.insert(g.members[i]);

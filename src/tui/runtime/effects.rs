@@ -68,6 +68,7 @@ impl Effects {
                     schema: self.env.schema.clone(),
                     history: Some(self.env.history_file.clone()),
                     local_data_dir: self.env.local_data_dir.clone(),
+                    sandbox: self.env.sandbox.clone(),
                     ..RunOptions::default()
                 };
                 let mut handle = experiment::spawn(self.env.target.clone(), *spec, opts);

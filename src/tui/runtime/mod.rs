@@ -42,6 +42,8 @@ pub struct Env {
     pub probe_dir: PathBuf,
     /// Wrap frames in synchronized output (config `[ui] synchronized_output`).
     pub synchronized_output: bool,
+    /// pglab's sandbox when it is the target (server settings may be swept on it).
+    pub sandbox: Option<crate::server::Sandbox>,
 }
 
 /// Run until the user quits. `client` is the session opened at start-up, reused for readings.

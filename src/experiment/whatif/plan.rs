@@ -1,0 +1,369 @@
+//! From a settings sweep to a plan, before anything runs: every name exists on this server,
+//! every value fits, and each setting's `context` says how it is applied — `SET` in the
+//! trial's sessions (`user`, `superuser`), `ALTER SYSTEM` + reload (`sighup`) or a restart
+//! (`postmaster`), the last two only on pglab's own sandbox. One sentence per problem.
+
+use serde::{Deserialize, Serialize};
+use tokio_postgres::Client;
+
+use super::catalog::{self, SettingInfo};
+use super::sweep::{Combo, SettingsSweep};
+use crate::experiment::sql::literal;
+
+/// How a setting reaches the trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Apply {
+    /// `SET` in every session of the trial (any target).
+    Session,
+    /// `ALTER SYSTEM` + `pg_reload_conf()` (the sandbox only).
+    Reload,
+    /// `ALTER SYSTEM` + a restart of the sandbox (the sandbox only).
+    Restart,
+}
+
+impl Apply {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Apply::Session => "SET per session",
+            Apply::Reload => "ALTER SYSTEM + reload",
+            Apply::Restart => "ALTER SYSTEM + restart",
+        }
+    }
+}
+
+/// One swept setting, checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedSetting {
+    pub name: String,
+    pub values: Vec<String>,
+    /// `pg_settings.context`.
+    pub context: String,
+    pub apply: Apply,
+    /// What the server is to show for each value (`pg_settings.setting`), and what it
+    /// showed before the run.
+    #[serde(skip)]
+    pub info: Option<SettingInfo>,
+}
+
+/// A checked settings sweep: how each setting is applied, and the combinations in the order
+/// they run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WhatIf {
+    pub settings: Vec<PlannedSetting>,
+    pub combos: Vec<Combo>,
+}
+
+impl WhatIf {
+    /// Nothing swept: one pass with the server as it is.
+    pub fn none() -> WhatIf {
+        WhatIf {
+            settings: Vec::new(),
+            combos: vec![Vec::new()],
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.settings.is_empty()
+    }
+
+    fn apply_of(&self, name: &str) -> Apply {
+        self.settings
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.apply)
+            .unwrap_or(Apply::Session)
+    }
+
+    /// True when some combination needs a restart.
+    pub fn restarts(&self) -> bool {
+        self.settings.iter().any(|s| s.apply == Apply::Restart)
+    }
+
+    /// True when some setting changes the server's configuration (reload or restart).
+    pub fn changes_server(&self) -> bool {
+        self.settings.iter().any(|s| s.apply != Apply::Session)
+    }
+
+    /// The part of combination `i` the server's configuration carries.
+    pub fn server_part(&self, i: usize) -> Combo {
+        self.combos
+            .get(i)
+            .map(|c| {
+                c.iter()
+                    .filter(|(n, _)| self.apply_of(n) != Apply::Session)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The restart block of combination `i`: combinations with the same values of every
+    /// `postmaster` setting share one restart. Planners order trials by it when
+    /// [`WhatIf::restarts`], so each block costs one restart.
+    pub fn block_of(&self, i: usize) -> usize {
+        let key = |i: usize| -> Combo {
+            self.combos
+                .get(i)
+                .map(|c| {
+                    c.iter()
+                        .filter(|(n, _)| self.apply_of(n) == Apply::Restart)
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let k = key(i);
+        (0..self.combos.len()).find(|&j| key(j) == k).unwrap_or(i)
+    }
+
+    /// The `SET` statements of combination `i`'s session settings (empty when none).
+    pub fn session_sql(&self, i: usize) -> String {
+        let Some(c) = self.combos.get(i) else {
+            return String::new();
+        };
+        c.iter()
+            .filter(|(n, _)| self.apply_of(n) == Apply::Session)
+            .map(|(n, v)| format!(" SET {n} = {};", literal(v)))
+            .collect()
+    }
+}
+
+/// Check a sweep against the server behind `client`. `on_sandbox`: the target is pglab's own
+/// sandbox, where reloads and restarts are allowed. Err: one sentence per problem.
+pub async fn check(
+    client: &Client,
+    sweep: &SettingsSweep,
+    on_sandbox: bool,
+) -> Result<WhatIf, Vec<String>> {
+    if sweep.is_empty() {
+        return Ok(WhatIf::none());
+    }
+    let all = catalog::read_all(client)
+        .await
+        .map_err(|e| vec![format!("cannot read pg_settings: {e}")])?;
+    let mut plan = check_against(&all, sweep, on_sandbox)?;
+    // Session settings: the server itself has the last word on the value and on whether this
+    // role may set it, in a transaction that changes nothing.
+    let mut problems = Vec::new();
+    for s in plan.settings.iter().filter(|s| s.apply == Apply::Session) {
+        for v in &s.values {
+            if let Err(e) = dry_run_set(client, &s.name, v).await {
+                problems.push(format!("{}={v}: {e}", s.name));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    if plan.restarts() {
+        // Order the combinations so each restart block is contiguous.
+        let mut order: Vec<usize> = (0..plan.combos.len()).collect();
+        order.sort_by_key(|&i| (plan.block_of(i), i));
+        plan.combos = order.into_iter().map(|i| plan.combos[i].clone()).collect();
+    }
+    Ok(plan)
+}
+
+async fn dry_run_set(client: &Client, name: &str, value: &str) -> Result<(), String> {
+    let r = client
+        .batch_execute(&format!(
+            "BEGIN; SELECT set_config({}, {}, true);",
+            literal(name),
+            literal(value)
+        ))
+        .await;
+    let _ = client.batch_execute("ROLLBACK").await;
+    r.map_err(|e| {
+        e.as_db_error()
+            .map(|d| {
+                let mut m = d.message().to_string();
+                if let Some(h) = d.hint() {
+                    m.push_str(&format!(" ({h})"));
+                }
+                m
+            })
+            .unwrap_or_else(|| e.to_string())
+    })
+}
+
+/// The checks that need only `pg_settings` (pure: tested without a server).
+pub fn check_against(
+    all: &[SettingInfo],
+    sweep: &SettingsSweep,
+    on_sandbox: bool,
+) -> Result<WhatIf, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut settings = Vec::new();
+    for item in &sweep.items {
+        let Some(info) = all.iter().find(|s| s.name == item.name) else {
+            let near = catalog::closest(&item.name, all.iter().map(|s| s.name.as_str()));
+            problems.push(if near.is_empty() {
+                format!(
+                    "this server has no setting {}: see SHOW ALL for the names",
+                    item.name
+                )
+            } else {
+                format!(
+                    "this server has no setting {}: did you mean {}?",
+                    item.name,
+                    near.join(", ")
+                )
+            });
+            continue;
+        };
+        for v in &item.values {
+            if let Err(e) = info.check(v) {
+                problems.push(e);
+            }
+        }
+        let apply = match info.context.as_str() {
+            "user" | "superuser" => Apply::Session,
+            "sighup" => Apply::Reload,
+            "postmaster" => Apply::Restart,
+            "internal" => {
+                problems.push(format!(
+                    "{} cannot be changed: it is fixed when PostgreSQL is built or the cluster is created",
+                    item.name
+                ));
+                continue;
+            }
+            other => {
+                problems.push(format!(
+                    "{} can only be set when a session starts (context {other}); pglab sweeps settings a session, a reload or a restart can change",
+                    item.name
+                ));
+                continue;
+            }
+        };
+        if apply != Apply::Session && !on_sandbox {
+            let how = if apply == Apply::Reload {
+                "a configuration reload"
+            } else {
+                "a server restart"
+            };
+            problems.push(format!(
+                "{} has context {}: changing it needs {how}, and pglab never changes or restarts a server it did not start; run it on the sandbox: pglab --sandbox run … --set {}",
+                item.name,
+                info.context,
+                sweep
+                    .items
+                    .iter()
+                    .find(|i| i.name == item.name)
+                    .map(|i| format!("{}={}", i.name, i.values.join(",")))
+                    .unwrap_or_default()
+            ));
+            continue;
+        }
+        settings.push(PlannedSetting {
+            name: item.name.clone(),
+            values: item.values.clone(),
+            context: info.context.clone(),
+            apply,
+            info: Some(info.clone()),
+        });
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(WhatIf {
+        settings,
+        combos: sweep.combos(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(name: &str, context: &str, vartype: &str, unit: Option<&str>) -> SettingInfo {
+        SettingInfo {
+            name: name.into(),
+            setting: String::new(),
+            unit: unit.map(String::from),
+            context: context.into(),
+            vartype: vartype.into(),
+            min: Some(2.0),
+            max: Some(2147483647.0),
+            enumvals: vec!["off".into(), "pglz".into()],
+        }
+    }
+
+    fn catalog() -> Vec<SettingInfo> {
+        vec![
+            info("work_mem", "user", "integer", Some("kB")),
+            info("wal_compression", "superuser", "enum", None),
+            info("max_wal_size", "sighup", "integer", Some("MB")),
+            info("shared_buffers", "postmaster", "integer", Some("8kB")),
+            info("block_size", "internal", "integer", None),
+            info("log_connections", "superuser-backend", "bool", None),
+        ]
+    }
+
+    fn sweep(s: &str) -> SettingsSweep {
+        SettingsSweep::parse(s).unwrap()
+    }
+
+    #[test]
+    fn contexts_decide_how_a_setting_is_applied() {
+        let p = check_against(
+            &catalog(),
+            &sweep("work_mem=4MB,64MB max_wal_size=1GB,16GB shared_buffers=128MB,256MB"),
+            true,
+        )
+        .unwrap();
+        let applies: Vec<Apply> = p.settings.iter().map(|s| s.apply).collect();
+        assert_eq!(applies, [Apply::Session, Apply::Reload, Apply::Restart]);
+        assert_eq!(p.combos.len(), 8);
+        assert!(p.restarts() && p.changes_server());
+        assert_eq!(p.session_sql(0), " SET work_mem = '4MB';");
+        assert_eq!(
+            p.server_part(0),
+            vec![
+                ("max_wal_size".to_string(), "1GB".to_string()),
+                ("shared_buffers".to_string(), "128MB".to_string())
+            ]
+        );
+        // Combinations 0 and 2 share shared_buffers=128MB: one restart block.
+        assert_eq!(p.block_of(2), p.block_of(0));
+        assert_ne!(p.block_of(1), p.block_of(0));
+    }
+
+    #[test]
+    fn a_server_pglab_did_not_start_is_never_reconfigured() {
+        let e = check_against(&catalog(), &sweep("shared_buffers=128MB,256MB"), false).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].starts_with(
+                "shared_buffers has context postmaster: changing it needs a server restart"
+            ),
+            "{}",
+            e[0]
+        );
+        assert!(e[0].contains("pglab --sandbox run … --set shared_buffers=128MB,256MB"));
+        let e = check_against(&catalog(), &sweep("max_wal_size=1GB"), false).unwrap_err();
+        assert!(e[0].contains("a configuration reload"));
+        // Session settings run anywhere.
+        assert!(check_against(&catalog(), &sweep("work_mem=1MB"), false).is_ok());
+    }
+
+    #[test]
+    fn each_problem_gets_a_sentence() {
+        let e = check_against(
+            &catalog(),
+            &sweep("wal_compresion=off max_wal_size=1XB block_size=16 log_connections=on shared_buffers=1kB"),
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 5, "{e:?}");
+        assert!(e[0].contains("did you mean wal_compression"), "{}", e[0]);
+        assert!(e[1].contains("not a size unit"), "{}", e[1]);
+        assert!(e[2].contains("cannot be changed"), "{}", e[2]);
+        assert!(
+            e[3].contains("only be set when a session starts"),
+            "{}",
+            e[3]
+        );
+        assert!(e[4].contains("below the minimum"), "{}", e[4]);
+    }
+}

@@ -1,0 +1,220 @@
+//! The `set` field every experiment shares: server settings swept as one more dimension of
+//! the sweep (`--set wal_compression=off,pglz --set max_wal_size=1GB,16GB`). Its text form
+//! is the items separated by spaces, each `name=value,value`; the combinations are the
+//! cartesian product, first setting outermost. What the values mean is the server's to say:
+//! [`super::catalog`] checks them against its `pg_settings` before anything runs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::field::{FieldDef, FieldKind, FieldReader};
+
+/// The field: `--set NAME=V1,V2` (repeatable), preset key `set`, the editor's "set".
+pub const SET: FieldDef = FieldDef {
+    key: "set",
+    help: "server settings to sweep: NAME=V1,V2 (repeat the flag for more; values in PostgreSQL units)",
+    default: "",
+    kind: FieldKind::Settings,
+};
+
+/// At most this many combinations: each is a full pass of the experiment's own sweep.
+pub const MAX_COMBOS: usize = 16;
+
+/// One swept setting and its values, as written (checked later against the server).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweptSetting {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+/// The settings a run sweeps (empty: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SettingsSweep {
+    pub items: Vec<SweptSetting>,
+}
+
+/// One point of the settings sweep: a value for every swept setting, in sweep order.
+pub type Combo = Vec<(String, String)>;
+
+impl SettingsSweep {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Parse the text form: `name=v1,v2 other=v3` (spaces or `;` between items).
+    pub fn parse(s: &str) -> Result<SettingsSweep, String> {
+        let mut items: Vec<SweptSetting> = Vec::new();
+        for part in s
+            .split([' ', ';', '\t', '\n'])
+            .filter(|p| !p.trim().is_empty())
+        {
+            let Some((name, values)) = part.split_once('=') else {
+                return Err(format!(
+                    "'{part}' is not NAME=VALUE: write e.g. wal_compression=off,pglz"
+                ));
+            };
+            let name = name.trim().to_ascii_lowercase();
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
+                return Err(format!("'{name}' is not a setting name"));
+            }
+            let values: Vec<String> = values
+                .split(',')
+                .map(|v| v.trim().trim_matches('\'').to_string())
+                .collect();
+            if values.iter().any(String::is_empty) {
+                return Err(format!(
+                    "{name}: an empty value; write the values separated by commas, e.g. {name}=off,on"
+                ));
+            }
+            let mut unique: Vec<String> = Vec::new();
+            for v in values {
+                if unique.contains(&v) {
+                    return Err(format!("{name}: '{v}' is listed twice"));
+                }
+                unique.push(v);
+            }
+            if items.iter().any(|i| i.name == name) {
+                return Err(format!(
+                    "{name} is given twice: list all its values once, e.g. {name}=a,b"
+                ));
+            }
+            items.push(SweptSetting {
+                name,
+                values: unique,
+            });
+        }
+        let sweep = SettingsSweep { items };
+        let n = sweep.combo_count();
+        if n > MAX_COMBOS {
+            return Err(format!(
+                "{n} combinations of settings: at most {MAX_COMBOS} (each is a full pass of the sweep); sweep fewer values"
+            ));
+        }
+        Ok(sweep)
+    }
+
+    /// The text form (what presets and history keep).
+    pub fn text(&self) -> String {
+        self.items
+            .iter()
+            .map(|i| format!("{}={}", i.name, i.values.join(",")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    pub fn combo_count(&self) -> usize {
+        if self.items.is_empty() {
+            return 1;
+        }
+        self.items.iter().map(|i| i.values.len()).product()
+    }
+
+    /// Every combination, first setting outermost (`[[]]` when nothing is swept: one pass
+    /// with the server as it is).
+    pub fn combos(&self) -> Vec<Combo> {
+        let mut out: Vec<Combo> = vec![Vec::new()];
+        for item in &self.items {
+            let mut next = Vec::with_capacity(out.len() * item.values.len());
+            for c in &out {
+                for v in &item.values {
+                    let mut c = c.clone();
+                    c.push((item.name.clone(), v.clone()));
+                    next.push(c);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+
+    /// The swept names, in sweep order.
+    pub fn names(&self) -> Vec<String> {
+        self.items.iter().map(|i| i.name.clone()).collect()
+    }
+}
+
+/// A combination as it appears in labels: `wal_compression=pglz max_wal_size=16GB` (empty
+/// when nothing is swept).
+pub fn combo_label(combo: &Combo) -> String {
+    combo
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A label with the combination appended when there is one: `64MB · wal_compression=pglz`.
+pub fn with_combo(label: &str, combo: &Combo) -> String {
+    if combo.is_empty() {
+        label.to_string()
+    } else if label.is_empty() {
+        combo_label(combo)
+    } else {
+        format!("{label} · {}", combo_label(combo))
+    }
+}
+
+impl FieldReader<'_> {
+    /// The `set` field. `own` pairs each setting the experiment sweeps itself with its field
+    /// (`("maintenance_work_mem", "mwm")`): those are refused here, the field sweeps them.
+    pub fn settings(&mut self, own: &[(&str, &str)]) -> SettingsSweep {
+        self.get(SET.key, SettingsSweep::default(), |s| {
+            let sweep = SettingsSweep::parse(s)?;
+            if let Some((name, field)) = own
+                .iter()
+                .find(|(n, _)| sweep.items.iter().any(|i| i.name == *n))
+            {
+                return Err(format!(
+                    "{name} is this experiment's own knob: sweep it with --{field}"
+                ));
+            }
+            Ok(sweep)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_writes_the_text_form() {
+        let s = SettingsSweep::parse("wal_compression=off,pglz  Max_Wal_Size=1GB,16GB").unwrap();
+        assert_eq!(s.names(), ["wal_compression", "max_wal_size"]);
+        assert_eq!(s.text(), "wal_compression=off,pglz max_wal_size=1GB,16GB");
+        assert_eq!(SettingsSweep::parse(&s.text()).unwrap(), s);
+        assert_eq!(SettingsSweep::parse("a=1;b=2").unwrap().items.len(), 2);
+        assert!(SettingsSweep::parse("").unwrap().is_empty());
+        assert_eq!(SettingsSweep::parse("").unwrap().combos(), vec![Vec::new()]);
+    }
+
+    #[test]
+    fn combos_are_the_product_first_setting_outermost() {
+        let s = SettingsSweep::parse("a=1,2 b=x,y,z").unwrap();
+        let c = s.combos();
+        assert_eq!(c.len(), 6);
+        assert_eq!(combo_label(&c[0]), "a=1 b=x");
+        assert_eq!(combo_label(&c[3]), "a=2 b=x");
+        assert_eq!(with_combo("64MB", &c[1]), "64MB · a=1 b=y");
+        assert_eq!(with_combo("64MB", &Vec::new()), "64MB");
+    }
+
+    #[test]
+    fn bad_text_gets_a_sentence() {
+        for (text, needle) in [
+            ("wal_compression", "is not NAME=VALUE"),
+            ("a=1,,2", "empty value"),
+            ("a=1,1", "listed twice"),
+            ("a=1 a=2", "given twice"),
+            ("a-b=1", "not a setting name"),
+            ("a=1,2,3,4,5 b=1,2,3,4", "at most 16"),
+        ] {
+            let e = SettingsSweep::parse(text).unwrap_err();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+    }
+}

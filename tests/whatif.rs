@@ -1,0 +1,353 @@
+//! What-if sweeps (`--set`) on a real sandbox: a session setting is recorded as SHOW reports
+//! it; reload and restart settings take effect and are put back after the run, after a
+//! cancel, and after pglab is killed (the next start repairs); the same settings against a
+//! server pglab did not start are refused with exit 2 and the server is untouched; bad names,
+//! units and ranges get a sentence each.
+
+mod common;
+
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{TestLab, lab};
+
+/// The tests restart the one sandbox of this binary: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn pglab(args: &[&str]) -> Command {
+    let mut c = lab().command();
+    c.arg("--keep-sandbox").args(args);
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    pglab(args).output().expect("pglab runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "pglab failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// `SHOW` of each name on a fresh session (starting the sandbox again if it is down).
+fn show(names: &[&str]) -> Vec<String> {
+    let lab = lab();
+    lab.sandbox.start().expect("sandbox up");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = lab.target().connect().await.expect("connect");
+        let mut out = Vec::new();
+        for n in names {
+            let r = c
+                .query_one("SELECT current_setting($1)", &[n])
+                .await
+                .unwrap();
+            out.push(r.get(0));
+        }
+        out
+    })
+}
+
+fn auto_conf() -> Vec<u8> {
+    std::fs::read(lab().sandbox.data().join("postgresql.auto.conf")).unwrap_or_default()
+}
+
+/// The sandbox runs on its own settings: nothing in postgresql.auto.conf, no journal.
+fn assert_own_settings() {
+    let sb = &lab().sandbox;
+    assert_eq!(
+        sb.changed_settings(),
+        vec![],
+        "postgresql.auto.conf is clean"
+    );
+    assert!(!sb.whatif_pending(), "no what-if journal left");
+    assert_eq!(show(&["shared_buffers", "max_wal_size"]), ["128MB", "1GB"]);
+}
+
+fn settings_of(trials: &serde_json::Value, name: &str) -> Vec<String> {
+    let mut v: Vec<String> = trials
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["warmup"] != true)
+        .map(|t| t["settings"][name].as_str().unwrap_or("?").to_string())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn a_session_setting_is_recorded_as_show_reports_it() {
+    let _g = serial();
+    let out = run(&[
+        "run",
+        "ingest",
+        "--method",
+        "copy",
+        "--batch",
+        "256",
+        "--rows",
+        "2k",
+        "--repeat",
+        "1",
+        "--set",
+        "work_mem=1024kB,64MB",
+        "--set",
+        "wal_compression=off,pglz",
+        "--format",
+        "json",
+        "--no-history",
+    ]);
+    let r = json(&out);
+    // SHOW writes 1024kB as 1MB: the record says what the server did, not what was typed.
+    assert_eq!(settings_of(&r["trials"], "work_mem"), ["1MB", "64MB"]);
+    assert_eq!(
+        settings_of(&r["trials"], "wal_compression"),
+        ["off", "pglz"]
+    );
+    assert_eq!(r["trials"].as_array().unwrap().len(), 4);
+    assert_eq!(r["whatif"]["settings"][0]["apply"], "session");
+    assert!(
+        r["whatif"]["restarts"].is_null(),
+        "no restart for session settings"
+    );
+    let groups = r["summary"]["groups"].as_array().unwrap();
+    assert!(
+        groups.iter().any(|g| g["question"] == "settings"),
+        "the settings are a question of their own: {groups:?}"
+    );
+    assert_own_settings();
+}
+
+#[test]
+fn reload_and_restart_settings_take_effect_and_are_put_back() {
+    let _g = serial();
+    let out = run(&[
+        "run",
+        "index-build",
+        "--rows",
+        "5k",
+        "--order",
+        "sorted",
+        "--mwm",
+        "1MB",
+        "--repeat",
+        "1",
+        "--set",
+        "max_wal_size=1GB,2GB",
+        "--set",
+        "shared_buffers=128MB,256MB",
+        "--format",
+        "json",
+        "--no-history",
+    ]);
+    let r = json(&out);
+    assert_eq!(
+        settings_of(&r["trials"], "shared_buffers"),
+        ["128MB", "256MB"]
+    );
+    assert_eq!(settings_of(&r["trials"], "max_wal_size"), ["1GB", "2GB"]);
+    let w = &r["whatif"];
+    assert_eq!(w["settings"][0]["apply"], "reload");
+    assert_eq!(w["settings"][1]["apply"], "restart");
+    // Two shared_buffers values: one restart into 256MB, one back (grouped, not per trial).
+    let restarts = w["restarts"].as_array().unwrap();
+    assert!(
+        (2..=3).contains(&restarts.len()),
+        "restarts grouped by value: {restarts:?}"
+    );
+    assert!(
+        w["restored"]
+            .as_str()
+            .unwrap()
+            .contains("own settings back")
+    );
+    assert_own_settings();
+}
+
+/// Start a what-if run that takes a while, and wait until the sandbox shows the changed value.
+fn start_long_run() -> Child {
+    let child = pglab(&[
+        "run",
+        "index-build",
+        "--rows",
+        "20k",
+        "--order",
+        "random",
+        "--mwm",
+        "1MB",
+        "--repeat",
+        "30",
+        "--set",
+        "shared_buffers=256MB,128MB",
+        "--no-history",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn");
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        if lab().sandbox.live_postmaster().is_some()
+            && std::panic::catch_unwind(|| show(&["shared_buffers"])).is_ok_and(|v| v[0] == "256MB")
+        {
+            break;
+        }
+        assert!(Instant::now() < end, "the run never changed shared_buffers");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child
+}
+
+#[test]
+fn a_cancelled_run_puts_the_settings_back() {
+    let _g = serial();
+    let mut child = start_long_run();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "cancelled");
+    assert_own_settings();
+}
+
+#[test]
+fn a_killed_run_is_repaired_by_the_next_start() {
+    let _g = serial();
+    let mut child = start_long_run();
+    child.kill().unwrap(); // SIGKILL: nothing of pglab runs after this
+    child.wait().unwrap();
+    let sb = &lab().sandbox;
+    assert!(sb.whatif_pending(), "the journal is left");
+    assert!(
+        sb.changed_settings()
+            .iter()
+            .any(|(n, v)| n == "shared_buffers" && v == "256MB"),
+        "{:?}",
+        sb.changed_settings()
+    );
+    let status = run(&["sandbox", "status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("left by an interrupted what-if run"),
+        "{text}"
+    );
+    // The next pglab start repairs: any command that opens the sandbox.
+    let probe = run(&["probe"]);
+    assert!(
+        probe.status.success(),
+        "{}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    assert_own_settings();
+}
+
+#[test]
+fn a_server_pglab_did_not_start_is_never_changed() {
+    let _g = serial();
+    let lab = lab();
+    lab.sandbox.start().expect("up");
+    // The sandbox, reached with --db, is "a server pglab did not start" for this run.
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.sandbox.live_postmaster().expect("running").1
+    );
+    let settings_before = pg_settings(&db);
+    let conf_before = auto_conf();
+    for set in ["shared_buffers=128MB,256MB", "max_wal_size=1GB,2GB"] {
+        let out = Command::new(TestLab::bin())
+            .env("PGLAB_DATA_DIR", &lab.paths.data_dir)
+            .env("PGLAB_CONFIG_DIR", &lab.paths.config_dir)
+            .args([
+                "--db",
+                &db,
+                "run",
+                "index-build",
+                "--rows",
+                "5k",
+                "--set",
+                set,
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("pglab never changes or restarts a server it did not start"),
+            "{err}"
+        );
+        assert!(
+            err.contains("run it on the sandbox: pglab --sandbox"),
+            "{err}"
+        );
+    }
+    assert_eq!(pg_settings(&db), settings_before, "pg_settings unchanged");
+    assert_eq!(
+        auto_conf(),
+        conf_before,
+        "postgresql.auto.conf byte-identical"
+    );
+}
+
+fn pg_settings(db: &str) -> String {
+    let out = Command::new("psql")
+        .args([db, "-XAtc", "SELECT string_agg(name || '=' || setting || ':' || source, ',' ORDER BY name) FROM pg_settings"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => {
+            // psql missing: the same reading through pglab's own driver.
+            let lab = lab();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async {
+                let c = lab.target().connect().await.unwrap();
+                c.query_one("SELECT string_agg(name || '=' || setting || ':' || source, ',' ORDER BY name) FROM pg_settings", &[])
+                    .await
+                    .unwrap()
+                    .get(0)
+            })
+        }
+    }
+}
+
+#[test]
+fn bad_names_units_and_ranges_get_a_sentence_each() {
+    let _g = serial();
+    for (set, needle) in [
+        ("shared_bufers=128MB", "did you mean shared_buffers"),
+        ("max_wal_size=1XB", "not a size unit"),
+        ("max_wal_size=1MB", "below the minimum of max_wal_size, 2MB"),
+        (
+            "checkpoint_timeout=2d",
+            "above the maximum of checkpoint_timeout",
+        ),
+        ("wal_compression=maybe", "is not a value of wal_compression"),
+        ("work_mem=lots", "work_mem takes a number"),
+        ("block_size=16384", "cannot be changed"),
+        ("maintenance_work_mem=1MB,2MB", "sweep it with --mwm"),
+    ] {
+        let out = run(&["run", "index-build", "--rows", "5k", "--set", set]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{set}: {err}");
+        assert!(err.contains(needle), "{set}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{err}"
+        );
+    }
+    assert_own_settings();
+}
