@@ -54,7 +54,7 @@ fn empty_body(spec: &ExperimentSpec) -> ReportBody {
 
 async fn run(
     target: Arc<Target>,
-    spec: ExperimentSpec,
+    mut spec: ExperimentSpec,
     opts: RunOptions,
     emit: Emitter,
     cancel: CancellationToken,
@@ -115,6 +115,11 @@ async fn run(
         Ok(p) => p,
         Err(problems) => return fail(report, problems.join("; ")),
     };
+    if !plan.is_empty() && &plan.sweep != spec.settings() {
+        spec.set_settings(plan.sweep.clone());
+        report.spec_key = spec.spec_key();
+        report.body = empty_body(&spec);
+    }
     let sandbox = opts.sandbox.clone();
     let mut ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
     ctx.whatif = super::whatif::Applier::new(plan, sandbox.filter(|_| on_sandbox));

@@ -141,6 +141,15 @@ impl ExperimentSpec {
         }
     }
 
+    /// Replace the settings sweep (with `all` and `N%ram` written out for this server).
+    pub fn set_settings(&mut self, set: super::whatif::SettingsSweep) {
+        match self {
+            ExperimentSpec::IndexBuild(s) => s.set = set,
+            ExperimentSpec::Ingest(s) => s.set = set,
+            ExperimentSpec::Growth(s) => s.set = set,
+        }
+    }
+
     /// The text form (for presets, history and "same spec" matching).
     pub fn to_text(&self) -> ParamText {
         match self {

@@ -85,6 +85,12 @@ pub struct HostFingerprint {
 
 const UNKNOWN: &str = "unknown";
 
+/// This machine's memory in bytes (0 when it cannot be read).
+pub fn total_memory() -> u64 {
+    let refresh = RefreshKind::nothing().with_memory(MemoryRefreshKind::everything());
+    System::new_with_specifics(refresh).map_or(0, |s| s.total_memory())
+}
+
 impl HostSnapshot {
     /// Reads the host now. `data_dir`, when given, selects the filesystem reported in `disk`.
     ///

@@ -70,6 +70,17 @@ fn value_text(v: &toml::Value) -> Result<String, String> {
     }
 }
 
+/// `set = { wal_compression = ["off", "pglz"], max_wal_size = "1GB" }` in the sweep's text
+/// form (`wal_compression=off,pglz max_wal_size=1GB`).
+fn settings_text(t: &toml::map::Map<String, toml::Value>) -> Result<String, String> {
+    let mut items = Vec::new();
+    for (name, v) in t {
+        let values = value_text(v).map_err(|e| format!("set.{name}: {e}"))?;
+        items.push(format!("{name}={values}"));
+    }
+    Ok(items.join(" "))
+}
+
 /// Parse and validate a preset file. `file` names it in messages; `expected_name` is the
 /// name it was looked up by (its file stem), which the `name` field must repeat.
 pub fn parse(text: &str, file: &str, expected_name: Option<&str>) -> Result<Preset, PresetError> {
@@ -119,7 +130,14 @@ pub fn parse(text: &str, file: &str, expected_name: Option<&str>) -> Result<Pres
     for (key, value) in &raw.params {
         let line = line_of(text, key.span().start);
         key_lines.insert(key.get_ref().clone(), line);
-        match value_text(value.get_ref()) {
+        let text = if key.get_ref() == "set"
+            && let toml::Value::Table(t) = value.get_ref()
+        {
+            settings_text(t)
+        } else {
+            value_text(value.get_ref())
+        };
+        match text {
             Ok(v) => {
                 params.insert(key.get_ref().clone(), v);
             }

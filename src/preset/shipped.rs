@@ -25,6 +25,18 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("pulp-1b", include_str!("../../presets/pulp-1b.toml")),
     ("pulp-quick", include_str!("../../presets/pulp-quick.toml")),
+    (
+        "wal-compression",
+        include_str!("../../presets/wal-compression.toml"),
+    ),
+    (
+        "checkpoint-spacing",
+        include_str!("../../presets/checkpoint-spacing.toml"),
+    ),
+    (
+        "shared-buffers-growth",
+        include_str!("../../presets/shared-buffers-growth.toml"),
+    ),
 ];
 
 /// The text of the shipped preset `name`.

@@ -12,6 +12,17 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// Add a text column at the end, with each row's cell from `cells` (in row order): used
+    /// for the swept server settings, present only when a run sweeps some.
+    pub fn with_column(&mut self, header: &str, cells: impl IntoIterator<Item = String>) {
+        self.headers.push(header.to_string());
+        self.numeric.push(false);
+        let mut cells = cells.into_iter();
+        for row in &mut self.rows {
+            row.push(cells.next().unwrap_or_default());
+        }
+    }
+
     pub fn new(title: &str, headers: &[(&str, bool)]) -> Grid {
         Grid {
             title: title.to_string(),

@@ -39,7 +39,7 @@ fn opt_time(v: Option<f64>) -> String {
 /// Steps in the order a reader follows them: by design, then versions.
 pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
     let mut v: Vec<&GrowthStep> = b.steps.iter().collect();
-    v.sort_by_key(|s| (s.design, s.versions));
+    v.sort_by_key(|s| (s.design, s.versions, s.combo));
     v
 }
 
@@ -87,6 +87,14 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
             each.join(" · "),
         ]);
     }
+    if !b.params.set.is_empty() {
+        steps.with_column(
+            "settings",
+            ordered(b)
+                .into_iter()
+                .map(|s| super::index_build::shown(&s.settings)),
+        );
+    }
     if !steps.rows.is_empty() {
         out.push(steps);
     }
@@ -122,6 +130,18 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
                 "one trial".into()
             },
         ]);
+    }
+    if !b.params.set.is_empty() {
+        let combos = b.params.set.combos();
+        est.with_column(
+            "settings",
+            b.summary.estimates.iter().map(|e| {
+                combos
+                    .get(e.combo)
+                    .map(crate::experiment::whatif::combo_label)
+                    .unwrap_or_default()
+            }),
+        );
     }
     if !est.rows.is_empty() {
         out.push(est);

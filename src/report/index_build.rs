@@ -67,6 +67,15 @@ fn vs_best(o: &OrderSummary, i: usize) -> String {
     }
 }
 
+/// Swept settings as SHOW reported them: `shared_buffers=256MB max_wal_size=2GB`.
+pub fn shown(settings: &std::collections::BTreeMap<String, String>) -> String {
+    settings
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
     let level = format_percent(b.params.decision.confidence);
     let mut summary = Grid::new(
@@ -84,9 +93,11 @@ pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
             ("vs best", false),
         ],
     );
+    let mut summary_settings = Vec::new();
     for o in &b.summary.orders {
         for (i, (r, s)) in o.settings.iter().zip(&o.finding.settings).enumerate() {
             let Some(e) = s.estimate else { continue };
+            summary_settings.push(crate::experiment::whatif::combo_label(&r.settings));
             let noisy = b
                 .summary
                 .groups
@@ -146,6 +157,10 @@ pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
             bytes(t.temp_bytes),
             t.sort.clone().unwrap_or_default(),
         ]);
+    }
+    if !b.params.set.is_empty() {
+        summary.with_column("settings", summary_settings);
+        trials.with_column("settings", b.trials.iter().map(|t| shown(&t.settings)));
     }
     let mut out = Vec::new();
     if !summary.rows.is_empty() {

@@ -124,6 +124,12 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             on_curve(b, c),
         ]);
     }
+    if !b.params.set.is_empty() {
+        configs.with_column(
+            "settings",
+            b.summary.configs.iter().map(|c| c.settings.clone()),
+        );
+    }
     if !configs.rows.is_empty() {
         out.push(configs);
     }
@@ -192,6 +198,9 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
                 crate::experiment::ingest::StopReason::Duration => "duration".into(),
             },
         ]);
+    }
+    if !b.params.set.is_empty() {
+        trials.with_column("settings", b.trials.iter().map(|t| t.settings_label()));
     }
     if !trials.rows.is_empty() {
         out.push(trials);

@@ -39,6 +39,7 @@ fn group_for<'a>(b: &'a IngestReport, q: Question, best: &ConfigStat) -> Option<
             && g.clients.is_none_or(|c| c == best.clients)
             && g.synchronous_commit
                 .is_none_or(|s| s == best.synchronous_commit)
+            && (g.server_settings.is_empty() || g.server_settings == best.settings)
     };
     asked.iter().copied().find(fits).or(asked.first().copied())
 }

@@ -145,6 +145,11 @@ pub struct ServerSnapshot {
     pub counters: Counters,
     /// Cumulative cache hit ratio of this database since stats reset.
     pub cache_hit_total: Option<f64>,
+    /// Settings set with `ALTER SYSTEM` (from `postgresql.auto.conf`), as `SHOW` prints
+    /// them: on the sandbox, where it differs from its own configuration. Empty when none
+    /// or when the role may not see where settings come from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub altered: Vec<(String, String)>,
     #[serde(skip)]
     pub taken: Option<Instant>,
 }
@@ -352,6 +357,16 @@ async fn read_in_transaction(
         "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
     };
     counters.checkpoints = client.query_one(cp_sql, &[]).await.ok().map(|r| r.get(0));
+    // sourcefile is NULL for roles that may not read it: then nothing is marked.
+    let altered: Vec<(String, String)> = client
+        .query(
+            "SELECT name, current_setting(name) FROM pg_settings \
+              WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY name",
+            &[],
+        )
+        .await
+        .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        .unwrap_or_default();
     let total = (counters.blks_hit + counters.blks_read) as f64;
     Ok(ServerSnapshot {
         version: row.get(0),
@@ -369,6 +384,7 @@ async fn read_in_transaction(
         connections,
         settings,
         cache_hit_total: (total > 0.0).then(|| counters.blks_hit as f64 / total),
+        altered,
         counters,
         taken: Some(Instant::now()),
     })

@@ -123,7 +123,7 @@ const MEMORY_UNITS: &str = "B, kB, MB, GB, TB";
 const TIME_UNITS: &str = "us, ms, s, min, h, d";
 
 impl SettingInfo {
-    fn is_memory(&self) -> bool {
+    pub fn is_memory(&self) -> bool {
         self.unit.as_deref().and_then(unit_bytes).is_some()
     }
 

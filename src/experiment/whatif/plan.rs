@@ -52,6 +52,9 @@ pub struct PlannedSetting {
 pub struct WhatIf {
     pub settings: Vec<PlannedSetting>,
     pub combos: Vec<Combo>,
+    /// The sweep with `all` and `N%ram` written out as the values they stand for on this
+    /// server and host (what the run records as its `set`).
+    pub sweep: SettingsSweep,
 }
 
 impl WhatIf {
@@ -60,6 +63,7 @@ impl WhatIf {
         WhatIf {
             settings: Vec::new(),
             combos: vec![Vec::new()],
+            sweep: SettingsSweep::default(),
         }
     }
 
@@ -142,7 +146,11 @@ pub async fn check(
     let all = catalog::read_all(client)
         .await
         .map_err(|e| vec![format!("cannot read pg_settings: {e}")])?;
-    let mut plan = check_against(&all, sweep, on_sandbox)?;
+    let ram = tokio::task::spawn_blocking(crate::host::snapshot::total_memory)
+        .await
+        .unwrap_or(0);
+    let sweep = expand(&all, sweep, ram)?;
+    let plan = check_against(&all, &sweep, on_sandbox)?;
     // Session settings: the server itself has the last word on the value and on whether this
     // role may set it, in a transaction that changes nothing.
     let mut problems = Vec::new();
@@ -156,13 +164,91 @@ pub async fn check(
     if !problems.is_empty() {
         return Err(problems);
     }
-    if plan.restarts() {
-        // Order the combinations so each restart block is contiguous.
-        let mut order: Vec<usize> = (0..plan.combos.len()).collect();
-        order.sort_by_key(|&i| (plan.block_of(i), i));
-        plan.combos = order.into_iter().map(|i| plan.combos[i].clone()).collect();
-    }
     Ok(plan)
+}
+
+/// Values that stand for others, written out: `all` (every value of an on/off or enum
+/// setting, the server's current one first) and `N%ram` (a memory setting as a share of this
+/// host's memory, in whole MB).
+pub fn expand(
+    all: &[SettingInfo],
+    sweep: &SettingsSweep,
+    ram: u64,
+) -> Result<SettingsSweep, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut out = sweep.clone();
+    for item in &mut out.items {
+        let Some(info) = all.iter().find(|s| s.name == item.name) else {
+            continue; // named in check_against
+        };
+        let mut values = Vec::new();
+        for v in &item.values {
+            if v.eq_ignore_ascii_case("all") {
+                let mut every: Vec<String> = match info.vartype.as_str() {
+                    "bool" => vec!["on".into(), "off".into()],
+                    "enum" => info
+                        .enumvals
+                        .iter()
+                        .filter(|e| {
+                            !["on", "true", "yes", "1", "false", "no", "0"].contains(&e.as_str())
+                        })
+                        .cloned()
+                        .collect(),
+                    _ => {
+                        problems.push(format!(
+                            "{}=all: 'all' lists the values of an on/off or enum setting; {} is {}",
+                            item.name, item.name, info.vartype
+                        ));
+                        continue;
+                    }
+                };
+                let current = info.normalize(&info.setting).unwrap_or_default();
+                if let Some(i) = every.iter().position(|e| info.same(e, &current)) {
+                    let c = every.remove(i);
+                    every.insert(0, c);
+                } else if info.vartype == "enum" && !info.setting.is_empty() {
+                    every.insert(0, info.setting.clone());
+                }
+                values.extend(every);
+            } else if let Some(pct) = v
+                .strip_suffix("%ram")
+                .or_else(|| v.strip_suffix("%RAM"))
+                .and_then(|p| p.trim().parse::<f64>().ok())
+            {
+                if ram == 0 || !(0.0..=100.0).contains(&pct) || !info.is_memory() {
+                    problems.push(format!(
+                        "{}={v}: N%ram is a share (0–100%) of this host's memory for a memory setting{}",
+                        item.name,
+                        if ram == 0 { " (this host's memory cannot be read)" } else { "" }
+                    ));
+                    continue;
+                }
+                let mb = (ram as f64 * pct / 100.0 / (1024.0 * 1024.0)).floor() as u64;
+                values.push(format!("{mb}MB"));
+            } else {
+                values.push(v.clone());
+            }
+        }
+        let mut unique = Vec::new();
+        for v in values {
+            if !unique.contains(&v) {
+                unique.push(v);
+            }
+        }
+        item.values = unique;
+    }
+    if out.combo_count() > super::sweep::MAX_COMBOS {
+        problems.push(format!(
+            "{} combinations of settings once 'all' is written out: at most {}",
+            out.combo_count(),
+            super::sweep::MAX_COMBOS
+        ));
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
 }
 
 async fn dry_run_set(client: &Client, name: &str, value: &str) -> Result<(), String> {
@@ -269,6 +355,7 @@ pub fn check_against(
     Ok(WhatIf {
         settings,
         combos: sweep.combos(),
+        sweep: sweep.clone(),
     })
 }
 
@@ -365,5 +452,36 @@ mod tests {
             e[3]
         );
         assert!(e[4].contains("below the minimum"), "{}", e[4]);
+    }
+
+    #[test]
+    fn all_and_a_share_of_ram_are_written_out() {
+        let mut wc = info("wal_compression", "superuser", "enum", None);
+        wc.enumvals = vec![
+            "pglz".into(),
+            "lz4".into(),
+            "zstd".into(),
+            "on".into(),
+            "off".into(),
+        ];
+        wc.setting = "off".into();
+        let all = vec![
+            wc,
+            info("shared_buffers", "postmaster", "integer", Some("8kB")),
+        ];
+        let s = expand(
+            &all,
+            &sweep("wal_compression=all shared_buffers=128MB,25%ram"),
+            8 * 1024 * 1024 * 1024,
+        )
+        .unwrap();
+        assert_eq!(
+            s.text(),
+            "wal_compression=off,pglz,lz4,zstd shared_buffers=128MB,2048MB"
+        );
+        let e = expand(&all, &sweep("shared_buffers=all"), 1 << 30).unwrap_err();
+        assert!(e[0].contains("on/off or enum"), "{e:?}");
+        let e = expand(&all, &sweep("wal_compression=50%ram"), 1 << 30).unwrap_err();
+        assert!(e[0].contains("memory setting"), "{e:?}");
     }
 }

@@ -148,6 +148,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     } else {
         lines.push(plain_line("reading the host…".into(), theme.dim()));
     }
+    if app.run.running && !app.run.whatif.is_empty() && rows >= lines.len() + metric_rows + 2 {
+        lines.push(plain_line(
+            fit(&format!("this run changes {}", app.run.whatif), cols),
+            theme.warn(),
+        ));
+    }
     if st.remote && rows >= lines.len() + metric_rows + 2 {
         lines.push(plain_line(
             fit(

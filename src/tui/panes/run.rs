@@ -36,6 +36,8 @@ pub struct RunState {
     pub cancelling: bool,
     pub kind: Option<RunKind>,
     pub experiment: Option<ExperimentKind>,
+    /// The server settings the run sweeps (`set`), in text form; empty when none.
+    pub whatif: String,
     pub run_id: String,
     pub description: String,
     pub trials: usize,
@@ -74,6 +76,7 @@ impl RunState {
             running: true,
             kind: Some(kind),
             experiment: Some(spec.kind()),
+            whatif: spec.settings().text(),
             started_at: Some(now),
             trials: c.trials,
             description: format!(

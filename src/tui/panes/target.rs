@@ -13,7 +13,7 @@ use crate::server::snapshot::Rates;
 use crate::server::{Location, ServerSnapshot};
 use crate::tui::app::{App, Focus};
 use crate::tui::msg::ServerMsg;
-use crate::tui::text::{pack, wrap};
+use crate::tui::text::{fit, pack, wrap};
 
 /// The settings shown, most relevant first, with the short label used on screen.
 const SHOWN: &[(&str, &str)] = &[
@@ -183,6 +183,20 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         }
     }
 
+    // What the running what-if changes, and what differs from the server's own settings.
+    if app.run.running && !app.run.whatif.is_empty() && lines.len() < rows {
+        lines.push(plain_line(
+            fit(&format!("this run sweeps {}", app.run.whatif), cols),
+            theme.warn(),
+        ));
+    }
+    if !s.altered.is_empty() && lines.len() < rows {
+        let what: Vec<String> = s.altered.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        lines.push(plain_line(
+            fit(&format!("ALTER SYSTEM: {}", what.join(" ")), cols),
+            theme.warn(),
+        ));
+    }
     let two = cols >= TWO_COLUMNS;
     let hit_text = match st.rates.and_then(|r| r.cache_hit) {
         Some(h) => format!("{:.1}%", h * 100.0),
@@ -222,7 +236,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let setting_rows = rows.saturating_sub(lines.len() + metric_lines.len());
     let items: Vec<String> = SHOWN
         .iter()
-        .filter_map(|(name, label)| s.setting(name).map(|v| format!("{label} {}", v.pretty())))
+        .filter_map(|(name, label)| {
+            let mark = if s.altered.iter().any(|(n, _)| n == name) {
+                "*"
+            } else {
+                ""
+            };
+            s.setting(name)
+                .map(|v| format!("{label} {}{mark}", v.pretty()))
+        })
         .collect();
     for l in pack(&items, cols, "  ", setting_rows) {
         lines.push(Line::from(Span::styled(l, theme.label())));
