@@ -198,10 +198,25 @@ fn sigkill_mid_run_then_clean_and_adopt_the_sandbox() {
     let history = dir.join("data").join("history.jsonl");
     loop {
         std::thread::sleep(Duration::from_millis(100));
-        let sb = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains("COPY"))
-                .unwrap_or(false)
+        // A COPY backend of this test's own sandbox (other servers on the machine may be
+        // copying too): its parent is this sandbox's postmaster.
+        let postmaster: Option<String> =
+            std::fs::read_to_string(dir.join("data/sandbox/data/postmaster.pid"))
+                .ok()
+                .and_then(|t| t.lines().next().map(|l| l.trim().to_string()));
+        let sb = postmaster.is_some_and(|pm| {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                let copying = std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains("COPY"))
+                    .unwrap_or(false);
+                let parent = std::fs::read_to_string(e.path().join("stat"))
+                    .ok()
+                    .and_then(|st| {
+                        st.rsplit_once(')')
+                            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(String::from))
+                    });
+                copying && parent.as_deref() == Some(pm.as_str())
+            })
         });
         if sb || started.elapsed() > Duration::from_secs(30) {
             break;
