@@ -199,6 +199,19 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             },
         ]);
     }
+    if b.trials
+        .iter()
+        .any(|t| t.checkpoints_during.is_some_and(|c| c > 0))
+    {
+        trials.with_column(
+            "checkpoints during",
+            b.trials.iter().map(|t| {
+                t.checkpoints_during
+                    .map(|c| c.to_string())
+                    .unwrap_or_default()
+            }),
+        );
+    }
     if !b.params.set.is_empty() {
         trials.with_column("settings", b.trials.iter().map(|t| t.settings_label()));
     }

@@ -358,6 +358,7 @@ impl IndexBuildSpec {
     /// Timed trials at the most (warm-ups not counted; `repeat = auto` may stop earlier).
     pub fn trials(&self) -> usize {
         self.orders.len()
+            * self.set.combo_count()
             * self.mwm.len()
             * self.workers.len()
             * self.repeat.most(self.decision.max_repeat) as usize

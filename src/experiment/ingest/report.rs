@@ -86,6 +86,10 @@ pub struct IngestTrial {
     /// 0..=1; absent where `/proc/stat` cannot be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_share: Option<f64>,
+    /// Checkpoints the server started while the clients loaded (None: not readable): the
+    /// full-page writes after each one make the WAL and the load heavier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints_during: Option<i64>,
     /// The combination of swept server settings (`--set`): an index into the spec's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub combo: usize,

@@ -16,6 +16,7 @@ fn spec() -> IngestSpec {
 fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) -> IngestTrial {
     IngestTrial {
         combo: 0,
+        checkpoints_during: None,
         settings: Default::default(),
         repeat,
         checkpoint: true,

@@ -59,6 +59,17 @@ pub async fn wal_position(ctx: &RunCtx, client: &Client) -> Result<String, RunEr
 }
 
 /// Bytes of WAL written since `from` (a position from [`wal_position`]).
+/// Checkpoints the server has started so far (timed and requested), None when the view
+/// cannot be read.
+pub async fn checkpoints(ctx: &RunCtx, client: &Client) -> Option<i64> {
+    let sql = if ctx.server.version_num >= 170000 {
+        "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
+    } else {
+        "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
+    };
+    client.query_one(sql, &[]).await.ok().map(|r| r.get(0))
+}
+
 pub async fn wal_since(ctx: &RunCtx, client: &Client, from: &str) -> Result<i64, RunError> {
     let row = client
         .query_one(

@@ -124,6 +124,7 @@ pub async fn run(
         });
     }
     let wal_from = table::wal_position(ctx, control).await?;
+    let checkpoints_from = table::checkpoints(ctx, control).await;
 
     ctx.emit.phase(Some(tref.clone()), "loading").await;
     let meter = Arc::new(Meter::new());
@@ -204,6 +205,10 @@ pub async fn run(
 
     ctx.emit.phase(Some(tref.clone()), "counting rows").await;
     let wal_bytes = table::wal_since(ctx, control, &wal_from).await?;
+    let checkpoints_during = match (checkpoints_from, table::checkpoints(ctx, control).await) {
+        (Some(a), Some(b)) => Some((b - a).max(0)),
+        _ => None,
+    };
     let (rows_counted, table_bytes) = table::count_and_size(ctx, control, at.name).await?;
 
     let results: Vec<LoadResult> = results.into_iter().flatten().collect();
@@ -225,6 +230,7 @@ pub async fn run(
         ctx.shown_settings(&s).await?
     };
     Ok(IngestTrial {
+        checkpoints_during,
         combo: plan.combo,
         settings,
         // The run sets the round and whether a CHECKPOINT preceded the trial.
