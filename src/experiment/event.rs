@@ -31,6 +31,10 @@ pub struct ResultLayout {
     pub y_better: Better,
     /// Column titles of the results table; each `Sample::cells` matches them.
     pub columns: Vec<String>,
+    /// A categorical x axis: the name of each x = 0, 1, 2 … (empty: x is a number in
+    /// `x_unit`). The TUI uses it to put the swept server settings on the x axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub x_names: Vec<String>,
 }
 
 fn lower_is_better() -> Better {
@@ -72,6 +76,10 @@ pub struct Sample {
     pub projected: bool,
     /// Table cells, one per `ResultLayout::columns`.
     pub cells: Vec<String>,
+    /// The swept server settings of the trial (`--set`), e.g. `wal_compression=pglz`; empty
+    /// when nothing is swept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub settings: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

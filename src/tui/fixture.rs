@@ -155,6 +155,7 @@ pub fn layout() -> ResultLayout {
         .iter()
         .map(|s| s.to_string())
         .collect(),
+        x_names: Vec::new(),
     }
 }
 
@@ -198,6 +199,7 @@ pub fn samples(n: usize) -> Vec<Sample> {
                         "internal".into()
                     },
                 ],
+                settings: String::new(),
             });
         }
     }
@@ -239,6 +241,7 @@ pub fn repeated_samples(repeats: usize) -> Vec<Sample> {
                         }
                         .into(),
                     ],
+                    settings: String::new(),
                 });
             }
         }

@@ -90,6 +90,13 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
         (false, true) => 4,
     };
     v.push((k(Action::View), "view".into(), view_priority));
+    if app.run.sweeps_settings() {
+        let what = match app.run.axis {
+            crate::tui::panes::axis::Axis::Own => "x: settings",
+            crate::tui::panes::axis::Axis::Settings => "x: own",
+        };
+        v.push((k(Action::Axis), what.into(), view_priority));
+    }
     if on_run {
         v.push(("↑↓".into(), "scroll".into(), 4));
     }

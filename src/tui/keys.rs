@@ -22,6 +22,7 @@ pub enum Action {
     History,
     Observe,
     View,
+    Axis,
     NextPane,
     PrevPane,
     Left,
@@ -31,7 +32,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 21] = [
+    pub const ALL: [Action; 22] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -45,6 +46,7 @@ impl Action {
         Action::History,
         Action::Observe,
         Action::View,
+        Action::Axis,
         Action::NextPane,
         Action::PrevPane,
         Action::Left,
@@ -73,6 +75,7 @@ impl Action {
             Action::History => "history",
             Action::Observe => "observe",
             Action::View => "view",
+            Action::Axis => "axis",
             Action::NextPane => "next_pane",
             Action::PrevPane => "prev_pane",
             Action::Left => "left",
@@ -104,6 +107,9 @@ impl Action {
             Action::History => "past runs: reports, baseline, compare",
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
+            Action::Axis => {
+                "run pane: the experiment's own setting or the swept server settings (--set) on the x axis"
+            }
             Action::NextPane => "focus the next pane",
             Action::PrevPane => "focus the previous pane",
             Action::Left => "focus the pane to the left",
@@ -131,6 +137,7 @@ impl Action {
             Action::History => c('h'),
             Action::Observe => c('o'),
             Action::View => c('v'),
+            Action::Axis => c('a'),
             Action::NextPane => Key::plain(KeyCode::Tab),
             Action::PrevPane => Key::plain(KeyCode::BackTab),
             // `h` is history; the arrow keys always move, and `l` stays for symmetry with j k.

@@ -351,6 +351,7 @@ fn wide_layouts_show_every_column_narrow_ones_show() {
                 y: 1.0 + i as f64,
                 projected: false,
                 cells: cells.iter().map(|c| c.to_string()).collect(),
+                settings: String::new(),
             })
             .collect();
         let shown = |size: (u16, u16)| -> Vec<String> {

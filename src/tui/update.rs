@@ -255,6 +255,10 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
             update_run::next_view(app);
             Vec::new()
         }
+        Action::Axis => {
+            update_run::toggle_axis(app);
+            Vec::new()
+        }
         Action::Presets => ov::open_presets(app),
         Action::History => ov::open_runs(app),
         Action::NextPane | Action::PrevPane => {

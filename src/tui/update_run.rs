@@ -11,6 +11,17 @@ use super::panes::run_view::ScrollBy;
 use super::update::set_focus;
 
 /// Show the next view of the run pane, and the pane itself.
+/// Swap the run pane's x axis between the experiment's own setting and the swept server
+/// settings (a run without `--set` keeps its own axis).
+pub fn toggle_axis(app: &mut App) {
+    use crate::tui::panes::axis::Axis;
+    app.run.axis = match app.run.axis {
+        Axis::Own => Axis::Settings,
+        Axis::Settings => Axis::Own,
+    };
+    set_focus(app, Focus::Run);
+}
+
 pub fn next_view(app: &mut App) {
     let next = app.run.view.next();
     app.run.set_view(next);

@@ -62,6 +62,7 @@ pub fn layout() -> ResultLayout {
         ]
         .map(String::from)
         .to_vec(),
+        x_names: Vec::new(),
     }
 }
 
@@ -97,6 +98,7 @@ pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep) -> Sample {
         y: s.write_seconds.unwrap_or(f64::NAN),
         projected: s.projected,
         cells,
+        settings: crate::experiment::whatif::combo_label(&combo),
     }
 }
 

@@ -36,6 +36,7 @@ pub fn layout() -> ResultLayout {
         ]
         .map(String::from)
         .to_vec(),
+        x_names: Vec::new(),
     }
 }
 
@@ -308,6 +309,7 @@ async fn build(
             .into_iter()
             .chain((!spec.set.is_empty()).then(|| combo_label(&combo)))
             .collect(),
+            settings: combo_label(&combo),
         })
         .await;
     tracing::info!(

@@ -65,6 +65,7 @@ fn layout() -> ResultLayout {
         y_log: true,
         y_better: crate::measure::verdict::Better::Higher,
         columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
+        x_names: Vec::new(),
     }
 }
 
@@ -336,6 +337,7 @@ async fn trials(
                         }
                         cells
                     },
+                    settings: labels.get(t.combo).cloned().unwrap_or_default(),
                 };
                 report.trials.push(t);
                 report.summarize(confounders);

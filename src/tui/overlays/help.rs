@@ -64,6 +64,10 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
             "Run pane: summary/trials/chart/findings; PgUp PgDn Home End".into(),
         ),
         (
+            k(Action::Axis),
+            "Run pane x axis: own setting or swept server settings (--set)".into(),
+        ),
+        (
             "y n".into(),
             "answer a question (a big run, quitting during a run)".into(),
         ),

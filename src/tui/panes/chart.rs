@@ -83,9 +83,21 @@ fn axis_title(label: &str, unit: &str, log: bool) -> String {
 
 fn ticks<'a>(b: [f64; 2], log: bool, unit: &str, theme: Theme) -> Vec<Span<'a>> {
     let mid = (b[0] + b[1]) / 2.0;
+
     [b[0], mid, b[1]]
         .into_iter()
         .map(|v| Span::styled(with_unit(untransform(v, log), unit), theme.dim()))
+        .collect()
+}
+
+/// The ends (and middle) of a categorical axis, by name.
+fn categories<'a>(names: &[String], theme: Theme) -> Vec<Span<'a>> {
+    let pick: Vec<&String> = match names.len() {
+        0..=3 => names.iter().collect(),
+        n => vec![&names[0], &names[n / 2], &names[n - 1]],
+    };
+    pick.into_iter()
+        .map(|n| Span::styled(n.clone(), theme.dim()))
         .collect()
 }
 
@@ -221,7 +233,11 @@ pub fn render(
                     theme.label(),
                 ))
                 .bounds(xb)
-                .labels(ticks(xb, layout.x_log, &layout.x_unit, theme)),
+                .labels(if layout.x_names.is_empty() {
+                    ticks(xb, layout.x_log, &layout.x_unit, theme)
+                } else {
+                    categories(&layout.x_names, theme)
+                }),
         )
         .y_axis(
             Axis::default()

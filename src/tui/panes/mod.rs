@@ -1,5 +1,6 @@
 //! One file per pane: its state, how messages change it, and how it is drawn.
 
+pub mod axis;
 pub mod chart;
 pub mod history_strip;
 pub mod host;

@@ -27,8 +27,8 @@ struct List<'a> {
 /// The per-setting summary of the run so far.
 fn summaries(app: &App) -> Vec<SeriesSummary> {
     let st = &app.run;
-    match &st.layout {
-        Some(l) => summary::summarize(l, &st.samples, &st.rules),
+    match st.on_axis() {
+        Some((l, samples)) => summary::summarize(&l, &samples, &st.rules),
         None => Vec::new(),
     }
 }
@@ -60,7 +60,8 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
             })
         }
         RunView::Summary | RunView::Trials => {
-            let layout = st.layout.as_ref()?;
+            let (layout, _) = st.on_axis()?;
+            let layout = &layout;
             if st.samples.is_empty() {
                 return None;
             }
@@ -175,8 +176,8 @@ pub fn render(app: &App, f: &mut Frame, body: Rect) {
         }
         return;
     }
-    if let (Some(r), Some(layout)) = (split.chart, &st.layout) {
-        chart::render(app.theme, layout, &series, &st.samples, f, r);
+    if let (Some(r), Some((layout, samples))) = (split.chart, st.on_axis()) {
+        chart::render(app.theme, &layout, &series, &samples, f, r);
     }
     if let (Some(r), Some(l)) = (split.list, list) {
         draw_list(app, f, r, l);

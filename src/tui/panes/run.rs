@@ -38,6 +38,8 @@ pub struct RunState {
     pub experiment: Option<ExperimentKind>,
     /// The server settings the run sweeps (`set`), in text form; empty when none.
     pub whatif: String,
+    /// What the chart and the summary put on the x axis; kept from run to run.
+    pub axis: super::axis::Axis,
     pub run_id: String,
     pub description: String,
     pub trials: usize,
@@ -64,6 +66,17 @@ pub struct RunState {
 }
 
 impl RunState {
+    /// True when the run's samples carry swept server settings (the axis can change).
+    pub fn sweeps_settings(&self) -> bool {
+        self.samples.iter().any(|s| !s.settings.is_empty())
+    }
+
+    /// The layout and samples as the chosen axis draws them.
+    pub fn on_axis(&self) -> Option<(ResultLayout, Vec<Sample>)> {
+        let layout = self.layout.as_ref()?;
+        Some(super::axis::view(self.axis, layout, &self.samples))
+    }
+
     pub fn is_active(&self) -> bool {
         self.preparing.is_some() || self.running
     }
@@ -72,7 +85,9 @@ impl RunState {
     pub fn begin(&mut self, spec: &ExperimentSpec, kind: RunKind, now: Instant) {
         let c = spec.estimate();
         let view = self.view;
+        let axis = self.axis;
         *self = RunState {
+            axis,
             running: true,
             kind: Some(kind),
             experiment: Some(spec.kind()),

@@ -77,7 +77,7 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
     xs.dedup();
     let mut labels: Vec<String> = Vec::new();
     for x in &xs {
-        let mut l = with_unit(*x, &layout.x_unit);
+        let mut l = super::axis::x_text(layout, *x);
         // Two values that print alike stay two settings.
         if labels.contains(&l) {
             l = format!("{l} #{}", labels.len() + 1);
@@ -164,6 +164,7 @@ mod tests {
             y_log: false,
             y_better: better,
             columns: vec![],
+            x_names: Vec::new(),
         }
     }
 
@@ -174,6 +175,7 @@ mod tests {
             y,
             projected: false,
             cells: vec![],
+            settings: String::new(),
         }
     }
 

@@ -208,6 +208,7 @@ mod tests {
             y,
             projected: false,
             cells: vec![],
+            settings: String::new(),
         };
         let rules = Rules::default();
         let text = |samples: &[Sample]| -> String {
