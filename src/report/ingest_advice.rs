@@ -101,7 +101,12 @@ fn method_and_batch(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommend
                 "The methods {} are within noise of each other ({}); {} is the simplest of them.",
                 g.tie_group.join(", "),
                 fixed(g),
-                g.recommendation.clone().unwrap_or_default()
+                // Every method tied: the core names no recommendation (nothing is left
+                // out); the simplest of the tie is still the one to use.
+                g.recommendation
+                    .clone()
+                    .or_else(|| g.tie_group.first().cloned())
+                    .unwrap_or_default()
             ),
             (Some(Verdict::TooFewTrials), _) => undecided(g, "which method loads fastest"),
             _ => String::new(),
