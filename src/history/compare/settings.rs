@@ -65,8 +65,26 @@ pub fn samples(report: &RunReport) -> Vec<Sample> {
 }
 
 /// An index-build setting in sort order: the order's rank in the spec, its name, workers,
-/// maintenance_work_mem in bytes.
-type BuildSetting = (usize, String, u32, u64);
+/// maintenance_work_mem in bytes, the swept server settings as SHOW reported them.
+type BuildSetting = (usize, String, u32, u64, String);
+
+/// Swept server settings (`--set`) as part of a setting's key and label: trials under other
+/// server settings are other settings, never pooled.
+fn shown(settings: &BTreeMap<String, String>) -> String {
+    settings
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn with_settings(label: String, settings: &str) -> String {
+    if settings.is_empty() {
+        label
+    } else {
+        format!("{label} · {settings}")
+    }
+}
 
 fn index_build(b: &IndexBuildReport) -> Vec<Sample> {
     // setting → (label, seconds).
@@ -78,47 +96,75 @@ fn index_build(b: &IndexBuildReport) -> Vec<Sample> {
             .iter()
             .position(|o| *o == t.order)
             .unwrap_or(usize::MAX);
-        let label = format!(
-            "{} · {} workers · {}",
-            t.order.name(),
-            t.workers_requested,
-            t.maintenance_work_mem
+        let set = shown(&t.settings);
+        let label = with_settings(
+            format!(
+                "{} · {} workers · {}",
+                t.order.name(),
+                t.workers_requested,
+                t.maintenance_work_mem
+            ),
+            &set,
         );
         by.entry((
             rank,
             t.order.name(),
             t.workers_requested,
             t.maintenance_work_mem_bytes,
+            set,
         ))
         .or_insert_with(|| (label, Vec::new()))
         .1
         .push(t.seconds);
     }
     by.into_iter()
-        .map(|((_, order, workers, bytes), (label, values))| Sample {
-            key: format!("{order}|{workers}|{bytes}"),
-            label,
-            metric: BUILD_SECONDS,
-            values,
-        })
+        .map(
+            |((_, order, workers, bytes, set), (label, values))| Sample {
+                key: if set.is_empty() {
+                    format!("{order}|{workers}|{bytes}")
+                } else {
+                    format!("{order}|{workers}|{bytes}|{set}")
+                },
+                label,
+                metric: BUILD_SECONDS,
+                values,
+            },
+        )
         .collect()
 }
 
 fn ingest(b: &IngestReport) -> Vec<Sample> {
     let mut by: BTreeMap<_, Vec<f64>> = BTreeMap::new();
     for t in &b.trials {
-        by.entry((t.method, t.batch, t.clients, t.synchronous_commit))
-            .or_default()
-            .push(t.rows_per_s);
+        by.entry((
+            t.method,
+            t.batch,
+            t.clients,
+            t.synchronous_commit,
+            shown(&t.settings),
+        ))
+        .or_default()
+        .push(t.rows_per_s);
     }
     by.into_iter()
-        .map(|((method, batch, clients, sync), values)| Sample {
-            key: format!("{}|{batch}|{clients}|{}", method.as_str(), sync.as_str()),
-            label: format!(
-                "{} · batch {batch} · {clients} client{} · sync {}",
-                method.as_str(),
-                if clients == 1 { "" } else { "s" },
-                sync.as_str()
+        .map(|((method, batch, clients, sync, set), values)| Sample {
+            key: if set.is_empty() {
+                format!("{}|{batch}|{clients}|{}", method.as_str(), sync.as_str())
+            } else {
+                format!(
+                    "{}|{batch}|{clients}|{}|{set}",
+                    method.as_str(),
+                    sync.as_str()
+                )
+            },
+            label: with_settings(
+                format!(
+                    "{} · batch {batch} · {clients} client{} · sync {}",
+                    method.as_str(),
+                    if clients == 1 { "" } else { "s" },
+                    sync.as_str()
+                ),
+                &set,
             ),
             metric: ROWS_PER_S,
             values,
@@ -128,10 +174,14 @@ fn ingest(b: &IngestReport) -> Vec<Sample> {
 
 fn growth(b: &GrowthReport) -> Vec<Sample> {
     let mut steps: Vec<_> = b.steps.iter().filter(|s| !s.projected).collect();
-    steps.sort_by_key(|s| (s.design, s.versions));
+    steps.sort_by_key(|s| (s.design, s.versions, s.combo));
     let mut out = Vec::new();
     for s in steps {
-        let at = format!("{} · {} versions", s.design.as_str(), s.versions);
+        let set = shown(&s.settings);
+        let at = with_settings(
+            format!("{} · {} versions", s.design.as_str(), s.versions),
+            &set,
+        );
         let each = |all: &Vec<f64>, median: Option<f64>| -> Vec<f64> {
             if all.is_empty() {
                 median.into_iter().collect()
@@ -141,7 +191,11 @@ fn growth(b: &GrowthReport) -> Vec<Sample> {
         };
         let writes = each(&s.write_repeats, s.write_seconds);
         let reads = each(&s.read_repeats, s.read_seconds);
-        let key = format!("{}|{}", s.design.as_str(), s.versions);
+        let key = if set.is_empty() {
+            format!("{}|{}", s.design.as_str(), s.versions)
+        } else {
+            format!("{}|{}|{set}", s.design.as_str(), s.versions)
+        };
         for (metric, values) in [(WRITE_SECONDS, writes), (READ_SECONDS, reads)] {
             if values.is_empty() {
                 continue;
@@ -155,4 +209,36 @@ fn growth(b: &GrowthReport) -> Vec<Sample> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::index_build::Order;
+
+    #[test]
+    fn trials_under_other_server_settings_are_other_settings() {
+        let mut r = crate::report::example::index_build(
+            "r1",
+            1000,
+            &[(Order::Random, 0, "64MB", &[1.0, 1.1, 1.2, 1.3])],
+        );
+        let ReportBody::IndexBuild(b) = &mut r.body else {
+            unreachable!()
+        };
+        // Two of the four builds ran with another shared_buffers (a what-if sweep).
+        for (i, t) in b.trials.iter_mut().enumerate() {
+            let sb = if i % 2 == 0 { "128MB" } else { "256MB" };
+            t.settings.insert("shared_buffers".into(), sb.into());
+        }
+        let s = samples(&r);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert!(s.iter().all(|x| x.values.len() == 2));
+        assert!(
+            s[0].label.ends_with("· shared_buffers=128MB"),
+            "{}",
+            s[0].label
+        );
+        assert_ne!(s[0].key, s[1].key);
+    }
 }
