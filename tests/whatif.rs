@@ -74,6 +74,17 @@ fn assert_own_settings() {
     assert_eq!(show(&["shared_buffers", "max_wal_size"]), ["128MB", "1GB"]);
 }
 
+/// The report validates against the experiment's published schema.
+fn valid(r: &serde_json::Value, schema: &str) {
+    let schema: serde_json::Value = serde_json::from_str(schema).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(r)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 fn settings_of(trials: &serde_json::Value, name: &str) -> Vec<String> {
     let mut v: Vec<String> = trials
         .as_array()
@@ -127,6 +138,7 @@ fn a_session_setting_is_recorded_as_show_reports_it() {
         groups.iter().any(|g| g["question"] == "settings"),
         "the settings are a question of their own: {groups:?}"
     );
+    valid(&r, include_str!("../assets/schema/ingest.schema.json"));
     assert_own_settings();
 }
 
@@ -158,6 +170,7 @@ fn reload_and_restart_settings_take_effect_and_are_put_back() {
         ["128MB", "256MB"]
     );
     assert_eq!(settings_of(&r["trials"], "max_wal_size"), ["1GB", "2GB"]);
+    valid(&r, include_str!("../assets/schema/index-build.schema.json"));
     let w = &r["whatif"];
     assert_eq!(w["settings"][0]["apply"], "reload");
     assert_eq!(w["settings"][1]["apply"], "restart");
