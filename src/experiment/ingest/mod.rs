@@ -180,6 +180,32 @@ pub async fn run(
     result
 }
 
+/// One untimed trial of `p` into a table of its own (dropped after): after a restart the
+/// server's caches are cold, and the first timed trial should not pay for warming them.
+async fn warm_up(
+    ctx: &RunCtx,
+    control: &tokio_postgres::Client,
+    spec: &IngestSpec,
+    p: &TrialPlan,
+) -> Result<(), RunError> {
+    let tref = TrialRef {
+        index: 0,
+        total: 0,
+        label: format!("{} · warm-up after the restart", p.label()),
+    };
+    ctx.emit.phase(Some(tref.clone()), "warm-up").await;
+    let name = format!("{}_warmup", table::table_name(&ctx.run_id, None));
+    table::create(ctx, control, &name, spec).await?;
+    let at = trial::TrialTable {
+        name: &name,
+        first_id: 1,
+        rows_before: 0,
+    };
+    let r = trial::run(ctx, control, spec, p, &tref, &at).await;
+    table::drop(ctx, control, &name).await?;
+    r.map(|_| ())
+}
+
 /// The configurations of the next round: all of them for the first `repeat.initial()`
 /// rounds; with `auto`, then only those some undecided verdict still needs, up to
 /// `max-repeat` rounds.
@@ -279,6 +305,9 @@ async fn trials(
                     ctx.enter_combo(p.combo).await?
                 {
                     control = ctx.session().await?;
+                    if spec.warmup {
+                        warm_up(ctx, &control, spec, p).await?;
+                    }
                 }
                 index += 1;
                 let mut label = p.label();

@@ -82,6 +82,12 @@ pub const FIELDS: &[FieldDef] = &[
         default: "off",
         kind: FieldKind::Bool,
     },
+    FieldDef {
+        key: "warmup",
+        help: "one untimed trial after each restart of the sandbox (--set with a restart setting), so the timed ones do not start on cold caches (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
     crate::experiment::whatif::SET,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
@@ -109,6 +115,9 @@ pub struct IngestSpec {
     pub indexes: u32,
     pub append: bool,
     pub pipeline: bool,
+    /// One untimed trial after each restart of the sandbox (records before it: off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
     /// Trials per configuration (records before repeats had one).
     #[serde(default = "one_repeat")]
     pub repeat: Repeat,
@@ -225,6 +234,7 @@ impl IngestSpec {
         let indexes = r.count("indexes", 0, INDEXES_MAX) as u32;
         let append = r.bool("append");
         let pipeline = r.bool("pipeline");
+        let warmup = r.bool("warmup");
 
         let max_clients = clients.iter().copied().max().unwrap_or(1) as u64;
         if rows < max_clients {
@@ -271,6 +281,7 @@ impl IngestSpec {
             indexes,
             append,
             pipeline,
+            warmup,
             repeat,
             decision,
             set,
@@ -324,6 +335,9 @@ impl IngestSpec {
             ("pipeline".into(), b(self.pipeline)),
             ("repeat".into(), self.repeat.text()),
         ]);
+        if self.warmup {
+            t.insert("warmup".into(), "on".into());
+        }
         self.decision.write(&mut t);
         if !self.set.is_empty() {
             t.insert("set".into(), self.set.text());

@@ -168,13 +168,25 @@ impl Applier {
                 .map_err(|e| e.to_string())?;
             st.journal = Some(journal);
         }
+        // A restart only when a restart setting changes: from the value in effect (the last
+        // one applied, else the server's own).
         let restart = part.iter().any(|(n, v)| {
-            self.setting(n).is_some_and(|s| s.apply == Apply::Restart)
-                && st
-                    .applied
-                    .as_ref()
-                    .and_then(|a| a.iter().find(|(an, _)| an == n))
-                    .is_none_or(|(_, av)| av != v)
+            let Some(s) = self.setting(n).filter(|s| s.apply == Apply::Restart) else {
+                return false;
+            };
+            let now = st
+                .applied
+                .as_ref()
+                .and_then(|a| a.iter().find(|(an, _)| an == n))
+                .map(|(_, av)| av.clone())
+                .or_else(|| st.record.before.get(n).cloned());
+            match (now, s.info.as_ref()) {
+                (Some(now), Some(info)) => match (info.normalize(&now), info.normalize(v)) {
+                    (Some(a), Some(b)) => !info.same(&a, &b),
+                    _ => true,
+                },
+                _ => true,
+            }
         });
         for (n, v) in &part {
             client
