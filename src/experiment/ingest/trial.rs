@@ -71,6 +71,9 @@ pub async fn run(
     let (tx, mut rx) = mpsc::unbounded_channel();
     let session_sql = ctx.session_sql();
     let mut first_id = at.first_id;
+    // Clients are dealt round-robin to a thread per core (see `worker`).
+    let threads = worker::threads_for(n);
+    let mut groups: Vec<Vec<ClientSetup>> = (0..threads).map(|_| Vec::new()).collect();
     for (index, &rows) in shares.iter().enumerate() {
         let setup = ClientSetup {
             target: ctx.target.clone(),
@@ -90,7 +93,10 @@ pub async fn run(
             payload: payload.clone(),
         };
         first_id += rows as i64;
-        if let Err(e) = worker::start(setup, stop.clone(), go_rx.clone(), tx.clone()) {
+        groups[index % threads].push(setup);
+    }
+    for group in groups.into_iter().filter(|g| !g.is_empty()) {
+        if let Err(e) = worker::start(group, stop.clone(), go_rx.clone(), tx.clone()) {
             stop.cancel();
             drain(&mut rx).await;
             return Err(RunError::Failed(e));

@@ -1,7 +1,9 @@
-//! Each loading client runs on its own OS thread with its own single-threaded tokio runtime,
-//! holding its connection's I/O task too: a round trip then costs no hop between threads
-//! (the way `pgbench` runs a connection), and whatever else the process does — the TUI
-//! drawing, the progress ticker — cannot delay a client's next statement.
+//! The loading clients run on a few OS threads of their own — as many as the host has cores,
+//! at most one per client — each with its own single-threaded tokio runtime holding its
+//! clients and their connections' I/O tasks: a round trip then costs no hop between threads,
+//! whatever else the process does (the TUI drawing, the progress ticker) cannot delay a
+//! client's next statement, and 16 clients on 2 cores take 2 threads, not 16 that the kernel
+//! must switch between — the way `pgbench -j` multiplexes its connections.
 //!
 //! A client opens its session and prepares its statements, reports `Ready`, waits for the
 //! trial's `Go` (so all start on one clock), loads, and reports `Done`. Whatever happens to
@@ -73,40 +75,59 @@ impl Drop for Reporter {
     }
 }
 
-/// Start a client on its own thread. Reports arrive on `reports`; it loads when `go` carries
-/// a value and stops when `stop` is cancelled.
+/// Threads for `clients` loading clients: one per core (as `pgbench -j` would be given), never
+/// more than the clients.
+pub fn threads_for(clients: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    clients.clamp(1, cores.max(1))
+}
+
+/// Start a group of clients on one thread of their own. Reports arrive on `reports`; each
+/// loads when `go` carries a value and stops when `stop` is cancelled.
 pub fn start(
-    setup: ClientSetup,
+    setups: Vec<ClientSetup>,
     stop: CancellationToken,
     go: watch::Receiver<Option<Go>>,
     reports: Reports,
 ) -> Result<(), String> {
-    let index = setup.job.index;
+    let first = setups.first().map_or(0, |s| s.job.index);
     std::thread::Builder::new()
-        .name(format!("pglab-ingest-{}", index + 1))
+        .name(format!("pglab-ingest-{}", first + 1))
         .spawn(move || {
-            let mut reporter = Reporter {
-                index,
-                tx: reports,
-                finished: false,
-            };
+            let mut reporters: Vec<Reporter> = setups
+                .iter()
+                .map(|s| Reporter {
+                    index: s.job.index,
+                    tx: reports.clone(),
+                    finished: false,
+                })
+                .collect();
             let rt = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             {
                 Ok(rt) => rt,
                 Err(e) => {
-                    reporter.send(ClientMsg::NotReady(LoadError::Failed(format!(
-                        "cannot start a runtime for client {}: {e}",
-                        index + 1
-                    ))));
+                    for r in &mut reporters {
+                        r.send(ClientMsg::NotReady(LoadError::Failed(format!(
+                            "cannot start a runtime for client {}: {e}",
+                            r.index + 1
+                        ))));
+                    }
                     return;
                 }
             };
-            rt.block_on(client_main(setup, stop, go, &mut reporter));
+            rt.block_on(futures_util::future::join_all(
+                setups
+                    .into_iter()
+                    .zip(reporters.iter_mut())
+                    .map(|(setup, reporter)| {
+                        client_main(setup, stop.clone(), go.clone(), reporter)
+                    }),
+            ));
         })
         .map(|_| ())
-        .map_err(|e| format!("cannot start a thread for client {}: {e}", index + 1))
+        .map_err(|e| format!("cannot start a thread for client {}: {e}", first + 1))
 }
 
 async fn client_main(
