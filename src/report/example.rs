@@ -51,6 +51,7 @@ pub fn server() -> ServerFingerprint {
         location: "sandbox (/tmp/pglab/run, port 54321)".into(),
         sandbox: true,
         settings,
+        cluster: None,
     }
 }
 

@@ -145,6 +145,9 @@ pub struct ServerSnapshot {
     pub counters: Counters,
     /// Cumulative cache hit ratio of this database since stats reset.
     pub cache_hit_total: Option<f64>,
+    /// The Citus cluster this server coordinates (None: a plain server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub citus: Option<super::CitusInfo>,
     #[serde(skip)]
     pub taken: Option<Instant>,
 }
@@ -157,6 +160,9 @@ pub struct ServerFingerprint {
     pub location: String,
     pub sandbox: bool,
     pub settings: BTreeMap<String, String>,
+    /// The Citus cluster's shape (None: one server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::ClusterShape>,
 }
 
 impl ServerSnapshot {
@@ -192,6 +198,7 @@ impl ServerSnapshot {
                 .filter(|(k, _)| k.as_str() != "data_directory")
                 .filter_map(|(k, v)| v.value().map(|s| (k.clone(), s.pretty())))
                 .collect(),
+            cluster: self.citus.as_ref().map(|c| c.shape()),
         }
     }
 
@@ -353,6 +360,7 @@ async fn read_in_transaction(
     };
     counters.checkpoints = client.query_one(cp_sql, &[]).await.ok().map(|r| r.get(0));
     let total = (counters.blks_hit + counters.blks_read) as f64;
+    let citus = super::citus::read(client).await.map_err(q)?;
     Ok(ServerSnapshot {
         version: row.get(0),
         version_num,
@@ -370,6 +378,7 @@ async fn read_in_transaction(
         settings,
         cache_hit_total: (total > 0.0).then(|| counters.blks_hit as f64 / total),
         counters,
+        citus,
         taken: Some(Instant::now()),
     })
 }

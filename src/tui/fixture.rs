@@ -98,6 +98,7 @@ pub fn server(i: u64, taken: Instant) -> ServerSnapshot {
             checkpoints: Some(3),
         },
         cache_hit_total: Some(0.992),
+        citus: None,
         taken: Some(taken),
     }
 }
