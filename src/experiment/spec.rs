@@ -132,6 +132,17 @@ impl ExperimentSpec {
         }
     }
 
+    /// Citus: the columns the run distributes its tables by (empty: plain tables only).
+    pub fn distributed_columns(&self) -> Vec<String> {
+        match self {
+            ExperimentSpec::IndexBuild(s) => {
+                s.distribute.then(|| "id".to_string()).into_iter().collect()
+            }
+            ExperimentSpec::Ingest(_) => Vec::new(),
+            ExperimentSpec::Growth(_) => Vec::new(),
+        }
+    }
+
     /// The text form (for presets, history and "same spec" matching).
     pub fn to_text(&self) -> ParamText {
         match self {

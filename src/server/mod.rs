@@ -16,7 +16,7 @@ pub mod tls;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use citus::{CitusInfo, ClusterShape};
+pub use citus::{CitusInfo, CitusNode, ClusterShape};
 pub use cluster::CitusSandbox;
 pub use connect::{Location, Target};
 pub use error::TargetError;

@@ -4,6 +4,7 @@
 pub mod dataset;
 mod report;
 pub mod rounds;
+pub mod shards;
 mod spec;
 pub mod summary;
 pub mod trial;
@@ -156,7 +157,7 @@ async fn sweep(
         ))
         .await;
         report.datasets.push(ds.clone());
-        let mut sessions = Sessions::open(ctx).await?;
+        let mut sessions = Sessions::open(ctx, ds.distribution.column.is_some()).await?;
         let mut round = rounds::plan(spec);
         let mut rounds_run = spec.repeat.initial() as usize;
         while !round.is_empty() {

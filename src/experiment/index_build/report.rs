@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::distribute::Distribution;
+
 use super::spec::{IndexBuildSpec, Order};
 use crate::measure::finding::Finding;
 use crate::measure::verdict::Verdict;
@@ -23,6 +25,9 @@ pub struct DatasetInfo {
     pub reused: bool,
     /// Seconds spent generating (0 when reused).
     pub generate_seconds: f64,
+    /// Citus: how the dataset is distributed (none: a plain table).
+    #[serde(default)]
+    pub distribution: Distribution,
 }
 
 /// One timed `CREATE INDEX`.
@@ -50,6 +55,9 @@ pub struct IndexTrial {
     /// How the sort went, from `trace_sort` (e.g. "external sort, 14 runs").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<String>,
+    /// The dataset's distribution and the cluster's node count.
+    #[serde(default)]
+    pub distribution: Distribution,
 }
 
 /// One setting of an order — a `maintenance_work_mem` at a worker count — over its repeats.
