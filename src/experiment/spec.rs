@@ -138,7 +138,9 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => {
                 s.distribute.then(|| "id".to_string()).into_iter().collect()
             }
-            ExperimentSpec::Ingest(_) => Vec::new(),
+            ExperimentSpec::Ingest(s) => {
+                s.distribute.then(|| "id".to_string()).into_iter().collect()
+            }
             ExperimentSpec::Growth(_) => Vec::new(),
         }
     }

@@ -92,6 +92,8 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         method: IndexMethod::Btree,
         concurrently: false,
         seed: 42,
+        distribute: false,
+        shards: None,
     };
     let mut body = IndexBuildReport::new(&spec);
     for (order, w, m, secs) in timings {
@@ -123,6 +125,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
                     0
                 },
                 checkpoint: true,
+                distribution: Default::default(),
                 sort: Some(if bytes < rows * 80 {
                     "external sort".into()
                 } else {

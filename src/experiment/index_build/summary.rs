@@ -224,6 +224,7 @@ mod tests {
                     temp_bytes: 0,
                     checkpoint: true,
                     sort: None,
+                    distribution: Default::default(),
                 });
             }
         }

@@ -86,6 +86,9 @@ pub struct IngestTrial {
     /// 0..=1; absent where `/proc/stat` cannot be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_share: Option<f64>,
+    /// The table's distribution and the cluster's node count.
+    #[serde(default)]
+    pub distribution: crate::experiment::distribute::Distribution,
 }
 
 /// The column titles of the results table; `IngestTrial::cells` matches them.

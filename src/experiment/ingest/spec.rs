@@ -88,6 +88,10 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
+    crate::experiment::distribute::field(
+        &["none", "id"],
+        "Citus: none (a plain table) or id (each trial's table distributed by id; the coordinator routes the rows)",
+    ),
 ];
 
 /// A valid ingest specification.
@@ -122,6 +126,9 @@ pub struct IngestSpec {
     /// ceiling drawn on the rows/s chart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_write_bytes_per_s: Option<f64>,
+    /// Citus: each trial's table distributed by `id` (false: a plain table).
+    #[serde(default)]
+    pub distribute: bool,
 }
 
 fn one_repeat() -> Repeat {
@@ -253,6 +260,7 @@ impl IngestSpec {
         }
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
+        let distribute = r.choice("distribute", &[("none", false), ("id", true)]);
         r.finish(IngestSpec {
             methods,
             batches,
@@ -269,6 +277,7 @@ impl IngestSpec {
             decision,
             fsync_ops_per_s: None,
             seq_write_bytes_per_s: None,
+            distribute,
         })
     }
 
@@ -318,6 +327,10 @@ impl IngestSpec {
             ("repeat".into(), self.repeat.text()),
         ]);
         self.decision.write(&mut t);
+        // Written only when used, so the spec keys of runs on one server stay as they were.
+        if self.distribute {
+            t.insert("distribute".into(), "id".into());
+        }
         t
     }
 

@@ -204,7 +204,8 @@ pub async fn run(
 
     ctx.emit.phase(Some(tref.clone()), "counting rows").await;
     let wal_bytes = table::wal_since(ctx, control, &wal_from).await?;
-    let (rows_counted, table_bytes) = table::count_and_size(ctx, control, at.name).await?;
+    let (rows_counted, table_bytes, distribution) =
+        table::count_and_size(ctx, control, at.name).await?;
 
     let results: Vec<LoadResult> = results.into_iter().flatten().collect();
     let rows: u64 = results.iter().map(|r| r.rows).sum();
@@ -259,6 +260,7 @@ pub async fn run(
         client_cpu_s: cpu.client_cpu_s,
         client_cpu_share: cpu.client_cpu_share,
         host_cpu_share: cpu.host_cpu_share,
+        distribution,
     })
 }
 
