@@ -141,7 +141,7 @@ impl ExperimentSpec {
             ExperimentSpec::Ingest(s) => {
                 s.distribute.then(|| "id".to_string()).into_iter().collect()
             }
-            ExperimentSpec::Growth(_) => Vec::new(),
+            ExperimentSpec::Growth(s) => s.distributed_columns(),
         }
     }
 

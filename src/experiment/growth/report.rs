@@ -64,8 +64,12 @@ pub struct GrowthStep {
     pub content_digest: Option<String>,
     /// pg_table_size.
     pub table_bytes: u64,
-    /// pg_relation_size per index, by name (pk, version, content, version_content, versions).
+    /// pg_relation_size per index, by name (pk, version, content, version_content, versions);
+    /// on a distributed table one entry, `all indexes`, summed over the shards.
     pub index_bytes: BTreeMap<String, u64>,
+    /// Citus: the table's shards (heap and indexes) on each node holding some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_bytes: Vec<NodeBytes>,
     /// (table + indexes) / rows.
     pub bytes_per_row: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,6 +83,14 @@ pub struct GrowthStep {
     /// Projected steps: pairs / the largest pairs measured (how far the fit is stretched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach: Option<f64>,
+}
+
+/// Bytes of a distributed table's shards on one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeBytes {
+    /// `host:port`.
+    pub node: String,
+    pub bytes: u64,
 }
 
 impl GrowthStep {
