@@ -264,6 +264,9 @@ impl GrowthReport {
             if let Some(b) = last.bytes_per_row {
                 f.push_str(&format!(" ({b:.0} B/row)"));
             }
+            if !last.node_bytes.is_empty() {
+                f.push_str(&format!("; per node {}", super::sharding::per_node(last)));
+            }
             findings.push(f);
         }
         // The original question: snapshot or differences. Sizes are exact: stated at the
@@ -292,6 +295,7 @@ impl GrowthReport {
         let mut ordered: Vec<&DesignComparison> = comparisons.iter().collect();
         ordered.sort_by_key(|c| std::cmp::Reverse(c.versions));
         findings.extend(ordered.iter().map(|c| c.finding.clone()));
+        findings.extend(super::sharding::findings(&self.steps, &rules));
         let same = self.same_content();
         match same {
             Some(true) => findings.push(
