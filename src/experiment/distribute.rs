@@ -142,6 +142,20 @@ pub async fn sizes(
     Ok((r.get(0), r.get(1)))
 }
 
+/// Rows of a distributed `table` counted shard by shard through the coordinator
+/// (`run_command_on_shards`), summed: what a check of the rows an experiment reports reads.
+pub async fn rows_in_shards(client: &Client, table: &str) -> Result<i64, tokio_postgres::Error> {
+    let row = client
+        .query_one(
+            "SELECT coalesce(sum(result::int8), 0)::int8, bool_and(success)
+               FROM run_command_on_shards($1::text::regclass, 'SELECT count(*) FROM %s')",
+            &[&table],
+        )
+        .await?;
+    let ok: Option<bool> = row.get(1);
+    Ok(if ok == Some(false) { -1 } else { row.get(0) })
+}
+
 /// Bytes of `table`'s shards on each node holding some, as (node "host:port", bytes), in
 /// node order: what sharding by one column or another puts where.
 pub async fn bytes_per_node(

@@ -25,6 +25,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ),
     ("pulp-1b", include_str!("../../presets/pulp-1b.toml")),
     ("pulp-quick", include_str!("../../presets/pulp-quick.toml")),
+    (
+        "pulp-citus-quick",
+        include_str!("../../presets/pulp-citus-quick.toml"),
+    ),
 ];
 
 /// The text of the shipped preset `name`.

@@ -74,6 +74,18 @@ pub async fn measure(
 ) -> Result<Vec<GrowthStep>, RunError> {
     let mut got = Vec::new();
     for st in states.iter() {
+        if st.design().distribution().is_some() {
+            // The rows the step reports must all be in the shards, counted one by one.
+            let n = crate::experiment::distribute::rows_in_shards(client, &st.def.qualified)
+                .await
+                .map_err(|e| ctx.error(e))?;
+            if n != st.rows as i64 {
+                return Err(RunError::failed(format!(
+                    "{}: the shards hold {n} rows where the step made {}",
+                    st.def.relname, st.rows
+                )));
+            }
+        }
         let (table_bytes, index_bytes, node_bytes) = sizes(ctx, client, &st.def).await?;
         got.push(Gathered {
             versions: st.versions(),

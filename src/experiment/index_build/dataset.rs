@@ -268,10 +268,17 @@ async fn generate(
         }
         sink.finish().await
     };
-    let n = ctx.cancellable(client, copy).await?;
+    let mut n = ctx.cancellable(client, copy).await?;
+    if shards.is_some() {
+        // The rows must be in the shards, counted one by one through the coordinator.
+        n = distribute::rows_in_shards(client, &table)
+            .await
+            .map_err(|e| ctx.error(e))?
+            .max(0) as u64;
+    }
     if n != spec.rows {
         return Err(RunError::failed(format!(
-            "COPY loaded {n} rows, expected {}",
+            "{name}: {n} rows loaded, expected {}",
             spec.rows
         )));
     }

@@ -104,7 +104,19 @@ pub async fn count_and_size(
     let row = ctx
         .cancellable(client, client.query_one(&sql, &[&t]))
         .await?;
-    let count: i64 = row.get(0);
+    let mut count: i64 = row.get(0);
+    if shards > 0 {
+        // Counted again shard by shard: the rows the coordinator routed must all be there.
+        let per_shard = distribute::rows_in_shards(client, &t)
+            .await
+            .map_err(|e| ctx.error(e))?;
+        if per_shard != count {
+            return Err(RunError::failed(format!(
+                "{name}: count(*) through the coordinator says {count} rows but its shards hold {per_shard}"
+            )));
+        }
+        count = per_shard;
+    }
     let distribution = if shards > 0 {
         Distribution {
             column: Some("id".into()),
