@@ -8,6 +8,9 @@ use crate::server::sandbox::{SANDBOX_DB, SANDBOX_USER};
 use crate::server::{CitusSandbox, SandboxStatus};
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
+/// An action on the cluster run off the async runtime: a sentence, or why it failed.
+type Action = Box<dyn FnOnce(&CitusSandbox) -> Result<String, String> + Send>;
+
 pub async fn run(ctx: &Ctx, action: SandboxAction, workers: u32) -> Result<i32> {
     let cluster = CitusSandbox::locate(
         &ctx.paths,
@@ -17,7 +20,7 @@ pub async fn run(ctx: &Ctx, action: SandboxAction, workers: u32) -> Result<i32> 
     )
     .map_err(|e| user_error(EXIT_USAGE, e.to_string()))?;
     let c = cluster.clone();
-    let blocking = |f: Box<dyn FnOnce(&CitusSandbox) -> Result<String, String> + Send>| async {
+    let blocking = |f: Action| async {
         tokio::task::spawn_blocking(move || f(&c))
             .await
             .map_err(|e| user_error(EXIT_FAILED, format!("interrupted: {e}")))?

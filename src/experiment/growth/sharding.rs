@@ -33,7 +33,7 @@ pub fn findings(steps: &[GrowthStep], rules: &Rules) -> Vec<String> {
                 .find(|c| c.versions == v.versions)
                 .map(|c| (v, c))
         })
-        .last()
+        .next_back()
     else {
         return Vec::new();
     };

@@ -150,7 +150,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     let citus = app.target.latest.as_ref().and_then(|s| s.citus.as_ref());
     if let Some(c) = citus
-        && rows >= lines.len() + metric_rows + 1
+        && rows > lines.len() + metric_rows
     {
         lines.push(plain_line(
             fit(&format!("Citus target: {}", c.host_note()), cols),
