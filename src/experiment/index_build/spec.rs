@@ -299,7 +299,12 @@ impl IndexBuildSpec {
             s.parse::<u64>()
                 .map_err(|_| format!("'{s}' is not a whole number"))
         });
-        let distribute = r.choice("distribute", &[("none", false), ("id", true)]);
+        let distribute = r.get("distribute", false, |s| match s {
+            // Missing from the text form of a run on one server: none.
+            "none" | "" => Ok(false),
+            "id" => Ok(true),
+            other => Err(format!("'{other}' is not one of none, id")),
+        });
         let shards = r.get("shards", None, |s| match s {
             "default" | "" => Ok(None),
             n => match n.parse::<u32>() {

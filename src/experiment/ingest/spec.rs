@@ -260,7 +260,12 @@ impl IngestSpec {
         }
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
-        let distribute = r.choice("distribute", &[("none", false), ("id", true)]);
+        let distribute = r.get("distribute", false, |s| match s {
+            // Missing from the text form of a run on one server: none.
+            "none" | "" => Ok(false),
+            "id" => Ok(true),
+            other => Err(format!("'{other}' is not one of none, id")),
+        });
         r.finish(IngestSpec {
             methods,
             batches,
