@@ -59,6 +59,11 @@ pub struct GlobalArgs {
     /// Fixed 127.0.0.1 port for the sandbox (default: a free one).
     #[arg(long, global = true, value_name = "PORT")]
     pub sandbox_port: Option<u16>,
+    /// Make the sandbox a Citus cluster: a coordinator and N workers (1-8; 0 = one server),
+    /// each its own postmaster on 127.0.0.1. Default: `[sandbox] citus_workers` in the
+    /// config file, else one server.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub citus_workers: Option<u32>,
     /// Where pglab keeps history, the sandbox and logs [env: PGLAB_DATA_DIR].
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,

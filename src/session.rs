@@ -41,7 +41,17 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn target_options(&self) -> TargetOptions {
+        let citus_workers = self
+            .global
+            .citus_workers
+            .or_else(|| {
+                configured_citus_workers(&self.paths.config_file())
+                    .ok()
+                    .flatten()
+            })
+            .filter(|n| *n > 0);
         TargetOptions {
+            citus_workers,
             db: self.global.db.clone(),
             force_sandbox: self.global.sandbox,
             pg_bin: self.global.pg_bin.clone(),
@@ -53,15 +63,19 @@ impl Ctx {
     /// Open the target (starting the sandbox if it is the target), asking for a password on
     /// the terminal when the server wants one.
     pub async fn open_target(&self) -> Result<(Opened, tokio_postgres::Client)> {
+        let opts = self.target_options();
+        if opts.wants_sandbox()
+            && opts.citus_workers.is_some()
+            && let Ok(bin) = server::pgbin::find(opts.pg_bin.as_deref())
+            && let Some(why) = server::cluster::citus_missing(&bin)
+        {
+            return Err(user_error(EXIT_USAGE, why));
+        }
         let ask: &server::connect::AskPassword = &server::connect::ask_password_on_tty;
         let interactive = std::io::stdin().is_terminal();
-        server::open(
-            &self.target_options(),
-            &self.paths,
-            interactive.then_some(ask),
-        )
-        .await
-        .map_err(|e| user_error(EXIT_FAILED, e.to_string()))
+        server::open(&opts, &self.paths, interactive.then_some(ask))
+            .await
+            .map_err(|e| user_error(EXIT_FAILED, e.to_string()))
     }
 
     /// A local directory on the server's data filesystem, when there is one.
@@ -78,6 +92,40 @@ impl Ctx {
         let dir = server?.setting("data_directory")?.value.clone();
         let p = std::path::PathBuf::from(dir);
         p.exists().then_some(p)
+    }
+}
+
+/// `[sandbox] citus_workers = N` in the config file (None: not set; 0 means one server).
+pub fn configured_citus_workers(path: &std::path::Path) -> Result<Option<u32>, String> {
+    #[derive(serde::Deserialize, Default)]
+    struct File {
+        #[serde(default)]
+        sandbox: SandboxTable,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct SandboxTable {
+        citus_workers: Option<u32>,
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let file: File = toml::from_str(&text).map_err(|e| {
+        format!(
+            "{}: {}",
+            path.display(),
+            e.message().trim().replace('\n', " ")
+        )
+    })?;
+    match file.sandbox.citus_workers {
+        Some(n) if n > crate::server::cluster::MAX_WORKERS => Err(format!(
+            "{}: [sandbox] citus_workers = {n}: a sandbox cluster has 1 to {} workers (0: one server)",
+            path.display(),
+            crate::server::cluster::MAX_WORKERS
+        )),
+        n => Ok(n),
     }
 }
 
@@ -127,6 +175,12 @@ where
     let _log = init_logging(&paths);
     if let Err(e) = crate::experiment::sql::check_schema_name(&global.schema) {
         eprintln!("pglab: --schema: {e}");
+        return EXIT_USAGE;
+    }
+    if global.citus_workers.is_none()
+        && let Err(e) = configured_citus_workers(&paths.config_file())
+    {
+        eprintln!("pglab: {e}");
         return EXIT_USAGE;
     }
     let ctx = Ctx { global, paths };

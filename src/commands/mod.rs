@@ -8,3 +8,4 @@ pub mod probe;
 pub mod report;
 pub mod run;
 pub mod sandbox;
+pub mod sandbox_citus;

@@ -164,6 +164,14 @@ fn text(r: &ProbeReport) -> String {
         s.user,
         if s.superuser { " (superuser)" } else { "" }
     ));
+    if let Some(c) = &s.citus {
+        out.push_str(&format!(
+            "citus    {} · extension {}\n",
+            c.summary(),
+            c.extension
+        ));
+        out.push_str(&format!("nodes    {}\n", c.nodes_line()));
+    }
     out.push_str("settings ");
     let mut line = 0;
     for (name, v) in &s.settings {
@@ -187,7 +195,11 @@ fn text(r: &ProbeReport) -> String {
     out.push_str(&format!(
         "host     {}{} · {} · {} physical / {} logical cores · RAM {} (available {}) · load {:.2} {:.2} {:.2}\n",
         h.hostname,
-        if r.host_is_server { "" } else { " (pglab's machine, not the server's)" },
+        match (&s.citus, r.host_is_server) {
+            (Some(c), _) => format!(" ({})", c.host_note()),
+            (None, true) => String::new(),
+            (None, false) => " (pglab's machine, not the server's)".into(),
+        },
         h.cpu_model,
         h.physical_cores.map(|c| c.to_string()).unwrap_or_else(|| "?".into()),
         h.logical_cores,

@@ -7,6 +7,9 @@ use crate::server::{Sandbox, SandboxStatus};
 use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
+    if let Some(n) = ctx.target_options().citus_workers {
+        return super::sandbox_citus::run(ctx, action, n).await;
+    }
     let sandbox = Sandbox::locate(
         &ctx.paths,
         ctx.global.pg_bin.as_deref(),

@@ -227,5 +227,27 @@ pub async fn drop_objects(
             dropped.push(o.name.clone());
         }
     }
+    if !dropped.is_empty() {
+        citus_cleanup(client).await;
+    }
     Ok(dropped)
+}
+
+/// On a Citus coordinator: remove now the shards whose removal Citus deferred (a shard left
+/// by an interrupted `create_distributed_table` or move is only recorded for cleanup), so
+/// that after `pglab clean` nothing of pglab's is left on any worker. A no-op elsewhere.
+pub async fn citus_cleanup(client: &Client) {
+    let citus = client
+        .query_opt("SELECT 1 FROM pg_extension WHERE extname = 'citus'", &[])
+        .await
+        .ok()
+        .flatten()
+        .is_some();
+    if citus
+        && let Err(e) = client
+            .batch_execute("CALL citus_cleanup_orphaned_resources()")
+            .await
+    {
+        tracing::warn!("citus_cleanup_orphaned_resources: {e}");
+    }
 }

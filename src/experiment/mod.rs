@@ -1,6 +1,7 @@
 //! Experiments: specs, the event stream, the runner, one module per experiment.
 
 pub mod decision;
+pub mod distribute;
 pub mod event;
 pub mod field;
 pub mod growth;

@@ -88,6 +88,12 @@ pub fn preflight(
             format_bytes(need)
         ));
     }
+    if let Some(why) =
+        server.and_then(|s| super::distribute::refuse_without_citus(s, &spec.distributed_columns()))
+    {
+        p.refuse = Some(why);
+        return p;
+    }
     if let Some(free_slots) = server.and_then(|s| s.free_connection_slots())
         && cost.connections as i64 > free_slots
     {

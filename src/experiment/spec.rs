@@ -150,6 +150,19 @@ impl ExperimentSpec {
         }
     }
 
+    /// Citus: the columns the run distributes its tables by (empty: plain tables only).
+    pub fn distributed_columns(&self) -> Vec<String> {
+        match self {
+            ExperimentSpec::IndexBuild(s) => {
+                s.distribute.then(|| "id".to_string()).into_iter().collect()
+            }
+            ExperimentSpec::Ingest(s) => {
+                s.distribute.then(|| "id".to_string()).into_iter().collect()
+            }
+            ExperimentSpec::Growth(s) => s.distributed_columns(),
+        }
+    }
+
     /// The text form (for presets, history and "same spec" matching).
     pub fn to_text(&self) -> ParamText {
         match self {

@@ -37,6 +37,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "shared-buffers-growth",
         include_str!("../../presets/shared-buffers-growth.toml"),
     ),
+    (
+        "pulp-citus-quick",
+        include_str!("../../presets/pulp-citus-quick.toml"),
+    ),
 ];
 
 /// The text of the shipped preset `name`.

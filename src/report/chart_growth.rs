@@ -36,6 +36,9 @@ fn marker(d: Design) -> Marker {
     match d {
         Design::Snapshot => Marker::Circle,
         Design::Ranges => Marker::Triangle,
+        Design::SnapshotByVersion => Marker::Cross,
+        // Ranges is never distributed, so its marker is free here.
+        Design::SnapshotByContent => Marker::Triangle,
     }
 }
 

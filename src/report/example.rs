@@ -51,6 +51,7 @@ pub fn server() -> ServerFingerprint {
         location: "sandbox (/tmp/pglab/run, port 54321)".into(),
         sandbox: true,
         settings,
+        cluster: None,
     }
 }
 
@@ -92,6 +93,8 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         method: IndexMethod::Btree,
         concurrently: false,
         seed: 42,
+        distribute: false,
+        shards: None,
     };
     let mut body = IndexBuildReport::new(&spec);
     for (order, w, m, secs) in timings {
@@ -125,6 +128,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
                     0
                 },
                 checkpoint: true,
+                distribution: Default::default(),
                 sort: Some(if bytes < rows * 80 {
                     "external sort".into()
                 } else {

@@ -1,6 +1,8 @@
 //! The server pglab experiments on: connecting the libpq way, pglab's own sandbox cluster,
 //! and snapshots of the server.
 
+pub mod citus;
+pub mod cluster;
 pub mod connect;
 pub mod conninfo;
 pub mod error;
@@ -15,6 +17,8 @@ pub mod tls;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use citus::{CitusInfo, CitusNode, ClusterShape};
+pub use cluster::CitusSandbox;
 pub use connect::{Location, Target};
 pub use error::TargetError;
 pub use sandbox::{Lease, Sandbox, SandboxStatus};
@@ -33,6 +37,8 @@ pub struct TargetOptions {
     pub pg_bin: Option<PathBuf>,
     pub keep_sandbox: bool,
     pub sandbox_port: Option<u16>,
+    /// `--citus-workers N`: the sandbox is a Citus cluster with N workers.
+    pub citus_workers: Option<u32>,
 }
 
 impl TargetOptions {
@@ -49,24 +55,32 @@ pub struct SandboxSession {
     pub sandbox: Sandbox,
     lease: Option<Lease>,
     keep: bool,
+    /// A Citus sandbox's workers, stopped after the coordinator when its lease stops it.
+    workers: Vec<Sandbox>,
 }
 
 impl SandboxSession {
     /// Give the sandbox back: stops the server when this was its last user and it is not
     /// kept. Returns true when the server was stopped.
     pub fn close(mut self) -> Result<bool, TargetError> {
-        match self.lease.take() {
-            Some(l) => self.sandbox.close(l, self.keep),
-            None => Ok(false),
+        self.give_back()
+    }
+
+    fn give_back(&mut self) -> Result<bool, TargetError> {
+        let Some(l) = self.lease.take() else {
+            return Ok(false);
+        };
+        let stopped = self.sandbox.close(l, self.keep)?;
+        if stopped {
+            CitusSandbox::stop_workers(&self.workers)?;
         }
+        Ok(stopped)
     }
 }
 
 impl Drop for SandboxSession {
     fn drop(&mut self) {
-        if let Some(l) = self.lease.take()
-            && let Err(e) = self.sandbox.close(l, self.keep)
-        {
+        if let Err(e) = self.give_back() {
             tracing::warn!("stopping the sandbox: {e}");
         }
     }
@@ -99,6 +113,11 @@ pub async fn open(
     paths: &Paths,
     ask: Option<&connect::AskPassword>,
 ) -> Result<(Opened, tokio_postgres::Client), TargetError> {
+    if opts.wants_sandbox()
+        && let Some(n) = opts.citus_workers
+    {
+        return open_cluster(opts, paths, n).await;
+    }
     if opts.wants_sandbox() {
         let sandbox = Sandbox::locate(paths, opts.pg_bin.as_deref(), opts.sandbox_port)?;
         let sb = sandbox.clone();
@@ -109,6 +128,7 @@ pub async fn open(
             sandbox: sandbox.clone(),
             lease: Some(lease),
             keep: opts.keep_sandbox,
+            workers: Vec::new(),
         };
         let target = Arc::new(Target::new(sandbox.conn_params(port), true)?);
         let client = target.connect().await?;
@@ -131,4 +151,33 @@ pub async fn open(
             client,
         ))
     }
+}
+
+/// Start (or adopt) the Citus sandbox, register its workers, and open its coordinator.
+async fn open_cluster(
+    opts: &TargetOptions,
+    paths: &Paths,
+    workers: u32,
+) -> Result<(Opened, tokio_postgres::Client), TargetError> {
+    let cluster = CitusSandbox::locate(paths, opts.pg_bin.as_deref(), opts.sandbox_port, workers)?;
+    let c = cluster.clone();
+    let (port, ports, lease) = tokio::task::spawn_blocking(move || c.open())
+        .await
+        .map_err(|e| TargetError::Sandbox(format!("sandbox start was interrupted: {e}")))??;
+    let session = SandboxSession {
+        sandbox: cluster.coordinator.clone(),
+        lease: Some(lease),
+        keep: opts.keep_sandbox,
+        workers: cluster.workers.clone(),
+    };
+    cluster.register(port, &ports).await?;
+    let target = Arc::new(Target::new(cluster.coordinator.conn_params(port), true)?);
+    let client = target.connect().await?;
+    Ok((
+        Opened {
+            target,
+            sandbox: Some(session),
+        },
+        client,
+    ))
 }

@@ -150,6 +150,9 @@ pub struct ServerSnapshot {
     /// or when the role may not see where settings come from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub altered: Vec<(String, String)>,
+    /// The Citus cluster this server coordinates (None: a plain server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub citus: Option<super::CitusInfo>,
     #[serde(skip)]
     pub taken: Option<Instant>,
 }
@@ -162,6 +165,9 @@ pub struct ServerFingerprint {
     pub location: String,
     pub sandbox: bool,
     pub settings: BTreeMap<String, String>,
+    /// The Citus cluster's shape (None: one server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::ClusterShape>,
 }
 
 impl ServerSnapshot {
@@ -197,6 +203,7 @@ impl ServerSnapshot {
                 .filter(|(k, _)| k.as_str() != "data_directory")
                 .filter_map(|(k, v)| v.value().map(|s| (k.clone(), s.pretty())))
                 .collect(),
+            cluster: self.citus.as_ref().map(|c| c.shape()),
         }
     }
 
@@ -368,6 +375,7 @@ async fn read_in_transaction(
         .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
         .unwrap_or_default();
     let total = (counters.blks_hit + counters.blks_read) as f64;
+    let citus = super::citus::read(client).await.map_err(q)?;
     Ok(ServerSnapshot {
         version: row.get(0),
         version_num,
@@ -386,6 +394,7 @@ async fn read_in_transaction(
         cache_hit_total: (total > 0.0).then(|| counters.blks_hit as f64 / total),
         altered,
         counters,
+        citus,
         taken: Some(Instant::now()),
     })
 }

@@ -99,6 +99,7 @@ pub fn server(i: u64, taken: Instant) -> ServerSnapshot {
         },
         cache_hit_total: Some(0.992),
         altered: Vec::new(),
+        citus: None,
         taken: Some(taken),
     }
 }

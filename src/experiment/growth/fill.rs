@@ -80,9 +80,9 @@ pub async fn grow(
     let phase = format!("growing to {target} versions");
     ctx.emit.phase(trial.clone(), phase.clone()).await;
     let t = Instant::now();
-    let added = match st.design() {
+    let added = match st.design().base() {
         Design::Snapshot => copy_snapshot(ctx, client, st, target, phase, expected, &trial).await?,
-        Design::Ranges => copy_ranges(ctx, client, st, target, phase, expected, &trial).await?,
+        _ => copy_ranges(ctx, client, st, target, phase, expected, &trial).await?,
     };
     let copy_seconds = t.elapsed().as_secs_f64();
     st.rows += added;

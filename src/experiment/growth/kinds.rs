@@ -11,6 +11,12 @@ pub enum Design {
     Snapshot,
     /// A row per content with the versions it was added and removed in.
     Ranges,
+    /// Citus: the snapshot table distributed by version (a version lives on one shard).
+    #[serde(rename = "snapshot-by-version")]
+    SnapshotByVersion,
+    /// Citus: the snapshot table distributed by content (a version spreads over every shard).
+    #[serde(rename = "snapshot-by-content")]
+    SnapshotByContent,
 }
 
 impl Design {
@@ -18,15 +24,57 @@ impl Design {
         match self {
             Design::Snapshot => "snapshot",
             Design::Ranges => "ranges",
+            Design::SnapshotByVersion => "snapshot by version",
+            Design::SnapshotByContent => "snapshot by content",
+        }
+    }
+
+    /// The storage design, whatever the distribution.
+    pub fn base(self) -> Design {
+        match self {
+            Design::Snapshot | Design::SnapshotByVersion | Design::SnapshotByContent => {
+                Design::Snapshot
+            }
+            Design::Ranges => Design::Ranges,
+        }
+    }
+
+    /// Citus: the column the table is distributed by (None: a plain table).
+    pub fn distribution(self) -> Option<&'static str> {
+        match self {
+            Design::SnapshotByVersion => Some("version"),
+            Design::SnapshotByContent => Some("content"),
+            Design::Snapshot | Design::Ranges => None,
+        }
+    }
+
+    /// A design distributed by `column` (None: plain); None when the design cannot be.
+    pub fn distributed(self, column: Option<&str>) -> Option<Design> {
+        match (self.base(), column) {
+            (d, None) => Some(d),
+            (Design::Snapshot, Some("version")) => Some(Design::SnapshotByVersion),
+            (Design::Snapshot, Some("content")) => Some(Design::SnapshotByContent),
+            _ => None,
+        }
+    }
+
+    /// A short name for the design's table (shard names append `_<shard id>` to it and its
+    /// indexes, which must stay within PostgreSQL's 63 bytes).
+    pub fn table_key(self) -> &'static str {
+        match self {
+            Design::Snapshot => "snapshot",
+            Design::Ranges => "ranges",
+            Design::SnapshotByVersion => "snapv",
+            Design::SnapshotByContent => "snapc",
         }
     }
     /// Heap bytes per row before anything is measured: the id and two keys (snapshot) or the
     /// id, a key and two int8 version bounds (ranges), plus tuple header and line pointer.
     pub fn heap_bytes_per_row(self, shape: super::key::KeyShape) -> u64 {
         let k = shape.key_bytes();
-        match self {
+        match self.base() {
             Design::Snapshot => 28 + 3 * k,
-            Design::Ranges => 28 + 2 * k + 16,
+            _ => 28 + 2 * k + 16,
         }
     }
 }

@@ -13,7 +13,9 @@ use super::copy::CopyStream;
 use super::fill::DesignState;
 use super::key::Key;
 use super::kinds::{Design, WriteMethod};
+use super::report::NodeBytes;
 use super::schema::TableDef;
+use crate::experiment::distribute;
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// Rows per multi-row INSERT statement.
@@ -30,14 +32,14 @@ pub async fn write_version(
     let mut delta = Delta::default();
     st.churn.advance(&mut delta);
     let shape = st.def.shape;
-    let rows: Vec<(Key, Key)> = match st.design() {
+    let rows: Vec<(Key, Key)> = match st.design().base() {
         Design::Snapshot => st
             .churn
             .alive()
             .iter()
             .map(|&c| (shape.version(delta.version), shape.content(c)))
             .collect(),
-        Design::Ranges => delta
+        _ => delta
             .added
             .iter()
             .map(|&c| (shape.content(c), Key::Int(delta.version)))
@@ -46,9 +48,9 @@ pub async fn write_version(
     let removed: Vec<Key> = delta.removed.iter().map(|&c| shape.content(c)).collect();
     let def = &st.def;
     // Statements are prepared outside the timing, as a driver or ORM caches them.
-    let (insert_cols, update) = match st.design() {
+    let (insert_cols, update) = match st.design().base() {
         Design::Snapshot => ("version, content", None),
-        Design::Ranges => (
+        _ => (
             "content, version_added",
             Some((
                 client
@@ -113,9 +115,9 @@ pub async fn write_version(
                 }
             }
             WriteMethod::Copy => {
-                let cols = match st.design() {
+                let cols = match st.design().base() {
                     Design::Snapshot => "version, content",
-                    Design::Ranges => "content, version_added",
+                    _ => "content, version_added",
                 };
                 let mut copy =
                     CopyStream::start(ctx, client, &def.qualified, cols, String::new(), 0, None)
@@ -190,9 +192,9 @@ async fn multi_insert(
 
 /// The query that reads all content of one version.
 pub fn read_sql(def: &TableDef) -> String {
-    match def.design {
+    match def.design.base() {
         Design::Snapshot => format!("SELECT content FROM {} WHERE version = $1", def.qualified),
-        Design::Ranges => format!(
+        _ => format!(
             "SELECT content FROM {} WHERE version_added <= $1 AND (version_removed IS NULL OR version_removed > $1)",
             def.qualified
         ),
@@ -237,7 +239,23 @@ pub async fn sizes(
     ctx: &RunCtx,
     client: &Client,
     def: &TableDef,
-) -> Result<(u64, BTreeMap<String, u64>), RunError> {
+) -> Result<(u64, BTreeMap<String, u64>, Vec<NodeBytes>), RunError> {
+    if def.design.distribution().is_some() {
+        let (table, indexes) = distribute::sizes(client, &def.qualified, true)
+            .await
+            .map_err(|e| ctx.error(e))?;
+        let nodes = distribute::bytes_per_node(client, &def.qualified)
+            .await
+            .map_err(|e| ctx.error(e))?
+            .into_iter()
+            .map(|(node, bytes)| NodeBytes {
+                node,
+                bytes: bytes.max(0) as u64,
+            })
+            .collect();
+        let indexes = BTreeMap::from([("all indexes".to_string(), indexes.max(0) as u64)]);
+        return Ok((table.max(0) as u64, indexes, nodes));
+    }
     let size = |sql: &'static str, rel: String| async move {
         let row = client
             .query_one(sql, &[&rel])
@@ -259,7 +277,7 @@ pub async fn sizes(
         .await?;
         indexes.insert(i.name.to_string(), b);
     }
-    Ok((table, indexes))
+    Ok((table, indexes, Vec::new()))
 }
 
 /// Total bytes (heap, indexes, TOAST) of the named relations in the lab schema.

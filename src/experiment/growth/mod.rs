@@ -18,6 +18,7 @@ mod measure;
 mod project;
 mod report;
 mod schema;
+mod sharding;
 mod spec;
 mod step;
 mod verdicts;

@@ -176,6 +176,7 @@ pub fn project_step(
         content_digest: None,
         table_bytes,
         index_bytes,
+        node_bytes: Vec::new(),
         bytes_per_row: (rows > 0).then(|| total as f64 / rows as f64),
         grow: None,
         disk_needed_bytes: None,
@@ -253,6 +254,7 @@ mod tests {
             read_versions: vec![],
             content_digest: None,
             table_bytes: table,
+            node_bytes: Vec::new(),
             index_bytes: BTreeMap::from([
                 ("pk".to_string(), index / 2),
                 ("content".to_string(), index / 2),

@@ -64,8 +64,12 @@ pub struct GrowthStep {
     pub content_digest: Option<String>,
     /// pg_table_size.
     pub table_bytes: u64,
-    /// pg_relation_size per index, by name (pk, version, content, version_content, versions).
+    /// pg_relation_size per index, by name (pk, version, content, version_content, versions);
+    /// on a distributed table one entry, `all indexes`, summed over the shards.
     pub index_bytes: BTreeMap<String, u64>,
+    /// Citus: the table's shards (heap and indexes) on each node holding some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_bytes: Vec<NodeBytes>,
     /// (table + indexes) / rows.
     pub bytes_per_row: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +90,14 @@ pub struct GrowthStep {
     /// The swept settings as `SHOW` reported them in the measuring session.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
+}
+
+/// Bytes of a distributed table's shards on one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeBytes {
+    /// `host:port`.
+    pub node: String,
+    pub bytes: u64,
 }
 
 impl GrowthStep {
@@ -262,6 +274,9 @@ impl GrowthReport {
             if let Some(b) = last.bytes_per_row {
                 f.push_str(&format!(" ({b:.0} B/row)"));
             }
+            if !last.node_bytes.is_empty() {
+                f.push_str(&format!("; per node {}", super::sharding::per_node(last)));
+            }
             findings.push(f);
         }
         // The original question: snapshot or differences. Sizes are exact: stated at the
@@ -306,6 +321,7 @@ impl GrowthReport {
         let mut ordered: Vec<&DesignComparison> = comparisons.iter().collect();
         ordered.sort_by_key(|c| std::cmp::Reverse(c.versions));
         findings.extend(ordered.iter().map(|c| c.finding.clone()));
+        findings.extend(super::sharding::findings(&self.steps, &rules));
         let same = self.same_content();
         match same {
             Some(true) => findings.push(

@@ -39,7 +39,7 @@ pub fn run_table_name(run_id: &str, what: &str) -> String {
 
 impl TableDef {
     pub fn new(ctx: &RunCtx, spec: &GrowthSpec, design: Design) -> TableDef {
-        let relname = run_table_name(&ctx.run_id, design.as_str());
+        let relname = run_table_name(&ctx.run_id, design.table_key());
         let qualified = ctx.table(&relname);
         let schema = ident(&ctx.opts.schema);
         let index = |name: &'static str, unique: bool, cols: &str| {
@@ -55,19 +55,24 @@ impl TableDef {
                 qualified: format!("{schema}.{}", ident(&rel)),
             }
         };
+        // Citus: a distributed table's unique constraints must hold its distribution column.
+        let pk_columns = match design.distribution() {
+            Some(col) => format!("id, {col}"),
+            None => "id".into(),
+        };
         let pk = || {
             let rel = format!("{relname}_pkey");
             IndexDef {
                 name: "pk",
                 create: format!(
-                    "ALTER TABLE {qualified} ADD CONSTRAINT {} PRIMARY KEY (id)",
+                    "ALTER TABLE {qualified} ADD CONSTRAINT {} PRIMARY KEY ({pk_columns})",
                     ident(&rel)
                 ),
                 drop: format!("ALTER TABLE {qualified} DROP CONSTRAINT {}", ident(&rel)),
                 qualified: format!("{schema}.{}", ident(&rel)),
             }
         };
-        let indexes = match design {
+        let indexes = match design.base() {
             Design::Snapshot => spec
                 .indexes
                 .iter()
@@ -78,7 +83,7 @@ impl TableDef {
                     IndexKind::VersionContent => index("version_content", true, "version, content"),
                 })
                 .collect(),
-            Design::Ranges => vec![
+            _ => vec![
                 pk(),
                 index("content", true, "content"),
                 index("versions", false, "version_added, version_removed"),
@@ -99,17 +104,17 @@ impl TableDef {
 
     /// The parameter that names version `v` in this table's read query.
     pub fn version_param(&self, v: i64) -> Key {
-        match self.design {
+        match self.design.base() {
             Design::Snapshot => self.shape.version(v),
-            Design::Ranges => Key::Int(v),
+            _ => Key::Int(v),
         }
     }
 
     /// The columns a bulk COPY fills (the id comes from its sequence).
     pub fn copy_columns(&self) -> &'static str {
-        match self.design {
+        match self.design.base() {
             Design::Snapshot => "version, content",
-            Design::Ranges => "content, version_added, version_removed",
+            _ => "content, version_added, version_removed",
         }
     }
 
@@ -128,6 +133,11 @@ impl TableDef {
             &format!("growth {} table", self.design.as_str()),
         )
         .await?;
+        if let Some(col) = self.design.distribution() {
+            // Before the indexes, so that each is created on every shard.
+            crate::experiment::distribute::distribute(ctx, client, &self.qualified, col, None)
+                .await?;
+        }
         for i in &self.indexes {
             ctx.cancellable(client, client.batch_execute(&i.create))
                 .await?;
@@ -141,9 +151,9 @@ impl TableDef {
 pub fn columns(design: Design, shape: KeyShape) -> String {
     let id = shape.id_column();
     let key = shape.sql_type();
-    match design {
+    match design.base() {
         Design::Snapshot => format!("{id}, version {key} NOT NULL, content {key} NOT NULL"),
-        Design::Ranges => format!(
+        _ => format!(
             "{id}, content {key} NOT NULL, version_added int8 NOT NULL, version_removed int8"
         ),
     }

@@ -94,6 +94,12 @@ pub const FIELDS: &[FieldDef] = &[
         default: "42",
         kind: FieldKind::Number,
     },
+    FieldDef {
+        key: "distribute",
+        help: "Citus: the snapshot table as a plain table (none) or distributed by version and/or content, a list: none,version,content",
+        default: "none",
+        kind: FieldKind::ChoiceList(&["none", "version", "content"]),
+    },
 ];
 
 /// A valid growth specification. Steps are kept as version counts.
@@ -260,6 +266,45 @@ impl GrowthSpec {
             s.parse::<u64>()
                 .map_err(|_| format!("'{s}' is not a whole number"))
         });
+        let distribute = r.get("distribute", vec![None], |s| {
+            let mut v: Vec<Option<&'static str>> = Vec::new();
+            for item in s.split(',').map(str::trim) {
+                let d = match item {
+                    "none" | "" => None,
+                    "version" => Some("version"),
+                    "content" => Some("content"),
+                    other => {
+                        return Err(format!(
+                            "unknown distribution '{other}': use none, version, content or a list of them"
+                        ));
+                    }
+                };
+                if !v.contains(&d) {
+                    v.push(d);
+                }
+            }
+            Ok(v)
+        });
+        // Each design at each distribution is a series of its own.
+        let mut series = Vec::new();
+        for d in &designs {
+            for col in &distribute {
+                match d.distributed(*col) {
+                    Some(x) => series.push(x),
+                    None => r.errors.push((
+                        "distribute".into(),
+                        format!(
+                            "the {} design has no {} column to shard by (a row spans the versions version_added..version_removed): distribute it as none, or leave ranges out of the design list",
+                            d.as_str(),
+                            col.unwrap_or("none")
+                        ),
+                    )),
+                }
+            }
+        }
+        series.sort();
+        series.dedup();
+        let designs = series;
         let spec = GrowthSpec {
             units,
             steps,
@@ -290,6 +335,35 @@ impl GrowthSpec {
         r.finish(spec)
     }
 
+    /// The storage designs asked for (`design`), without their distributions.
+    fn base_designs(&self) -> Vec<String> {
+        let mut v: Vec<Design> = self.designs.iter().map(|d| d.base()).collect();
+        v.sort();
+        v.dedup();
+        v.into_iter().map(|d| d.as_str().to_string()).collect()
+    }
+
+    /// The distributions asked for (`distribute`), `none` for a plain table.
+    pub fn distributions(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self
+            .designs
+            .iter()
+            .map(|d| d.distribution().unwrap_or("none"))
+            .collect();
+        v.sort_by_key(|d| ["none", "version", "content"].iter().position(|x| x == d));
+        v.dedup();
+        v
+    }
+
+    /// Citus: the columns the run distributes its tables by.
+    pub fn distributed_columns(&self) -> Vec<String> {
+        self.distributions()
+            .into_iter()
+            .filter(|d| *d != "none")
+            .map(str::to_string)
+            .collect()
+    }
+
     pub fn to_text(&self) -> ParamText {
         let join = |v: Vec<String>| v.join(",");
         let steps = if self.steps_as_rows {
@@ -315,10 +389,7 @@ impl GrowthSpec {
             ("units".into(), self.units.to_string()),
             ("steps".into(), steps),
             ("indexes".into(), indexes),
-            (
-                "design".into(),
-                join(self.designs.iter().map(|d| d.as_str().into()).collect()),
-            ),
+            ("design".into(), join(self.base_designs())),
             ("key-shape".into(), self.key_shape.as_str().into()),
             ("churn".into(), format!("{}%", self.churn_pct)),
             ("write-method".into(), self.write_method.as_str().into()),
@@ -336,6 +407,10 @@ impl GrowthSpec {
         if !self.set.is_empty() {
             t.insert("set".into(), self.set.text());
         }
+        // Written only when used, so the spec keys of runs on one server stay as they were.
+        if !self.distributed_columns().is_empty() {
+            t.insert("distribute".into(), self.distributions().join(","));
+        }
         t
     }
 
@@ -351,18 +426,18 @@ impl GrowthSpec {
 
     /// Rows a design holds at `versions` (the ranges design: one row per content unit ever).
     pub fn rows(&self, design: Design, versions: u64) -> u64 {
-        match design {
+        match design.base() {
             Design::Snapshot => self.pairs(versions),
             Design::Ranges if versions == 0 => 0,
-            Design::Ranges => self.units + self.churn_per_version() * (versions - 1),
+            _ => self.units + self.churn_per_version() * (versions - 1),
         }
     }
 
     /// Indexes a design's table carries (by their report names).
     pub fn index_names(&self, design: Design) -> Vec<&'static str> {
-        match design {
+        match design.base() {
             Design::Snapshot => self.indexes.iter().map(|i| i.as_str()).collect(),
-            Design::Ranges => vec!["pk", "content", "versions"],
+            _ => vec!["pk", "content", "versions"],
         }
     }
 

@@ -17,7 +17,7 @@ use tokio_postgres::{Client, Statement};
 use super::cache::{self, ColdCache};
 use super::fill::DesignState;
 use super::measure::{digest, read_sql, read_version, sizes, write_version};
-use super::report::{GrowStats, GrowthStep};
+use super::report::{GrowStats, GrowthStep, NodeBytes};
 use super::spec::GrowthSpec;
 use crate::experiment::event::TrialRef;
 use crate::experiment::lab::{RunCtx, RunError};
@@ -31,6 +31,7 @@ struct Gathered {
     rows: u64,
     table_bytes: u64,
     index_bytes: BTreeMap<String, u64>,
+    node_bytes: Vec<NodeBytes>,
     writes: Vec<f64>,
     warm: Vec<f64>,
     cold: Vec<f64>,
@@ -73,12 +74,25 @@ pub async fn measure(
 ) -> Result<Vec<GrowthStep>, RunError> {
     let mut got = Vec::new();
     for st in states.iter() {
-        let (table_bytes, index_bytes) = sizes(ctx, client, &st.def).await?;
+        if st.design().distribution().is_some() {
+            // The rows the step reports must all be in the shards, counted one by one.
+            let n = crate::experiment::distribute::rows_in_shards(client, &st.def.qualified)
+                .await
+                .map_err(|e| ctx.error(e))?;
+            if n != st.rows as i64 {
+                return Err(RunError::failed(format!(
+                    "{}: the shards hold {n} rows where the step made {}",
+                    st.def.relname, st.rows
+                )));
+            }
+        }
+        let (table_bytes, index_bytes, node_bytes) = sizes(ctx, client, &st.def).await?;
         got.push(Gathered {
             versions: st.versions(),
             rows: st.rows,
             table_bytes,
             index_bytes,
+            node_bytes,
             writes: Vec::new(),
             warm: Vec::new(),
             cold: Vec::new(),
@@ -120,7 +134,8 @@ pub async fn measure(
             .prepare(&read_sql(&st.def))
             .await
             .map_err(|e| ctx.error(e))?;
-        let files = match cold {
+        // A distributed table's pages are on the workers: the coordinator has nothing to evict.
+        let files = match cold.filter(|_| st.design().distribution().is_none()) {
             Some(c) => {
                 let mut rels = vec![st.def.qualified.clone()];
                 rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
@@ -197,6 +212,7 @@ pub async fn measure(
                 content_digest: Some(digest(&first)),
                 table_bytes: g.table_bytes,
                 index_bytes: g.index_bytes,
+                node_bytes: g.node_bytes,
                 bytes_per_row: (g.rows > 0).then(|| total as f64 / g.rows as f64),
                 grow,
                 disk_needed_bytes: None,

@@ -283,6 +283,7 @@ mod tests {
             content_digest: None,
             table_bytes: 0,
             index_bytes: BTreeMap::new(),
+            node_bytes: Vec::new(),
             bytes_per_row: None,
             grow: None,
             disk_needed_bytes: None,

@@ -16,6 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::report::DatasetInfo;
 use super::spec::{IndexBuildSpec, KeyType, Order};
+use crate::experiment::distribute::{self, Distribution};
 use crate::experiment::event::Progress;
 use crate::experiment::lab::{MARK, RunCtx, RunError};
 use crate::experiment::sql::literal;
@@ -30,21 +31,34 @@ pub fn table_name(spec: &IndexBuildSpec, order: Order) -> String {
         o => o.name(),
     };
     format!(
-        "ib_{}_{}_{}_s{}",
+        "ib_{}_{}_{}_s{}{}",
         spec.key.as_str(),
         o,
         spec.rows,
-        spec.seed
+        spec.seed,
+        if spec.distribute { "_dist" } else { "" }
     )
 }
 
-fn dataset_mark(spec: &IndexBuildSpec, order: Order) -> String {
+/// The shards a distributed dataset gets: the spec's count, else the server's default.
+fn shards(ctx: &RunCtx, spec: &IndexBuildSpec) -> Option<u32> {
+    spec.distribute.then(|| {
+        spec.shards
+            .or_else(|| ctx.server.citus.as_ref().map(|c| c.shard_count))
+            .unwrap_or(32)
+    })
+}
+
+fn dataset_mark(spec: &IndexBuildSpec, order: Order, shards: Option<u32>) -> String {
     format!(
-        "{MARK}dataset index-build key={} order={} rows={} seed={}",
+        "{MARK}dataset index-build key={} order={} rows={} seed={}{}",
         spec.key.as_str(),
         order.name(),
         spec.rows,
-        spec.seed
+        spec.seed,
+        shards
+            .map(|n| format!(" distribute=id shards={n}"))
+            .unwrap_or_default()
     )
 }
 
@@ -116,7 +130,8 @@ pub async fn ensure(
     let client = ctx.session().await?;
     let name = table_name(spec, order);
     let table = ctx.table(&name);
-    let mark = dataset_mark(spec, order);
+    let shards = shards(ctx, spec);
+    let mark = dataset_mark(spec, order, shards);
     let existing: Option<String> = client
         .query_opt(
             "SELECT obj_description(c.oid, 'pg_class') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -149,7 +164,7 @@ pub async fn ensure(
                 .map_err(|e| ctx.error(e))?;
         }
         let started = Instant::now();
-        generate(ctx, &client, spec, order, &name).await?;
+        generate(ctx, &client, spec, order, &name, shards).await?;
         generate_seconds = started.elapsed().as_secs_f64();
         client
             .batch_execute(&format!("COMMENT ON TABLE {table} IS {}", literal(&mark)))
@@ -158,24 +173,33 @@ pub async fn ensure(
     }
     let row = client
         .query_one(
-            &format!(
-                "SELECT pg_relation_size('{t}'::regclass),
-                        (SELECT correlation::float8 FROM pg_stats WHERE schemaname = $1 AND tablename = $2 AND attname = 'id')",
-                t = table.replace('\'', "''")
-            ),
+            "SELECT (SELECT correlation::float8 FROM pg_stats WHERE schemaname = $1 AND tablename = $2 AND attname = 'id')",
             &[&ctx.opts.schema, &name],
         )
         .await
         .map_err(|e| ctx.error(e))?;
+    let (heap_bytes, _) = distribute::sizes(&client, &table, shards.is_some())
+        .await
+        .map_err(|e| ctx.error(e))?;
+    let distribution = match shards {
+        Some(n) => Distribution {
+            column: Some("id".into()),
+            shards: n,
+            nodes: distribute::nodes(&ctx.server),
+        },
+        None => Distribution::none(&ctx.server),
+    };
     Ok(DatasetInfo {
         table: name,
         order,
         rows: spec.rows,
         key_type: spec.key.as_str().into(),
-        heap_bytes: row.get(0),
-        correlation: row.get(1),
+        heap_bytes,
+        // A distributed table's statistics live on the shards, not on the coordinator.
+        correlation: row.get(0),
         reused,
         generate_seconds,
+        distribution,
     })
 }
 
@@ -185,6 +209,7 @@ async fn generate(
     spec: &IndexBuildSpec,
     order: Order,
     name: &str,
+    shards: Option<u32>,
 ) -> Result<(), RunError> {
     let table = ctx.table(name);
     let phase = format!(
@@ -203,6 +228,15 @@ async fn generate(
     // Marked as this run's until complete: a cancel or failure drops it.
     ctx.mark_run_table(client, name, "dataset being generated")
         .await?;
+    if let Some(n) = shards {
+        ctx.emit
+            .phase(
+                None,
+                format!("create_distributed_table {name} by id, {n} shards"),
+            )
+            .await;
+        distribute::distribute(ctx, client, &table, "id", Some(n)).await?;
+    }
     let (rows, seed, key) = (spec.rows, spec.seed, spec.key);
     let keys = tokio::task::spawn_blocking(move || keys(rows, order, seed))
         .await
@@ -234,10 +268,17 @@ async fn generate(
         }
         sink.finish().await
     };
-    let n = ctx.cancellable(client, copy).await?;
+    let mut n = ctx.cancellable(client, copy).await?;
+    if shards.is_some() {
+        // The rows must be in the shards, counted one by one through the coordinator.
+        n = distribute::rows_in_shards(client, &table)
+            .await
+            .map_err(|e| ctx.error(e))?
+            .max(0) as u64;
+    }
     if n != spec.rows {
         return Err(RunError::failed(format!(
-            "COPY loaded {n} rows, expected {}",
+            "{name}: {n} rows loaded, expected {}",
             spec.rows
         )));
     }

@@ -4,6 +4,7 @@
 pub mod dataset;
 mod report;
 pub mod rounds;
+pub mod shards;
 mod spec;
 pub mod summary;
 pub mod trial;
@@ -165,7 +166,8 @@ async fn sweep(
         ))
         .await;
         report.datasets.push(ds.clone());
-        let mut sessions = Sessions::open(ctx).await?;
+        let distributed = ds.distribution.column.is_some();
+        let mut sessions = Sessions::open(ctx, distributed).await?;
         let mut round = rounds::plan(spec, blocks);
         let mut rounds_run = spec.repeat.initial() as usize;
         while !round.is_empty() {
@@ -175,7 +177,7 @@ async fn sweep(
                 if let crate::experiment::whatif::Entered::Restarted { .. } =
                     ctx.enter_combo(p.combo).await?
                 {
-                    sessions = Sessions::open(ctx).await?;
+                    sessions = Sessions::open(ctx, distributed).await?;
                 }
                 index += 1;
                 let at = Position {

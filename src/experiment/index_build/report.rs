@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::distribute::Distribution;
+
 use super::spec::{IndexBuildSpec, Order};
 use crate::measure::finding::Finding;
 use crate::measure::verdict::Verdict;
@@ -23,6 +25,9 @@ pub struct DatasetInfo {
     pub reused: bool,
     /// Seconds spent generating (0 when reused).
     pub generate_seconds: f64,
+    /// Citus: how the dataset is distributed (none: a plain table).
+    #[serde(default)]
+    pub distribution: Distribution,
 }
 
 /// One timed `CREATE INDEX`.
@@ -57,6 +62,9 @@ pub struct IndexTrial {
     /// The swept settings as `SHOW` reported them in the builder's session.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
+    /// The dataset's distribution and the cluster's node count.
+    #[serde(default)]
+    pub distribution: Distribution,
 }
 
 fn is_zero(n: &usize) -> bool {

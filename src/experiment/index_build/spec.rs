@@ -78,6 +78,16 @@ pub const FIELDS: &[FieldDef] = &[
         default: "42",
         kind: FieldKind::Number,
     },
+    crate::experiment::distribute::field(
+        &["none", "id"],
+        "Citus: none (a plain table) or id (the dataset distributed by id; CREATE INDEX propagates to the shards)",
+    ),
+    FieldDef {
+        key: "shards",
+        help: "Citus: shards of the distributed dataset, or default (the server's citus.shard_count)",
+        default: "default",
+        kind: FieldKind::Count,
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -217,6 +227,12 @@ pub struct IndexBuildSpec {
     pub method: IndexMethod,
     pub concurrently: bool,
     pub seed: u64,
+    /// Citus: the dataset distributed by `id` (false: a plain table).
+    #[serde(default)]
+    pub distribute: bool,
+    /// Citus: shards of the distributed dataset (None: the server's `citus.shard_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
 
 /// PostgreSQL's limits for maintenance_work_mem: 1MB .. 2147483647 kB.
@@ -292,6 +308,33 @@ impl IndexBuildSpec {
             s.parse::<u64>()
                 .map_err(|_| format!("'{s}' is not a whole number"))
         });
+        let distribute = r.get("distribute", false, |s| match s {
+            // Missing from the text form of a run on one server: none.
+            "none" | "" => Ok(false),
+            "id" => Ok(true),
+            other => Err(format!("'{other}' is not one of none, id")),
+        });
+        let shards = r.get("shards", None, |s| match s {
+            "default" | "" => Ok(None),
+            n => match n.parse::<u32>() {
+                Ok(n) if (1..=64_000).contains(&n) => Ok(Some(n)),
+                _ => Err(format!(
+                    "'{n}' is not a shard count: give 1..64000, or default for the server's citus.shard_count"
+                )),
+            },
+        });
+        if shards.is_some() && !distribute {
+            r.errors.push((
+                "shards".into(),
+                "a shard count needs distribute = id (a plain table has no shards)".into(),
+            ));
+        }
+        if distribute && concurrently {
+            r.errors.push((
+                "concurrently".into(),
+                "on a distributed table the knobs reach the shards only through SET LOCAL inside a transaction, which CREATE INDEX CONCURRENTLY cannot run in: use concurrently = off with distribute = id".into(),
+            ));
+        }
         if key == KeyType::Uuid && rows > u32::MAX as u64 {
             r.errors.push(("rows".into(), "at most 4G rows".into()));
         }
@@ -309,6 +352,8 @@ impl IndexBuildSpec {
             method,
             concurrently,
             seed,
+            distribute,
+            shards,
         })
     }
 
@@ -348,6 +393,13 @@ impl IndexBuildSpec {
             ("concurrently".into(), b(self.concurrently)),
             ("seed".into(), self.seed.to_string()),
         ]);
+        // Written only when used, so the spec keys of runs on one server stay as they were.
+        if self.distribute {
+            t.insert("distribute".into(), "id".into());
+        }
+        if let Some(n) = self.shards {
+            t.insert("shards".into(), n.to_string());
+        }
         self.decision.write(&mut t);
         if !self.set.is_empty() {
             t.insert("set".into(), self.set.text());

@@ -254,6 +254,7 @@ mod tests {
                     sort: None,
                     combo: 0,
                     settings: Default::default(),
+                    distribution: Default::default(),
                 });
             }
         }

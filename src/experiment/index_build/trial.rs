@@ -9,6 +9,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_postgres::Client;
 
 use super::report::{DatasetInfo, IndexTrial};
+use super::shards;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
@@ -39,10 +40,13 @@ pub struct Sessions {
     pub notices: UnboundedReceiver<String>,
     pub watcher: Client,
     pub builder_pid: i32,
+    /// Sessions on the Citus workers when the dataset is distributed (see [`super::shards`]).
+    pub workers: Vec<Client>,
+    pub distributed: bool,
 }
 
 impl Sessions {
-    pub async fn open(ctx: &RunCtx) -> Result<Sessions, RunError> {
+    pub async fn open(ctx: &RunCtx, distributed: bool) -> Result<Sessions, RunError> {
         let (builder, notices) = ctx
             .target
             .connect_with_notices()
@@ -54,6 +58,9 @@ impl Sessions {
             ctx.opts.lock_timeout.as_millis()
         );
         sql.push_str(&ctx.session_extras());
+        if distributed {
+            sql.push_str(shards::PROPAGATE);
+        }
         builder
             .batch_execute(&sql)
             .await
@@ -64,11 +71,18 @@ impl Sessions {
             .map_err(|e| ctx.error(e))?
             .get(0);
         let watcher = ctx.session().await?;
+        let workers = if distributed {
+            crate::experiment::distribute::worker_sessions(ctx).await
+        } else {
+            Vec::new()
+        };
         Ok(Sessions {
             builder,
             notices,
             watcher,
             builder_pid,
+            workers,
+            distributed,
         })
     }
 }
@@ -186,19 +200,31 @@ pub async fn run(
             .phase(Some(setup.trial.clone()), "CHECKPOINT")
             .await;
         ctx.cancellable(b, b.batch_execute("CHECKPOINT")).await?;
-        checkpoint = true;
+        checkpoint = !s.distributed || shards::checkpoint(&s.workers).await;
     }
-    b.batch_execute(&format!(
-        "SET maintenance_work_mem = '{}'; SET max_parallel_maintenance_workers = {};{}",
-        setup.mwm.as_kb_setting(),
-        setup.workers,
-        ctx.whatif.plan.session_sql(setup.combo)
-    ))
-    .await
-    .map_err(|e| ctx.error(e))?;
+    if !s.distributed {
+        b.batch_execute(&format!(
+            "SET maintenance_work_mem = '{}'; SET max_parallel_maintenance_workers = {}",
+            setup.mwm.as_kb_setting(),
+            setup.workers
+        ))
+        .await
+        .map_err(|e| ctx.error(e))?;
+    }
+    // The swept server settings (`--set`) of this trial's combination, then what SHOW says.
+    let combo_sql = ctx.whatif.plan.session_sql(setup.combo);
+    if !combo_sql.is_empty() {
+        b.batch_execute(&combo_sql)
+            .await
+            .map_err(|e| ctx.error(e))?;
+    }
     let settings = ctx.shown_settings(b).await?;
     while s.notices.try_recv().is_ok() {}
-    let temp_before = temp_bytes(&s.watcher).await;
+    let temp_before = if s.distributed {
+        shards::temp_bytes(&s.workers).await
+    } else {
+        temp_bytes(&s.watcher).await
+    };
     let using = match spec.method {
         IndexMethod::Btree => String::new(),
         m => format!(" USING {}", m.as_str()),
@@ -216,8 +242,21 @@ pub async fn run(
         .phase(Some(setup.trial.clone()), "building index")
         .await;
 
+    if s.distributed {
+        for q in shards::begin_sql(&setup.mwm.as_kb_setting(), setup.workers) {
+            b.batch_execute(&q).await.map_err(|e| ctx.error(e))?;
+        }
+    }
     let started = Instant::now();
-    let build = b.batch_execute(&sql);
+    // On a distributed dataset the shards' indexes are committed (two-phase) by the COMMIT:
+    // it is part of the build.
+    let build = async {
+        b.batch_execute(&sql).await?;
+        if s.distributed {
+            b.batch_execute("COMMIT").await?;
+        }
+        Ok::<(), tokio_postgres::Error>(())
+    };
     tokio::pin!(build);
     let mut phases: Vec<(String, Instant)> = Vec::new();
     let mut max_workers_seen = 0u32;
@@ -234,7 +273,9 @@ pub async fn run(
                 break Err(RunError::Cancelled);
             }
             _ = tick.tick(), if ctx.opts.poll_progress => {
-                if let Some(p) = poll(&s.watcher, s.builder_pid).await {
+                if s.distributed {
+                    shard_tick(ctx, s, setup, started, &mut phases, &mut max_workers_seen).await;
+                } else if let Some(p) = poll(&s.watcher, s.builder_pid).await {
                     if phases.last().map(|(name, _)| name != &p.phase).unwrap_or(true) {
                         phases.push((p.phase.clone(), Instant::now()));
                     }
@@ -255,6 +296,10 @@ pub async fn run(
     let seconds = started.elapsed().as_secs_f64();
     let ended = Instant::now();
     if let Err(e) = result {
+        if s.distributed {
+            // The transaction the build ran in is aborted: end it so the session is clean.
+            let _ = b.batch_execute("ROLLBACK").await;
+        }
         // A cancelled plain CREATE INDEX rolls back; a CONCURRENTLY one leaves an invalid
         // index behind, which must go.
         if spec.concurrently
@@ -280,9 +325,18 @@ pub async fn run(
     // Temp-file statistics reach pg_stat_database when the builder reports its stats.
     let _ = b.batch_execute("SELECT pg_stat_force_next_flush()").await;
     let _ = b.batch_execute("SELECT 1").await;
-    let temp_after = temp_bytes(&s.watcher).await;
-    let index_bytes: i64 = b
-        .query_one(
+    let temp_after = if s.distributed {
+        shards::temp_bytes(&s.workers).await
+    } else {
+        temp_bytes(&s.watcher).await
+    };
+    let index_bytes: i64 = if s.distributed {
+        crate::experiment::distribute::sizes(b, &table, true)
+            .await
+            .map_err(|e| ctx.error(e))?
+            .1
+    } else {
+        b.query_one(
             &format!(
                 "SELECT pg_relation_size('{}'::regclass)",
                 qindex.replace('\'', "''")
@@ -291,7 +345,8 @@ pub async fn run(
         )
         .await
         .map_err(|e| ctx.error(e))?
-        .get(0);
+        .get(0)
+    };
     Ok(IndexTrial {
         order: setup.order,
         rows: spec.rows,
@@ -313,7 +368,32 @@ pub async fn run(
         sort: (!lines.is_empty()).then(|| trace.describe()),
         combo: setup.combo,
         settings,
+        distribution: dataset.distribution.clone(),
     })
+}
+
+/// One reading of the shard builds: their phases where the workers can be read, no percent.
+async fn shard_tick(
+    ctx: &RunCtx,
+    s: &Sessions,
+    setup: &TrialSetup,
+    started: Instant,
+    phases: &mut Vec<(String, Instant)>,
+    max_workers_seen: &mut u32,
+) {
+    let p = shards::poll(&s.workers).await;
+    if phases.last().is_none_or(|(name, _)| name != "shards") {
+        phases.push(("shards".into(), Instant::now()));
+    }
+    *max_workers_seen = (*max_workers_seen).max(p.as_ref().map_or(0, |p| p.workers));
+    ctx.emit.progress(Progress {
+        trial: Some(setup.trial.clone()),
+        phase: p.map_or_else(|| "building index on the shards".to_string(), |p| p.phase),
+        fraction: None,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        rate: None,
+        rate_unit: "tuples/s".into(),
+    });
 }
 
 struct Polled {

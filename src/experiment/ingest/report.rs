@@ -96,6 +96,9 @@ pub struct IngestTrial {
     /// The swept settings as `SHOW` reported them in a loading client's session.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub settings: std::collections::BTreeMap<String, String>,
+    /// The table's distribution and the cluster's node count.
+    #[serde(default)]
+    pub distribution: crate::experiment::distribute::Distribution,
 }
 
 /// The column titles of the results table; `IngestTrial::cells` matches them.

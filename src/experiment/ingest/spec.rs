@@ -96,6 +96,10 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
+    crate::experiment::distribute::field(
+        &["none", "id"],
+        "Citus: none (a plain table) or id (each trial's table distributed by id; the coordinator routes the rows)",
+    ),
 ];
 
 /// A valid ingest specification.
@@ -136,6 +140,9 @@ pub struct IngestSpec {
     /// ceiling drawn on the rows/s chart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_write_bytes_per_s: Option<f64>,
+    /// Citus: each trial's table distributed by `id` (false: a plain table).
+    #[serde(default)]
+    pub distribute: bool,
 }
 
 fn one_repeat() -> Repeat {
@@ -269,6 +276,12 @@ impl IngestSpec {
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
         let set = r.settings(&[("synchronous_commit", "sync")]);
+        let distribute = r.get("distribute", false, |s| match s {
+            // Missing from the text form of a run on one server: none.
+            "none" | "" => Ok(false),
+            "id" => Ok(true),
+            other => Err(format!("'{other}' is not one of none, id")),
+        });
         r.finish(IngestSpec {
             methods,
             batches,
@@ -287,6 +300,7 @@ impl IngestSpec {
             set,
             fsync_ops_per_s: None,
             seq_write_bytes_per_s: None,
+            distribute,
         })
     }
 
@@ -341,6 +355,10 @@ impl IngestSpec {
         self.decision.write(&mut t);
         if !self.set.is_empty() {
             t.insert("set".into(), self.set.text());
+        }
+        // Written only when used, so the spec keys of runs on one server stay as they were.
+        if self.distribute {
+            t.insert("distribute".into(), "id".into());
         }
         t
     }

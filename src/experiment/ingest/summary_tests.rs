@@ -44,6 +44,7 @@ fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) ->
         client_cpu_s: 0.1,
         client_cpu_share: 0.05,
         host_cpu_share: Some(0.5),
+        distribution: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@ use tokio_postgres::Client;
 
 use super::payload::index_expression;
 use super::spec::IngestSpec;
+use crate::experiment::distribute::{self, Distribution};
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// The table name for a trial (`None`: the one table an appending run shares).
@@ -34,6 +35,10 @@ pub async fn create(
         .map_err(|e| ctx.error(e))?;
     ctx.mark_run_table(client, name, "ingest trial table")
         .await?;
+    if spec.distribute {
+        // Before the indexes, so that they are created on every shard as the table's.
+        distribute::distribute(ctx, client, &t, "id", None).await?;
+    }
     for i in 1..=spec.indexes {
         let sql = format!(
             "CREATE INDEX ON {t} {}",
@@ -81,19 +86,58 @@ pub async fn wal_since(ctx: &RunCtx, client: &Client, from: &str) -> Result<i64,
     Ok(row.get(0))
 }
 
-/// Rows in the table and its total size on disk.
+/// Rows in the table, its total size on disk (across its shards when it is distributed),
+/// and how it is distributed.
 pub async fn count_and_size(
     ctx: &RunCtx,
     client: &Client,
     name: &str,
-) -> Result<(u64, i64), RunError> {
+) -> Result<(u64, i64, Distribution), RunError> {
     let t = ctx.table(name);
-    let sql = format!("SELECT count(*), pg_total_relation_size($1::text::regclass) FROM {t}");
+    let shards: i64 = if ctx.server.citus.is_some() {
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = $1::text::regclass",
+                &[&t],
+            )
+            .await
+            .map_err(|e| ctx.error(e))?
+            .get(0)
+    } else {
+        0
+    };
+    let size = if shards > 0 {
+        "citus_total_relation_size"
+    } else {
+        "pg_total_relation_size"
+    };
+    let sql = format!("SELECT count(*), {size}($1::text::regclass)::int8 FROM {t}");
     let row = ctx
         .cancellable(client, client.query_one(&sql, &[&t]))
         .await?;
-    let count: i64 = row.get(0);
-    Ok((count.max(0) as u64, row.get(1)))
+    let mut count: i64 = row.get(0);
+    if shards > 0 {
+        // Counted again shard by shard: the rows the coordinator routed must all be there.
+        let per_shard = distribute::rows_in_shards(client, &t)
+            .await
+            .map_err(|e| ctx.error(e))?;
+        if per_shard != count {
+            return Err(RunError::failed(format!(
+                "{name}: count(*) through the coordinator says {count} rows but its shards hold {per_shard}"
+            )));
+        }
+        count = per_shard;
+    }
+    let distribution = if shards > 0 {
+        Distribution {
+            column: Some("id".into()),
+            shards: shards as u32,
+            nodes: distribute::nodes(&ctx.server),
+        }
+    } else {
+        Distribution::none(&ctx.server)
+    };
+    Ok((count.max(0) as u64, row.get(1), distribution))
 }
 
 #[cfg(test)]

@@ -215,7 +215,8 @@ pub async fn run(
         (Some(a), Some(b)) => Some((b - a).max(0)),
         _ => None,
     };
-    let (rows_counted, table_bytes) = table::count_and_size(ctx, control, at.name).await?;
+    let (rows_counted, table_bytes, distribution) =
+        table::count_and_size(ctx, control, at.name).await?;
 
     let results: Vec<LoadResult> = results.into_iter().flatten().collect();
     let rows: u64 = results.iter().map(|r| r.rows).sum();
@@ -280,6 +281,7 @@ pub async fn run(
         client_cpu_s: cpu.client_cpu_s,
         client_cpu_share: cpu.client_cpu_share,
         host_cpu_share: cpu.host_cpu_share,
+        distribution,
     })
 }
 

@@ -74,7 +74,7 @@ fn swept(kind: ExperimentKind) -> &'static [&'static str] {
     match kind {
         ExperimentKind::IndexBuild => &["order", "mwm", "workers"],
         ExperimentKind::Ingest => &["method", "batch", "clients", "sync-commit"],
-        ExperimentKind::Growth => &["design", "steps"],
+        ExperimentKind::Growth => &["design", "steps", "distribute"],
     }
 }
 
@@ -208,6 +208,16 @@ pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Differe
                     name: "server version".into(),
                     baseline: Some(sa.version.clone()),
                     candidate: Some(sb.version.clone()),
+                    role: Role::Condition,
+                });
+            }
+            // A single server and a Citus cluster, or clusters of other sizes, are different
+            // machines: not comparable unless the shape is what is compared (--vary cluster).
+            if sa.cluster != sb.cluster {
+                out.push(Difference {
+                    name: "cluster".into(),
+                    baseline: Some(crate::server::ClusterShape::label_of(sa.cluster)),
+                    candidate: Some(crate::server::ClusterShape::label_of(sb.cluster)),
                     role: Role::Condition,
                 });
             }

@@ -154,7 +154,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             theme.warn(),
         ));
     }
-    if st.remote && rows >= lines.len() + metric_rows + 2 {
+    let citus = app.target.latest.as_ref().and_then(|s| s.citus.as_ref());
+    if let Some(c) = citus
+        && rows > lines.len() + metric_rows
+    {
+        lines.push(plain_line(
+            fit(&format!("Citus target: {}", c.host_note()), cols),
+            theme.warn(),
+        ));
+    } else if st.remote && rows >= lines.len() + metric_rows + 2 {
         lines.push(plain_line(
             fit(
                 "the target is remote: this is pglab's machine, not the server",

@@ -109,6 +109,9 @@ impl TargetState {
         if let Some(s) = &self.latest {
             let v = s.version.split_whitespace().next().unwrap_or(&s.version);
             parts.push(format!("PostgreSQL {v}"));
+            if s.citus.is_some() {
+                parts.push("Citus coordinator".into());
+            }
             parts.push(match (&self.location, &s.tls) {
                 (Location::Sandbox { .. } | Location::Socket { .. }, _) => "socket".into(),
                 (_, Some(tls)) => tls.clone(),
@@ -180,6 +183,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         };
         for l in pack(&items, cols, " · ", 2.min(rows)) {
             lines.push(plain_line(l, style));
+        }
+        if let Some(c) = &s.citus {
+            let mut items = vec![c.summary()];
+            items.extend(c.nodes_line().split(" · ").map(str::to_string));
+            for l in pack(&items, cols, " · ", 2.min(rows.saturating_sub(lines.len()))) {
+                lines.push(plain_line(l, theme.plain()));
+            }
         }
     }
 

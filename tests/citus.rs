@@ -1,0 +1,312 @@
+//! Citus: a real 2-worker cluster started by pglab's own sandbox code (`--citus-workers 2`),
+//! experiments on distributed tables, cleanup across nodes, and the refusal on a plain
+//! server. One cluster for the whole file, in one test, so that a 2-core CI machine runs
+//! three postmasters at a time, not six.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{TestLab, server_processes, skip_or_fail, temp_dir};
+use pglab::server::CitusSandbox;
+use pglab::server::cluster::citus_missing;
+use pglab::server::pgbin;
+
+fn pglab(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .env_remove("PGHOST")
+        .env_remove("PGPORT")
+        .env_remove("PGDATABASE")
+        .args(["--citus-workers", "2"])
+        .args(args)
+        .output()
+        .expect("run pglab")
+}
+
+fn ok(o: &Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "pglab failed: {}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null)
+}
+
+/// Tables in the lab schema on every node, shards included (by a session on each node).
+fn tables_on_nodes(cluster: &CitusSandbox) -> Vec<(String, i64)> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut out = Vec::new();
+        for (name, node) in cluster.nodes() {
+            let (_, port) = node.live_postmaster().expect("node runs");
+            let t = pglab::server::Target::new(node.conn_params(port), true).unwrap();
+            let c = t.connect().await.unwrap();
+            let n: i64 = c
+                .query_one(
+                    "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = 'pglab' AND c.relkind = 'r' AND c.relname NOT LIKE 'ib\\_%'",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            out.push((name, n));
+        }
+        out
+    })
+}
+
+#[test]
+fn a_two_worker_citus_sandbox_runs_every_experiment_and_leaves_nothing() {
+    let bin = pgbin::find(None).expect("PostgreSQL server programs");
+    if let Some(why) = citus_missing(&bin) {
+        skip_or_fail(&format!("Citus is not installed: {why}"));
+        return;
+    }
+    let dir = temp_dir("citus");
+    let paths = pglab::paths::Paths {
+        data_dir: dir.join("data"),
+        config_dir: dir.join("config"),
+    };
+    let cluster = CitusSandbox::locate(&paths, None, None, 2).unwrap();
+    let root = cluster.root.to_string_lossy().to_string();
+    let guard = scopeguard(cluster.clone());
+
+    // Starts, and probe lists two workers.
+    ok(&pglab(&dir, &["sandbox", "start"]));
+    let probe = ok(&pglab(&dir, &["probe", "--format", "json"]));
+    let citus = &probe["server"]["citus"];
+    assert!(citus["version"].as_str().unwrap().starts_with("Citus"));
+    let workers = citus["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["group"].as_i64() != Some(0))
+        .count();
+    assert_eq!(workers, 2, "{citus}");
+    assert_eq!(server_processes(&root), 3, "a coordinator and two workers");
+
+    // index-build on a distributed dataset: the rows are checked shard by shard by the run.
+    let ib = ok(&pglab(
+        &dir,
+        &[
+            "run",
+            "index-build",
+            "--rows",
+            "3000",
+            "--order",
+            "random",
+            "--mwm",
+            "1MB,64MB",
+            "--repeat",
+            "1",
+            "--distribute",
+            "id",
+            "--shards",
+            "4",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(ib["datasets"][0]["distribution"]["shards"], 4);
+    assert_eq!(ib["datasets"][0]["distribution"]["nodes"], 3);
+    assert_eq!(ib["trials"].as_array().unwrap().len(), 2);
+    assert!(ib["trials"][0]["index_bytes"].as_i64().unwrap() > 0);
+    assert_eq!(ib["server"]["cluster"]["workers"], 2);
+
+    // ingest, every method, into a distributed table.
+    let ing = ok(&pglab(
+        &dir,
+        &[
+            "run",
+            "ingest",
+            "--method",
+            "insert,insert-tx,values,copy",
+            "--batch",
+            "100",
+            "--rows",
+            "2000",
+            "--repeat",
+            "1",
+            "--distribute",
+            "id",
+            "--format",
+            "json",
+        ],
+    ));
+    let trials = ing["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 4);
+    for t in trials {
+        assert_eq!(t["rows"], 2000, "{t}");
+        assert_eq!(t["rows_counted"], 2000, "{t}");
+        assert_eq!(t["distribution"]["column"], "id");
+    }
+
+    // growth by version and by content: the shards hold every row each step made.
+    let gr = ok(&pglab(
+        &dir,
+        &[
+            "run",
+            "growth",
+            "--units",
+            "200",
+            "--steps",
+            "0,5",
+            "--design",
+            "snapshot",
+            "--distribute",
+            "version,content",
+            "--repeat",
+            "3",
+            "--format",
+            "json",
+        ],
+    ));
+    let steps = gr["steps"].as_array().unwrap();
+    for d in ["snapshot-by-version", "snapshot-by-content"] {
+        let s = steps
+            .iter()
+            .find(|s| s["design"] == d && s["versions"] == 5)
+            .unwrap_or_else(|| panic!("{d} at 5 versions"));
+        assert_eq!(s["rows"], 1000);
+        assert_eq!(s["read_rows"], 200);
+        assert_eq!(s["node_bytes"].as_array().unwrap().len(), 2, "{s}");
+    }
+    let notes = gr["notes"].to_string();
+    assert!(notes.contains("size per node"), "{notes}");
+
+    // A cancel mid-load leaves no table on any node.
+    let mut child = Command::new(TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args([
+            "--citus-workers",
+            "2",
+            "run",
+            "ingest",
+            "--method",
+            "insert",
+            "--rows",
+            "1M",
+            "--distribute",
+            "id",
+            "--no-history",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let busy = tables_on_nodes(&cluster).iter().any(|(_, n)| *n > 0);
+        if busy || started.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    for (node, n) in tables_on_nodes(&cluster) {
+        assert_eq!(n, 0, "{node} still holds lab tables after the cancel");
+    }
+    // A killed run (no cleanup of its own) leaves nothing on any node after the next clean.
+    let mut child = Command::new(TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args([
+            "--citus-workers",
+            "2",
+            "run",
+            "ingest",
+            "--method",
+            "insert",
+            "--rows",
+            "1M",
+            "--distribute",
+            "id",
+            "--no-history",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !tables_on_nodes(&cluster).iter().any(|(_, n)| *n > 0) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run made no table"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(tables_on_nodes(&cluster).iter().any(|(_, n)| *n > 0));
+    // The killed run's sessions end once the server notices (client_connection_check_interval).
+    let started = Instant::now();
+    loop {
+        let clean = pglab(&dir, &["clean"]);
+        assert!(
+            clean.status.success(),
+            "{}",
+            String::from_utf8_lossy(&clean.stderr)
+        );
+        let left: Vec<_> = tables_on_nodes(&cluster)
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "left after clean: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    // Stops with no postmaster left.
+    ok(&pglab(&dir, &["sandbox", "stop"]));
+    assert_eq!(server_processes(&root), 0);
+    drop(guard);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn distribute_on_a_plain_server_is_refused_with_exit_2() {
+    let lab = common::lab();
+    let o = lab
+        .command()
+        .args([
+            "run",
+            "ingest",
+            "--rows",
+            "100",
+            "--distribute",
+            "id",
+            "--no-history",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("needs a Citus coordinator"), "{err}");
+}
+
+/// Stops the cluster however the test ends.
+struct Guard(CitusSandbox);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.stop();
+    }
+}
+fn scopeguard(c: CitusSandbox) -> Guard {
+    Guard(c)
+}
