@@ -64,6 +64,13 @@ impl Ctx {
     /// the terminal when the server wants one.
     pub async fn open_target(&self) -> Result<(Opened, tokio_postgres::Client)> {
         let opts = self.target_options();
+        // The flag (not the config file's default) with another server named: say which wins.
+        if self.global.citus_workers.is_some_and(|n| n > 0) && !opts.wants_sandbox() {
+            return Err(user_error(
+                EXIT_USAGE,
+                "--citus-workers makes pglab's own sandbox a Citus cluster, but --db (or a PG* variable) names another server: drop --citus-workers to use that server as it is (a Citus coordinator is detected), or add --sandbox",
+            ));
+        }
         if opts.wants_sandbox()
             && opts.citus_workers.is_some()
             && let Ok(bin) = server::pgbin::find(opts.pg_bin.as_deref())

@@ -54,3 +54,14 @@ fn run_help_groups_parameters_run_options_and_global_options() {
         "a global flag among the parameters:\n{rows}"
     );
 }
+
+#[test]
+fn citus_workers_with_another_server_says_which_wins() {
+    let o = pglab(&["--citus-workers", "2", "--db", "host=/tmp port=1", "probe"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--citus-workers makes pglab's own sandbox a Citus cluster"),
+        "{err}"
+    );
+}

@@ -310,4 +310,25 @@ mod tests {
         };
         assert_eq!(d.reason(), "rows none vs 2M");
     }
+
+    #[test]
+    fn another_cluster_shape_is_a_condition_unless_it_is_what_is_compared() {
+        let a = crate::report::example::cybertec_10m("a");
+        let mut b = crate::report::example::cybertec_10m("b");
+        if let Some(s) = b.server.as_mut() {
+            s.cluster = Some(crate::server::ClusterShape { workers: 2 });
+        }
+        let d = differences(&a, &b, &[]);
+        let c = d
+            .iter()
+            .find(|d| d.name == "cluster")
+            .expect("the shape differs");
+        assert_eq!(c.role, Role::Condition);
+        assert!(!reasons(&d).is_empty());
+        let d = differences(&a, &b, &["cluster".to_string()]);
+        let c = d.iter().find(|d| d.name == "cluster").unwrap();
+        assert_eq!(c.role, Role::Setting);
+        // The same shape on both sides is no difference at all.
+        assert!(differences(&b, &b, &[]).iter().all(|d| d.name != "cluster"));
+    }
 }
