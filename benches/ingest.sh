@@ -9,12 +9,17 @@
 #   3. the CouchDB bulk-insert sweep, reduced: the √2 batch ladder 1..1024 × 1–3 clients,
 #      insert-tx and copy, synchronous_commit on, SWEEP_REPEAT rounds: median rows/s table,
 #      the knee per curve (verdict-based) and the findings.
-#   4. the load generator's cost: insert, batch 1, synchronous_commit off, at LOAD_CLIENTS
-#      clients, T s   vs  pgbench -n -M prepared -c N -j min(N,2) -f with the same INSERT:
-#      rows/s ratio (goal >= 0.9) and client CPU per row, pglab's recorded client_cpu_s /
-#      rows and its whole process (user + sys, setup included) against pgbench's process
-#      (goal <= 1.25x). With PGLAB_BEFORE=/path/to/an/older/pglab the older build runs as a
-#      third side in the same rotation (its CPU: the whole process only).
+#   4. the load generator's cost, for each of LOAD_CASES at LOAD_CLIENTS clients, T s  vs
+#      pgbench -n -M prepared -c N -j min(N,2) -f running the same statements:
+#        insert:SYNC    one single-row INSERT per transaction (pglab --method insert)
+#        values:SYNC    one INSERT of LOAD_BATCH rows per transaction (--method values)
+#        pipeline:SYNC  LOAD_BATCH single-row INSERTs in one transaction, pipelined
+#                       (--method insert-tx --pipeline on; pgbench \startpipeline/\endpipeline)
+#      with synchronous_commit SYNC (on|off): rows/s ratio (goal >= 0.9) and client CPU per
+#      row, pglab's recorded client_cpu_s / rows and its whole process (user + sys, setup
+#      included) against pgbench's process (goal <= 1.25x). With PGLAB_BEFORE=/path/to/an/older/
+#      pglab the older build runs as a third side in the same rotation (its CPU: the whole
+#      process only).
 #
 # Each comparison alternates the two sides (ABBA) over several rounds and takes the median:
 # on shared machines the disk's fsync rate can swing several-fold from one run to the next.
@@ -23,6 +28,7 @@
 #   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (5) INSERT_ROUNDS (6) SWEEP_ROWS (20000)
 #        SWEEP_DURATION (2s) SWEEP_REPEAT (4)
 #        LOAD_CLIENTS ("1 4 16") LOAD_SECONDS (5) LOAD_ROUNDS (5) PGLAB_BEFORE (unset)
+#        LOAD_CASES ("insert:off insert:on values:off pipeline:off") LOAD_BATCH (100)
 #        BENCHES ("1 2 3 4": which to run)
 #        CARGO_TARGET_DIR, PGLAB_DATA_DIR as usual
 # Needs: cargo, psql, pgbench, python3 on PATH. Uses pglab's sandbox: starts it when it is
@@ -40,6 +46,8 @@ LOAD_CLIENTS=${LOAD_CLIENTS:-1 4 16}
 LOAD_SECONDS=${LOAD_SECONDS:-5}
 LOAD_ROUNDS=${LOAD_ROUNDS:-5}
 PGLAB_BEFORE=${PGLAB_BEFORE:-}
+LOAD_CASES=${LOAD_CASES:-insert:off insert:on values:off pipeline:off}
+LOAD_BATCH=${LOAD_BATCH:-100}
 BENCHES=${BENCHES:-1 2 3 4}
 want() { case " $BENCHES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
@@ -237,25 +245,54 @@ fi
 
 # --- 4. the load generator's cost: insert vs pgbench at 1, 4, 16 clients -------------------
 declare -A ld
-pgbench_load_once() { # clients -> "tps cpu_us_per_row"
-    local c=$1 j=$(($1 < 2 ? $1 : 2)) cpu
+# A case's pgbench script (written once) and its rows per transaction.
+case_script() { # method -> rows per transaction; writes $tmp/case-METHOD.sql
+    local m=$1 f="$tmp/case-$1.sql" row="(:id, '$(head -c 100 /dev/zero | tr '\0' x)')" i
+    case $m in
+        insert) printf '%s\n' '\set id random(1, 1000000000000)' \
+            "INSERT INTO pglab.bench_pgbench (id, payload) VALUES $row;" >"$f"; echo 1 ;;
+        values)
+            { echo '\set id random(1, 1000000000000)'
+              printf 'INSERT INTO pglab.bench_pgbench (id, payload) VALUES %s' "$row"
+              for ((i = 1; i < LOAD_BATCH; i++)); do printf ', %s' "$row"; done
+              echo ';'; } >"$f"; echo "$LOAD_BATCH" ;;
+        pipeline)
+            { echo '\set id random(1, 1000000000000)'; echo '\startpipeline'; echo 'BEGIN;'
+              for ((i = 0; i < LOAD_BATCH; i++)); do
+                  echo "INSERT INTO pglab.bench_pgbench (id, payload) VALUES $row;"; done
+              echo 'COMMIT;'; echo '\endpipeline'; } >"$f"; echo "$LOAD_BATCH" ;;
+        *) echo "ingest.sh: unknown load case method '$m' (insert, values, pipeline)" >&2; exit 2 ;;
+    esac
+}
+pglab_case_args() { # method -> pglab run ingest flags
+    case $1 in
+        insert) echo "--method insert --batch 1" ;;
+        values) echo "--method values --batch $LOAD_BATCH" ;;
+        pipeline) echo "--method insert-tx --batch $LOAD_BATCH --pipeline on" ;;
+    esac
+}
+pgbench_load_once() { # method sync clients -> "rows/s cpu_us_per_row"
+    local m=$1 sync=$2 c=$3 j=$(($3 < 2 ? $3 : 2)) cpu per
+    per=$(case_script "$m")
     psql_ -c "DROP TABLE IF EXISTS pglab.bench_pgbench" \
         -c "CREATE TABLE pglab.bench_pgbench (id bigint NOT NULL, payload text)" 2>/dev/null
-    cpu=$(PGOPTIONS="-c synchronous_commit=off" helper timed "$tmp/pgbench.out" pgbench -n \
-        -M prepared -c "$c" -j "$j" -T "$LOAD_SECONDS" -f "$tmp/insert.sql" "${CONN[@]}")
+    cpu=$(PGOPTIONS="-c synchronous_commit=$sync" helper timed "$tmp/pgbench.out" pgbench -n \
+        -M prepared -c "$c" -j "$j" -T "$LOAD_SECONDS" -f "$tmp/case-$m.sql" "${CONN[@]}")
     psql_ -c "DROP TABLE pglab.bench_pgbench"
-    python3 - "$tmp/pgbench.out" "$cpu" <<'PY'
+    python3 - "$tmp/pgbench.out" "$cpu" "$per" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
+per = int(sys.argv[3])
 tps = float(re.search(r"^tps = ([0-9.]+)", out, re.M).group(1))
 tx = int(re.search(r"actually processed: (\d+)", out).group(1))
-print(tps, float(sys.argv[2]) / max(tx, 1) * 1e6)
+print(tps * per, float(sys.argv[2]) / max(tx * per, 1) * 1e6)
 PY
 }
-pglab_load_once() { # binary clients tag -> "rows/s recorded_cpu_us_per_row process_cpu_us_per_row"
-    local bin=$1 c=$2 out="$tmp/load-$3.json" cpu
-    cpu=$(helper timed "$out" "$bin" run ingest --method insert --batch 1 --clients "$c" \
-        --rows 10M --duration "${LOAD_SECONDS}s" --payload 100B --sync-commit off \
+pglab_load_once() { # binary method sync clients tag -> "rows/s recorded_cpu_us_per_row process_cpu_us_per_row"
+    local bin=$1 m=$2 sync=$3 c=$4 out="$tmp/load-$5.json" cpu
+    # shellcheck disable=SC2046
+    cpu=$(helper timed "$out" "$bin" run ingest $(pglab_case_args "$m") --clients "$c" \
+        --rows 100M --duration "${LOAD_SECONDS}s" --payload 100B --sync-commit "$sync" \
         --repeat 1 --format json --no-history --yes) ||
         { echo "ingest.sh: pglab run ingest failed" >&2; exit 1; }
     python3 - "$out" "$cpu" <<'PY'
@@ -267,24 +304,23 @@ print(t["rows_per_s"], "nan" if rec is None else rec / rows * 1e6, float(sys.arg
 PY
 }
 if want 4; then
-    [ -f "$tmp/insert.sql" ] || printf '%s\n' \
-        '\set id random(1, 1000000000000)' \
-        "INSERT INTO pglab.bench_pgbench (id, payload) VALUES (:id, '$(head -c 100 /dev/zero | tr '\0' x)');" \
-        >"$tmp/insert.sql"
     sides=(pglab pgbench)
     [ -n "$PGLAB_BEFORE" ] && sides+=(before)
-    for c in $LOAD_CLIENTS; do
-        echo "4/4 load generator: insert ×$c vs pgbench -c $c ($LOAD_ROUNDS rounds of ${LOAD_SECONDS} s, rotating order)…" >&2
-        for ((r = 0; r < LOAD_ROUNDS; r++)); do
-            for ((k = 0; k < ${#sides[@]}; k++)); do
-                side=${sides[$(((r + k) % ${#sides[@]}))]}
-                case $side in
-                    pglab) v=$(pglab_load_once "$BIN" "$c" "a-$c-$r") ;;
-                    before) v=$(pglab_load_once "$PGLAB_BEFORE" "$c" "b-$c-$r") ;;
-                    pgbench) v=$(pgbench_load_once "$c") ;;
-                esac
-                echo "   $side ×$c: $v" >&2
-                ld[$side,$c]+="$v;"
+    for case_ in $LOAD_CASES; do
+        m=${case_%%:*} sync=${case_#*:}
+        for c in $LOAD_CLIENTS; do
+            echo "4/4 load generator: $m sync=$sync ×$c vs pgbench -c $c ($LOAD_ROUNDS rounds of ${LOAD_SECONDS} s, rotating order)…" >&2
+            for ((r = 0; r < LOAD_ROUNDS; r++)); do
+                for ((k = 0; k < ${#sides[@]}; k++)); do
+                    side=${sides[$(((r + k) % ${#sides[@]}))]}
+                    case $side in
+                        pglab) v=$(pglab_load_once "$BIN" "$m" "$sync" "$c" "a-$m-$sync-$c-$r") ;;
+                        before) v=$(pglab_load_once "$PGLAB_BEFORE" "$m" "$sync" "$c" "b-$m-$sync-$c-$r") ;;
+                        pgbench) v=$(pgbench_load_once "$m" "$sync" "$c") ;;
+                    esac
+                    echo "   $side $m:$sync ×$c: $v" >&2
+                    ld[$side,$m:$sync,$c]+="$v;"
+                done
             done
         done
     done
@@ -309,7 +345,7 @@ if want 2; then
 fi
 if want 4; then
     echo
-    echo "== 4. the load generator: insert, batch 1, synchronous_commit off, ${LOAD_SECONDS} s, vs pgbench -n -M prepared -c N -j min(N,2) (medians of $LOAD_ROUNDS rounds each, rotating order)"
+    echo "== 4. the load generator, ${LOAD_SECONDS} s trials, vs pgbench -n -M prepared -c N -j min(N,2) running the same statements (medians of $LOAD_ROUNDS rounds each, rotating order; batch $LOAD_BATCH for values and pipeline)"
     echo "   CPU per row in µs: pglab's recorded client_cpu_s / rows (rec) and its whole process (proc, setup included); pgbench's whole process"
     python3 - "$PGLAB_BEFORE" <<PY
 from statistics import median
@@ -317,18 +353,22 @@ before = "$PGLAB_BEFORE" != ""
 raw = {}
 for kv in """$(for k in "${!ld[@]}"; do echo "$k=${ld[$k]}"; done)""".splitlines():
     k, v = kv.split("=", 1)
-    side, c = k.split(",")
-    raw[(side, int(c))] = [list(map(float, x.split())) for x in v.split(";") if x]
+    side, case, c = k.split(",")
+    raw[(side, case, int(c))] = [list(map(float, x.split())) for x in v.split(";") if x]
 def med(side, c, i):
-    return median(r[i] for r in raw[(side, c)])
-head = f"   {'clients':>7} {'pglab rows/s':>12} {'pgbench tps':>11} {'ratio':>6} {'rec µs':>7} {'proc µs':>7} {'pgb µs':>7} {'cpu×rec':>7} {'cpu×proc':>8}"
+    return median(r[i] for r in raw[(side, case, c)])
+head = f"   {'case':<13} {'clients':>7} {'pglab rows/s':>12} {'pgbench r/s':>11} {'ratio':>6} {'rec µs':>7} {'proc µs':>7} {'pgb µs':>7} {'cpu×rec':>7} {'cpu×proc':>8}"
 if before:
     head += f"   {'before rows/s':>13} {'ratio':>6} {'proc µs':>7} {'cpu×proc':>8}"
 print(head)
-for c in sorted({c for _, c in raw}):
+cases = []
+for _, case, _ in raw:
+    if case not in cases:
+        cases.append(case)
+for case, c in sorted({(case, c) for _, case, c in raw}, key=lambda k: (cases.index(k[0]), k[1])):
     a, p = med("pglab", c, 0), med("pgbench", c, 0)
     rec, proc, pg = med("pglab", c, 1), med("pglab", c, 2), med("pgbench", c, 1)
-    line = f"   {c:>7} {a:>12.0f} {p:>11.0f} {a / p:>6.2f} {rec:>7.1f} {proc:>7.1f} {pg:>7.1f} {rec / pg:>7.2f} {proc / pg:>8.2f}"
+    line = f"   {case:<13} {c:>7} {a:>12.0f} {p:>11.0f} {a / p:>6.2f} {rec:>7.1f} {proc:>7.1f} {pg:>7.1f} {rec / pg:>7.2f} {proc / pg:>8.2f}"
     if before:
         b, bp = med("before", c, 0), med("before", c, 2)
         line += f"   {b:>13.0f} {b / p:>6.2f} {bp:>7.1f} {bp / pg:>8.2f}"
