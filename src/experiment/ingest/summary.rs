@@ -320,16 +320,26 @@ fn wal_by_settings(trials: &[IngestTrial], labels: &[String]) -> Vec<String> {
             let Some(m) = crate::measure::stats::median(&v) else {
                 continue;
             };
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+                    (l.min(*x), h.max(*x))
+                });
+            let range = if (hi - lo) < 0.5 {
+                String::new()
+            } else {
+                format!(" [{lo:.0}–{hi:.0}]")
+            };
             let vs = match first {
-                Some(f) if f > 0.0 => format!(" ({:+.0}%)", (m / f - 1.0) * 100.0),
+                Some(f) if f > 0.0 => format!(", {:+.0}%", (m / f - 1.0) * 100.0),
                 _ => String::new(),
             };
             first.get_or_insert(m);
-            parts.push(format!("{label} {m:.0} B{vs}"));
+            parts.push(format!("{label} {m:.0} B{range}{vs}"));
         }
         if parts.len() >= 2 {
             out.push(format!(
-                "{} batch {batch} ×{clients} sync={}: WAL per row (median) {}",
+                "{} batch {batch} ×{clients} sync={}: WAL per row, median [min–max] of the trials and against the first setting listed: {}",
                 method.as_str(),
                 sync.as_str(),
                 parts.join(", ")

@@ -314,3 +314,55 @@ fn a_load_generator_above_a_quarter_of_the_cpu_is_a_confounder() {
     r.summarize(&["CHECKPOINT skipped".into()]);
     assert_eq!(r.summary.confounders, ["CHECKPOINT skipped"]);
 }
+
+#[test]
+fn swept_settings_are_a_question_and_their_wal_and_checkpoints_are_stated_with_a_spread() {
+    let mut p = crate::experiment::ExperimentKind::Ingest.defaults();
+    p.insert("method".into(), "copy".into());
+    p.insert("batch".into(), "256".into());
+    p.insert("set".into(), "max_wal_size=1GB,16GB".into());
+    let mut r = IngestReport::new(&IngestSpec::parse(&p).unwrap());
+    for (round, x) in NOISE.iter().enumerate() {
+        for combo in 0..2 {
+            let mut t = trial(
+                Method::Copy,
+                256,
+                SyncCommit::On,
+                100_000.0 * x,
+                round as u32 + 1,
+            );
+            t.combo = combo;
+            // 16GB: no checkpoint inside the load and fewer full-page images.
+            t.checkpoints_during = Some(if combo == 0 { 3 + round as i64 % 2 } else { 0 });
+            t.wal_bytes_per_row = if combo == 0 {
+                200.0 + round as f64
+            } else {
+                150.0
+            };
+            r.trials.push(t);
+        }
+    }
+    r.summarize(&[]);
+    let g = r
+        .summary
+        .groups
+        .iter()
+        .find(|g| g.question == Question::Settings)
+        .expect("a settings question");
+    assert_eq!(g.verdict, Some(Verdict::NoSignificantDifference));
+    let f = &r.summary.findings;
+    let wal = f.iter().find(|s| s.contains("WAL per row")).unwrap();
+    assert!(
+        wal.contains("max_wal_size=1GB 202 B [200–204]")
+            && wal.contains("max_wal_size=16GB 150 B, -26%"),
+        "{wal}"
+    );
+    let cp = f
+        .iter()
+        .find(|s| s.starts_with("checkpoints during"))
+        .unwrap();
+    assert!(
+        cp.contains("max_wal_size=1GB: 3–4; max_wal_size=16GB: 0"),
+        "{cp}"
+    );
+}
