@@ -33,6 +33,7 @@ mod summary;
 mod table;
 mod trial;
 mod verdicts;
+mod whatif;
 mod worker;
 
 pub use client::open_session;
