@@ -98,8 +98,12 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     // Every swept setting is checked against this server before anything runs.
     let on_sandbox = opened.sandbox.is_some();
-    if let Err(problems) =
-        experiment::whatif::plan::check(&client, spec.settings(), on_sandbox).await
+    if let Err(problems) = experiment::whatif::plan::check(
+        &client,
+        spec.settings(),
+        experiment::whatif::Reach::of(on_sandbox, server.citus.is_some()),
+    )
+    .await
     {
         opened.close().await;
         return Err(user_error(

@@ -111,7 +111,8 @@ async fn run(
         return fail(report, e);
     }
     let on_sandbox = target.is_sandbox() && opts.sandbox.is_some();
-    let plan = match super::whatif::plan::check(&control, spec.settings(), on_sandbox).await {
+    let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
+    let plan = match super::whatif::plan::check(&control, spec.settings(), reach).await {
         Ok(p) => p,
         Err(problems) => return fail(report, problems.join("; ")),
     };

@@ -130,15 +130,7 @@ pub async fn open(
             keep: opts.keep_sandbox,
             workers: Vec::new(),
         };
-        let target = Arc::new(Target::new(sandbox.conn_params(port), true)?);
-        let client = target.connect().await?;
-        Ok((
-            Opened {
-                target,
-                sandbox: Some(session),
-            },
-            client,
-        ))
+        open_on(session, sandbox.conn_params(port)).await
     } else {
         let params = conninfo::resolve(opts.db.as_deref(), &conninfo::ProcessEnv)?;
         let target = Arc::new(Target::new(params, false)?);
@@ -171,7 +163,16 @@ async fn open_cluster(
         workers: cluster.workers.clone(),
     };
     cluster.register(port, &ports).await?;
-    let target = Arc::new(Target::new(cluster.coordinator.conn_params(port), true)?);
+    open_on(session, cluster.coordinator.conn_params(port)).await
+}
+
+/// The sandbox (or the cluster's coordinator) behind `session` as the target, with a session
+/// open on it.
+async fn open_on(
+    session: SandboxSession,
+    params: conninfo::ConnParams,
+) -> Result<(Opened, tokio_postgres::Client), TargetError> {
+    let target = Arc::new(Target::new(params, true)?);
     let client = target.connect().await?;
     Ok((
         Opened {

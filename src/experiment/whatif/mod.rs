@@ -10,7 +10,7 @@ pub mod plan;
 pub mod sweep;
 
 pub use apply::{Applier, Entered, WhatIfRecord};
-pub use plan::{Apply, PlannedSetting, WhatIf};
+pub use plan::{Apply, PlannedSetting, Reach, WhatIf};
 pub use sweep::{Combo, SET, SettingsSweep, combo_label, with_combo};
 
 use super::event::ResultLayout;

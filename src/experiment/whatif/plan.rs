@@ -32,6 +32,28 @@ impl Apply {
     }
 }
 
+/// What pglab may do to the server a sweep runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// pglab's own single-server sandbox: reloads and restarts are allowed.
+    Sandbox,
+    /// pglab's Citus sandbox: only the coordinator would change, so only session settings.
+    Cluster,
+    /// A server pglab did not start: session settings only.
+    Other,
+}
+
+impl Reach {
+    /// The reach of a target: pglab's sandbox or not, a Citus coordinator or not.
+    pub fn of(on_sandbox: bool, citus: bool) -> Reach {
+        match (on_sandbox, citus) {
+            (true, false) => Reach::Sandbox,
+            (true, true) => Reach::Cluster,
+            (false, _) => Reach::Other,
+        }
+    }
+}
+
 /// One swept setting, checked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedSetting {
@@ -133,12 +155,12 @@ impl WhatIf {
     }
 }
 
-/// Check a sweep against the server behind `client`. `on_sandbox`: the target is pglab's own
-/// sandbox, where reloads and restarts are allowed. Err: one sentence per problem.
+/// Check a sweep against the server behind `client`; `reach` says whether reloads and
+/// restarts are allowed there. Err: one sentence per problem.
 pub async fn check(
     client: &Client,
     sweep: &SettingsSweep,
-    on_sandbox: bool,
+    reach: Reach,
 ) -> Result<WhatIf, Vec<String>> {
     if sweep.is_empty() {
         return Ok(WhatIf::none());
@@ -150,7 +172,7 @@ pub async fn check(
         .await
         .unwrap_or(0);
     let sweep = expand(&all, sweep, ram)?;
-    let plan = check_against(&all, &sweep, on_sandbox)?;
+    let plan = check_against(&all, &sweep, reach)?;
     // Session settings: the server itself has the last word on the value and on whether this
     // role may set it, in a transaction that changes nothing.
     let mut problems = Vec::new();
@@ -277,7 +299,7 @@ async fn dry_run_set(client: &Client, name: &str, value: &str) -> Result<(), Str
 pub fn check_against(
     all: &[SettingInfo],
     sweep: &SettingsSweep,
-    on_sandbox: bool,
+    reach: Reach,
 ) -> Result<WhatIf, Vec<String>> {
     let mut problems = Vec::new();
     let mut settings = Vec::new();
@@ -322,7 +344,14 @@ pub fn check_against(
                 continue;
             }
         };
-        if apply != Apply::Session && !on_sandbox {
+        if apply != Apply::Session && reach == Reach::Cluster {
+            problems.push(format!(
+                "{} has context {}: on the Citus sandbox pglab would change the coordinator only, not its workers; sweep it on the single-server sandbox (without --citus-workers), or SET-able settings here",
+                item.name, info.context
+            ));
+            continue;
+        }
+        if apply != Apply::Session && reach == Reach::Other {
             let how = if apply == Apply::Reload {
                 "a configuration reload"
             } else {
@@ -396,7 +425,7 @@ mod tests {
         let p = check_against(
             &catalog(),
             &sweep("work_mem=4MB,64MB max_wal_size=1GB,16GB shared_buffers=128MB,256MB"),
-            true,
+            Reach::Sandbox,
         )
         .unwrap();
         let applies: Vec<Apply> = p.settings.iter().map(|s| s.apply).collect();
@@ -418,7 +447,12 @@ mod tests {
 
     #[test]
     fn a_server_pglab_did_not_start_is_never_reconfigured() {
-        let e = check_against(&catalog(), &sweep("shared_buffers=128MB,256MB"), false).unwrap_err();
+        let e = check_against(
+            &catalog(),
+            &sweep("shared_buffers=128MB,256MB"),
+            Reach::Other,
+        )
+        .unwrap_err();
         assert_eq!(e.len(), 1);
         assert!(
             e[0].starts_with(
@@ -428,19 +462,17 @@ mod tests {
             e[0]
         );
         assert!(e[0].contains("pglab --sandbox run … --set shared_buffers=128MB,256MB"));
-        let e = check_against(&catalog(), &sweep("max_wal_size=1GB"), false).unwrap_err();
+        let e = check_against(&catalog(), &sweep("max_wal_size=1GB"), Reach::Other).unwrap_err();
         assert!(e[0].contains("a configuration reload"));
         // Session settings run anywhere.
-        assert!(check_against(&catalog(), &sweep("work_mem=1MB"), false).is_ok());
+        assert!(check_against(&catalog(), &sweep("work_mem=1MB"), Reach::Other).is_ok());
     }
 
     #[test]
     fn each_problem_gets_a_sentence() {
         let e = check_against(
             &catalog(),
-            &sweep("wal_compresion=off max_wal_size=1XB block_size=16 log_connections=on shared_buffers=1kB"),
-            true,
-        )
+            &sweep("wal_compresion=off max_wal_size=1XB block_size=16 log_connections=on shared_buffers=1kB"), Reach::Sandbox)
         .unwrap_err();
         assert_eq!(e.len(), 5, "{e:?}");
         assert!(e[0].contains("did you mean wal_compression"), "{}", e[0]);
@@ -483,5 +515,13 @@ mod tests {
         assert!(e[0].contains("on/off or enum"), "{e:?}");
         let e = expand(&all, &sweep("wal_compression=50%ram"), 1 << 30).unwrap_err();
         assert!(e[0].contains("memory setting"), "{e:?}");
+    }
+
+    #[test]
+    fn the_citus_sandbox_sweeps_session_settings_only() {
+        let e =
+            check_against(&catalog(), &sweep("max_wal_size=1GB,2GB"), Reach::Cluster).unwrap_err();
+        assert!(e[0].contains("coordinator only"), "{e:?}");
+        assert!(check_against(&catalog(), &sweep("work_mem=1MB"), Reach::Cluster).is_ok());
     }
 }
