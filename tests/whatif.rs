@@ -364,3 +364,47 @@ fn bad_names_units_and_ranges_get_a_sentence_each() {
     }
     assert_own_settings();
 }
+
+#[test]
+fn a_restart_is_refused_while_another_pglab_uses_the_sandbox() {
+    let _g = serial();
+    // This test process takes a lease, as a second pglab (a TUI, another run) would.
+    let lease = lab().sandbox.lease().expect("lease");
+    let out = run(&[
+        "run",
+        "index-build",
+        "--rows",
+        "5k",
+        "--set",
+        "shared_buffers=128MB,256MB",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("another pglab is using the sandbox (pid"),
+        "{err}"
+    );
+    // Session settings change nobody else's runs: allowed.
+    let out = run(&[
+        "run",
+        "ingest",
+        "--method",
+        "copy",
+        "--batch",
+        "256",
+        "--rows",
+        "1k",
+        "--repeat",
+        "1",
+        "--set",
+        "work_mem=1MB,2MB",
+        "--no-history",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(lease);
+    assert_own_settings();
+}

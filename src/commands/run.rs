@@ -98,22 +98,32 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     // Every swept setting is checked against this server before anything runs.
     let on_sandbox = opened.sandbox.is_some();
-    if let Err(problems) = experiment::whatif::plan::check(
+    let plan = match experiment::whatif::plan::check(
         &client,
         spec.settings(),
         experiment::whatif::Reach::of(on_sandbox, server.citus.is_some()),
     )
     .await
     {
+        Ok(p) => p,
+        Err(problems) => {
+            opened.close().await;
+            return Err(user_error(
+                EXIT_USAGE,
+                if problems.len() == 1 {
+                    format!("--set: {}", problems[0])
+                } else {
+                    format!("--set:\n  {}", problems.join("\n  "))
+                },
+            ));
+        }
+    };
+    if let Some(s) = &opened.sandbox
+        && server.citus.is_none()
+        && let Some(why) = experiment::whatif::sandbox_conflict(&s.sandbox, &plan)
+    {
         opened.close().await;
-        return Err(user_error(
-            EXIT_USAGE,
-            if problems.len() == 1 {
-                format!("--set: {}", problems[0])
-            } else {
-                format!("--set:\n  {}", problems.join("\n  "))
-            },
-        ));
+        return Err(user_error(EXIT_USAGE, why));
     }
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));

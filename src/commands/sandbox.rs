@@ -91,7 +91,7 @@ fn describe(sb: &Sandbox) -> String {
             .map(|(n, v)| format!("{n} = {v}"))
             .collect::<Vec<_>>()
             .join(", ");
-        if sb.whatif_pending() && !sb.unused() {
+        if sb.whatif_live() {
             format!("settings: a what-if run has changed {what} (it puts them back when it ends)")
         } else if sb.whatif_pending() {
             format!(

@@ -122,6 +122,11 @@ async fn run(
         report.body = empty_body(&spec);
     }
     let sandbox = opts.sandbox.clone();
+    if let Some(sb) = sandbox.as_ref().filter(|_| on_sandbox)
+        && let Some(why) = super::whatif::sandbox_conflict(sb, &plan)
+    {
+        return fail(report, why);
+    }
     let mut ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
     ctx.whatif = super::whatif::Applier::new(plan, sandbox.filter(|_| on_sandbox));
     if let Err(e) = ctx.ensure_schema(&control).await {

@@ -89,15 +89,56 @@ impl Sandbox {
         Ok(WhatIfJournal { lock, saved })
     }
 
-    /// Put the saved `postgresql.auto.conf` back (the server still has to reload or restart
-    /// to read it) and drop the journal. False when there was nothing to put back.
-    pub fn restore_auto_conf(&self, journal: WhatIfJournal) -> Result<bool, TargetError> {
-        let restored = self.put_back_auto_conf()?;
-        drop(journal);
-        Ok(restored)
+    /// Put the saved `postgresql.auto.conf` back; the saved copy stays until
+    /// [`Sandbox::end_whatif`], once the server has read the file again (a pglab killed in
+    /// between leaves the copy, and the next start repairs). False when there was nothing.
+    pub fn restore_auto_conf(&self) -> Result<bool, TargetError> {
+        self.write_saved_auto_conf()
     }
 
-    fn put_back_auto_conf(&self) -> Result<bool, TargetError> {
+    /// The server runs on its own settings again: drop the saved copy and the what-if lock.
+    pub fn end_whatif(&self, journal: WhatIfJournal) {
+        fs::remove_file(self.saved_auto_conf()).ok();
+        drop(journal);
+    }
+
+    /// True while a live what-if run holds the journal's lock.
+    pub fn whatif_live(&self) -> bool {
+        let Ok(lock) = OpenOptions::new().write(true).open(self.whatif_lock()) else {
+            return false;
+        };
+        let held = lock.try_lock().is_err();
+        lock.unlock().ok();
+        held && self.saved_auto_conf().exists()
+    }
+
+    /// pglab processes other than this one holding the sandbox's lease (from `/proc/locks`):
+    /// a reload or restart would change their runs too.
+    pub fn other_users(&self) -> Vec<i32> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = fs::metadata(self.root.join("lease")) else {
+            return Vec::new();
+        };
+        let ino = meta.ino().to_string();
+        let me = std::process::id() as i32;
+        let text = fs::read_to_string("/proc/locks").unwrap_or_default();
+        let mut pids: Vec<i32> = text
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                // "1: FLOCK  ADVISORY  READ  1234 fd:01:5678 0 EOF" (a blocked waiter has "->").
+                let at = f.iter().position(|w| *w == "FLOCK")?;
+                let pid: i32 = f.get(at + 3)?.parse().ok()?;
+                let inode = f.get(at + 4)?.rsplit(':').next()?;
+                (inode == ino && pid != me).then_some(pid)
+            })
+            .collect();
+        pids.sort_unstable();
+        pids.dedup();
+        pids
+    }
+
+    fn write_saved_auto_conf(&self) -> Result<bool, TargetError> {
         let saved = self.saved_auto_conf();
         let Ok(text) = fs::read(&saved) else {
             return Ok(false);
@@ -110,7 +151,6 @@ impl Sandbox {
                 saved.display()
             ))
         })?;
-        fs::remove_file(&saved).ok();
         Ok(true)
     }
 
@@ -133,10 +173,15 @@ impl Sandbox {
             return Ok(None); // a live what-if run holds it
         }
         let changed = self.changed_settings();
-        self.put_back_auto_conf()?;
+        // Nothing to put back: a live run finished between the two checks.
+        if !self.write_saved_auto_conf()? {
+            lock.unlock().ok();
+            return Ok(None);
+        }
         if self.live_postmaster().is_some() {
             self.restart()?;
         }
+        fs::remove_file(self.saved_auto_conf()).ok();
         lock.unlock().ok();
         let what = changed
             .iter()

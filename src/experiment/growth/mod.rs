@@ -261,6 +261,27 @@ async fn run_steps(
         let read_rng = ChaCha8Rng::seed_from_u64(
             spec.seed ^ (step_no as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
+        // Every combination of swept settings measures the same step, reading the same
+        // versions; restart blocks stay together and alternate direction from step to step,
+        // so each step costs one restart fewer. The growth runs under the first of them (its
+        // timings are recorded with that combination's step).
+        let mut order: Vec<usize> = (0..combos).collect();
+        order.sort_by_key(|&c| (ctx.whatif.plan.block_of(c), c));
+        if step_no % 2 == 1 {
+            order.reverse();
+        }
+        if !ctx.whatif.plan.is_empty() {
+            if let crate::experiment::whatif::Entered::Restarted { .. } =
+                ctx.enter_combo(order[0]).await?
+            {
+                (client, watcher) = sessions(ctx).await?;
+            } else {
+                client
+                    .batch_execute(&ctx.whatif.plan.session_sql(order[0]))
+                    .await
+                    .map_err(|e| ctx.error(e))?;
+            }
+        }
         // Grow every design first, then one CHECKPOINT, then measure them by rounds.
         let mut trials = Vec::new();
         let mut grows = Vec::new();
@@ -297,14 +318,6 @@ async fn run_steps(
             grows.push(grow);
         }
         checkpoint(ctx, &client, found).await?;
-        // Every combination of swept settings measures the same step, reading the same
-        // versions; restart blocks stay together and alternate direction from step to step,
-        // so each step costs one restart fewer.
-        let mut order: Vec<usize> = (0..combos).collect();
-        order.sort_by_key(|&c| (ctx.whatif.plan.block_of(c), c));
-        if step_no % 2 == 1 {
-            order.reverse();
-        }
         let mut grows = Some(grows);
         let mut at_versions: Option<Vec<(u64, u64)>> = None;
         for c in order {

@@ -210,8 +210,16 @@ async fn warm_up(
 /// The configurations of the next round: all of them for the first `repeat.initial()`
 /// rounds; with `auto`, then only those some undecided verdict still needs, up to
 /// `max-repeat` rounds.
-fn next_round(spec: &IngestSpec, round: u32, trials: &[IngestTrial]) -> Vec<TrialPlan> {
-    let plan = spec.plan();
+///
+/// `keep` limits the run to a restart block of swept settings: `auto` then decides with the
+/// block's own comparisons (a block cannot wait for trials of blocks that have not run).
+fn next_round(
+    spec: &IngestSpec,
+    round: u32,
+    trials: &[IngestTrial],
+    keep: impl Fn(&TrialPlan) -> bool,
+) -> Vec<TrialPlan> {
+    let plan: Vec<TrialPlan> = spec.plan().into_iter().filter(|p| keep(p)).collect();
     if round <= spec.repeat.initial() {
         return plan;
     }
@@ -292,10 +300,9 @@ async fn trials(
     for block in block_ids {
         let mut round = 1;
         loop {
-            let configs: Vec<_> = next_round(spec, round, &report.trials)
-                .into_iter()
-                .filter(|p| blocks.get(p.combo) == Some(&block))
-                .collect();
+            let configs = next_round(spec, round, &report.trials, |p| {
+                blocks.get(p.combo) == Some(&block)
+            });
             if configs.is_empty() {
                 break;
             }

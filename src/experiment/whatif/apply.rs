@@ -244,7 +244,7 @@ impl Applier {
             for (n, v) in part {
                 let row = client
                     .query_one(
-                        "SELECT setting, pending_restart FROM pg_settings WHERE name = $1",
+                        "SELECT setting, pending_restart FROM pg_settings WHERE lower(name) = lower($1)",
                         &[n],
                     )
                     .await
@@ -299,7 +299,7 @@ impl Applier {
         st.lock_session = None;
         let sb = sandbox.clone();
         let live = tokio::task::spawn_blocking(move || {
-            sb.restore_auto_conf(journal)?;
+            sb.restore_auto_conf()?;
             Ok::<bool, crate::server::TargetError>(sb.live_postmaster().is_some())
         })
         .await
@@ -372,6 +372,8 @@ impl Applier {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // Only now may the saved copy go: until here a killed pglab leaves it for the next start.
+        sandbox.end_whatif(journal);
         Ok(format!(
             "the sandbox has its own settings back ({list}) after {how}"
         ))

@@ -102,14 +102,30 @@ fn split_unit_multiplier(u: &str) -> (f64, &str) {
     (n, &u[digits..])
 }
 
+/// PostgreSQL's `parse_bool`: on/off, true/false, yes/no, 1/0 and unambiguous prefixes
+/// (`t`, `f`, `y`, `n`, `of`), any case.
+fn parse_bool(v: &str) -> Option<bool> {
+    let v = v.trim().to_ascii_lowercase();
+    let prefix_of = |word: &str, min: usize| v.len() >= min && word.starts_with(v.as_str());
+    if prefix_of("true", 1) || prefix_of("yes", 1) || v == "on" || v == "1" {
+        Some(true)
+    } else if prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || v == "0" {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// `128MB` → (128.0, Some("MB")); `0.5` → (0.5, None).
 fn split_number(v: &str) -> Option<(f64, Option<&str>)> {
     let v = v.trim();
     let end = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
+        })
         .unwrap_or(v.len());
     // `1e3` is a number; `1min` must not lose its `m` to the exponent rule above.
-    let end = if v[..end].ends_with('e') {
+    let end = if v[..end].ends_with(['e', 'E']) {
         end - 1
     } else {
         end
@@ -147,15 +163,17 @@ impl SettingInfo {
         let name = &self.name;
         match self.vartype.as_str() {
             "bool" => {
-                let v = value.to_ascii_lowercase();
-                if ["on", "off", "true", "false", "yes", "no", "1", "0"].contains(&v.as_str()) {
+                if parse_bool(value).is_some() {
                     Ok(())
                 } else {
                     Err(format!("{name} is on or off, not '{value}'"))
                 }
             }
             "enum" => {
-                if self.enumvals.iter().any(|e| e.eq_ignore_ascii_case(value)) {
+                // Enums with on/off also take PostgreSQL's hidden boolean spellings.
+                let boolish = self.enumvals.iter().any(|e| e == "on" || e == "off")
+                    && parse_bool(value).is_some();
+                if boolish || self.enumvals.iter().any(|e| e.eq_ignore_ascii_case(value)) {
                     Ok(())
                 } else {
                     Err(format!(
@@ -174,11 +192,14 @@ impl SettingInfo {
     pub fn normalize(&self, value: &str) -> Option<String> {
         self.check(value).ok()?;
         Some(match self.vartype.as_str() {
-            "bool" => match value.to_ascii_lowercase().as_str() {
-                "on" | "true" | "yes" | "1" => "on".into(),
-                _ => "off".into(),
+            "bool" => if parse_bool(value)? { "on" } else { "off" }.into(),
+            "enum" => match (
+                self.enumvals.iter().any(|e| e.eq_ignore_ascii_case(value)),
+                parse_bool(value),
+            ) {
+                (false, Some(b)) => if b { "on" } else { "off" }.into(),
+                _ => value.to_ascii_lowercase(),
             },
-            "enum" => value.to_ascii_lowercase(),
             "integer" | "real" => trim_float(self.base_value(value).ok()?),
             _ => value.to_string(),
         })
@@ -255,8 +276,9 @@ impl SettingInfo {
                 }
             }
         };
+        // PostgreSQL rounds with rint(): halves to even.
         Ok(if self.vartype == "integer" {
-            base.round()
+            base.round_ties_even()
         } else {
             base
         })
@@ -324,6 +346,15 @@ mod tests {
         assert!(pc.check("10ms").unwrap_err().contains("has no unit"));
         let fpw = info("full_page_writes", "bool", None, 0.0, 0.0);
         assert!(fpw.check("ON").is_ok());
+        for v in ["t", "YES", "of", "0", "f"] {
+            assert!(fpw.check(v).is_ok(), "{v}");
+        }
+        assert!(fpw.check("o").is_err(), "o is ambiguous: on or off");
+        assert_eq!(fpw.normalize("y").as_deref(), Some("on"));
+        // Integers round halves to even, as PostgreSQL's rint().
+        let ct = info("checkpoint_timeout", "integer", Some("s"), 30.0, 86400.0);
+        assert_eq!(ct.normalize("90.5s").as_deref(), Some("90"));
+        assert!(info("x", "real", None, 0.0, 1e9).check("1E3").is_ok());
         assert!(fpw.check("maybe").unwrap_err().contains("on or off"));
         let mut wc = info("wal_compression", "enum", None, 0.0, 0.0);
         wc.enumvals = vec!["pglz".into(), "lz4".into(), "off".into(), "on".into()];

@@ -14,6 +14,26 @@ pub use plan::{Apply, PlannedSetting, Reach, WhatIf};
 pub use sweep::{Combo, SET, SettingsSweep, combo_label, with_combo};
 
 use super::event::ResultLayout;
+use crate::server::Sandbox;
+
+/// Why this run must not start on a sandbox other pglab processes share (None: it may): a
+/// reload or restart would change their runs too, and a live what-if run of another process
+/// would make this run measure its settings.
+pub fn sandbox_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
+    if plan.changes_server() {
+        let others = sandbox.other_users();
+        if !others.is_empty() {
+            let pids: Vec<String> = others.iter().map(|p| p.to_string()).collect();
+            return Some(format!(
+                "another pglab is using the sandbox (pid {}): a reload or restart for --set would change its runs too; quit it or let it finish, then run this again",
+                pids.join(", ")
+            ));
+        }
+    }
+    sandbox.whatif_live().then(|| {
+        "a what-if run of another pglab has changed the sandbox's settings: this run would measure them; wait until it ends".to_string()
+    })
+}
 
 /// A results layout with a `settings` column when the run sweeps server settings.
 pub fn layout_with(mut layout: ResultLayout, sweep: &SettingsSweep) -> ResultLayout {

@@ -200,7 +200,7 @@ pub fn expand(
     let mut problems = Vec::new();
     let mut out = sweep.clone();
     for item in &mut out.items {
-        let Some(info) = all.iter().find(|s| s.name == item.name) else {
+        let Some(info) = all.iter().find(|s| s.name.eq_ignore_ascii_case(&item.name)) else {
             continue; // named in check_against
         };
         let mut values = Vec::new();
@@ -304,7 +304,7 @@ pub fn check_against(
     let mut problems = Vec::new();
     let mut settings = Vec::new();
     for item in &sweep.items {
-        let Some(info) = all.iter().find(|s| s.name == item.name) else {
+        let Some(info) = all.iter().find(|s| s.name.eq_ignore_ascii_case(&item.name)) else {
             let near = catalog::closest(&item.name, all.iter().map(|s| s.name.as_str()));
             problems.push(if near.is_empty() {
                 format!(

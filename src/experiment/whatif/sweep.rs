@@ -110,7 +110,11 @@ impl SettingsSweep {
         if self.items.is_empty() {
             return 1;
         }
-        self.items.iter().map(|i| i.values.len()).product()
+        // Saturating: sixty-odd settings must read as too many, not wrap to a small number.
+        self.items
+            .iter()
+            .try_fold(1usize, |n, i| n.checked_mul(i.values.len()))
+            .unwrap_or(usize::MAX)
     }
 
     /// Every combination, first setting outermost (`[[]]` when nothing is swept: one pass
