@@ -208,14 +208,10 @@ pub fn expand(
             if v.eq_ignore_ascii_case("all") {
                 let mut every: Vec<String> = match info.vartype.as_str() {
                     "bool" => vec!["on".into(), "off".into()],
-                    "enum" => info
-                        .enumvals
-                        .iter()
-                        .filter(|e| {
-                            !["on", "true", "yes", "1", "false", "no", "0"].contains(&e.as_str())
-                        })
-                        .cloned()
-                        .collect(),
+                    // pg_settings lists the visible values only (hidden spellings such as
+                    // `true` are left out); `on` can be a value of its own (huge_pages) or an
+                    // alias (wal_compression's pglz): it stays, an A/A pair at worst.
+                    "enum" => info.enumvals.clone(),
                     _ => {
                         problems.push(format!(
                             "{}=all: 'all' lists the values of an on/off or enum setting; {} is {}",
@@ -509,7 +505,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             s.text(),
-            "wal_compression=off,pglz,lz4,zstd shared_buffers=128MB,2048MB"
+            "wal_compression=off,pglz,lz4,zstd,on shared_buffers=128MB,2048MB"
         );
         let e = expand(&all, &sweep("shared_buffers=all"), 1 << 30).unwrap_err();
         assert!(e[0].contains("on/off or enum"), "{e:?}");
