@@ -180,26 +180,7 @@ fn a_two_worker_citus_sandbox_runs_every_experiment_and_leaves_nothing() {
     assert!(notes.contains("size per node"), "{notes}");
 
     // A cancel mid-load leaves no table on any node.
-    let mut child = Command::new(TestLab::bin())
-        .env("PGLAB_DATA_DIR", dir.join("data"))
-        .env("PGLAB_CONFIG_DIR", dir.join("config"))
-        .args([
-            "--citus-workers",
-            "2",
-            "run",
-            "ingest",
-            "--method",
-            "insert",
-            "--rows",
-            "1M",
-            "--distribute",
-            "id",
-            "--no-history",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = long_load(&dir);
     let started = Instant::now();
     loop {
         let busy = tables_on_nodes(&cluster).iter().any(|(_, n)| *n > 0);
@@ -218,26 +199,7 @@ fn a_two_worker_citus_sandbox_runs_every_experiment_and_leaves_nothing() {
         assert_eq!(n, 0, "{node} still holds lab tables after the cancel");
     }
     // A killed run (no cleanup of its own) leaves nothing on any node after the next clean.
-    let mut child = Command::new(TestLab::bin())
-        .env("PGLAB_DATA_DIR", dir.join("data"))
-        .env("PGLAB_CONFIG_DIR", dir.join("config"))
-        .args([
-            "--citus-workers",
-            "2",
-            "run",
-            "ingest",
-            "--method",
-            "insert",
-            "--rows",
-            "1M",
-            "--distribute",
-            "id",
-            "--no-history",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = long_load(&dir);
     let started = Instant::now();
     while !tables_on_nodes(&cluster).iter().any(|(_, n)| *n > 0) {
         assert!(
@@ -309,4 +271,28 @@ impl Drop for Guard {
 }
 fn scopeguard(c: CitusSandbox) -> Guard {
     Guard(c)
+}
+
+/// A load into a distributed table long enough to be interrupted (1M single-row inserts).
+fn long_load(dir: &std::path::Path) -> std::process::Child {
+    Command::new(TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args([
+            "--citus-workers",
+            "2",
+            "run",
+            "ingest",
+            "--method",
+            "insert",
+            "--rows",
+            "1M",
+            "--distribute",
+            "id",
+            "--no-history",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
