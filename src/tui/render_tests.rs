@@ -409,3 +409,59 @@ fn every_view_draws_at_any_size() {
         }
     }
 }
+
+/// A Citus coordinator with two workers on this machine, as `citus::read` reports it.
+fn citus() -> crate::server::CitusInfo {
+    let node = |id: i32, port: i32, group: i32| crate::server::citus::CitusNode {
+        id,
+        host: "127.0.0.1".into(),
+        port,
+        group,
+        active: true,
+        has_shards: group != 0,
+    };
+    crate::server::CitusInfo {
+        version: "Citus 13.2.2 on x86_64-pc-linux-gnu".into(),
+        extension: "13.2-1".into(),
+        shard_count: 32,
+        nodes: vec![node(1, 5432, 0), node(2, 5433, 1), node(3, 5434, 2)],
+    }
+}
+
+#[test]
+fn a_citus_target_names_its_nodes_and_whose_machine_the_host_pane_shows() {
+    let mut app = fixture::idle_app(LARGE, Instant::now());
+    if let Some(s) = app.target.latest.as_mut() {
+        s.citus = Some(citus());
+    }
+    let s = screen(&app);
+    assert!(s.contains("Citus coordinator"), "{s}");
+    assert!(
+        s.contains("Citus 13.2.2 · 2 workers · 32 shards by default"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Citus target: the Citus workers run on this machine too"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_running_what_if_and_altered_settings_are_marked_in_the_panes() {
+    let mut app = fixture::running_app(LARGE, Instant::now());
+    app.run.whatif = "shared_buffers=128MB,1GB".into();
+    if let Some(s) = app.target.latest.as_mut() {
+        s.altered = vec![("shared_buffers".into(), "1GB".into())];
+    }
+    let s = screen(&app);
+    assert!(
+        s.contains("this run sweeps shared_buffers=128MB,1GB"),
+        "{s}"
+    );
+    assert!(
+        s.contains("this run changes shared_buffers=128MB,1GB"),
+        "{s}"
+    );
+    assert!(s.contains("ALTER SYSTEM: shared_buffers=1GB"), "{s}");
+    assert!(s.contains("shared_buffers 128MB*"), "{s}");
+}
