@@ -28,18 +28,9 @@ pub struct Planned {
     pub combo: usize,
 }
 
-/// The restart block of each settings combination (see [`WhatIf::block_of`]); all 0 when no
-/// swept setting needs a restart, so every combination interleaves with the others.
+/// The restart block of each settings combination of `spec` (see [`WhatIf::blocks`]).
 pub fn blocks(spec: &IndexBuildSpec, whatif: &WhatIf) -> Vec<usize> {
-    (0..spec.set.combo_count())
-        .map(|i| {
-            if whatif.restarts() {
-                whatif.block_of(i)
-            } else {
-                0
-            }
-        })
-        .collect()
+    whatif.blocks(spec.set.combo_count())
 }
 
 /// Order a round by restart block (stable: the interleaving inside a block stays), with a

@@ -284,15 +284,7 @@ async fn trials(
     let mut index = 0;
     // Combinations that need a restart run in blocks, one restart each; the others (and the
     // configurations inside a block) interleave round by round.
-    let blocks: Vec<usize> = (0..spec.set.combo_count())
-        .map(|i| {
-            if ctx.whatif.plan.restarts() {
-                ctx.whatif.plan.block_of(i)
-            } else {
-                0
-            }
-        })
-        .collect();
+    let blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
     let mut block_ids = blocks.clone();
     block_ids.sort_unstable();
     block_ids.dedup();

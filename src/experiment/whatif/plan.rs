@@ -143,6 +143,14 @@ impl WhatIf {
         (0..self.combos.len()).find(|&j| key(j) == k).unwrap_or(i)
     }
 
+    /// The restart block of each of `combos` combinations (the spec's count): all 0 when no
+    /// swept setting needs a restart, so every combination interleaves with the others.
+    pub fn blocks(&self, combos: usize) -> Vec<usize> {
+        (0..combos)
+            .map(|i| if self.restarts() { self.block_of(i) } else { 0 })
+            .collect()
+    }
+
     /// The `SET` statements of combination `i`'s session settings (empty when none).
     pub fn session_sql(&self, i: usize) -> String {
         let Some(c) = self.combos.get(i) else {
