@@ -17,9 +17,12 @@
 #                       (--method insert-tx --pipeline on; pgbench \startpipeline/\endpipeline)
 #      with synchronous_commit SYNC (on|off): rows/s ratio (goal >= 0.9) and client CPU per
 #      row, pglab's recorded client_cpu_s / rows and its whole process (user + sys, setup
-#      included) against pgbench's process (goal <= 1.25x). With PGLAB_BEFORE=/path/to/an/older/
-#      pglab the older build runs as a third side in the same rotation (its CPU: the whole
-#      process only).
+#      included) against pgbench's process (goal <= 1.25x). pgbench binds the payload as a
+#      parameter too (-D pay=…, :pay), as pglab does: the same statement, the same bytes per row
+#      (so LOAD_BATCH <= 127 for values: pgbench binds at most 255 parameters). The same pglab
+#      build runs a third side with PGLAB_LOADER=tokio (its tokio-postgres loader, the one
+#      before libpq) unless LOAD_TOKIO=0; with PGLAB_BEFORE=/path/to/an/older/pglab the older
+#      build runs as a fourth side in the same rotation.
 #
 # Each comparison alternates the two sides (ABBA) over several rounds and takes the median:
 # on shared machines the disk's fsync rate can swing several-fold from one run to the next.
@@ -28,7 +31,7 @@
 #   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (5) INSERT_ROUNDS (6) SWEEP_ROWS (20000)
 #        SWEEP_DURATION (2s) SWEEP_REPEAT (4)
 #        LOAD_CLIENTS ("1 4 16") LOAD_SECONDS (5) LOAD_ROUNDS (5) PGLAB_BEFORE (unset)
-#        LOAD_CASES ("insert:off insert:on values:off pipeline:off") LOAD_BATCH (100)
+#        LOAD_CASES ("insert:off insert:on values:off pipeline:off") LOAD_BATCH (100) LOAD_TOKIO (1)
 #        BENCHES ("1 2 3 4": which to run)
 #        CARGO_TARGET_DIR, PGLAB_DATA_DIR as usual
 # Needs: cargo, psql, pgbench, python3 on PATH. Uses pglab's sandbox: starts it when it is
@@ -48,6 +51,7 @@ LOAD_ROUNDS=${LOAD_ROUNDS:-5}
 PGLAB_BEFORE=${PGLAB_BEFORE:-}
 LOAD_CASES=${LOAD_CASES:-insert:off insert:on values:off pipeline:off}
 LOAD_BATCH=${LOAD_BATCH:-100}
+LOAD_TOKIO=${LOAD_TOKIO:-1}
 BENCHES=${BENCHES:-1 2 3 4}
 want() { case " $BENCHES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
@@ -196,14 +200,15 @@ fi
 # --- 2. insert vs pgbench ----------------------------------------------------------------
 printf '%s\n' \
     '\set id random(1, 1000000000000)' \
-    "INSERT INTO pglab.bench_pgbench (id, payload) VALUES (:id, '$(sed -n 1p "$tmp/rows.tsv" | cut -f2)');" \
-    >"$tmp/insert.sql"
+    "INSERT INTO pglab.bench_pgbench (id, payload) VALUES (:id, :pay);" >"$tmp/insert.sql"
+# The payload is bound as a parameter, as pglab binds it (not a literal in the statement).
+PAY=$(head -c 100 /dev/zero | tr '\0' x)
 declare -A pglab_ins pgbench_ins
 pgbench_once() { # sync -> tps
     psql_ -c "DROP TABLE IF EXISTS pglab.bench_pgbench" \
         -c "CREATE TABLE pglab.bench_pgbench (id bigint NOT NULL, payload text)" 2>/dev/null
     local tps
-    tps=$(PGOPTIONS="-c synchronous_commit=$1" pgbench -n -M prepared -c 1 \
+    tps=$(PGOPTIONS="-c synchronous_commit=$1" pgbench -n -M prepared -c 1 -D "pay=$PAY" \
         -T "$INSERT_SECONDS" -f "$tmp/insert.sql" "${CONN[@]}" 2>/dev/null |
         sed -n 's/^tps = \([0-9.]*\).*/\1/p')
     [ -n "$tps" ] || { echo "ingest.sh: pgbench printed no tps" >&2; exit 1; }
@@ -247,11 +252,12 @@ fi
 declare -A ld
 # A case's pgbench script (written once) and its rows per transaction.
 case_script() { # method -> rows per transaction; writes $tmp/case-METHOD.sql
-    local m=$1 f="$tmp/case-$1.sql" row="(:id, '$(head -c 100 /dev/zero | tr '\0' x)')" i
+    local m=$1 f="$tmp/case-$1.sql" row="(:id, :pay)" i
     case $m in
         insert) printf '%s\n' '\set id random(1, 1000000000000)' \
             "INSERT INTO pglab.bench_pgbench (id, payload) VALUES $row;" >"$f"; echo 1 ;;
         values)
+            [ "$LOAD_BATCH" -le 127 ] || { echo "ingest.sh: LOAD_BATCH $LOAD_BATCH > 127: pgbench binds at most 255 parameters" >&2; exit 2; }
             { echo '\set id random(1, 1000000000000)'
               printf 'INSERT INTO pglab.bench_pgbench (id, payload) VALUES %s' "$row"
               for ((i = 1; i < LOAD_BATCH; i++)); do printf ', %s' "$row"; done
@@ -277,7 +283,7 @@ pgbench_load_once() { # method sync clients -> "rows/s cpu_us_per_row"
     psql_ -c "DROP TABLE IF EXISTS pglab.bench_pgbench" \
         -c "CREATE TABLE pglab.bench_pgbench (id bigint NOT NULL, payload text)" 2>/dev/null
     cpu=$(PGOPTIONS="-c synchronous_commit=$sync" helper timed "$tmp/pgbench.out" pgbench -n \
-        -M prepared -c "$c" -j "$j" -T "$LOAD_SECONDS" -f "$tmp/case-$m.sql" "${CONN[@]}")
+        -M prepared -D "pay=$PAY" -c "$c" -j "$j" -T "$LOAD_SECONDS" -f "$tmp/case-$m.sql" "${CONN[@]}")
     psql_ -c "DROP TABLE pglab.bench_pgbench"
     python3 - "$tmp/pgbench.out" "$cpu" "$per" <<'PY'
 import re, sys
@@ -288,10 +294,10 @@ tx = int(re.search(r"actually processed: (\d+)", out).group(1))
 print(tps * per, float(sys.argv[2]) / max(tx * per, 1) * 1e6)
 PY
 }
-pglab_load_once() { # binary method sync clients tag -> "rows/s recorded_cpu_us_per_row process_cpu_us_per_row"
+pglab_load_once() { # binary method sync clients tag [loader] -> "rows/s recorded_cpu_us_per_row process_cpu_us_per_row"
     local bin=$1 m=$2 sync=$3 c=$4 out="$tmp/load-$5.json" cpu
     # shellcheck disable=SC2046
-    cpu=$(helper timed "$out" "$bin" run ingest $(pglab_case_args "$m") --clients "$c" \
+    cpu=$(PGLAB_LOADER=${6:-libpq} helper timed "$out" "$bin" run ingest $(pglab_case_args "$m") --clients "$c" \
         --rows 100M --duration "${LOAD_SECONDS}s" --payload 100B --sync-commit "$sync" \
         --repeat 1 --format json --no-history --yes) ||
         { echo "ingest.sh: pglab run ingest failed" >&2; exit 1; }
@@ -305,6 +311,7 @@ PY
 }
 if want 4; then
     sides=(pglab pgbench)
+    [ "$LOAD_TOKIO" = 0 ] || sides+=(tokio)
     [ -n "$PGLAB_BEFORE" ] && sides+=(before)
     for case_ in $LOAD_CASES; do
         m=${case_%%:*} sync=${case_#*:}
@@ -315,6 +322,7 @@ if want 4; then
                     side=${sides[$(((r + k) % ${#sides[@]}))]}
                     case $side in
                         pglab) v=$(pglab_load_once "$BIN" "$m" "$sync" "$c" "a-$m-$sync-$c-$r") ;;
+                        tokio) v=$(pglab_load_once "$BIN" "$m" "$sync" "$c" "t-$m-$sync-$c-$r" tokio) ;;
                         before) v=$(pglab_load_once "$PGLAB_BEFORE" "$m" "$sync" "$c" "b-$m-$sync-$c-$r") ;;
                         pgbench) v=$(pgbench_load_once "$m" "$sync" "$c") ;;
                     esac
@@ -347,9 +355,8 @@ if want 4; then
     echo
     echo "== 4. the load generator, ${LOAD_SECONDS} s trials, vs pgbench -n -M prepared -c N -j min(N,2) running the same statements (medians of $LOAD_ROUNDS rounds each, rotating order; batch $LOAD_BATCH for values and pipeline)"
     echo "   CPU per row in µs: pglab's recorded client_cpu_s / rows (rec) and its whole process (proc, setup included); pgbench's whole process"
-    python3 - "$PGLAB_BEFORE" <<PY
+    python3 - <<PY
 from statistics import median
-before = "$PGLAB_BEFORE" != ""
 raw = {}
 for kv in """$(for k in "${!ld[@]}"; do echo "$k=${ld[$k]}"; done)""".splitlines():
     k, v = kv.split("=", 1)
@@ -358,8 +365,9 @@ for kv in """$(for k in "${!ld[@]}"; do echo "$k=${ld[$k]}"; done)""".splitlines
 def med(side, c, i):
     return median(r[i] for r in raw[(side, case, c)])
 head = f"   {'case':<13} {'clients':>7} {'pglab rows/s':>12} {'pgbench r/s':>11} {'ratio':>6} {'rec µs':>7} {'proc µs':>7} {'pgb µs':>7} {'cpu×rec':>7} {'cpu×proc':>8}"
-if before:
-    head += f"   {'before rows/s':>13} {'ratio':>6} {'proc µs':>7} {'cpu×proc':>8}"
+extra = [s for s in ("tokio", "before") if any(k[0] == s for k in raw)]
+for s in extra:
+    head += f"   {s + ' rows/s':>13} {'ratio':>6} {'rec µs':>7} {'cpu×rec':>7}"
 print(head)
 cases = []
 for _, case, _ in raw:
@@ -369,9 +377,11 @@ for case, c in sorted({(case, c) for _, case, c in raw}, key=lambda k: (cases.in
     a, p = med("pglab", c, 0), med("pgbench", c, 0)
     rec, proc, pg = med("pglab", c, 1), med("pglab", c, 2), med("pgbench", c, 1)
     line = f"   {case:<13} {c:>7} {a:>12.0f} {p:>11.0f} {a / p:>6.2f} {rec:>7.1f} {proc:>7.1f} {pg:>7.1f} {rec / pg:>7.2f} {proc / pg:>8.2f}"
-    if before:
-        b, bp = med("before", c, 0), med("before", c, 2)
-        line += f"   {b:>13.0f} {b / p:>6.2f} {bp:>7.1f} {bp / pg:>8.2f}"
+    for s in extra:
+        b, br = med(s, c, 0), med(s, c, 1)
+        if br != br:  # an older build records no client CPU: its whole process instead
+            br = med(s, c, 2)
+        line += f"   {b:>13.0f} {b / p:>6.2f} {br:>7.1f} {br / pg:>7.2f}"
     print(line)
 print("   goals: ratio >= 0.90, cpu× <= 1.25")
 PY

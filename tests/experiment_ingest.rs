@@ -252,19 +252,33 @@ async fn synchronous_commit_off_is_in_effect_in_the_loading_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_stops_every_client_and_leaves_no_table() {
+    cancel_mid_load(&[
+        ("method", "insert"),
+        ("rows", "1M"),
+        ("clients", "2"),
+        ("sync-commit", "on"),
+    ])
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_a_pipelined_load_and_leaves_no_table() {
+    // libpq's pipeline mode: the cancel reaches a pipeline in flight.
+    cancel_mid_load(&[
+        ("method", "insert-tx"),
+        ("pipeline", "on"),
+        ("batch", "2000"),
+        ("rows", "10M"),
+        ("clients", "2"),
+        ("sync-commit", "on"),
+    ])
+    .await;
+}
+
+async fn cancel_mid_load(pairs: &[(&str, &str)]) {
     let lab = common::lab();
     let target = lab.target();
-    let mut h = start(
-        target.clone(),
-        spec(&[
-            ("method", "insert"),
-            ("rows", "1M"),
-            ("clients", "2"),
-            ("sync-commit", "on"),
-        ]),
-        RunOptions::default(),
-    )
-    .await;
+    let mut h = start(target.clone(), spec(pairs), RunOptions::default()).await;
     let mut cancelled_at = None;
     let report = loop {
         let ev = tokio::time::timeout(Duration::from_secs(60), h.events.recv())

@@ -168,6 +168,38 @@ impl Target {
         c
     }
 
+    /// The same target as a libpq connection string (for the libpq loader): every host, the
+    /// port, user, database, application name, TLS mode and root certificate, options, the
+    /// connect timeout, and a password pglab holds (typed at the prompt, from the connection
+    /// string or `PGPASSWORD`); otherwise libpq reads the password file itself.
+    pub fn libpq_conninfo(&self) -> String {
+        use super::libpq::conninfo_value as v;
+        let p = &self.params;
+        let sslmode = p.sslmode.as_str();
+        let mut s = format!(
+            "host={} port={} user={} dbname={} application_name={} sslmode={sslmode} connect_timeout={}",
+            v(&p.hosts.join(",")),
+            p.port,
+            v(&p.user),
+            v(&p.dbname),
+            v(&p.application_name),
+            self.connect_timeout.as_secs().max(1),
+        );
+        if let Some(c) = &p.sslrootcert {
+            s.push_str(&format!(" sslrootcert={}", v(&c.to_string_lossy())));
+        }
+        if let Some(o) = &p.options {
+            s.push_str(&format!(" options={}", v(o)));
+        }
+        if let Some(f) = &p.passfile {
+            s.push_str(&format!(" passfile={}", v(&f.to_string_lossy())));
+        }
+        if let Some(pw) = self.password.lock().ok().and_then(|g| g.clone()) {
+            s.push_str(&format!(" password={}", v(pw.expose())));
+        }
+        s
+    }
+
     /// Open a session. The connection's I/O runs on its own tokio task; the returned client
     /// reports `is_closed()` once that task ends (server gone, terminated, network).
     pub async fn connect(&self) -> Result<Client, TargetError> {

@@ -97,22 +97,7 @@ pub fn describe_connect_error(
 /// states a run can meet (cancel, disk full, terminated, lost connection).
 pub fn describe_query_error(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
-        let code = db.code().code();
-        let msg = db.message();
-        return match code {
-            "57014" => format!("cancelled by request: {msg}"),
-            "53100" => format!(
-                "disk full on the server: {msg} (SQLSTATE 53100); free space or use fewer rows"
-            ),
-            "57P01" => {
-                format!("the server ended the session (administrator command or shutdown): {msg}")
-            }
-            "57P02" | "57P03" => format!("the server is shutting down or restarting: {msg}"),
-            "25006" => format!("the server is read-only here: {msg}"),
-            "55P03" => format!("gave up waiting for a lock (lock_timeout): {msg}"),
-            "42501" => format!("permission denied: {msg}"),
-            _ => format!("{msg} (SQLSTATE {code})"),
-        };
+        return describe_server_error(db.code().code(), db.message());
     }
     if e.is_closed() {
         return "the connection to the server was lost".into();
@@ -122,6 +107,25 @@ pub fn describe_query_error(e: &tokio_postgres::Error) -> String {
         return format!("the connection to the server was lost: {text}");
     }
     text
+}
+
+/// A server's error (SQLSTATE `code`, message `msg`) as one line, with plain words for the
+/// states a run can meet.
+pub fn describe_server_error(code: &str, msg: &str) -> String {
+    match code {
+        "57014" => format!("cancelled by request: {msg}"),
+        "53100" => {
+            format!("disk full on the server: {msg} (SQLSTATE 53100); free space or use fewer rows")
+        }
+        "57P01" => {
+            format!("the server ended the session (administrator command or shutdown): {msg}")
+        }
+        "57P02" | "57P03" => format!("the server is shutting down or restarting: {msg}"),
+        "25006" => format!("the server is read-only here: {msg}"),
+        "55P03" => format!("gave up waiting for a lock (lock_timeout): {msg}"),
+        "42501" => format!("permission denied: {msg}"),
+        _ => format!("{msg} (SQLSTATE {code})"),
+    }
 }
 
 /// The SQLSTATE of an error, if the server sent one.

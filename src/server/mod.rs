@@ -7,6 +7,7 @@ pub mod connect;
 pub mod conninfo;
 pub mod error;
 pub mod lean;
+pub mod libpq;
 pub mod pgbin;
 pub mod pgpass;
 pub mod sandbox;

@@ -117,6 +117,8 @@ pub struct Loader {
     job: Job,
     payload: Arc<PayloadGen>,
     stmts: Stmts,
+    /// One payload buffer per row of a batch, reused.
+    bufs: Vec<String>,
 }
 
 /// The statements a method runs, prepared.
@@ -133,7 +135,7 @@ enum Stmts {
     Copy(String),
 }
 
-fn values_sql(table: &str, rows: u64) -> String {
+pub(super) fn values_sql(table: &str, rows: u64) -> String {
     let mut s = format!("INSERT INTO {table} (id, payload) VALUES ");
     for i in 0..rows {
         if i > 0 {
@@ -185,112 +187,24 @@ impl Loader {
                 "COPY {table} (id, payload) FROM STDIN (FORMAT binary)"
             )),
         };
+        let slots = match job.method {
+            Method::Insert | Method::Copy => 1,
+            Method::InsertTx | Method::Values => job.batch.min(job.rows).max(1) as usize,
+        };
         Ok(Loader {
             client,
             socket,
             job,
             payload,
             stmts,
+            bufs: vec![String::new(); slots],
         })
     }
 
-    /// Load the job's rows (or until `deadline`, or until `stop`), recording each committed
-    /// batch in `meter`.
-    pub async fn run(
-        mut self,
-        meter: Arc<Meter>,
-        stop: CancellationToken,
-        target: Arc<Target>,
-        deadline: Option<Instant>,
-    ) -> LoadResult {
-        let token = self.client.cancel_token();
-        let socket = self.socket.clone();
-        let mut latency_us = latency_histogram();
-        let slots = match self.job.method {
-            Method::Insert | Method::Copy => 1,
-            Method::InsertTx | Method::Values => self.job.batch.min(self.job.rows) as usize,
-        };
-        let mut bufs = vec![String::new(); slots];
-        let (mut done, mut commits) = (0u64, 0u64);
-        let mut error = None;
-        let mut tally = Tally::new(&meter);
-        // One cancellation future for the whole load, not one per batch.
-        let mut cancelled = pin!(stop.cancelled());
-        // Each batch's end is the next one's start: one clock read per batch.
-        let mut t0 = Instant::now();
-        while done < self.job.rows {
-            if stop.is_cancelled() {
-                error = Some(LoadError::Stopped);
-                break;
-            }
-            if deadline.is_some_and(|d| t0 >= d) {
-                break;
-            }
-            let n = self.job.batch.min(self.job.rows - done);
-            let first = self.job.first_id + done as i64;
-            let outcome = {
-                let mut fut = pin!(self.batch(first, n, &mut bufs));
-                tokio::select! {
-                    biased;
-                    r = &mut fut => Some(r),
-                    _ = &mut cancelled => {
-                        match &socket {
-                            Some(path) => target.cancel_query_at(&token, path).await,
-                            None => target.cancel_query(&token).await,
-                        }
-                        // Let the server abort it so the session ends clean.
-                        let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
-                        None
-                    }
-                }
-            };
-            match outcome {
-                Some(Ok(c)) => {
-                    let now = Instant::now();
-                    let us = u64::try_from(now.duration_since(t0).as_micros()).unwrap_or(u64::MAX);
-                    latency_us.saturating_record(us.max(1));
-                    t0 = now;
-                    done += n;
-                    commits += c;
-                    tally.add(n, now);
-                }
-                Some(Err(_)) | None if stop.is_cancelled() => {
-                    error = Some(LoadError::Stopped);
-                    break;
-                }
-                Some(Err(e)) => {
-                    error = Some(LoadError::Failed(format!(
-                        "client {} of {} failed after {} rows: {}",
-                        self.job.index + 1,
-                        self.job.of,
-                        done,
-                        describe_query_error(&e)
-                    )));
-                    break;
-                }
-                None => {
-                    error = Some(LoadError::Stopped);
-                    break;
-                }
-            }
-        }
-        tally.flush();
-        LoadResult {
-            rows: done,
-            commits,
-            latency_us,
-            error,
-        }
-    }
-
     /// One batch of `n` rows from id `first`; returns the commits it made.
-    async fn batch(
-        &mut self,
-        first: i64,
-        n: u64,
-        bufs: &mut [String],
-    ) -> Result<u64, tokio_postgres::Error> {
+    async fn batch_tokio(&mut self, first: i64, n: u64) -> Result<u64, tokio_postgres::Error> {
         let payload = &*self.payload;
+        let bufs = &mut self.bufs;
         match (&self.stmts, self.job.method) {
             (Stmts::Insert(stmt), Method::InsertTx) => {
                 let n = n as usize;
@@ -363,6 +277,150 @@ impl Loader {
                 Ok(1)
             }
         }
+    }
+}
+
+impl Batches for Loader {
+    fn job(&self) -> &Job {
+        &self.job
+    }
+
+    fn canceller(&self, target: &Arc<Target>) -> Canceller {
+        Canceller::Tokio {
+            token: self.client.cancel_token(),
+            socket: self.socket.clone(),
+            target: target.clone(),
+        }
+    }
+
+    async fn batch(&mut self, first: i64, n: u64) -> Result<u64, String> {
+        self.batch_tokio(first, n)
+            .await
+            .map_err(|e| describe_query_error(&e))
+    }
+}
+
+/// How to cancel the statement a client has in flight.
+pub(crate) enum Canceller {
+    Tokio {
+        token: tokio_postgres::CancelToken,
+        /// A lean session's unix socket (`connect_session`).
+        socket: Option<PathBuf>,
+        target: Arc<Target>,
+    },
+    Pq(Arc<crate::server::libpq::PqCancel>),
+}
+
+impl Canceller {
+    async fn cancel(&self) {
+        match self {
+            Canceller::Tokio {
+                token,
+                socket: Some(path),
+                target,
+            } => target.cancel_query_at(token, path).await,
+            Canceller::Tokio { token, target, .. } => target.cancel_query(token).await,
+            Canceller::Pq(c) => {
+                // PQcancel blocks (it opens a connection of its own): off the client's thread.
+                let c = c.clone();
+                match tokio::task::spawn_blocking(move || c.cancel()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::warn!("cancel request failed: {e}"),
+                    Err(e) => tracing::warn!("cancel request failed: {e}"),
+                }
+            }
+        }
+    }
+}
+
+/// A client ready to load batch after batch: on tokio-postgres ([`Loader`]) or on libpq
+/// (`pq_loader::PqLoader`).
+pub(crate) trait Batches {
+    fn job(&self) -> &Job;
+    /// What cancels a batch in flight (taken once, before the load).
+    fn canceller(&self, target: &Arc<Target>) -> Canceller;
+    /// One batch of `n` rows from id `first`: the commits it made, or what went wrong as a
+    /// sentence.
+    async fn batch(&mut self, first: i64, n: u64) -> Result<u64, String>;
+}
+
+/// Load the job's rows (or until `deadline`, or until `stop`), recording each committed batch
+/// in `meter`. A batch in flight when `stop` comes is cancelled on the server.
+pub(crate) async fn run_load<B: Batches>(
+    mut loader: B,
+    meter: Arc<Meter>,
+    stop: CancellationToken,
+    target: Arc<Target>,
+    deadline: Option<Instant>,
+) -> LoadResult {
+    let canceller = loader.canceller(&target);
+    let job = loader.job().clone();
+    let mut latency_us = latency_histogram();
+    let (mut done, mut commits) = (0u64, 0u64);
+    let mut error = None;
+    let mut tally = Tally::new(&meter);
+    // One cancellation future for the whole load, not one per batch.
+    let mut cancelled = pin!(stop.cancelled());
+    // Each batch's end is the next one's start: one clock read per batch.
+    let mut t0 = Instant::now();
+    while done < job.rows {
+        if stop.is_cancelled() {
+            error = Some(LoadError::Stopped);
+            break;
+        }
+        if deadline.is_some_and(|d| t0 >= d) {
+            break;
+        }
+        let n = job.batch.min(job.rows - done);
+        let first = job.first_id + done as i64;
+        let outcome = {
+            let mut fut = pin!(loader.batch(first, n));
+            tokio::select! {
+                biased;
+                r = &mut fut => Some(r),
+                _ = &mut cancelled => {
+                    canceller.cancel().await;
+                    // Let the server abort it so the session ends clean.
+                    let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
+                    None
+                }
+            }
+        };
+        match outcome {
+            Some(Ok(c)) => {
+                let now = Instant::now();
+                let us = u64::try_from(now.duration_since(t0).as_micros()).unwrap_or(u64::MAX);
+                latency_us.saturating_record(us.max(1));
+                t0 = now;
+                done += n;
+                commits += c;
+                tally.add(n, now);
+            }
+            Some(Err(_)) | None if stop.is_cancelled() => {
+                error = Some(LoadError::Stopped);
+                break;
+            }
+            Some(Err(e)) => {
+                error = Some(LoadError::Failed(format!(
+                    "client {} of {} failed after {} rows: {e}",
+                    job.index + 1,
+                    job.of,
+                    done,
+                )));
+                break;
+            }
+            None => {
+                error = Some(LoadError::Stopped);
+                break;
+            }
+        }
+    }
+    tally.flush();
+    LoadResult {
+        rows: done,
+        commits,
+        latency_us,
+        error,
     }
 }
 

@@ -27,6 +27,7 @@ mod kinds;
 mod meter;
 mod payload;
 mod plan;
+mod pq_loader;
 mod report;
 mod spec;
 mod summary;
@@ -238,6 +239,9 @@ async fn trials(
     // The guard checked this before the run when the caller used it; check again here. The
     // snapshot was taken on the runner's control session, which stays open, so it is already
     // counted as in use: this experiment needs its own session plus one per client.
+    // The loader choice (an environment variable for the benchmark) is checked before anything
+    // is created.
+    pq_loader::wanted(kinds::Method::Insert).map_err(RunError::Failed)?;
     let need = spec.max_clients() as i64 + 1;
     if let Some(free) = ctx.server.free_connection_slots()
         && need > free

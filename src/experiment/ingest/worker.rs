@@ -15,10 +15,14 @@ use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Job, LoadError, LoadResult, Loader, connect_session, latency_histogram};
+use super::client::{
+    Batches, Canceller, Job, LoadError, LoadResult, Loader, connect_session, latency_histogram,
+    run_load,
+};
 use super::kinds::SyncCommit;
 use super::meter::Meter;
 use super::payload::PayloadGen;
+use super::pq_loader::{self, PqLoader};
 use crate::server::Target;
 
 /// What a client needs to start, all owned (it lives on another thread).
@@ -146,6 +150,11 @@ async fn client_main(
     let who = format!("client {} of {}", job.index + 1, job.of);
     let ready = tokio::select! {
         r = async {
+            if pq_loader::wanted(job.method)? {
+                return PqLoader::open(&target, &session_sql, sync, job, payload)
+                    .await
+                    .map(AnyLoader::Pq);
+            }
             // A pipelined client writes without reading the replies: it keeps tokio's own
             // socket, which never blocks the thread on a full buffer. A lone client keeps it
             // too: measured (insert, sync off, 4 alternating runs) it ran 11.6k rows/s lean
@@ -153,7 +162,7 @@ async fn client_main(
             // thread awake until the reply; with 4 clients lean ran 53.7k against 45.6k.
             let lean = !job.pipeline && job.of > 1;
             let session = connect_session(&target, &session_sql, sync, lean).await?;
-            Loader::prepare(session, job, payload).await
+            Loader::prepare(session, job, payload).await.map(AnyLoader::Tokio)
         } => r.map_err(|e| LoadError::Failed(format!("{who}: {e}"))),
         _ = stop.cancelled() => Err(LoadError::Stopped),
     };
@@ -170,7 +179,7 @@ async fn client_main(
         _ = stop.cancelled() => None,
     };
     let result = match start {
-        Some(Go { meter, deadline }) => loader.run(meter, stop, target, deadline).await,
+        Some(Go { meter, deadline }) => run_load(loader, meter, stop, target, deadline).await,
         None => LoadResult {
             rows: 0,
             commits: 0,
@@ -179,4 +188,34 @@ async fn client_main(
         },
     };
     reporter.send(ClientMsg::Done(result));
+}
+
+/// The client's loader: libpq for the statement methods, tokio-postgres for `copy` (or for
+/// all with `PGLAB_LOADER=tokio`).
+enum AnyLoader {
+    Tokio(Loader),
+    Pq(PqLoader),
+}
+
+impl Batches for AnyLoader {
+    fn job(&self) -> &Job {
+        match self {
+            AnyLoader::Tokio(l) => l.job(),
+            AnyLoader::Pq(l) => l.job(),
+        }
+    }
+
+    fn canceller(&self, target: &Arc<Target>) -> Canceller {
+        match self {
+            AnyLoader::Tokio(l) => l.canceller(target),
+            AnyLoader::Pq(l) => l.canceller(target),
+        }
+    }
+
+    async fn batch(&mut self, first: i64, n: u64) -> Result<u64, String> {
+        match self {
+            AnyLoader::Tokio(l) => l.batch(first, n).await,
+            AnyLoader::Pq(l) => l.batch(first, n).await,
+        }
+    }
 }

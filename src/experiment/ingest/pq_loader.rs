@@ -1,0 +1,312 @@
+//! The libpq loader: `insert`, `insert-tx` (with or without `--pipeline on`) and `values`
+//! through libpq, the library `pgbench` uses, driven without blocking from the client
+//! thread's runtime. `copy` stays on tokio-postgres (`client::Loader`).
+//!
+//! Why: on tokio-postgres every statement is a future, a message over a channel to the
+//! connection's task and a `Sync` of its own; pipelining 100 `INSERT`s cost about 2 µs of
+//! client CPU per row against libpq's 0.3 (`benches/ingest.sh`, part 4). Here a pipeline is
+//! written into libpq's buffer and sent in one write with one `Sync`, exactly as
+//! `pgbench`'s `\startpipeline`/`\endpipeline` sends it; a single statement is `sendto`, a
+//! wait for readability and `recvfrom`, as in `pgbench`.
+//!
+//! Readiness: the socket is registered for readability only (a write wakes no one; see
+//! `server::lean`). libpq reads once per `PQconsumeInput` and cannot say whether it drained
+//! the socket, so after each read a one-byte `MSG_PEEK` decides whether to wait for the next
+//! edge. Should the socket's send buffer be full (a very large `values` batch), the thread
+//! waits in `poll(2)` for room while reading what the server sends, as libpq does itself.
+//!
+//! Parameters are sent as text, as `pgbench -M prepared` sends them.
+
+use std::ffi::{CStr, c_char};
+use std::fmt::Write;
+use std::os::fd::RawFd;
+use std::sync::Arc;
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+
+use super::client::{Batches, Canceller, Job, values_sql};
+use super::kinds::{Method, SyncCommit};
+use super::payload::PayloadGen;
+use crate::server::Target;
+use crate::server::libpq::{self, Outcome, PqCancel, PqConn, PqResult};
+
+const INSERT: &CStr = c"pglab_insert";
+const VALUES_FULL: &CStr = c"pglab_values";
+const VALUES_REST: &CStr = c"pglab_values_rest";
+const BEGIN: &CStr = c"pglab_begin";
+const COMMIT: &CStr = c"pglab_commit";
+
+/// A client on libpq, its statements prepared, in non-blocking (and for `--pipeline on`,
+/// pipeline) mode.
+pub struct PqLoader {
+    /// Declared before `conn`: deregistered from the runtime before libpq closes the socket.
+    fd: AsyncFd<RawFd>,
+    conn: PqConn,
+    cancel: Arc<PqCancel>,
+    job: Job,
+    payload: Arc<PayloadGen>,
+    /// Rows in the full `values` statement.
+    values_rows: u64,
+    /// Per row of a batch: the id and the payload, each NUL-terminated text.
+    ids: Vec<String>,
+    docs: Vec<String>,
+    /// The parameter pointers of the batch being sent (into `ids` and `docs`).
+    params: Vec<*const c_char>,
+}
+
+/// Whether the ingest clients load through libpq: yes unless `PGLAB_LOADER=tokio` (kept for
+/// `benches/ingest.sh`, which measures both side by side); `copy` always uses tokio-postgres.
+pub fn wanted(method: Method) -> Result<bool, String> {
+    if method == Method::Copy {
+        return Ok(false);
+    }
+    match std::env::var("PGLAB_LOADER").as_deref() {
+        Err(_) | Ok("") | Ok("libpq") => Ok(true),
+        Ok("tokio") => Ok(false),
+        Ok(other) => Err(format!(
+            "PGLAB_LOADER is '{other}': it must be libpq (the default) or tokio"
+        )),
+    }
+}
+
+/// Connect, set the session up and prepare (blocking: run off the runtime).
+fn open_blocking(
+    conninfo: &str,
+    session_sql: &str,
+    sync: SyncCommit,
+    job: &Job,
+    values_rows: u64,
+) -> Result<PqConn, String> {
+    let mut c = PqConn::connect(conninfo).map_err(|e| {
+        format!(
+            "cannot connect through libpq: {} (pglab's own sessions did connect; PGLAB_LOADER=tokio loads through those instead)",
+            libpq::describe(None, &e)
+        )
+    })?;
+    c.exec(&format!(
+        "{session_sql} SET synchronous_commit = {};",
+        sync.as_str()
+    ))?;
+    let shown = c.exec("SHOW synchronous_commit")?.unwrap_or_default();
+    if shown != sync.as_str() {
+        return Err(format!(
+            "SET synchronous_commit = {} did not take effect (SHOW says {shown})",
+            sync.as_str()
+        ));
+    }
+    let table = &job.table;
+    match job.method {
+        Method::Insert | Method::InsertTx => {
+            c.prepare(
+                INSERT,
+                &format!("INSERT INTO {table} (id, payload) VALUES ($1, $2)"),
+            )?;
+            c.prepare(BEGIN, "BEGIN")?;
+            c.prepare(COMMIT, "COMMIT")?;
+        }
+        Method::Values => {
+            c.prepare(VALUES_FULL, &values_sql(table, values_rows))?;
+            let rest = job.rows % job.batch.max(1);
+            if rest > 0 && rest != values_rows {
+                c.prepare(VALUES_REST, &values_sql(table, rest))?;
+            }
+        }
+        Method::Copy => return Err("copy does not load through libpq".into()),
+    }
+    c.set_nonblocking()?;
+    if job.pipeline && job.method == Method::InsertTx {
+        c.enter_pipeline_mode()?;
+    }
+    Ok(c)
+}
+
+impl PqLoader {
+    /// Open the client's session and prepare its statements; must run inside the client
+    /// thread's runtime (the socket is registered with it).
+    pub async fn open(
+        target: &Target,
+        session_sql: &str,
+        sync: SyncCommit,
+        job: Job,
+        payload: Arc<PayloadGen>,
+    ) -> Result<PqLoader, String> {
+        let values_rows = job.batch.min(job.rows).max(1);
+        let conninfo = target.libpq_conninfo();
+        let session_sql = session_sql.to_string();
+        let j = job.clone();
+        let conn = tokio::task::spawn_blocking(move || {
+            open_blocking(&conninfo, &session_sql, sync, &j, values_rows)
+        })
+        .await
+        .map_err(|e| format!("the connecting thread failed: {e}"))??;
+        let cancel = Arc::new(conn.canceller()?);
+        // SAFETY: libpq keeps the socket open until `conn` is dropped, and `fd` is dropped
+        // first (field order), so the descriptor stays the same for the AsyncFd's whole life.
+        let fd = unsafe { AsyncFd::register_with_interest(conn.socket(), Interest::READABLE) }
+            .map_err(|e| format!("cannot watch the connection's socket: {e}"))?;
+        let slots = match job.method {
+            Method::Insert => 1,
+            _ => values_rows as usize,
+        };
+        Ok(PqLoader {
+            fd,
+            conn,
+            cancel,
+            job,
+            payload,
+            values_rows,
+            ids: vec![String::new(); slots],
+            docs: vec![String::new(); slots],
+            params: Vec::with_capacity(2 * slots),
+        })
+    }
+
+    /// Fill rows `first .. first + n` into the buffers and point `params` at them.
+    fn fill(&mut self, first: i64, n: usize) {
+        self.params.clear();
+        for (i, (id, doc)) in self.ids[..n]
+            .iter_mut()
+            .zip(&mut self.docs[..n])
+            .enumerate()
+        {
+            let row = first + i as i64;
+            id.clear();
+            let _ = write!(id, "{row}\0");
+            self.payload.fill(row, doc);
+            doc.push('\0');
+            self.params.push(id.as_ptr().cast());
+            self.params.push(doc.as_ptr().cast());
+        }
+    }
+
+    /// Read what the server has sent once the socket is readable.
+    async fn read(&mut self) -> Result<(), String> {
+        let mut guard = self
+            .fd
+            .readable()
+            .await
+            .map_err(|e| format!("waiting for the server: {e}"))?;
+        self.conn
+            .consume_input()
+            .map_err(|e| libpq::describe(None, &e))?;
+        if libpq::drained(*guard.get_inner()) {
+            guard.clear_ready();
+        }
+        Ok(())
+    }
+
+    /// The next result, waiting for it; `None` ends the current statement's results.
+    async fn next_result(&mut self) -> Result<Option<PqResult>, String> {
+        while self.conn.is_busy() {
+            self.read().await?;
+        }
+        Ok(self.conn.next_result())
+    }
+
+    /// Send everything queued.
+    fn flush(&mut self) -> Result<(), String> {
+        let lost = |e: String| libpq::describe(None, &e);
+        while !self.conn.flush().map_err(lost)? {
+            let readable = libpq::wait_writable_or_readable(self.conn.socket())
+                .map_err(|e| format!("waiting to send to the server: {e}"))?;
+            if readable {
+                self.conn.consume_input().map_err(lost)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Send one prepared statement and wait for its end: `Err` with its error if it failed.
+    async fn round_trip(&mut self, stmt: &CStr, params: &[*const c_char]) -> Result<(), String> {
+        self.conn
+            .send_prepared(stmt, params)
+            .map_err(|e| libpq::describe(None, &e))?;
+        self.flush()?;
+        let mut failed = None;
+        while let Some(r) = self.next_result().await? {
+            if failed.is_none() {
+                failed = r.check().err();
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// BEGIN, the `n` INSERTs of `params`, COMMIT, one Sync: sent at once, then the results.
+    async fn pipeline(&mut self, params: &[*const c_char], n: usize) -> Result<(), String> {
+        let queue_failed = |e: String| libpq::describe(None, &e);
+        self.conn.send_prepared(BEGIN, &[]).map_err(queue_failed)?;
+        for row in params.chunks_exact(2).take(n) {
+            self.conn.send_prepared(INSERT, row).map_err(queue_failed)?;
+        }
+        self.conn.send_prepared(COMMIT, &[]).map_err(queue_failed)?;
+        self.conn.pipeline_sync().map_err(queue_failed)?;
+        self.flush()?;
+        let mut failed = None;
+        loop {
+            match self.next_result().await? {
+                // The end of one statement's results; the next statement's follow.
+                None => {}
+                Some(r) => match r.outcome() {
+                    Outcome::Sync => break,
+                    Outcome::Ok | Outcome::Aborted => {}
+                    Outcome::Failed => {
+                        if failed.is_none() {
+                            failed = r.check().err();
+                        }
+                    }
+                },
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    async fn batch_pq(&mut self, first: i64, n: u64) -> Result<u64, String> {
+        let rows = n as usize;
+        self.fill(first, rows);
+        // Taken for the batch (the calls below borrow `self`), put back after.
+        let params = std::mem::take(&mut self.params);
+        let r = match self.job.method {
+            Method::Insert => self.round_trip(INSERT, &params).await,
+            Method::InsertTx if self.job.pipeline => self.pipeline(&params, rows).await,
+            Method::InsertTx => {
+                let mut r = self.round_trip(BEGIN, &[]).await;
+                for row in params.chunks_exact(2) {
+                    if r.is_err() {
+                        break;
+                    }
+                    r = self.round_trip(INSERT, row).await;
+                }
+                if r.is_ok() {
+                    r = self.round_trip(COMMIT, &[]).await;
+                }
+                r
+            }
+            Method::Values => {
+                let stmt = if n == self.values_rows {
+                    VALUES_FULL
+                } else {
+                    VALUES_REST
+                };
+                self.round_trip(stmt, &params).await
+            }
+            Method::Copy => Err("copy does not load through libpq".into()),
+        };
+        self.params = params;
+        r.map(|()| 1)
+    }
+}
+
+impl Batches for PqLoader {
+    fn job(&self) -> &Job {
+        &self.job
+    }
+
+    fn canceller(&self, _target: &Arc<Target>) -> Canceller {
+        Canceller::Pq(self.cancel.clone())
+    }
+
+    async fn batch(&mut self, first: i64, n: u64) -> Result<u64, String> {
+        self.batch_pq(first, n).await
+    }
+}
