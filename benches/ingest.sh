@@ -13,6 +13,8 @@
 #      pgbench -n -M prepared -c N -j min(N,2) -f running the same statements:
 #        insert:SYNC    one single-row INSERT per transaction (pglab --method insert)
 #        values:SYNC    one INSERT of LOAD_BATCH rows per transaction (--method values)
+#        tx:SYNC        LOAD_BATCH single-row INSERTs in one transaction, each waiting for its
+#                       reply (--method insert-tx; pgbench BEGIN; INSERT ×LOAD_BATCH; COMMIT)
 #        pipeline:SYNC  LOAD_BATCH single-row INSERTs in one transaction, pipelined
 #                       (--method insert-tx --pipeline on; pgbench \startpipeline/\endpipeline)
 #      with synchronous_commit SYNC (on|off): rows/s ratio (goal >= 0.9) and client CPU per
@@ -31,7 +33,7 @@
 #   env: COPY_ROWS (500000) COPY_ROUNDS (4) INSERT_SECONDS (5) INSERT_ROUNDS (6) SWEEP_ROWS (20000)
 #        SWEEP_DURATION (2s) SWEEP_REPEAT (4)
 #        LOAD_CLIENTS ("1 4 16") LOAD_SECONDS (5) LOAD_ROUNDS (5) PGLAB_BEFORE (unset)
-#        LOAD_CASES ("insert:off insert:on values:off pipeline:off") LOAD_BATCH (100) LOAD_TOKIO (1)
+#        LOAD_CASES ("insert:off insert:on values:off tx:off pipeline:off") LOAD_BATCH (100) LOAD_TOKIO (1)
 #        BENCHES ("1 2 3 4": which to run)
 #        CARGO_TARGET_DIR, PGLAB_DATA_DIR as usual
 # Needs: cargo, psql, pgbench, python3 on PATH. Uses pglab's sandbox: starts it when it is
@@ -49,7 +51,7 @@ LOAD_CLIENTS=${LOAD_CLIENTS:-1 4 16}
 LOAD_SECONDS=${LOAD_SECONDS:-5}
 LOAD_ROUNDS=${LOAD_ROUNDS:-5}
 PGLAB_BEFORE=${PGLAB_BEFORE:-}
-LOAD_CASES=${LOAD_CASES:-insert:off insert:on values:off pipeline:off}
+LOAD_CASES=${LOAD_CASES:-insert:off insert:on values:off tx:off pipeline:off}
 LOAD_BATCH=${LOAD_BATCH:-100}
 LOAD_TOKIO=${LOAD_TOKIO:-1}
 BENCHES=${BENCHES:-1 2 3 4}
@@ -262,18 +264,24 @@ case_script() { # method -> rows per transaction; writes $tmp/case-METHOD.sql
               printf 'INSERT INTO pglab.bench_pgbench (id, payload) VALUES %s' "$row"
               for ((i = 1; i < LOAD_BATCH; i++)); do printf ', %s' "$row"; done
               echo ';'; } >"$f"; echo "$LOAD_BATCH" ;;
+        tx)
+            { echo '\set id random(1, 1000000000000)'; echo 'BEGIN;'
+              for ((i = 0; i < LOAD_BATCH; i++)); do
+                  echo "INSERT INTO pglab.bench_pgbench (id, payload) VALUES $row;"; done
+              echo 'COMMIT;'; } >"$f"; echo "$LOAD_BATCH" ;;
         pipeline)
             { echo '\set id random(1, 1000000000000)'; echo '\startpipeline'; echo 'BEGIN;'
               for ((i = 0; i < LOAD_BATCH; i++)); do
                   echo "INSERT INTO pglab.bench_pgbench (id, payload) VALUES $row;"; done
               echo 'COMMIT;'; echo '\endpipeline'; } >"$f"; echo "$LOAD_BATCH" ;;
-        *) echo "ingest.sh: unknown load case method '$m' (insert, values, pipeline)" >&2; exit 2 ;;
+        *) echo "ingest.sh: unknown load case method '$m' (insert, values, tx, pipeline)" >&2; exit 2 ;;
     esac
 }
 pglab_case_args() { # method -> pglab run ingest flags
     case $1 in
         insert) echo "--method insert --batch 1" ;;
         values) echo "--method values --batch $LOAD_BATCH" ;;
+        tx) echo "--method insert-tx --batch $LOAD_BATCH" ;;
         pipeline) echo "--method insert-tx --batch $LOAD_BATCH --pipeline on" ;;
     esac
 }
