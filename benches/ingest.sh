@@ -171,17 +171,23 @@ copy_batch=$((COPY_ROWS < 1000000 ? COPY_ROWS : 1000000))
 pglab_copy_once() { # round -> rows/s
     pglab_ingest "$tmp/copy-$1.json" --method copy --clients 1 --batch "$copy_batch" \
         --rows "$COPY_ROWS" --payload 100B --sync-commit on --repeat 1
-    helper rps "$tmp/copy-$1.json"
+    python3 - "$tmp/copy-$1.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+print(t["rows_per_s"], (t.get("client_cpu_s") or float("nan")) / max(t["rows"], 1) * 1e6)
+PY
 }
 psql_copy_once() { # -> rows/s
     psql_ -c "DROP TABLE IF EXISTS pglab.bench_psql_copy" \
         -c "CREATE TABLE pglab.bench_psql_copy (id bigint NOT NULL, payload text)" 2>/dev/null
-    local ms
-    ms=$(psql_ -c '\timing on' -c "\\copy pglab.bench_psql_copy (id, payload) from '$tmp/rows.tsv'" |
-        sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
+    local ms cpu
+    cpu=$(helper timed "$tmp/psql-copy.out" psql -X -q -v ON_ERROR_STOP=1 "${CONN[@]}" -c '\timing on' \
+        -c "\\copy pglab.bench_psql_copy (id, payload) from '$tmp/rows.tsv'")
+    ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' "$tmp/psql-copy.out")
     [ -n "$ms" ] || { echo "ingest.sh: psql printed no timing for \\copy" >&2; exit 1; }
     psql_ -c "DROP TABLE pglab.bench_psql_copy"
-    python3 -c "print($COPY_ROWS / ($ms / 1000))"
+    # rows/s, and psql's CPU per row (its whole process: it reads the file and sends it)
+    python3 -c "print($COPY_ROWS / ($ms / 1000), $cpu / $COPY_ROWS * 1e6)"
 }
 if want 1; then
     echo "1/3 copy vs psql \\copy ($COPY_ROWS rows, $COPY_ROUNDS rounds, ABBA)…" >&2
@@ -195,8 +201,10 @@ if want 1; then
             a+=("$(pglab_copy_once "$r")")
         fi
     done
-    pglab_copy=$(median "${a[@]}")
-    psql_copy=$(median "${b[@]}")
+    pglab_copy=$(median $(printf '%s\n' "${a[@]}" | cut -d' ' -f1))
+    psql_copy=$(median $(printf '%s\n' "${b[@]}" | cut -d' ' -f1))
+    pglab_copy_cpu=$(median $(printf '%s\n' "${a[@]}" | cut -d' ' -f2))
+    psql_copy_cpu=$(median $(printf '%s\n' "${b[@]}" | cut -d' ' -f2))
 fi
 
 # --- 2. insert vs pgbench ----------------------------------------------------------------
@@ -346,7 +354,8 @@ fi
 if want 1; then
     echo
     echo "== 1. copy (1 client, one COPY of $COPY_ROWS rows of 100 B) vs psql \\copy of the same rows (median of $COPY_ROUNDS rounds each, ABBA)"
-    printf '   %-22s %12.0f rows/s\n' "pglab copy" "$pglab_copy" "psql \\copy" "$psql_copy"
+    printf '   %-22s %12.0f rows/s %8.2f µs CPU per row\n' "pglab copy" "$pglab_copy" "$pglab_copy_cpu" \
+        "psql \\copy" "$psql_copy" "$psql_copy_cpu"
     printf '   %-22s ' "ratio pglab / psql"
     helper ratio "$pglab_copy" "$psql_copy" 1.0
 fi
