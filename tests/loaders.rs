@@ -86,6 +86,29 @@ fn both_loaders_load_exactly_the_rows_by_every_statement_method() {
     }
 }
 
+/// A `values` statement of 2 MB fills the socket's send buffer many times over: the client
+/// waits for room without blocking its thread (the other client shares it) and loads it all.
+#[test]
+fn a_statement_larger_than_the_socket_buffer_is_sent_in_pieces() {
+    let out = ingest(
+        "libpq",
+        &[
+            "--method",
+            "values",
+            "--batch",
+            "2000",
+            "--payload",
+            "1kB",
+            "--rows",
+            "6000",
+            "--clients",
+            "2",
+        ],
+    );
+    let t = assert_exact(trials(&out), 1, 6000);
+    assert_eq!(t[0]["commits"], 4, "3000 rows per client: 2000 + 1000");
+}
+
 #[test]
 fn an_unknown_loader_is_one_sentence_before_anything_runs() {
     let out = ingest("odbc", &["--method", "insert", "--rows", "10"]);

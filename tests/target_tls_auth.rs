@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 
 use pglab::server::conninfo::{self, ConnParams};
 use pglab::server::{Target, TargetError, snapshot};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
+};
 
 const PASSWORD: &str = "s3cret-Pa55word";
 
@@ -28,8 +30,12 @@ fn write_owned(path: &std::path::Path, data: &str, mode: u32, lab: &common::Test
     }
 }
 
-fn ca() -> (CertificateParams, KeyPair) {
+/// A CA named `name`: OpenSSL (libpq's TLS) takes a certificate whose subject equals its
+/// issuer for self-signed, so the CA and the server certificate need names of their own.
+fn ca(name: &str) -> (CertificateParams, KeyPair) {
     let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.distinguished_name = DistinguishedName::new();
+    p.distinguished_name.push(DnType::CommonName, name);
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     (p, KeyPair::generate().unwrap())
 }
@@ -39,11 +45,14 @@ fn ca() -> (CertificateParams, KeyPair) {
 fn setup() -> &'static Tls {
     TLS.get_or_init(|| {
         let lab = common::lab();
-        let (ca_params, ca_key) = ca();
+        let (ca_params, ca_key) = ca("pglab test CA");
         let ca_cert = ca_params.self_signed(&ca_key).unwrap();
         let issuer = Issuer::new(ca_params, ca_key);
         let server_key = KeyPair::generate().unwrap();
-        let server_cert = CertificateParams::new(vec!["localhost".to_string()]).unwrap().signed_by(&server_key, &issuer).unwrap();
+        let mut server_params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        server_params.distinguished_name = DistinguishedName::new();
+        server_params.distinguished_name.push(DnType::CommonName, "localhost");
+        let server_cert = server_params.signed_by(&server_key, &issuer).unwrap();
         let data = lab.sandbox.data();
         write_owned(&data.join("server.crt"), &server_cert.pem(), 0o644, lab);
         write_owned(&data.join("server.key"), &server_key.serialize_pem(), 0o600, lab);
@@ -52,7 +61,7 @@ fn setup() -> &'static Tls {
         write_owned(&data.join("pg_hba.conf"), &format!("host all alice 127.0.0.1/32 scram-sha-256\nhostssl all alice 127.0.0.1/32 scram-sha-256\n{hba}"), 0o600, lab);
         let ca_file = lab.dir.join("ca.pem");
         std::fs::write(&ca_file, ca_cert.pem()).unwrap();
-        let (other, other_key) = ca();
+        let (other, other_key) = ca("another CA");
         let other_ca_file = lab.dir.join("other-ca.pem");
         std::fs::write(&other_ca_file, other.self_signed(&other_key).unwrap().pem()).unwrap();
         lab.sandbox.stop().unwrap();
@@ -243,4 +252,68 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// The loading clients (libpq, OpenSSL) reach a verify-full TLS target as pglab's own sessions
+/// (rustls) do, with alice's password from PGPASSWORD, and load every row: single statements
+/// and a pipeline whose replies (2000 statements' worth) span several TLS records.
+#[test]
+fn ingest_loads_over_tls_through_libpq() {
+    let tls = setup();
+    let lab = common::lab();
+    // alice may write the lab schema of this database.
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let c = lab.target().connect().await.unwrap();
+            c.batch_execute("GRANT CREATE ON DATABASE pglab TO alice")
+                .await
+                .unwrap();
+        });
+    })
+    .join()
+    .unwrap();
+    let db = format!(
+        "host=localhost port={} user=alice dbname=pglab sslmode=verify-full sslrootcert={}",
+        lab.port,
+        tls.ca_file.display()
+    );
+    for method in [
+        &["--method", "insert"][..],
+        &["--method", "insert-tx", "--pipeline", "on"],
+    ] {
+        let out = lab
+            .command()
+            .env("PGPASSWORD", PASSWORD)
+            .args(["--db", &db, "run", "ingest"])
+            .args(method)
+            .args([
+                "--schema",
+                "alice_lab",
+                "--batch",
+                "2000",
+                "--rows",
+                "4000",
+                "--clients",
+                "2",
+                "--sync-commit",
+                "off",
+                "--repeat",
+                "1",
+                "--format",
+                "json",
+                "--no-history",
+                "--yes",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{method:?}: {err}");
+        assert!(
+            !err.contains(PASSWORD) && !String::from_utf8_lossy(&out.stdout).contains(PASSWORD)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let t = &v["trials"][0];
+        assert_eq!(t["rows_counted"], 4000, "{method:?}");
+    }
 }

@@ -171,19 +171,23 @@ impl Target {
     /// The same target as a libpq connection string (for the libpq loader): every host, the
     /// port, user, database, application name, TLS mode and root certificate, options, the
     /// connect timeout, and a password pglab holds (typed at the prompt, from the connection
-    /// string or `PGPASSWORD`); otherwise libpq reads the password file itself.
+    /// string or `PGPASSWORD`); otherwise libpq reads the password file itself. Keepalives as
+    /// pglab's own sessions have them; GSS encryption off and any server accepted, as pglab's
+    /// own sessions do, whatever `PGGSSENCMODE` or `PGTARGETSESSIONATTRS` say.
     pub fn libpq_conninfo(&self) -> String {
         use super::libpq::conninfo_value as v;
         let p = &self.params;
         let sslmode = p.sslmode.as_str();
         let mut s = format!(
-            "host={} port={} user={} dbname={} application_name={} sslmode={sslmode} connect_timeout={}",
+            "host={} port={} user={} dbname={} application_name={} sslmode={sslmode} connect_timeout={} \
+             keepalives=1 keepalives_idle=30 gssencmode=disable target_session_attrs=any",
             v(&p.hosts.join(",")),
             p.port,
             v(&p.user),
             v(&p.dbname),
             v(&p.application_name),
-            self.connect_timeout.as_secs().max(1),
+            // libpq takes whole seconds and treats 1 as 2.
+            (self.connect_timeout.as_secs_f64().ceil() as u64).max(2),
         );
         if let Some(c) = &p.sslrootcert {
             s.push_str(&format!(" sslrootcert={}", v(&c.to_string_lossy())));

@@ -8,7 +8,7 @@
 //! Server notices are swallowed (libpq's default prints them on stderr, under the TUI).
 
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
-use std::os::fd::RawFd;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
 
 use pq_sys as pq;
@@ -122,10 +122,23 @@ impl PqConn {
         }
     }
 
-    /// The socket, for waiting on readiness.
-    pub fn socket(&self) -> RawFd {
+    /// A descriptor of the connection's socket of our own (a `dup`), for waiting on
+    /// readiness: libpq closes its own descriptor when the connection drops, and the number
+    /// may then be reused; ours stays ours until dropped.
+    pub fn socket(&self) -> std::io::Result<OwnedFd> {
         // SAFETY: a live connection.
-        unsafe { pq::PQsocket(self.ptr()) }
+        let fd = unsafe { pq::PQsocket(self.ptr()) };
+        if fd < 0 {
+            return Err(std::io::Error::other("the connection has no socket"));
+        }
+        // SAFETY: `fd` is libpq's open socket; F_DUPFD_CLOEXEC returns a new descriptor that
+        // we own, or -1.
+        let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if own < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `own` is a fresh descriptor nobody else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(own) })
     }
 
     /// A cancel handle for the query in flight.
@@ -136,12 +149,19 @@ impl PqConn {
             .ok_or_else(|| "libpq gave no cancel handle".to_string())
     }
 
-    /// Queue the prepared statement `name` with text parameters (NUL-terminated strings that
-    /// must stay valid until this returns).
-    pub fn send_prepared(&mut self, name: &CStr, params: &[*const c_char]) -> Result<(), String> {
+    /// Queue the prepared statement `name` with text parameters.
+    ///
+    /// # Safety
+    /// Every pointer in `params` must point to a NUL-terminated string that stays valid until
+    /// this returns (libpq copies the values into its output buffer).
+    pub unsafe fn send_prepared(
+        &mut self,
+        name: &CStr,
+        params: &[*const c_char],
+    ) -> Result<(), String> {
         let n = c_int::try_from(params.len()).map_err(|_| "too many parameters".to_string())?;
-        // SAFETY: a live connection; `params` holds `n` valid C strings (text format, so no
-        // lengths or formats are needed).
+        // SAFETY: a live connection; the caller promises `params` holds `n` valid C strings
+        // (text format, so no lengths or formats are needed).
         let ok = unsafe {
             pq::PQsendQueryPrepared(
                 self.ptr(),
@@ -185,6 +205,30 @@ impl PqConn {
         match unsafe { pq::PQconsumeInput(self.ptr()) } {
             1 => Ok(()),
             _ => Err(self.error_message()),
+        }
+    }
+
+    /// Whether the connection is encrypted with TLS (OpenSSL may then hold decrypted bytes the
+    /// socket no longer shows).
+    pub fn tls(&self) -> bool {
+        // SAFETY: a live connection.
+        unsafe { pq::PQsslInUse(self.ptr()) == 1 }
+    }
+
+    /// Whether the connection is gone (libpq closed it: EOF, a read error, lost sync).
+    pub fn is_bad(&self) -> bool {
+        // SAFETY: a live connection object.
+        unsafe { pq::PQstatus(self.ptr()) == pq::ConnStatusType::CONNECTION_BAD }
+    }
+
+    /// A failed libpq call's message as a sentence: a lost connection said so whatever
+    /// language or TLS layer libpq's message comes in.
+    pub fn failure(&self, msg: &str) -> String {
+        let first = msg.lines().next().unwrap_or(msg).trim();
+        if self.is_bad() && !first.contains("connection to the server was lost") {
+            format!("the connection to the server was lost: {first}")
+        } else {
+            describe(None, msg)
         }
     }
 
@@ -346,35 +390,42 @@ impl Drop for PqCancel {
 /// it sleeps.
 pub fn drained(fd: RawFd) -> bool {
     let mut b = 0u8;
-    // SAFETY: a one-byte buffer of our own; MSG_DONTWAIT never blocks.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            (&mut b as *mut u8).cast(),
-            1,
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
-    };
-    n < 0
-        && matches!(
-            std::io::Error::last_os_error().raw_os_error(),
-            Some(libc::EAGAIN) | Some(libc::EINTR)
-        )
+    loop {
+        // SAFETY: a one-byte buffer of our own; MSG_DONTWAIT never blocks.
+        let n = unsafe {
+            libc::recv(
+                fd,
+                (&mut b as *mut u8).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        if n >= 0 {
+            return false;
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) => return true,
+            // An error is for libpq to read and report: not drained.
+            _ => return false,
+        }
+    }
 }
 
-/// Wait (blocking the thread, as libpq itself does) until `fd` can take more or has
-/// something to read; `true` when it is readable.
-pub fn wait_writable_or_readable(fd: RawFd) -> std::io::Result<bool> {
+/// Whether `fd` can take more data and whether it has something to read, now (never
+/// blocks): `(writable, readable)`.
+pub fn poll_now(fd: RawFd) -> std::io::Result<(bool, bool)> {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLOUT | libc::POLLIN,
         revents: 0,
     };
     loop {
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut p, 1, -1) };
+        // SAFETY: one valid pollfd; a zero timeout never blocks.
+        let n = unsafe { libc::poll(&mut p, 1, 0) };
         if n >= 0 {
-            return Ok(p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0);
+            let readable = p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
+            return Ok((p.revents & libc::POLLOUT != 0, readable));
         }
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() != Some(libc::EINTR) {

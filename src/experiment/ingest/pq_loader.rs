@@ -17,15 +17,19 @@
 //! with several clients per thread often finds the reply already there (as pgbench's loop
 //! does). Measured against peeking after every read (`benches/ingest.sh`, 4 rounds, single-row
 //! insert, sync off): 7.5 against 8.1 µs of client CPU per row at 4 clients, 6.3 against 6.6
-//! at 16, 22.6 against 21.3 at 1 (one speculative read too many per row). Should the socket's send buffer be full (a very large `values` batch), the thread
-//! waits in `poll(2)` for room while reading what the server sends, as libpq does itself.
+//! at 16, 22.6 against 21.3 at 1 (one speculative read too many per row). Over TLS the
+//! socket can be drained while OpenSSL still holds decrypted bytes of the reply, so there a
+//! wait for readability lasts at most 1 ms before libpq is asked again. Should the socket's
+//! send buffer be full (a very large `values` batch), the client looks for room every 200 µs
+//! without blocking its thread, reading what the server sends meanwhile.
 //!
 //! Parameters are sent as text, as `pgbench -M prepared` sends them.
 
 use std::ffi::{CStr, c_char};
 use std::fmt::Write;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -45,8 +49,11 @@ const COMMIT: &CStr = c"pglab_commit";
 /// A client on libpq, its statements prepared, in non-blocking (and for `--pipeline on`,
 /// pipeline) mode.
 pub struct PqLoader {
-    /// Declared before `conn`: deregistered from the runtime before libpq closes the socket.
-    fd: AsyncFd<RawFd>,
+    /// A descriptor of the connection's socket of our own (libpq closes its own when the
+    /// connection drops), watched for readability.
+    fd: AsyncFd<OwnedFd>,
+    /// TLS in use (see `read`).
+    tls: bool,
     conn: PqConn,
     cancel: Arc<PqCancel>,
     job: Job,
@@ -86,7 +93,12 @@ fn open_blocking(
     let mut c = PqConn::connect(conninfo).map_err(|e| {
         format!(
             "cannot connect through libpq: {} (pglab's own sessions did connect; PGLAB_LOADER=tokio loads through those instead)",
-            libpq::describe(None, &e)
+            // Every line: with several hosts libpq says what went wrong at each.
+            e.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ")
         )
     })?;
     c.exec(&format!(
@@ -146,15 +158,19 @@ impl PqLoader {
         .await
         .map_err(|e| format!("the connecting thread failed: {e}"))??;
         let cancel = Arc::new(conn.canceller()?);
-        // SAFETY: libpq keeps the socket open until `conn` is dropped, and `fd` is dropped
-        // first (field order), so the descriptor stays the same for the AsyncFd's whole life.
-        let fd = unsafe { AsyncFd::register_with_interest(conn.socket(), Interest::READABLE) }
+        let own = conn
+            .socket()
+            .map_err(|e| format!("cannot watch the connection's socket: {e}"))?;
+        // SAFETY: the AsyncFd owns the descriptor (a dup of libpq's), so it stays open and the
+        // same for the AsyncFd's whole life, whatever libpq does with its own.
+        let fd = unsafe { AsyncFd::register_with_interest(own, Interest::READABLE) }
             .map_err(|e| format!("cannot watch the connection's socket: {e}"))?;
         let slots = match job.method {
             Method::Insert => 1,
             _ => values_rows as usize,
         };
         Ok(PqLoader {
+            tls: conn.tls(),
             fd,
             conn,
             cancel,
@@ -185,18 +201,34 @@ impl PqLoader {
         }
     }
 
+    /// A failed libpq call said as a sentence (a lost connection named as such).
+    fn failure(&self, e: String) -> String {
+        self.conn.failure(&e)
+    }
+
     /// Read what the server has sent once the socket is readable (or was left readable).
     async fn read(&mut self) -> Result<(), String> {
-        let mut guard = self
-            .fd
-            .readable()
-            .await
-            .map_err(|e| format!("waiting for the server: {e}"))?;
-        self.conn
-            .consume_input()
-            .map_err(|e| libpq::describe(None, &e))?;
-        if self.conn.is_busy() && libpq::drained(*guard.get_inner()) {
-            guard.clear_ready();
+        let waited = if self.tls {
+            tokio::time::timeout(Duration::from_millis(1), self.fd.readable())
+                .await
+                .ok()
+        } else {
+            Some(self.fd.readable().await)
+        };
+        let mut guard = match waited {
+            Some(Ok(g)) => Some(g),
+            Some(Err(e)) => return Err(format!("waiting for the server: {e}")),
+            // TLS: ask libpq again even without a new edge.
+            None => None,
+        };
+        if let Err(e) = self.conn.consume_input() {
+            return Err(self.failure(e));
+        }
+        if let Some(g) = guard.as_mut()
+            && self.conn.is_busy()
+            && libpq::drained(g.get_inner().as_raw_fd())
+        {
+            g.clear_ready();
         }
         Ok(())
     }
@@ -209,27 +241,53 @@ impl PqLoader {
         Ok(self.conn.next_result())
     }
 
-    /// Send everything queued.
-    fn flush(&mut self) -> Result<(), String> {
-        let lost = |e: String| libpq::describe(None, &e);
-        while !self.conn.flush().map_err(lost)? {
-            let readable = libpq::wait_writable_or_readable(self.conn.socket())
+    /// Send everything queued. Should the socket be full (a very large statement), wait for
+    /// room without blocking the thread (the other clients on it go on, and a stop still
+    /// reaches this one), reading what the server sends meanwhile so neither side waits on
+    /// the other; the socket is watched for readability only, so this looks every 200 µs.
+    async fn flush(&mut self) -> Result<(), String> {
+        loop {
+            match self.conn.flush() {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => return Err(self.failure(e)),
+            }
+            let (writable, readable) = libpq::poll_now(self.fd.get_ref().as_raw_fd())
                 .map_err(|e| format!("waiting to send to the server: {e}"))?;
-            if readable {
-                self.conn.consume_input().map_err(lost)?;
+            if readable && let Err(e) = self.conn.consume_input() {
+                return Err(self.failure(e));
+            }
+            if !writable && !readable {
+                tokio::time::sleep(Duration::from_micros(200)).await;
             }
         }
-        Ok(())
+    }
+
+    /// Queue a prepared statement.
+    ///
+    /// `params` must be empty or point into `ids`/`docs` as `fill` left them (NUL-terminated,
+    /// unchanged until the next `fill`).
+    fn send(&mut self, stmt: &CStr, params: &[*const c_char]) -> Result<(), String> {
+        // SAFETY: see above: every pointer is a NUL-terminated buffer of `ids` or `docs`,
+        // which nothing changes while a batch is sent.
+        unsafe { self.conn.send_prepared(stmt, params) }.map_err(|e| self.failure(e))
+    }
+
+    /// Wait for the next result; a read error after a statement already failed keeps the
+    /// statement's error (the server says why it ended the session before it closes it).
+    async fn next_or(&mut self, failed: &mut Option<String>) -> Result<Option<PqResult>, String> {
+        match self.next_result().await {
+            Ok(r) => Ok(r),
+            Err(e) => Err(failed.take().unwrap_or(e)),
+        }
     }
 
     /// Send one prepared statement and wait for its end: `Err` with its error if it failed.
     async fn round_trip(&mut self, stmt: &CStr, params: &[*const c_char]) -> Result<(), String> {
-        self.conn
-            .send_prepared(stmt, params)
-            .map_err(|e| libpq::describe(None, &e))?;
-        self.flush()?;
+        self.send(stmt, params)?;
+        self.flush().await?;
         let mut failed = None;
-        while let Some(r) = self.next_result().await? {
+        while let Some(r) = self.next_or(&mut failed).await? {
             if failed.is_none() {
                 failed = r.check().err();
             }
@@ -239,28 +297,40 @@ impl PqLoader {
 
     /// BEGIN, the `n` INSERTs of `params`, COMMIT, one Sync: sent at once, then the results.
     async fn pipeline(&mut self, params: &[*const c_char], n: usize) -> Result<(), String> {
-        let queue_failed = |e: String| libpq::describe(None, &e);
-        self.conn.send_prepared(BEGIN, &[]).map_err(queue_failed)?;
+        self.send(BEGIN, &[])?;
         for row in params.chunks_exact(2).take(n) {
-            self.conn.send_prepared(INSERT, row).map_err(queue_failed)?;
+            self.send(INSERT, row)?;
         }
-        self.conn.send_prepared(COMMIT, &[]).map_err(queue_failed)?;
-        self.conn.pipeline_sync().map_err(queue_failed)?;
-        self.flush()?;
+        self.send(COMMIT, &[])?;
+        if let Err(e) = self.conn.pipeline_sync() {
+            return Err(self.failure(e));
+        }
+        self.flush().await?;
         let mut failed = None;
+        // Statements' results end with a NULL each; two in a row mean libpq has nothing
+        // more to give (a connection gone bad without a read error): never spin on that.
+        let mut nulls = 0;
         loop {
-            match self.next_result().await? {
-                // The end of one statement's results; the next statement's follow.
-                None => {}
-                Some(r) => match r.outcome() {
-                    Outcome::Sync => break,
-                    Outcome::Ok | Outcome::Aborted => {}
-                    Outcome::Failed => {
-                        if failed.is_none() {
-                            failed = r.check().err();
+            match self.next_or(&mut failed).await? {
+                None => {
+                    nulls += 1;
+                    if nulls > 1 || self.conn.is_bad() {
+                        let lost = self.failure(self.conn.error_message());
+                        return Err(failed.unwrap_or(lost));
+                    }
+                }
+                Some(r) => {
+                    nulls = 0;
+                    match r.outcome() {
+                        Outcome::Sync => break,
+                        Outcome::Ok | Outcome::Aborted => {}
+                        Outcome::Failed => {
+                            if failed.is_none() {
+                                failed = r.check().err();
+                            }
                         }
                     }
-                },
+                }
             }
         }
         failed.map_or(Ok(()), Err)
