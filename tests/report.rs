@@ -528,6 +528,28 @@ fn an_ingest_report_has_tables_charts_and_advice_from_a_real_run() {
     );
     let names: Vec<&str> = svgs.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names[..2], ["ingest.svg", "ingest-latency.svg"]);
+    // Every trial shows the load generator's CPU share (and the host's) as a percentage.
+    let trials = &md[md.find("## Trials").unwrap()..];
+    let mut rows = trials.lines().filter(|l| l.starts_with('|'));
+    let header: Vec<&str> = rows.next().unwrap().split('|').map(str::trim).collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (pglab_cpu, host_cpu) = (col("pglab CPU"), col("host CPU"));
+    let cells: Vec<Vec<&str>> = rows
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    // insert runs at batch 1 only: (1 + 2) batches × 2 sync × 3 repeats.
+    assert_eq!(cells.len(), 3 * 2 * 3, "{trials}");
+    // /proc/stat counts in 10 ms ticks: a trial shorter than one may show no host share.
+    for row in &cells {
+        assert!(row[pglab_cpu].ends_with('%'), "{trials}");
+        assert!(
+            row[host_cpu].ends_with('%') || row[host_cpu] == "–",
+            "{trials}"
+        );
+    }
+    assert!(cells.iter().any(|r| r[host_cpu].ends_with('%')), "{trials}");
     let ReportBody::Ingest(b) = &record.body else {
         panic!("not ingest")
     };

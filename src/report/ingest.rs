@@ -157,6 +157,11 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
     if !knees.rows.is_empty() {
         out.push(knees);
     }
+    // A record from before pglab measured its own CPU has 0 s: no share to show.
+    let cpu_share = |cpu_s: f64, share: Option<f64>| match share {
+        Some(v) if cpu_s > 0.0 => format!("{:.0}%", v * 100.0),
+        _ => "–".to_string(),
+    };
     let mut trials = Grid::new(
         "Trials",
         &[
@@ -173,6 +178,8 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             ("batch p99", true),
             ("commits/s", true),
             ("WAL per row", true),
+            ("pglab CPU", true),
+            ("host CPU", true),
             ("table after", true),
             ("ended by", false),
         ],
@@ -192,6 +199,8 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             ms(t.latency_ms.p99),
             rate(t.commits_per_s),
             format!("{:.0} B", t.wal_bytes_per_row),
+            cpu_share(t.client_cpu_s, Some(t.client_cpu_share)),
+            cpu_share(t.client_cpu_s, t.host_cpu_share),
             format_bytes_short(t.table_bytes.max(0) as f64),
             match t.stopped_by {
                 crate::experiment::ingest::StopReason::Rows => "all rows".into(),

@@ -83,7 +83,7 @@ pub struct IngestTrial {
     #[serde(default)]
     pub client_cpu_share: f64,
     /// Busy share of all the host's CPUs over that window (pglab and the server included),
-    /// 0..=1; absent where `/proc/stat` cannot be read.
+    /// 0..=1; absent where `/proc/stat` cannot be read or did not tick during the window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_share: Option<f64>,
     /// Checkpoints the server started while the clients loaded (None: not readable): the
