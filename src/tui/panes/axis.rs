@@ -78,7 +78,6 @@ pub fn x_text(layout: &ResultLayout, x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::verdict::Better;
 
     fn sample(series: &str, x: f64, settings: &str) -> Sample {
         Sample {
@@ -97,17 +96,7 @@ mod tests {
 
     #[test]
     fn settings_become_the_categories_and_the_own_x_the_series() {
-        let layout = ResultLayout {
-            x_label: "maintenance_work_mem".into(),
-            x_unit: "bytes".into(),
-            x_log: true,
-            y_label: "seconds".into(),
-            y_unit: "s".into(),
-            y_log: false,
-            y_better: Better::Lower,
-            columns: vec![],
-            x_names: vec![],
-        };
+        let layout = crate::experiment::index_build::layout();
         let mb = 1024.0 * 1024.0;
         let samples = [
             sample("random", 16.0 * mb, "wal_compression=off"),
