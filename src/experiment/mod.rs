@@ -2,6 +2,7 @@
 
 pub mod decision;
 pub mod distribute;
+pub mod eta;
 pub mod event;
 pub mod field;
 pub mod growth;
@@ -16,7 +17,9 @@ pub mod spec;
 pub mod sql;
 pub mod whatif;
 
-pub use event::{Emitter, Progress, ResultLayout, RunEvent, RunHandle, Sample, TrialRef};
+pub use event::{
+    Compare, Emitter, MeasureDef, Progress, ResultLayout, RunEvent, RunHandle, Sample, TrialRef,
+};
 pub use field::{Cost, FieldDef, FieldKind, ParamText};
 pub use lab::{RunCtx, RunError, RunOptions};
 pub use record::{Outcome, ReportBody, RunReport};

@@ -132,6 +132,75 @@ impl ExperimentSpec {
         }
     }
 
+    /// The run the TUI's `r` starts: one trial, in every experiment the first value of every
+    /// list (the swept server settings included: their first combination), once, without
+    /// warm-ups (index-build: one `CREATE INDEX`; ingest: one load with the first method,
+    /// batch, client count and synchronous_commit; growth: the first design at the first
+    /// step).
+    pub fn one_trial(&self) -> ExperimentSpec {
+        let once = super::decision::Repeat::Fixed(1);
+        let mut spec = match self.clone() {
+            ExperimentSpec::IndexBuild(mut s) => {
+                s.orders.truncate(1);
+                s.mwm.truncate(1);
+                s.workers.truncate(1);
+                s.repeat = once;
+                s.warmup = false;
+                ExperimentSpec::IndexBuild(s)
+            }
+            ExperimentSpec::Ingest(mut s) => {
+                s.methods.truncate(1);
+                s.batches.truncate(1);
+                s.clients.truncate(1);
+                s.sync.truncate(1);
+                s.repeat = once;
+                s.warmup = false;
+                ExperimentSpec::Ingest(s)
+            }
+            ExperimentSpec::Growth(mut s) => {
+                s.designs.truncate(1);
+                s.steps.truncate(1);
+                s.target_rows = None;
+                s.repeat = once;
+                ExperimentSpec::Growth(s)
+            }
+        };
+        let mut set = self.settings().clone();
+        for item in &mut set.items {
+            item.values.truncate(1);
+        }
+        spec.set_settings(set);
+        spec
+    }
+
+    /// The confidence and smallest effect the run's verdicts use.
+    pub fn rules(&self) -> crate::measure::rules::Rules {
+        match self {
+            ExperimentSpec::IndexBuild(s) => s.decision.rules(),
+            ExperimentSpec::Ingest(s) => s.decision.rules(),
+            ExperimentSpec::Growth(s) => s.decision.rules(),
+        }
+    }
+
+    /// The work of each trial relative to the others, in trial order, for a progress
+    /// measure; empty when every trial weighs alike. Growth trials fill ever larger steps:
+    /// each weighs the versions it adds, so that the first small steps do not set the pace
+    /// of the large ones.
+    pub fn trial_weights(&self) -> Vec<f64> {
+        let ExperimentSpec::Growth(s) = self else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for p in s.points() {
+            for _ in &s.designs {
+                out.push(p.saturating_sub(prev).max(1) as f64);
+            }
+            prev = p;
+        }
+        out
+    }
+
     /// The server settings the run sweeps (`--set`).
     pub fn settings(&self) -> &super::whatif::SettingsSweep {
         match self {
@@ -189,4 +258,43 @@ pub fn spec_params(spec_key: &str) -> ParamText {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: ExperimentKind, pairs: &[(&str, &str)]) -> ExperimentSpec {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        kind.parse_spec(&p).unwrap()
+    }
+
+    /// `r` is one trial at the first combination of the swept settings, not one per
+    /// combination (two trials and two restarts for `shared_buffers=128MB,25%ram`).
+    #[test]
+    fn one_trial_takes_the_first_value_of_every_list_and_of_the_settings() {
+        for kind in ExperimentKind::ALL {
+            let s = spec(
+                kind,
+                &[("set", "shared_buffers=128MB,25%ram work_mem=4MB,8MB")],
+            );
+            assert_eq!(s.settings().combo_count(), 4);
+            let one = s.one_trial();
+            assert_eq!(
+                one.settings().text(),
+                "shared_buffers=128MB work_mem=4MB",
+                "{kind}"
+            );
+            assert_eq!(one.settings().combo_count(), 1);
+            // Growth measures a step per design: one design, one step, one sample.
+            let trials = match &one {
+                ExperimentSpec::Growth(g) => g.samples(),
+                _ => one.estimate().trials,
+            };
+            assert_eq!(trials, 1, "{kind}: {one:?}");
+        }
+    }
 }

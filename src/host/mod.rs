@@ -9,4 +9,6 @@ pub mod sampler;
 pub mod snapshot;
 
 pub use sampler::{HostSample, HostSampler};
-pub use snapshot::{CgroupLimits, DiskInfo, HostFingerprint, HostSnapshot, disk_info, free_bytes};
+pub use snapshot::{
+    CgroupLimits, DiskInfo, HostFingerprint, HostSnapshot, disk_info, free_bytes, hostname,
+};

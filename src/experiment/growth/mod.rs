@@ -41,53 +41,57 @@ use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use crate::measure::units::{format_bytes_short, format_count};
 
-/// The results table and chart: as the original's table, write time against rows.
+/// The results table and chart: as the original's table, the write of one version against
+/// the versions the table holds, one series per design; the reads and sizes beside it. The
+/// summary compares the designs at each step (the engine's verdicts, in each sample's
+/// findings), not the steps of a design.
 pub fn layout() -> ResultLayout {
+    let seconds = |name: &str| super::event::MeasureDef {
+        name: name.into(),
+        unit: "s".into(),
+    };
     ResultLayout {
-        x_label: "rows (version × content pairs)".into(),
-        x_unit: "rows".into(),
+        x_label: "versions".into(),
+        x_unit: "count".into(),
         x_log: true,
-        y_label: "write of one version (s)".into(),
-        y_unit: "seconds".into(),
+        y_label: "write of one version".into(),
+        y_unit: "s".into(),
         y_log: true,
         y_better: crate::measure::verdict::Better::Lower,
         columns: [
             "design",
             "versions",
             "rows",
-            "write s",
-            "read ms",
-            "table MB",
-            "index MB",
+            "write",
+            "read",
+            "read cold",
+            "table",
+            "indexes",
             "projected",
         ]
         .map(String::from)
         .to_vec(),
-        x_names: Vec::new(),
+        y_name: "write".into(),
+        measures: vec![seconds("read"), seconds("read cold")],
+        compare: super::event::Compare::Series,
+        summary_columns: ["rows", "table", "indexes"].map(String::from).to_vec(),
+        ..Default::default()
     }
 }
 
-fn mb(bytes: u64) -> String {
-    let m = bytes as f64 / (1024.0 * 1024.0);
-    if m < 100.0 {
-        format!("{m:.1}")
-    } else {
-        format!("{m:.0}")
-    }
-}
-
-/// The chart point and table row of a step.
-pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep) -> Sample {
-    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
+/// The chart point and table row of a step; `findings` are the verdicts the step decided.
+pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep, findings: Vec<String>) -> Sample {
+    let opt = |v: Option<f64>| v.map(verdicts::ms).unwrap_or_else(|| "–".into());
     let combo = spec.set.combos().get(s.combo).cloned().unwrap_or_default();
     let mut cells: Vec<String> = vec![
         s.design.as_str().into(),
-        s.versions.to_string(),
+        format_count(s.versions as f64),
         format_count(s.rows as f64),
-        opt(s.write_seconds, &|w| format!("{w:.2}")),
-        opt(s.read_seconds, &|r| format!("{:.1}", r * 1000.0)),
-        mb(s.table_bytes),
-        mb(s.index_total()),
+        opt(s.write_seconds),
+        opt(s.read_seconds),
+        opt(s.read_cold_seconds),
+        format_bytes_short(s.table_bytes as f64),
+        format_bytes_short(s.index_total() as f64),
         if s.projected { "yes" } else { "no" }.into(),
     ];
     if !spec.set.is_empty() {
@@ -95,12 +99,30 @@ pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep) -> Sample {
     }
     Sample {
         series: crate::experiment::whatif::with_combo(s.design.as_str(), &combo),
-        x: s.pairs as f64,
+        x: s.versions as f64,
         y: s.write_seconds.unwrap_or(f64::NAN),
         projected: s.projected,
         cells,
         settings: crate::experiment::whatif::combo_label(&combo),
+        values: s.write_repeats.clone(),
+        measures: vec![s.read_repeats.clone(), s.read_cold_repeats.clone()],
+        findings,
     }
+}
+
+/// The verdicts of ranges against snapshot that the steps just measured (one step, one
+/// combination of swept settings, every design) decide: the findings the report will give.
+fn step_findings(spec: &GrowthSpec, steps: &[GrowthStep]) -> Vec<String> {
+    let labels: Vec<String> = spec
+        .set
+        .combos()
+        .iter()
+        .map(crate::experiment::whatif::combo_label)
+        .collect();
+    verdicts::comparisons(steps, &labels, &spec.decision.rules())
+        .into_iter()
+        .map(|c| c.finding)
+        .collect()
 }
 
 /// Why measuring stopped before the last step.
@@ -349,13 +371,24 @@ async fn run_steps(
             // versions more, but they answer for the same step.
             let first = at_versions
                 .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
-            for (i, mut s) in steps.into_iter().enumerate() {
+            let mut steps = steps;
+            for (i, s) in steps.iter_mut().enumerate() {
                 if let Some(&(v, r)) = first.get(i) {
                     (s.versions, s.rows, s.pairs) = (v, r, v * spec.units);
                 }
                 s.combo = c;
                 s.settings = shown.clone();
-                ctx.emit.sample(sample_of(spec, &s)).await;
+            }
+            // The step's verdicts travel with its last design's sample.
+            let mut findings = Some(step_findings(spec, &steps));
+            let last = steps.len().saturating_sub(1);
+            for (i, s) in steps.into_iter().enumerate() {
+                let f = if i == last {
+                    findings.take().unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                ctx.emit.sample(sample_of(spec, &s, f)).await;
                 report.steps.push(s);
             }
         }
@@ -392,7 +425,7 @@ async fn run_steps(
             let mut step = project::project_step(spec, report, fit, d, v);
             step.disk_needed_bytes = Some(need);
             step.fits_disk = budget.map(|b| need <= b);
-            ctx.emit.sample(sample_of(spec, &step)).await;
+            ctx.emit.sample(sample_of(spec, &step, Vec::new())).await;
             report.steps.push(step);
             projected_any = true;
         }

@@ -38,6 +38,7 @@ pub fn layout() -> ResultLayout {
         .map(String::from)
         .to_vec(),
         x_names: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -312,6 +313,7 @@ async fn build(
             .chain((!spec.set.is_empty()).then(|| combo_label(&combo)))
             .collect(),
             settings: combo_label(&combo),
+            ..Default::default()
         })
         .await;
     tracing::info!(

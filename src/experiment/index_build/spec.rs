@@ -434,6 +434,8 @@ impl IndexBuildSpec {
             wal_bytes: heap + index,
             // The run's control session (holding its advisory lock), the builder, the watcher.
             connections: 3,
+            trial_rows: self.rows,
+            trial_cap_s: None,
         }
     }
 }

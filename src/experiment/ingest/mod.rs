@@ -68,6 +68,7 @@ fn layout() -> ResultLayout {
         y_better: crate::measure::verdict::Better::Higher,
         columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
         x_names: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -371,6 +372,7 @@ async fn trials(
                         cells
                     },
                     settings: labels.get(t.combo).cloned().unwrap_or_default(),
+                    ..Default::default()
                 };
                 report.trials.push(t);
                 report.summarize(confounders);

@@ -402,6 +402,8 @@ impl IngestSpec {
             // The loading sessions and one control session.
             // The runner's control session (advisory lock), the experiment's own, one per client.
             connections: self.max_clients() + 2,
+            trial_rows: self.rows,
+            trial_cap_s: self.duration_s,
         }
     }
 }
