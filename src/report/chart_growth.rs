@@ -73,6 +73,7 @@ fn pair(
             dashed: false,
             marker: marker(design),
             hollow: false,
+            dots: Vec::new(),
             points: measured.clone(),
             whiskers: steps
                 .iter()
@@ -91,6 +92,7 @@ fn pair(
             dashed: true,
             marker: marker(design),
             hollow: true,
+            dots: Vec::new(),
             points: projected,
             whiskers: Vec::new(),
         });

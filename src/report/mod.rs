@@ -25,6 +25,7 @@ pub mod json;
 pub mod markdown;
 pub mod recommend;
 pub mod table;
+pub mod ticks;
 
 use std::path::{Path, PathBuf};
 
