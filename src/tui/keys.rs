@@ -94,7 +94,7 @@ impl Action {
         match self {
             Action::Quit => "quit (asks first while a run is in progress)",
             Action::Help => "this help",
-            Action::Run => "run one trial: the first value of every list, once",
+            Action::Run => "run one trial: the first value of every list (and of set), once",
             Action::Sweep => "run the full sweep of the parameters",
             Action::Cancel => "cancel the run or the disk probe",
             Action::Edit => "edit the selected parameter (Enter accepts, Esc aborts)",
@@ -108,7 +108,7 @@ impl Action {
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
             Action::Axis => {
-                "run pane: the experiment's own setting or the swept server settings (--set) on the x axis"
+                "run pane: the experiment's own setting or the swept server settings (set) on the x axis"
             }
             Action::NextPane => "focus the next pane",
             Action::PrevPane => "focus the previous pane",

@@ -37,6 +37,8 @@ mod params_tests;
 #[cfg(test)]
 mod render_tests;
 #[cfg(test)]
+mod results_tests;
+#[cfg(test)]
 mod run_tests;
 #[cfg(test)]
 mod update_tests;
@@ -69,10 +71,17 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
     if let Some(p) = &config.problem {
         tracing::warn!("{p}");
     }
-    if ctx.target_options().wants_sandbox() {
-        eprintln!("starting the sandbox…");
+    // Said while the sandbox starts, and taken back: after the UI leaves, the terminal's
+    // last line is the shell's again.
+    let wait = ctx
+        .target_options()
+        .wants_sandbox()
+        .then(|| terminal::announce("starting the sandbox…"));
+    let opened = ctx.open_target().await;
+    if let Some(w) = wait {
+        w.clear();
     }
-    let (opened, client) = ctx.open_target().await?;
+    let (opened, client) = opened?;
     let first = tokio::time::timeout(
         Duration::from_secs(5),
         snapshot::read(&client, &opened.target),

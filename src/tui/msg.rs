@@ -15,7 +15,8 @@ use crate::server::ServerSnapshot;
 /// Which kind of run a key asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
-    /// `r`: one trial, the first value of every list, in every experiment.
+    /// `r`: one trial, the first value of every list (the swept settings included), in every
+    /// experiment.
     Single,
     /// `s`: the full sweep of the parameters.
     Sweep,
@@ -55,10 +56,29 @@ pub enum ProbeMsg {
     Cancelled,
 }
 
-/// A past run of the current spec, for the history strip.
+/// A past run of the current spec, for the history strip: its result in one number
+/// (`history::headline`), not its duration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryPoint {
-    pub seconds: f64,
+    pub value: f64,
+    /// "s" or "rows/s".
+    pub unit: &'static str,
+    /// What the number is: "best median", "snapshot write at 100 versions".
+    pub what: String,
+}
+
+/// How long the parameters on screen would take: the sweep (`s`) and one trial (`r`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimates {
+    pub sweep: Option<crate::experiment::eta::Eta>,
+    pub one: Option<crate::experiment::eta::Eta>,
+}
+
+/// What the history says about the spec on screen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Past {
+    pub points: Vec<HistoryPoint>,
+    pub eta: Estimates,
 }
 
 #[derive(Debug)]
@@ -85,7 +105,7 @@ pub enum Msg {
     RunClosed,
     History {
         spec_key: String,
-        points: Result<Vec<HistoryPoint>, String>,
+        past: Result<Past, String>,
     },
     /// The presets of every experiment, and the files that did not load.
     Presets {
@@ -138,8 +158,10 @@ pub enum Command {
     CancelRun,
     StartProbe,
     CancelProbe,
+    /// Read the history for this spec: the strip's points and the time estimates.
     LoadHistory {
         spec_key: String,
+        spec: Box<ExperimentSpec>,
     },
     /// List the presets (answer: `Msg::Presets`).
     LoadPresets,

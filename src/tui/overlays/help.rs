@@ -15,7 +15,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
     vec![
         (
             k(Action::Run),
-            "run one trial: the first value of every list, once".into(),
+            "one trial: the first value of every list (and of set), once".into(),
         ),
         (k(Action::Sweep), Action::Sweep.describe().to_string()),
         (k(Action::Cancel), Action::Cancel.describe().to_string()),
@@ -57,7 +57,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
                 k(Action::Up),
                 k(Action::Right)
             ),
-            "move focus; ↑↓ pick a field (Parameters), scroll (Run)".into(),
+            "move focus; ↑↓ pick a field (Parameters), scroll (Run); ←→ columns (Run)".into(),
         ),
         (
             k(Action::View),
@@ -65,7 +65,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::Axis),
-            "Run pane x axis: own setting or swept server settings (--set)".into(),
+            "Run pane x axis: own setting or swept server settings (set)".into(),
         ),
         (
             "y n".into(),

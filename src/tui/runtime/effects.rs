@@ -14,7 +14,7 @@ use super::Env;
 use super::strip;
 use crate::experiment::{self, RunOptions, preflight};
 use crate::host::probe::{self, FsyncSpec, ProbeError, SeqWriteSpec};
-use crate::tui::msg::{Command, HistoryPoint, Msg, PresetOp, ProbeMsg, ProbeStage};
+use crate::tui::msg::{Command, Msg, PresetOp, ProbeMsg, ProbeStage};
 
 /// How long leaving waits for a cancelled run to finish its cleanup.
 const RUN_STOP_WAIT: Duration = Duration::from_secs(20);
@@ -147,15 +147,15 @@ impl Effects {
                     let _ = tx.send(Msg::Cleaned(r));
                 });
             }
-            Command::LoadHistory { spec_key } => {
+            Command::LoadHistory { spec_key, spec } => {
                 let path = self.env.history_file.clone();
                 tokio::spawn(async move {
-                    let key = spec_key.clone();
-                    let points: Result<Vec<HistoryPoint>, String> =
-                        tokio::task::spawn_blocking(move || strip::points(&path, &key))
-                            .await
-                            .unwrap_or_else(|e| Err(e.to_string()));
-                    let _ = tx.send(Msg::History { spec_key, points });
+                    let past = tokio::task::spawn_blocking(move || {
+                        strip::past(&path, &spec, &crate::host::hostname())
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()));
+                    let _ = tx.send(Msg::History { spec_key, past });
                 });
             }
             Command::LoadPresets => {
