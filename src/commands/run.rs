@@ -157,8 +157,19 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
     };
     let kind = spec.kind();
+    // What the run will do and how long it should take, before it starts.
+    let expected = {
+        let (runs, _) = crate::history::read(&ctx.paths.history_file());
+        experiment::eta::estimate(&spec, &runs, Some(&crate::host::hostname()))
+    };
+    let mut plan = spec.estimate_with_free(free).items();
+    plan.push(match &expected {
+        Some(e) => format!("time {} (by {})", e.range_text(), e.basis),
+        None => format!("time: no estimate yet (no past {kind} run on this host to go by)"),
+    });
+    eprintln!("estimate: {}", plan.join(" · "));
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
-    let mut printer = ProgressPrinter::new(kind);
+    let mut printer = ProgressPrinter::new(kind, expected);
     let signal = crate::session::shutdown_signal();
     tokio::pin!(signal);
     let mut cancelled_at: Option<Instant> = None;
@@ -223,16 +234,42 @@ struct ProgressPrinter {
     last_phase: String,
     last_draw: Option<Instant>,
     live: bool,
+    started: Instant,
+    /// How long the history expected the run to take.
+    expected: Option<experiment::eta::Eta>,
 }
 
 impl ProgressPrinter {
-    fn new(kind: ExperimentKind) -> Self {
+    fn new(kind: ExperimentKind, expected: Option<experiment::eta::Eta>) -> Self {
         ProgressPrinter {
             tty: std::io::stderr().is_terminal(),
             kind,
             last_phase: String::new(),
             last_draw: None,
             live: false,
+            started: Instant::now(),
+            expected,
+        }
+    }
+
+    /// "run 3/40 · run eta 1m 10s": from the trials done, or before one is done from what
+    /// the history expected.
+    fn run_eta(&self, index: usize, total: usize) -> String {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let done = index.saturating_sub(1);
+        let eta = if done > 0 && total > 0 {
+            Some(format_seconds(
+                elapsed * (total - done.min(total)) as f64 / done as f64,
+            ))
+        } else {
+            self.expected
+                .as_ref()
+                .and_then(|e| e.remaining(elapsed))
+                .map(|e| e.range_text())
+        };
+        match eta {
+            Some(e) => format!(" · run {index}/{total} · run eta {e}"),
+            None => format!(" · run {index}/{total}"),
         }
     }
 
@@ -277,10 +314,18 @@ impl ProgressPrinter {
                     .as_ref()
                     .map(|t| format!("[{}/{}] ", t.index, t.total))
                     .unwrap_or_default();
+                // The percentage is the trial's (or the step's), said as such; the run's
+                // share and ETA follow.
+                let what = if p.trial.is_some() { "trial" } else { "step" };
                 let pct = p
                     .fraction
-                    .map(|f| format!(" {:>3.0}%", f * 100.0))
+                    .map(|f| format!(" · {what} {:.0}%", f * 100.0))
                     .unwrap_or_else(|| " …".into());
+                let run = p
+                    .trial
+                    .as_ref()
+                    .map(|t| self.run_eta(t.index, t.total))
+                    .unwrap_or_default();
                 let rate = p
                     .rate
                     .map(|r| {
@@ -292,11 +337,13 @@ impl ProgressPrinter {
                     })
                     .unwrap_or_default();
                 let mut s = format!(
-                    "{t}{}{pct} · {}{rate}",
+                    "{t}{}{pct} · {}{rate}{run}",
                     p.phase,
                     format_seconds(p.elapsed_s)
                 );
-                s.truncate(160);
+                if let Some((i, _)) = s.char_indices().nth(160) {
+                    s.truncate(i);
+                }
                 eprint!("\r\x1b[2K{s}");
                 self.live = true;
             }

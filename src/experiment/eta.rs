@@ -158,13 +158,17 @@ fn by_pace(spec: &ExperimentSpec, past: &[&RunReport]) -> Option<Eta> {
     }
 }
 
-/// `work` × the slowest and fastest pace; None without a pace.
+/// Other parameters' pace says less than the same parameters' runs: its range is widened.
+const PACE_LOW: f64 = 0.75;
+const PACE_HIGH: f64 = 1.5;
+
+/// `work` × the fastest and slowest pace (widened); None without a pace.
 fn ranged(paces: &[f64], work: f64, what: &str) -> Option<Eta> {
     let (lo, hi) = span(paces)?;
     let n = paces.len();
     Some(Eta::new(
-        lo * work,
-        hi * work,
+        lo * work * PACE_LOW,
+        hi * work * PACE_HIGH,
         format!(
             "the pace of {n} past {what} run{} on this host",
             if n == 1 { "" } else { "s" }
@@ -227,11 +231,13 @@ fn ingest(s: &super::ingest::IngestSpec, recent: &[&RunReport]) -> Option<Eta> {
             if n == 1 { "" } else { "s" }
         ),
     };
-    Some(Eta::new(low, high, basis))
+    Some(Eta::new(low * PACE_LOW, high * PACE_HIGH, basis))
 }
 
-/// The fastest and slowest rows/s past trials reached with this method and
-/// synchronous_commit at the batch nearest to `batch` (by ratio).
+/// The fastest and slowest rows/s this method and synchronous_commit reach at `batch`: what
+/// past trials reached at that batch, or between the nearest batches below and above it
+/// (log-log, rows/s grow with the batch until something else limits them), or at the
+/// nearest one on one side.
 fn rates(
     reports: &[(&RunReport, &super::ingest::IngestReport)],
     method: Method,
@@ -243,18 +249,32 @@ fn rates(
         .flat_map(|(_, b)| b.trials.iter())
         .filter(|t| t.method == method && t.synchronous_commit == sync && t.rows_per_s > 0.0)
         .collect();
-    let distance = |b: u64| ((b.max(1) as f64) / (batch.max(1) as f64)).ln().abs();
-    let nearest = trials
-        .iter()
-        .map(|t| distance(t.batch))
-        .fold(f64::INFINITY, f64::min);
-    let rs: Vec<f64> = trials
-        .iter()
-        .filter(|t| distance(t.batch) <= nearest + 1e-9)
-        .map(|t| t.rows_per_s)
-        .collect();
-    let (lo, hi) = span(&rs)?;
-    Some((hi, lo))
+    // (fastest, slowest) at exactly `b`.
+    let at = |b: u64| -> Option<(f64, f64)> {
+        let rs: Vec<f64> = trials
+            .iter()
+            .filter(|t| t.batch == b)
+            .map(|t| t.rows_per_s)
+            .collect();
+        span(&rs).map(|(lo, hi)| (hi, lo))
+    };
+    if let Some(r) = at(batch) {
+        return Some(r);
+    }
+    let below = trials.iter().map(|t| t.batch).filter(|b| *b < batch).max();
+    let above = trials.iter().map(|t| t.batch).filter(|b| *b > batch).min();
+    match (below, above) {
+        (Some(a), Some(b)) => {
+            let (fa, sa) = at(a)?;
+            let (fb, sb) = at(b)?;
+            let w = ((batch as f64).ln() - (a as f64).ln()) / ((b as f64).ln() - (a as f64).ln());
+            let mix = |x: f64, y: f64| (x.ln() * (1.0 - w) + y.ln() * w).exp();
+            Some((mix(fa, fb), mix(sa, sb)))
+        }
+        (Some(a), None) => at(a),
+        (None, Some(b)) => at(b),
+        (None, None) => None,
+    }
 }
 
 #[cfg(test)]
@@ -319,7 +339,8 @@ mod tests {
             ],
         );
         let e = estimate(&s, &[past], None).unwrap();
-        assert!((e.low_s - 200.0).abs() < 1e-6, "{e:?}");
+        assert!((e.low_s - 200.0 * PACE_LOW).abs() < 1e-6, "{e:?}");
+        assert!((e.high_s - 200.0 * PACE_HIGH).abs() < 1e-6, "{e:?}");
         assert!(e.basis.contains("pace of 1 past index-build run"), "{e:?}");
         assert!(estimate(&s, &[], None).is_none());
     }
@@ -337,12 +358,12 @@ mod tests {
         i.fsync_ops_per_s = Some(500.0);
         let e = estimate(&ExperimentSpec::Ingest(i.clone()), &[], None).unwrap();
         // 1000 rows at 500 commits/s, plus the default time between trials.
-        assert!((e.high_s - 2.5).abs() < 1e-9, "{e:?}");
+        assert!((e.high_s - 2.5 * PACE_HIGH).abs() < 1e-9, "{e:?}");
         assert_eq!(e.basis, "the disk's fsync rate");
         // A duration caps each trial.
         i.duration_s = Some(1.0);
         let e = estimate(&ExperimentSpec::Ingest(i), &[], None).unwrap();
-        assert!((e.high_s - 1.5).abs() < 1e-9, "{e:?}");
+        assert!((e.high_s - 1.5 * PACE_HIGH).abs() < 1e-9, "{e:?}");
     }
 
     #[test]

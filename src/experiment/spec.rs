@@ -185,18 +185,24 @@ impl ExperimentSpec {
     /// The work of each trial relative to the others, in trial order, for a progress
     /// measure; empty when every trial weighs alike. Growth trials fill ever larger steps:
     /// each weighs the versions it adds, so that the first small steps do not set the pace
-    /// of the large ones.
+    /// of the large ones; a point only projected (the target rows, steps past the fill
+    /// limit) costs next to nothing.
     pub fn trial_weights(&self) -> Vec<f64> {
         let ExperimentSpec::Growth(s) = self else {
             return Vec::new();
         };
+        let filled = s.planned_steps(None);
         let mut out = Vec::new();
         let mut prev = 0;
         for p in s.points() {
-            for _ in &s.designs {
-                out.push(p.saturating_sub(prev).max(1) as f64);
-            }
-            prev = p;
+            let w = if filled.contains(&p) {
+                let w = p.saturating_sub(prev).max(1);
+                prev = p;
+                w
+            } else {
+                1
+            };
+            out.extend(s.designs.iter().map(|_| w as f64));
         }
         out
     }
@@ -270,6 +276,22 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         kind.parse_spec(&p).unwrap()
+    }
+
+    #[test]
+    fn projected_growth_points_weigh_nothing_in_the_progress() {
+        let s = spec(
+            ExperimentKind::Growth,
+            &[
+                ("steps", "0,10,100"),
+                ("design", "snapshot,ranges"),
+                ("target-rows", "1e9"),
+            ],
+        );
+        assert_eq!(
+            s.trial_weights(),
+            [1.0, 1.0, 10.0, 10.0, 90.0, 90.0, 1.0, 1.0]
+        );
     }
 
     /// `r` is one trial at the first combination of the swept settings, not one per

@@ -154,7 +154,13 @@ pub fn log(values: &[f64], unit: &str, max_ticks: usize) -> Ticks {
     if pos.is_empty() {
         (lo, hi) = (0.0, 1.0);
     }
-    let (lo, hi) = ((lo + 1e-9).floor() as i64, (hi - 1e-9).ceil() as i64);
+    let one_value = hi - lo < 1e-9;
+    let (mut lo, mut hi) = ((lo + 1e-9).floor() as i64, (hi - 1e-9).ceil() as i64);
+    if one_value && !has_zero {
+        // One value: in the middle of the axis, a power either side.
+        let e = lo.max(hi);
+        (lo, hi) = (e - 1, e + 1);
+    }
     let hi = hi.max(lo + 1);
     let room = max_ticks.max(2) as i64 - i64::from(has_zero);
     let steps: &[i64] = if base == 2.0 {
@@ -290,6 +296,9 @@ mod tests {
             t.labels,
             ["1 MB", "4 MB", "16 MB", "64 MB", "256 MB", "1 GB"]
         );
+        // One value sits between the powers either side of it.
+        let t = log(&[64.0 * 1048576.0], "bytes", 6);
+        assert_eq!(t.labels, ["32 MB", "64 MB", "128 MB"]);
         // Rates: decades, the unit in the title.
         let t = log(&[4030.0, 48_800.0, 590_000.0], "rows/s", 6);
         assert_eq!(t.labels, ["1000", "10k", "100k", "1M"]);
