@@ -347,8 +347,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let value_w = cols.saturating_sub(label_w + 3);
     let cost = match &st.parsed {
         Ok(spec) => {
+            // How long comes second: on a small screen only the first row shows.
             let mut items = spec.estimate().items();
+            let rest = items.split_off(1.min(items.len()));
             items.extend(time_items(app));
+            items.extend(rest);
             pack(&items, cols, " · ", 2)
                 .into_iter()
                 .map(|l| plain_line(l, theme.accent()))

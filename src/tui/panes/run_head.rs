@@ -39,6 +39,7 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
         // measured ("trial 37%"), else the whole run's ("run 71%"); the line under it
         // always gives the whole run's share, elapsed time and ETA.
         let run_share = st.run_fraction().filter(|_| st.trials > 1);
+        let trial_bar = st.progress.as_ref().and_then(|p| p.fraction).is_some();
         match st.progress.as_ref().and_then(|p| p.fraction) {
             Some(fr) if !st.cancelling => head.push(Row::Gauge {
                 ratio: fr.clamp(0.0, 1.0),
@@ -69,7 +70,7 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
             }
         }
         let mut items = Vec::new();
-        if let Some(fr) = run_share {
+        if let Some(fr) = run_share.filter(|_| trial_bar || st.cancelling) {
             items.push(format!("run {:.0}%", fr * 100.0));
         }
         let elapsed = st
