@@ -44,14 +44,28 @@ fn index_build(b: &IndexBuildReport) -> Option<Plot> {
         return None;
     }
     let many_workers = groups.iter().any(|g| g.workers != groups[0].workers);
+    let combos: Vec<String> = b
+        .params
+        .set
+        .combos()
+        .iter()
+        .map(crate::experiment::whatif::combo_label)
+        .collect();
     let series = groups
         .iter()
         .enumerate()
         .map(|(i, g)| Series {
-            name: if many_workers || g.workers > 0 {
-                format!("{} · {} workers", g.order.name(), g.workers)
-            } else {
-                g.order.name()
+            name: {
+                let mut name = if many_workers || g.workers > 0 {
+                    format!("{} · {} workers", g.order.name(), g.workers)
+                } else {
+                    g.order.name()
+                };
+                // A what-if sweep draws a line per settings combination: named by it.
+                if !g.settings.is_empty() {
+                    name.push_str(&format!(" · {}", g.settings));
+                }
+                name
             },
             color: PALETTE[i % PALETTE.len()],
             dashed: false,
@@ -72,6 +86,7 @@ fn index_build(b: &IndexBuildReport) -> Option<Plot> {
                 .trials
                 .iter()
                 .filter(|t| !t.warmup && t.order == g.order && t.workers_requested == g.workers)
+                .filter(|t| combos.get(t.combo).is_none_or(|c| *c == g.settings))
                 .map(|t| (t.maintenance_work_mem_bytes as f64, t.seconds))
                 .collect(),
         })
