@@ -248,7 +248,7 @@ impl Target {
             };
             match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await
             {
-                Ok(Ok(client)) => return Ok(client),
+                Ok(Ok(client)) => return pin_search_path(client, &whom).await,
                 Ok(Err(e)) => {
                     tracing::info!("connect to {whom} failed: {e:?}");
                     last = Some(describe_connect_error(
@@ -294,7 +294,7 @@ impl Target {
                 describe_connect_error(&e, &whom, &self.params.user, &self.params.dbname)
             })?;
             tokio::spawn(drive(conn, None));
-            Ok(client)
+            pin_search_path(client, &whom).await
         };
         Some(
             match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await
@@ -362,6 +362,23 @@ impl Target {
             other => other,
         }
     }
+}
+
+/// Every session pglab opens resolves names in `pg_catalog` only (experiment sessions add
+/// their lab schema after it): a function or operator someone put in `public` with a
+/// better-matching signature than the built-in one would otherwise run as pglab's role, often
+/// a superuser (the CVE-2018-1058 pattern).
+async fn pin_search_path(client: Client, whom: &str) -> Result<Client, TargetError> {
+    client
+        .batch_execute("SET search_path = pg_catalog")
+        .await
+        .map_err(|e| {
+            TargetError::Connect(format!(
+                "connected to {whom}, but setting the session's search_path failed: {}",
+                super::error::describe_query_error(&e)
+            ))
+        })?;
+    Ok(client)
 }
 
 /// Drive a connection's I/O until it ends, passing server notices on when asked to.
