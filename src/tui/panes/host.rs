@@ -76,6 +76,9 @@ pub struct HostState {
     pub read: Series,
     pub write: Series,
     pub probe: ProbeState,
+    /// On a server pglab did not start: which directory and device the disk probe measures
+    /// (pglab's own, never the server's data directory), said beside its figures.
+    pub probe_note: Option<String>,
 }
 
 impl HostState {
@@ -237,19 +240,27 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     } else if let Some(r) = &probe.last {
         (
             format!(
-                "seq write {:.0} MB/s · fsync {}/s, p99 {} · {}",
+                "seq write {:.0} MB/s · fsync {}/s, p99 {} · {}{}",
                 r.seq.mb_per_s,
                 format_count(r.fsync.ops_per_s.round()),
                 format_seconds(r.fsync.p99_us / 1e6),
-                age(app.now.saturating_duration_since(r.at).as_secs_f64())
+                age(app.now.saturating_duration_since(r.at).as_secs_f64()),
+                st.probe_note
+                    .as_ref()
+                    .map(|n| format!(" · {n}"))
+                    .unwrap_or_default()
             ),
             theme.plain(),
         )
     } else {
         (
             format!(
-                "disk not probed yet: {} measures write speed and fsync latency",
-                app.keys.label(Action::Probe)
+                "disk not probed yet: {} measures write speed and fsync latency{}",
+                app.keys.label(Action::Probe),
+                st.probe_note
+                    .as_ref()
+                    .map(|n| format!(" ({})", n.replacen("measured", "to be measured", 1)))
+                    .unwrap_or_default()
             ),
             theme.dim(),
         )
