@@ -79,6 +79,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
     mwm.sort_by_key(|s| s.bytes);
     let spec = IndexBuildSpec {
         set: Default::default(),
+        checkpoint: Default::default(),
         rows,
         key: KeyType::Int4,
         orders,
