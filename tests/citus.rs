@@ -340,12 +340,12 @@ fn foreign_cleanup_record_is_left_alone(dir: &std::path::Path, cluster: &CitusSa
     rt.block_on(async {
         let coord = connect(&cluster.coordinator).await;
         // Citus's own background cleanup would race the check: off for this part.
-        coord
-            .batch_execute(
-                "ALTER SYSTEM SET citus.defer_shard_delete_interval = -1; SELECT pg_reload_conf();",
-            )
-            .await
-            .unwrap();
+        for sql in [
+            "ALTER SYSTEM SET citus.defer_shard_delete_interval = -1",
+            "SELECT pg_reload_conf()",
+        ] {
+            coord.batch_execute(sql).await.unwrap();
+        }
         let worker = connect(&cluster.workers[0]).await;
         worker
             .batch_execute("CREATE TABLE public.not_pglab_102030 (x int)")
@@ -410,11 +410,12 @@ fn foreign_cleanup_record_is_left_alone(dir: &std::path::Path, cluster: &CitusSa
             .unwrap()
             .get(0);
         assert_eq!(records, 1, "the foreign cleanup record is left");
-        coord
-            .batch_execute(
-                "DELETE FROM pg_dist_cleanup WHERE object_name = 'public.not_pglab_102030'; ALTER SYSTEM RESET citus.defer_shard_delete_interval; SELECT pg_reload_conf();",
-            )
-            .await
-            .unwrap();
+        for sql in [
+            "DELETE FROM pg_dist_cleanup WHERE object_name = 'public.not_pglab_102030'",
+            "ALTER SYSTEM RESET citus.defer_shard_delete_interval",
+            "SELECT pg_reload_conf()",
+        ] {
+            coord.batch_execute(sql).await.unwrap();
+        }
     });
 }

@@ -128,6 +128,12 @@ fn only_pglabs_account_reaches_the_sandbox() {
     let sb = pglab::server::Sandbox::locate(&paths, None, None).unwrap();
     let (_, port) = sb.live_postmaster().expect("running");
     assert_nobody_is_refused(&lines, port, &sb.root);
+    // Written once: later starts find pglab's rules in place and leave them (and the server).
+    let ino = |f: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(sb.data().join(f)).unwrap().ino()
+    };
+    let rules = (ino("pg_hba.conf"), ino("pg_ident.conf"));
     // pglab itself still runs experiments there.
     let out = pglab(
         &dir,
@@ -144,6 +150,11 @@ fn only_pglabs_account_reaches_the_sandbox() {
         ],
     );
     text(&out);
+    assert_eq!(
+        (ino("pg_hba.conf"), ino("pg_ident.conf")),
+        rules,
+        "the access rules were written again"
+    );
     text(&pglab(&dir, &["sandbox", "destroy"]));
 }
 

@@ -98,7 +98,7 @@ impl Sandbox {
     /// when they were written (a running server must read them again).
     pub(super) fn write_access_rules(&self) -> Result<bool, TargetError> {
         let hba = fs::read_to_string(self.hba_file()).unwrap_or_default();
-        if hba.lines().any(|l| l.trim() == HBA_MARK) {
+        if hba.lines().any(|l| l.trim_start().starts_with(HBA_MARK)) {
             return Ok(false);
         }
         let accounts = self.local_accounts()?;
