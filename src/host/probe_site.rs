@@ -99,6 +99,13 @@ impl ProbeSite {
         (self.server_device == ServerDevice::Same).then(|| self.dir.clone())
     }
 
+    /// The device alone ("/dev/vda"), when known.
+    pub fn device_name(&self) -> Option<&str> {
+        self.device
+            .as_deref()
+            .map(|d| d.rsplit(" on ").next().unwrap_or(d))
+    }
+
     /// What the probe measured, for a server pglab did not start: "pglab's directory … on
     /// ext4 on /dev/vda, the server's device". None for the sandbox (its directory is the
     /// server's).
@@ -202,6 +209,7 @@ mod tests {
         let note = site.note().unwrap();
         assert!(note.starts_with("measured in pglab's directory"), "{note}");
         assert!(note.ends_with("(the server's device)"), "{note}");
+        assert!(site.device_name().is_some_and(|d| !d.contains(" on ")));
         let sb = ProbeSite::choose(None, Some(dir.path()), dir.path(), None, true);
         assert_eq!(sb.note(), None);
         let remote = ProbeSite::choose(None, None, dir.path(), None, false);

@@ -121,7 +121,7 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         first,
         launched,
         &params_file,
-        probe_site.note(),
+        (probe_site.kind != crate::host::probe_site::SiteKind::Sandbox).then(|| probe_site.clone()),
     )
     .await;
     opened.close().await;
@@ -135,12 +135,12 @@ async fn ui(
     first: Option<crate::server::ServerSnapshot>,
     launched: Instant,
     params_file: &std::path::Path,
-    probe_note: Option<String>,
+    probe_site: Option<crate::host::probe_site::ProbeSite>,
 ) -> Result<i32> {
     let mut guard = TerminalGuard::enter().map_err(|e| eyre!("cannot set up the terminal: {e}"))?;
     init.size = guard.size();
     let mut app = App::new(init);
-    app.host.probe_note = probe_note;
+    app.host.probe_site = probe_site;
     if let Some(s) = first {
         update::update(&mut app, Msg::Server(ServerMsg::Snapshot(Box::new(s))));
     }

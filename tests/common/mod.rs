@@ -83,6 +83,25 @@ impl TestLab {
             self.port
         )
     }
+    /// Let this account connect over the socket as `role` as well: the sandbox maps the OS
+    /// accounts to its role `pglab` only (pg_ident.conf, map `pglab`). Read with a reload.
+    pub async fn allow_role(&self, admin: &tokio_postgres::Client, role: &str) {
+        use std::io::Write;
+        let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective())
+            .unwrap()
+            .unwrap()
+            .name;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.sandbox.data().join("pg_ident.conf"))
+            .unwrap();
+        writeln!(f, "pglab  {me}  {role}").unwrap();
+        admin
+            .batch_execute("SELECT pg_reload_conf()")
+            .await
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
     /// Path to the pglab binary built for this test run.
     pub fn bin() -> PathBuf {
         PathBuf::from(env!("CARGO_BIN_EXE_pglab"))
