@@ -159,7 +159,7 @@ impl Target {
             .connect_timeout(self.connect_timeout)
             .keepalives(true)
             .keepalives_idle(Duration::from_secs(30));
-        c.options(&self.options());
+        c.options(self.options());
         if let Some(p) = self.known_password(host) {
             c.password(p.expose());
         }
