@@ -76,6 +76,7 @@ fn a_probe_dir_without_room_is_refused_before_anything_is_written() {
     let out = probe_disk(&["--probe-dir", &mnt.to_string_lossy()]);
     let err = stderr(&out);
     let _ = std::process::Command::new("umount").arg(&mnt).status();
+    std::fs::remove_dir(&mnt).ok();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("free") && err.contains("--probe-dir"), "{err}");
 }

@@ -156,6 +156,7 @@ fn only_pglabs_account_reaches_the_sandbox() {
         "the access rules were written again"
     );
     text(&pglab(&dir, &["sandbox", "destroy"]));
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -231,4 +232,5 @@ fn a_sandbox_made_with_trust_is_locked_down_by_the_next_start() {
         assert_eq!(run_line(line, None).as_deref(), Ok("pglab"), "`{line}`");
     }
     text(&pglab(&dir, &["sandbox", "destroy"]));
+    std::fs::remove_dir_all(&dir).ok();
 }
