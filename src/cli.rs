@@ -73,6 +73,11 @@ pub struct GlobalArgs {
     /// Look-only: nothing is written (no experiments, no disk probes), e.g. on production.
     #[arg(long, global = true)]
     pub observe: bool,
+    /// Where the disk probes write (`probe --disk`, the TUI's probe key): a directory of
+    /// yours. Default: the sandbox's directory, or pglab's data dir — never a server's data
+    /// directory.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub probe_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -137,9 +142,6 @@ pub struct ProbeArgs {
     /// Duration of the fsync latency probe.
     #[arg(long, default_value = "5s", value_name = "DURATION")]
     pub fsync_time: String,
-    /// Directory to probe (default: the sandbox's, or the server's data directory when local).
-    #[arg(long, value_name = "DIR")]
-    pub probe_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod commands;
 pub mod experiment;
+pub mod fault;
 pub mod history;
 pub mod host;
 pub mod measure;

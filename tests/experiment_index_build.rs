@@ -324,6 +324,7 @@ async fn an_unprivileged_role_runs_with_checkpoint_skipped_and_fields_marked() {
         .batch_execute("CREATE ROLE bob LOGIN; GRANT CREATE ON DATABASE pglab TO bob")
         .await
         .unwrap();
+    lab.allow_role(&admin, "bob").await;
     let mut params = lab.sandbox.conn_params(lab.port);
     params.user = "bob".into();
     let target = std::sync::Arc::new(pglab::server::Target::new(params, true).unwrap());

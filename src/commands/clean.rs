@@ -4,11 +4,19 @@
 use color_eyre::eyre::Result;
 
 use crate::cli::CleanArgs;
-use crate::experiment::leftovers::{LabObjectKind, drop_objects, lab_objects};
+use crate::experiment::leftovers::{LabObjectKind, drop_leftovers, lab_objects};
 use crate::measure::units::format_bytes;
-use crate::session::{Ctx, EXIT_FAILED, user_error};
+use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
 pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
+    // Before the target is even opened: look-only lists nothing (listing takes and gives back
+    // each run's advisory lock) and drops nothing.
+    if ctx.global.observe {
+        return Err(user_error(
+            EXIT_USAGE,
+            "look-only (--observe): clean drops tables, so it does not run, not even --dry-run; drop --observe to list or clean leftovers",
+        ));
+    }
     let (opened, client) = ctx.open_target().await?;
     let schema = &ctx.global.schema;
     let objects = lab_objects(&client, schema)
@@ -41,11 +49,14 @@ pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
             );
         }
     } else {
-        let dropped = drop_objects(&client, schema, &candidates)
+        let (dropped, note) = drop_leftovers(&client, schema, &candidates)
             .await
             .map_err(|e| user_error(EXIT_FAILED, e))?;
         for name in &dropped {
             println!("dropped  {schema}.{name}");
+        }
+        if let Some(n) = note {
+            println!("note: {n}");
         }
     }
     drop(client);

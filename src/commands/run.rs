@@ -127,6 +127,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     }
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
+    let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
     let free = preflight::free_space(local.as_deref(), None);
     let pf = preflight::preflight(&spec, free, Some(&server), preflight::CONFIRM_ABOVE);
     for w in &pf.warnings {
@@ -152,6 +153,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         preset,
         history: (!args.no_history).then(|| ctx.paths.history_file()),
         local_data_dir: local,
+        probe_dir,
         poll_progress: !args.no_progress_poll,
         disk_budget: None,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),

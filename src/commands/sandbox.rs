@@ -24,11 +24,9 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
                 let port = sb.start().map_err(|e| e.to_string())?;
                 sb.set_keep(true);
                 Ok(format!(
-                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\nconnect: psql -h {} -p {port} -U {} {}",
+                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\n{}",
                     sb.root.display(),
-                    sb.root.display(),
-                    crate::server::sandbox::SANDBOX_USER,
-                    crate::server::sandbox::SANDBOX_DB
+                    connect_text(&sb, port)
                 ))
             }
             SandboxAction::Stop => {
@@ -101,8 +99,12 @@ fn describe(sb: &Sandbox) -> String {
             format!("settings: differ from the sandbox's own (ALTER SYSTEM): {what}")
         }
     };
+    let connect = match sb.status() {
+        SandboxStatus::Running { port, .. } => format!("\n{}", connect_text(sb, port)),
+        _ => String::new(),
+    };
     format!(
-        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}\n{settings}",
+        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}\n{settings}{connect}",
         sb.root.display(),
         sb.bin.version,
         sb.bin.dir.display(),
@@ -111,4 +113,14 @@ fn describe(sb: &Sandbox) -> String {
             .map(|(_, _, n)| format!("\nruns as: {n} (pglab runs as root)"))
             .unwrap_or_default()
     )
+}
+
+/// The lines that say how this account connects: by the socket, and over TCP with the
+/// password file (no other account can do either).
+pub(super) fn connect_text(sb: &Sandbox, port: u16) -> String {
+    sb.connect_lines(port)
+        .into_iter()
+        .map(|(how, line)| format!("{how}: {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

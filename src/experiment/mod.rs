@@ -1,5 +1,6 @@
 //! Experiments: specs, the event stream, the runner, one module per experiment.
 
+pub mod checkpoint;
 pub mod decision;
 pub mod distribute;
 pub mod eta;

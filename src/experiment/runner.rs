@@ -1,9 +1,11 @@
 //! Spawning an experiment: the common frame around every run — connect, read the server and
 //! host, refuse what must not run, ensure the lab schema, run, clean up, record, report.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use chrono::Utc;
+use futures_util::FutureExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -127,19 +129,58 @@ async fn run(
     {
         return fail(report, why);
     }
+    // pglab's own sandbox (Citus included) is the one server that is pglab's to checkpoint.
+    let checkpoint = super::checkpoint::CheckpointPlan::decide(
+        spec.checkpoint_mode(),
+        target.is_sandbox(),
+        server.can_checkpoint,
+    );
     let mut ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
-    ctx.whatif = super::whatif::Applier::new(plan, sandbox.filter(|_| on_sandbox));
+    ctx.whatif = super::whatif::Applier::new(plan, sandbox.clone().filter(|_| on_sandbox));
+    ctx.checkpoint = checkpoint;
+    // A run that reloads or restarts the sandbox holds the what-if lock from here, before its
+    // first trial (before its dataset, even): a pglab starting meanwhile is refused rather
+    // than measuring settings this run is about to change. One that got in just before is
+    // seen by its lease, and this run gives way.
+    if let Err(e) = ctx.whatif.begin(&ctx.target).await {
+        return fail(report, e);
+    }
+    if let Some(sb) = sandbox.as_ref().filter(|_| on_sandbox)
+        && let Some(why) = super::whatif::users_conflict(sb, &ctx.whatif.plan)
+    {
+        let _ = ctx.whatif.restore(&ctx.target).await;
+        return fail(report, why);
+    }
     if let Err(e) = ctx.ensure_schema(&control).await {
+        let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, e.to_string());
     }
 
-    let result = match (&spec, &mut report.body) {
-        (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
-            index_build::run(&ctx, s, r).await
+    // A panic inside the experiment (a bug) ends the run like a failure: the cleanup and the
+    // settings' restore below still run before the what-if lock is released.
+    let body = async {
+        match (&spec, &mut report.body) {
+            (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
+                index_build::run(&ctx, s, r).await
+            }
+            (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
+            (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
+            _ => Err(RunError::failed("internal: report does not match the spec")),
         }
-        (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
-        (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
-        _ => Err(RunError::failed("internal: report does not match the spec")),
+    };
+    let result = match AssertUnwindSafe(body).catch_unwind().await {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            tracing::error!("the run panicked: {what}");
+            Err(RunError::Failed(format!(
+                "internal error, a bug in pglab ({what}): the run was stopped and is cleaned up"
+            )))
+        }
     };
     // Whatever happened, this run's transient tables go; a fresh session does it because the
     // experiment's own may be the one that broke.

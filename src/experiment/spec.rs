@@ -216,6 +216,15 @@ impl ExperimentSpec {
         }
     }
 
+    /// The `checkpoint` field: a CHECKPOINT before each trial (see [`super::checkpoint`]).
+    pub fn checkpoint_mode(&self) -> super::checkpoint::CheckpointMode {
+        match self {
+            ExperimentSpec::IndexBuild(s) => s.checkpoint,
+            ExperimentSpec::Ingest(s) => s.checkpoint,
+            ExperimentSpec::Growth(s) => s.checkpoint,
+        }
+    }
+
     /// Replace the settings sweep (with `all` and `N%ram` written out for this server).
     pub fn set_settings(&mut self, set: super::whatif::SettingsSweep) {
         match self {

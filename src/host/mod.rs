@@ -5,6 +5,7 @@
 //! [`probe`] functions measure the data directory's disk on demand.
 
 pub mod probe;
+pub mod probe_site;
 pub mod sampler;
 pub mod snapshot;
 

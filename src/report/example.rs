@@ -79,6 +79,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
     mwm.sort_by_key(|s| s.bytes);
     let spec = IndexBuildSpec {
         set: Default::default(),
+        checkpoint: Default::default(),
         rows,
         key: KeyType::Int4,
         orders,
@@ -397,6 +398,7 @@ pub fn growth(run_id: &str) -> RunReport {
             reach: projected.then_some(10_000.0),
             combo: 0,
             settings: BTreeMap::new(),
+            checkpoint: (!projected).then_some(true),
         });
     }
     body.summarize(&[], true);

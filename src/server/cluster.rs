@@ -106,9 +106,11 @@ impl CitusSandbox {
                 root.display()
             )));
         }
+        // One password for every node: each node's connections to the others read it.
         let node = |dir: String, port: Option<u16>| Sandbox {
             root: root.join(dir),
             fixed_port: port,
+            passfile: root.join("pgpass"),
             ..base.clone()
         };
         Ok(CitusSandbox {

@@ -90,12 +90,13 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
     .ok()
     .and_then(|r| r.ok());
     let local = Ctx::local_data_dir(&opened, first.as_ref());
+    let probe_site = ctx.probe_site(&opened, first.as_ref());
     let env = Env {
         target: opened.target.clone(),
         schema: ctx.global.schema.clone(),
         history_file: ctx.paths.history_file(),
         paths: ctx.paths.clone(),
-        probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
+        probe_site: probe_site.clone(),
         local_data_dir: local,
         synchronized_output: config.synchronized_output,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
@@ -122,7 +123,16 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         }),
         last_params,
     };
-    let result = ui(init, env, client, first, launched, &params_file).await;
+    let result = ui(
+        init,
+        env,
+        client,
+        first,
+        launched,
+        &params_file,
+        (probe_site.kind != crate::host::probe_site::SiteKind::Sandbox).then(|| probe_site.clone()),
+    )
+    .await;
     opened.close().await;
     result
 }
@@ -134,10 +144,12 @@ async fn ui(
     first: Option<crate::server::ServerSnapshot>,
     launched: Instant,
     params_file: &std::path::Path,
+    probe_site: Option<crate::host::probe_site::ProbeSite>,
 ) -> Result<i32> {
     let mut guard = TerminalGuard::enter().map_err(|e| eyre!("cannot set up the terminal: {e}"))?;
     init.size = guard.size();
     let mut app = App::new(init);
+    app.host.probe_site = probe_site;
     if let Some(s) = first {
         update::update(&mut app, Msg::Server(ServerMsg::Snapshot(Box::new(s))));
     }

@@ -29,6 +29,8 @@ pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
 pub use report::{DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary};
 pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};
 
+use std::collections::BTreeMap;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::Client;
@@ -37,8 +39,10 @@ use self::cache::ColdCache;
 use self::copy::FillError;
 use self::fill::{DesignState, Watcher};
 use self::schema::{ContentTable, TableDef};
+use self::step::StepMeasure;
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
+use super::whatif::round_blocks;
 use crate::measure::units::{format_bytes_short, format_count};
 
 /// The results table and chart: as the original's table, the write of one version against
@@ -284,9 +288,9 @@ async fn run_steps(
             spec.seed ^ (step_no as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
         // Every combination of swept settings measures the same step, reading the same
-        // versions; restart blocks stay together and alternate direction from step to step,
-        // so each step costs one restart fewer. The growth runs under the first of them (its
-        // timings are recorded with that combination's step).
+        // versions; the order of the restart blocks alternates direction from step to step,
+        // so a step starts where the last one ended. The growth runs under the first of them
+        // (its timings are recorded with that combination's step).
         let mut order: Vec<usize> = (0..combos).collect();
         order.sort_by_key(|&c| (ctx.whatif.plan.block_of(c), c));
         if step_no % 2 == 1 {
@@ -298,8 +302,10 @@ async fn run_steps(
             {
                 (client, watcher) = sessions(ctx).await?;
             } else {
-                client
-                    .batch_execute(&ctx.whatif.plan.session_sql(order[0]))
+                ctx.whatif
+                    .plan
+                    .session_settings(order[0])
+                    .apply(&client)
                     .await
                     .map_err(|e| ctx.error(e))?;
             }
@@ -339,36 +345,88 @@ async fn run_steps(
             trials.push(trial);
             grows.push(grow);
         }
-        checkpoint(ctx, &client, found).await?;
+        let checkpointed = checkpoint(ctx, &client, found).await?;
+        // Writes, then reads, by rounds; in every round each combination takes its turn
+        // (restart blocks ABAB…, or rotating with three or more), so no value's repeats all
+        // fall in one block. A combination's sizes are read when it first gets its turn.
+        let blocks = ctx.whatif.plan.blocks(combos);
+        let mut distinct: Vec<usize> = Vec::new();
+        for &c in &order {
+            if !distinct.contains(&blocks[c]) {
+                distinct.push(blocks[c]);
+            }
+        }
+        let mut m: Vec<Option<(StepMeasure, BTreeMap<String, String>)>> =
+            (0..combos).map(|_| None).collect();
+        for reading in [false, true] {
+            let mut round = 1;
+            loop {
+                let mut any = false;
+                for b in round_blocks(&distinct, round as usize - 1) {
+                    for &c in order.iter().filter(|&&c| blocks[c] == b) {
+                        let started = m[c].as_ref().map(|(s, _)| s);
+                        let who = if reading {
+                            StepMeasure::readers(started, spec, round)
+                        } else {
+                            StepMeasure::writers(started, spec, round)
+                        };
+                        if who.is_empty() {
+                            continue;
+                        }
+                        any = true;
+                        if combos > 1 {
+                            if let crate::experiment::whatif::Entered::Restarted { .. } =
+                                ctx.enter_combo(c).await?
+                            {
+                                (client, watcher) = sessions(ctx).await?;
+                            }
+                            ctx.whatif
+                                .plan
+                                .session_settings(c)
+                                .apply(&client)
+                                .await
+                                .map_err(|e| ctx.error(e))?;
+                        }
+                        if m[c].is_none() {
+                            let shown = ctx.shown_settings(&client).await?;
+                            let sm =
+                                StepMeasure::start(ctx, &client, &states, read_rng.clone()).await?;
+                            m[c] = Some((sm, shown));
+                        }
+                        let Some((sm, _)) = m[c].as_mut() else {
+                            continue;
+                        };
+                        if reading {
+                            sm.read(ctx, &client, &states, cold.as_ref(), (&who, round), &trials)
+                                .await?;
+                        } else {
+                            sm.write(ctx, &client, spec, &mut states, (&who, round), &trials)
+                                .await?;
+                        }
+                    }
+                }
+                if !any {
+                    break;
+                }
+                round += 1;
+            }
+        }
+        // The step is the one its first combination measured: later ones started after a
+        // few more versions were written, but they answer for the same step. The growth ran
+        // under the first, whose step carries its figures.
         let mut grows = Some(grows);
         let mut at_versions: Option<Vec<(u64, u64)>> = None;
-        for c in order {
-            if let crate::experiment::whatif::Entered::Restarted { .. } = ctx.enter_combo(c).await?
-            {
-                (client, watcher) = sessions(ctx).await?;
-            } else if combos > 1 {
-                client
-                    .batch_execute(&ctx.whatif.plan.session_sql(c))
-                    .await
-                    .map_err(|e| ctx.error(e))?;
-            }
-            let shown = ctx.shown_settings(&client).await?;
-            let mut rng = read_rng.clone();
-            let steps = step::measure(
-                ctx,
-                &client,
+        for &c in &order {
+            let Some((sm, shown)) = m[c].take() else {
+                continue;
+            };
+            let steps = sm.finish(
                 spec,
-                &mut states,
+                &states,
                 grows
                     .take()
                     .unwrap_or_else(|| vec![None; spec.designs.len()]),
-                cold.as_ref(),
-                &mut rng,
-                &trials,
-            )
-            .await?;
-            // The step is the one its first combination measured: later ones wrote a few
-            // versions more, but they answer for the same step.
+            );
             let first = at_versions
                 .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
             let mut steps = steps;
@@ -378,6 +436,7 @@ async fn run_steps(
                 }
                 s.combo = c;
                 s.settings = shown.clone();
+                s.checkpoint = Some(checkpointed);
             }
             // The step's verdicts travel with its last design's sample.
             let mut findings = Some(step_findings(spec, &steps));
@@ -510,17 +569,26 @@ fn content_ids(spec: &GrowthSpec, versions: u64) -> i64 {
     }
 }
 
-/// `CHECKPOINT` after a fill so its writes do not land in the measurements; needs superuser
-/// or pg_checkpoint (said once when missing).
-async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Result<(), RunError> {
+/// `CHECKPOINT` after a fill so its writes do not land in the measurements, when the run
+/// takes one (`ctx.checkpoint`: on pglab's sandbox, or when asked) and the role may (said
+/// once when it may not). True when one was taken.
+async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Result<bool, RunError> {
     if found.checkpoint_denied {
-        return Ok(());
+        return Ok(false);
+    }
+    if !ctx.checkpoint.take {
+        found.checkpoint_denied = true;
+        if let Some(c) = &ctx.checkpoint.confounder {
+            ctx.note(c.clone()).await;
+            found.confounders.push(c.clone());
+        }
+        return Ok(false);
     }
     match ctx
         .cancellable(client, client.batch_execute("CHECKPOINT"))
         .await
     {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         Err(RunError::Cancelled) => Err(RunError::Cancelled),
         Err(RunError::Failed(why)) => {
             found.checkpoint_denied = true;
@@ -529,7 +597,7 @@ async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Resu
             );
             ctx.note(s.clone()).await;
             found.confounders.push(s);
-            Ok(())
+            Ok(false)
         }
     }
 }

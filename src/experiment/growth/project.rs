@@ -160,6 +160,7 @@ pub fn project_step(
     GrowthStep {
         combo: 0,
         settings: Default::default(),
+        checkpoint: None,
         design,
         versions,
         rows,
@@ -239,6 +240,7 @@ mod tests {
         GrowthStep {
             combo: 0,
             settings: Default::default(),
+            checkpoint: None,
             design,
             versions,
             rows: versions * units,

@@ -90,6 +90,10 @@ pub struct GrowthStep {
     /// The swept settings as `SHOW` reported them in the measuring session.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
+    /// Measured steps: whether a CHECKPOINT followed the growth, before the measurements
+    /// (None: projected, or a record from before pglab said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<bool>,
 }
 
 /// Bytes of a distributed table's shards on one node.

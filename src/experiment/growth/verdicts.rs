@@ -267,6 +267,7 @@ mod tests {
         GrowthStep {
             combo: 0,
             settings: Default::default(),
+            checkpoint: None,
             design,
             versions,
             rows: 0,

@@ -131,8 +131,8 @@ pub async fn run(
             .await;
         }
     }
-    if !ctx.server.can_checkpoint {
-        confounders.push("CHECKPOINT skipped: the role is neither superuser nor in pg_checkpoint, so dirty buffers from earlier work may be written during builds".into());
+    if let Some(c) = &ctx.checkpoint.confounder {
+        confounders.push(c.clone());
     }
     report.summarize(&confounders);
     for f in report.summary.findings.clone() {
@@ -148,8 +148,8 @@ async fn sweep(
     (total, blocks): (usize, &[usize]),
     confounders: &mut Vec<String>,
 ) -> Result<(), RunError> {
-    if !ctx.server.can_checkpoint {
-        ctx.note("CHECKPOINT before each build is skipped: the role is neither superuser nor a member of pg_checkpoint").await;
+    if let Some(c) = &ctx.checkpoint.confounder {
+        ctx.note(c.clone()).await;
     }
     let mut index = 0usize;
     let mut autovac_hits = Vec::new();
@@ -279,15 +279,7 @@ async fn build(
             ds.table, setup.trial.label
         ));
     }
-    let t = trial::run(
-        ctx,
-        spec,
-        at.sessions,
-        ds,
-        &setup,
-        ctx.server.can_checkpoint,
-    )
-    .await?;
+    let t = trial::run(ctx, spec, at.sessions, ds, &setup, ctx.checkpoint.take).await?;
     ctx.emit
         .sample(Sample {
             series: series_name(spec, order, workers, t.combo),

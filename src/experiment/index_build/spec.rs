@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::checkpoint::CheckpointMode;
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::experiment::whatif::SettingsSweep;
@@ -48,6 +49,7 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
+    crate::experiment::checkpoint::FIELD,
     FieldDef {
         key: "warmup",
         help: "one untimed build per dataset first (on/off)",
@@ -222,6 +224,9 @@ pub struct IndexBuildSpec {
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
+    /// A `CHECKPOINT` before each trial: auto (pglab's sandbox only), on, off.
+    #[serde(default, skip_serializing_if = "CheckpointMode::is_auto")]
+    pub checkpoint: CheckpointMode,
     pub warmup: bool,
     pub shuffle: bool,
     pub method: IndexMethod,
@@ -293,6 +298,7 @@ impl IndexBuildSpec {
             ("maintenance_work_mem", "mwm"),
             ("max_parallel_maintenance_workers", "workers"),
         ]);
+        let checkpoint = CheckpointMode::read(&mut r);
         let warmup = r.bool("warmup");
         let shuffle = r.bool("shuffle");
         let method = r.choice(
@@ -347,6 +353,7 @@ impl IndexBuildSpec {
             repeat,
             decision,
             set,
+            checkpoint,
             warmup,
             shuffle,
             method,
@@ -394,6 +401,9 @@ impl IndexBuildSpec {
             ("seed".into(), self.seed.to_string()),
         ]);
         // Written only when used, so the spec keys of runs on one server stay as they were.
+        if !self.checkpoint.is_auto() {
+            t.insert("checkpoint".into(), self.checkpoint.as_str().into());
+        }
         if self.distribute {
             t.insert("distribute".into(), "id".into());
         }

@@ -68,6 +68,7 @@ impl Effects {
                     schema: self.env.schema.clone(),
                     history: Some(self.env.history_file.clone()),
                     local_data_dir: self.env.local_data_dir.clone(),
+                    probe_dir: self.env.probe_site.on_server_device(),
                     sandbox: self.env.sandbox.clone(),
                     ..RunOptions::default()
                 };
@@ -91,7 +92,7 @@ impl Effects {
             }
             Command::StartProbe => {
                 let cancel = CancellationToken::new();
-                let dir = self.env.probe_dir.clone();
+                let dir = self.env.probe_site.dir.clone();
                 let c = cancel.clone();
                 let task = tokio::spawn(async move {
                     let ptx = tx.clone();
