@@ -56,10 +56,13 @@ pub fn content(report: &RunReport) -> Content {
 
     let (server, settings) = match &report.server {
         Some(s) => (
-            vec![
-                ("version".to_string(), s.version.clone()),
-                ("location".to_string(), s.location.clone()),
-            ],
+            std::iter::once(("version".to_string(), s.version.clone()))
+                .chain(std::iter::once((
+                    "location".to_string(),
+                    s.location.clone(),
+                )))
+                .chain(s.cluster.map(|c| ("cluster".to_string(), c.label())))
+                .collect(),
             s.settings
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
@@ -129,7 +132,7 @@ pub fn content(report: &RunReport) -> Content {
             for &d in &b.params.designs {
                 if let Some(x) = super::growth_advice::ram_crossing(b, d, ram) {
                     c.findings.push(format!(
-                        "{}: {} ({} of RAM on this host; by the index-size fit)",
+                        "{}: {} ({} of RAM on this host; by the index-size projection)",
                         d.as_str(),
                         super::growth_advice::crossing_text(x),
                         crate::measure::units::format_bytes_short(ram as f64)
@@ -137,10 +140,15 @@ pub fn content(report: &RunReport) -> Content {
                 }
             }
             c.findings
-                .extend(super::growth_advice::seed_comparison(report, b));
+                .extend(super::growth_seed::seed_comparison(report, b));
             c.confounders = b.summary.confounders.clone();
             c.recommendations = super::growth_advice::recommendations(report, b);
+            c.recommendations
+                .extend(super::growth_citus::recommendations(report, b));
         }
     }
+    // The run's notes include the findings as it reached them: say each once.
+    c.notes
+        .retain(|n| !c.findings.contains(n) && !c.confounders.contains(n));
     c
 }
