@@ -141,10 +141,10 @@ pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendati
     let verdict = if verdicts.iter().any(|(_, f)| *f == Fared::Open) {
         "Plain or distributed cannot be said yet for every table: more repeats (--repeat auto) would decide it.".to_string()
     } else if verdicts.iter().all(|(_, f)| *f == Fared::Worse) {
-        "The evidence points to the **plain table** at this size: every distribution tried is slower, and none is faster on anything measured. Distribute when one server can no longer hold or serve the table, and then by the column your hot path reads and writes by.".to_string()
+        "The evidence points to the **plain table** at this size: every distribution tried is slower on something measured and was shown faster on nothing. Distribute when one server can no longer hold or serve the table, and then by the column your hot path reads and writes by.".to_string()
     } else if better.len() == 1 {
         format!(
-            "The evidence points to **{}**: it is faster than the plain table on some timing and slower on none.",
+            "The evidence points to **{}**: it is faster than the plain table on some timing, slower on none, and decided on every one.",
             better[0]
         )
     } else if verdicts.iter().all(|(_, f)| *f == Fared::Same) {
