@@ -250,6 +250,10 @@ pub struct CleanArgs {
     /// Also drop reusable datasets (index-build tables kept between runs).
     #[arg(long)]
     pub datasets: bool,
+    /// Drop every pglab object, datasets included, then the lab schema itself: only a schema
+    /// pglab created and only when nothing else is in it (foreign objects are listed).
+    #[arg(long)]
+    pub drop_schema: bool,
 }
 
 /// `pglab run [EXPERIMENT] [--FIELD VALUE]… [--preset NAME] [--format …]`.
