@@ -152,3 +152,32 @@ pub fn content(report: &RunReport) -> Content {
         .retain(|n| !c.findings.contains(n) && !c.confounders.contains(n));
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::content;
+    use crate::experiment::ReportBody;
+    use crate::experiment::index_build::Order;
+
+    #[test]
+    fn notes_do_not_repeat_the_findings() {
+        let mut r = crate::report::example::index_build(
+            "n1",
+            1000,
+            &[
+                (Order::Random, 0, "1MB", &[1.0, 1.01, 0.99, 1.0]),
+                (Order::Random, 0, "64MB", &[2.0, 2.02, 1.98, 2.0]),
+            ],
+        );
+        let ReportBody::IndexBuild(b) = &r.body else {
+            unreachable!()
+        };
+        let findings = b.summary.findings.clone();
+        assert!(!findings.is_empty());
+        r.notes = findings.clone();
+        r.notes.push("cleaned up: dropped index x".into());
+        let c = content(&r);
+        assert_eq!(c.findings, findings);
+        assert_eq!(c.notes, ["cleaned up: dropped index x"]);
+    }
+}

@@ -9,7 +9,7 @@ use crate::measure::units::format_count;
 use super::growth::per_row;
 
 /// The seed: 10,000 units × 1000 versions = 10M rows in 735 MB of table and 1720 MB of
-/// indexes, as `pg_size_pretty` printed them (MiB).
+/// indexes, as `pg_size_pretty` printed them (1024-based MB, as PostgreSQL writes sizes).
 const SEED_ROWS: f64 = 10_000_000.0;
 const SEED_TABLE_MIB: f64 = 735.0;
 const SEED_INDEX_MIB: f64 = 1720.0;
@@ -67,7 +67,7 @@ pub fn seed_comparison(report: &RunReport, b: &GrowthReport) -> Vec<String> {
     out.push(if gap.abs() <= 0.1 {
         format!("the table matches the seed's ({table:.1} B against {:.1} B a row): a tuple header, three 16-byte UUIDs and a line pointer", seed_table_per_row())
     } else {
-        format!("the table differs from the seed's by {:+.0}% (small steps carry the fixed cost of partly filled pages)", gap * 100.0)
+        format!("the table differs from the seed's by {} (small steps carry the fixed cost of partly filled pages)", crate::measure::units::format_change(1.0 + gap))
     });
     let per = |k: &str| s.index_bytes.get(k).map(|v| *v as f64 / rows);
     let dedup: Vec<String> = ["version", "content"]
