@@ -655,8 +655,8 @@ fn a_growth_report_with_the_uuid_shape_compares_bytes_per_row_with_the_seed() {
     // Projected series say how far they are carried: snapshot's 10k rows to 1M (×100),
     // ranges' 595 rows (500 units, 5 replaced a version) to 10,495 (×18).
     let carried = |d: &str| match d {
-        "snapshot" => "extrapolated ×100",
-        _ => "extrapolated ×18",
+        "snapshot" => "extrapolated ×100)",
+        _ => "extrapolated ×18)",
     };
     let mut legend = Vec::new();
     for (d, rels) in [
@@ -677,7 +677,7 @@ fn a_growth_report_with_the_uuid_shape_compares_bytes_per_row_with_the_seed() {
     ] {
         for r in rels {
             legend.push(format!("{d} {r}"));
-            legend.push(format!("{d} {r} ({})", carried(d)));
+            legend.push(format!("{d} {r} (linear, {}", carried(d)));
         }
     }
     assert_chart(
@@ -701,9 +701,13 @@ fn a_growth_report_with_the_uuid_shape_compares_bytes_per_row_with_the_seed() {
     let times: Vec<String> = ["snapshot", "ranges"]
         .iter()
         .flat_map(|d| {
-            ["write", "read"]
-                .iter()
-                .flat_map(move |w| [format!("{d} {w}"), format!("{d} {w} ({})", carried(d))])
+            ["write", "read"].iter().flat_map(move |w| {
+                [
+                    format!("{d} {w}"),
+                    format!("{d} {w} ("),
+                    format!(", {}", carried(d)),
+                ]
+            })
         })
         .collect();
     assert_chart(

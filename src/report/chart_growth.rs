@@ -8,6 +8,7 @@ use plotters::style::RGBColor;
 
 use crate::experiment::RunReport;
 use crate::experiment::growth::{Design, GrowthReport, GrowthStep, Timed};
+use crate::measure::fit::Shape;
 use crate::measure::units::{format_bytes_short, format_count};
 
 use super::chart_plot::{Axis, Marker, PALETTE, Plot, RefLine, Scale, Series, draw};
@@ -56,7 +57,7 @@ fn pair(
     name: &str,
     color: RGBColor,
     value: Value<'_>,
-    start: Option<f64>,
+    (shape, start): (Option<Shape>, Option<f64>),
 ) -> Vec<Series> {
     let mut steps: Vec<&GrowthStep> = b
         .steps
@@ -102,6 +103,10 @@ fn pair(
             .and_then(|s| b.projection(s))
             .map(|p| p.words())
             .unwrap_or_else(|| "projected".into());
+        let how = match shape {
+            Some(s) => format!("{}, {how}", s.as_str()),
+            None => how,
+        };
         out.push(Series {
             name: format!("{} {name} ({how})", design.as_str()),
             color,
@@ -166,7 +171,13 @@ fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
                 };
                 Some((v, whole.map(|w| (w.low, w.high))))
             };
-            series.extend(pair(b, d, &label, color, &value, None));
+            let shape = b
+                .fit
+                .iter()
+                .find(|f| f.design == d)
+                .and_then(|f| if n == "table" { f.table } else { f.index })
+                .map(|t| t.shape);
+            series.extend(pair(b, d, &label, color, &value, (shape, None)));
         }
     }
     let ram = report.host.total_memory;
@@ -253,14 +264,19 @@ fn time_chart(b: &GrowthReport) -> Plot {
                 ))
             };
             // Where the time's shape stands at the largest table measured.
-            let start = fit.and_then(|f| {
-                let t = match timed {
-                    Timed::Write => f.write.as_ref(),
-                    _ => f.read.as_ref(),
-                }?;
-                Some(t.at(f.from_rows as f64).value)
+            let trend = fit.and_then(|f| match timed {
+                Timed::Write => f.write.map(|t| (t, f.from_rows)),
+                _ => f.read.map(|t| (t, f.from_rows)),
             });
-            series.extend(pair(b, d, what, color, &value, start));
+            let start = trend.map(|(t, from)| t.at(from as f64).value);
+            series.extend(pair(
+                b,
+                d,
+                what,
+                color,
+                &value,
+                (trend.map(|(t, _)| t.shape), start),
+            ));
         }
     }
     Plot {
