@@ -158,7 +158,7 @@ fn the_recommendation_is_evidence() {
     let random = c.iter().find(|x| x.text.contains("random index")).unwrap();
     assert_eq!(
         random.text,
-        "The random index: 16MB, 64MB and 256MB are within noise of the best (at 95% confidence, 5% smallest effect); 16MB is enough, more bought nothing measurable. Slower than the best: 1MB +10% [+9%, +11%], 1GB +12% [+11%, +13%]."
+        "The random index: 16MB, 64MB and 256MB are within noise of the best (at 95% confidence, 5% smallest effect); 16MB is enough, more bought nothing measurable. Slower than the best: 1MB +10% [+9.2%, +11%], 1GB +12% [+11%, +13%]."
     );
     assert_eq!(random.sql, ["SET maintenance_work_mem = '16MB';"]);
     // Sorted: every setting ties, so nothing is set.

@@ -43,6 +43,9 @@ fn marker(d: Design) -> Marker {
     }
 }
 
+/// (x, low, high): an interval bar.
+type Whisker = (f64, f64, f64);
+
 /// One quantity of a step on the chart: its value, and where a measured median's or a
 /// projection's interval puts it.
 type Value<'a> = &'a dyn Fn(&GrowthStep) -> Option<(f64, Option<(f64, f64)>)>;
@@ -65,7 +68,7 @@ fn pair(
         .filter(|s| s.design == design && s.combo == 0)
         .collect();
     steps.sort_by_key(|s| s.versions);
-    let series = |projected: bool| -> (Vec<(f64, f64)>, Vec<(f64, f64, f64)>) {
+    let series = |projected: bool| -> (Vec<(f64, f64)>, Vec<Whisker>) {
         let mut points = Vec::new();
         let mut whiskers = Vec::new();
         for s in steps.iter().filter(|s| s.projected == projected) {
