@@ -62,16 +62,29 @@ fn pair(
     value: Value<'_>,
     (shape, start): (Option<Shape>, Option<f64>),
 ) -> Vec<Series> {
-    let mut steps: Vec<&GrowthStep> = b
-        .steps
+    let mut all: Vec<&GrowthStep> = b.steps.iter().filter(|s| s.design == design).collect();
+    all.sort_by_key(|s| s.versions);
+    // With swept server settings each combination is a line of its own; projections follow
+    // the first (the one the growth runs under).
+    let labels: Vec<String> = b
+        .params
+        .set
+        .combos()
         .iter()
-        .filter(|s| s.design == design && s.combo == 0)
+        .map(crate::experiment::whatif::combo_label)
         .collect();
-    steps.sort_by_key(|s| s.versions);
-    let series = |projected: bool| -> (Vec<(f64, f64)>, Vec<Whisker>) {
+    let named = |combo: usize| match labels.get(combo).filter(|_| labels.len() > 1) {
+        Some(l) => format!("{} {name} · {l}", design.as_str()),
+        None => format!("{} {name}", design.as_str()),
+    };
+    let steps: Vec<&GrowthStep> = all.iter().copied().filter(|s| s.combo == 0).collect();
+    let series = |projected: bool, combo: usize| -> (Vec<(f64, f64)>, Vec<Whisker>) {
         let mut points = Vec::new();
         let mut whiskers = Vec::new();
-        for s in steps.iter().filter(|s| s.projected == projected) {
+        for s in all
+            .iter()
+            .filter(|s| s.projected == projected && s.combo == combo)
+        {
             if let Some((v, iv)) = value(s) {
                 points.push((s.versions as f64, v));
                 if let Some((lo, hi)) = iv.filter(|(lo, hi)| hi > lo) {
@@ -81,12 +94,12 @@ fn pair(
         }
         (points, whiskers)
     };
-    let (measured, measured_whiskers) = series(false);
-    let (mut projected, projected_whiskers) = series(true);
+    let (measured, measured_whiskers) = series(false, 0);
+    let (mut projected, projected_whiskers) = series(true, 0);
     let mut out = Vec::new();
     if !measured.is_empty() {
         out.push(Series {
-            name: format!("{} {name}", design.as_str()),
+            name: named(0),
             color,
             dashed: false,
             marker: marker(design),
@@ -94,6 +107,20 @@ fn pair(
             points: measured.clone(),
             whiskers: measured_whiskers,
         });
+    }
+    for combo in 1..labels.len() {
+        let (points, whiskers) = series(false, combo);
+        if !points.is_empty() {
+            out.push(Series {
+                name: named(combo),
+                color,
+                dashed: false,
+                marker: Marker::Cross,
+                hollow: false,
+                points,
+                whiskers,
+            });
+        }
     }
     if !projected.is_empty() {
         if let Some(&(x, y)) = measured.last() {
@@ -111,7 +138,7 @@ fn pair(
             None => how,
         };
         out.push(Series {
-            name: format!("{} {name} ({how})", design.as_str()),
+            name: format!("{} ({how})", named(0)),
             color,
             dashed: true,
             marker: marker(design),
