@@ -195,12 +195,7 @@ impl FromArgMatches for PresetParams {
             ..PresetParams::default()
         };
         if let Some((name, sub)) = m.subcommand() {
-            let kind = ExperimentKind::parse(name).ok_or_else(|| {
-                clap::Error::raw(
-                    clap::error::ErrorKind::InvalidSubcommand,
-                    format!("unknown experiment '{name}'\n"),
-                )
-            })?;
+            let kind = experiment_named(name)?;
             out.experiment = Some(kind);
             out.params = field_values(kind, sub);
             out.preset = sub.get_one::<String>("preset").cloned().or(out.preset);
@@ -429,6 +424,16 @@ fn fields_command(kind: ExperimentKind) -> Command {
     cmd
 }
 
+/// The experiment a subcommand names.
+fn experiment_named(name: &str) -> Result<ExperimentKind, clap::Error> {
+    ExperimentKind::parse(name).ok_or_else(|| {
+        clap::Error::raw(
+            clap::error::ErrorKind::InvalidSubcommand,
+            format!("unknown experiment '{name}'\n"),
+        )
+    })
+}
+
 /// The parameters given as flags to an experiment's subcommand.
 fn field_values(kind: ExperimentKind, sub: &ArgMatches) -> ParamText {
     let mut params = ParamText::new();
@@ -469,12 +474,7 @@ impl FromArgMatches for RunArgs {
         let mut out = RunArgs::default();
         Self::read_common(m, &mut out);
         if let Some((name, sub)) = m.subcommand() {
-            let kind = ExperimentKind::parse(name).ok_or_else(|| {
-                clap::Error::raw(
-                    clap::error::ErrorKind::InvalidSubcommand,
-                    format!("unknown experiment '{name}'\n"),
-                )
-            })?;
+            let kind = experiment_named(name)?;
             out.experiment = Some(kind);
             out.params = field_values(kind, sub);
             Self::read_common(sub, &mut out);

@@ -13,20 +13,14 @@ use pglab::server::CitusSandbox;
 use pglab::server::cluster::citus_missing;
 use pglab::server::pgbin;
 
+/// pglab on the 2-worker Citus sandbox of `dir`.
 fn pglab(dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(TestLab::bin())
-        .env("PGLAB_DATA_DIR", dir.join("data"))
-        .env("PGLAB_CONFIG_DIR", dir.join("config"))
-        .env_remove("PGHOST")
-        .env_remove("PGPORT")
-        .env_remove("PGDATABASE")
-        .args(["--citus-workers", "2"])
-        .args(args)
-        .output()
-        .expect("run pglab")
+    let mut all = vec!["--citus-workers", "2"];
+    all.extend_from_slice(args);
+    plain(dir, &all)
 }
 
-/// pglab without --citus-workers, on the same data directory.
+/// pglab without --citus-workers, on the data directory of `dir`.
 fn plain(dir: &std::path::Path, args: &[&str]) -> Output {
     Command::new(TestLab::bin())
         .env("PGLAB_DATA_DIR", dir.join("data"))

@@ -94,32 +94,55 @@ fn four(c: f64) -> [f64; 4] {
 const SNAPSHOT_BYTES: [(u64, u64); 3] = [(0, 32_768), (802_816, 1_048_576), (7_654_604, 9_646_899)];
 const RANGES_BYTES: [(u64, u64); 3] = [(0, 24_576), (114_688, 131_072), (221_184, 212_992)];
 
+/// The repeats of one timing at each of the three steps.
+type PerStep<'a> = &'a dyn Fn(usize) -> Vec<f64>;
+
+/// pulp-quick's six steps (both designs at 0, 10, 100 versions, its sizes) with these timings:
+/// (writes, reads) for snapshot, then for ranges.
+fn pulp_steps(
+    spec: &GrowthSpec,
+    snapshot: (PerStep, PerStep),
+    ranges: (PerStep, PerStep),
+) -> Vec<GrowthStep> {
+    let mut steps = Vec::new();
+    for (i, v) in [0u64, 10, 100].into_iter().enumerate() {
+        steps.push(step(
+            spec,
+            Design::Snapshot,
+            v,
+            SNAPSHOT_BYTES[i],
+            &snapshot.0(i),
+            &snapshot.1(i),
+        ));
+        steps.push(step(
+            spec,
+            Design::Ranges,
+            v,
+            RANGES_BYTES[i],
+            &ranges.0(i),
+            &ranges.1(i),
+        ));
+    }
+    steps
+}
+
 #[test]
 fn ranges_reads_measured_alike_but_projected_far_slower_make_a_trade_off_that_says_so() {
     // The run: snapshot writes 22/23/28 ms; reads alike at 100 versions, but ranges
     // reads rise with every range added (0.30, 0.40, 0.48 ms at 0, 1090, 1990 rows), a growth
     // its projection carries to 10M rows.
     let spec = spec();
-    let snapshot_reads = [0.00040, 0.00045, 0.00050, 0.00045];
-    let mut steps = Vec::new();
-    for (i, v) in [0u64, 10, 100].into_iter().enumerate() {
-        steps.push(step(
-            &spec,
-            Design::Snapshot,
-            v,
-            SNAPSHOT_BYTES[i],
-            &four([0.022, 0.023, 0.028][i]),
+    let snapshot_reads = |_| vec![0.00040, 0.00045, 0.00050, 0.00045];
+    let steps = pulp_steps(
+        &spec,
+        (
+            &|i| four([0.022, 0.023, 0.028][i]).to_vec(),
             &snapshot_reads,
-        ));
-        steps.push(step(
-            &spec,
-            Design::Ranges,
-            v,
-            RANGES_BYTES[i],
-            &four(0.004),
-            &four([0.00030, 0.00040, 0.00048][i]),
-        ));
-    }
+        ),
+        (&|_| four(0.004).to_vec(), &|i| {
+            four([0.00030, 0.00040, 0.00048][i]).to_vec()
+        }),
+    );
     let r = run_of(&spec, steps);
     let b = growth(&r);
     // The read verdict at 100 versions is not slower (the core decides which word).
@@ -193,26 +216,12 @@ fn a_flat_ranges_read_carried_far_is_a_floor_and_keeps_time_open() {
     // Reads alike everywhere and flat in both designs: the ranges projection cannot show the
     // growth its scan will have, so time stays open and larger steps would decide it.
     let spec = spec();
-    let reads = [0.00040, 0.00045, 0.00050, 0.00045];
-    let mut steps = Vec::new();
-    for (i, v) in [0u64, 10, 100].into_iter().enumerate() {
-        steps.push(step(
-            &spec,
-            Design::Snapshot,
-            v,
-            SNAPSHOT_BYTES[i],
-            &four(0.06),
-            &reads,
-        ));
-        steps.push(step(
-            &spec,
-            Design::Ranges,
-            v,
-            RANGES_BYTES[i],
-            &four(0.004),
-            &reads,
-        ));
-    }
+    let reads = |_| vec![0.00040, 0.00045, 0.00050, 0.00045];
+    let steps = pulp_steps(
+        &spec,
+        (&|_| four(0.06).to_vec(), &reads),
+        (&|_| four(0.004).to_vec(), &reads),
+    );
     let r = run_of(&spec, steps);
     let b = growth(&r);
     let text = &recommendations(&r, b)[0].text;
