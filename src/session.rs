@@ -82,7 +82,13 @@ impl Ctx {
         let interactive = std::io::stdin().is_terminal();
         server::open(&opts, &self.paths, interactive.then_some(ask))
             .await
-            .map_err(|e| user_error(EXIT_FAILED, e.to_string()))
+            .map_err(|e| {
+                let code = match e {
+                    server::TargetError::BadConninfo(_) => EXIT_USAGE,
+                    _ => EXIT_FAILED,
+                };
+                user_error(code, e.to_string())
+            })
     }
 
     /// Where the disk probes write (see [`crate::host::probe_site`]): `--probe-dir`, else the
@@ -207,6 +213,13 @@ where
     let _log = init_logging(&paths);
     if let Err(e) = crate::experiment::sql::check_schema_name(&global.schema) {
         eprintln!("pglab: --schema: {e}");
+        return EXIT_USAGE;
+    }
+    // A --db that does not parse is bad input whatever the command: said before anything runs.
+    if let Some(db) = &global.db
+        && let Err(e) = server::conninfo::resolve(Some(db), &server::conninfo::ProcessEnv)
+    {
+        eprintln!("pglab: --db: {e}");
         return EXIT_USAGE;
     }
     if global.citus_workers.is_none()

@@ -13,17 +13,34 @@ use pglab::server::CitusSandbox;
 use pglab::server::cluster::citus_missing;
 use pglab::server::pgbin;
 
+/// pglab on the 2-worker Citus sandbox of `dir`.
 fn pglab(dir: &std::path::Path, args: &[&str]) -> Output {
+    let mut all = vec!["--citus-workers", "2"];
+    all.extend_from_slice(args);
+    plain(dir, &all)
+}
+
+/// pglab without --citus-workers, on the data directory of `dir`.
+fn plain(dir: &std::path::Path, args: &[&str]) -> Output {
     Command::new(TestLab::bin())
         .env("PGLAB_DATA_DIR", dir.join("data"))
         .env("PGLAB_CONFIG_DIR", dir.join("config"))
         .env_remove("PGHOST")
         .env_remove("PGPORT")
         .env_remove("PGDATABASE")
-        .args(["--citus-workers", "2"])
         .args(args)
         .output()
         .expect("run pglab")
+}
+
+fn ok_text(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "pglab failed: {}\n{}",
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn ok(o: &Output) -> serde_json::Value {
@@ -264,9 +281,27 @@ fn a_two_worker_citus_sandbox_runs_every_experiment_and_leaves_nothing() {
     // left to Citus.
     foreign_cleanup_record_is_left_alone(&dir, &cluster);
 
-    // Stops with no postmaster left.
-    ok(&pglab(&dir, &["sandbox", "stop"]));
-    assert_eq!(server_processes(&root), 0);
+    // `pglab sandbox stop` without --citus-workers stops whatever sandbox is up, the cluster
+    // included, and the statuses say so before it does.
+    let status = ok_text(&plain(&dir, &["sandbox", "status"]));
+    assert!(
+        status.contains("also up: the Citus sandbox with 2 workers")
+            && status.contains("pglab sandbox stop stops it too"),
+        "{status}"
+    );
+    let citus_status = ok_text(&pglab(&dir, &["sandbox", "status"]));
+    assert!(
+        citus_status.contains("kept up (pglab sandbox stop stops every node)"),
+        "{citus_status}"
+    );
+    let stopped = ok_text(&plain(&dir, &["sandbox", "stop"]));
+    assert!(
+        stopped.contains("the Citus sandbox with 2 workers stopped (coordinator and every worker)"),
+        "{stopped}"
+    );
+    assert_eq!(server_processes(&root), 0, "no postmaster left");
+    let again = ok_text(&plain(&dir, &["sandbox", "stop"]));
+    assert_eq!(again.trim(), "sandbox was not running");
     drop(guard);
     let _ = std::fs::remove_dir_all(&dir);
 }

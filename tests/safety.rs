@@ -178,6 +178,102 @@ async fn clean_drops_only_marked_leftovers_of_dead_runs() {
     );
 }
 
+#[tokio::test]
+async fn drop_schema_drops_only_a_schema_of_pglabs_own_that_holds_nothing_else() {
+    let lab = common::lab();
+    let c = lab.target().connect().await.unwrap();
+    c.batch_execute(
+        "CREATE SCHEMA safety_drop; COMMENT ON SCHEMA safety_drop IS 'pglab: schema created by pglab';
+         CREATE TABLE safety_drop.ds (id serial); COMMENT ON TABLE safety_drop.ds IS 'pglab:dataset index-build test';
+         CREATE INDEX ON safety_drop.ds (id);
+         CREATE TABLE safety_drop.dead_run (x int); COMMENT ON TABLE safety_drop.dead_run IS 'pglab:run=dead-2 test';
+         CREATE VIEW safety_drop.users_view AS SELECT 1 AS one;
+         CREATE SCHEMA safety_users;",
+    )
+    .await
+    .unwrap();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let clean = |extra: &[&str], schema: &str| {
+        lab.command()
+            .args(extra)
+            .args(["--db", &db, "--schema", schema, "clean", "--drop-schema"])
+            .output()
+            .unwrap()
+    };
+    let exists = |name: &'static str| {
+        let c = &c;
+        async move {
+            c.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&name])
+                .await
+                .unwrap()
+                .is_some()
+        }
+    };
+    // A foreign object keeps the schema, and the sentence names it.
+    let out = clean(&[], "safety_drop");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("also holds an object that is not pglab's") && err.contains("users_view"),
+        "{err}"
+    );
+    assert!(exists("safety_drop").await);
+    c.batch_execute("DROP VIEW safety_drop.users_view")
+        .await
+        .unwrap();
+    // Look-only and dry runs say what would go and drop nothing.
+    for extra in [&["--observe"][..], &[]] {
+        let out = if extra.is_empty() {
+            lab.command()
+                .args([
+                    "--db",
+                    &db,
+                    "--schema",
+                    "safety_drop",
+                    "clean",
+                    "--drop-schema",
+                    "--dry-run",
+                ])
+                .output()
+                .unwrap()
+        } else {
+            clean(extra, "safety_drop")
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("would drop  safety_drop.ds"), "{text}");
+        assert!(text.contains("would drop schema safety_drop"), "{text}");
+        assert!(exists("safety_drop").await);
+    }
+    // Then it goes, datasets and the sequence a dataset owns included.
+    let out = clean(&[], "safety_drop");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("dropped schema safety_drop"), "{text}");
+    assert!(!exists("safety_drop").await);
+    // A schema pglab did not create is never dropped.
+    let out = clean(&[], "safety_users");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("was not created by pglab"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(exists("safety_users").await);
+}
+
 #[test]
 fn sigkill_mid_run_then_clean_and_adopt_the_sandbox() {
     let dir = common::temp_dir("sigkill");
@@ -372,8 +468,8 @@ fn observe_refuses_the_disk_probes_and_runs() {
     assert!(err.contains("look-only (--observe)"), "{err}");
 }
 
-/// Look-only means it for `clean` too: with --observe it lists and drops nothing, even with
-/// a real leftover of a dead run in the lab schema.
+/// Look-only means it for `clean` too: with --observe it lists what it would drop and drops
+/// nothing, even with a real leftover of a dead run in the lab schema.
 #[tokio::test]
 async fn observe_clean_drops_nothing() {
     let lab = common::lab();
@@ -401,11 +497,14 @@ async fn observe_clean_drops_nothing() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}{text}");
-        assert!(err.contains("look-only (--observe)"), "{err}");
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {err}{text}");
         assert!(
-            !text.contains("dead_run"),
-            "look-only lists nothing: {text}"
+            text.contains("would drop  safety_observe.dead_run"),
+            "look-only lists what it would drop: {text}"
+        );
+        assert!(
+            text.contains("look-only (--observe): nothing was dropped"),
+            "{text}"
         );
     }
     let left: i64 = c

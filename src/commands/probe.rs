@@ -178,11 +178,10 @@ fn text(r: &ProbeReport) -> String {
         .map(|(k, v)| format!("{v} {k}"))
         .collect();
     out.push_str(&format!(
-        "         db {} {} · conns {} ({}) · recovery: {} · role {}{}\n",
+        "         db {} {} · {} · recovery: {} · role {}{}\n",
         s.database,
         format_bytes(s.database_bytes.max(0) as u64),
-        s.connections_total(),
-        conns.join(", "),
+        conns_text(s.connections_total(), &conns),
         if s.in_recovery { "yes (standby)" } else { "no" },
         s.user,
         if s.superuser { " (superuser)" } else { "" }
@@ -278,4 +277,27 @@ fn text(r: &ProbeReport) -> String {
         }
     }
     out
+}
+
+/// "conns 3 (2 active, 1 idle)", or "conns 0" with nothing to break down.
+fn conns_text(total: i64, parts: &[String]) -> String {
+    if parts.is_empty() {
+        format!("conns {total}")
+    } else {
+        format!("conns {total} ({})", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conns_text;
+
+    #[test]
+    fn an_idle_server_has_no_empty_breakdown() {
+        assert_eq!(conns_text(0, &[]), "conns 0");
+        assert_eq!(
+            conns_text(3, &["2 active".into(), "1 idle".into()]),
+            "conns 3 (2 active, 1 idle)"
+        );
+    }
 }

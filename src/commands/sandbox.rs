@@ -1,9 +1,10 @@
-//! `pglab sandbox status|start|stop|destroy`.
+//! `pglab sandbox status|start|stop|destroy`. Without `--citus-workers`, `status` also names
+//! a Citus sandbox that is up and `stop` stops it too: "stop" means whatever pglab started.
 
 use color_eyre::eyre::Result;
 
 use crate::cli::SandboxAction;
-use crate::server::{Sandbox, SandboxStatus};
+use crate::server::{CitusSandbox, Sandbox, SandboxStatus};
 use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
@@ -17,9 +18,14 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
     )
     .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
     let sb = sandbox.clone();
+    let clusters = CitusSandbox::existing(
+        &ctx.paths,
+        ctx.global.pg_bin.as_deref(),
+        ctx.global.sandbox_port,
+    );
     let outcome = tokio::task::spawn_blocking(move || -> Result<String, String> {
         match action {
-            SandboxAction::Status => Ok(describe(&sb)),
+            SandboxAction::Status => Ok(describe(&sb) + &clusters_up(&clusters)),
             SandboxAction::Start => {
                 let port = sb.start().map_err(|e| e.to_string())?;
                 sb.set_keep(true);
@@ -34,10 +40,14 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
                 if !sb.unused() {
                     return Err("another pglab is using the sandbox: quit it first (it stops the sandbox on exit)".into());
                 }
-                match sb.stop().map_err(|e| e.to_string())? {
-                    true => Ok("sandbox stopped".into()),
-                    false => Ok("sandbox was not running".into()),
+                let mut said = vec![match sb.stop().map_err(|e| e.to_string())? {
+                    true => "sandbox stopped".to_string(),
+                    false => "sandbox was not running".to_string(),
+                }];
+                for c in clusters.iter().filter(|c| c.running()) {
+                    said.push(stop_cluster(c)?);
                 }
+                Ok(said.join("\n"))
             }
             SandboxAction::Destroy => {
                 if !sb.unused() {
@@ -57,6 +67,37 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
         }
         Err(e) => Err(user_error(EXIT_FAILED, e)),
     }
+}
+
+/// Stop a Citus sandbox found up while stopping "the sandbox": every node, the coordinator first.
+fn stop_cluster(c: &CitusSandbox) -> Result<String, String> {
+    c.coordinator.set_keep(false);
+    if !c.coordinator.unused() {
+        return Err(format!(
+            "another pglab is using {}: quit it first (it stops the cluster on exit)",
+            c.name()
+        ));
+    }
+    c.stop().map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{} stopped (coordinator and every worker)",
+        c.name()
+    ))
+}
+
+/// The Citus sandboxes that are up, as lines after the single server's status.
+fn clusters_up(clusters: &[CitusSandbox]) -> String {
+    clusters
+        .iter()
+        .filter(|c| c.running())
+        .map(|c| {
+            format!(
+                "\nalso up: {} (pglab --citus-workers {} sandbox status); pglab sandbox stop stops it too",
+                c.name(),
+                c.workers.len()
+            )
+        })
+        .collect()
 }
 
 fn describe(sb: &Sandbox) -> String {

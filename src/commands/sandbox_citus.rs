@@ -104,7 +104,7 @@ fn describe(c: &CitusSandbox) -> String {
         out.push_str(&format!("\n  {name:<12} {state}"));
     }
     if c.coordinator.keep() {
-        out.push_str("\nkept up (pglab sandbox stop to stop)");
+        out.push_str("\nkept up (pglab sandbox stop stops every node)");
     }
     if !c.coordinator.unused() {
         out.push_str("\nin use by a pglab");

@@ -249,6 +249,52 @@ pub async fn drop_leftovers(
     Ok((dropped, note))
 }
 
+/// The lab schema as the catalog has it: None when it does not exist, else its comment (a
+/// schema pglab created carries a `pglab:` mark).
+pub async fn schema_comment(client: &Client, schema: &str) -> Result<Option<String>, String> {
+    let row = client
+        .query_opt(
+            "SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// Everything in `schema` that is not pglab's, as the catalog describes it ("view pglab.v",
+/// "function pglab.f()"): every object that depends on the schema itself, except
+/// pglab-marked tables and the sequences such a table owns. Indexes and row types go with
+/// their tables and are not listed.
+pub async fn foreign_objects(client: &Client, schema: &str) -> Result<Vec<String>, String> {
+    let rows = client
+        .query(
+            "SELECT pg_describe_object(d.classid, d.objid, d.objsubid)
+               FROM pg_depend d JOIN pg_namespace n ON n.oid = d.refobjid
+              WHERE d.refclassid = 'pg_namespace'::regclass AND n.nspname = $1 AND d.deptype = 'n'
+                AND NOT (d.classid = 'pg_class'::regclass AND (
+                      coalesce(obj_description(d.objid, 'pg_class'), '') LIKE 'pglab:%'
+                   OR EXISTS (SELECT 1 FROM pg_depend o
+                               WHERE o.classid = 'pg_class'::regclass AND o.objid = d.objid
+                                 AND o.refclassid = 'pg_class'::regclass AND o.deptype IN ('a', 'i')
+                                 AND coalesce(obj_description(o.refobjid, 'pg_class'), '') LIKE 'pglab:%')))
+              ORDER BY 1",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    Ok(rows.into_iter().map(|r| r.get(0)).collect())
+}
+
+/// Drop the (emptied) lab schema: RESTRICT, so anything that appeared since it was checked
+/// makes the drop fail rather than go with it.
+pub async fn drop_schema(client: &Client, schema: &str) -> Result<(), String> {
+    client
+        .batch_execute(&format!("DROP SCHEMA {} RESTRICT", ident(schema)))
+        .await
+        .map_err(|e| describe_query_error(&e))
+}
+
 /// On a Citus coordinator: remove now the shards whose removal Citus deferred (a shard left
 /// by an interrupted `create_distributed_table` or move is only recorded for cleanup), so
 /// that after `pglab clean` nothing of pglab's is left on any worker — but only when every

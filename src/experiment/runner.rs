@@ -210,17 +210,8 @@ async fn run(
         }
     }
     if let Some(rec) = ctx.whatif.record().await {
-        if rec.restarts.len() > 1 {
-            let mut r = rec.restarts.clone();
-            r.sort_by(f64::total_cmp);
-            ctx.note(format!(
-                "{} restarts of the sandbox, median {:.2} s (min {:.2}, max {:.2}); none is part of a trial's time",
-                r.len(),
-                r[r.len() / 2],
-                r[0],
-                r[r.len() - 1]
-            ))
-            .await;
+        if let Some(said) = restarts_sentence(&rec.restarts) {
+            ctx.note(said).await;
         }
         report.whatif = Some(rec);
     }
@@ -241,6 +232,24 @@ async fn run(
     }
 }
 
+/// "2 restarts of the sandbox, 0.21 s and 0.31 s; …" or, from three on, their median with the
+/// range (None for one restart or none: the restore note says that one).
+fn restarts_sentence(restarts: &[f64]) -> Option<String> {
+    let s = crate::measure::stats::Summary::of(restarts)?;
+    let tail = "none is part of a trial's time";
+    match s.n {
+        0 | 1 => None,
+        2 => Some(format!(
+            "2 restarts of the sandbox, {:.2} s and {:.2} s; {tail}",
+            s.min, s.max
+        )),
+        n => Some(format!(
+            "{n} restarts of the sandbox, median {:.2} s (min {:.2}, max {:.2}); {tail}",
+            s.median, s.min, s.max
+        )),
+    }
+}
+
 fn record(history: Option<&std::path::Path>, report: &RunReport) {
     if let Some(path) = history
         && let Err(e) = crate::history::append(path, report)
@@ -249,6 +258,24 @@ fn record(history: Option<&std::path::Path>, report: &RunReport) {
             "could not record run {} in {}: {e}",
             report.run_id,
             path.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::restarts_sentence;
+
+    #[test]
+    fn restarts_are_summed_up_with_a_true_median() {
+        assert_eq!(restarts_sentence(&[0.2]), None);
+        assert_eq!(
+            restarts_sentence(&[0.31, 0.21]).unwrap(),
+            "2 restarts of the sandbox, 0.21 s and 0.31 s; none is part of a trial's time"
+        );
+        assert_eq!(
+            restarts_sentence(&[0.31, 0.21, 0.25, 0.40]).unwrap(),
+            "4 restarts of the sandbox, median 0.28 s (min 0.21, max 0.40); none is part of a trial's time"
         );
     }
 }

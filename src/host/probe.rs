@@ -23,9 +23,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-/// Default size of the sequential write: 256 MiB.
+/// Default size of the sequential write: 256 MB (1024-based, as PostgreSQL writes sizes).
 pub const DEFAULT_SEQ_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
-/// Default block of the sequential write: 64 KiB, like `dd bs=64k`.
+/// Default block of the sequential write: 64 kB, like `dd bs=64k`.
 pub const DEFAULT_SEQ_BLOCK_BYTES: usize = 64 * 1024;
 /// Default length of the fsync probe.
 pub const DEFAULT_FSYNC_DURATION: Duration = Duration::from_secs(5);

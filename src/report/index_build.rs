@@ -37,7 +37,7 @@ fn reached(l: f64) -> String {
 
 /// A ratio as a signed change: `+12%`, `-3%`.
 fn change(ratio: f64) -> String {
-    format!("{:+.0}%", (ratio - 1.0) * 100.0)
+    crate::measure::units::format_change(ratio)
 }
 
 /// The "vs best" cell: `best`, the verdict against the best in the core's words, and for a

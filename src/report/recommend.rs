@@ -42,7 +42,7 @@ fn slower_ones(f: &Finding) -> Vec<String> {
         .filter_map(|s| {
             let c = s.vs_best.as_ref()?;
             (c.verdict == Verdict::Slower).then(|| {
-                let pct = |r: f64| format!("{:+.0}%", (r - 1.0) * 100.0);
+                let pct = crate::measure::units::format_change;
                 format!(
                     "{} {} [{}, {}]",
                     s.label,

@@ -122,6 +122,34 @@ impl CitusSandbox {
         })
     }
 
+    /// The Citus sandboxes of every shape (1 to 8 workers) whose directory exists.
+    pub fn existing(
+        paths: &Paths,
+        pg_bin: Option<&Path>,
+        fixed_port: Option<u16>,
+    ) -> Vec<CitusSandbox> {
+        (1..=MAX_WORKERS)
+            .filter_map(|n| CitusSandbox::locate(paths, pg_bin, fixed_port, n).ok())
+            .filter(|c| c.root.is_dir())
+            .collect()
+    }
+
+    /// True when any node's postmaster runs.
+    pub fn running(&self) -> bool {
+        self.status()
+            .iter()
+            .any(|(_, s)| matches!(s, SandboxStatus::Running { .. }))
+    }
+
+    /// "the Citus sandbox with 2 workers".
+    pub fn name(&self) -> String {
+        format!(
+            "the Citus sandbox with {} worker{}",
+            self.workers.len(),
+            if self.workers.len() == 1 { "" } else { "s" }
+        )
+    }
+
     /// Every node, coordinator first, with its name.
     pub fn nodes(&self) -> Vec<(String, &Sandbox)> {
         std::iter::once(("coordinator".to_string(), &self.coordinator))

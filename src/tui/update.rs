@@ -469,7 +469,7 @@ fn request_probe(app: &mut App) -> Vec<Command> {
         let why = app.look_only_why();
         app.notify(
             Level::Warn,
-            format!("the disk probes write 256 MiB and fsync: not in {why}"),
+            format!("the disk probes write 256 MB and fsync: not in {why}"),
         );
         return Vec::new();
     }

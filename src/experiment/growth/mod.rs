@@ -5,7 +5,8 @@
 //! Each step grows every design's table fast (COPY, indexes dropped and rebuilt or kept),
 //! then measures the write of one new version, the read of one version and the sizes. Steps
 //! that would not fit the disk (or lie beyond the fill limit) are not run: they are
-//! projected by least-squares fits and marked as such.
+//! projected along the growth each design's measurements showed, with intervals, and marked
+//! as such (see [`crate::measure::fit`]).
 
 mod cache;
 mod churn;
@@ -26,8 +27,13 @@ mod verdicts;
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
 pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
-pub use report::{DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary};
+pub use project::project_rest;
+pub use report::{
+    DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary, StepProjection,
+};
+pub use sharding::ShardComparison;
 pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};
+pub use verdicts::{DesignComparison, StepEstimate, Timed};
 
 use std::collections::BTreeMap;
 
@@ -96,7 +102,11 @@ pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep, findings: Vec<String>) -> Sa
         opt(s.read_cold_seconds),
         format_bytes_short(s.table_bytes as f64),
         format_bytes_short(s.index_total() as f64),
-        if s.projected { "yes" } else { "no" }.into(),
+        if s.projected {
+            crate::measure::fit::reach_words(s.reach.unwrap_or(f64::INFINITY))
+        } else {
+            "no".into()
+        },
     ];
     if !spec.set.is_empty() {
         cells.push(crate::experiment::whatif::combo_label(&combo));
@@ -254,7 +264,7 @@ async fn run_steps(
         let fits: Vec<DesignFit> = spec
             .designs
             .iter()
-            .filter_map(|&d| project::fit_design(report, d, spec.pairs(target)))
+            .filter_map(|&d| project::fit_design(report, d, spec.rows(d, target)))
             .collect();
         let need = project::disk_needed(spec, report, &fits, target, current, max_wal);
         // A budget counts what the run already holds; the filesystem's free space already
@@ -460,35 +470,18 @@ async fn run_steps(
     }
 
     // Everything not measured is projected from what was.
-    let points = spec.points();
-    let last_point = points.last().copied().unwrap_or(0);
-    let fits: Vec<DesignFit> = spec
-        .designs
-        .iter()
-        .filter_map(|&d| project::fit_design(report, d, spec.pairs(last_point)))
-        .collect();
     let usage = measure::total_bytes(ctx, &client, &relnames).await?;
     let budget = match ctx.opts.disk_budget {
         Some(_) => local_free(),
         None => local_free().map(|f| f + usage),
     };
     let measured_max = states.iter().map(|s| s.versions()).max().unwrap_or(0);
-    let mut projected_any = false;
-    for &v in &points {
-        let need = project::disk_needed(spec, report, &fits, v, measured_max.min(v), max_wal);
-        for &d in &spec.designs {
-            if report.measured(d).any(|s| s.versions == v) {
-                continue;
-            }
-            let fit = fits.iter().find(|f| f.design == d);
-            let mut step = project::project_step(spec, report, fit, d, v);
-            step.disk_needed_bytes = Some(need);
-            step.fits_disk = budget.map(|b| need <= b);
-            ctx.emit.sample(sample_of(spec, &step, Vec::new())).await;
-            report.steps.push(step);
-            projected_any = true;
-        }
+    let projected = project::project_rest(report, measured_max, max_wal, budget);
+    for s in &projected {
+        ctx.emit.sample(sample_of(spec, s, Vec::new())).await;
     }
+    let projected_any = !projected.is_empty();
+    let fits = report.fit.clone();
     if projected_any {
         let why = match &stop {
             Some(Stop::FillLimit(l)) => format!(
@@ -512,13 +505,14 @@ async fn run_steps(
         };
         ctx.note(why).await;
         found.confounders.push(
-            "projections are linear least-squares fits of size and time against rows: they cannot foresee a jump such as the original's at 10000 versions, when the indexes outgrew memory".into(),
+            "projections carry each design's measured steps along the shape they showed (sizes linear in rows; times flat unless growth was shown, then logarithmic or linear, whichever fits better), with intervals: no shape can foresee a jump such as the original's at 10000 versions, when the indexes outgrew memory".into(),
         );
         if let Some(f) = fits.iter().find(|f| f.design == Design::Ranges)
-            && f.read_model == "mean"
+            && f.read
+                .is_some_and(|t| t.shape == crate::measure::fit::Shape::Flat)
         {
             found.confounders.push(
-                "ranges reads scan every range added before the version read, so their time grows with the number of ranges; the measured steps were too small to show it, and the projection carries their mean forward".into(),
+                "ranges reads scan every range added before the version read, so their time grows with the number of ranges; the measured steps were too small to show it, so the projection stays flat at their median: read the projected ranges reads as a floor, not an estimate".into(),
             );
         }
         let ram = ctx.host.total_memory;
@@ -535,7 +529,6 @@ async fn run_steps(
             }
         }
     }
-    report.fit = fits;
 
     if spec.baseline {
         fill::baseline(ctx, &client, spec, report, local_free()).await?;

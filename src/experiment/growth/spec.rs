@@ -443,6 +443,20 @@ impl GrowthSpec {
         }
     }
 
+    /// The versions at which a design's table holds `rows` (the inverse of [`Self::rows`], as a
+    /// fraction): None when it never does (a ranges table without churn stays at its units).
+    pub fn versions_at_rows(&self, design: Design, rows: f64) -> Option<f64> {
+        let units = self.units.max(1) as f64;
+        match design.base() {
+            Design::Snapshot => Some(rows.max(0.0) / units),
+            _ if rows <= units => Some(if rows <= 0.0 { 0.0 } else { 1.0 }),
+            _ => {
+                let churn = self.churn_per_version();
+                (churn > 0).then(|| (rows - units) / churn as f64 + 1.0)
+            }
+        }
+    }
+
     /// Indexes a design's table carries (by their report names).
     pub fn index_names(&self, design: Design) -> Vec<&'static str> {
         match design.base() {

@@ -19,7 +19,7 @@ use super::decision::Repeat;
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use super::whatif::{combo_label, with_combo};
-use crate::measure::units::{format_bytes, format_count, format_seconds};
+use crate::measure::units::{format_bytes, format_bytes_short, format_count, format_seconds};
 use trial::{Sessions, TrialSetup};
 
 /// How the results are drawn: seconds against memory (log axis), one line per order.
@@ -39,6 +39,20 @@ pub fn layout() -> ResultLayout {
         .to_vec(),
         x_names: Vec::new(),
         ..Default::default()
+    }
+}
+
+/// "kept for reuse in schema pglab: dataset ib_… (127 MB); `pglab clean --datasets` drops it".
+fn kept_note(schema: &str, kept: &[String]) -> Option<String> {
+    match kept {
+        [] => None,
+        [one] => Some(format!(
+            "kept for reuse in schema {schema}: dataset {one}; a later run with the same rows, key and order uses it, `pglab clean --datasets` drops it"
+        )),
+        many => Some(format!(
+            "kept for reuse in schema {schema}: datasets {}; later runs with the same rows, key and order use them, `pglab clean --datasets` drops them",
+            many.join(", ")
+        )),
     }
 }
 
@@ -124,11 +138,32 @@ pub async fn run(
             }
         }
         if !dropped.is_empty() {
-            ctx.note(format!(
-                "cleaned up: dropped index {} (the datasets stay for reuse)",
-                dropped.join(", ")
-            ))
-            .await;
+            ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
+                .await;
+        }
+        // On every path, finished or cancelled: what stays in the lab schema and its size.
+        let mut kept = Vec::new();
+        for d in &report.datasets {
+            let bytes: Option<i64> = c
+                .query_opt(
+                    "SELECT pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = $1 AND c.relname = $2",
+                    &[&ctx.opts.schema, &d.table],
+                )
+                .await
+                .ok()
+                .flatten()
+                .map(|r| r.get(0));
+            if let Some(b) = bytes {
+                kept.push(format!(
+                    "{} ({})",
+                    d.table,
+                    format_bytes_short(b.max(0) as f64)
+                ));
+            }
+        }
+        if let Some(note) = kept_note(&ctx.opts.schema, &kept) {
+            ctx.note(note).await;
         }
     }
     if let Some(c) = &ctx.checkpoint.confounder {
@@ -354,4 +389,21 @@ async fn auto_note(
         order.name()
     ))
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept_note;
+
+    #[test]
+    fn what_a_run_keeps_is_said_with_its_size_and_how_to_drop_it() {
+        assert_eq!(kept_note("pglab", &[]), None);
+        assert_eq!(
+            kept_note("pglab", &["ib_int4_random_1000000_s42 (127 MB)".into()]).unwrap(),
+            "kept for reuse in schema pglab: dataset ib_int4_random_1000000_s42 (127 MB); a later run with the same rows, key and order uses it, `pglab clean --datasets` drops it"
+        );
+        let two = kept_note("lab", &["a (1.0 MB)".into(), "b (2.0 MB)".into()]).unwrap();
+        assert!(two.starts_with("kept for reuse in schema lab: datasets a (1.0 MB), b (2.0 MB);"));
+        assert!(two.ends_with("`pglab clean --datasets` drops them"));
+    }
 }

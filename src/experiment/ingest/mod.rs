@@ -21,6 +21,7 @@
 //! is `insert` with a synchronous_commit that waits for the flush, the run probes it for 2 s
 //! (`host::probe::fsync_latency`) after the trials, so the probe's writes disturb none.
 
+pub mod citus_copy;
 mod client;
 mod cpu;
 mod kinds;
@@ -280,6 +281,9 @@ async fn trials(
     }
 
     let mut control = ctx.session().await?;
+    if spec.distribute {
+        report.citus_connections = citus_copy::read(&control).await;
+    }
     let append = table::table_name(&ctx.run_id, None);
     if spec.append {
         ctx.emit.phase(None, "creating the table").await;

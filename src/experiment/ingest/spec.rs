@@ -280,7 +280,7 @@ impl IngestSpec {
         }
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
-        let set = r.settings(&[("synchronous_commit", "sync")]);
+        let set = r.settings(&[("synchronous_commit", "sync-commit")]);
         let checkpoint = CheckpointMode::read(&mut r);
         let distribute = r.get("distribute", false, |s| match s {
             // Missing from the text form of a run on one server: none.

@@ -35,7 +35,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::Probe),
-            "disk probes: 256 MiB sequential write, then 5 s of fsyncs".into(),
+            "disk probes: 256 MB sequential write, then 5 s of fsyncs".into(),
         ),
         (
             k(Action::Presets),
