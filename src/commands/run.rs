@@ -218,34 +218,26 @@ fn print_report(report: &experiment::RunReport, format: OutputFormat) {
 
 /// Progress on stderr: a single rewritten line on a terminal, a line per phase otherwise.
 struct ProgressPrinter {
-    tty: bool,
+    out: super::stderr_line::StderrLine,
     kind: ExperimentKind,
     last_phase: String,
-    last_draw: Option<Instant>,
-    live: bool,
 }
 
 impl ProgressPrinter {
     fn new(kind: ExperimentKind) -> Self {
         ProgressPrinter {
-            tty: std::io::stderr().is_terminal(),
+            out: super::stderr_line::StderrLine::new(),
             kind,
             last_phase: String::new(),
-            last_draw: None,
-            live: false,
         }
     }
 
     fn clear(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-            self.live = false;
-        }
+        self.out.clear();
     }
 
     fn line(&mut self, s: &str) {
-        self.clear();
-        eprintln!("{s}");
+        self.out.line(s);
     }
 
     fn event(&mut self, ev: &RunEvent) {
@@ -259,19 +251,14 @@ impl ProgressPrinter {
                     .map(|t| format!("[{}/{}] {} · ", t.index, t.total, t.label))
                     .unwrap_or_default();
                 self.last_phase = phase.clone();
-                if !self.tty {
+                if !self.out.tty {
                     self.line(&format!("{t}{phase}"));
                 }
             }
             RunEvent::Progress(p) => {
-                if !self.tty
-                    || self
-                        .last_draw
-                        .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
-                {
+                if !self.out.due() {
                     return;
                 }
-                self.last_draw = Some(Instant::now());
                 let t = p
                     .trial
                     .as_ref()
@@ -291,14 +278,12 @@ impl ProgressPrinter {
                         )
                     })
                     .unwrap_or_default();
-                let mut s = format!(
+                let s = format!(
                     "{t}{}{pct} · {}{rate}",
                     p.phase,
                     format_seconds(p.elapsed_s)
                 );
-                s.truncate(160);
-                eprint!("\r\x1b[2K{s}");
-                self.live = true;
+                self.out.draw(&s);
             }
             RunEvent::Sample(s) => self.line(&format!("  {}", s.cells.join("  "))),
             RunEvent::Note(n) => self.line(&format!("  note: {n}")),
