@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(p.eta_s(), Some(6.0));
         assert_eq!(
             p.line(),
-            "public.t 1/2: 250 of ≈1.0k rows · 5.0 MB/s · eta 6.0 s"
+            "public.t 1/2: 250 of ≈1000 rows · 5120 kB/s · eta 6.0 s"
         );
     }
 }
