@@ -384,6 +384,7 @@ fn experiment_command(kind: ExperimentKind) -> Command {
                 FieldKind::Number => "N",
                 FieldKind::Percent => "PCT",
                 FieldKind::Settings => "NAME=V1,V2",
+                FieldKind::Text => "TEXT",
             });
         if f.kind == FieldKind::Bool {
             a = a.num_args(0..=1).default_missing_value("on");

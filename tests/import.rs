@@ -7,44 +7,16 @@ mod common;
 #[path = "common/source.rs"]
 mod source;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use pglab::import::{self, ImportEvent, ImportOptions, ImportSpec, Sample, TableName};
 use pglab::server::{Target, conninfo};
 use source::SourceCluster;
 
-static SOURCE: OnceLock<SourceCluster> = OnceLock::new();
-static SOURCE_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
-
-extern "C" fn stop_source() {
-    if let Some(dir) = SOURCE_DIR.get() {
-        // The cluster is a static: stop it by hand (Drop does not run for statics).
-        let bin = pglab::server::pgbin::find(None).unwrap().dir;
-        let mut c = std::process::Command::new(bin.join("pg_ctl"));
-        c.arg("-D")
-            .arg(dir.join("source/data"))
-            .args(["-m", "immediate", "-w", "stop"]);
-        if nix::unistd::Uid::effective().is_root() {
-            use std::os::unix::process::CommandExt;
-            let u = nix::unistd::User::from_name("postgres").unwrap().unwrap();
-            c.uid(u.uid.as_raw()).gid(u.gid.as_raw());
-        }
-        let _ = c.output();
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
-/// The shared source cluster of this test binary. Each test uses schemas of its own.
+/// The shared source cluster of this test binary.
 fn source() -> &'static SourceCluster {
-    SOURCE.get_or_init(|| {
-        let dir = common::temp_dir("import-source");
-        SOURCE_DIR.set(dir.clone()).unwrap();
-        unsafe {
-            libc::atexit(stop_source);
-        }
-        SourceCluster::start(&dir)
-    })
+    source::shared()
 }
 
 fn source_target(conninfo: &str) -> Arc<Target> {

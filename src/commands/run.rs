@@ -125,6 +125,18 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         opened.close().await;
         return Err(user_error(EXIT_USAGE, why));
     }
+    // An existing table (`--table`) must be there and readable, with its columns.
+    if let ExperimentSpec::IndexBuild(s) = &spec
+        && let Some(own) = &s.table
+        && let Err(why) = experiment::index_build::own_table::check(&client, own).await
+    {
+        opened.close().await;
+        let flagged = why.starts_with("table:") || why.starts_with("column:");
+        return Err(user_error(
+            EXIT_USAGE,
+            if flagged { format!("--{why}") } else { why },
+        ));
+    }
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let free = preflight::free_space(local.as_deref(), None);

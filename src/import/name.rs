@@ -68,6 +68,41 @@ fn display_part(p: &str) -> String {
     if plain { p.to_string() } else { ident(p) }
 }
 
+/// `a, "B", c` as column names (unquoted folded to lower case, as PostgreSQL reads them).
+pub fn parse_column_list(input: &str) -> Result<Vec<String>, String> {
+    let mut items = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in input.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => items.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    items.push(cur);
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(format!("'{input}': an empty column name in the list"));
+        }
+        match split_parts(item)?.as_slice() {
+            [one] if !out.contains(one) => out.push(one.clone()),
+            [one] => return Err(format!("'{input}': column {one} is listed twice")),
+            _ => {
+                return Err(format!(
+                    "'{item}' is not a column name (quote one that holds a dot: \"a.b\")"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Split on dots outside double quotes; fold unquoted parts to lower case.
 fn split_parts(s: &str) -> Result<Vec<String>, String> {
     let mut parts = Vec::new();

@@ -141,7 +141,7 @@ pub async fn check_tables(
 }
 
 /// ", did you mean public.orders?" for the closest table name the source has.
-async fn closest(c: &Client, n: &TableName) -> Result<String, tokio_postgres::Error> {
+pub async fn closest(c: &Client, n: &TableName) -> Result<String, tokio_postgres::Error> {
     let names: Vec<TableName> = c
         .query(
             "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

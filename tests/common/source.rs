@@ -7,6 +7,27 @@
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::OnceLock;
+
+static SHARED: OnceLock<SourceCluster> = OnceLock::new();
+
+extern "C" fn stop_shared() {
+    if let Some(c) = SHARED.get() {
+        c.stop();
+    }
+}
+
+/// The source cluster this test binary shares (started on first use, stopped at exit). Each
+/// test uses schemas of its own on it.
+pub fn shared() -> &'static SourceCluster {
+    SHARED.get_or_init(|| {
+        let c = SourceCluster::start(&super::common::temp_dir("source"));
+        unsafe {
+            libc::atexit(stop_shared);
+        }
+        c
+    })
+}
 
 pub struct SourceCluster {
     pub dir: PathBuf,
@@ -113,8 +134,9 @@ impl SourceCluster {
     }
 }
 
-impl Drop for SourceCluster {
-    fn drop(&mut self) {
+impl SourceCluster {
+    /// Stop the server and remove its directory.
+    pub fn stop(&self) {
         let _ = self
             .tool("pg_ctl")
             .arg("-D")
@@ -122,5 +144,11 @@ impl Drop for SourceCluster {
             .args(["-m", "immediate", "-w", "stop"])
             .output();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Drop for SourceCluster {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
