@@ -218,10 +218,11 @@ async fn load(
     ctx.exec(
         sandbox,
         &format!(
-            "BEGIN; SET LOCAL search_path = {}; SET LOCAL DateStyle = {}; SET LOCAL IntervalStyle = {}; CREATE SCHEMA {}",
+            "BEGIN; SET LOCAL search_path = {}; SET LOCAL DateStyle = {}; SET LOCAL IntervalStyle = {}; SET LOCAL maintenance_work_mem = '{}kB'; CREATE SCHEMA {}",
             plan.search_path,
             literal(&info.datestyle),
             literal(&info.intervalstyle),
+            index_memory() / 1024,
             ident(&plan.staging)
         ),
     )
@@ -273,6 +274,14 @@ async fn load(
     }
     ctx.exec(sandbox, "COMMIT").await?;
     Ok(records)
+}
+
+/// `maintenance_work_mem` for the keys and indexes built after the load, in this session
+/// only: 256MB (as a restore would be given), at most an eighth of the host's memory, at
+/// least PostgreSQL's default 64MB.
+fn index_memory() -> u64 {
+    let eighth = crate::host::snapshot::total_memory() / 8;
+    (256u64 << 20).min(eighth).max(64 << 20)
 }
 
 /// Copy one table's rows, reporting progress.
