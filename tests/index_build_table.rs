@@ -331,3 +331,49 @@ fn an_unknown_table_or_column_is_one_sentence_with_exit_2() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[tokio::test]
+async fn an_index_an_interrupted_run_left_on_the_table_is_dropped() {
+    let lab = common::lab();
+    let sb = lab.target().connect().await.unwrap();
+    // A table of the sandbox's own, and the index a pglab killed between two builds leaves.
+    sb.batch_execute(
+        "CREATE SCHEMA stale;
+         CREATE TABLE stale.t AS SELECT g AS id FROM generate_series(1, 5000) g;
+         CREATE INDEX pglab_ib_20200101t000000z_dead ON stale.t (id);
+         CREATE INDEX kept_by_the_user ON stale.t (id);",
+    )
+    .await
+    .unwrap();
+    let spec = ExperimentKind::IndexBuild
+        .parse_spec(&params(&[
+            ("table", "stale.t"),
+            ("column", "id"),
+            ("mwm", "64MB"),
+            ("repeat", "1"),
+        ]))
+        .unwrap();
+    let mut h = experiment::spawn(
+        lab.target(),
+        spec,
+        RunOptions {
+            schema: "ibt_lab".into(),
+            sandbox: Some(lab.sandbox.clone()),
+            ..RunOptions::default()
+        },
+    );
+    let notes = loop {
+        match h.events.recv().await.unwrap() {
+            RunEvent::Finished(r) => break r.notes,
+            RunEvent::Failed { error, .. } => panic!("{error}"),
+            _ => {}
+        }
+    };
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("dropped index pglab_ib_20200101t000000z_dead")),
+        "{notes:?}"
+    );
+    assert_eq!(indexes(&sb, "stale.t").await, ["stale.kept_by_the_user"]);
+}

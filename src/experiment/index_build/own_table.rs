@@ -204,6 +204,68 @@ pub async fn inspect(c: &Client, own: &OwnTable, on_sandbox: bool) -> Result<Own
     })
 }
 
+/// The run id a trial index's name was made from (`pglab_ib_20261203t153757z_0f24` →
+/// `20261203T153757Z-0f24`), when the name has that shape.
+fn run_of_index(name: &str) -> Option<String> {
+    let plain = name.strip_prefix("pglab_ib_")?;
+    let b = plain.as_bytes();
+    if b.len() != 21 || b[8] != b't' || b[15] != b'z' || b[16] != b'_' {
+        return None;
+    }
+    Some(format!(
+        "{}T{}Z-{}",
+        &plain[..8],
+        &plain[9..15],
+        &plain[17..]
+    ))
+}
+
+/// Drop the trial indexes (`pglab_ib_…`) of runs that are no longer alive (their advisory lock
+/// is free) from a table of the sandbox: a pglab killed between two builds leaves one. Returns
+/// the names dropped.
+async fn drop_stale_indexes(c: &Client, t: &TableName) -> Vec<String> {
+    let Ok(rows) = c
+        .query(
+            "SELECT i.relname::text FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+              WHERE x.indrelid = $1::text::regclass AND i.relname LIKE 'pglab\\_ib\\_%'",
+            &[&t.sql()],
+        )
+        .await
+    else {
+        return Vec::new();
+    };
+    let lock = crate::experiment::leftovers::LOCK_CLASS;
+    let mut dropped = Vec::new();
+    for r in rows {
+        let name: String = r.get(0);
+        let Some(run) = run_of_index(&name) else {
+            continue;
+        };
+        let free: bool = c
+            .query_one(
+                "SELECT pg_try_advisory_lock($1, hashtext($2))",
+                &[&lock, &run],
+            )
+            .await
+            .map(|r| r.get(0))
+            .unwrap_or(false);
+        if !free {
+            continue;
+        }
+        let _ = c
+            .query_one(
+                "SELECT pg_advisory_unlock($1, hashtext($2))",
+                &[&lock, &run],
+            )
+            .await;
+        let sql = format!("DROP INDEX IF EXISTS {}.{}", ident(&t.schema), ident(&name));
+        if c.batch_execute(&sql).await.is_ok() {
+            dropped.push(name);
+        }
+    }
+    dropped
+}
+
 /// The disk the copies need (their heaps, and the index built on the largest) against what
 /// the server's filesystem has free; a sentence when it does not fit.
 pub fn check_disk(info: &OwnTableInfo, own: &OwnTable, free: Option<u64>) -> Result<(), String> {
@@ -250,6 +312,15 @@ pub async fn prepare(
     let info = inspect(&c, own, on_sandbox)
         .await
         .map_err(RunError::Failed)?;
+    if on_sandbox {
+        for name in drop_stale_indexes(&c, &info.table).await {
+            ctx.note(format!(
+                "dropped index {name} on {}: an interrupted index-build run left it",
+                info.table
+            ))
+            .await;
+        }
+    }
     let free = crate::experiment::preflight::free_space(
         ctx.opts.local_data_dir.as_deref(),
         ctx.opts.disk_budget,
@@ -404,4 +475,18 @@ async fn copy(
     )
     .await?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_index_names_its_run() {
+        let id = crate::experiment::runner::new_run_id();
+        let name = format!("pglab_ib_{}", plain_name(&id));
+        assert_eq!(run_of_index(&name), Some(id));
+        assert_eq!(run_of_index("pglab_ib_mine"), None);
+        assert_eq!(run_of_index("orders_pkey"), None);
+    }
 }
