@@ -92,10 +92,10 @@ for col in $COLUMNS; do
   m=$(python3 -c 'import json,sys; t=[x["seconds"] for x in json.load(sys.stdin)["trials"] if not x["warmup"]]; t.sort(); print(t[len(t)//2])' <<<"$full")
   proj=$("${DST[@]}" run index-build --table bench.t --column "$col" --mwm 64MB --repeat "$REPEAT" --sample 10% --no-history --format json 2>/dev/null)
   echo "$proj" > "$OUT/sample-$col.json"
-  python3 - "$m" "$col" <<<"$proj" <<'PY'
+  python3 - "$m" "$col" "$OUT/sample-$col.json" <<'PY'
 import json, sys
 m, col = float(sys.argv[1]), sys.argv[2]
-r = json.load(sys.stdin)
+r = json.load(open(sys.argv[3]))
 lines = r.get("own", {}).get("projections", [])
 if not lines:
     print(f"{col}: no projection: " + "; ".join(f for f in r["summary"]["findings"] if "whole table" in f))

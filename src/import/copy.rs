@@ -45,77 +45,11 @@ pub async fn stream(
     copy_out: &str,
     copy_in: &str,
     binary: bool,
-    mut progress: impl FnMut(Moved),
+    progress: impl FnMut(Moved),
 ) -> Result<Moved, ImportError> {
-    let started = Instant::now();
     let src_token = ends.source.cancel_token();
     let dst_token = ends.sandbox.cancel_token();
-    let work = async {
-        let sink = ends
-            .sandbox
-            .copy_in::<_, bytes::Bytes>(copy_in)
-            .await
-            .map_err(|e| {
-                ImportError::Failed(format!("the sandbox: {}", describe_query_error(&e)))
-            })?;
-        let out = ends.source.copy_out(copy_out).await.map_err(|e| {
-            ImportError::Failed(format!("the source: {}", describe_query_error(&e)))
-        })?;
-        tokio::pin!(sink);
-        tokio::pin!(out);
-        let mut buf = BytesMut::with_capacity(CHUNK * 2);
-        let (mut messages, mut bytes) = (0u64, 0u64);
-        let mut last = Instant::now();
-        while let Some(chunk) = out.next().await {
-            let chunk = chunk.map_err(|e| {
-                ImportError::Failed(format!("reading the source: {}", describe_query_error(&e)))
-            })?;
-            messages += 1;
-            bytes += chunk.len() as u64;
-            buf.extend_from_slice(&chunk);
-            if buf.len() >= CHUNK {
-                sink.send(buf.split().freeze()).await.map_err(|e| {
-                    ImportError::Failed(format!(
-                        "writing to the sandbox: {}",
-                        describe_query_error(&e)
-                    ))
-                })?;
-                if last.elapsed() >= EVERY {
-                    last = Instant::now();
-                    progress(Moved {
-                        rows: rows_of(messages, binary),
-                        bytes,
-                        seconds: started.elapsed().as_secs_f64(),
-                    });
-                }
-            }
-        }
-        if !buf.is_empty() {
-            sink.send(buf.freeze()).await.map_err(|e| {
-                ImportError::Failed(format!(
-                    "writing to the sandbox: {}",
-                    describe_query_error(&e)
-                ))
-            })?;
-        }
-        let loaded = sink.finish().await.map_err(|e| {
-            ImportError::Failed(format!(
-                "loading into the sandbox: {}",
-                describe_query_error(&e)
-            ))
-        })?;
-        let sent = rows_of(messages, binary);
-        if loaded != sent {
-            return Err(ImportError::Failed(format!(
-                "the source sent {sent} rows but the sandbox loaded {loaded}"
-            )));
-        }
-        Ok(Moved {
-            rows: loaded,
-            bytes,
-            seconds: started.elapsed().as_secs_f64(),
-        })
-    };
+    let work = pump(ends, copy_out, copy_in, binary, progress);
     tokio::pin!(work);
     tokio::select! {
         r = &mut work => r,
@@ -126,6 +60,74 @@ pub async fn stream(
             Err(ImportError::Cancelled)
         }
     }
+}
+
+/// The copy itself: start both COPYs, forward the bytes in chunks, check the counts agree.
+async fn pump(
+    ends: &Ends<'_>,
+    copy_out: &str,
+    copy_in: &str,
+    binary: bool,
+    mut progress: impl FnMut(Moved),
+) -> Result<Moved, ImportError> {
+    let failed = |what: &str, e: tokio_postgres::Error| {
+        ImportError::Failed(format!("{what}: {}", describe_query_error(&e)))
+    };
+    let started = Instant::now();
+    let sink = ends
+        .sandbox
+        .copy_in::<_, bytes::Bytes>(copy_in)
+        .await
+        .map_err(|e| failed("the sandbox", e))?;
+    let out = ends
+        .source
+        .copy_out(copy_out)
+        .await
+        .map_err(|e| failed("the source", e))?;
+    tokio::pin!(sink);
+    tokio::pin!(out);
+    let mut buf = BytesMut::with_capacity(CHUNK * 2);
+    let (mut messages, mut bytes) = (0u64, 0u64);
+    let mut last = Instant::now();
+    while let Some(chunk) = out.next().await {
+        let chunk = chunk.map_err(|e| failed("reading the source", e))?;
+        messages += 1;
+        bytes += chunk.len() as u64;
+        buf.extend_from_slice(&chunk);
+        if buf.len() >= CHUNK {
+            sink.send(buf.split().freeze())
+                .await
+                .map_err(|e| failed("writing to the sandbox", e))?;
+            if last.elapsed() >= EVERY {
+                last = Instant::now();
+                progress(Moved {
+                    rows: rows_of(messages, binary),
+                    bytes,
+                    seconds: started.elapsed().as_secs_f64(),
+                });
+            }
+        }
+    }
+    if !buf.is_empty() {
+        sink.send(buf.freeze())
+            .await
+            .map_err(|e| failed("writing to the sandbox", e))?;
+    }
+    let loaded = sink
+        .finish()
+        .await
+        .map_err(|e| failed("loading into the sandbox", e))?;
+    let sent = rows_of(messages, binary);
+    if loaded != sent {
+        return Err(ImportError::Failed(format!(
+            "the source sent {sent} rows but the sandbox loaded {loaded}"
+        )));
+    }
+    Ok(Moved {
+        rows: loaded,
+        bytes,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Rows in a stream of `messages` CopyData messages: one per row; in binary format the

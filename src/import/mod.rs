@@ -16,6 +16,8 @@ pub mod copy;
 pub mod ddl;
 pub mod name;
 pub mod plan;
+mod plan_sandbox;
+mod plan_types;
 pub mod record;
 mod run;
 pub mod source;

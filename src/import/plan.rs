@@ -11,7 +11,9 @@ use tokio_postgres::Client;
 use super::catalog::{Column, Dependency, FIRST_USER_OID, SourceTable};
 use super::ddl::{self, ColumnDef, ColumnTail};
 use super::name::TableName;
-use super::types::{TypeKind, UserType, same_definition, sandbox_twin};
+pub use super::plan_sandbox::SandboxFacts;
+use super::plan_sandbox::{existing_tables, outside_references};
+use super::types::{TypeKind, UserType};
 use super::{ImportError, ImportSpec, Sample, SourceInfo};
 use crate::experiment::sql::{ident, literal};
 
@@ -70,74 +72,6 @@ pub struct Plan {
     /// At the end: drop what is replaced, move the staged objects in, drop the staging schema.
     pub swap: Vec<String>,
     pub notes: Vec<String>,
-}
-
-/// What the sandbox already has that the plan depends on.
-pub struct SandboxFacts {
-    pub version_num: i32,
-    pub available_extensions: BTreeSet<String>,
-    pub installed_extensions: BTreeMap<String, String>,
-    /// The sandbox collation matching the source database's (None: the same or none found).
-    pub default_collation: Option<String>,
-}
-
-impl SandboxFacts {
-    pub async fn read(c: &Client, source: &SourceInfo) -> Result<SandboxFacts, String> {
-        let q = |e: tokio_postgres::Error| crate::server::error::describe_query_error(&e);
-        let version_num: i32 = c
-            .query_one("SELECT current_setting('server_version_num')::int", &[])
-            .await
-            .map_err(q)?
-            .get(0);
-        let available_extensions = c
-            .query("SELECT name::text FROM pg_available_extensions", &[])
-            .await
-            .map_err(q)?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let installed_extensions = c
-            .query(
-                "SELECT e.extname::text, n.nspname::text FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace",
-                &[],
-            )
-            .await
-            .map_err(q)?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
-        let ours: String = c
-            .query_one(
-                "SELECT datcollate::text FROM pg_database WHERE datname = current_database()",
-                &[],
-            )
-            .await
-            .map_err(q)?
-            .get(0);
-        let plain = |s: &str| matches!(s, "C" | "POSIX" | "");
-        let default_collation = if source.collate == ours || plain(&source.collate) {
-            None
-        } else {
-            c.query_opt(
-                "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.collname) FROM pg_collation c
-                   JOIN pg_namespace n ON n.oid = c.collnamespace
-                  WHERE c.collprovider = 'c'
-                    AND lower(replace(c.collcollate, '-', '')) = lower(replace($1, '-', ''))
-                    AND c.collencoding IN (-1, pg_char_to_encoding('UTF8'))
-                  ORDER BY c.collencoding DESC LIMIT 1",
-                &[&source.collate],
-            )
-            .await
-            .map_err(q)?
-            .map(|r| r.get(0))
-        };
-        Ok(SandboxFacts {
-            version_num,
-            available_extensions,
-            installed_extensions,
-            default_collation,
-        })
-    }
 }
 
 /// The percentage a table is sampled at: `--sample PCT`, or `--rows N` over its estimate.
@@ -224,211 +158,35 @@ pub async fn plan(
     })
 }
 
-/// Tables of these names the sandbox has now (they will be replaced), with what else
-/// depends on them there.
-async fn existing_tables(
-    c: &Client,
-    names: &BTreeSet<&TableName>,
-) -> Result<BTreeMap<TableName, u32>, String> {
-    let mut out = BTreeMap::new();
-    for n in names {
-        if let Some(r) = c
-            .query_opt(
-                "SELECT c.oid FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
-                  WHERE ns.nspname = $1 AND c.relname = $2",
-                &[&n.schema, &n.name],
-            )
-            .await
-            .map_err(|e| crate::server::error::describe_query_error(&e))?
-        {
-            out.insert((*n).clone(), r.get(0));
-        }
-    }
-    Ok(out)
-}
-
-struct Planner<'a> {
-    spec: &'a ImportSpec,
-    source: &'a SourceInfo,
-    facts: &'a SandboxFacts,
-    types: &'a BTreeMap<u32, UserType>,
-    staging: &'a str,
-    importing: &'a BTreeSet<&'a TableName>,
-    notes: Vec<String>,
-    extensions: BTreeSet<String>,
-    type_actions: BTreeMap<u32, TypeAction>,
+/// The decisions being made: what is imported, what the sandbox has, what was decided so far.
+pub(super) struct Planner<'a> {
+    pub(super) spec: &'a ImportSpec,
+    pub(super) source: &'a SourceInfo,
+    pub(super) facts: &'a SandboxFacts,
+    pub(super) types: &'a BTreeMap<u32, UserType>,
+    pub(super) staging: &'a str,
+    pub(super) importing: &'a BTreeSet<&'a TableName>,
+    pub(super) notes: Vec<String>,
+    pub(super) extensions: BTreeSet<String>,
+    pub(super) type_actions: BTreeMap<u32, TypeAction>,
 }
 
 impl Planner<'_> {
     /// Whether the sandbox can have this extension (it has it, or can create it).
-    fn extension_ok(&self, ext: &str) -> bool {
+    pub(super) fn extension_ok(&self, ext: &str) -> bool {
         self.facts.installed_extensions.contains_key(ext)
             || self.facts.available_extensions.contains(ext)
     }
 
-    fn use_extension(&mut self, ext: &str) {
+    pub(super) fn use_extension(&mut self, ext: &str) {
         if !self.facts.installed_extensions.contains_key(ext) {
             self.extensions.insert(ext.to_string());
         }
     }
 
-    /// Decide every type the columns use; refuse the ones that cannot be made.
-    async fn decide_types(
-        &mut self,
-        sandbox: &Client,
-        tables: &[SourceTable],
-        replaced: &BTreeMap<TableName, u32>,
-    ) -> Result<(), ImportError> {
-        // The column that first uses each type, for the sentence.
-        let mut used_by: BTreeMap<u32, String> = BTreeMap::new();
-        for t in tables {
-            for c in &t.columns {
-                for oid in self.type_closure(c.type_oid) {
-                    used_by
-                        .entry(oid)
-                        .or_insert_with(|| format!("column {} of {}", c.name, t.name));
-                }
-            }
-        }
-        for (oid, ut) in self.types {
-            let who = used_by
-                .get(oid)
-                .cloned()
-                .unwrap_or_else(|| "a column".into());
-            let action = match &ut.kind {
-                TypeKind::Unsupported(what) => {
-                    return Err(ImportError::Refused(format!(
-                        "{who} has the {what} {}, which pglab cannot recreate in the sandbox (it recreates enums, domains and types of extensions the sandbox has): leave the table out",
-                        ut.name
-                    )));
-                }
-                TypeKind::Extension(ext) => {
-                    if !self.extension_ok(ext) {
-                        return Err(ImportError::Refused(format!(
-                            "{who} has the type {} of the extension {ext}, which the sandbox's PostgreSQL does not have: install it for PostgreSQL {} (e.g. the Debian package postgresql-{}-{ext}) or leave the table out",
-                            ut.name,
-                            self.facts.version_num / 10000,
-                            self.facts.version_num / 10000
-                        )));
-                    }
-                    self.use_extension(ext);
-                    TypeAction::Extension(ext.clone())
-                }
-                TypeKind::Enum(_) | TypeKind::Domain(_) => {
-                    match sandbox_twin(sandbox, ut)
-                        .await
-                        .map_err(ImportError::Failed)?
-                    {
-                        None => TypeAction::Create,
-                        Some(k) if same_definition(&ut.kind, &k) => TypeAction::Reuse,
-                        Some(_) => {
-                            let others = other_users(sandbox, ut, replaced)
-                                .await
-                                .map_err(ImportError::Failed)?;
-                            if !others.is_empty() {
-                                return Err(ImportError::Refused(format!(
-                                    "the sandbox has a type {} that differs from the source's, and {} uses it: import {} again together with this table, or drop it in the sandbox",
-                                    ut.name,
-                                    others.join(", "),
-                                    if others.len() == 1 { "it" } else { "them" }
-                                )));
-                            }
-                            TypeAction::Replace
-                        }
-                    }
-                }
-            };
-            self.type_actions.insert(*oid, action);
-        }
-        Ok(())
-    }
-
-    /// The user types behind a column type (itself, an array's element, a domain's base).
-    fn type_closure(&self, oid: u32) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut stack = vec![oid];
-        while let Some(o) = stack.pop() {
-            if let Some(t) = self.types.get(&o) {
-                if !out.contains(&o) {
-                    out.push(o);
-                }
-                if let Some(b) = t.needs() {
-                    stack.push(b);
-                }
-            }
-        }
-        // Arrays are not in the map: their element is, under the element's oid.
-        out
-    }
-
-    /// How the sandbox's statements name a user type: staged ones by their staging name.
-    fn type_name(&self, oid: u32) -> Option<String> {
-        let t = self.types.get(&oid)?;
-        match self.type_actions.get(&oid) {
-            Some(TypeAction::Replace) => Some(t.name.in_schema(self.staging).sql()),
-            _ => Some(t.name.sql()),
-        }
-    }
-
-    /// CREATE TYPE / DOMAIN for the types made here, bases first.
-    fn type_statements(&mut self) -> Vec<String> {
-        let mut done: BTreeSet<u32> = BTreeSet::new();
-        let mut out = Vec::new();
-        let types = self.types;
-        let oids: Vec<u32> = types.keys().copied().collect();
-        for oid in oids {
-            self.type_statement(oid, &mut done, &mut out);
-        }
-        out
-    }
-
-    fn type_statement(&mut self, oid: u32, done: &mut BTreeSet<u32>, out: &mut Vec<String>) {
-        if !done.insert(oid) {
-            return;
-        }
-        let types = self.types;
-        let Some(t) = types.get(&oid) else {
-            return;
-        };
-        if let Some(b) = t.needs() {
-            self.type_statement(b, done, out);
-        }
-        let name = match self.type_actions.get(&oid) {
-            Some(TypeAction::Create) => t.name.clone(),
-            Some(TypeAction::Replace) => t.name.in_schema(self.staging),
-            _ => return,
-        };
-        match &t.kind {
-            TypeKind::Enum(labels) => out.push(ddl::create_enum(&name, labels)),
-            TypeKind::Domain(d) => {
-                let base = self
-                    .type_name(d.base_oid)
-                    .unwrap_or_else(|| d.base_sql.clone());
-                let mut checks = Vec::new();
-                for (cname, def, deps) in &d.checks {
-                    match self.blocker(deps) {
-                        None => checks.push((cname.clone(), def.clone())),
-                        Some(why) => self.notes.push(format!(
-                            "domain {}: its check {cname} is left out: it uses {why}",
-                            t.name
-                        )),
-                    }
-                }
-                out.push(ddl::create_domain(
-                    &name,
-                    &base,
-                    d.not_null,
-                    d.default.as_deref(),
-                    &checks,
-                ));
-            }
-            _ => {}
-        }
-    }
-
     /// Why an object with these dependencies cannot be recreated (None: it can), bringing
     /// in the extensions it needs when the sandbox has them.
-    fn blocker(&mut self, deps: &[Dependency]) -> Option<String> {
+    pub(super) fn blocker(&mut self, deps: &[Dependency]) -> Option<String> {
         let mut needs = Vec::new();
         for d in deps {
             if let Some(ext) = &d.extension {
@@ -463,8 +221,6 @@ impl Planner<'_> {
         let fraction = sample.map(|(p, _)| p / 100.0).unwrap_or(1.0);
         let mut create = Vec::new();
         let mut columns = Vec::new();
-        let mut checks = Vec::new();
-        let mut after_load = Vec::new();
         let mut sequences = Vec::new();
         let mut owned = Vec::new();
         let mut copy_columns = Vec::new();
@@ -475,88 +231,9 @@ impl Planner<'_> {
             }
             columns.push(def);
         }
-        for k in &t.constraints {
-            let mut deps = t.deps_of(k.oid).to_vec();
-            if k.index_oid != 0 {
-                deps.extend(t.deps_of(k.index_oid).iter().cloned());
-            }
-            // A constraint's own index and the table's types are no reason to leave it out.
-            deps.retain(|d| !(d.catalog == "pg_class" && d.oid == k.index_oid));
-            if let Some(why) = self.blocker(&deps) {
-                self.notes.push(format!(
-                    "{}: constraint {} is left out: it uses {why}",
-                    t.name, k.name
-                ));
-                continue;
-            }
-            if k.kind == 'c' && k.validated {
-                checks.push((k.name.clone(), k.def.clone()));
-            } else {
-                let what = match k.kind {
-                    'p' => "primary key",
-                    'u' => "unique constraint",
-                    'x' => "exclusion constraint",
-                    _ => "check (not validated on the source)",
-                };
-                after_load.push((
-                    format!("{what} {}", k.name),
-                    ddl::add_constraint(&staged, &k.name, &k.def, k.index_tablespace.as_deref()),
-                ));
-            }
-        }
-        if self.spec.indexes {
-            for i in &t.indexes {
-                if !i.valid {
-                    self.notes.push(format!(
-                        "{}: index {} is left out: it is invalid on the source (an interrupted CREATE INDEX CONCURRENTLY)",
-                        t.name, i.name
-                    ));
-                    continue;
-                }
-                if let Some(why) = self.blocker(t.deps_of(i.oid)) {
-                    self.notes.push(format!(
-                        "{}: index {} is left out: it uses {why}",
-                        t.name, i.name
-                    ));
-                    continue;
-                }
-                match ddl::retarget_index(i, &t.name, &staged) {
-                    Some(sql) => after_load.push((format!("index {}", i.name), sql)),
-                    None => self.notes.push(format!(
-                        "{}: index {} is left out: its definition could not be read ({})",
-                        t.name, i.name, i.def
-                    )),
-                }
-            }
-        } else if !t.indexes.is_empty() {
-            self.notes.push(format!(
-                "{}: {} index(es) left out (--indexes off); keys and unique constraints are kept",
-                t.name,
-                t.indexes.len()
-            ));
-        }
-        let mut foreign_keys = Vec::new();
-        for fk in &t.foreign_keys {
-            if !self.importing.contains(&fk.references) {
-                self.notes.push(format!(
-                    "{}: foreign key {} is left out: it references {}, which is not imported",
-                    t.name, fk.name, fk.references
-                ));
-                continue;
-            }
-            foreign_keys.push(ddl::foreign_key(
-                &staged,
-                fk,
-                &fk.references.in_schema(self.staging),
-                sample.is_some(),
-            ));
-        }
-        if sample.is_some() && !foreign_keys.is_empty() {
-            self.notes.push(format!(
-                "{}: its foreign keys are added NOT VALID: a sample need not hold every row they reference",
-                t.name
-            ));
-        }
+        let (checks, mut after_load) = self.constraints(t, &staged);
+        after_load.extend(self.indexes(t, &staged));
+        let foreign_keys = self.foreign_keys(t, &staged, sample.is_some());
         create.push(ddl::create_table(
             &staged,
             t.persistence == 'u',
@@ -585,6 +262,113 @@ impl Planner<'_> {
             bytes: ((t.table_bytes.max(0) + index_bytes.max(0)) as f64 * fraction) as u64,
             replaces,
         })
+    }
+
+    /// Checks (inside `CREATE TABLE`), and keys, exclusion constraints and checks not
+    /// validated on the source (after the load).
+    fn constraints(
+        &mut self,
+        t: &SourceTable,
+        staged: &TableName,
+    ) -> (Vec<(String, String)>, Vec<(String, String)>) {
+        let (mut checks, mut after_load) = (Vec::new(), Vec::new());
+        for k in &t.constraints {
+            let mut deps = t.deps_of(k.oid).to_vec();
+            if k.index_oid != 0 {
+                deps.extend(t.deps_of(k.index_oid).iter().cloned());
+            }
+            // A constraint's own index is no reason to leave it out.
+            deps.retain(|d| !(d.catalog == "pg_class" && d.oid == k.index_oid));
+            if let Some(why) = self.blocker(&deps) {
+                self.notes.push(format!(
+                    "{}: constraint {} is left out: it uses {why}",
+                    t.name, k.name
+                ));
+                continue;
+            }
+            if k.kind == 'c' && k.validated {
+                checks.push((k.name.clone(), k.def.clone()));
+            } else {
+                let what = match k.kind {
+                    'p' => "primary key",
+                    'u' => "unique constraint",
+                    'x' => "exclusion constraint",
+                    _ => "check (not validated on the source)",
+                };
+                after_load.push((
+                    format!("{what} {}", k.name),
+                    ddl::add_constraint(staged, &k.name, &k.def, k.index_tablespace.as_deref()),
+                ));
+            }
+        }
+        (checks, after_load)
+    }
+
+    /// The indexes that back no constraint, pointed at the staged table (none with
+    /// `--indexes off`).
+    fn indexes(&mut self, t: &SourceTable, staged: &TableName) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if !self.spec.indexes {
+            if !t.indexes.is_empty() {
+                self.notes.push(format!(
+                    "{}: {} index(es) left out (--indexes off); keys and unique constraints are kept",
+                    t.name,
+                    t.indexes.len()
+                ));
+            }
+            return out;
+        }
+        for i in &t.indexes {
+            if !i.valid {
+                self.notes.push(format!(
+                    "{}: index {} is left out: it is invalid on the source (an interrupted CREATE INDEX CONCURRENTLY)",
+                    t.name, i.name
+                ));
+                continue;
+            }
+            if let Some(why) = self.blocker(t.deps_of(i.oid)) {
+                self.notes.push(format!(
+                    "{}: index {} is left out: it uses {why}",
+                    t.name, i.name
+                ));
+                continue;
+            }
+            match ddl::retarget_index(i, &t.name, staged) {
+                Some(sql) => out.push((format!("index {}", i.name), sql)),
+                None => self.notes.push(format!(
+                    "{}: index {} is left out: its definition could not be read ({})",
+                    t.name, i.name, i.def
+                )),
+            }
+        }
+        out
+    }
+
+    /// Foreign keys to other tables of this import (`NOT VALID` with a sample).
+    fn foreign_keys(&mut self, t: &SourceTable, staged: &TableName, sampled: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for fk in &t.foreign_keys {
+            if !self.importing.contains(&fk.references) {
+                self.notes.push(format!(
+                    "{}: foreign key {} is left out: it references {}, which is not imported",
+                    t.name, fk.name, fk.references
+                ));
+                continue;
+            }
+            out.push(ddl::foreign_key(
+                staged,
+                fk,
+                &fk.references.in_schema(self.staging),
+                sampled,
+            ));
+        }
+        if sampled && !out.is_empty() {
+            self.notes.push(format!(
+                "{}: its foreign keys are added NOT VALID: a sample need not hold every row they reference",
+                t.name
+            ));
+        }
+        out
     }
 
     /// One column: its type, collation, default / identity / generation.
@@ -620,39 +404,7 @@ impl Planner<'_> {
                 ));
             }
         } else if let Some((oid, expr)) = &c.default {
-            let deps = t.deps_of(*oid);
-            let serial = seq.filter(|s| {
-                expr.starts_with("nextval(")
-                    && deps
-                        .iter()
-                        .all(|d| d.catalog == "pg_class" && d.oid == s.oid)
-            });
-            if let Some(s) = serial {
-                let seq_name = s.name.in_schema(self.staging);
-                create.push(format!("CREATE SEQUENCE {} {}", seq_name.sql(), s.options));
-                owned.push(format!(
-                    "ALTER SEQUENCE {} OWNED BY {}.{}",
-                    seq_name.sql(),
-                    staged.sql(),
-                    ident(&c.name)
-                ));
-                tail =
-                    ColumnTail::Default(format!("nextval({}::regclass)", literal(&seq_name.sql())));
-                sequences.push(set_sequence(
-                    &literal(&seq_name.sql()),
-                    staged,
-                    &c.name,
-                    s.last_value,
-                ));
-            } else {
-                match self.blocker(deps) {
-                    None => tail = ColumnTail::Default(expr.clone()),
-                    Some(why) => self.notes.push(format!(
-                        "{}: the default of column {} is left out: it uses {why}",
-                        t.name, c.name
-                    )),
-                }
-            }
+            tail = self.default(t, c, (*oid, expr), staged, (create, owned, sequences));
         } else if let Some((oid, expr)) = &c.generated {
             match self.blocker(t.deps_of(*oid)) {
                 None => tail = ColumnTail::Generated(expr.clone()),
@@ -668,6 +420,53 @@ impl Planner<'_> {
             collation,
             not_null: c.not_null,
             tail,
+        }
+    }
+
+    /// A column's default: a serial's `nextval` pointed at the staged sequence (created and
+    /// owned here, set after the load), the expression as the source has it, or nothing when
+    /// it calls what only the source has (a note says so).
+    fn default(
+        &mut self,
+        t: &SourceTable,
+        c: &Column,
+        (oid, expr): (u32, &str),
+        staged: &TableName,
+        (create, owned, sequences): (&mut Vec<String>, &mut Vec<String>, &mut Vec<String>),
+    ) -> ColumnTail {
+        let deps = t.deps_of(oid);
+        let serial = t.sequences.get(&c.name).filter(|s| {
+            expr.starts_with("nextval(")
+                && deps
+                    .iter()
+                    .all(|d| d.catalog == "pg_class" && d.oid == s.oid)
+        });
+        if let Some(s) = serial {
+            let seq_name = s.name.in_schema(self.staging);
+            create.push(format!("CREATE SEQUENCE {} {}", seq_name.sql(), s.options));
+            owned.push(format!(
+                "ALTER SEQUENCE {} OWNED BY {}.{}",
+                seq_name.sql(),
+                staged.sql(),
+                ident(&c.name)
+            ));
+            sequences.push(set_sequence(
+                &literal(&seq_name.sql()),
+                staged,
+                &c.name,
+                s.last_value,
+            ));
+            return ColumnTail::Default(format!("nextval({}::regclass)", literal(&seq_name.sql())));
+        }
+        match self.blocker(deps) {
+            None => ColumnTail::Default(expr.to_string()),
+            Some(why) => {
+                self.notes.push(format!(
+                    "{}: the default of column {} is left out: it uses {why}",
+                    t.name, c.name
+                ));
+                ColumnTail::None
+            }
         }
     }
 
@@ -708,120 +507,6 @@ impl Planner<'_> {
         });
         !oid_bound
     }
-
-    /// At the end: drop the replaced tables and types, move the staged ones in.
-    fn swap_statements(
-        &self,
-        tables: &[SourceTable],
-        replaced: &BTreeMap<TableName, u32>,
-    ) -> Vec<String> {
-        let mut out = Vec::new();
-        for t in tables.iter().filter(|t| replaced.contains_key(&t.name)) {
-            out.push(format!("DROP TABLE {}", t.name.sql()));
-        }
-        for (oid, a) in &self.type_actions {
-            if *a == TypeAction::Replace {
-                let t = &self.types[oid];
-                out.push(format!("DROP TYPE {}", t.name.sql()));
-                out.push(format!(
-                    "ALTER TYPE {} SET SCHEMA {}",
-                    t.name.in_schema(self.staging).sql(),
-                    ident(&t.name.schema)
-                ));
-            }
-        }
-        for t in tables {
-            out.push(format!(
-                "ALTER TABLE {} SET SCHEMA {}",
-                t.name.in_schema(self.staging).sql(),
-                ident(&t.name.schema)
-            ));
-        }
-        out.push(format!("DROP SCHEMA {}", ident(self.staging)));
-        out
-    }
-}
-
-/// What in the sandbox, besides the tables this import replaces, refers to one of them:
-/// another table's foreign key is dropped with the old table (a note says so; the returned
-/// statements do it); a view is a reason to refuse, since pglab does not drop the user's
-/// views.
-async fn outside_references(
-    c: &Client,
-    replaced: &BTreeMap<TableName, u32>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<String>, ImportError> {
-    let failed = |e: tokio_postgres::Error| {
-        ImportError::Failed(crate::server::error::describe_query_error(&e))
-    };
-    let oids: Vec<u32> = replaced.values().copied().collect();
-    let views: Vec<String> = c
-        .query(
-            "SELECT DISTINCT v.oid::regclass::text FROM pg_depend d
-               JOIN pg_rewrite r ON r.oid = d.objid JOIN pg_class v ON v.oid = r.ev_class
-              WHERE d.classid = 'pg_rewrite'::regclass AND d.refobjid = ANY($1) AND NOT v.oid = ANY($1)
-              ORDER BY 1",
-            &[&oids],
-        )
-        .await
-        .map_err(failed)?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    if !views.is_empty() {
-        return Err(ImportError::Refused(format!(
-            "the sandbox's {} {} {} on a table this import replaces: drop {} first, then import again",
-            if views.len() == 1 { "view" } else { "views" },
-            views.join(", "),
-            if views.len() == 1 {
-                "depends"
-            } else {
-                "depend"
-            },
-            if views.len() == 1 { "it" } else { "them" }
-        )));
-    }
-    let mut out = Vec::new();
-    for r in c
-        .query(
-            "SELECT conrelid::regclass::text, conname::text, confrelid::regclass::text FROM pg_constraint
-              WHERE contype = 'f' AND confrelid = ANY($1) AND NOT conrelid = ANY($1) ORDER BY 1, 2",
-            &[&oids],
-        )
-        .await
-        .map_err(failed)?
-    {
-        let (table, name, refd): (String, String, String) = (r.get(0), r.get(1), r.get(2));
-        notes.push(format!(
-            "the sandbox's {table} loses its foreign key {name}: it references {refd}, which this import replaces (import {table} again with it to keep the key)"
-        ));
-        out.push(format!("ALTER TABLE {table} DROP CONSTRAINT {}", ident(&name)));
-    }
-    Ok(out)
-}
-
-/// Sandbox relations, other than the tables this import replaces, that use a type.
-async fn other_users(
-    c: &Client,
-    t: &UserType,
-    replaced: &BTreeMap<TableName, u32>,
-) -> Result<Vec<String>, String> {
-    let skip: Vec<u32> = replaced.values().copied().collect();
-    Ok(c.query(
-        "SELECT DISTINCT pg_describe_object(d.classid, d.objid, 0)
-           FROM pg_depend d
-           JOIN pg_type t ON t.oid = d.refobjid
-           JOIN pg_namespace n ON n.oid = t.typnamespace
-          WHERE n.nspname = $1 AND t.typname = $2 AND d.deptype = 'n'
-            AND NOT (d.classid = 'pg_class'::regclass AND d.objid = ANY($3))
-          ORDER BY 1",
-        &[&t.name.schema, &t.name.name, &skip],
-    )
-    .await
-    .map_err(|e| crate::server::error::describe_query_error(&e))?
-    .iter()
-    .map(|r| r.get(0))
-    .collect())
 }
 
 /// `setval` a loaded table's sequence to the source's last value, or past the largest value
