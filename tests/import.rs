@@ -289,6 +289,21 @@ async fn a_sample_is_the_size_it_should_be_and_repeatable() {
     .await;
     let n = finished(&by_rows).records[0].rows;
     assert!((800..=1200).contains(&n), "--rows 1000 gave {n}");
+    // A table never analyzed has no estimate: the import counts its rows for --rows.
+    admin
+        .batch_execute("CREATE TABLE smp.fresh AS SELECT g AS id FROM generate_series(1, 40000) g")
+        .await
+        .unwrap();
+    let fresh = import(
+        &src.conninfo("postgres"),
+        spec(&["smp.fresh"], Sample::Rows(1000)),
+    )
+    .await;
+    let n = finished(&fresh).records[0].rows;
+    assert!(
+        (800..=1200).contains(&n),
+        "--rows 1000 of an unanalyzed table gave {n}"
+    );
     let rec = import::record_of(&sb, &TableName::new("smp", "t"))
         .await
         .unwrap()

@@ -144,11 +144,23 @@ async fn with_snapshot(
 ) -> Result<Vec<ImportRecord>, ImportError> {
     let mut tables = Vec::new();
     for (name, oid) in checked {
-        tables.push(
-            read_table(source, name, *oid)
+        let mut t = read_table(source, name, *oid)
+            .await
+            .map_err(ImportError::Failed)?;
+        // A table never analyzed has no row estimate: `--rows N` needs one, so count.
+        if t.rows_estimate < 0.0 && matches!(spec.sample, super::Sample::Rows(_)) {
+            ctx.phase(format!(
+                "counting the rows of {name} (it has no row estimate)"
+            ))
+            .await;
+            let n: i64 = source
+                .query_one(&format!("SELECT count(*) FROM ONLY {}", name.sql()), &[])
                 .await
-                .map_err(ImportError::Failed)?,
-        );
+                .map_err(|e| ImportError::Failed(describe_query_error(&e)))?
+                .get(0);
+            t.rows_estimate = n as f64;
+        }
+        tables.push(t);
     }
     let type_oids: Vec<u32> = tables
         .iter()
