@@ -31,6 +31,9 @@ pub enum TypeAction {
     Extension(String),
 }
 
+/// A statement or definition with what it is: (name or description, SQL).
+pub type Named = (String, String);
+
 /// One table's part of the plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TablePlan {
@@ -48,7 +51,7 @@ pub struct TablePlan {
     /// Rows the source expects to send (its estimate × the sample), for progress.
     pub rows_expected: Option<u64>,
     /// Keys and other indexes after the load: (what, statement).
-    pub after_load: Vec<(String, String)>,
+    pub after_load: Vec<Named>,
     /// Setting each sequence to where the source's is (or past the largest value loaded).
     pub sequences: Vec<String>,
     /// Foreign keys to other imported tables, once all are loaded.
@@ -266,11 +269,7 @@ impl Planner<'_> {
 
     /// Checks (inside `CREATE TABLE`), and keys, exclusion constraints and checks not
     /// validated on the source (after the load).
-    fn constraints(
-        &mut self,
-        t: &SourceTable,
-        staged: &TableName,
-    ) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    fn constraints(&mut self, t: &SourceTable, staged: &TableName) -> (Vec<Named>, Vec<Named>) {
         let (mut checks, mut after_load) = (Vec::new(), Vec::new());
         for k in &t.constraints {
             let mut deps = t.deps_of(k.oid).to_vec();
@@ -306,7 +305,7 @@ impl Planner<'_> {
 
     /// The indexes that back no constraint, pointed at the staged table (none with
     /// `--indexes off`).
-    fn indexes(&mut self, t: &SourceTable, staged: &TableName) -> Vec<(String, String)> {
+    fn indexes(&mut self, t: &SourceTable, staged: &TableName) -> Vec<Named> {
         let mut out = Vec::new();
         if !self.spec.indexes {
             if !t.indexes.is_empty() {
