@@ -214,6 +214,11 @@ async fn a_sample_projects_to_the_whole_table_and_says_so() {
         },
         pglab::report::Format::Table,
     );
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("data")
+            && l.contains("ibt.orders imported from postgres@")),
+        "the report says which data it measured:\n{text}"
+    );
     if !own.projections.is_empty() {
         assert!(
             text.contains("(fitted to the samples, not measured)"),
