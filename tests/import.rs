@@ -501,6 +501,20 @@ async fn each_refusal_is_one_sentence_with_exit_2() {
         &cli(&from, &["--table", "cli.secret", "--sample", "0"]),
         "--sample '0'",
     );
+    let observe = common::lab()
+        .command()
+        .args([
+            "--observe",
+            "sandbox",
+            "import",
+            "--from",
+            &from,
+            "--table",
+            "cli.secret",
+        ])
+        .output()
+        .unwrap();
+    refused(&observe, "look-only (--observe)");
     let sb = common::lab().target().connect().await.unwrap();
     let n = count(
         &sb,
