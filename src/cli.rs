@@ -21,6 +21,7 @@ Examples:
   pglab run --preset cybertec-quick       run a shipped preset headless
   pglab run ingest --method insert,copy --batch sqrt2 --format json
   pglab sandbox status                    where the sandbox lives, whether it runs
+  pglab sandbox import --from postgresql://me@db1/sales --table public.orders --sample 10
 ";
 
 #[derive(Debug, Parser)]
@@ -154,6 +155,33 @@ pub enum SandboxAction {
     Stop,
     /// Stop and delete the cluster and everything in it.
     Destroy,
+    /// Copy tables of a real server (whole or sampled, read-only there) into the sandbox.
+    Import(ImportArgs),
+}
+
+/// `pglab sandbox import --from CONNINFO --table SCHEMA.NAME …`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The server to read from: a URL or key=value conninfo. It is only read, in one
+    /// REPEATABLE READ READ ONLY transaction; nothing is created or changed there.
+    #[arg(long, value_name = "CONNINFO")]
+    pub from: String,
+    /// A table to import, SCHEMA.NAME (repeat for more; foreign keys between them are kept).
+    #[arg(long = "table", value_name = "SCHEMA.NAME", required = true)]
+    pub tables: Vec<String>,
+    /// Import about PCT percent of each table's rows (TABLESAMPLE BERNOULLI, in the table's
+    /// physical order).
+    #[arg(long, value_name = "PCT")]
+    pub sample: Option<String>,
+    /// Import about N rows of each table (BERNOULLI at N over its row estimate).
+    #[arg(long, value_name = "N")]
+    pub rows: Option<String>,
+    /// Seed of the sample (REPEATABLE): the same seed picks the same rows.
+    #[arg(long, default_value_t = 42, value_name = "N")]
+    pub seed: u64,
+    /// Recreate the tables' indexes (keys and unique constraints come along either way).
+    #[arg(long, default_value = "on", value_name = "on|off", value_parser = ["on", "off"])]
+    pub indexes: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -414,6 +442,7 @@ fn fields_command(kind: ExperimentKind) -> Command {
                 FieldKind::Number => "N",
                 FieldKind::Percent => "PCT",
                 FieldKind::Settings => "NAME=V1,V2",
+                FieldKind::Text => "TEXT",
             });
         if f.kind == FieldKind::Bool {
             a = a.num_args(0..=1).default_missing_value("on");

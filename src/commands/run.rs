@@ -125,6 +125,18 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         opened.close().await;
         return Err(user_error(EXIT_USAGE, why));
     }
+    // An existing table (`--table`) must be there and readable, with its columns.
+    if let ExperimentSpec::IndexBuild(s) = &spec
+        && let Some(own) = &s.table
+        && let Err(why) = experiment::index_build::own_table::check(&client, own).await
+    {
+        opened.close().await;
+        let flagged = why.starts_with("table:") || why.starts_with("column:");
+        return Err(user_error(
+            EXIT_USAGE,
+            if flagged { format!("--{why}") } else { why },
+        ));
+    }
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
@@ -231,11 +243,9 @@ fn print_report(report: &experiment::RunReport, format: OutputFormat) {
 
 /// Progress on stderr: a single rewritten line on a terminal, a line per phase otherwise.
 struct ProgressPrinter {
-    tty: bool,
+    out: super::stderr_line::StderrLine,
     kind: ExperimentKind,
     last_phase: String,
-    last_draw: Option<Instant>,
-    live: bool,
     started: Instant,
     /// How long the history expected the run to take.
     expected: Option<experiment::eta::Eta>,
@@ -244,11 +254,9 @@ struct ProgressPrinter {
 impl ProgressPrinter {
     fn new(kind: ExperimentKind, expected: Option<experiment::eta::Eta>) -> Self {
         ProgressPrinter {
-            tty: std::io::stderr().is_terminal(),
+            out: super::stderr_line::StderrLine::new(),
             kind,
             last_phase: String::new(),
-            last_draw: None,
-            live: false,
             started: Instant::now(),
             expected,
         }
@@ -276,15 +284,11 @@ impl ProgressPrinter {
     }
 
     fn clear(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-            self.live = false;
-        }
+        self.out.clear();
     }
 
     fn line(&mut self, s: &str) {
-        self.clear();
-        eprintln!("{s}");
+        self.out.line(s);
     }
 
     fn event(&mut self, ev: &RunEvent) {
@@ -298,19 +302,14 @@ impl ProgressPrinter {
                     .map(|t| format!("[{}/{}] {} · ", t.index, t.total, t.label))
                     .unwrap_or_default();
                 self.last_phase = phase.clone();
-                if !self.tty {
+                if !self.out.tty {
                     self.line(&format!("{t}{phase}"));
                 }
             }
             RunEvent::Progress(p) => {
-                if !self.tty
-                    || self
-                        .last_draw
-                        .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
-                {
+                if !self.out.due() {
                     return;
                 }
-                self.last_draw = Some(Instant::now());
                 let t = p
                     .trial
                     .as_ref()
@@ -338,16 +337,12 @@ impl ProgressPrinter {
                         )
                     })
                     .unwrap_or_default();
-                let mut s = format!(
+                let s = format!(
                     "{t}{}{pct} · {}{rate}{run}",
                     p.phase,
                     format_seconds(p.elapsed_s)
                 );
-                if let Some((i, _)) = s.char_indices().nth(160) {
-                    s.truncate(i);
-                }
-                eprint!("\r\x1b[2K{s}");
-                self.live = true;
+                self.out.draw(&s);
             }
             RunEvent::Sample(s) => self.line(&format!("  {}", s.cells.join("  "))),
             RunEvent::Note(n) => self.line(&format!("  note: {n}")),

@@ -8,6 +8,9 @@ use crate::server::{CitusSandbox, Sandbox, SandboxStatus};
 use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
+    if let SandboxAction::Import(a) = action {
+        return super::sandbox_import::run(ctx, a).await;
+    }
     if let Some(n) = ctx.target_options().citus_workers {
         return super::sandbox_citus::run(ctx, action, n).await;
     }
@@ -23,9 +26,11 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
         ctx.global.pg_bin.as_deref(),
         ctx.global.sandbox_port,
     );
+    let status = matches!(action, SandboxAction::Status);
     let outcome = tokio::task::spawn_blocking(move || -> Result<String, String> {
         match action {
             SandboxAction::Status => Ok(describe(&sb) + &clusters_up(&clusters)),
+            SandboxAction::Import(_) => Err("internal: import is not a blocking action".into()),
             SandboxAction::Start => {
                 let port = sb.start().map_err(|e| e.to_string())?;
                 sb.set_keep(true);
@@ -63,6 +68,9 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
     match outcome {
         Ok(text) => {
             println!("{text}");
+            if status {
+                print!("{}", super::sandbox_imports::listing(&sandbox).await);
+            }
             Ok(0)
         }
         Err(e) => Err(user_error(EXIT_FAILED, e)),

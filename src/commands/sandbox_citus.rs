@@ -64,6 +64,12 @@ pub async fn run(ctx: &Ctx, action: SandboxAction, workers: u32) -> Result<i32> 
             }))
             .await?
         }
+        SandboxAction::Import(_) => {
+            return Err(user_error(
+                EXIT_USAGE,
+                "sandbox import fills a single-server sandbox: drop --citus-workers (or set [sandbox] citus_workers = 0)",
+            ));
+        }
         SandboxAction::Destroy => {
             blocking(Box::new(|c| {
                 if !c.coordinator.unused() {

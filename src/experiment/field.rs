@@ -29,6 +29,8 @@ pub enum FieldKind {
     Percent,
     /// Server settings to sweep: `name=v1,v2 other=v3` (`--set`, repeatable).
     Settings,
+    /// Free text checked by the experiment (a table name, column names).
+    Text,
 }
 
 /// One editable parameter of an experiment.

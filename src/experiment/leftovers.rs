@@ -1,6 +1,8 @@
 //! Finding and dropping what runs left behind: every pglab table carries a `pglab:` comment,
 //! every live run holds an advisory lock, so a table whose run holds no lock is a leftover.
-//! Unmarked objects are never listed or touched.
+//! Unmarked objects are never listed or touched, and neither are tables imported into the
+//! sandbox (`pglab:imported …`, see [`crate::import::record`]): they are the user's data,
+//! whatever schema they live in.
 
 use tokio_postgres::Client;
 
@@ -91,6 +93,7 @@ pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>
                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
               WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'u')
                 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
+                AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'
               ORDER BY 1",
             &[&schema],
         )
@@ -198,7 +201,8 @@ pub async fn drop_leftovers(
         let still_marked = client
             .query_opt(
                 "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                  WHERE n.nspname = $1 AND c.relname = $2 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'",
+                  WHERE n.nspname = $1 AND c.relname = $2 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
+                    AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'",
                 &[&schema, &o.name],
             )
             .await

@@ -111,6 +111,21 @@ pub fn content(report: &RunReport) -> Content {
     };
     match &report.body {
         ReportBody::IndexBuild(b) => {
+            // Which data the run measured: an imported table says where it came from.
+            if let Some(o) = &b.own {
+                c.run.push((
+                    "data".into(),
+                    match &o.imported {
+                        Some(rec) => rec.describe(),
+                        None => format!(
+                            "{} ({}), built on {}",
+                            o.table,
+                            o.columns.join(", "),
+                            o.built_on
+                        ),
+                    },
+                ));
+            }
             c.grids = super::index_build::grids(b);
             c.findings = b.summary.findings.clone();
             c.confounders = b.summary.confounders.clone();

@@ -96,6 +96,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         seed: 42,
         distribute: false,
         shards: None,
+        table: None,
     };
     let mut body = IndexBuildReport::new(&spec);
     for (order, w, m, secs) in timings {

@@ -53,6 +53,10 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
             }
             return (None, v);
         }
+        Overlay::Import => {
+            v.extend(super::overlays::import::keys(&app.import));
+            return (None, v);
+        }
         Overlay::None => {}
     }
     if app.params.editing.is_some() {

@@ -20,6 +20,7 @@ pub enum Action {
     Probe,
     Presets,
     History,
+    Import,
     Observe,
     View,
     Axis,
@@ -32,7 +33,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 22] = [
+    pub const ALL: [Action; 23] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -44,6 +45,7 @@ impl Action {
         Action::Probe,
         Action::Presets,
         Action::History,
+        Action::Import,
         Action::Observe,
         Action::View,
         Action::Axis,
@@ -73,6 +75,7 @@ impl Action {
             Action::Probe => "probe",
             Action::Presets => "presets",
             Action::History => "history",
+            Action::Import => "import",
             Action::Observe => "observe",
             Action::View => "view",
             Action::Axis => "axis",
@@ -105,6 +108,7 @@ impl Action {
             Action::Probe => "measure the disk: sequential write and fsync latency",
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
+            Action::Import => "import tables of a server into the sandbox (read-only there)",
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
             Action::Axis => {
@@ -135,6 +139,7 @@ impl Action {
             Action::Probe => c('d'),
             Action::Presets => c('p'),
             Action::History => c('h'),
+            Action::Import => c('i'),
             Action::Observe => c('o'),
             Action::View => c('v'),
             Action::Axis => c('a'),

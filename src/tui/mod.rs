@@ -23,9 +23,12 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod update;
+mod update_import;
 mod update_overlays;
 mod update_run;
 
+#[cfg(test)]
+mod import_tests;
 #[cfg(test)]
 mod look_only_tests;
 #[cfg(test)]

@@ -124,6 +124,39 @@ pub enum Msg {
     },
     /// SIGTERM, SIGHUP or SIGINT: leave cleanly.
     Shutdown,
+    /// News for the import dialog.
+    Import(ImportMsg),
+}
+
+/// What the import dialog hears back.
+#[derive(Debug)]
+pub enum ImportMsg {
+    /// The source's tables, or why they could not be listed.
+    Tables(Result<Vec<crate::import::source::Listed>, String>),
+    Event(crate::import::ImportEvent),
+}
+
+/// What the import dialog asks for. The conninfo may hold a password: it is never logged.
+#[derive(Clone, PartialEq)]
+pub enum ImportCmd {
+    List {
+        conninfo: String,
+    },
+    Start {
+        conninfo: String,
+        spec: crate::import::ImportSpec,
+    },
+    Cancel,
+}
+
+impl std::fmt::Debug for ImportCmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportCmd::List { .. } => f.write_str("List"),
+            ImportCmd::Start { spec, .. } => write!(f, "Start {:?}", spec.tables),
+            ImportCmd::Cancel => f.write_str("Cancel"),
+        }
+    }
 }
 
 /// A change to the user's presets.
@@ -173,5 +206,7 @@ pub enum Command {
     FindLeftovers,
     /// Drop them, each only if still marked as pglab's (answer: `Msg::Cleaned`).
     CleanLeftovers(Vec<crate::experiment::leftovers::LabObject>),
+    /// The import dialog's listing, import and cancel (answers: `Msg::Import`).
+    Import(ImportCmd),
     Quit,
 }

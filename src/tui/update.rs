@@ -113,6 +113,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
             ov::on_runs(app, runs, warnings);
             Vec::new()
         }
+        Msg::Import(m) => super::update_import::on_msg(app, m),
         Msg::Shutdown => {
             app.by_signal = true;
             app.overlay = Overlay::None;
@@ -146,6 +147,7 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
         }
         Overlay::Presets => return ov::presets_key(app, key),
         Overlay::Runs => return ov::runs_key(app, key),
+        Overlay::Import => return super::update_import::key(app, &ev),
         Overlay::None => {}
     }
     if app.params.editing.is_some() {
@@ -264,6 +266,7 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         }
         Action::Presets => ov::open_presets(app),
         Action::History => ov::open_runs(app),
+        Action::Import => super::update_import::open(app),
         Action::NextPane | Action::PrevPane => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == app.focus).unwrap_or(0);
@@ -351,6 +354,13 @@ fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
                 "a run is already in progress: {} cancels it",
                 app.keys.label(Action::Cancel)
             ),
+        );
+        return Vec::new();
+    }
+    if app.import.busy() {
+        app.notify(
+            Level::Warn,
+            "an import is running into the sandbox: run when it has ended (i shows it)",
         );
         return Vec::new();
     }

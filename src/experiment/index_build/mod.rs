@@ -2,11 +2,14 @@
 //! the physical order of the input vary (the first founding experiment).
 
 pub mod dataset;
+pub mod own_table;
+pub mod projection;
 mod report;
 pub mod rounds;
 pub mod shards;
 mod spec;
 pub mod summary;
+pub mod table_spec;
 pub mod trial;
 
 pub use report::{
@@ -70,6 +73,8 @@ pub async fn run(
     spec: &IndexBuildSpec,
     report: &mut IndexBuildReport,
 ) -> Result<(), RunError> {
+    let derived = own_table::prepare(ctx, spec, report).await?;
+    let spec = derived.as_ref().unwrap_or(spec);
     // With repeat auto the total is the most it can take; the run may end sooner.
     let blocks = rounds::blocks(spec, &ctx.whatif.plan);
     let total: usize = spec.orders.len() * rounds::most_per_dataset(spec, &blocks);
@@ -81,9 +86,15 @@ pub async fn run(
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
             description: format!(
-                "{} rows of {} · {} · mwm {} · workers {}{} · {} → {}{} trials",
-                format_count(spec.rows as f64),
-                spec.key.as_str(),
+                "{} · {} · mwm {} · workers {}{} · {} → {}{} trials",
+                match &report.own {
+                    Some(o) => format!("{} ({})", o.table, o.columns.join(", ")),
+                    None => format!(
+                        "{} rows of {}",
+                        format_count(spec.rows as f64),
+                        spec.key.as_str()
+                    ),
+                },
                 spec.orders
                     .iter()
                     .map(|o| o.name())
@@ -118,21 +129,24 @@ pub async fn run(
     if let Ok(c) = ctx.target.connect().await {
         let mut dropped = Vec::new();
         for d in &report.datasets {
-            let name = trial::index_name(&d.table);
+            let name = d.index_name();
             let existed = c
                 .query_opt(
                     "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                       WHERE n.nspname = $1 AND c.relname = $2",
-                    &[&ctx.opts.schema, &name],
+                    &[&d.schema_in(&ctx.opts.schema), &name],
                 )
                 .await
                 .ok()
                 .flatten()
                 .is_some();
             if existed
-                && c.batch_execute(&format!("DROP INDEX IF EXISTS {}", ctx.table(&name)))
-                    .await
-                    .is_ok()
+                && c.batch_execute(&format!(
+                    "DROP INDEX IF EXISTS {}",
+                    d.index_qualified(&ctx.opts.schema)
+                ))
+                .await
+                .is_ok()
             {
                 dropped.push(name);
             }
@@ -141,9 +155,10 @@ pub async fn run(
             ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
                 .await;
         }
-        // On every path, finished or cancelled: what stays in the lab schema and its size.
+        // On every path, finished or cancelled: what stays in the lab schema and its size
+        // (generated datasets only: an existing table is the user's, its copies are the run's).
         let mut kept = Vec::new();
-        for d in &report.datasets {
+        for d in report.datasets.iter().filter(|_| report.own.is_none()) {
             let bytes: Option<i64> = c
                 .query_opt(
                     "SELECT pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -190,7 +205,10 @@ async fn sweep(
     let mut autovac_hits = Vec::new();
     for &order in &spec.orders {
         ctx.check()?;
-        let ds = dataset::ensure(ctx, spec, order).await?;
+        let ds = match report.own.clone() {
+            Some(info) => own_table::ensure(ctx, spec, &info, order).await?,
+            None => dataset::ensure(ctx, spec, order).await?,
+        };
         ctx.note(format!(
             "dataset {}: {} rows, {} heap, correlation {}",
             ds.table,
@@ -307,7 +325,13 @@ async fn build(
             label,
         },
     };
-    if trial::autovacuum_active(&at.sessions.watcher, &ctx.opts.schema, &ds.table).await {
+    if trial::autovacuum_active(
+        &at.sessions.watcher,
+        ds.schema_in(&ctx.opts.schema),
+        &ds.table,
+    )
+    .await
+    {
         autovac_hits.push(setup.trial.label.clone());
         confounders.push(format!(
             "autovacuum was working on {} during {}",

@@ -180,9 +180,9 @@ pub async fn run(
     setup: &TrialSetup,
     checkpoint_allowed: bool,
 ) -> Result<IndexTrial, RunError> {
-    let table = ctx.table(&dataset.table);
-    let index = index_name(&dataset.table);
-    let qindex = ctx.table(&index);
+    let table = dataset.qualified(&ctx.opts.schema);
+    let index = dataset.index_name();
+    let qindex = dataset.index_qualified(&ctx.opts.schema);
     let b = &s.builder;
     ctx.cancellable(
         b,
@@ -222,13 +222,14 @@ pub async fn run(
         m => format!(" USING {}", m.as_str()),
     };
     let sql = format!(
-        "CREATE INDEX{} {} ON {table}{using} (id)",
+        "CREATE INDEX{} {} ON {table}{using} {}",
         if spec.concurrently {
             " CONCURRENTLY"
         } else {
             ""
         },
-        ident(&index)
+        ident(&index),
+        dataset.columns_sql()
     );
     ctx.emit
         .phase(Some(setup.trial.clone()), "building index")
@@ -341,8 +342,8 @@ pub async fn run(
     };
     Ok(IndexTrial {
         order: setup.order,
-        rows: spec.rows,
-        key_type: spec.key.as_str().into(),
+        rows: dataset.rows,
+        key_type: dataset.key_type.clone(),
         maintenance_work_mem: setup.mwm.text.clone(),
         maintenance_work_mem_bytes: setup.mwm.bytes,
         workers_requested: setup.workers,

@@ -136,6 +136,13 @@ impl ParamsState {
         true
     }
 
+    /// Select the field named `key` (no change when there is none).
+    pub fn select(&mut self, key: &str) {
+        if let Some(i) = self.fields().iter().position(|f| f.key == key) {
+            self.selected.insert(self.kind, i);
+        }
+    }
+
     pub fn set_kind(&mut self, kind: ExperimentKind) {
         self.editing = None;
         self.preview = None;
@@ -346,6 +353,21 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         .min(cols / 2);
     let value_w = cols.saturating_sub(label_w + 3);
     let cost = match &st.parsed {
+        Ok(crate::experiment::ExperimentSpec::IndexBuild(s)) if s.table.is_some() => {
+            let t = s.table.as_ref().map(|t| t.text()).unwrap_or_default();
+            let items = vec![
+                format!("on {} ({})", t[0].1, t[1].1),
+                match s.table.as_ref().and_then(|t| t.sample) {
+                    Some(_) => format!("{} sample, 3 sizes, projected", t[2].1),
+                    None => "the whole table".into(),
+                },
+                format!("{} trials", s.trials()),
+            ];
+            pack(&items, cols, " · ", 2)
+                .into_iter()
+                .map(|l| plain_line(l, theme.accent()))
+                .collect::<Vec<_>>()
+        }
         Ok(spec) => {
             // How long comes second: on a small screen only the first row shows.
             let mut items = spec.estimate().items();

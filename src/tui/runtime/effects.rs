@@ -25,6 +25,7 @@ pub struct Effects {
     tx: UnboundedSender<Msg>,
     run: Option<(CancellationToken, JoinHandle<()>)>,
     probe: Option<(CancellationToken, JoinHandle<()>)>,
+    import: super::import::Importer,
 }
 
 impl Effects {
@@ -34,6 +35,7 @@ impl Effects {
             tx,
             run: None,
             probe: None,
+            import: Default::default(),
         }
     }
 
@@ -220,12 +222,14 @@ impl Effects {
                     let _ = tx.send(msg);
                 });
             }
+            Command::Import(c) => self.import.exec(c, &self.env, tx),
             Command::Quit => {}
         }
     }
 
     /// Stop what still runs: the run is cancelled and given time to drop its tables.
     pub async fn shutdown(&mut self) {
+        self.import.shutdown().await;
         if let Some((cancel, task)) = self.probe.take() {
             cancel.cancel();
             let _ = timeout(Duration::from_secs(5), task).await;

@@ -6,6 +6,7 @@
 //! commands, [`poll`] reads the server and the host, [`strip`] loads the history strip.
 
 mod effects;
+mod import;
 mod poll;
 mod strip;
 
