@@ -209,6 +209,15 @@ where
     let _ = color_eyre::config::HookBuilder::default()
         .display_env_section(false)
         .install();
+    crate::closed_stdout::install_hook();
+    crate::closed_stdout::guard(move || execute_with_hooks(global, front))
+}
+
+fn execute_with_hooks<F, Fut>(global: GlobalArgs, front: F) -> i32
+where
+    F: FnOnce(Ctx) -> Fut,
+    Fut: Future<Output = Result<i32>>,
+{
     let paths = Paths::resolve(global.data_dir.clone());
     let _log = init_logging(&paths);
     if let Err(e) = crate::experiment::sql::check_schema_name(&global.schema) {

@@ -203,3 +203,23 @@ fn own_knobs_refused_in_set_name_the_flag_that_sweeps_them() {
         );
     }
 }
+
+#[test]
+fn a_reader_that_stops_reading_gets_no_stack_trace() {
+    // `pglab presets list | head -1`: the reader is gone before pglab prints.
+    let dir = std::env::temp_dir().join(format!("pglab-pipe-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pglab"))
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args(["presets", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{err}");
+}

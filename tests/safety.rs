@@ -178,6 +178,21 @@ async fn clean_drops_only_marked_leftovers_of_dead_runs() {
     );
 }
 
+/// The shared test sandbox runs other tests' builds at the same time, and an index on a pglab
+/// dataset counts as in use while any pglab run holds its lock (clean cannot tell whose build
+/// it is): wait, as the refusal tells a user to, for those runs to end.
+fn until_no_run_is_live(run: impl Fn() -> std::process::Output) -> std::process::Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    loop {
+        let out = run();
+        let busy = String::from_utf8_lossy(&out.stderr).contains("is still using schema");
+        if !busy || std::time::Instant::now() > deadline {
+            return out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
 #[tokio::test]
 async fn drop_schema_drops_only_a_schema_of_pglabs_own_that_holds_nothing_else() {
     let lab = common::lab();
@@ -198,11 +213,13 @@ async fn drop_schema_drops_only_a_schema_of_pglabs_own_that_holds_nothing_else()
         lab.port
     );
     let clean = |extra: &[&str], schema: &str| {
-        lab.command()
-            .args(extra)
-            .args(["--db", &db, "--schema", schema, "clean", "--drop-schema"])
-            .output()
-            .unwrap()
+        until_no_run_is_live(|| {
+            lab.command()
+                .args(extra)
+                .args(["--db", &db, "--schema", schema, "clean", "--drop-schema"])
+                .output()
+                .unwrap()
+        })
     };
     let exists = |name: &'static str| {
         let c = &c;
@@ -228,18 +245,20 @@ async fn drop_schema_drops_only_a_schema_of_pglabs_own_that_holds_nothing_else()
     // Look-only and dry runs say what would go and drop nothing.
     for extra in [&["--observe"][..], &[]] {
         let out = if extra.is_empty() {
-            lab.command()
-                .args([
-                    "--db",
-                    &db,
-                    "--schema",
-                    "safety_drop",
-                    "clean",
-                    "--drop-schema",
-                    "--dry-run",
-                ])
-                .output()
-                .unwrap()
+            until_no_run_is_live(|| {
+                lab.command()
+                    .args([
+                        "--db",
+                        &db,
+                        "--schema",
+                        "safety_drop",
+                        "clean",
+                        "--drop-schema",
+                        "--dry-run",
+                    ])
+                    .output()
+                    .unwrap()
+            })
         } else {
             clean(extra, "safety_drop")
         };
