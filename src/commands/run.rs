@@ -204,8 +204,9 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
                     }
                     RunEvent::Cancelled(report) => {
                         printer.clear();
-                        let took = cancelled_at.map(|t| format!(" in {}", format_seconds(t.elapsed().as_secs_f64()))).unwrap_or_default();
-                        eprintln!("pglab: run cancelled{took}; partial results follow and are in the history");
+                        // The time is the cancel's (Ctrl-C to stopped), not the run's: said so.
+                        let took = cancelled_at.map(|t| format!(" (stopped {} after the interrupt)", format_seconds(t.elapsed().as_secs_f64()))).unwrap_or_default();
+                        eprintln!("pglab: run cancelled{took}; a trial cut short is not counted; the finished trials follow and are in the history");
                         print_report(&report, format);
                         break EXIT_CANCELLED;
                     }
