@@ -133,14 +133,21 @@ impl RunCtx {
     }
 
     /// Record a note in the report and show it live.
+    /// Add a note to the run (said live once: a note that repeats, like the cold cache after
+    /// each restart, is not printed again).
     pub async fn note(&self, s: impl Into<String>) {
         let s = s.into();
-        if let Ok(mut n) = self.notes.lock()
-            && !n.contains(&s)
-        {
-            n.push(s.clone());
+        let new = match self.notes.lock() {
+            Ok(n) if n.contains(&s) => false,
+            Ok(mut n) => {
+                n.push(s.clone());
+                true
+            }
+            Err(_) => true,
+        };
+        if new {
+            self.emit.note(s).await;
         }
-        self.emit.note(s).await;
     }
 
     pub fn take_notes(&self) -> Vec<String> {
