@@ -4,6 +4,7 @@ pub mod decision;
 pub mod distribute;
 pub mod event;
 pub mod field;
+pub mod findings;
 pub mod growth;
 pub mod index_build;
 pub mod ingest;

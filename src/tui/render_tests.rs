@@ -258,7 +258,7 @@ fn run_views_at_80x24_and_160x48() {
         let s = screen(&app);
         assert!(s.contains("summary"), "{s}");
         // Medians with their interval, and the best groups marked.
-        assert!(s.contains("5.2 s") && s.contains("±3%"), "{s}");
+        assert!(s.contains("5.2 s") && s.contains("±1%"), "{s}");
         assert!(s.contains("★"), "{s}");
         assert!(s.contains("v view"), "the key bar names the view key:\n{s}");
         insta::assert_snapshot!(name("summary"), s);

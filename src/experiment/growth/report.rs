@@ -281,7 +281,7 @@ impl GrowthReport {
         }
         // The original question: snapshot or differences. Sizes are exact: stated at the
         // largest step both measured. Times are compared per step by the statistics core.
-        let rules = p.decision.rules();
+        let rules = p.decision.rules_for(p.repeat);
         let both = self
             .measured(Design::Snapshot)
             .filter_map(|s| {
@@ -299,6 +299,7 @@ impl GrowthReport {
                 100.0 * r.total_bytes() as f64 / s.total_bytes().max(1) as f64
             ));
         }
+        confounders.extend(verdicts::short_writes(&self.steps, p.units));
         let estimates = verdicts::estimates(&self.steps, &rules);
         let labels: Vec<String> = p
             .set

@@ -228,6 +228,7 @@ pub fn settings_findings(
                     label: labels.get(s.combo).cloned().unwrap_or_default(),
                     cost_rank: s.combo,
                     values: timed.values(s).to_vec(),
+                    ..SettingTrials::default()
                 })
                 .collect();
             trials.sort_by_key(|t| t.cost_rank);
@@ -252,6 +253,26 @@ pub fn settings_findings(
         }
     }
     out
+}
+
+/// The confounder of writes too short to mean anything: the shortest median write of one
+/// version among the measured steps, under 100 ms, with the units per version that would make
+/// it last that long. (A read of one version is short by nature — it is what Pulp measured —
+/// and its verdicts rest on their intervals.)
+pub fn short_writes(steps: &[GrowthStep], units: u64) -> Option<String> {
+    let (s, secs) = steps
+        .iter()
+        .filter(|s| !s.projected)
+        .filter_map(|s| Some((s, crate::measure::stats::median(&s.write_repeats)?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let grow = crate::measure::short::too_short(secs)?;
+    Some(format!(
+        "writes of one version as short as {} ({} at {} versions, median): under 100 ms, timer and scheduling noise weigh as much as the design; about {} units per version would make them last 100 ms (--units)",
+        ms(secs),
+        s.design.as_str(),
+        format_count(s.versions as f64),
+        format_count(crate::measure::short::nice_up(units as f64 * grow))
+    ))
 }
 
 fn is_zero(n: &usize) -> bool {

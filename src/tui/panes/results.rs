@@ -66,6 +66,14 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
                 return None;
             }
             let t = if st.view == RunView::Summary {
+                // Once the run is over, the findings its report decided.
+                let decided;
+                let series = if st.decided.is_empty() || st.running {
+                    series
+                } else {
+                    decided = summary::from_decided(layout, &st.decided);
+                    decided.as_slice()
+                };
                 tables::settings(theme, layout, series, &st.rules, cols)
             } else {
                 tables::trials(theme, layout, &st.samples, cols)

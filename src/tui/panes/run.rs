@@ -60,6 +60,9 @@ pub struct RunState {
     pub weights: Vec<f64>,
     /// The run's confidence and smallest effect: the intervals and best groups shown.
     pub rules: Rules,
+    /// Once the run is over: the findings its report decided (the summary view shows these,
+    /// so its marks and sentences are the report's).
+    pub decided: Vec<crate::experiment::findings::Decided>,
     /// What the body shows; kept from run to run.
     pub view: RunView,
     pub scroll: Scroll,
@@ -189,16 +192,19 @@ impl RunState {
             }
             RunEvent::Finished(r) => {
                 self.merge_notes(&r.notes);
+                self.decided = crate::experiment::findings::decided(&r);
                 end(self, Outcome::Finished, None, r.seconds());
                 return true;
             }
             RunEvent::Failed { error, report } => {
                 self.merge_notes(&report.notes);
+                self.decided = crate::experiment::findings::decided(&report);
                 end(self, Outcome::Failed, Some(error), report.seconds());
                 return true;
             }
             RunEvent::Cancelled(r) => {
                 self.merge_notes(&r.notes);
+                self.decided = crate::experiment::findings::decided(&r);
                 end(self, Outcome::Cancelled, None, r.seconds());
                 return true;
             }
@@ -305,9 +311,9 @@ impl RunState {
 /// The verdict rules the run was started with.
 fn rules_of(spec: &ExperimentSpec) -> Rules {
     match spec {
-        ExperimentSpec::IndexBuild(s) => s.decision.rules(),
-        ExperimentSpec::Ingest(s) => s.decision.rules(),
-        ExperimentSpec::Growth(s) => s.decision.rules(),
+        ExperimentSpec::IndexBuild(s) => s.decision.rules_for(s.repeat),
+        ExperimentSpec::Ingest(s) => s.decision.rules_for(s.repeat),
+        ExperimentSpec::Growth(s) => s.decision.rules_for(s.repeat),
     }
 }
 

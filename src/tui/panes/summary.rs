@@ -1,6 +1,9 @@
-//! Per setting of a run: the median of its trials with its interval, and which settings form
-//! the best group of their series. All of it comes from the statistics core
-//! (`measure::finding::decide`), so the marks say what the findings say.
+//! Per setting of a run: the median of its trials with its interval, and how it stands (★ the
+//! core's answer, ≈ shown as good as the best). All of it comes from the statistics core
+//! (`measure::finding::decide`). While a run is going the pane decides each series from the
+//! samples so far; once the run is over it shows the findings the report decided
+//! ([`from_decided`]), so the marks and sentences are the report's, the recommendation's and
+//! the JSON's.
 //!
 //! A setting is one `(series, x)` of the measured samples (projected points and warm-ups are
 //! not measurements). Within a series the settings are ranked by cost in ascending `x` (less
@@ -20,7 +23,8 @@ pub enum Mark {
     None,
     /// The winner, or the cheapest member of the best group: the one to use.
     Best,
-    /// In the best group: within the noise of the best.
+    /// Shown as good as the best: within the smallest effect of every setting that could be
+    /// the best.
     Tied,
 }
 
@@ -92,6 +96,7 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
             label: label.clone(),
             cost_rank: rank,
             values: measured.iter().filter(|s| s.x == *x).map(|s| s.y).collect(),
+            ..SettingTrials::default()
         })
         .collect();
     let finding = decide(&trials, layout.y_better, rules);
@@ -116,15 +121,45 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
     }
 }
 
-/// Marks only for a decided finding: `too few trials` marks nothing.
+/// The findings a finished run decided, as the summary lists them: one block per question,
+/// its settings in the finding's order (cheapest first), each with its estimate and mark.
+pub fn from_decided(
+    layout: &ResultLayout,
+    decided: &[crate::experiment::findings::Decided],
+) -> Vec<SeriesSummary> {
+    let unit = layout.y_unit.clone();
+    decided
+        .iter()
+        .map(|d| {
+            let f = &d.finding;
+            SeriesSummary {
+                series: d.question.clone(),
+                settings: f
+                    .settings
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| SettingRow {
+                        series: d.question.clone(),
+                        x: i as f64,
+                        label: s.label.clone(),
+                        estimate: s.estimate,
+                        mark: mark(f, &s.label),
+                    })
+                    .collect(),
+                sentence: f.sentence_with(&|v| with_unit(v, &unit)),
+            }
+        })
+        .collect()
+}
+
+/// ★ for the core's answer (the winner or the recommendation), ≈ for a setting shown as
+/// good as the best; nothing for the rest (slower, or undecided).
 fn mark(f: &Finding, label: &str) -> Mark {
     let is = |o: &Option<String>| o.as_deref() == Some(label);
     match f.verdict {
         Some(Verdict::Faster) if is(&f.winner) => Mark::Best,
         Some(Verdict::NoSignificantDifference) if is(&f.recommendation) => Mark::Best,
-        Some(Verdict::NoSignificantDifference) if f.tie_group.iter().any(|l| l == label) => {
-            Mark::Tied
-        }
+        _ if f.is_equivalent(label) => Mark::Tied,
         _ => Mark::None,
     }
 }
@@ -145,7 +180,7 @@ pub fn plus_minus(e: &Estimate, rules: &Rules) -> String {
     if e.reaches(rules.confidence) {
         pm
     } else {
-        format!("{pm} ({:.0}%)", e.level * 100.0)
+        format!("{pm} ({})", crate::measure::wording::format_level(e.level))
     }
 }
 
@@ -221,7 +256,7 @@ mod tests {
         );
         assert_eq!(
             s[0].sentence,
-            "16 MB..256 MB are within noise of each other (no significant difference); 16 MB is enough"
+            "16 MB..256 MB are within 5% of the best (no significant difference); 16 MB is enough, more bought nothing measurable"
         );
         // Six trials reach 95%: x(1)..x(6) is 0.99..1.01 of the base, ±1%.
         let e = s[0].settings[0].estimate.unwrap();

@@ -170,10 +170,10 @@ pub fn settings<'a>(
     }
     let legend = match (best, tied) {
         (true, true) => {
-            "★ the one to use: the best, or the cheapest of those within noise of it (≈)"
+            "★ the one to use: the best, or the cheapest of those shown as good as it (≈)"
         }
         (true, false) => "★ the one to use: better than every other setting of its series",
-        (false, true) => "≈ within noise of the best: no setting of the series is better",
+        (false, true) => "≈ shown as good as the best (within the smallest effect)",
         (false, false) => "",
     };
     for l in wrap(legend, cols, 2) {
