@@ -299,7 +299,6 @@ impl GrowthReport {
                 100.0 * r.total_bytes() as f64 / s.total_bytes().max(1) as f64
             ));
         }
-        confounders.extend(verdicts::short_writes(&self.steps, p.units));
         let estimates = verdicts::estimates(&self.steps, &rules);
         let labels: Vec<String> = p
             .set

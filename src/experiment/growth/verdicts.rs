@@ -160,12 +160,19 @@ pub fn comparisons(
                     ms(c.b.median)
                 ),
                 _ => format!(
-                    "{at}: too few trials to compare {}s ({} and {}; {} each needed at {:.0}%)",
+                    "{at}: too few trials to compare {}s ({} and {}; at {} {})",
                     timed.noun(),
                     c.a.n,
                     c.b.n,
-                    c.trials_needed.unwrap_or(3),
-                    rules.confidence * 100.0
+                    crate::measure::wording::format_level(rules.confidence),
+                    match c.trials_needed {
+                        Some(n) =>
+                            format!("about {n} each would decide, estimated from the spread so far"),
+                        None => format!(
+                            "more than {} each would be needed at the spread so far",
+                            crate::measure::needed::LIMIT
+                        ),
+                    },
                 ),
             };
             out.push(DesignComparison {
@@ -255,26 +262,6 @@ pub fn settings_findings(
     out
 }
 
-/// The confounder of writes too short to mean anything: the shortest median write of one
-/// version among the measured steps, under 100 ms, with the units per version that would make
-/// it last that long. (A read of one version is short by nature — it is what Pulp measured —
-/// and its verdicts rest on their intervals.)
-pub fn short_writes(steps: &[GrowthStep], units: u64) -> Option<String> {
-    let (s, secs) = steps
-        .iter()
-        .filter(|s| !s.projected)
-        .filter_map(|s| Some((s, crate::measure::stats::median(&s.write_repeats)?)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))?;
-    let grow = crate::measure::short::too_short(secs)?;
-    Some(format!(
-        "writes of one version as short as {} ({} at {} versions, median): under 100 ms, timer and scheduling noise weigh as much as the design; about {} units per version would make them last 100 ms (--units)",
-        ms(secs),
-        s.design.as_str(),
-        format_count(s.versions as f64),
-        format_count(crate::measure::short::nice_up(units as f64 * grow))
-    ))
-}
-
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -348,7 +335,7 @@ mod tests {
         assert_eq!(c[2].verdict, Verdict::TooFewTrials);
         assert_eq!(
             c[2].finding,
-            "at 0 versions: too few trials to compare write times (3 and 3; 4 each needed at 95%)"
+            "at 0 versions: too few trials to compare write times (3 and 3; at 95% about 4 each would decide, estimated from the spread so far)"
         );
         let e = estimates(&steps, &rules);
         assert_eq!(e.len(), 8);

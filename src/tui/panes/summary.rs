@@ -314,4 +314,51 @@ mod tests {
         assert_eq!(s[1].settings.len(), 2);
         assert_eq!(s[1].settings[1].mark, Mark::Best);
     }
+
+    #[test]
+    fn a_finished_run_shows_the_findings_its_report_decided() {
+        // Workers and memory swept: the live series split by workers, but the report decides
+        // each order as one sweep. Once the run is over the summary shows that finding: its
+        // labels, its marks, its sentence.
+        use crate::experiment::index_build::Order;
+        let six = |base: f64| times(base);
+        let (a, b, c, d) = (six(7.0), six(5.5), six(6.9), six(5.51));
+        let r = crate::report::example::index_build(
+            "d",
+            1_000_000,
+            &[
+                (Order::Random, 0, "1MB", &a),
+                (Order::Random, 0, "64MB", &b),
+                (Order::Random, 2, "1MB", &c),
+                (Order::Random, 2, "64MB", &d),
+            ],
+        );
+        let decided = crate::experiment::findings::decided(&r);
+        assert_eq!(decided.len(), 1);
+        let s = from_decided(&layout(Better::Lower), &decided);
+        assert_eq!(s[0].series, "random");
+        let marks: Vec<(&str, Mark)> = s[0]
+            .settings
+            .iter()
+            .map(|r| (r.label.as_str(), r.mark))
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                ("1MB ×0w", Mark::None),
+                ("64MB ×0w", Mark::Best),
+                ("1MB ×2w", Mark::None),
+                ("64MB ×2w", Mark::Tied)
+            ]
+        );
+        assert_eq!(
+            s[0].sentence,
+            decided[0].finding.sentence_with(&|v| with_unit(v, "s"))
+        );
+        assert!(
+            s[0].sentence.contains("64MB ×0w is enough"),
+            "{}",
+            s[0].sentence
+        );
+    }
 }
