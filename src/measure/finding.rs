@@ -271,22 +271,7 @@ pub fn decide(settings: &[SettingTrials], better: Better, rules: &Rules) -> Find
             },
         })
         .collect();
-    let more_repeats_needed = if blocking.is_empty() {
-        None
-    } else {
-        let each: Vec<Option<usize>> = blocking
-            .iter()
-            .map(|&i| match &results[i].vs_best {
-                Some(c) => c.trials_needed,
-                // No usable trial yet: at least the count that can reach the level.
-                None => Some(super::ranks::trials_needed(a.family.pair_confidence)),
-            })
-            .collect();
-        each.iter()
-            .copied()
-            .collect::<Option<Vec<usize>>>()
-            .and_then(|v| v.into_iter().max())
-    };
+    let more_repeats_needed = trials_to_settle(&results, &blocking, &a.family);
     let matters = recommendation
         .map(|r| matters(settings, r, &a.as_good))
         .unwrap_or_default();
@@ -305,6 +290,23 @@ pub fn decide(settings: &[SettingTrials], better: Better, rules: &Rules) -> Find
         blocking: blocking.iter().map(|&i| label(i)).collect(),
         more_repeats_needed,
     }
+}
+
+/// About how many trials per setting would settle the settings `open` (indices): the most
+/// any of them needs against the best (a setting without usable trials: the count that can
+/// reach the level). None when `open` is empty or any of them needs more than the estimate's
+/// limit.
+fn trials_to_settle(results: &[SettingResult], open: &[usize], family: &Family) -> Option<usize> {
+    if open.is_empty() {
+        return None;
+    }
+    open.iter()
+        .map(|&i| match &results[i].vs_best {
+            Some(c) => c.trials_needed,
+            None => Some(super::ranks::trials_needed(family.pair_confidence)),
+        })
+        .collect::<Option<Vec<usize>>>()
+        .and_then(|v| v.into_iter().max())
 }
 
 /// The dimensions whose value in `rec` matters: some other value there (the other
@@ -370,6 +372,16 @@ impl Finding {
     /// The result of the setting labelled `label`.
     pub fn setting(&self, label: &str) -> Option<&SettingResult> {
         self.settings.iter().find(|s| s.label == label)
+    }
+
+    /// About how many trials per setting would settle the settings labelled `open` (see
+    /// [`Finding::more_repeats_needed`], which is this for [`Finding::blocking`]).
+    pub fn trials_to_settle(&self, open: &[String]) -> Option<usize> {
+        let idx: Vec<usize> = open
+            .iter()
+            .filter_map(|l| self.settings.iter().position(|s| &s.label == l))
+            .collect();
+        trials_to_settle(&self.settings, &idx, &self.family)
     }
 
     /// Whether `label` is shown as good as the best.

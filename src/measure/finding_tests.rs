@@ -310,3 +310,26 @@ fn serialises_for_json_consumers() {
     let back: Finding = serde_json::from_value(json).unwrap();
     assert_eq!(back, f);
 }
+
+#[test]
+fn a_costlier_undecided_setting_is_named_beside_the_answer() {
+    // 64MB is 4% behind the best 16MB: shown worse (so it cannot be the best), not by 5%,
+    // and not shown within 5%. It is costlier, so it does not block the answer; the sentence
+    // still says it is open and what would settle it.
+    let s = sweep(
+        &[("1MB", 10.0), ("16MB", 6.65), ("64MB", 6.65 * 1.04)],
+        &NOISE,
+    );
+    let f = decide(&s, Better::Lower, &Rules::default());
+    assert_eq!(f.recommendation.as_deref(), Some("16MB"));
+    assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
+    assert_eq!(f.undecided, ["64MB"]);
+    assert!(f.blocking.is_empty() && f.more_repeats_needed.is_none());
+    let n = f.trials_to_settle(&["64MB".to_string()]).unwrap();
+    assert_eq!(
+        f.sentence(),
+        format!(
+            "16MB is enough: no setting is shown better by more than 5%; 64MB undecided against the best (16MB); about {n} trials each would decide (estimated from the spread so far)"
+        )
+    );
+}

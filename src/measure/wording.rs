@@ -20,7 +20,8 @@ impl Finding {
 
     /// One plain line, numbers formatted by `fmt` (e.g. `format_seconds`).
     pub fn sentence_with(&self, fmt: &dyn Fn(f64) -> String) -> String {
-        let labels: Vec<&str> = self.settings.iter().map(|s| s.label.as_str()).collect();
+        let labels = self.order_for_groups();
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
         let effect = format_level(self.rules.min_effect);
         match self.verdict {
             None if self.settings.is_empty() => "no setting run: nothing to compare".into(),
@@ -37,9 +38,13 @@ impl Finding {
                         "no significant difference between {group}: all within {effect} of the best"
                     );
                 };
-                let mut s = format!(
-                    "{group} are within {effect} of the best (no significant difference); {rec} is enough"
-                );
+                let mut s = if self.equivalent.len() > 1 {
+                    format!(
+                        "{group} are within {effect} of the best (no significant difference); {rec} is enough"
+                    )
+                } else {
+                    format!("{rec} is enough: no setting is shown better by more than {effect}")
+                };
                 let pricier = self.pricier_than(rec);
                 let open: Vec<String> = pricier
                     .iter()
@@ -61,6 +66,35 @@ impl Finding {
                 }
                 s
             }
+        }
+    }
+
+    /// The labels in the order given, for `A..D` runs; empty (so groups are listed, never
+    /// shortened to a range) when the settings vary in more than one dimension, where a run
+    /// "1MB ×0w..1MB ×2w" would read as a range of one knob.
+    fn order_for_groups(&self) -> Vec<String> {
+        let dims = self
+            .settings
+            .iter()
+            .map(|s| s.coords.len())
+            .max()
+            .unwrap_or(0);
+        let varying = (0..dims)
+            .filter(|&d| {
+                let mut v: Vec<usize> = self
+                    .settings
+                    .iter()
+                    .filter_map(|s| s.coords.get(d).copied())
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v.len() > 1
+            })
+            .count();
+        if varying > 1 {
+            Vec::new()
+        } else {
+            self.settings.iter().map(|s| s.label.clone()).collect()
         }
     }
 
@@ -103,7 +137,7 @@ impl Finding {
         } else {
             String::new()
         };
-        let more = match self.more_repeats_needed {
+        let more = match self.trials_to_settle(open) {
             Some(n) => {
                 format!("about {n} trials each would decide (estimated from the spread so far)")
             }
