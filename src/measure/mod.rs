@@ -56,6 +56,7 @@ pub mod finding;
 pub mod fit;
 pub mod interval;
 pub mod needed;
+pub mod projection;
 pub mod ranks;
 pub mod rules;
 pub mod short;

@@ -20,9 +20,14 @@ use super::verdict::{MIN_TRIALS, Shift};
 pub const LIMIT: usize = 100;
 
 /// About how many trials per setting would decide the comparison `s` at `confidence` with
-/// the smallest effect `margin` (`ln(1 + min_effect)`); None beyond [`LIMIT`].
+/// the smallest effect `margin` (`ln(1 + min_effect)`); None beyond [`LIMIT`]. The comparison
+/// is open, so the answer is always more than the larger count already run: the `1/√n`
+/// rescaling is an approximation of the exact interval, and "4 and 4; about 4 each would
+/// decide" would contradict itself.
 pub(crate) fn trials_to_decide(s: &Shift, confidence: f64, margin: f64) -> Option<usize> {
-    let least = trials_needed(confidence).max(s.n).max(s.m).max(MIN_TRIALS);
+    let least = trials_needed(confidence)
+        .max(s.n.max(s.m) + 1)
+        .max(MIN_TRIALS);
     let width = s.high - s.low;
     let z_seen = normal_quantile(1.0 - (1.0 - s.level) / 2.0);
     // No spread yet (one trial a side, identical trials, or nothing reached): all that can
@@ -68,6 +73,17 @@ mod tests {
         assert!((s.point.exp() - 1.05).abs() < 0.03, "{}", s.point.exp());
         let far = trials_to_decide(&s, 0.95, margin);
         assert!(far.is_none_or(|n| n > 30), "{far:?}");
+    }
+
+    #[test]
+    fn an_open_comparison_never_asks_for_the_trials_it_already_has() {
+        // Four a side, wide apart but open at 95% (4 against 4 reach 97.1% only at the
+        // extremes): whatever the rescaling says, the answer is at least 5.
+        let a = logs(&[46.0, 40.0, 50.0, 45.0]);
+        let b = logs(&[3.6, 3.4, 46.0, 3.5]);
+        let s = shift(&a, &b, 0.95);
+        let n = trials_to_decide(&s, 0.95, 0.05f64.ln_1p()).unwrap();
+        assert!(n >= 5, "{n}");
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub mod generic;
 pub mod grid;
 pub mod growth;
 pub mod growth_advice;
+pub mod growth_citus;
+pub mod growth_seed;
 pub mod history_table;
 mod index_build;
 pub mod ingest;
@@ -26,6 +28,7 @@ pub mod markdown;
 pub mod recommend;
 pub mod set_lines;
 pub mod table;
+pub mod ticks;
 
 use std::path::{Path, PathBuf};
 

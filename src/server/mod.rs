@@ -11,6 +11,7 @@ pub mod libpq;
 pub mod pgbin;
 pub mod pgpass;
 pub mod sandbox;
+pub mod sandbox_access;
 pub mod sandbox_settings;
 pub mod snapshot;
 pub mod tls;

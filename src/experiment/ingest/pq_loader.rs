@@ -37,6 +37,7 @@ use tokio::io::unix::AsyncFd;
 use super::client::{Batches, Canceller, Job, values_sql};
 use super::kinds::{Method, SyncCommit};
 use super::payload::PayloadGen;
+use crate::experiment::sql::SessionSettings;
 use crate::server::Target;
 use crate::server::libpq::{self, Outcome, PqCancel, PqConn, PqResult};
 
@@ -85,7 +86,7 @@ pub fn wanted(method: Method) -> Result<bool, String> {
 /// Connect, set the session up and prepare (blocking: run off the runtime).
 fn open_blocking(
     conninfo: &str,
-    session_sql: &str,
+    session: &SessionSettings,
     sync: SyncCommit,
     job: &Job,
     values_rows: u64,
@@ -101,10 +102,10 @@ fn open_blocking(
                 .join("; ")
         )
     })?;
-    c.exec(&format!(
-        "{session_sql} SET synchronous_commit = {};",
-        sync.as_str()
-    ))?;
+    // The lab session's settings (search_path = pg_catalog, lab first), as parameters.
+    let mut settings = session.clone();
+    settings.set("synchronous_commit", sync.as_str());
+    c.exec_params(&settings.sql(false), &settings.params())?;
     let shown = c.exec("SHOW synchronous_commit")?.unwrap_or_default();
     if shown != sync.as_str() {
         return Err(format!(
@@ -143,17 +144,17 @@ impl PqLoader {
     /// thread's runtime (the socket is registered with it).
     pub async fn open(
         target: &Target,
-        session_sql: &str,
+        session: &SessionSettings,
         sync: SyncCommit,
         job: Job,
         payload: Arc<PayloadGen>,
     ) -> Result<PqLoader, String> {
         let values_rows = job.batch.min(job.rows).max(1);
         let conninfo = target.libpq_conninfo();
-        let session_sql = session_sql.to_string();
+        let session = session.clone();
         let j = job.clone();
         let conn = tokio::task::spawn_blocking(move || {
-            open_blocking(&conninfo, &session_sql, sync, &j, values_rows)
+            open_blocking(&conninfo, &session, sync, &j, values_rows)
         })
         .await
         .map_err(|e| format!("the connecting thread failed: {e}"))??;

@@ -15,7 +15,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
     vec![
         (
             k(Action::Run),
-            "run one trial: the first value of every list, once".into(),
+            "one trial: the first value of every list (and of set), once".into(),
         ),
         (k(Action::Sweep), Action::Sweep.describe().to_string()),
         (k(Action::Cancel), Action::Cancel.describe().to_string()),
@@ -35,7 +35,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::Probe),
-            "disk probes: 256 MiB sequential write, then 5 s of fsyncs".into(),
+            "disk probes: 256 MB sequential write, then 5 s of fsyncs".into(),
         ),
         (
             k(Action::Presets),
@@ -44,6 +44,10 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         (
             k(Action::History),
             "past runs: Enter report, f filter, b baseline, c compare".into(),
+        ),
+        (
+            k(Action::Import),
+            "import tables of a server into the sandbox (whole or sampled)".into(),
         ),
         (
             format!("{} {}", k(Action::NextPane), k(Action::PrevPane)),
@@ -57,7 +61,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
                 k(Action::Up),
                 k(Action::Right)
             ),
-            "move focus; ↑↓ pick a field (Parameters), scroll (Run)".into(),
+            "move focus; ↑↓ pick a field (Parameters), scroll (Run); ←→ columns (Run)".into(),
         ),
         (
             k(Action::View),
@@ -65,7 +69,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::Axis),
-            "Run pane x axis: own setting or swept server settings (--set)".into(),
+            "Run pane x axis: own setting or swept server settings (set)".into(),
         ),
         (
             "y n".into(),
