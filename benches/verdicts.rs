@@ -21,7 +21,8 @@
 //! - **resampled**: `RESAMPLE` sweeps per file drawn from the run's pool of trials (all
 //!   settings' trials together, since they are identical): each resampled sweep takes
 //!   `PER_SIDE` trials per setting without replacement, for 2 settings and for all of them,
-//!   as they are (A/A) and with one setting's trials × 1.2 (a known 20% difference, power).
+//!   as they are (A/A) and with every setting's trials but the last × 1.2 (the last truly
+//!   20% faster: power).
 //!   The real noise, outliers and drift of the machine stay in the trials; their order does
 //!   not.
 

@@ -267,8 +267,17 @@ pub fn index_build_recommendations(
                 format_bytes(heap)
             ),
         };
+        // The SET advice only beside a SET line: with no answer there is nothing to set.
+        let sets = out
+            .iter()
+            .any(|r| r.sql.iter().any(|l| l.starts_with("SET ")));
         let mut caveat = format!(
-            "Measured on {measured_on}; the best setting moves with table size, memory and disk, so measure at your table's size before changing a server default. `SET` lasts for the session: use it just before the `CREATE INDEX`."
+            "Measured on {measured_on}; the best setting moves with table size, memory and disk, so measure at your table's size before changing a server default.{}",
+            if sets {
+                " `SET` lasts for the session: use it just before the `CREATE INDEX`."
+            } else {
+                ""
+            }
         );
         if report.outcome != Outcome::Finished {
             caveat.insert_str(

@@ -123,6 +123,13 @@ fn the_text_the_sql_and_the_json_name_one_setting() {
         "{}",
         rs[2].text
     );
+    // Beside SET lines, how to use them.
+    let last = rs.last().unwrap();
+    assert!(
+        last.text.contains("`SET` lasts for the session"),
+        "{}",
+        last.text
+    );
     // The JSON carries the same decided answer.
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(
@@ -274,4 +281,6 @@ fn an_undecided_cheaper_setting_gets_no_set_line_but_the_repeats_that_would_sett
         "{}",
         rs[0].text
     );
+    // Nothing to set, so no advice on how to use a SET.
+    assert!(rs.iter().all(|x| !x.text.contains("`SET` lasts")), "{rs:?}");
 }
