@@ -114,6 +114,26 @@ fn auto_replay(values: &[Vec<f64>], rules: &Rules) -> (usize, Finding) {
     (n.iter().sum(), f)
 }
 
+/// A/A false calls of one finding: [any faster/slower, a winner named, some setting slower].
+fn false_calls(f: &Finding) -> [usize; 3] {
+    let slower = f.settings.iter().any(|s| {
+        s.vs_best
+            .as_ref()
+            .is_some_and(|c| c.verdict == pglab::measure::verdict::Verdict::Slower)
+    });
+    [
+        usize::from(calls_a_difference(f)),
+        usize::from(f.winner.is_some()),
+        usize::from(slower),
+    ]
+}
+
+fn add(to: &mut [usize; 3], f: &Finding) {
+    for (t, c) in to.iter_mut().zip(false_calls(f)) {
+        *t += c;
+    }
+}
+
 fn pct(k: usize, n: usize) -> f64 {
     if n == 0 {
         0.0
@@ -264,10 +284,11 @@ fn real_trials(files: &[String]) {
         "{:<28} {:>3} {:>10} {:>32} {:>16}",
         "run", "k", "medians", "fixed count: verdict", "auto trials"
     );
-    let (mut aa_calls, mut aa_runs, mut two_calls) = (0, 0, 0);
-    let (mut auto_calls, mut auto_spent, mut auto_fixed) = (0, 0, 0);
-    // [2 settings, all settings] × [A/A false calls, A/B found], resampled.
-    let mut res = [[0usize; 2]; 2];
+    let (mut aa_calls, mut aa_runs, mut two_calls) = ([0usize; 3], 0, [0usize; 3]);
+    let (mut auto_calls, mut auto_spent, mut auto_fixed) = ([0usize; 3], 0, 0);
+    // [2 settings, all settings] × A/A false calls [any, winner, slower], resampled.
+    let mut res = [[0usize; 3]; 2];
+    let mut found = [0usize; 2];
     let mut res_runs = [0usize; 2];
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
     for r in &runs {
@@ -280,11 +301,11 @@ fn real_trials(files: &[String]) {
         let first: Vec<Vec<f64>> = values.iter().map(|v| v[..per_side].to_vec()).collect();
         let f = decide(&sweep_of(&first), Better::Lower, &rules);
         aa_runs += 1;
-        aa_calls += usize::from(calls_a_difference(&f));
+        add(&mut aa_calls, &f);
         let two = decide(&sweep_of(&first[..2]), Better::Lower, &rules);
-        two_calls += usize::from(calls_a_difference(&two));
+        add(&mut two_calls, &two);
         let (spent, af) = auto_replay(&values, &rules);
-        auto_calls += usize::from(calls_a_difference(&af));
+        add(&mut auto_calls, &af);
         auto_spent += spent;
         auto_fixed += values.iter().map(Vec::len).sum::<usize>();
         let medians: Vec<f64> = f
@@ -317,7 +338,7 @@ fn real_trials(files: &[String]) {
                 let drawn: Vec<Vec<f64>> =
                     p.chunks(per_side).take(size).map(|c| c.to_vec()).collect();
                 let f = decide(&sweep_of(&drawn), Better::Lower, &rules);
-                res[which][0] += usize::from(calls_a_difference(&f));
+                add(&mut res[which], &f);
                 // The last setting 20% faster: found when named the winner.
                 let mut ab = drawn.clone();
                 for v in ab.iter_mut().take(size - 1) {
@@ -327,7 +348,7 @@ fn real_trials(files: &[String]) {
                 }
                 let f = decide(&sweep_of(&ab), Better::Lower, &rules);
                 let want = format!("s{}", size - 1);
-                res[which][1] += usize::from(f.winner.as_deref() == Some(want.as_str()));
+                found[which] += usize::from(f.winner.as_deref() == Some(want.as_str()));
                 res_runs[which] += 1;
             }
         }
@@ -337,25 +358,33 @@ fn real_trials(files: &[String]) {
         return;
     }
     println!();
+    let calls = |c: &[usize; 3], n: usize| {
+        format!(
+            "a false call in {} of {n} ({:.1}%): a winner named {:.1}%, something slower {:.1}%",
+            c[0],
+            pct(c[0], n),
+            pct(c[1], n),
+            pct(c[2], n)
+        )
+    };
     println!(
-        "real A/A sweeps, {per_side} trials a setting: a false call in {aa_calls} of {aa_runs} runs ({:.1}%; goal ≤ 5%)",
-        pct(aa_calls, aa_runs)
+        "real A/A sweeps, {per_side} trials a setting: {} (goal ≤ 5%)",
+        calls(&aa_calls, aa_runs)
     );
     println!(
-        "real A/A, the first 2 settings of each run, {per_side} trials each: a false call in {two_calls} of {aa_runs} ({:.1}%)",
-        pct(two_calls, aa_runs)
+        "real A/A, the first 2 settings of each run, {per_side} trials each: {}",
+        calls(&two_calls, aa_runs)
     );
     println!(
-        "real A/A, repeat auto replayed: a false call in {auto_calls} of {aa_runs} runs ({:.1}%), {auto_spent} trials against {auto_fixed} fixed ({:.0}%)",
-        pct(auto_calls, aa_runs),
+        "real A/A, repeat auto replayed: {}; {auto_spent} trials against {auto_fixed} fixed ({:.0}%)",
+        calls(&auto_calls, aa_runs),
         pct(auto_spent, auto_fixed)
     );
     for (which, what) in ["2 settings", "all settings"].into_iter().enumerate() {
         println!(
-            "resampled from the real pools, {what}, {per_side} trials each, {} sweeps: A/A false calls {:.1}%, a 20% difference found {:.1}%",
-            res_runs[which],
-            pct(res[which][0], res_runs[which]),
-            pct(res[which][1], res_runs[which])
+            "resampled from the real pools, {what}, {per_side} trials each: A/A {}; a 20% difference found {:.1}%",
+            calls(&res[which], res_runs[which]),
+            pct(found[which], res_runs[which])
         );
     }
 }
