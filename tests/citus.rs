@@ -172,6 +172,10 @@ fn a_two_worker_citus_sandbox_runs_every_experiment_and_leaves_nothing() {
             "100",
             "--rows",
             "2000",
+            // Every row in (the default stops a trial after 2 s; single inserts into a
+            // distributed table are slow).
+            "--duration",
+            "off",
             "--repeat",
             "1",
             "--distribute",

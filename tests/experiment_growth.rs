@@ -322,11 +322,11 @@ async fn repeats_give_per_step_estimates_and_design_verdicts() {
     // ranges against snapshot at both steps, each in the vocabulary and with a sentence.
     assert_eq!(g.summary.comparisons.len(), 6);
     for c in &g.summary.comparisons {
-        assert_ne!(
-            c.verdict.as_str(),
-            "too few trials",
-            "4 a side can decide: {c:?}"
-        );
+        // 4 a side can decide; when the spread is too wide to show the designs equivalent or
+        // different, the sentence says about how many would.
+        if c.verdict.as_str() == "too few trials" {
+            assert!(c.finding.contains(" each would "), "{c:?}");
+        }
         assert!(
             c.finding
                 .starts_with(&format!("at {} versions: ", c.versions))

@@ -141,7 +141,7 @@ fn user_presets_save_shadow_rename_and_delete() {
     preset::delete(&p, "cybertec-quick").unwrap();
     assert_eq!(
         preset::load(&p, "cybertec-quick").unwrap().params["rows"],
-        "200k"
+        "1M"
     );
     let e = preset::delete(&p, "cybertec-quick").unwrap_err();
     assert!(e.to_string().contains("shipped preset"), "{e}");
@@ -333,7 +333,7 @@ fn the_presets_command_saves_lists_shows_and_deletes() {
     let d = preset::load(&p, "derived").unwrap();
     assert_eq!(
         (d.params["repeat"].as_str(), d.params["rows"].as_str()),
-        ("2", "200k")
+        ("2", "1M")
     );
 
     let (code, _, stderr) =

@@ -5,8 +5,8 @@ mod common;
 
 use std::path::Path;
 
-use pglab::experiment::RunReport;
 use pglab::experiment::index_build::Order;
+use pglab::experiment::{ReportBody, RunReport};
 use pglab::report::Format;
 use pglab::report::{self, chart, example};
 
@@ -85,9 +85,10 @@ fn every_format_renders_a_run() {
     for needle in [
         "Summary",
         "Trials",
-        "random: 16MB..256MB are within noise of each other (no significant difference); 16MB is enough",
-        "sorted: no significant difference between 1MB..1GB",
-        "slower +12% [+11%, +13%]",
+        "random: 16MB..256MB are within 5% of the best (no significant difference); 16MB is enough, more bought nothing measurable",
+        "sorted: no significant difference between 1MB..1GB: all within 5% of the best",
+        "verdicts at 95% confidence for the 10 pairs together (each interval 99.5%)",
+        "slower +12% [+11%, +14%]",
         "96.9%",
         "SET maintenance_work_mem = '16MB';",
         "PostgreSQL 15.18",
@@ -158,7 +159,7 @@ fn the_recommendation_is_evidence() {
     let random = c.iter().find(|x| x.text.contains("random index")).unwrap();
     assert_eq!(
         random.text,
-        "The random index: 16MB, 64MB and 256MB are within noise of the best (at 95% confidence, 5% smallest effect); 16MB is enough, more bought nothing measurable. Slower than the best: 1MB +10% [+9.2%, +11%], 1GB +12% [+11%, +13%]."
+        "The random index: 16MB..256MB are within 5% of the best (no significant difference); 16MB is enough, more bought nothing measurable (at 95% confidence for the 10 pairs together (each interval 99.5%), 5% smallest effect). Slower than the best: 1MB +10% [+8.5%, +12%], 1GB +12% [+11%, +14%]."
     );
     assert_eq!(random.sql, ["SET maintenance_work_mem = '16MB';"]);
     // Sorted: every setting ties, so nothing is set.
@@ -166,7 +167,7 @@ fn the_recommendation_is_evidence() {
     assert!(
         sorted
             .text
-            .ends_with("no significant difference between 1MB..1GB (at 95% confidence, 5% smallest effect): keep the current setting."),
+            .ends_with("no significant difference between 1MB..1GB: all within 5% of the best (at 95% confidence for the 10 pairs together (each interval 99.5%), 5% smallest effect): keep the current setting."),
         "{}",
         sorted.text
     );
@@ -181,14 +182,22 @@ fn the_recommendation_is_evidence() {
 
 #[test]
 fn three_repeats_recommend_nothing_and_say_what_would_decide() {
-    // The design notes' 3 repeats: 3 against 3 cannot reach 95%.
+    // The design notes' 3 repeats: five settings at once need 99.5% a pair, which takes 6
+    // against 6.
     let r = example::cybertec_10m("r");
     assert!(sql(&r).is_empty());
     let c = recommendations(&r);
+    let ReportBody::IndexBuild(b) = &r.body else {
+        panic!()
+    };
+    let n = b.summary.orders[0].finding.more_repeats_needed.unwrap();
+    assert!(n >= 6, "{n}");
     assert!(
-        c[0].text
-            .contains("too few trials to decide: 3 per setting, 4 needed at 95%")
-            && c[0].text.contains("run again with repeat 4 or more"),
+        c[0].text.contains(
+            "3 per setting, and 6 each are the fewest that can decide 5 settings at once at 95%"
+        ) && c[0]
+            .text
+            .contains(&format!("run again with repeat {n} or more (an estimate)")),
         "{}",
         c[0].text
     );
@@ -200,7 +209,7 @@ fn three_repeats_recommend_nothing_and_say_what_would_decide() {
 }
 
 #[test]
-fn a_winner_is_set_and_a_tie_never_sets_the_minimum() {
+fn a_winner_is_set_and_the_cheapest_equivalent_is_enough() {
     let six = |base: f64| -> Vec<f64> {
         [0.99, 1.0, 1.01, 0.995, 1.005, 1.0]
             .iter()
@@ -220,15 +229,15 @@ fn a_winner_is_set_and_a_tie_never_sets_the_minimum() {
     let rec = &recommendations(&r)[0];
     assert!(
         rec.text.starts_with(
-            "On this host and data, `maintenance_work_mem = 64MB` built the random index faster than every other setting tried (6.0 s [5.9 s, 6.1 s], median of 6"
+            "On this host and data, 64MB built the random index faster than every other setting tried (6.0 s [5.9 s, 6.1 s], median of 6"
         ),
         "{}",
         rec.text
     );
     assert_eq!(rec.sql, ["SET maintenance_work_mem = '64MB';"]);
 
-    // 1MB ties with 64MB, 1GB is slower: the core's cheapest member is PostgreSQL's minimum,
-    // which a tie never recommends; 64MB (also in the best group) is.
+    // 1MB is shown within 5% of 64MB, 1GB is slower: the cheapest setting shown as good as
+    // the best is PostgreSQL's minimum, and that is the answer (no floor changes it).
     let (a, b, c) = (six(6.02), six(6.0), six(7.0));
     let r = example::index_build(
         "t",
@@ -242,12 +251,13 @@ fn a_winner_is_set_and_a_tie_never_sets_the_minimum() {
     let rec = &recommendations(&r)[0];
     assert_eq!(
         rec.sql,
-        ["SET maintenance_work_mem = '64MB';"],
+        ["SET maintenance_work_mem = '1MB';"],
         "{}",
         rec.text
     );
-    assert!(rec.text.contains("a tie is no reason to go down to it"));
-    // Only the minimum in the best group (at 0 and 2 workers), 64MB slower: nothing is set.
+    assert!(rec.text.contains("1MB is enough"), "{}", rec.text);
+    // At 0 and 2 workers, 1MB shown equivalent, 64MB slower: the workers made no difference
+    // (shown), so only the memory is set.
     let r = example::index_build(
         "m",
         1_000_000,
@@ -258,20 +268,21 @@ fn a_winner_is_set_and_a_tie_never_sets_the_minimum() {
             (Order::Random, 2, "64MB", &c),
         ],
     );
-    assert!(sql(&r).is_empty(), "{:?}", recommendations(&r));
-    assert!(
-        recommendations(&r)[0]
-            .text
-            .contains("no setting is recommended from a tie")
+    assert_eq!(
+        sql(&r),
+        ["SET maintenance_work_mem = '1MB';"],
+        "{:?}",
+        recommendations(&r)
     );
-    // A winner at the minimum is evidence, not a tie: it is set.
+    // A winner at the minimum is set too.
     let r = example::index_build(
         "w1",
         1_000_000,
         &[(Order::Random, 0, "1MB", &b), (Order::Random, 0, "1GB", &c)],
     );
     assert_eq!(sql(&r), ["SET maintenance_work_mem = '1MB';"]);
-    // With workers, the SET lines name both knobs.
+    // With workers swept and one memory: the workers made the difference, and only they are
+    // set (the memory was not swept).
     let r = example::index_build(
         "p",
         1_000_000,
@@ -280,13 +291,7 @@ fn a_winner_is_set_and_a_tie_never_sets_the_minimum() {
             (Order::Random, 2, "64MB", &b),
         ],
     );
-    assert_eq!(
-        sql(&r),
-        [
-            "SET maintenance_work_mem = '64MB';",
-            "SET max_parallel_maintenance_workers = 2;"
-        ]
-    );
+    assert_eq!(sql(&r), ["SET max_parallel_maintenance_workers = 2;"]);
 }
 
 #[test]
@@ -407,9 +412,10 @@ fn json_follows_the_schema_with_intervals_and_verdict_words() {
         v["summary"]["orders"][0]["finding"]["verdict"],
         "too few trials"
     );
-    assert_eq!(
-        v["summary"]["orders"][0]["finding"]["more_repeats_needed"],
-        4
+    assert!(
+        v["summary"]["orders"][0]["finding"]["more_repeats_needed"]
+            .as_u64()
+            .is_some_and(|n| n >= 6)
     );
 }
 

@@ -75,6 +75,7 @@ fn compare_options(
         Some(Rules {
             confidence: pct("--confidence", confidence, parse_confidence, own.confidence)?,
             min_effect: pct("--min-effect", min_effect, parse_min_effect, own.min_effect)?,
+            auto_max: None,
         })
     };
     Ok(history::CompareOptions {

@@ -116,14 +116,14 @@ pub const MAX_REPEAT: FieldDef = FieldDef {
 
 pub const MIN_EFFECT: FieldDef = FieldDef {
     key: "min-effect",
-    help: "smallest difference called faster/slower, in percent (5%)",
+    help: "smallest difference called faster/slower: 5% (or 0.05); equivalence is shown within it",
     default: "5%",
     kind: FieldKind::Percent,
 };
 
 pub const CONFIDENCE: FieldDef = FieldDef {
     key: "confidence",
-    help: "confidence of every interval and verdict, in percent (95%)",
+    help: "confidence of every verdict, all of a sweep's together: 95% (or 0.95)",
     default: "95%",
     kind: FieldKind::Percent,
 };
@@ -162,18 +162,25 @@ impl Default for Decision {
     }
 }
 
-/// `5%`, `5`, `0.5%` → 0.05, 0.05, 0.005.
+/// A percentage as a fraction, read the same way for every percent field (`min-effect`,
+/// `confidence`, on the command line, in presets, in the editor and in `history compare`):
+/// `5%` and `0.5%` are percent; a bare number of 1 or more is percent too (`5`, `95`); a bare
+/// number below 1 is already a fraction (`0.05` is 5%, `0.95` is 95%). So `5%`, `5` and `0.05`
+/// all mean 5%.
 pub fn parse_percent(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let num = t.strip_suffix('%').unwrap_or(t).trim();
+    let (num, percent) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (t, false),
+    };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("'{t}' is not a percentage (e.g. 5%)"))?;
-    if !v.is_finite() {
-        return Err(format!("'{t}' is not a percentage (e.g. 5%)"));
-    }
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("'{t}' is not a percentage: write e.g. 5% (or 0.05)"))?;
+    let fraction = if percent || v >= 1.0 { v / 100.0 } else { v };
     // 99.9 / 100 is 0.9990000000000001 in binary: round away what the division adds.
-    Ok((v / 100.0 * 1e9).round() / 1e9)
+    Ok((fraction * 1e9).round() / 1e9)
 }
 
 /// 0.05 → `5%`, 0.995 → `99.5%`.
@@ -184,23 +191,25 @@ pub fn format_percent(f: f64) -> String {
     format!("{s}%")
 }
 
-/// `--min-effect`: `5%` → 0.05; 0% to below 100%.
+/// `--min-effect`: `5%` or `0.05` → 0.05; 0% to below 100%.
 pub fn parse_min_effect(s: &str) -> Result<f64, String> {
     let v = parse_percent(s)?;
     if !(0.0..1.0).contains(&v) {
         return Err(format!(
-            "'{s}' is out of range: 0% (any real difference counts) to below 100%"
+            "'{}' is out of range: the smallest effect is 0% (any real difference counts) to below 100%; 5% (or 0.05) is usual",
+            s.trim()
         ));
     }
     Ok(v)
 }
 
-/// `--confidence`: `95%` → 0.95; above 50% and at most 99.9%.
+/// `--confidence`: `95%` or `0.95` → 0.95; above 50% and at most 99.9%.
 pub fn parse_confidence(s: &str) -> Result<f64, String> {
     let v = parse_percent(s)?;
     if !(v > 0.5 && v <= 0.999) {
         return Err(format!(
-            "'{s}' is out of range: above 50% and at most 99.9% (95% is usual)"
+            "'{}' is out of range: the confidence is above 50% and at most 99.9%; 95% (or 0.95) is usual",
+            s.trim()
         ));
     }
     Ok(v)
@@ -227,11 +236,21 @@ impl Decision {
         t.insert("confidence".into(), format_percent(self.confidence));
     }
 
-    /// The verdict rules these parameters give.
+    /// The verdict rules for a fixed number of trials (one look at them).
     pub fn rules(&self) -> Rules {
         Rules {
             confidence: self.confidence,
             min_effect: self.min_effect,
+            auto_max: None,
+        }
+    }
+
+    /// The verdict rules of a run with `repeat`: with `auto`, the looks up to `max-repeat`
+    /// are paid for (see [`crate::measure::family`]).
+    pub fn rules_for(&self, repeat: Repeat) -> Rules {
+        match repeat {
+            Repeat::Fixed(_) => self.rules(),
+            Repeat::Auto => self.rules().with_auto(repeat.most(self.max_repeat)),
         }
     }
 }
@@ -263,6 +282,26 @@ mod tests {
         assert_eq!(parse_percent("5%"), Ok(0.05));
         assert_eq!(parse_percent("5"), Ok(0.05));
         assert_eq!(parse_percent("99.9%"), Ok(0.999));
+        // A bare number below 1 is a fraction, for both fields alike.
+        assert_eq!(parse_percent("0.05"), Ok(0.05));
+        assert_eq!(parse_percent("0.95"), Ok(0.95));
+        assert_eq!(parse_percent("0.5%"), Ok(0.005));
+        assert_eq!(parse_min_effect("0.05"), parse_min_effect("5%"));
+        assert_eq!(parse_confidence("0.95"), parse_confidence("95%"));
+        assert_eq!(parse_confidence("0.999"), Ok(0.999));
+        // One sentence each when refused, the same shape for both.
+        assert_eq!(
+            parse_percent("five").unwrap_err(),
+            "'five' is not a percentage: write e.g. 5% (or 0.05)"
+        );
+        assert!(parse_percent("-5%").is_err());
+        assert!(parse_confidence("0.4").unwrap_err().contains("above 50%"));
+        assert!(parse_confidence("1").unwrap_err().contains("95% (or 0.95)"));
+        assert!(
+            parse_min_effect("100%")
+                .unwrap_err()
+                .contains("5% (or 0.05)")
+        );
         assert_eq!(format_percent(0.05), "5%");
         assert_eq!(format_percent(0.995), "99.5%");
         assert_eq!(format_percent(0.0), "0%");
@@ -285,6 +324,13 @@ mod tests {
             "{r:?}",
             r = r.errors
         );
+    }
+
+    #[test]
+    fn auto_rules_pay_for_their_looks() {
+        let d = Decision::default();
+        assert_eq!(d.rules_for(Repeat::Fixed(5)), d.rules());
+        assert_eq!(d.rules_for(Repeat::Auto).auto_max, Some(10));
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod distribute;
 pub mod eta;
 pub mod event;
 pub mod field;
+pub mod findings;
 pub mod growth;
 pub mod index_build;
 pub mod ingest;

@@ -173,12 +173,13 @@ impl ExperimentSpec {
         spec
     }
 
-    /// The confidence and smallest effect the run's verdicts use.
+    /// The confidence and smallest effect the run's verdicts use (with `--repeat auto`, its
+    /// looks paid for).
     pub fn rules(&self) -> crate::measure::rules::Rules {
         match self {
-            ExperimentSpec::IndexBuild(s) => s.decision.rules(),
-            ExperimentSpec::Ingest(s) => s.decision.rules(),
-            ExperimentSpec::Growth(s) => s.decision.rules(),
+            ExperimentSpec::IndexBuild(s) => s.decision.rules_for(s.repeat),
+            ExperimentSpec::Ingest(s) => s.decision.rules_for(s.repeat),
+            ExperimentSpec::Growth(s) => s.decision.rules_for(s.repeat),
         }
     }
 

@@ -1,35 +1,69 @@
-//! A sweep: which of several settings is best, which are as good, and which one to use.
+//! A sweep: which of several settings is best, which are shown as good, and which one to use.
+//! [`decide`] is the one entry point: every report, table, TUI mark, recommendation and `SET`
+//! line reads the [`Finding`] it returns, so they cannot disagree.
 //!
-//! The setting with the best median is the reference; every other setting is compared with
-//! it by the two-sample rule (see [`super::verdict`]). Settings that are not significantly
-//! and practically worse than the best form the **tie group**: within the noise of these
-//! trials they are all "the best". From it pglab recommends the **cheapest** member (least
-//! memory, fewest workers, smallest batch — the caller ranks the costs), because paying for
-//! more buys nothing measurable. There is a recommendation only when the group leaves some
-//! setting out; when every setting ties, nothing differs and the finding says so. A
-//! **winner** is named only when the best beats every other setting by the rule.
+//! **The family.** All pairs of settings get the Hodges–Lehmann interval of their ratio at the
+//! level that makes every interval of the sweep hold together ([`super::family`]: Bonferroni
+//! over the `k(k−1)/2` pairs, and over the looks of `--repeat auto`). Every claim below is read
+//! from those simultaneous intervals, so all of them hold together at the stated confidence
+//! whichever setting the data picked as the best.
 //!
-//! When any comparison is `too few trials`, the finding is `too few trials`: no winner, no
-//! recommendation, and the number of trials per setting that could decide. [`needs_more`]
-//! lists the settings that should get another trial (for `--repeat auto`).
+//! **Each setting against the best** (the setting with the best median; its `vs_best`
+//! comparison carries the interval and the decided verdict):
+//!
+//! - `slower`: shown worse than the best, by more than the smallest effect (as for two
+//!   settings, [`super::verdict`]).
+//! - `no significant difference`: **shown equivalent** — within the smallest effect of the
+//!   best both ways, and no more than the smallest effect worse than *every other setting that
+//!   could be the best* (every setting not itself shown worse than some other). Comparing with
+//!   the best of these trials alone would not do: a setting 4% behind it may be 9% behind a
+//!   setting whose interval still allows it to be the true best.
+//! - `too few trials`: neither — with about how many trials each would decide
+//!   ([`super::needed`], an estimate).
+//!
+//! The best itself is **shown as good as the best** when it is no more than the smallest effect
+//! worse than every other candidate for the best (always, when all others are shown worse).
+//!
+//! **The answer.** The *recommendation* is the cheapest setting shown as good as the best
+//! (least memory, fewest workers, smallest batch — the caller ranks the costs), provided no
+//! cheaper setting is still undecided: a cheaper setting that might be as good blocks it, and
+//! the finding then names the blocking settings and about how many trials would settle them
+//! ([`Finding::blocking`], [`Finding::more_repeats_needed`]). A **winner** (`faster`) is named
+//! when every other setting is `slower`. When every setting is shown equivalent nothing needs
+//! choosing (`no significant difference`, no recommendation). Otherwise the verdict is `too few
+//! trials`.
+//!
+//! **What made the difference.** With settings on a grid (`coords`: the position of each
+//! dimension's value, e.g. `[combo, workers, mwm]`), [`Finding::matters`] lists the dimensions
+//! whose value in the recommendation matters: those where some other value (the rest held at
+//! the recommendation's) is not shown as good as the best. A dimension whose every value was
+//! shown equivalent there is left out of the recommendation (no `SET` for it).
+//!
+//! **`--repeat auto`.** [`needs_more`] lists the settings that get another trial: every
+//! setting not shown `slower`, until the answer is decided (a winner, a recommendation, or all
+//! equivalent). Before the family's first look every setting runs (nothing can be decided yet).
 //!
 //! Only finite, positive trial values count (the comparison is a ratio). The finding reads
 //! as one line through [`Finding::sentence`] (see [`super::wording`]).
 
 use serde::{Deserialize, Serialize};
 
+use super::family::Family;
 use super::interval::{Estimate, estimate};
-use super::ranks::trials_needed;
 use super::rules::Rules;
-use super::verdict::{Better, Comparison, MIN_TRIALS, Verdict, compare};
+use super::verdict::{Better, Comparison, MIN_TRIALS, Shift, Verdict, shift, usable};
 
 /// The trials of one setting of a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SettingTrials {
     pub label: String,
     /// Lower is cheaper: less memory, fewer workers, smaller batch.
     pub cost_rank: usize,
     pub values: Vec<f64>,
+    /// Where the setting sits on a grid of swept dimensions: the index of its value in each
+    /// (e.g. `[combo, workers, mwm]`). Empty: a one-dimensional sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coords: Vec<usize>,
 }
 
 /// One setting's estimate and its comparison with the best.
@@ -37,10 +71,13 @@ pub struct SettingTrials {
 pub struct SettingResult {
     pub label: String,
     pub cost_rank: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coords: Vec<usize>,
     /// None when the setting has no usable trial.
     pub estimate: Option<Estimate>,
-    /// This setting (A) against the best (B): `slower` means worse than the best. None for
-    /// the best itself and for a setting without usable trials.
+    /// This setting (A) against the best (B), at the family's pairwise level, with the verdict
+    /// decided for the whole sweep: `slower`, `no significant difference` (shown equivalent)
+    /// or `too few trials`. None for the best itself and for a setting without usable trials.
     pub vs_best: Option<Comparison>,
 }
 
@@ -49,132 +86,266 @@ pub struct SettingResult {
 pub struct Finding {
     pub better: Better,
     pub rules: Rules,
+    /// How many pairs and looks the verdicts hold together over, and each interval's level.
+    pub family: Family,
     /// In the order given.
     pub settings: Vec<SettingResult>,
-    /// The setting with the best median (the first one on equal medians).
+    /// The setting with the best median (the first one on equal medians). Not a claim.
     pub best: Option<String>,
-    /// The best and every setting not significantly and practically worse, in the order given.
-    pub tie_group: Vec<String>,
-    /// The best, when it beats every other setting by the rule.
+    /// Every setting shown as good as the best (within the smallest effect of every setting
+    /// that could be the best), the best itself included when it is shown so; in the order
+    /// given.
+    pub equivalent: Vec<String>,
+    /// The best, when every other setting is `slower`.
     pub winner: Option<String>,
-    /// The cheapest member of the tie group, when the group is not every setting and every
-    /// comparison was decided.
+    /// The cheapest setting shown as good as the best, when no cheaper one is undecided and
+    /// not every setting is equivalent.
     pub recommendation: Option<String>,
-    /// `faster` (a winner), `no significant difference`, `too few trials`; None when there is
-    /// nothing to compare.
+    /// The dimensions of `coords` whose value in the recommendation was shown to matter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matters: Vec<usize>,
+    /// `faster` (a winner), `no significant difference` (a recommendation, or all
+    /// equivalent), `too few trials`; None when there is nothing to compare.
     pub verdict: Option<Verdict>,
-    /// Settings whose comparison with the best is `too few trials` (or that have no usable
+    /// Settings whose standing against the best is `too few trials` (or that have no usable
     /// trial).
     pub undecided: Vec<String>,
-    /// When too few: how many trials per setting could decide.
+    /// The undecided settings that stand between these trials and an answer: those cheaper
+    /// than the cheapest setting shown as good as the best, or all undecided ones when no
+    /// setting is.
+    #[serde(default)]
+    pub blocking: Vec<String>,
+    /// When `blocking` is not empty: about how many trials per setting would settle it
+    /// (estimated from the spread so far); None there when no count up to
+    /// [`super::needed::LIMIT`] would.
     pub more_repeats_needed: Option<usize>,
 }
 
-/// Decide a sweep: estimates, comparisons with the best, tie group, winner, recommendation.
-pub fn decide(settings: &[SettingTrials], better: Better, rules: &Rules) -> Finding {
-    decide_indexed(settings, better, rules).0
+/// Every pair's shift, the best and each setting's standing: what [`decide`] and
+/// [`needs_more`] read.
+struct Analysis {
+    rules: Rules,
+    family: Family,
+    estimates: Vec<Option<Estimate>>,
+    best: Option<usize>,
+    /// `raw[i][j]`: the same shift as measured (`ln(v_i/v_j)`), for the ratios shown.
+    raw: Vec<Vec<Option<Shift>>>,
+    /// Each setting's verdict against the best (None for the best and unusable ones).
+    standing: Vec<Option<Verdict>>,
+    /// Shown as good as the best (the best included when it is).
+    as_good: Vec<bool>,
 }
 
-/// [`decide`], also returning the position of the best (labels need not be unique).
-fn decide_indexed(
-    settings: &[SettingTrials],
-    better: Better,
-    rules: &Rules,
-) -> (Finding, Option<usize>) {
+fn analyse(settings: &[SettingTrials], better: Better, rules: &Rules) -> Analysis {
     let rules = rules.effective();
-    let usable: Vec<Vec<f64>> = settings
+    let usable: Vec<Vec<f64>> = settings.iter().map(|s| usable(&s.values)).collect();
+    let logs: Vec<Vec<f64>> = usable
         .iter()
-        .map(|s| {
-            let v = s.values.iter().copied();
-            v.filter(|x| x.is_finite() && *x > 0.0).collect()
-        })
+        .map(|v| v.iter().map(|x| x.ln()).collect())
         .collect();
     let estimates: Vec<Option<Estimate>> = usable
         .iter()
         .map(|v| estimate(v, rules.confidence))
         .collect();
+    let k = estimates.iter().filter(|e| e.is_some()).count();
+    let family = Family::of(k, &rules);
+    let n = settings.len();
+    let mut raw = vec![vec![None; n]; n];
+    let mut cost = vec![vec![None; n]; n];
+    for i in 0..n {
+        for j in (i + 1)..n {
+            if logs[i].is_empty() || logs[j].is_empty() {
+                continue;
+            }
+            let s = shift(&logs[i], &logs[j], family.pair_confidence);
+            raw[i][j] = Some(s);
+            raw[j][i] = Some(s.flipped());
+            cost[i][j] = Some(s.as_cost(better));
+            cost[j][i] = Some(s.flipped().as_cost(better));
+        }
+    }
     let best = best_index(&estimates, better);
-    let comparisons: Vec<Option<Comparison>> = (0..settings.len())
-        .map(|i| match best {
-            Some(b) if b != i => compare(&usable[i], &usable[b], better, &rules),
-            _ => None,
-        })
+    let margin = rules.margin();
+    let usable_at = |i: usize| estimates[i].is_some();
+    // Settings that could still be the best: not shown worse than any other (a setting
+    // without usable trials could be anything).
+    let candidate: Vec<bool> = (0..n)
+        .map(|i| !(0..n).any(|j| cost[i][j].is_some_and(|s| s.shown_worse())))
         .collect();
-    let verdict_of = |i: usize| comparisons[i].as_ref().map(|c| c.verdict);
-
-    let label = |i: usize| settings[i].label.clone();
-    let others: Vec<usize> = (0..settings.len()).filter(|&i| Some(i) != best).collect();
-    let undecided: Vec<usize> = others
-        .iter()
-        .copied()
-        .filter(|&i| matches!(verdict_of(i), None | Some(Verdict::TooFewTrials)))
-        .collect();
-    let tie: Vec<usize> = (0..settings.len())
-        .filter(|&i| {
-            Some(i) == best || (estimates[i].is_some() && verdict_of(i) != Some(Verdict::Slower))
-        })
-        .collect();
-
-    let (verdict, winner, recommendation) = if settings.len() < 2 {
-        (None, None, None)
-    } else if !undecided.is_empty() {
-        (Some(Verdict::TooFewTrials), None, None)
-    } else if others
-        .iter()
-        .all(|&i| verdict_of(i) == Some(Verdict::Slower))
-    {
-        (Some(Verdict::Faster), best, best)
-    } else {
-        let cheapest = tie.iter().copied().min_by_key(|&i| settings[i].cost_rank);
-        let rec = cheapest.filter(|_| tie.len() < settings.len());
-        (Some(Verdict::NoSignificantDifference), None, rec)
+    // No more than the margin worse than every other candidate.
+    let near_all_candidates = |i: usize| {
+        (0..n)
+            .filter(|&j| j != i && candidate[j])
+            .all(|j| cost[i][j].is_some_and(|s| s.not_worse_by(margin)))
     };
-
-    let finding = Finding {
-        better,
+    let mut standing = vec![None; n];
+    let mut as_good = vec![false; n];
+    if let Some(b) = best {
+        // With one setting there is nothing it could be as good as.
+        as_good[b] = n >= 2 && near_all_candidates(b);
+        for i in (0..n).filter(|&i| i != b && usable_at(i)) {
+            let vs = cost[i][b].expect("both usable");
+            standing[i] = Some(if vs.slower_by_more_than(margin) {
+                Verdict::Slower
+            } else if vs.within(margin) && near_all_candidates(i) {
+                as_good[i] = true;
+                Verdict::NoSignificantDifference
+            } else {
+                Verdict::TooFewTrials
+            });
+        }
+    }
+    Analysis {
         rules,
-        settings: (0..settings.len())
-            .map(|i| SettingResult {
-                label: label(i),
-                cost_rank: settings[i].cost_rank,
-                estimate: estimates[i],
-                vs_best: comparisons[i].clone(),
-            })
-            .collect(),
-        best: best.map(label),
-        tie_group: tie.iter().map(|&i| label(i)).collect(),
-        winner: winner.map(label),
-        recommendation: recommendation.map(label),
-        verdict,
-        undecided: undecided.iter().map(|&i| label(i)).collect(),
-        more_repeats_needed: (verdict == Some(Verdict::TooFewTrials))
-            .then(|| trials_needed(rules.confidence)),
-    };
-    (finding, best)
+        family,
+        estimates,
+        best,
+        raw,
+        standing,
+        as_good,
+    }
 }
 
-/// For `--repeat auto`: the indices of the settings that should get another trial — those
-/// with fewer than 3 usable trials, those whose comparison with the best is not yet
-/// conclusive ([`Comparison::conclusive`]: `too few trials`, or a tie whose interval still
-/// allows a difference larger than the smallest effect), and the best itself while any
-/// other is. Empty when the sweep is decided; the caller also stops at its maximum repeat
-/// count.
-pub fn needs_more(settings: &[SettingTrials], better: Better, rules: &Rules) -> Vec<usize> {
-    let (finding, best) = decide_indexed(settings, better, rules);
-    // A setting other than the best is open while its comparison is missing (no usable
-    // trial) or not conclusive.
-    let open = |i: usize| {
-        Some(i) != best
-            && finding.settings[i]
-                .vs_best
-                .as_ref()
-                .is_none_or(|c| !c.conclusive(&finding.rules))
+impl Analysis {
+    /// Undecided: no usable trial, or `too few trials` against the best.
+    fn undecided(&self, i: usize) -> bool {
+        Some(i) != self.best && matches!(self.standing[i], None | Some(Verdict::TooFewTrials))
+    }
+}
+
+/// Decide a sweep: estimates, every setting against the best, the winner or the cheapest
+/// setting shown as good as the best, what made the difference, and what is still open.
+pub fn decide(settings: &[SettingTrials], better: Better, rules: &Rules) -> Finding {
+    let a = analyse(settings, better, rules);
+    let n = settings.len();
+    let label = |i: usize| settings[i].label.clone();
+    let margin = a.rules.margin();
+    let undecided: Vec<usize> = (0..n).filter(|&i| a.undecided(i)).collect();
+    let cheapest_good = (0..n)
+        .filter(|&i| a.as_good[i])
+        .min_by_key(|&i| settings[i].cost_rank);
+    let blocking: Vec<usize> = match cheapest_good {
+        Some(g) => undecided
+            .iter()
+            .copied()
+            .filter(|&i| settings[i].cost_rank < settings[g].cost_rank)
+            .collect(),
+        None => undecided.clone(),
     };
-    let any_open = (0..settings.len()).any(open);
+    let others: Vec<usize> = (0..n).filter(|&i| Some(i) != a.best).collect();
+    let all_slower = !others.is_empty()
+        && others
+            .iter()
+            .all(|&i| a.standing[i] == Some(Verdict::Slower));
+    let all_equivalent = a.as_good.iter().all(|&g| g);
+    let (verdict, winner, recommendation) = if n < 2 {
+        (None, None, None)
+    } else if all_slower {
+        (Some(Verdict::Faster), a.best, a.best)
+    } else if cheapest_good.is_some() && blocking.is_empty() {
+        let rec = cheapest_good.filter(|_| !all_equivalent);
+        (Some(Verdict::NoSignificantDifference), None, rec)
+    } else {
+        (Some(Verdict::TooFewTrials), None, None)
+    };
+
+    let results: Vec<SettingResult> = (0..n)
+        .map(|i| SettingResult {
+            label: label(i),
+            cost_rank: settings[i].cost_rank,
+            coords: settings[i].coords.clone(),
+            estimate: a.estimates[i],
+            vs_best: match (a.best, a.standing[i]) {
+                (Some(b), Some(v)) if b != i => {
+                    let s = a.raw[i][b].expect("both usable");
+                    Some(Comparison::from_shift(
+                        a.estimates[i].expect("usable"),
+                        a.estimates[b].expect("usable"),
+                        &s,
+                        v,
+                        a.family.pair_confidence,
+                        margin,
+                    ))
+                }
+                _ => None,
+            },
+        })
+        .collect();
+    let more_repeats_needed = trials_to_settle(&results, &blocking, &a.family);
+    let matters = recommendation
+        .map(|r| matters(settings, r, &a.as_good))
+        .unwrap_or_default();
+    Finding {
+        better,
+        rules: a.rules,
+        family: a.family,
+        settings: results,
+        best: a.best.map(label),
+        equivalent: (0..n).filter(|&i| a.as_good[i]).map(label).collect(),
+        winner: winner.map(label),
+        recommendation: recommendation.map(label),
+        matters,
+        verdict,
+        undecided: undecided.iter().map(|&i| label(i)).collect(),
+        blocking: blocking.iter().map(|&i| label(i)).collect(),
+        more_repeats_needed,
+    }
+}
+
+/// About how many trials per setting would settle the settings `open` (indices): the most
+/// any of them needs against the best (a setting without usable trials: the count that can
+/// reach the level). None when `open` is empty or any of them needs more than the estimate's
+/// limit.
+fn trials_to_settle(results: &[SettingResult], open: &[usize], family: &Family) -> Option<usize> {
+    if open.is_empty() {
+        return None;
+    }
+    open.iter()
+        .map(|&i| match &results[i].vs_best {
+            Some(c) => c.trials_needed,
+            None => Some(super::ranks::trials_needed(family.pair_confidence)),
+        })
+        .collect::<Option<Vec<usize>>>()
+        .and_then(|v| v.into_iter().max())
+}
+
+/// The dimensions whose value in `rec` matters: some other value there (the other
+/// dimensions held at `rec`'s) was not shown as good as the best.
+fn matters(settings: &[SettingTrials], rec: usize, as_good: &[bool]) -> Vec<usize> {
+    let at = &settings[rec].coords;
+    (0..at.len())
+        .filter(|&d| {
+            let siblings = (0..settings.len()).filter(|&i| {
+                i != rec
+                    && settings[i].coords.len() == at.len()
+                    && settings[i].coords[d] != at[d]
+                    && (0..at.len()).all(|e| e == d || settings[i].coords[e] == at[e])
+            });
+            siblings.into_iter().any(|i| !as_good[i])
+        })
+        .collect()
+}
+
+/// For `--repeat auto`: the indices of the settings that get another trial. Until the sweep's
+/// answer is decided (a winner, a recommendation, or every setting equivalent): every setting
+/// not shown `slower` than the best (a setting without usable trials included), and any setting
+/// with fewer than 3 trials. Empty when decided; the caller also stops at its repeat cap and
+/// after at most that many rounds, so that the looks stay within the family's count.
+pub fn needs_more(settings: &[SettingTrials], better: Better, rules: &Rules) -> Vec<usize> {
+    let finding = decide(settings, better, rules);
+    let count = |i: usize| finding.settings[i].estimate.map_or(0, |e| e.n);
+    let open = settings.len() >= 2
+        && !matches!(
+            finding.verdict,
+            Some(Verdict::Faster | Verdict::NoSignificantDifference)
+        );
     (0..settings.len())
         .filter(|&i| {
-            let n = finding.settings[i].estimate.map_or(0, |e| e.n);
-            n < MIN_TRIALS || open(i) || (Some(i) == best && any_open)
+            let slower = finding.settings[i]
+                .vs_best
+                .as_ref()
+                .is_some_and(|c| c.verdict == Verdict::Slower);
+            count(i) < MIN_TRIALS || (open && !slower)
         })
         .collect()
 }
@@ -197,188 +368,28 @@ fn best_index(estimates: &[Option<Estimate>], better: Better) -> Option<usize> {
     best.map(|(i, _)| i)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const NOISE: [f64; 5] = [0.99, 1.0, 1.01, 0.995, 1.005];
-
-    fn setting(label: &str, cost_rank: usize, base: f64, noise: &[f64]) -> SettingTrials {
-        SettingTrials {
-            label: label.into(),
-            cost_rank,
-            values: noise.iter().map(|x| base * x).collect(),
-        }
+impl Finding {
+    /// The result of the setting labelled `label`.
+    pub fn setting(&self, label: &str) -> Option<&SettingResult> {
+        self.settings.iter().find(|s| s.label == label)
     }
 
-    fn sweep(bases: &[(&str, f64)], noise: &[f64]) -> Vec<SettingTrials> {
-        let s = bases.iter().enumerate();
-        s.map(|(i, (l, b))| setting(l, i, *b, noise)).collect()
+    /// About how many trials per setting would settle the settings labelled `open` (see
+    /// [`Finding::more_repeats_needed`], which is this for [`Finding::blocking`]).
+    pub fn trials_to_settle(&self, open: &[String]) -> Option<usize> {
+        let idx: Vec<usize> = open
+            .iter()
+            .filter_map(|l| self.settings.iter().position(|s| &s.label == l))
+            .collect();
+        trials_to_settle(&self.settings, &idx, &self.family)
     }
 
-    #[test]
-    fn middle_settings_tie_and_the_cheapest_is_enough() {
-        let s = sweep(
-            &[
-                ("1MB", 10.0),
-                ("4MB", 8.0),
-                ("16MB", 6.7),
-                ("64MB", 6.65),
-                ("256MB", 6.72),
-                ("1GB", 7.5),
-            ],
-            &NOISE,
-        );
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.best.as_deref(), Some("64MB"));
-        assert_eq!(f.tie_group, ["16MB", "64MB", "256MB"]);
-        assert_eq!(f.winner, None);
-        assert_eq!(f.recommendation.as_deref(), Some("16MB"));
-        assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
-        assert!(f.undecided.is_empty() && f.more_repeats_needed.is_none());
-        let vs = |i: usize| f.settings[i].vs_best.as_ref().map(|c| c.verdict);
-        assert_eq!(vs(5), Some(Verdict::Slower));
-        assert_eq!(vs(3), None);
-        assert_eq!(
-            f.sentence(),
-            "16MB..256MB are within noise of each other (no significant difference); 16MB is enough"
-        );
-        assert!(needs_more(&s, Better::Lower, &Rules::default()).is_empty());
-    }
-
-    #[test]
-    fn all_tie_recommends_nothing() {
-        let s = sweep(&[("1MB", 6.7), ("4MB", 6.68), ("16MB", 6.71)], &NOISE);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.tie_group.len(), 3);
-        assert_eq!((f.winner.clone(), f.recommendation.clone()), (None, None));
-        assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
-        assert_eq!(f.sentence(), "no significant difference between 1MB..16MB");
-        let f = decide(&s[..2], Better::Lower, &Rules::default());
-        assert_eq!(
-            f.sentence(),
-            "no significant difference between 1MB and 4MB"
-        );
-    }
-
-    #[test]
-    fn a_clear_winner_is_named() {
-        let noise6 = [0.99, 1.0, 1.0, 1.01, 0.995, 1.005];
-        let mut s = sweep(&[("1MB", 7.5), ("16MB", 7.3), ("64MB", 8.0)], &noise6);
-        s.insert(
-            1,
-            SettingTrials {
-                label: "4MB".into(),
-                cost_rank: 1,
-                values: vec![6.61, 6.65, 6.69, 6.69, 6.72, 6.80],
-            },
-        );
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.winner.as_deref(), Some("4MB"));
-        assert_eq!(f.recommendation.as_deref(), Some("4MB"));
-        assert_eq!(f.tie_group, ["4MB"]);
-        assert_eq!(f.verdict, Some(Verdict::Faster));
-        assert_eq!(
-            f.sentence(),
-            "4MB faster than every other setting (6.69 [6.61, 6.80] vs next 7.30)"
-        );
-        // The same numbers as a throughput: the highest one wins.
-        let f = decide(&s, Better::Higher, &Rules::default());
-        assert_eq!(f.winner.as_deref(), Some("64MB"));
-        assert!(
-            f.sentence()
-                .starts_with("64MB faster than every other setting (8.00 [")
-        );
-        assert!(f.sentence().ends_with("vs next 7.50)"));
-    }
-
-    #[test]
-    fn one_setting_has_nothing_to_compare() {
-        let s = sweep(&[("16MB", 6.7)], &NOISE);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.verdict, None);
-        assert_eq!(f.best.as_deref(), Some("16MB"));
-        assert_eq!(f.sentence(), "one setting run: nothing to compare");
-        assert!(needs_more(&s, Better::Lower, &Rules::default()).is_empty());
-        assert_eq!(
-            needs_more(&s[..0], Better::Lower, &Rules::default()),
-            Vec::<usize>::new()
-        );
-        let one = [setting("16MB", 0, 6.7, &[1.0])];
-        assert_eq!(needs_more(&one, Better::Lower, &Rules::default()), [0]);
-        assert_eq!(
-            decide(&[], Better::Lower, &Rules::default()).sentence(),
-            "no setting run: nothing to compare"
-        );
-    }
-
-    #[test]
-    fn too_few_trials_asks_for_more() {
-        let three = [0.99, 1.0, 1.01];
-        let s = sweep(&[("1MB", 10.0), ("64MB", 6.7), ("1GB", 7.5)], &three);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.verdict, Some(Verdict::TooFewTrials));
-        assert_eq!((f.winner.clone(), f.recommendation.clone()), (None, None));
-        assert_eq!(f.undecided, ["1MB", "1GB"]);
-        assert_eq!(f.more_repeats_needed, Some(4));
-        assert_eq!(
-            f.sentence(),
-            "too few trials to decide: 3 per setting, 4 needed at 95%"
-        );
-        assert_eq!(needs_more(&s, Better::Lower, &Rules::default()), [0, 1, 2]);
-        let strict = Rules::new(0.999, 0.05).unwrap();
-        assert_eq!(
-            decide(&s, Better::Lower, &strict).sentence(),
-            "too few trials to decide: 3 per setting, 7 needed at 99.9%"
-        );
-
-        // One setting lost trials: it and the best get more, the decided one does not.
-        let mut s = sweep(&[("1MB", 10.0), ("64MB", 6.7), ("1GB", 7.5)], &NOISE);
-        s[2].values.truncate(2);
-        s[2].values.push(f64::NAN);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.undecided, ["1GB"]);
-        assert_eq!(
-            f.sentence(),
-            "too few trials to decide: 2 to 5 per setting, 4 needed at 95%"
-        );
-        assert_eq!(needs_more(&s, Better::Lower, &Rules::default()), [1, 2]);
-
-        // No usable trial at all is undecided, not a crash.
-        s[2].values = vec![0.0];
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.undecided, ["1GB"]);
-        assert!(f.settings[2].estimate.is_none());
-        assert_eq!(needs_more(&s, Better::Lower, &Rules::default()), [1, 2]);
-    }
-
-    #[test]
-    fn a_wide_tie_is_not_an_answer_for_repeat_auto() {
-        // 4 a side, 10% apart with ±8% noise: not significant, but the interval still allows
-        // a difference well beyond 5%, so auto keeps going; tight noise settles it.
-        let wide = [0.92, 1.0, 1.08, 0.96];
-        let s = sweep(&[("1MB", 10.0), ("64MB", 10.5)], &wide);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
-        let c = f.settings[1].vs_best.as_ref().unwrap();
-        assert!(!c.conclusive(&f.rules), "{c:?}");
-        assert_eq!(needs_more(&s, Better::Lower, &Rules::default()), [0, 1]);
-        let tight = [0.999, 1.0, 1.001, 1.0005, 0.9995];
-        let s = sweep(&[("1MB", 10.0), ("64MB", 10.05)], &tight);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        assert_eq!(f.verdict, Some(Verdict::NoSignificantDifference));
-        assert!(needs_more(&s, Better::Lower, &Rules::default()).is_empty());
-    }
-
-    #[test]
-    fn serialises_for_json_consumers() {
-        let s = sweep(&[("1MB", 10.0), ("64MB", 6.7)], &NOISE);
-        let f = decide(&s, Better::Lower, &Rules::default());
-        let json = serde_json::to_value(&f).unwrap();
-        assert_eq!(json["verdict"], "faster");
-        assert_eq!(json["settings"][0]["vs_best"]["verdict"], "slower");
-        assert!(json["settings"][1]["estimate"]["ci_low"].is_number());
-        let back: Finding = serde_json::from_value(json).unwrap();
-        assert_eq!(back, f);
+    /// Whether `label` is shown as good as the best.
+    pub fn is_equivalent(&self, label: &str) -> bool {
+        self.equivalent.iter().any(|l| l == label)
     }
 }
+
+#[cfg(test)]
+#[path = "finding_tests.rs"]
+mod tests;

@@ -22,28 +22,46 @@
 //! rank statistic ([`ranks`]), counted over all equally likely arrangements of the trials
 //! (normal approximation beyond 400 pairs). A is `faster` or `slower` only when the interval
 //! excludes 1 **and** the ratio is more than 5% from 1: a difference that is real but smaller
-//! than that is not worth a configuration change. Either side with fewer than 3 trials, or
-//! trial counts that cannot reach 95% at all (3 against 3 reach at most 90%), give
-//! `too few trials` with the number that could decide (4 each). Runs that differ in more
-//! than the setting (server version, dataset) are `not comparable`. The confidence (95%) and
-//! the smallest effect (5%) are [`rules::Rules`].
+//! than that is not worth a configuration change. `no significant difference` means
+//! equivalence was *shown*: the whole interval lies within 5% either way (a
+//! two-one-sided-tests reading of the same interval). Anything else is `too few trials`, with
+//! about how many trials per setting would decide at the spread seen so far ([`needed`], an
+//! estimate). Runs that differ in more than the setting (server version, dataset) are `not
+//! comparable`. The confidence (95%) and the smallest effect (5%) are [`rules::Rules`].
 //!
-//! **A sweep** ([`finding`]). The setting with the best median is the reference; every other
-//! setting is compared with it. The best and all settings not significantly and practically
-//! worse form the tie group; pglab recommends its cheapest member (least memory, fewest
-//! workers), since paying more buys nothing measurable. It names a winner only when the best
-//! beats every other setting, and recommends nothing when all settings tie. With
-//! `--repeat auto`, [`finding::needs_more`] says which settings need another trial until the
-//! sweep is decided or the repeat limit is reached. Decided means `faster`/`slower`, or a tie
-//! whose whole interval lies within the smallest effect: a tie with a wide interval (say
-//! 0.85×..1.10×) still allows a difference worth acting on, so auto keeps measuring it.
+//! **A sweep** ([`finding`], [`family`]). Every pair of settings gets its ratio interval at the
+//! level that makes all of them hold together (Bonferroni over the `k(k−1)/2` pairs, and over
+//! the looks of `--repeat auto`), because the best is picked from the same trials. A setting is
+//! `slower` than the best, shown equivalent to it (within the smallest effect of every setting
+//! that could be the best), or undecided. pglab recommends the cheapest setting shown as good
+//! as the best (least memory, fewest workers) when no cheaper one is undecided; otherwise it
+//! says which are undecided and about how many trials would settle them, and recommends
+//! nothing. It names a winner only when every other setting is `slower`, and recommends
+//! nothing when every setting is shown equivalent. [`finding::decide`] is the one entry point:
+//! the findings, recommendations, `SET` lines, tables, TUI marks and JSON all read the
+//! [`finding::Finding`] it returns. With `--repeat auto`, [`finding::needs_more`] says which
+//! settings get another trial until the answer is decided or the repeat limit is reached.
+//!
+//! **Public API for experiments** (what a new experiment, such as `query`, uses):
+//! [`finding::decide`] on a `Vec<`[`finding::SettingTrials`]`>` (label, cost rank, values and,
+//! for a grid of swept dimensions, `coords`) with [`verdict::Better`] and [`rules::Rules`]
+//! (`Rules::with_auto(max)` when trials were added by `--repeat auto`); render the
+//! [`finding::Finding`] (`sentence_with`, `level_words`, `recommendation`, `matters`,
+//! `blocking`, each setting's `vs_best`). [`finding::needs_more`] drives `--repeat auto`: the
+//! caller runs every index it returns once more per round, stops at the cap, and runs at most
+//! `max` rounds in all. [`verdict::compare`] is the two-setting case (a family of one pair).
 
+pub mod family;
 pub mod finding;
 pub mod fit;
 pub mod interval;
+pub mod needed;
 pub mod projection;
 pub mod ranks;
 pub mod rules;
+pub mod short;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod simulate;
 pub mod stats;
 pub mod units;
 pub mod verdict;

@@ -67,7 +67,36 @@ pub(crate) fn mann_whitney_null(n: usize, m: usize) -> Vec<u128> {
 
 /// The critical rank for `n` against `m` trials at `confidence`: exact up to
 /// [`EXACT_LIMIT`] pairs, normal approximation beyond. `n` and `m` must be at least 1.
+/// Remembered per thread: a sweep asks the same sizes and level for many pairs, and the
+/// simulations in the tests ask them thousands of times.
 pub(crate) fn critical_k(n: usize, m: usize, confidence: f64) -> Critical {
+    type Key = (usize, usize, u64);
+    thread_local! {
+        static SEEN: std::cell::RefCell<std::collections::HashMap<Key, Critical>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    let key = (n, m, confidence.to_bits());
+    if let Some(c) = SEEN.with(|s| s.borrow().get(&key).copied()) {
+        return c;
+    }
+    let c = critical_k_uncached(n, m, confidence);
+    SEEN.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() > 4096 {
+            s.clear();
+        }
+        s.insert(key, c);
+    });
+    c
+}
+
+/// The coverage of the widest interval `n` against `m` trials allow (from the smallest to the
+/// largest pairwise difference): `1 − 2/C(n+m, n)`.
+pub(crate) fn widest_level(n: usize, m: usize) -> f64 {
+    (1.0 - 2.0 * (-ln_choose(n + m, n)).exp()).max(0.0)
+}
+
+fn critical_k_uncached(n: usize, m: usize, confidence: f64) -> Critical {
     let widest = 1.0 - 2.0 * (-ln_choose(n + m, n)).exp();
     if widest + LEVEL_EPS < confidence {
         return Critical {
@@ -139,17 +168,72 @@ fn critical_k_normal(n: usize, m: usize, confidence: f64) -> Critical {
 }
 
 /// The smallest number of trials per setting (at least 3) with which two settings of equal
-/// trial counts can be told apart at `confidence`: 4 at 95%, 5 at 99%, 7 at 99.9%.
+/// trial counts can be told apart at `confidence`: 4 at 95%, 5 at 99%, 7 at 99.9%, 6 at
+/// 99.76% (seven settings compared at once, see [`super::family`]).
 pub fn trials_needed(confidence: f64) -> usize {
-    (3..64)
-        .find(|&r| 1.0 - 2.0 * (-ln_choose(2 * r, r)).exp() + LEVEL_EPS >= confidence)
-        .unwrap_or(64)
+    (3..200)
+        .find(|&r| widest_level(r, r) + LEVEL_EPS >= confidence)
+        .unwrap_or(200)
 }
 
 /// ln C(n, k), exact enough for any trial count.
 fn ln_choose(n: usize, k: usize) -> f64 {
     let k = k.min(n - k);
     (0..k).map(|i| ((n - i) as f64 / (i + 1) as f64).ln()).sum()
+}
+
+/// The standard normal quantile Φ⁻¹(p) for p in (0, 1) (Acklam's rational approximation,
+/// relative error below 1.2e-9); ±infinity at 0 and 1.
+pub(crate) fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    if p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return f64::INFINITY;
+    }
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
 }
 
 /// The standard normal distribution function Φ.
@@ -247,5 +331,23 @@ mod tests {
         assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
         assert!((normal_cdf(-2.575_829) - 0.005).abs() < 1e-6);
         assert!((ln_choose(8, 4) - 70f64.ln()).abs() < 1e-12);
+        for p in [1e-6, 0.001, 0.025, 0.3, 0.5, 0.9, 0.975, 0.9999] {
+            let z = normal_quantile(p);
+            assert!((normal_cdf(z) - p).abs() < 1e-6 * p.max(1e-3), "{p}: {z}");
+        }
+        assert!((normal_quantile(0.975) - 1.959_964).abs() < 1e-5);
+    }
+
+    #[test]
+    fn widest_levels_and_counts_for_corrected_levels() {
+        assert!((widest_level(3, 3) - 0.9).abs() < 1e-12);
+        assert!((widest_level(6, 6) - (1.0 - 2.0 / 924.0)).abs() < 1e-12);
+        // Seven settings at once at 95%: 21 pairs, each at 1 − 0.05/21 = 99.762%.
+        assert_eq!(trials_needed(1.0 - 0.05 / 21.0), 6);
+        // Eight: 28 pairs at 99.821%: six trials reach only 99.784%.
+        assert_eq!(trials_needed(1.0 - 0.05 / 28.0), 7);
+        // The cache answers as the computation does.
+        assert_eq!(critical_k(5, 7, 0.97), critical_k_uncached(5, 7, 0.97));
+        assert_eq!(critical_k(5, 7, 0.97), critical_k(5, 7, 0.97));
     }
 }

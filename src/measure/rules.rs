@@ -1,15 +1,25 @@
 //! The rules of a verdict: how sure, and how large a difference must be, before pglab calls
-//! it. Defaults: 95% confidence, 5% smallest effect worth acting on.
+//! it. Defaults: 95% confidence, 5% smallest effect worth acting on. With `--repeat auto` the
+//! rules also carry the most trials per setting, so that the verdicts pay for every look the
+//! adaptive repeats take (see [`super::family`]).
 
 use serde::{Deserialize, Serialize};
 
 /// How sure and how large a difference must be before pglab calls it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rules {
-    /// Confidence of every interval, in (0.5, 0.999]; 0.95 means 95%.
+    /// Confidence of every interval, in (0.5, 0.999]; 0.95 means 95%. For a sweep it is the
+    /// confidence that all of its verdicts hold together (see [`super::family`]).
     pub confidence: f64,
-    /// Smallest ratio change worth acting on, in [0, 1); 0.05 means 5%.
+    /// Smallest ratio change worth acting on, in [0, 1); 0.05 means 5%. A setting is
+    /// `faster`/`slower` only beyond it, and `no significant difference` only when the whole
+    /// interval lies within it.
     pub min_effect: f64,
+    /// With `--repeat auto`: the most trials per setting. The trials were added while looking
+    /// at the verdicts, so each look gets its share of the error (None: a fixed count, one
+    /// look).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_max: Option<u32>,
 }
 
 impl Default for Rules {
@@ -17,6 +27,7 @@ impl Default for Rules {
         Rules {
             confidence: 0.95,
             min_effect: 0.05,
+            auto_max: None,
         }
     }
 }
@@ -33,13 +44,30 @@ pub enum RulesError {
 }
 
 impl Rules {
-    /// Rules checked for range.
+    /// Rules checked for range, for a fixed number of trials.
     pub fn new(confidence: f64, min_effect: f64) -> Result<Rules, RulesError> {
         let rules = Rules {
             confidence,
             min_effect,
+            auto_max: None,
         };
         rules.validate().map(|()| rules)
+    }
+
+    /// The same rules for trials added by `--repeat auto` up to `max` per setting.
+    pub fn with_auto(self, max: u32) -> Rules {
+        Rules {
+            auto_max: Some(max),
+            ..self
+        }
+    }
+
+    /// The same rules for a fixed number of trials (one look).
+    pub fn fixed(self) -> Rules {
+        Rules {
+            auto_max: None,
+            ..self
+        }
     }
 
     /// Ok when `confidence` is in (0.5, 0.999] and `min_effect` in [0, 1).
@@ -63,7 +91,13 @@ impl Rules {
         Rules {
             confidence: pick(self.confidence, 0.501, 0.999, d.confidence),
             min_effect: pick(self.min_effect, 0.0, 0.999, d.min_effect),
+            auto_max: self.auto_max.map(|m| m.max(1)),
         }
+    }
+
+    /// The smallest effect on the log scale: `ln(1 + min_effect)`.
+    pub(crate) fn margin(&self) -> f64 {
+        self.effective().min_effect.ln_1p()
     }
 }
 
@@ -94,9 +128,28 @@ mod tests {
         let r = Rules {
             confidence: 2.0,
             min_effect: f64::NAN,
+            auto_max: Some(0),
         }
         .effective();
         assert_eq!((r.confidence, r.min_effect), (0.999, 0.05));
+        assert_eq!(r.auto_max, Some(1));
         assert_eq!(Rules::default().effective(), Rules::default());
+    }
+
+    #[test]
+    fn auto_rules_round_trip_and_old_records_read_as_fixed() {
+        let r = Rules::default().with_auto(10);
+        assert_eq!(r.auto_max, Some(10));
+        assert_eq!(r.fixed(), Rules::default());
+        let json = serde_json::to_value(r).unwrap();
+        assert_eq!(json["auto_max"], 10);
+        let old: Rules = serde_json::from_str(r#"{"confidence":0.95,"min_effect":0.05}"#).unwrap();
+        assert_eq!(old, Rules::default());
+        assert!(
+            serde_json::to_value(Rules::default())
+                .unwrap()
+                .get("auto_max")
+                .is_none()
+        );
     }
 }

@@ -8,24 +8,36 @@
 //! assumed about the shape of the trials' distribution, one wild trial moves the estimate
 //! little, and the result is deterministic: no resampling, no randomness.
 //!
-//! **The verdict**, always one of five exact words:
+//! **The verdict**, always one of five exact words, read from that one interval with the
+//! smallest effect `δ` (`min_effect`, default 5%):
 //!
-//! - `faster` / `slower`: the ratio interval excludes 1 **and** the estimate differs from 1
-//!   by more than the practical threshold `min_effect` (default 5%: `a/b > 1.05` or
-//!   `b/a > 1.05`). Which one is which depends on [`Better`]: for seconds lower is better,
-//!   for rows/s higher is better; `faster` always means "A is better than B".
-//! - `no significant difference`: enough trials, but the interval contains 1 or the effect
-//!   is below `min_effect` (a real but negligible difference is not worth acting on).
-//! - `too few trials`: either side has fewer than 3 trials, or these trial counts cannot
-//!   reach the requested confidence at all (3 against 3 reach only 90%). The comparison then
-//!   says how many trials per side could decide (4 at 95%).
+//! - `faster` / `slower`: the interval excludes 1 **and** the estimate differs from 1 by more
+//!   than `δ` (`a/b > 1.05` or `b/a > 1.05`). Which one is which depends on [`Better`]: for
+//!   seconds lower is better, for rows/s higher is better; `faster` always means "A is better
+//!   than B".
+//! - `no significant difference`: equivalence is *shown* — the whole interval lies within
+//!   `[1/(1+δ), 1+δ]`. This is the two-one-sided-tests (TOST) reading of the same interval:
+//!   each end excludes a difference of `δ` or more at half the error, so the claim "they
+//!   differ by less than 5%" is as sure as the interval.
+//! - `too few trials`: anything else — the interval is too wide to tell (it holds 1 and also a
+//!   difference beyond `δ`), either side has fewer than 3 trials, or the counts cannot reach
+//!   the confidence at all (3 against 3 reach only 90%). "Not shown different" is not "the
+//!   same": the comparison says about how many trials per side would decide
+//!   ([`Comparison::trials_needed`], estimated from the spread so far, see
+//!   [`super::needed`]).
 //! - `not comparable`: the runs differ in something besides the setting (server version,
 //!   dataset, host); the caller names the differences.
+//!
+//! Two settings are a family of one pair (see [`super::family`]): with `--repeat auto` the
+//! interval is widened for the looks taken; a sweep of more settings reads its pairs in
+//! [`super::finding`].
 
 use serde::{Deserialize, Serialize};
 
+use super::family::Family;
 use super::interval::{Estimate, estimate};
-use super::ranks::{critical_k, trials_needed};
+use super::needed::trials_to_decide;
+use super::ranks::critical_k;
 use super::rules::Rules;
 use super::stats::median_sorted;
 
@@ -78,6 +90,15 @@ impl Verdict {
             other => other,
         }
     }
+
+    /// True for the verdicts that answer the question: `faster`, `slower`, and `no
+    /// significant difference` (shown equivalent).
+    pub fn is_decided(self) -> bool {
+        matches!(
+            self,
+            Verdict::Faster | Verdict::Slower | Verdict::NoSignificantDifference
+        )
+    }
 }
 
 impl std::fmt::Display for Verdict {
@@ -95,12 +116,17 @@ pub struct Comparison {
     pub ratio: f64,
     pub ratio_low: f64,
     pub ratio_high: f64,
-    /// Coverage actually reached by `[ratio_low, ratio_high]`; below the requested confidence
-    /// only when the verdict is `too few trials`.
+    /// Coverage actually reached by `[ratio_low, ratio_high]` on its own. In a sweep it is
+    /// the pairwise level that makes all of the sweep's intervals hold together (e.g. 98.3%
+    /// for three settings at 95%); below what was asked only when the verdict is `too few
+    /// trials`.
     pub level: f64,
     /// The verdict for A: `faster` means A is better than B.
     pub verdict: Verdict,
-    /// For `too few trials`: how many trials per setting could decide.
+    /// For `too few trials`: about how many trials per setting would decide, if the spread
+    /// and the difference stayed as observed (an estimate; never below the count that can
+    /// reach the level at all). None with `too few trials` when no count up to
+    /// [`super::needed::LIMIT`] would (the difference sits at the smallest effect).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_needed: Option<usize>,
     /// For `not comparable`: what differs between the two runs, in the caller's words.
@@ -108,57 +134,157 @@ pub struct Comparison {
     pub differences: Vec<String>,
 }
 
-/// Compare the trials of A with those of B. Only finite, positive values are used (a ratio
-/// needs them); None when either side has none.
-pub fn compare(a: &[f64], b: &[f64], better: Better, rules: &Rules) -> Option<Comparison> {
-    let rules = rules.effective();
-    let pa: Vec<f64> = a.iter().copied().filter(|x| is_usable(*x)).collect();
-    let pb: Vec<f64> = b.iter().copied().filter(|x| is_usable(*x)).collect();
-    let ea = estimate(&pa, rules.confidence)?;
-    let eb = estimate(&pb, rules.confidence)?;
-    let la: Vec<f64> = pa.iter().map(|x| x.ln()).collect();
-    let lb: Vec<f64> = pb.iter().map(|x| x.ln()).collect();
+/// The shift `ln(a) − ln(b)` between two sets of log-trials: the Hodges–Lehmann estimate
+/// and its interval at a confidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Shift {
+    pub n: usize,
+    pub m: usize,
+    /// Median of the pairwise differences.
+    pub point: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Coverage reached (the widest interval's when the confidence is out of reach).
+    pub level: f64,
+    /// Enough trials on both sides, and the confidence within reach: the interval may
+    /// decide something.
+    pub decisive: bool,
+}
 
+impl Shift {
+    /// The shift of B against A.
+    pub fn flipped(self) -> Shift {
+        Shift {
+            n: self.m,
+            m: self.n,
+            point: -self.point,
+            low: -self.high,
+            high: -self.low,
+            ..self
+        }
+    }
+
+    /// The same shift as a cost, lower is better: unchanged for [`Better::Lower`], negated
+    /// for [`Better::Higher`] (so a positive shift always means A is worse).
+    pub fn as_cost(self, better: Better) -> Shift {
+        match better {
+            Better::Lower => self,
+            Better::Higher => Shift {
+                point: -self.point,
+                low: -self.high,
+                high: -self.low,
+                ..self
+            },
+        }
+    }
+
+    /// Shown worse than B (as a cost): the interval lies above 0.
+    pub fn shown_worse(&self) -> bool {
+        self.decisive && self.low > 0.0
+    }
+
+    /// Shown worse than B by a practical amount: [`Self::shown_worse`] and the estimate
+    /// beyond the margin (`ln(1 + min_effect)`).
+    pub fn slower_by_more_than(&self, margin: f64) -> bool {
+        self.shown_worse() && self.point > margin
+    }
+
+    /// Shown no more than the margin worse than B (as a cost): the upper end within it.
+    pub fn not_worse_by(&self, margin: f64) -> bool {
+        self.decisive && self.high <= margin
+    }
+
+    /// Shown within the margin both ways (equivalence, TOST).
+    pub fn within(&self, margin: f64) -> bool {
+        self.not_worse_by(margin) && self.low >= -margin
+    }
+}
+
+/// The log-differences' shift of `la` against `lb` (logarithms, both non-empty) at
+/// `confidence`.
+pub(crate) fn shift(la: &[f64], lb: &[f64], confidence: f64) -> Shift {
     let (n, m) = (la.len(), lb.len());
     let mut d: Vec<f64> = Vec::with_capacity(n * m);
-    for x in &la {
-        for y in &lb {
+    for x in la {
+        for y in lb {
             d.push(x - y);
         }
     }
     d.sort_by(|p, q| p.total_cmp(q));
-    let shift = median_sorted(&d);
-    let crit = critical_k(n, m, rules.confidence);
-    let (lo, hi) = (d[crit.k - 1], d[n * m - crit.k]);
-
-    let (verdict, needed) = if n < MIN_TRIALS || m < MIN_TRIALS || !crit.reachable {
-        (Verdict::TooFewTrials, Some(trials_needed(rules.confidence)))
-    } else if (lo > 0.0 || hi < 0.0) && shift.abs() > rules.min_effect.ln_1p() {
-        // The interval excludes 1 and the effect is practical; shift > 0 means A measures more.
-        let a_better = (shift < 0.0) == (better == Better::Lower);
-        (
-            if a_better {
-                Verdict::Faster
-            } else {
-                Verdict::Slower
-            },
-            None,
-        )
-    } else {
-        (Verdict::NoSignificantDifference, None)
-    };
-
-    Some(Comparison {
-        a: ea,
-        b: eb,
-        ratio: shift.exp(),
-        ratio_low: lo.exp(),
-        ratio_high: hi.exp(),
+    let crit = critical_k(n, m, confidence);
+    Shift {
+        n,
+        m,
+        point: median_sorted(&d),
+        low: d[crit.k - 1],
+        high: d[n * m - crit.k],
         level: crit.level,
-        verdict,
-        trials_needed: needed,
-        differences: Vec::new(),
-    })
+        decisive: crit.reachable && n >= MIN_TRIALS && m >= MIN_TRIALS,
+    }
+}
+
+/// The verdict for A from the shift of A against B (as read by [`Better`]).
+pub(crate) fn verdict_of(s: &Shift, better: Better, margin: f64) -> Verdict {
+    let cost = s.as_cost(better);
+    if cost.slower_by_more_than(margin) {
+        Verdict::Slower
+    } else if cost.flipped().slower_by_more_than(margin) {
+        Verdict::Faster
+    } else if cost.within(margin) {
+        Verdict::NoSignificantDifference
+    } else {
+        Verdict::TooFewTrials
+    }
+}
+
+/// The positive, finite values: a ratio needs them.
+pub(crate) fn usable(values: &[f64]) -> Vec<f64> {
+    values.iter().copied().filter(|x| is_usable(*x)).collect()
+}
+
+impl Comparison {
+    /// A against B from their usable trials and the shift at the family's level.
+    pub(crate) fn from_shift(
+        a: Estimate,
+        b: Estimate,
+        s: &Shift,
+        verdict: Verdict,
+        confidence: f64,
+        margin: f64,
+    ) -> Comparison {
+        Comparison {
+            a,
+            b,
+            ratio: s.point.exp(),
+            ratio_low: s.low.exp(),
+            ratio_high: s.high.exp(),
+            level: s.level,
+            verdict,
+            trials_needed: if verdict == Verdict::TooFewTrials {
+                trials_to_decide(s, confidence, margin)
+            } else {
+                None
+            },
+            differences: Vec::new(),
+        }
+    }
+}
+
+/// Compare the trials of A with those of B: a family of one pair (with `--repeat auto`
+/// rules, widened for the looks). Only finite, positive values are used (a ratio needs
+/// them); None when either side has none.
+pub fn compare(a: &[f64], b: &[f64], better: Better, rules: &Rules) -> Option<Comparison> {
+    let rules = rules.effective();
+    let (pa, pb) = (usable(a), usable(b));
+    let ea = estimate(&pa, rules.confidence)?;
+    let eb = estimate(&pb, rules.confidence)?;
+    let la: Vec<f64> = pa.iter().map(|x| x.ln()).collect();
+    let lb: Vec<f64> = pb.iter().map(|x| x.ln()).collect();
+    let level = Family::of(2, &rules).pair_confidence;
+    let s = shift(&la, &lb, level);
+    let margin = rules.margin();
+    let verdict = verdict_of(&s, better, margin);
+    Some(Comparison::from_shift(ea, eb, &s, verdict, level, margin))
 }
 
 impl Comparison {
@@ -173,20 +299,10 @@ impl Comparison {
         self
     }
 
-    /// Whether more trials could still change the practical answer. `faster`/`slower` are
-    /// conclusive; `no significant difference` is conclusive only when the whole interval of
-    /// the ratio lies within the smallest effect (`1/(1+e) ≤ low`, `high ≤ 1+e`): a wide
-    /// interval that still allows a difference worth acting on is a tie for now, not an
-    /// answer. `too few trials` and `not comparable` are not conclusive.
-    pub fn conclusive(&self, rules: &Rules) -> bool {
-        let e = rules.effective().min_effect;
-        match self.verdict {
-            Verdict::Faster | Verdict::Slower => true,
-            Verdict::NoSignificantDifference => {
-                self.ratio_low >= 1.0 / (1.0 + e) && self.ratio_high <= 1.0 + e
-            }
-            Verdict::TooFewTrials | Verdict::NotComparable => false,
-        }
+    /// Whether the comparison answers the question: `faster`, `slower`, or `no significant
+    /// difference` (which now always means equivalence shown).
+    pub fn conclusive(&self) -> bool {
+        self.verdict.is_decided()
     }
 
     /// The change of A relative to B as a signed fraction: 0.12 for 12% more.
@@ -224,17 +340,56 @@ mod tests {
         assert!((c.ratio - 2.0).abs() < 1e-12);
         assert!((c.ratio_low - 0.5).abs() < 1e-12 && (c.ratio_high - 8.0).abs() < 1e-12);
         assert!((c.level - 0.9).abs() < 1e-12);
+        // About how many would decide: the half-width ln 4 = 1.386 at 90% (z 1.645) over
+        // √(2/3) is 1.032 per trial; at 95% (z 1.96) the ratio 2 (ln 2 = 0.693) leaves 1
+        // behind once 1.032 · 1.96 · √(2/N) < 0.693, that is N > 17.03: 18.
         assert_eq!(
             (c.verdict, c.trials_needed),
-            (Verdict::TooFewTrials, Some(4))
+            (Verdict::TooFewTrials, Some(18))
         );
         // A = 2^{1..4}, B = 2^{0..3}: sixteen differences −2 ×1, −1 ×2, 0 ×3, 1 ×4, 2 ×3,
         // 3 ×2, 4 ×1; the 8th and 9th are both 1 → ratio 2. 4 vs 4 at 95% has k = 1, so the
-        // interval 2^−2 … 2^4 contains 1: no significant difference.
+        // interval 2^−2 … 2^4 contains 1 — and also a 16-fold difference: not shown either
+        // way, too few trials.
         let c = cmp(&[2.0, 4.0, 8.0, 16.0], &[1.0, 2.0, 4.0, 8.0], Better::Lower);
         assert!((c.ratio - 2.0).abs() < 1e-12);
         assert!((c.ratio_low - 0.25).abs() < 1e-12 && (c.ratio_high - 16.0).abs() < 1e-12);
         assert!((c.level - 68.0 / 70.0).abs() < 1e-12);
+        assert_eq!(c.verdict, Verdict::TooFewTrials);
+        assert!(c.trials_needed.is_some_and(|n| n > 4), "{c:?}");
+    }
+
+    #[test]
+    fn equivalence_is_shown_not_assumed() {
+        // The issue's C against B: 1.10× [0.99, 1.23] holds 1 and 23%: open, not a tie.
+        let c = cmp(
+            &[11.0, 9.9, 11.8, 10.4, 12.0],
+            &[10.0, 10.3, 9.7, 10.5, 9.6],
+            Better::Lower,
+        );
+        assert!((c.ratio_low - 0.99).abs() < 1e-9 && (c.ratio_high - 11.8 / 9.6).abs() < 1e-9);
+        assert_eq!(c.verdict, Verdict::TooFewTrials);
+        assert!(!c.conclusive());
+        // Within ±1% noise, 0.5% apart: every difference inside ±5%, equivalence shown.
+        let c = cmp(
+            &scaled(10.05, &NOISE),
+            &scaled(10.0, &NOISE2),
+            Better::Lower,
+        );
+        assert!(c.ratio_low >= 1.0 / 1.05 && c.ratio_high <= 1.05, "{c:?}");
+        assert_eq!(c.verdict, Verdict::NoSignificantDifference);
+        assert!(c.conclusive());
+        // With repeat auto the interval is widened for the looks: 5 against 5 reach
+        // 1 − 0.05/6 only with their widest interval (tails 1/252), which still lies within 5%.
+        let auto = Rules::default().with_auto(10);
+        let c = compare(
+            &scaled(10.05, &NOISE),
+            &scaled(10.0, &NOISE2),
+            Better::Lower,
+            &auto,
+        );
+        let c = c.unwrap();
+        assert!(c.level > 0.99);
         assert_eq!(c.verdict, Verdict::NoSignificantDifference);
     }
 

@@ -22,15 +22,22 @@ fn value(v: f64, metric: &str) -> String {
     }
 }
 
-/// `11.6 s ±1%`, `–` when not run.
-fn estimate(e: Option<&Estimate>, metric: &str) -> (String, String) {
+/// `11.6 s ±1%`, `11.6 s ±11% (87.5%)` when the interval falls short of `confidence`, `–`
+/// when not run.
+fn estimate(e: Option<&Estimate>, metric: &str, confidence: f64) -> (String, String) {
     match e {
         Some(e) => {
             let pm = e.plus_minus();
             let text = if pm.is_empty() || e.n < 2 {
                 value(e.median, metric)
-            } else {
+            } else if e.reaches(confidence) {
                 format!("{} {pm}", value(e.median, metric))
+            } else {
+                format!(
+                    "{} {pm} ({})",
+                    value(e.median, metric),
+                    crate::measure::wording::format_level(e.level)
+                )
             };
             (text, e.n.to_string())
         }
@@ -41,7 +48,7 @@ fn estimate(e: Option<&Estimate>, metric: &str) -> (String, String) {
 fn verdict_cell(s: &SettingComparison) -> String {
     match (s.verdict, s.only_in) {
         (Some(Verdict::TooFewTrials), _) => match s.trials_needed {
-            Some(n) => format!("too few trials ({n} a side)"),
+            Some(n) => format!("too few trials (about {n} a side)"),
             None => Verdict::TooFewTrials.to_string(),
         },
         (Some(v), _) => v.to_string(),
@@ -90,7 +97,9 @@ fn results_grids(c: &Comparison) -> Vec<Grid> {
         .into_iter()
         .map(|m| {
             let mut g = Grid::new(
-                &format!("{m}: medians ± their {level} interval; ratio = candidate / baseline"),
+                &format!(
+                    "{m}: medians ± their interval, ratio = candidate / baseline with its interval; intervals at {level} unless marked with the level they reach"
+                ),
                 // The verdict next to the setting, so a narrow screen cuts the evidence, not
                 // the conclusion.
                 &[
@@ -105,8 +114,8 @@ fn results_grids(c: &Comparison) -> Vec<Grid> {
                 ],
             );
             for s in c.settings.iter().filter(|s| s.metric == m) {
-                let (b, bn) = estimate(s.baseline.as_ref(), m);
-                let (k, kn) = estimate(s.candidate.as_ref(), m);
+                let (b, bn) = estimate(s.baseline.as_ref(), m, c.rules.confidence);
+                let (k, kn) = estimate(s.candidate.as_ref(), m, c.rules.confidence);
                 let ratio = s.ratio.map(|r| format!("{r:.2}×")).unwrap_or_default();
                 // One trial on a side gives no interval worth printing.
                 let spread = |e: Option<&Estimate>| e.is_some_and(|e| e.n > 1);
@@ -114,7 +123,13 @@ fn results_grids(c: &Comparison) -> Vec<Grid> {
                     (Some(lo), Some(hi))
                         if spread(s.baseline.as_ref()) && spread(s.candidate.as_ref()) =>
                     {
-                        format!("{lo:.2}–{hi:.2}")
+                        match s.level {
+                            Some(l) if l + 1e-9 < c.rules.confidence => format!(
+                                "{lo:.2}–{hi:.2} ({})",
+                                crate::measure::wording::format_level(l)
+                            ),
+                            _ => format!("{lo:.2}–{hi:.2}"),
+                        }
                     }
                     _ => String::new(),
                 };

@@ -136,10 +136,10 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
             time(e.seconds.median),
             if e.seconds.n >= 2 {
                 format!(
-                    "{}–{} ({:.0}%)",
+                    "{}–{} ({})",
                     time(e.seconds.ci_low),
                     time(e.seconds.ci_high),
-                    e.seconds.level * 100.0
+                    crate::measure::wording::format_level(e.seconds.level)
                 )
             } else {
                 "one trial".into()

@@ -77,10 +77,22 @@ pub fn shown(settings: &std::collections::BTreeMap<String, String>) -> String {
 }
 
 pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
-    let level = format_percent(b.params.decision.confidence);
+    // Every order of a run compares the same settings, so one family says the level.
+    let level = b
+        .summary
+        .orders
+        .iter()
+        .map(|o| o.finding.level_words())
+        .max_by_key(|w| w.len())
+        .unwrap_or_else(|| {
+            format!(
+                "{} confidence",
+                format_percent(b.params.decision.confidence)
+            )
+        });
     let mut summary = Grid::new(
         &format!(
-            "Summary (seconds: median and its interval over the repeats, verdicts at {level})"
+            "Summary (seconds: median and its interval over the repeats, reached level beside it; verdicts at {level})"
         ),
         &[
             ("order", false),

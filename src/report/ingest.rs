@@ -39,7 +39,8 @@ pub fn median_of(trials: &[&IngestTrial], f: impl Fn(&IngestTrial) -> f64) -> Op
     median(&v)
 }
 
-/// Where a configuration stands on its batch curve: best, knee, tied with the best, below it.
+/// Where a configuration stands on its batch curve: best, knee, shown as good as the best,
+/// below it, or undecided (with about how many trials would decide).
 fn on_curve(b: &IngestReport, c: &ConfigStat) -> String {
     let Some(g) = b.summary.groups.iter().find(|g| {
         g.question == Question::Batch
@@ -67,8 +68,13 @@ fn on_curve(b: &IngestReport, c: &ConfigStat) -> String {
             (Some(Verdict::Slower), Some(r)) => {
                 marks.push(format!("slower ({:.0}% of best)", r * 100.0))
             }
-            (Some(Verdict::NoSignificantDifference), _) => marks.push("tied with best".into()),
-            (Some(Verdict::TooFewTrials), _) => marks.push("undecided (too few trials)".into()),
+            (Some(Verdict::NoSignificantDifference), _) => {
+                marks.push("as good as the best (no significant difference)".into())
+            }
+            (Some(Verdict::TooFewTrials), _) => marks.push(match s.trials_needed {
+                Some(n) => format!("undecided: too few trials (about {n} each would decide)"),
+                None => "undecided: too few trials".into(),
+            }),
             _ => {}
         }
     }
@@ -108,10 +114,10 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             rate(c.rows_per_s.median),
             if c.rows_per_s.n >= 2 {
                 format!(
-                    "{}–{} ({:.0}%)",
+                    "{}–{} ({})",
                     rate(c.rows_per_s.ci_low),
                     rate(c.rows_per_s.ci_high),
-                    c.rows_per_s.level * 100.0
+                    crate::measure::wording::format_level(c.rows_per_s.level)
                 )
             } else {
                 "one trial".into()

@@ -1,5 +1,5 @@
 //! The ingest recommendation, read from the engine's verdicts (never from raw medians): the
-//! best method and the cheapest batch within noise of the best, what
+//! best method and the cheapest batch shown as good as the best, what
 //! `synchronous_commit = off` bought and what it costs, how loading scaled with clients, and
 //! which ceiling single-row commits hit. A question the run did not ask, or whose verdict is
 //! `too few trials`, gets no claim.
@@ -63,15 +63,18 @@ fn fixed(g: &IngestGroup) -> String {
 }
 
 fn undecided(g: &IngestGroup, what: &str) -> String {
-    let more = g
-        .more_repeats_needed
-        .map(|n| {
-            format!(
-                "; about {n} trials per setting would decide it (--repeat {n} or --repeat auto)"
-            )
-        })
-        .unwrap_or_default();
-    format!("Too few trials to say {what} ({}){more}.", fixed(g))
+    let open = if g.blocking.is_empty() {
+        String::new()
+    } else {
+        format!(": {} still undecided", g.blocking.join(", "))
+    };
+    let more = match g.more_repeats_needed {
+        Some(n) => format!(
+            "; about {n} trials per setting would decide it (estimated from the spread so far: --repeat {n} or --repeat auto)"
+        ),
+        None => "; at the spread so far more than 100 trials per setting would be needed".into(),
+    };
+    format!("Too few trials to say {what} ({}){open}{more}.", fixed(g))
 }
 
 fn method_and_batch(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommendation>) {
@@ -98,14 +101,16 @@ fn method_and_batch(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommend
                 )
             }
             (Some(Verdict::NoSignificantDifference), _) => format!(
-                "The methods {} are within noise of each other ({}); {} is the simplest of them.",
-                g.tie_group.join(", "),
+                "The methods {} are within {} of the best ({}; at {}); {} is the simplest of them.",
+                g.equivalent.join(", "),
+                crate::experiment::decision::format_percent(b.params.decision.min_effect),
                 fixed(g),
-                // Every method tied: the core names no recommendation (nothing is left
-                // out); the simplest of the tie is still the one to use.
+                g.level,
+                // Every method shown equivalent: the core names no recommendation (nothing
+                // needs choosing); the simplest of them is still the one to use.
                 g.recommendation
                     .clone()
-                    .or_else(|| g.tie_group.first().cloned())
+                    .or_else(|| g.equivalent.first().cloned())
                     .unwrap_or_default()
             ),
             (Some(Verdict::TooFewTrials), _) => undecided(g, "which method loads fastest"),
@@ -125,16 +130,25 @@ fn method_and_batch(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommend
     let curve = format!("{} with {}", k.method.as_str(), clients(k.clients));
     let text = match (k.knee_batch, k.knee_rows_per_s) {
         (Some(kb), Some(kr)) if kb < k.best_batch => format!(
-            "Batch {kb} is enough for {curve}: its {} rows/s is within noise of the best batch {} ({} rows/s); larger batches hold locks and memory longer for nothing measurable.",
+            "Batch {kb} is enough for {curve}: {} rows/s against {} at the best batch {}; {}.",
             rate(kr),
+            rate(k.best_rows_per_s),
             k.best_batch,
-            rate(k.best_rows_per_s)
+            k.knee_note
         ),
         (Some(kb), _) => format!(
-            "For {curve}, batch {kb} is the smallest batch not significantly below the best ({} rows/s).",
-            rate(k.best_rows_per_s)
+            "For {curve}, batch {kb} ({} rows/s): {}.",
+            rate(k.best_rows_per_s),
+            k.knee_note
         ),
-        _ => format!("For {curve}: {}.", k.knee_note),
+        _ => {
+            // An undecided curve also says what would settle it.
+            let open = group_for(b, Question::Batch, best)
+                .filter(|g| g.verdict == Some(Verdict::TooFewTrials))
+                .map(|g| format!(" {}", undecided(g, "where the knee is")))
+                .unwrap_or_default();
+            format!("For {curve}: {}.{open}", k.knee_note)
+        }
     };
     out.push(say(text));
 }
@@ -174,8 +188,9 @@ fn sync_off(
             fixed(g)
         ))),
         (Some(Verdict::NoSignificantDifference), _) => out.push(say(format!(
-            "`synchronous_commit = off` made no significant difference ({}): the commits were not what limited this load, so keep `on` and its durability.",
-            fixed(g)
+            "`synchronous_commit = off` made no significant difference ({}; shown within {} of `on`): the commits were not what limited this load, so keep `on` and its durability.",
+            fixed(g),
+            crate::experiment::decision::format_percent(b.params.decision.min_effect)
         ))),
         (Some(Verdict::TooFewTrials), _) => {
             out.push(say(undecided(g, "what synchronous_commit = off buys")))
@@ -204,8 +219,9 @@ fn client_scaling(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommendat
             fixed(g)
         ),
         (Some(Verdict::NoSignificantDifference), _, _) => format!(
-            "More clients made no significant difference ({}): something shared — the WAL flush, the disk or the CPUs — is the limit, not the client.",
-            fixed(g)
+            "More clients made no significant difference ({}; shown within {} of the best): something shared — the WAL flush, the disk or the CPUs — is the limit, not the client.",
+            fixed(g),
+            crate::experiment::decision::format_percent(b.params.decision.min_effect)
         ),
         (Some(Verdict::TooFewTrials), _, _) => undecided(g, "how loading scales with clients"),
         _ => return,

@@ -26,6 +26,7 @@ pub mod ingest_advice;
 pub mod json;
 pub mod markdown;
 pub mod recommend;
+pub mod set_lines;
 pub mod table;
 pub mod ticks;
 

@@ -1,17 +1,23 @@
-//! The recommendation: evidence, not a formula. Per order it says what the statistics core
-//! decided on this host and data — a setting faster than every other, the cheapest of the
-//! settings that are within noise of the best, no significant difference, or too few trials —
-//! and gives a `SET` line only when the finding recommends a setting. A tie never recommends
-//! PostgreSQL's minimum (1MB is a poor value for every other maintenance operation, and a tie
-//! says only that more memory bought nothing measurable here).
+//! The index-build recommendation: evidence, not a formula. Per order it renders what the
+//! statistics core decided on this host and data ([`crate::measure::finding::Finding`], decided
+//! once): a setting faster than every other, the cheapest setting shown as good as the best,
+//! every setting equivalent, or too few trials (with the settings still undecided and about how
+//! many trials would settle them). It gives SQL only when the finding recommends a setting, and
+//! then only for the swept settings the finding shows to matter ([`Finding::matters`]): `SET`
+//! for session settings, `ALTER SYSTEM SET` with the reload or restart a server setting needs.
+//! The worker count gets a `SET` only when the recommended setting's builds launched the
+//! workers asked for. Nothing here changes the core's answer.
 
 use crate::experiment::decision::format_percent;
-use crate::experiment::index_build::summary::shows_workers;
-use crate::experiment::index_build::{IndexBuildReport, MWM_MIN, OrderSummary, SettingRef};
+use crate::experiment::index_build::summary::dimension_names;
+use crate::experiment::index_build::{IndexBuildReport, OrderSummary, SettingRef};
+use crate::experiment::whatif::Apply;
 use crate::experiment::{Outcome, RunReport};
 use crate::measure::finding::{Finding, SettingResult};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
 use crate::measure::verdict::Verdict;
+
+use super::set_lines::{SweptValue, lines};
 
 /// One recommendation: a sentence of evidence and the SQL that applies it.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,38 +61,92 @@ fn slower_ones(f: &Finding) -> Vec<String> {
         .collect()
 }
 
-fn set_lines(r: &SettingRef, with_workers: bool) -> Vec<String> {
-    let mut sql = vec![format!(
-        "SET maintenance_work_mem = '{}';",
-        r.maintenance_work_mem
-    )];
-    if with_workers {
-        sql.push(format!(
-            "SET max_parallel_maintenance_workers = {};",
-            r.workers
-        ));
-    }
-    sql
+/// The workers the builds of setting `r` of `order` launched: (fewest, most).
+fn launched(b: &IndexBuildReport, o: &OrderSummary, r: &SettingRef) -> Option<(u32, u32)> {
+    let got: Vec<u32> = b
+        .trials
+        .iter()
+        .filter(|t| {
+            !t.warmup
+                && t.order == o.order
+                && t.combo == r.combo
+                && t.workers_requested == r.workers
+                && t.maintenance_work_mem_bytes == r.maintenance_work_mem_bytes
+        })
+        .map(|t| t.workers_launched)
+        .collect();
+    Some((*got.iter().min()?, *got.iter().max()?))
 }
 
-/// The setting a tie recommends: the cheapest member of the best group that is not
-/// PostgreSQL's minimum (the core's recommendation when it is not).
-fn from_tie(o: &OrderSummary) -> Option<(&SettingResult, &SettingRef)> {
-    let f = &o.finding;
-    let members = f.settings.iter().zip(&o.settings);
-    members
-        .filter(|(s, r)| f.tie_group.contains(&s.label) && r.maintenance_work_mem_bytes > MWM_MIN)
-        .min_by_key(|(s, _)| s.cost_rank)
+/// The SQL of a recommended setting: one line per swept dimension the finding shows to
+/// matter, and a note when the workers asked for did not all launch.
+fn sql_for(
+    report: &RunReport,
+    b: &IndexBuildReport,
+    o: &OrderSummary,
+    r: &SettingRef,
+) -> (Vec<String>, String) {
+    let names = dimension_names(&b.params);
+    let how = |name: &str| {
+        report
+            .whatif
+            .as_ref()
+            .and_then(|w| w.settings.iter().find(|s| s.name == name))
+            .map_or(Apply::Session, |s| s.apply)
+    };
+    let mut values = Vec::new();
+    let mut note = String::new();
+    // The experiment's own knobs first (memory, then workers), then the swept settings.
+    let mut matters = o.finding.matters.clone();
+    matters.sort_by_key(|&d| match names.get(d).map(String::as_str) {
+        Some("maintenance_work_mem") => (0, d),
+        Some("max_parallel_maintenance_workers") => (1, d),
+        _ => (2, d),
+    });
+    for d in matters {
+        let Some(name) = names.get(d) else { continue };
+        let value = match name.as_str() {
+            "maintenance_work_mem" => r.maintenance_work_mem.clone(),
+            "max_parallel_maintenance_workers" => match launched(b, o, r) {
+                Some((lo, hi)) if lo < r.workers => {
+                    let got = if lo == hi {
+                        lo.to_string()
+                    } else {
+                        format!("{lo} to {hi}")
+                    };
+                    note = format!(
+                        " The builds asked for {} parallel workers and the server launched {got}, so the worker count is not part of the recommendation.",
+                        r.workers
+                    );
+                    continue;
+                }
+                _ => r.workers.to_string(),
+            },
+            other => match r.settings.iter().find(|(n, _)| n == other) {
+                Some((_, v)) => v.clone(),
+                None => continue,
+            },
+        };
+        values.push(SweptValue {
+            name: name.clone(),
+            value,
+            how: how(name),
+        });
+    }
+    (lines(&values), note)
 }
 
 /// One order's recommendation and the setting it applies, if any.
-fn for_order(b: &IndexBuildReport, o: &OrderSummary) -> (Recommendation, Option<SettingRef>) {
+fn for_order(
+    report: &RunReport,
+    b: &IndexBuildReport,
+    o: &OrderSummary,
+) -> (Recommendation, Option<SettingRef>) {
     let f = &o.finding;
-    let with_workers = shows_workers(&b.params);
     let order = o.order.name();
     let at = format!(
-        "at {} confidence, {} smallest effect",
-        format_percent(f.rules.confidence),
+        "at {}, {} smallest effect",
+        f.level_words(),
         format_percent(f.rules.min_effect)
     );
     let words = |text: String| Recommendation { text, sql: vec![] };
@@ -96,8 +156,9 @@ fn for_order(b: &IndexBuildReport, o: &OrderSummary) -> (Recommendation, Option<
     } else {
         format!(" Slower than the best: {}.", slower.join(", "))
     };
-    match f.verdict {
-        None => {
+    let sentence = f.sentence_with(&format_seconds);
+    match (f.verdict, f.recommendation.as_deref()) {
+        (None, _) => {
             let only = f.settings.first().map(median_of).unwrap_or_default();
             let what = f.settings.first().map_or("", |s| s.label.as_str());
             (
@@ -107,92 +168,45 @@ fn for_order(b: &IndexBuildReport, o: &OrderSummary) -> (Recommendation, Option<
                 None,
             )
         }
-        Some(Verdict::TooFewTrials) => (
+        (Some(Verdict::TooFewTrials), _) => {
+            let again = match f.more_repeats_needed {
+                Some(n) => format!(
+                    " No setting is recommended: run again with repeat {n} or more (an estimate), or repeat auto."
+                ),
+                None => " No setting is recommended.".to_string(),
+            };
+            (
+                words(format!(
+                    "The {order} index: {sentence} ({at}).{slower_txt}{again}"
+                )),
+                None,
+            )
+        }
+        (Some(_), Some(rec)) => {
+            let (Some(s), Some(r)) = (f.setting(rec), o.setting(rec)) else {
+                return (words(format!("The {order} index: {sentence}.")), None);
+            };
+            let (sql, note) = sql_for(report, b, o, r);
+            let mut text = if f.verdict == Some(Verdict::Faster) {
+                format!(
+                    "On this host and data, {rec} built the {order} index faster than every other setting tried ({}; {at}).{slower_txt}",
+                    median_of(s)
+                )
+            } else {
+                format!("The {order} index: {sentence} ({at}).{slower_txt}")
+            };
+            text.push_str(&note);
+            if sql.is_empty() {
+                text.push_str(" None of the swept settings needs changing for it.");
+            }
+            (Recommendation { text, sql }, Some(r.clone()))
+        }
+        (Some(_), None) => (
             words(format!(
-                "The {order} index: {}. No setting is recommended; run again with repeat {} or more (or repeat auto).",
-                f.sentence_with(&format_seconds),
-                f.more_repeats_needed.unwrap_or(4)
+                "The {order} index: {sentence} ({at}): keep the current setting."
             )),
             None,
         ),
-        Some(Verdict::Faster) => {
-            let best = f
-                .settings
-                .iter()
-                .find(|s| f.winner.as_ref() == Some(&s.label));
-            let r = f.winner.as_deref().and_then(|w| o.setting(w));
-            match (best, r) {
-                (Some(best), Some(r)) => {
-                    let w = if with_workers {
-                        format!(" with {} parallel workers", r.workers)
-                    } else {
-                        String::new()
-                    };
-                    let text = format!(
-                        "On this host and data, `maintenance_work_mem = {}`{w} built the {order} index faster than every other setting tried ({}; {at}).{slower_txt}",
-                        r.maintenance_work_mem,
-                        median_of(best)
-                    );
-                    (
-                        Recommendation {
-                            text,
-                            sql: set_lines(r, with_workers),
-                        },
-                        Some(r.clone()),
-                    )
-                }
-                _ => (words(format!("The {order} index: {}.", f.sentence())), None),
-            }
-        }
-        Some(_) => {
-            let sentence = f.sentence_with(&format_seconds);
-            if f.recommendation.is_none() {
-                return (
-                    words(format!(
-                        "The {order} index: {sentence} ({at}): keep the current setting."
-                    )),
-                    None,
-                );
-            }
-            match from_tie(o) {
-                Some((s, r)) => {
-                    let label = &s.label;
-                    let minimum_too = f.recommendation.as_deref().is_some_and(|rec| rec != label);
-                    let mut text = format!(
-                        "The {order} index: {} are within noise of the best ({at}); {label} is enough, more bought nothing measurable.{slower_txt}",
-                        group_words(f)
-                    );
-                    if minimum_too {
-                        text.push_str(
-                            " PostgreSQL's minimum (1MB) did as well here, but a tie is no reason to go down to it.",
-                        );
-                    }
-                    (
-                        Recommendation {
-                            text,
-                            sql: set_lines(r, with_workers),
-                        },
-                        Some(r.clone()),
-                    )
-                }
-                None => (
-                    words(format!(
-                        "The {order} index: {} are within noise of the best ({at}), and only PostgreSQL's minimum among them: no setting is recommended from a tie.{slower_txt}",
-                        group_words(f)
-                    )),
-                    None,
-                ),
-            }
-        }
-    }
-}
-
-/// The best group as "16MB, 64MB and 256MB".
-fn group_words(f: &Finding) -> String {
-    match f.tie_group.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -201,19 +215,19 @@ pub fn index_build_recommendations(
     b: &IndexBuildReport,
 ) -> Vec<Recommendation> {
     let mut out = Vec::new();
-    let mut applied: Vec<(String, Option<SettingRef>)> = Vec::new();
+    let mut applied: Vec<(String, Option<SettingRef>, Vec<String>)> = Vec::new();
     for o in &b.summary.orders {
-        let (r, set) = for_order(b, o);
+        let (r, set) = for_order(report, b, o);
+        applied.push((o.order.name(), set, r.sql.clone()));
         out.push(r);
-        applied.push((o.order.name(), set));
     }
-    let differ = applied.windows(2).any(|w| w[0].1 != w[1].1);
+    let differ = applied.windows(2).any(|w| w[0].2 != w[1].2);
     if applied.len() > 1 && differ {
         let each: Vec<String> = applied
             .iter()
-            .map(|(order, set)| match set {
-                Some(r) => format!("{order} → {}", r.maintenance_work_mem),
-                None => format!("{order} → no change"),
+            .map(|(order, set, sql)| match set {
+                Some(r) if !sql.is_empty() => format!("{order} → {}", label_of(b, r)),
+                _ => format!("{order} → no change"),
             })
             .collect();
         let text = if b.own.is_some() {
@@ -253,8 +267,17 @@ pub fn index_build_recommendations(
                 format_bytes(heap)
             ),
         };
+        // The SET advice only beside a SET line: with no answer there is nothing to set.
+        let sets = out
+            .iter()
+            .any(|r| r.sql.iter().any(|l| l.starts_with("SET ")));
         let mut caveat = format!(
-            "Measured on {measured_on}; the best setting moves with table size, memory and disk, so measure at your table's size before changing a server default. `SET` lasts for the session: use it just before the `CREATE INDEX`."
+            "Measured on {measured_on}; the best setting moves with table size, memory and disk, so measure at your table's size before changing a server default.{}",
+            if sets {
+                " `SET` lasts for the session: use it just before the `CREATE INDEX`."
+            } else {
+                ""
+            }
         );
         if report.outcome != Outcome::Finished {
             caveat.insert_str(
@@ -272,3 +295,17 @@ pub fn index_build_recommendations(
     }
     out
 }
+
+/// A setting as the findings name it.
+fn label_of(b: &IndexBuildReport, r: &SettingRef) -> String {
+    crate::experiment::index_build::summary::setting_label(
+        &b.params,
+        r.combo,
+        r.workers,
+        &r.maintenance_work_mem,
+    )
+}
+
+#[cfg(test)]
+#[path = "recommend_tests.rs"]
+mod tests;

@@ -305,7 +305,7 @@ fn the_focused_run_pane_scrolls_without_leaving_it() {
         update(&mut app, key('v'));
         assert_eq!(app.run.view, RunView::Trials);
         let (len, visible) = run::viewport(&app).unwrap();
-        assert_eq!(len, 50);
+        assert_eq!(len, 60);
         assert!(visible >= 3 && visible < len, "{visible} at {size:?}");
         // The trial table follows the newest trial: it starts at the end.
         let last = len - visible;
@@ -342,7 +342,7 @@ fn the_focused_run_pane_scrolls_without_leaving_it() {
         // The screen shows the rows scrolled to: the first trial at the top after Home.
         press(&mut app, KeyCode::Home);
         let s = screen(&app);
-        assert!(s.contains(&format!("1–{visible}/50")), "{s}");
+        assert!(s.contains(&format!("1–{visible}/60")), "{s}");
     }
 }
 

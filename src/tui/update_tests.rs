@@ -143,7 +143,7 @@ fn r_runs_one_trial_of_the_first_values_and_s_the_sweep() {
 
     let mut app = self::app();
     let spec = start(&mut app, 's');
-    assert_eq!(spec.estimate().trials, 2 * 5 * 5);
+    assert_eq!(spec.estimate().trials, 2 * 5 * 6);
 }
 
 #[test]

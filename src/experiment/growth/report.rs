@@ -361,7 +361,7 @@ impl GrowthReport {
         }
         // The original question: snapshot or differences. Sizes are exact: stated at the
         // largest step both measured. Times are compared per step by the statistics core.
-        let rules = p.decision.rules();
+        let rules = p.decision.rules_for(p.repeat);
         let both = self
             .measured(Design::Snapshot)
             .filter_map(|s| {

@@ -195,12 +195,16 @@ pub fn findings(steps: &[GrowthStep], rules: &Rules) -> Vec<String> {
                 ms(cmp.b.median)
             ),
             _ => format!(
-                "{at}, {what}: too few trials to compare by content ({}, n={}) with by version ({}, n={}); {} each needed",
+                "{at}, {what}: too few trials to compare by content ({}, n={}) with by version ({}, n={}); {}",
                 ms(cmp.a.median),
                 cmp.a.n,
                 ms(cmp.b.median),
                 cmp.b.n,
-                cmp.trials_needed.unwrap_or(3)
+                match cmp.trials_needed {
+                    Some(n) =>
+                        format!("about {n} each would decide (estimated from the spread so far)"),
+                    None => "more than 100 each would be needed at the spread so far".into(),
+                }
             ),
         };
         out.push(sentence);

@@ -7,7 +7,8 @@
 //!
 //! `repeat = N` takes N rounds of each. `repeat = auto` takes 3, then more rounds of the
 //! designs whose comparison (`finding::needs_more`, lower seconds are better) is still
-//! `too few trials`, up to `max-repeat`; writes and warm reads are decided separately.
+//! undecided, up to `max-repeat` rounds (the verdicts pay for those looks, see
+//! `measure::family`); writes and warm reads are decided separately.
 
 use std::collections::BTreeMap;
 
@@ -55,9 +56,14 @@ fn next_round(spec: &GrowthSpec, round: u32, of: &[Vec<f64>]) -> Vec<usize> {
             label: i.to_string(),
             cost_rank: i,
             values: v.clone(),
+            ..SettingTrials::default()
         })
         .collect();
-    needs_more(&settings, Better::Lower, &spec.decision.rules())
+    needs_more(
+        &settings,
+        Better::Lower,
+        &spec.decision.rules_for(spec.repeat),
+    )
 }
 
 /// One combination's measurements at a step, gathered a round at a time, so that the

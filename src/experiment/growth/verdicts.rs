@@ -160,12 +160,19 @@ pub fn comparisons(
                     ms(c.b.median)
                 ),
                 _ => format!(
-                    "{at}: too few trials to compare {}s ({} and {}; {} each needed at {:.0}%)",
+                    "{at}: too few trials to compare {}s ({} and {}; at {} {})",
                     timed.noun(),
                     c.a.n,
                     c.b.n,
-                    c.trials_needed.unwrap_or(3),
-                    rules.confidence * 100.0
+                    crate::measure::wording::format_level(rules.confidence),
+                    match c.trials_needed {
+                        Some(n) =>
+                            format!("about {n} each would decide, estimated from the spread so far"),
+                        None => format!(
+                            "more than {} each would be needed at the spread so far",
+                            crate::measure::needed::LIMIT
+                        ),
+                    },
                 ),
             };
             out.push(DesignComparison {
@@ -228,6 +235,7 @@ pub fn settings_findings(
                     label: labels.get(s.combo).cloned().unwrap_or_default(),
                     cost_rank: s.combo,
                     values: timed.values(s).to_vec(),
+                    ..SettingTrials::default()
                 })
                 .collect();
             trials.sort_by_key(|t| t.cost_rank);
@@ -306,7 +314,7 @@ mod tests {
         assert_eq!(c[2].verdict, Verdict::TooFewTrials);
         assert_eq!(
             c[2].finding,
-            "at 0 versions: too few trials to compare write times (3 and 3; 4 each needed at 95%)"
+            "at 0 versions: too few trials to compare write times (3 and 3; at 95% about 4 each would decide, estimated from the spread so far)"
         );
         let e = estimates(&steps, &rules);
         assert_eq!(e.len(), 8);

@@ -252,7 +252,7 @@ async fn sweep(
                 )
                 .await?;
             }
-            round = rounds::next_round(report, order, blocks);
+            round = rounds::next_round(report, order, blocks, rounds_run);
             rounds_run += usize::from(!round.is_empty());
         }
         if spec.repeat.is_auto() {
@@ -400,7 +400,7 @@ async fn auto_note(
     let undecided = !crate::measure::finding::needs_more(
         &trials,
         crate::measure::verdict::Better::Lower,
-        &spec.decision.rules(),
+        &spec.decision.rules_for(spec.repeat),
     )
     .is_empty();
     let how = if undecided && hi >= most {

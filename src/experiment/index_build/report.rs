@@ -119,6 +119,41 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+#[cfg(any(test, feature = "fixtures"))]
+impl IndexTrial {
+    /// A timed build for tests: `seconds` at `mwm` with the workers asked for and launched,
+    /// nothing else recorded.
+    pub fn example(
+        order: Order,
+        rows: u64,
+        mwm: &crate::measure::units::Size,
+        workers: (u32, u32),
+        repeat: u32,
+        seconds: f64,
+    ) -> IndexTrial {
+        IndexTrial {
+            order,
+            rows,
+            key_type: "int4".into(),
+            maintenance_work_mem: mwm.text.clone(),
+            maintenance_work_mem_bytes: mwm.bytes,
+            workers_requested: workers.0,
+            workers_launched: workers.1,
+            repeat,
+            warmup: false,
+            seconds,
+            phase_seconds: Default::default(),
+            index_bytes: 1,
+            temp_bytes: 0,
+            checkpoint: true,
+            sort: None,
+            combo: 0,
+            settings: Default::default(),
+            distribution: Default::default(),
+        }
+    }
+}
+
 /// One setting of an order — a `maintenance_work_mem` at a worker count — over its repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MwmStat {
@@ -142,10 +177,10 @@ pub struct MwmStat {
     /// `too few trials`. None for the best itself and when the order has one setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vs_best: Option<Verdict>,
-    /// In the best group of its order: the best and every setting not significantly and
-    /// practically slower.
+    /// Shown as good as the best of its order: within the smallest effect of every setting
+    /// that could be the best (the best itself when it is shown so).
     #[serde(default)]
-    pub tied_best: bool,
+    pub equivalent: bool,
     /// Spread (max−min)/median above 10%.
     pub noisy: bool,
 }
@@ -205,8 +240,8 @@ pub struct IndexSummary {
     pub orders: Vec<OrderSummary>,
     /// Things that may have skewed the numbers.
     pub confounders: Vec<String>,
-    /// One sentence per order, e.g. "random: 16MB..1GB are within noise of each other (no
-    /// significant difference); 16MB is enough".
+    /// One sentence per order, e.g. "random: 16MB..1GB are within 5% of the best (no
+    /// significant difference); 16MB is enough, more bought nothing measurable".
     pub findings: Vec<String>,
 }
 

@@ -136,17 +136,31 @@ pub fn most_per_dataset(spec: &IndexBuildSpec, blocks: &[usize]) -> usize {
     warmups + spec.set.combo_count() * spec.workers.len() * spec.mwm.len() * rounds
 }
 
-/// With `repeat = auto`: the next round for `order` — one more build of every setting the
-/// core still needs, leaving out those at `max-repeat`. Empty when the order is decided, the
-/// cap is reached, or the repeat count is fixed.
-pub fn next_round(report: &IndexBuildReport, order: Order, blocks: &[usize]) -> Vec<Planned> {
+/// With `repeat = auto`: the next round for `order` after `rounds_run` rounds — one more
+/// build of every setting the core still needs, leaving out those at `max-repeat`. Empty when
+/// the order is decided, the cap is reached, `max-repeat` rounds have run (so the verdicts'
+/// looks stay within what they paid for, see [`crate::measure::family`]), or the repeat count
+/// is fixed.
+pub fn next_round(
+    report: &IndexBuildReport,
+    order: Order,
+    blocks: &[usize],
+    rounds_run: usize,
+) -> Vec<Planned> {
     let spec = &report.params;
     if !spec.repeat.is_auto() {
         return Vec::new();
     }
     let most = spec.repeat.most(spec.decision.max_repeat) as usize;
+    if rounds_run >= most {
+        return Vec::new();
+    }
     let (trials, refs) = sweep_of(report, order);
-    let need = needs_more(&trials, Better::Lower, &spec.decision.rules());
+    let need = needs_more(
+        &trials,
+        Better::Lower,
+        &spec.decision.rules_for(spec.repeat),
+    );
     let mut round: Vec<Planned> = need
         .into_iter()
         .filter(|&i| trials[i].values.len() < most)
@@ -207,26 +221,7 @@ mod tests {
     }
 
     fn trial(order: Order, mwm: &Size, repeat: u32, seconds: f64) -> IndexTrial {
-        IndexTrial {
-            order,
-            rows: 1000,
-            key_type: "int4".into(),
-            maintenance_work_mem: mwm.text.clone(),
-            maintenance_work_mem_bytes: mwm.bytes,
-            workers_requested: 0,
-            workers_launched: 0,
-            repeat,
-            warmup: false,
-            seconds,
-            phase_seconds: Default::default(),
-            index_bytes: 1,
-            temp_bytes: 0,
-            checkpoint: true,
-            sort: None,
-            combo: 0,
-            settings: Default::default(),
-            distribution: Default::default(),
-        }
+        IndexTrial::example(order, 1000, mwm, (0, 0), repeat, seconds)
     }
 
     /// Run the rounds as the engine does, with `time(setting, repeat)` as the build.
@@ -235,6 +230,7 @@ mod tests {
         let order = spec.orders[0];
         let index = |m: &Size| spec.mwm.iter().position(|x| x == m).unwrap();
         let mut round = plan(spec, &[0]);
+        let mut rounds_run = spec.repeat.initial() as usize;
         while !round.is_empty() {
             for p in &round {
                 r.trials.push(trial(
@@ -244,7 +240,8 @@ mod tests {
                     time(index(&p.mwm), p.repeat),
                 ));
             }
-            round = next_round(&r, order, &[0]);
+            round = next_round(&r, order, &[0], rounds_run);
+            rounds_run += 1;
         }
         r
     }
@@ -266,15 +263,19 @@ mod tests {
 
     #[test]
     fn auto_adds_rounds_until_decided() {
-        // 1MB takes twice as long: decided as soon as the counts can reach 95% (4 each).
+        // 1MB takes twice as long: decided at the first look, 5 each (two settings at most
+        // 10 each: 6 looks, each pays 0.05/6, which 5 against 5 reach first; see
+        // measure::family).
         let s = spec(&[("mwm", "1MB,64MB"), ("repeat", "auto"), ("order", "random")]);
         let r = simulate(
             &s,
             |i, rep| if i == 0 { 2.0 } else { 1.0 } + rep as f64 * 0.001,
         );
-        assert_eq!(r.trials.iter().filter(|t| t.repeat == 4).count(), 2);
-        assert_eq!(r.trials.len(), 8);
-        assert!(next_round(&r, Order::Random, &[0]).is_empty());
+        assert_eq!(r.trials.iter().filter(|t| t.repeat == 5).count(), 2);
+        assert_eq!(r.trials.len(), 10);
+        assert!(next_round(&r, Order::Random, &[0], 5).is_empty());
+        // However undecided, no more than max-repeat rounds.
+        assert!(next_round(&r, Order::Random, &[0], 10).is_empty());
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub const FIELDS: &[FieldDef] = &[
     crate::experiment::whatif::SET,
     decision::repeat_field(
         "timed builds per setting (median of these), or auto: until the verdicts are decided",
-        "5",
+        "6",
     ),
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
@@ -551,8 +551,9 @@ mod tests {
         };
         assert_eq!(s.rows, 1_000_000);
         assert_eq!(s.orders, [Order::Sorted, Order::Random]);
-        assert_eq!(s.trials(), 2 * 5 * 5);
-        assert_eq!(s.repeat, Repeat::Fixed(5));
+        // Five settings at once need 6 builds each to decide at 95%.
+        assert_eq!(s.trials(), 2 * 5 * 6);
+        assert_eq!(s.repeat, Repeat::Fixed(6));
         let again = IndexBuildSpec::parse(&s.to_text()).unwrap();
         assert_eq!(again, s);
     }

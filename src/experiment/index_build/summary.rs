@@ -1,8 +1,11 @@
-//! The index-build summary: per order, every (workers, maintenance_work_mem) setting that ran
-//! is one setting of a sweep, ranked cheapest first (fewer workers, then less memory), and the
-//! statistics core decides it (see [`crate::measure`]): each setting's median with its
-//! interval, the best group, the winner or the cheapest setting that is as good, or too few
-//! trials. The findings are the core's sentences prefixed with the order.
+//! The index-build summary: per order, every (settings combination, workers,
+//! maintenance_work_mem) setting that ran is one setting of a sweep on a grid, ranked cheapest
+//! first (the swept server settings as listed, then fewer workers, then less memory), and the
+//! statistics core decides it once ([`crate::measure::finding::decide`]): each setting's median
+//! with its interval, each against the best, the winner or the cheapest setting shown as good
+//! as the best, which swept dimensions made the difference, or too few trials. The findings
+//! are the core's sentences prefixed with the order; the recommendation, tables, TUI and JSON
+//! read the same [`crate::measure::finding::Finding`].
 
 use std::collections::BTreeSet;
 
@@ -12,8 +15,9 @@ use super::report::{
 use super::spec::{IndexBuildSpec, Order};
 use crate::experiment::whatif::{Combo, combo_label, with_combo};
 use crate::measure::finding::{SettingTrials, decide};
-use crate::measure::stats::Summary;
-use crate::measure::units::{Size, format_seconds};
+use crate::measure::short::{nice_up, too_short};
+use crate::measure::stats::{Summary, median};
+use crate::measure::units::{Size, format_count, format_seconds};
 use crate::measure::verdict::Better;
 
 /// The settings of one order, cheapest first: the swept server settings in the order they
@@ -54,6 +58,28 @@ pub fn setting_label(spec: &IndexBuildSpec, combo: usize, workers: u32, mwm: &st
     with_combo(&knobs, &combo_of(spec, combo))
 }
 
+/// Where combination `i` sits among the swept server settings: the index of each setting's
+/// value, first setting first (the combinations are their product, first setting outermost).
+pub fn combo_coords(spec: &IndexBuildSpec, i: usize) -> Vec<usize> {
+    let sizes: Vec<usize> = spec.set.items.iter().map(|s| s.values.len()).collect();
+    let mut rest = i;
+    let mut out = vec![0; sizes.len()];
+    for (d, &size) in sizes.iter().enumerate().rev() {
+        out[d] = rest % size.max(1);
+        rest /= size.max(1);
+    }
+    out
+}
+
+/// The grid dimensions of an index-build sweep, in `coords` order: each swept server
+/// setting by name, then `max_parallel_maintenance_workers`, then `maintenance_work_mem`.
+pub fn dimension_names(spec: &IndexBuildSpec) -> Vec<String> {
+    let mut names = spec.set.names();
+    names.push("max_parallel_maintenance_workers".into());
+    names.push("maintenance_work_mem".into());
+    names
+}
+
 /// The swept server settings of combination `i` (empty when nothing is swept).
 pub fn combo_of(spec: &IndexBuildSpec, i: usize) -> Combo {
     spec.set.combos().get(i).cloned().unwrap_or_default()
@@ -90,10 +116,19 @@ pub fn sweep_of(report: &IndexBuildReport, order: Order) -> (Vec<SettingTrials>,
         if values.is_empty() {
             continue;
         }
+        let mut coords = combo_coords(spec, c);
+        coords.push(spec.workers.iter().position(|&x| x == w).unwrap_or(0));
+        coords.push(
+            spec.mwm
+                .iter()
+                .position(|x| x.bytes == m.bytes)
+                .unwrap_or(0),
+        );
         trials.push(SettingTrials {
             label: setting_label(spec, c, w, &m.text),
             cost_rank: rank,
             values,
+            coords,
         });
         refs.push(SettingRef {
             workers: w,
@@ -107,9 +142,25 @@ pub fn sweep_of(report: &IndexBuildReport, order: Order) -> (Vec<SettingTrials>,
 }
 
 impl IndexBuildReport {
+    /// The confounder of builds too short to mean anything: the fastest setting's median
+    /// under 100 ms, with the rows that would make it last that long.
+    fn short_builds(&self, order: Order, trials: &[SettingTrials]) -> Option<String> {
+        let fastest = trials
+            .iter()
+            .filter_map(|t| median(&t.values))
+            .min_by(|a, b| a.total_cmp(b))?;
+        let grow = too_short(fastest)?;
+        Some(format!(
+            "{}: builds as short as {} (median): under 100 ms, timer and scheduling noise weigh as much as the setting; about {} rows would make them last 100 ms",
+            order.name(),
+            format_seconds(fastest),
+            format_count(nice_up(self.params.rows as f64 * grow))
+        ))
+    }
+
     /// Recompute the summary from the trials so far (also for partial, cancelled runs).
     pub fn summarize(&mut self, extra_confounders: &[String]) {
-        let rules = self.params.decision.rules();
+        let rules = self.params.decision.rules_for(self.params.repeat);
         let mut groups = Vec::new();
         let mut orders = Vec::new();
         let mut findings = Vec::new();
@@ -147,7 +198,7 @@ impl IndexBuildReport {
                             ci_high: e.ci_high,
                             level: e.level,
                             vs_best: s.vs_best.as_ref().map(|c| c.verdict),
-                            tied_best: finding.tie_group.contains(&s.label),
+                            equivalent: finding.is_equivalent(&s.label),
                             noisy,
                         })
                     })
@@ -175,6 +226,9 @@ impl IndexBuildReport {
                     settings: combo,
                     by_mwm,
                 });
+            }
+            if let Some(c) = self.short_builds(order, &trials) {
+                confounders.push(c);
             }
             orders.push(OrderSummary {
                 order,
@@ -242,26 +296,14 @@ mod tests {
         for (order, workers, mwm, secs) in timings {
             let m = spec.mwm.iter().find(|m| m.text == *mwm).unwrap();
             for (i, s) in secs.iter().enumerate() {
-                r.trials.push(IndexTrial {
-                    order: *order,
-                    rows: spec.rows,
-                    key_type: "int4".into(),
-                    maintenance_work_mem: m.text.clone(),
-                    maintenance_work_mem_bytes: m.bytes,
-                    workers_requested: *workers,
-                    workers_launched: *workers,
-                    repeat: i as u32 + 1,
-                    warmup: false,
-                    seconds: *s,
-                    phase_seconds: Default::default(),
-                    index_bytes: 1,
-                    temp_bytes: 0,
-                    checkpoint: true,
-                    sort: None,
-                    combo: 0,
-                    settings: Default::default(),
-                    distribution: Default::default(),
-                });
+                r.trials.push(IndexTrial::example(
+                    *order,
+                    spec.rows,
+                    m,
+                    (*workers, *workers),
+                    i as u32 + 1,
+                    *s,
+                ));
             }
         }
         r.summarize(&[]);
@@ -288,10 +330,10 @@ mod tests {
         );
         assert_eq!(
             r.summary.findings,
-            ["random: no significant difference between 64MB and 65MB"]
+            ["random: no significant difference between 64MB and 65MB: all within 5% of the best"]
         );
         let g = &r.summary.groups[0];
-        assert!(g.by_mwm.iter().all(|m| m.tied_best && m.n == 5));
+        assert!(g.by_mwm.iter().all(|m| m.equivalent && m.n == 5));
         // n = 5 cannot reach 95% for one median: the interval is [min, max] at 93.75%.
         let m = &g.by_mwm[0];
         assert_eq!((m.ci_low, m.ci_high, m.level), (0.98, 1.02, 0.9375));
@@ -319,7 +361,7 @@ mod tests {
         );
         let by = &r.summary.groups[0].by_mwm;
         assert_eq!(by[0].vs_best, Some(Verdict::Slower));
-        assert!(!by[0].tied_best && by[1].tied_best && by[1].vs_best.is_none());
+        assert!(!by[0].equivalent && by[1].equivalent && by[1].vs_best.is_none());
         let json = serde_json::to_value(&r.summary).unwrap();
         assert_eq!(json["orders"][0]["finding"]["verdict"], "faster");
         assert_eq!(json["groups"][0]["by_mwm"][0]["vs_best"], "slower");
@@ -339,7 +381,9 @@ mod tests {
         );
         assert_eq!(
             r.summary.findings,
-            ["random: too few trials to decide: 3 per setting, 4 needed at 95%"]
+            [
+                "random: too few trials to decide: 1MB undecided against the best (64MB); 3 per setting, and 4 each are the fewest that can decide at 95%; about 4 trials each would decide (estimated from the spread so far)"
+            ]
         );
         let o = &r.summary.orders[0];
         assert_eq!(o.finding.more_repeats_needed, Some(4));
@@ -389,8 +433,8 @@ mod tests {
             .map(|g| (g.workers, g.by_mwm.len()))
             .collect();
         assert_eq!(groups, [(0, 2), (2, 2)]);
-        // 0 workers: 1MB and 64MB tie with each other but are both slower than the winner.
-        assert!(r.summary.groups[0].by_mwm.iter().all(|m| !m.tied_best));
+        // 0 workers: 1MB and 64MB are both slower than the winner.
+        assert!(r.summary.groups[0].by_mwm.iter().all(|m| !m.equivalent));
     }
 
     #[test]

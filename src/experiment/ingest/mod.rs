@@ -227,7 +227,7 @@ fn next_round(
     if !spec.repeat.is_auto() || round > spec.rounds() {
         return Vec::new();
     }
-    verdicts::undecided(&spec.plan(), trials, &spec.decision.rules())
+    verdicts::undecided(&spec.plan(), trials, &spec.decision.rules_for(spec.repeat))
         .into_iter()
         .filter(|p| keep(p))
         .collect()
@@ -389,7 +389,11 @@ async fn trials(
         round += 1;
     }
     if spec.repeat.is_auto() {
-        let left = verdicts::undecided(&spec.plan(), &report.trials, &spec.decision.rules());
+        let left = verdicts::undecided(
+            &spec.plan(),
+            &report.trials,
+            &spec.decision.rules_for(spec.repeat),
+        );
         if !left.is_empty() {
             ctx.note(format!(
                 "repeat auto stopped at max-repeat {} with {} configuration{} still undecided",

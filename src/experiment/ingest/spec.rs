@@ -44,13 +44,13 @@ pub const FIELDS: &[FieldDef] = &[
     FieldDef {
         key: "rows",
         help: "rows per trial, split exactly among the clients (10k, 1M)",
-        default: "10k",
+        default: "1M",
         kind: FieldKind::Count,
     },
     FieldDef {
         key: "duration",
         help: "stop each trial after this long even if rows remain (30s, 2min); off: until all rows are in",
-        default: "off",
+        default: "2s",
         kind: FieldKind::Duration,
     },
     FieldDef {
@@ -92,7 +92,7 @@ pub const FIELDS: &[FieldDef] = &[
     crate::experiment::whatif::SET,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
-        "4",
+        "5",
     ),
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
@@ -441,11 +441,14 @@ mod tests {
         assert_eq!(s.batches, [1, 16, 256]);
         assert_eq!(s.clients, [1]);
         assert_eq!(s.sync, [SyncCommit::On]);
-        assert_eq!(s.rows, 10_000);
-        assert_eq!(s.duration_s, None);
-        assert_eq!(s.repeat, Repeat::Fixed(4));
+        // A million rows or 2 s, whichever comes first: no trial of the defaults is under
+        // 100 ms (the short-trial confounder) and none takes long.
+        assert_eq!(s.rows, 1_000_000);
+        assert_eq!(s.duration_s, Some(2.0));
+        // Three batches at once need 5 trials each to decide at 95%.
+        assert_eq!(s.repeat, Repeat::Fixed(5));
         assert_eq!(s.plan().len(), 6);
-        assert_eq!(s.trials(), 6 * 4);
+        assert_eq!(s.trials(), 6 * 5);
         assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
     }
 
@@ -458,7 +461,7 @@ mod tests {
                 1, 2, 4, 5, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256, 362, 512, 724, 1024
             ]
         );
-        assert_eq!(s.trials(), 2 * 19 * 3 * 4);
+        assert_eq!(s.trials(), 2 * 19 * 3 * 5);
         assert_eq!(s.to_text()["batch"], "sqrt2");
         assert_eq!(IngestSpec::parse(&s.to_text()).unwrap(), s);
     }
@@ -513,8 +516,8 @@ mod tests {
         assert!(huge.estimate().disk_bytes() >= 1 << 60);
         let appended = parse(&[("append", "on"), ("indexes", "2")]).unwrap();
         let c = appended.estimate();
-        // Every trial of every round appends: 6 configurations × 4 repeats.
-        assert_eq!(c.table_bytes, 24 * 10_000 * appended.row_bytes());
-        assert_eq!(c.index_bytes, 24 * 10_000 * 2 * INDEX_BYTES_PER_ROW);
+        // Every trial of every round appends: 6 configurations × 5 repeats of up to 1M rows.
+        assert_eq!(c.table_bytes, 30 * 1_000_000 * appended.row_bytes());
+        assert_eq!(c.index_bytes, 30 * 1_000_000 * 2 * INDEX_BYTES_PER_ROW);
     }
 }

@@ -3,11 +3,12 @@
 //! finding in the fixed vocabulary, per batch curve its knee, and the facts that need no
 //! verdict (the fsync wall, decay within a trial).
 //!
-//! **The knee** of a batch curve is the smallest batch whose rows/s is not significantly
-//! below the best: the cheapest member of the tie group with the best. When the best is the
-//! largest batch tried and the batch before it is significantly slower, the curve is still
-//! rising and there is no knee inside the tested range; with too few trials there is none
-//! either, and the note says why.
+//! **The knee** of a batch curve is the core's recommendation for the curve: the smallest batch
+//! shown as good as the best (within the smallest effect of every batch that could be the
+//! best), with no smaller batch still undecided. When that is the largest batch tried (every
+//! smaller one slower), the curve is still rising and there is no knee inside the tested
+//! range; when the curve is undecided there is none either, and the note says why and about
+//! how many trials would settle it.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,7 @@ use super::plan::TrialPlan;
 use super::report::{IngestReport, IngestTrial};
 use super::verdicts::{self, Group, Question};
 use super::whatif;
+use crate::experiment::decision::format_percent;
 use crate::measure::finding::{Finding, decide};
 use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
@@ -52,12 +54,22 @@ pub struct GroupSetting {
     /// This setting against the best (`slower`: significantly and practically below it);
     /// None for the best itself.
     pub verdict: Option<Verdict>,
-    /// rows/s of this setting ÷ the best's (Hodges–Lehmann) with its interval.
+    /// rows/s of this setting ÷ the best's (Hodges–Lehmann) with its interval, at the
+    /// question's pairwise level (`level`).
     pub ratio: Option<f64>,
     pub ratio_low: Option<f64>,
     pub ratio_high: Option<f64>,
-    /// In the tie group with the best.
-    pub tied: bool,
+    /// Coverage of the ratio's interval (all of the question's intervals hold together at
+    /// the run's confidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
+    /// For `too few trials`: about how many trials each would decide (an estimate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials_needed: Option<usize>,
+    /// Shown as good as the best (within the smallest effect of every setting that could be
+    /// the best).
+    #[serde(default)]
+    pub equivalent: bool,
 }
 
 /// One question answered: the core's finding for a set of configurations.
@@ -78,11 +90,26 @@ pub struct IngestGroup {
     /// The setting with the highest median (not a claim: see `winner`).
     pub best: Option<String>,
     pub winner: Option<String>,
+    /// The cheapest setting shown as good as the best (see `measure::finding`).
     pub recommendation: Option<String>,
-    pub tie_group: Vec<String>,
+    /// Every setting shown as good as the best.
+    #[serde(default)]
+    pub equivalent: Vec<String>,
+    /// Undecided settings that stand between the trials and an answer.
+    #[serde(default)]
+    pub blocking: Vec<String>,
+    /// About how many trials per setting would settle `blocking` (an estimate).
     pub more_repeats_needed: Option<usize>,
+    /// All of this question's verdicts together, in words (`95% for the 3 pairs together
+    /// (each interval 98.33%)`).
+    #[serde(default)]
+    pub level: String,
     pub finding: String,
     pub settings: Vec<GroupSetting>,
+    /// The core's finding itself, which every field above is read from (what the TUI
+    /// renders). Absent in records from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided: Option<Finding>,
 }
 
 /// The knee of one batch curve (one method at one client count and synchronous_commit).
@@ -135,22 +162,31 @@ fn rate(v: f64) -> String {
     format_rate(v)
 }
 
-/// The knee of a batch curve from its finding (members in increasing batch).
+/// The knee of a batch curve from its finding (members in increasing batch): the core's
+/// recommendation, or why there is none.
 fn knee(g: &Group, f: &Finding) -> (Option<usize>, String) {
     let batches: Vec<u64> = g.members.iter().map(|c| c.batch).collect();
+    let effect = format_percent(f.rules.min_effect);
+    let position = |l: &String| f.settings.iter().position(|s| &s.label == l);
     match f.verdict {
         None => (None, "one batch: no curve".into()),
-        Some(Verdict::TooFewTrials) => (None, "too few trials to place the knee".into()),
+        Some(Verdict::TooFewTrials) => (
+            None,
+            format!(
+                "the knee is not placed yet ({} undecided)",
+                f.blocking.join(", ")
+            ),
+        ),
         Some(_) => {
-            let best = f
-                .settings
-                .iter()
-                .position(|s| Some(&s.label) == f.best.as_ref());
             let last = batches.len() - 1;
-            let prev_slower = last > 0
-                && f.settings[last - 1].vs_best.as_ref().map(|c| c.verdict)
-                    == Some(Verdict::Slower);
-            if best == Some(last) && prev_slower {
+            let Some(k) = f.recommendation.as_ref().and_then(position) else {
+                // Every batch shown within the smallest effect of the best.
+                return (
+                    Some(0),
+                    format!("every batch within {effect} of the best: the smallest is enough"),
+                );
+            };
+            if k == last && last > 0 {
                 return (
                     None,
                     format!(
@@ -159,13 +195,17 @@ fn knee(g: &Group, f: &Finding) -> (Option<usize>, String) {
                     ),
                 );
             }
-            let knee = (0..batches.len()).find(|&i| f.tie_group.contains(&f.settings[i].label));
-            let note = if f.tie_group.len() == batches.len() {
-                "no batch significantly below the best: the smallest is enough".to_string()
+            let larger_open = f.undecided.iter().filter_map(position).any(|i| i > k);
+            let note = if larger_open {
+                format!(
+                    "the smallest batch shown within {effect} of the best; some larger batches are still undecided"
+                )
             } else {
-                "the smallest batch not significantly below the best".to_string()
+                format!(
+                    "the smallest batch shown within {effect} of the best; larger batches bought nothing measurable"
+                )
             };
-            (knee, note)
+            (Some(k), note)
         }
     }
 }
@@ -174,7 +214,7 @@ impl IngestReport {
     /// Recompute the summary from the trials so far (also for partial, cancelled runs);
     /// `confounders` are the run's own (CHECKPOINT skipped …).
     pub fn summarize(&mut self, confounders: &[String]) {
-        let rules = self.params.decision.rules();
+        let rules = self.params.decision.rules_for(self.params.repeat);
         let labels = self.params.combo_labels();
         let configs = verdicts::configurations(&self.trials);
         let mut s = IngestSummary {
@@ -210,6 +250,7 @@ impl IngestReport {
         }
         s.best = method_bests(&s);
         s.confounders.extend(cpu::confounder(&self.trials));
+        s.confounders.extend(self.short_trials(&configs));
         s.confounders.extend(super::citus_copy::confounder(
             &self.trials,
             self.citus_connections,
@@ -217,6 +258,35 @@ impl IngestReport {
         self.fsync_wall(&mut s);
         self.decay(&mut s);
         self.summary = s;
+    }
+
+    /// The confounder of trials too short to mean anything: the configuration whose median
+    /// trial is shortest, under 100 ms, and the rows per trial that would make it last that
+    /// long (a trial stopped by `duration` is never short).
+    fn short_trials(&self, configs: &[TrialPlan]) -> Option<String> {
+        let (c, secs) = configs
+            .iter()
+            .filter_map(|c| {
+                let secs: Vec<f64> = self
+                    .trials
+                    .iter()
+                    .filter(|t| t.config() == *c)
+                    .map(|t| t.seconds)
+                    .collect();
+                Some((c, crate::measure::stats::median(&secs)?))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+        let grow = crate::measure::short::too_short(secs)?;
+        let t = self.trials.iter().find(|t| t.config() == *c)?;
+        Some(format!(
+            "trials as short as {:.0} ms ({} batch {}, median): under 100 ms, timer and scheduling noise weigh as much as the setting; about {} rows per trial would make them last 100 ms (--rows)",
+            secs * 1000.0,
+            t.series_name(),
+            c.batch,
+            crate::measure::units::format_count(crate::measure::short::nice_up(
+                self.params.rows as f64 * grow
+            ))
+        ))
     }
 
     /// The fsync wall: one commit per row, each waiting for the disk (a fact of the medians,
@@ -339,7 +409,9 @@ fn answer(g: &Group, trials: &[IngestTrial], rules: &Rules) -> (IngestGroup, Opt
             ratio: s.vs_best.as_ref().map(|c| c.ratio),
             ratio_low: s.vs_best.as_ref().map(|c| c.ratio_low),
             ratio_high: s.vs_best.as_ref().map(|c| c.ratio_high),
-            tied: f.tie_group.contains(&s.label),
+            level: s.vs_best.as_ref().map(|c| c.level),
+            trials_needed: s.vs_best.as_ref().and_then(|c| c.trials_needed),
+            equivalent: f.is_equivalent(&s.label),
         })
         .collect();
     let group = IngestGroup {
@@ -353,10 +425,13 @@ fn answer(g: &Group, trials: &[IngestTrial], rules: &Rules) -> (IngestGroup, Opt
         best: f.best.clone(),
         winner: f.winner.clone(),
         recommendation: f.recommendation.clone(),
-        tie_group: f.tie_group.clone(),
+        equivalent: f.equivalent.clone(),
+        blocking: f.blocking.clone(),
         more_repeats_needed: f.more_repeats_needed,
+        level: f.level_words(),
         finding,
         settings,
+        decided: Some(f),
     };
     (group, series_knee)
 }

@@ -8,6 +8,8 @@ use crate::experiment::ingest::spec::IngestSpec;
 
 /// Relative noise of five trials, small enough for clear verdicts at 5 a side.
 const NOISE: [f64; 5] = [0.99, 1.0, 1.01, 0.995, 1.005];
+/// Six trials: five settings at once (10 pairs, each at 99.5%) need six each to decide.
+const NOISE6: [f64; 6] = [0.99, 1.0, 1.01, 0.995, 1.005, 1.0];
 
 fn spec() -> IngestSpec {
     IngestSpec::parse(&crate::experiment::ExperimentKind::Ingest.defaults()).unwrap()
@@ -78,41 +80,45 @@ fn a_plateau_ties_and_the_knee_is_its_smallest_batch() {
             (256, 19_000.0),
             (1024, 18_800.0),
         ]),
-        &NOISE,
+        &NOISE6,
     );
     let s = &r.summary;
     assert_eq!(s.configs.len(), 5);
     let c = &s.configs[3];
     assert_eq!(
         (c.batch, c.rows_per_s.n, c.rows_per_s.median),
-        (256, 5, 19_000.0)
+        (256, 6, 19_000.0)
     );
     assert!(
         c.rows_per_s.ci_low <= c.rows_per_s.median && c.rows_per_s.median <= c.rows_per_s.ci_high
     );
     assert!(
-        (c.rows_per_s.level - 0.9375).abs() < 1e-9,
-        "5 trials reach 93.75%"
+        (c.rows_per_s.level - 62.0 / 64.0).abs() < 1e-9,
+        "6 trials reach 96.9%"
     );
     let g = &s.groups[0];
     assert_eq!(g.question, Question::Batch);
     assert_eq!(g.verdict, Some(Verdict::NoSignificantDifference));
     assert_eq!(g.best.as_deref(), Some("256"));
     assert_eq!(g.winner, None);
-    assert_eq!(g.tie_group, ["64", "256", "1024"]);
+    assert_eq!(g.equivalent, ["64", "256", "1024"]);
     assert_eq!(g.recommendation.as_deref(), Some("64"));
     assert_eq!(g.settings[0].verdict, Some(Verdict::Slower));
-    assert!(g.settings[2].tied && !g.settings[1].tied);
+    assert!(g.settings[2].equivalent && !g.settings[1].equivalent);
     let k = &s.knees[0];
     assert_eq!((k.best_batch, k.knee_batch), (256, Some(64)));
     assert_eq!(k.knee_rows_per_s, Some(18_500.0));
     assert_eq!(
         g.finding,
-        "copy ×1 sync=on by batch: 64..1024 are within noise of each other (no significant difference); 64 is enough; knee at batch 64"
+        "copy ×1 sync=on by batch: 64..1024 are within 5% of the best (no significant difference); 64 is enough, more bought nothing measurable; knee at batch 64"
     );
     assert_eq!(s.best[0].knee_batch, Some(64));
+    // No setting is named best or fastest without a verdict behind it ("the best" is only
+    // the reference equivalence is shown against).
     assert!(
-        !s.findings.iter().any(|f| f.contains("best")),
+        !s.findings
+            .iter()
+            .any(|f| f.contains("fastest") || f.contains("is best") || f.contains("256 best")),
         "no unbacked best: {:?}",
         s.findings
     );
@@ -159,7 +165,7 @@ fn all_tied_recommends_nothing_and_the_knee_is_the_smallest_batch() {
     assert_eq!(g.recommendation, None);
     assert_eq!(
         g.finding,
-        "copy ×1 sync=on by batch: no significant difference between 16 and 64; knee at batch 16"
+        "copy ×1 sync=on by batch: no significant difference between 16 and 64: all within 5% of the best; knee at batch 16"
     );
     let k = &r.summary.knees[0];
     assert_eq!(k.knee_batch, Some(16));
@@ -179,19 +185,24 @@ fn three_trials_each_are_too_few() {
     let g = &r.summary.groups[0];
     assert_eq!(g.verdict, Some(Verdict::TooFewTrials));
     assert_eq!((g.winner.clone(), g.recommendation.clone()), (None, None));
-    assert_eq!(g.more_repeats_needed, Some(4));
+    // Three settings at once need 98.33% a pair: 5 each.
+    assert_eq!(g.more_repeats_needed, Some(5));
     assert_eq!(
         g.finding,
-        "copy ×1 sync=on by batch: too few trials to decide: 3 per setting, 4 needed at 95%; too few trials to place the knee"
+        "copy ×1 sync=on by batch: too few trials to decide: 1 and 16 undecided against the best (256); 3 per setting, and 5 each are the fewest that can decide 3 settings at once at 95%; about 5 trials each would decide (estimated from the spread so far); the knee is not placed yet (1, 16 undecided)"
     );
     assert_eq!(r.summary.knees[0].knee_batch, None);
-    // repeat auto: every configuration needs another round; after it none does.
+    // repeat auto (at most 10): three settings first look at 6 each; before that every
+    // configuration needs another round, at 6 none does.
     let plan = verdicts::configurations(&r.trials);
-    let rules = r.params.decision.rules();
+    let rules = r
+        .params
+        .decision
+        .rules_for(crate::experiment::decision::Repeat::Auto);
     assert_eq!(verdicts::undecided(&plan, &r.trials, &rules).len(), 3);
     let r = report(
         &copy_curve(&[(1, 700.0), (16, 9000.0), (256, 19_000.0)]),
-        &NOISE[..4],
+        &NOISE6,
     );
     assert!(verdicts::undecided(&plan, &r.trials, &rules).is_empty());
 }

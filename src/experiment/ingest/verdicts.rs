@@ -11,8 +11,10 @@
 //! - **settings**: one configuration across the combinations of swept server settings
 //!   (`--set`); every other question holds the combination fixed.
 //!
-//! A question is asked only where the run varied that parameter (two settings or more). The
-//! cheapest member of a tie group is what pglab recommends: the smallest batch, the fewest
+//! A question is asked only where the run varied that parameter (two settings or more), and
+//! each question is one family for the core (its verdicts hold together at the run's
+//! confidence; the questions of one run are read one at a time, as a DBA asks them). The
+//! cheapest setting shown as good as the best is what pglab recommends: the smallest batch, the fewest
 //! clients, the simplest method (`insert` < `insert-tx` < `values` < `copy`), and the most
 //! durable `synchronous_commit` (`on` < `remote_apply` < `remote_write` < `local` < `off`:
 //! what a commit gives up), and the server settings as listed (the first value is the one to
@@ -119,6 +121,7 @@ impl Group {
                 label: self.label(c),
                 cost_rank: self.cost_rank(c),
                 values: rows_per_s(trials, c),
+                ..SettingTrials::default()
             })
             .collect()
     }
@@ -304,8 +307,10 @@ fn groups_of(configs: &[TrialPlan], combo: usize, combo_labels: &[String]) -> Ve
 }
 
 /// For `repeat = auto`: the configurations that need another trial because some question
-/// they take part in is still `too few trials` (or they have fewer than 3 trials), in plan
-/// order. Empty when every verdict is decided.
+/// they take part in is still undecided and they are not shown slower in it (see
+/// `finding::needs_more`), or because they have fewer than 3 trials; in plan order. Empty
+/// when every question is decided. Each question is its own family; the caller runs at most
+/// `max-repeat` rounds, so no question looks more often than its verdicts paid for.
 pub fn undecided(plan: &[TrialPlan], trials: &[IngestTrial], rules: &Rules) -> Vec<TrialPlan> {
     let mut need: BTreeSet<TrialPlan> = BTreeSet::new();
     for g in groups(plan, &[]) {
@@ -317,9 +322,8 @@ pub fn undecided(plan: &[TrialPlan], trials: &[IngestTrial], rules: &Rules) -> V
     // A configuration in no comparison still gets its minimum of trials.
     for c in plan {
         let one = [SettingTrials {
-            label: String::new(),
-            cost_rank: 0,
             values: rows_per_s(trials, c),
+            ..SettingTrials::default()
         }];
         if !needs_more(&one, Better::Higher, rules).is_empty() {
             need.insert(*c);

@@ -79,7 +79,8 @@ pub struct SettingComparison {
     /// The verdict for the candidate: `faster` means the candidate is better. None when the
     /// setting ran in one run only.
     pub verdict: Option<Verdict>,
-    /// For `too few trials`: trials per side that could decide.
+    /// For `too few trials`: about how many trials per side would decide (estimated from the
+    /// spread so far; see `measure::needed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trials_needed: Option<usize>,
     /// For a setting run in one run only.
@@ -196,8 +197,9 @@ pub fn compare_with(
             candidate.kind()
         ));
     }
+    // One look at two finished runs: the rules of a fixed count, whatever repeat the runs used.
     let (rules, rules_from) = match options.rules {
-        Some(r) => (r, "the command line"),
+        Some(r) => (r.fixed(), "the command line"),
         None => (decision(candidate).rules(), "the candidate run"),
     };
     let differences = conditions::differences(baseline, candidate, &options.vary);

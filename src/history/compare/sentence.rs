@@ -2,7 +2,11 @@
 //!
 //! - `candidate vs baseline: faster on 3, no significant difference on 2 of 5 settings; up
 //!   to 1.52× faster at random · 0 workers · 16MB`
-//! - `candidate vs baseline: too few trials on 2 of 2 settings (4 a side could decide at 95%)`
+//! - `candidate vs baseline: too few trials on 2 of 2 settings (about 6 trials a side would
+//!   decide, estimated from the spread so far)`
+//! - with several settings, what chance alone gives: `…; 8 settings compared at 95% each:
+//!   when nothing changed, chance alone calls about 0.4 of them faster or slower (at least one
+//!   in up to 34% of such compares)`
 //! - `not comparable: rows 200k vs 2M — both runs' numbers are shown, without a verdict`
 //! - `nothing to compare: the two runs share no setting`
 
@@ -45,20 +49,26 @@ pub fn overall(
             if matched == 1 { "" } else { "s" }
         );
         if counts.too_few_trials > 0 {
-            let needed = settings
+            let open = settings
                 .iter()
-                .filter_map(|s| s.trials_needed)
-                .max()
-                .unwrap_or(crate::measure::verdict::MIN_TRIALS);
-            s.push_str(&format!(
-                " ({needed} trials a side could decide at {})",
-                crate::experiment::decision::format_percent(rules.confidence)
-            ));
+                .filter(|s| s.verdict == Some(Verdict::TooFewTrials));
+            let needed: Option<Vec<usize>> = open.map(|s| s.trials_needed).collect();
+            match needed.and_then(|n| n.into_iter().max()) {
+                Some(n) => s.push_str(&format!(
+                    " (about {n} trials a side would decide, estimated from the spread so far)"
+                )),
+                None => s.push_str(
+                    " (more than 100 trials a side would be needed for some, at the spread so far)",
+                ),
+            }
         }
         for v in [Verdict::Faster, Verdict::Slower] {
             if let Some(x) = strongest(settings, v) {
                 s.push_str(&format!("; {x}"));
             }
+        }
+        if let Some(chance) = chance_alone(matched, rules) {
+            s.push_str(&format!("; {chance}"));
         }
         s
     };
@@ -70,6 +80,25 @@ pub fn overall(
         ));
     }
     s
+}
+
+/// What chance alone gives when many settings are compared, each at the rules' confidence:
+/// "8 settings compared at 95% each: when nothing changed, chance alone calls about 0.4 of them
+/// faster or slower (at least one in up to 34% of such compares)". None for one setting. The
+/// expected count is `m·(1 − confidence)` at most (each verdict errs at most that often); the
+/// chance of one or more, `1 − confidence^m`, is what independent settings would give.
+pub fn chance_alone(matched: usize, rules: &Rules) -> Option<String> {
+    if matched < 2 {
+        return None;
+    }
+    let alpha = 1.0 - rules.confidence;
+    let expected = matched as f64 * alpha;
+    let any = 1.0 - rules.confidence.powi(matched as i32);
+    Some(format!(
+        "{matched} settings compared at {} each: when nothing changed, chance alone calls about {expected:.1} of them faster or slower (at least one in up to {:.0}% of such compares)",
+        crate::experiment::decision::format_percent(rules.confidence),
+        any * 100.0
+    ))
 }
 
 /// "up to 1.52× faster at random · 0 workers · 16MB".

@@ -74,6 +74,20 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
                 return None;
             }
             let t = if st.view == RunView::Summary {
+                // Once the run is over, the findings its report decided (on the experiment's
+                // own axis; layouts that compare the series at each x show the experiment's
+                // findings per x instead).
+                let decided;
+                let series = if st.decided.is_empty()
+                    || st.running
+                    || st.axis() != super::axis::Axis::Own
+                    || layout.compare == crate::experiment::Compare::Series
+                {
+                    series
+                } else {
+                    decided = summary::from_decided(&layout, &st.decided);
+                    decided.as_slice()
+                };
                 let names = super::axis::swept_names(&st.samples);
                 let own_axis = st.axis() == super::axis::Axis::Own;
                 let input = tables::SettingsInput {

@@ -61,6 +61,9 @@ pub struct RunState {
     pub weights: Vec<f64>,
     /// The run's confidence and smallest effect: the intervals and best groups shown.
     pub rules: Rules,
+    /// Once the run is over: the findings its report decided (the summary view shows these,
+    /// so its marks and sentences are the report's).
+    pub decided: Vec<crate::experiment::findings::Decided>,
     /// What the body shows; kept from run to run.
     pub view: RunView,
     pub scroll: Scroll,
@@ -202,17 +205,20 @@ impl RunState {
             }
             RunEvent::Finished(r) => {
                 self.merge_notes(&r.notes);
+                self.decided = crate::experiment::findings::decided(&r);
                 self.decision = decision(&r);
                 end(self, Outcome::Finished, None, r.seconds());
                 return true;
             }
             RunEvent::Failed { error, report } => {
                 self.merge_notes(&report.notes);
+                self.decided = crate::experiment::findings::decided(&report);
                 end(self, Outcome::Failed, Some(error), report.seconds());
                 return true;
             }
             RunEvent::Cancelled(r) => {
                 self.merge_notes(&r.notes);
+                self.decided = crate::experiment::findings::decided(&r);
                 end(self, Outcome::Cancelled, None, r.seconds());
                 return true;
             }

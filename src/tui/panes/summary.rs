@@ -1,6 +1,9 @@
-//! Per setting of a run: the median of its trials with its interval, and which settings form
-//! the best group of their series. All of it comes from the statistics core
-//! (`measure::finding::decide`), so the marks say what the findings say.
+//! Per setting of a run: the median of its trials with its interval, and how it stands (★ the
+//! core's answer, ≈ shown as good as the best). All of it comes from the statistics core
+//! (`measure::finding::decide`). While a run is going the pane decides each series from the
+//! samples so far; once the run is over it shows the findings the report decided
+//! ([`from_decided`]), so the marks and sentences are the report's, the recommendation's and
+//! the JSON's.
 //!
 //! A setting is one `(series, x)` of the measured samples (projected points and warm-ups are
 //! not measurements); its trials are every sample's own (`Sample::trials`: a growth step
@@ -23,7 +26,8 @@ pub enum Mark {
     None,
     /// The winner, or the cheapest member of the best group: the one to use.
     Best,
-    /// In the best group: within the noise of the best.
+    /// Shown as good as the best: within the smallest effect of every setting that could be
+    /// the best.
     Tied,
 }
 
@@ -100,6 +104,7 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
             label: label.clone(),
             cost_rank: rank,
             values: at(*x).flat_map(|s| s.trials()).collect(),
+            ..SettingTrials::default()
         })
         .collect();
     let columns: Vec<Option<usize>> = layout
@@ -177,6 +182,39 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
     }
 }
 
+/// The findings a finished run decided, as the summary lists them: one block per question,
+/// its settings in the finding's order (cheapest first), each with its estimate and mark.
+pub fn from_decided(
+    layout: &ResultLayout,
+    decided: &[crate::experiment::findings::Decided],
+) -> Vec<SeriesSummary> {
+    let unit = layout.y_unit.clone();
+    decided
+        .iter()
+        .map(|d| {
+            let f = &d.finding;
+            SeriesSummary {
+                series: d.question.clone(),
+                settings: f
+                    .settings
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| SettingRow {
+                        series: d.question.clone(),
+                        x: i as f64,
+                        label: s.label.clone(),
+                        estimate: s.estimate,
+                        measures: vec![None; layout.measures.len()],
+                        cells: vec![String::new(); layout.summary_columns.len()],
+                        mark: mark(f, &s.label),
+                    })
+                    .collect(),
+                sentence: f.sentence_with(&|v| with_unit(v, &unit)),
+            }
+        })
+        .collect()
+}
+
 /// Each x the samples reached, ascending, with what the experiment concluded there (the
 /// findings its samples carry), for layouts that compare the series at each x.
 pub fn findings_by_x(samples: &[Sample]) -> Vec<(f64, Vec<String>)> {
@@ -199,15 +237,14 @@ pub fn findings_by_x(samples: &[Sample]) -> Vec<(f64, Vec<String>)> {
     out
 }
 
-/// Marks only for a decided finding: `too few trials` marks nothing.
+/// ★ for the core's answer (the winner or the recommendation), ≈ for a setting shown as
+/// good as the best; nothing for the rest (slower, or undecided).
 fn mark(f: &Finding, label: &str) -> Mark {
     let is = |o: &Option<String>| o.as_deref() == Some(label);
     match f.verdict {
         Some(Verdict::Faster) if is(&f.winner) => Mark::Best,
         Some(Verdict::NoSignificantDifference) if is(&f.recommendation) => Mark::Best,
-        Some(Verdict::NoSignificantDifference) if f.tie_group.iter().any(|l| l == label) => {
-            Mark::Tied
-        }
+        _ if f.is_equivalent(label) => Mark::Tied,
         _ => Mark::None,
     }
 }
@@ -218,7 +255,7 @@ pub fn value(layout: &ResultLayout, v: f64) -> String {
 }
 
 /// The interval as its two ends in the layout's unit, "40–50 ms", with the coverage reached
-/// when it falls short of the rules' confidence ("40–50 ms (88%)": four trials bracket the
+/// when it falls short of the rules' confidence ("40–50 ms (87.5%)": four trials bracket the
 /// median only 88% of the time); "–" for a single trial, which has no interval. The same
 /// bounds `history show` prints.
 pub fn interval(e: &Estimate, unit: &str, rules: &Rules) -> String {
@@ -229,7 +266,10 @@ pub fn interval(e: &Estimate, unit: &str, rules: &Rules) -> String {
     if e.reaches(rules.confidence) {
         text
     } else {
-        format!("{text} ({:.0}%)", e.level * 100.0)
+        format!(
+            "{text} ({})",
+            crate::measure::wording::format_level(e.level)
+        )
     }
 }
 
@@ -307,7 +347,7 @@ mod tests {
         );
         assert_eq!(
             s[0].sentence,
-            "16 MB..256 MB are within noise of each other (no significant difference); 16 MB is enough"
+            "16 MB..256 MB are within 5% of the best (no significant difference); 16 MB is enough, more bought nothing measurable"
         );
         // Six trials reach 95%: x(1)..x(6) is 0.99..1.01 of the base.
         let e = s[0].settings[0].estimate.unwrap();
@@ -364,5 +404,52 @@ mod tests {
         assert_eq!(names, ["sorted", "random"]);
         assert_eq!(s[1].settings.len(), 2);
         assert_eq!(s[1].settings[1].mark, Mark::Best);
+    }
+
+    #[test]
+    fn a_finished_run_shows_the_findings_its_report_decided() {
+        // Workers and memory swept: the live series split by workers, but the report decides
+        // each order as one sweep. Once the run is over the summary shows that finding: its
+        // labels, its marks, its sentence.
+        use crate::experiment::index_build::Order;
+        let six = |base: f64| times(base);
+        let (a, b, c, d) = (six(7.0), six(5.5), six(6.9), six(5.51));
+        let r = crate::report::example::index_build(
+            "d",
+            1_000_000,
+            &[
+                (Order::Random, 0, "1MB", &a),
+                (Order::Random, 0, "64MB", &b),
+                (Order::Random, 2, "1MB", &c),
+                (Order::Random, 2, "64MB", &d),
+            ],
+        );
+        let decided = crate::experiment::findings::decided(&r);
+        assert_eq!(decided.len(), 1);
+        let s = from_decided(&layout(Better::Lower), &decided);
+        assert_eq!(s[0].series, "random");
+        let marks: Vec<(&str, Mark)> = s[0]
+            .settings
+            .iter()
+            .map(|r| (r.label.as_str(), r.mark))
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                ("1MB ×0w", Mark::None),
+                ("64MB ×0w", Mark::Best),
+                ("1MB ×2w", Mark::None),
+                ("64MB ×2w", Mark::Tied)
+            ]
+        );
+        assert_eq!(
+            s[0].sentence,
+            decided[0].finding.sentence_with(&|v| with_unit(v, "s"))
+        );
+        assert!(
+            s[0].sentence.contains("64MB ×0w is enough"),
+            "{}",
+            s[0].sentence
+        );
     }
 }

@@ -317,10 +317,10 @@ pub fn settings<'a>(theme: Theme, input: &SettingsInput, cols: usize, skip: usiz
         }
         let legend = match (best, tied) {
             (true, true) => {
-                "★ the one to use: the best, or the cheapest of those within noise of it (≈)"
+                "★ the one to use: the best, or the cheapest of those shown as good as it (≈)"
             }
             (true, false) => "★ the one to use: better than every other setting of its series",
-            (false, true) => "≈ within noise of the best: no setting of the series is better",
+            (false, true) => "≈ shown as good as the best (within the smallest effect)",
             (false, false) => "",
         };
         for l in wrap(legend, cols, 2) {
@@ -397,7 +397,7 @@ mod tests {
         );
         assert!(text.contains("snapshot  10"), "{text}");
         // Four writes: n 4, their median and the interval the core gives.
-        assert!(text.contains("4  119 ms  48–180 ms (88%)"), "{text}");
+        assert!(text.contains("4  119 ms  48–180 ms (87.5%)"), "{text}");
         assert!(text.contains("at 100 versions: a verdict"), "{text}");
         // No ranking of the steps of a design: no marks, no sentence about steps.
         assert!(!text.contains('★') && !text.contains("faster"), "{text}");
