@@ -29,6 +29,10 @@ pub enum FieldKind {
     Percent,
     /// Server settings to sweep: `name=v1,v2 other=v3` (`--set`, repeatable).
     Settings,
+    /// SQL statements (`--sql`, `--index`; repeatable: the flags' values are joined with `;`).
+    Sql,
+    /// Free text: a file name, SQL or `@FILE`.
+    Text,
 }
 
 /// One editable parameter of an experiment.

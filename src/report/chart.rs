@@ -53,6 +53,24 @@ fn seconds_tick(v: f64, y_max: f64) -> String {
 
 type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// A chart of two linear f64 axes drawn into an SVG string.
+pub type SvgChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The series' legend, boxed at the upper right.
+pub fn legend<'a, 'b: 'a>(chart: &mut SvgChart<'a, 'b>) -> DrawResult<()> {
+    chart
+        .configure_series_labels()
+        .border_style(BLACK.mix(0.3))
+        .background_style(WHITE.mix(0.9))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}
+
 fn index_build(b: &IndexBuildReport) -> DrawResult<Option<String>> {
     let groups: Vec<_> = b
         .summary
@@ -155,12 +173,7 @@ fn index_build(b: &IndexBuildReport) -> DrawResult<Option<String>> {
                 .collect();
             chart.draw_series(repeats.iter().map(|p| Circle::new(*p, 2, color.mix(0.5))))?;
         }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK.mix(0.3))
-            .background_style(WHITE.mix(0.9))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
+        legend(&mut chart)?;
         root.present()?;
     }
     Ok(Some(buf))

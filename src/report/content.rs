@@ -22,6 +22,8 @@ pub struct Content {
     pub host: Vec<(String, String)>,
     pub error: Option<String>,
     pub grids: Vec<Grid>,
+    /// Preformatted text with a title (the query experiment's plans side by side).
+    pub blocks: Vec<(String, String)>,
     pub findings: Vec<String>,
     pub recommendations: Vec<Recommendation>,
     pub confounders: Vec<String>,
@@ -101,6 +103,7 @@ pub fn content(report: &RunReport) -> Content {
         host,
         error: report.error.clone(),
         grids: Vec::new(),
+        blocks: Vec::new(),
         findings: Vec::new(),
         recommendations: Vec::new(),
         confounders: Vec::new(),
@@ -140,6 +143,13 @@ pub fn content(report: &RunReport) -> Content {
                 .extend(super::growth_advice::seed_comparison(report, b));
             c.confounders = b.summary.confounders.clone();
             c.recommendations = super::growth_advice::recommendations(report, b);
+        }
+        ReportBody::Query(b) => {
+            c.grids = super::query::grids(b);
+            c.blocks = super::query_plans::blocks(b);
+            c.findings = b.summary.findings.clone();
+            c.confounders = b.summary.confounders.clone();
+            c.recommendations = super::query_advice::recommendations(report, b);
         }
     }
     c

@@ -187,6 +187,17 @@ fn for_order(b: &IndexBuildReport, o: &OrderSummary) -> (Recommendation, Option<
     }
 }
 
+/// For a run that did not finish: the sentence that goes before its caveat (empty otherwise).
+pub fn partial_run(report: &RunReport) -> String {
+    if report.outcome == Outcome::Finished {
+        return String::new();
+    }
+    format!(
+        "This run was {} before all trials finished; the figures cover what finished. ",
+        report.outcome.as_str()
+    )
+}
+
 /// The best group as "16MB, 64MB and 256MB".
 fn group_words(f: &Finding) -> String {
     match f.tie_group.as_slice() {
@@ -236,15 +247,7 @@ pub fn index_build_recommendations(
             b.params.key.as_str(),
             format_bytes(heap)
         );
-        if report.outcome != Outcome::Finished {
-            caveat.insert_str(
-                0,
-                &format!(
-                    "This run was {} before all trials finished; the figures cover what finished. ",
-                    report.outcome.as_str()
-                ),
-            );
-        }
+        caveat.insert_str(0, &partial_run(report));
         out.push(Recommendation {
             text: caveat,
             sql: Vec::new(),

@@ -71,6 +71,17 @@ impl PqConn {
         Ok(conn)
     }
 
+    /// libpq's connect failure as one line: with several hosts libpq says what went wrong at
+    /// each, on lines of their own.
+    pub fn connect_failure(message: &str) -> String {
+        message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     fn ptr(&self) -> *mut pq::PGconn {
         self.raw.as_ptr()
     }
@@ -177,6 +188,16 @@ impl PqConn {
             Ok(())
         } else {
             Err(self.error_message())
+        }
+    }
+
+    /// Queue `sql` on the simple protocol (one or more commands, text results), as
+    /// `pgbench -M simple` sends its script's commands.
+    pub fn send_query(&mut self, sql: &CStr) -> Result<(), String> {
+        // SAFETY: a live connection and a valid C string.
+        match unsafe { pq::PQsendQuery(self.ptr(), sql.as_ptr()) } {
+            1 => Ok(()),
+            _ => Err(self.error_message()),
         }
     }
 
@@ -309,6 +330,12 @@ impl PqResult {
                 Err(describe(code.as_deref(), &msg))
             }
         }
+    }
+
+    /// Rows the result holds.
+    pub fn rows(&self) -> u64 {
+        // SAFETY: a live result.
+        u64::try_from(unsafe { pq::PQntuples(self.raw.as_ptr()) }).unwrap_or(0)
     }
 
     /// Row `row`, column `col` as text; `None` when absent or NULL.

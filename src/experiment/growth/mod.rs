@@ -7,7 +7,7 @@
 //! that would not fit the disk (or lie beyond the fill limit) are not run: they are
 //! projected by least-squares fits and marked as such.
 
-mod cache;
+pub(crate) mod cache;
 mod churn;
 mod copy;
 mod cost;

@@ -22,7 +22,7 @@
 //! (`host::probe::fsync_latency`) after the trials, so the probe's writes disturb none.
 
 mod client;
-mod cpu;
+pub(crate) mod cpu;
 mod kinds;
 mod meter;
 mod payload;

@@ -305,6 +305,16 @@ impl ParamsState {
                 s.repeat = once;
                 ExperimentSpec::Growth(s)
             }
+            ExperimentSpec::Query(mut s) => {
+                s.statements.truncate(1);
+                s.index.clear();
+                for item in &mut s.set.items {
+                    item.values.truncate(1);
+                }
+                s.clients.truncate(1);
+                s.repeat = once;
+                ExperimentSpec::Query(s)
+            }
         })
     }
 }

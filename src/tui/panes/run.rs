@@ -308,6 +308,7 @@ fn rules_of(spec: &ExperimentSpec) -> Rules {
         ExperimentSpec::IndexBuild(s) => s.decision.rules(),
         ExperimentSpec::Ingest(s) => s.decision.rules(),
         ExperimentSpec::Growth(s) => s.decision.rules(),
+        ExperimentSpec::Query(s) => s.decision.rules(),
     }
 }
 

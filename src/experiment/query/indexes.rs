@@ -1,0 +1,127 @@
+//! Candidate indexes during a run. On pglab's sandbox, and on tables of the lab schema
+//! anywhere, a candidate is built for real (timed, under a name of pglab's own, marked with a
+//! `pglab:` comment) before its combinations' trials and dropped after them. On a real
+//! server's own tables it is only imagined, through HypoPG: a plain `EXPLAIN` with the
+//! hypothetical index gives the plan and the planner's cost — an estimate, not a measurement,
+//! and marked so everywhere.
+
+use std::time::Instant;
+
+use tokio_postgres::Client;
+
+use super::candidate::Candidate;
+use super::precheck::{candidate_table, hypopg};
+use super::report::IndexCandidate;
+use crate::experiment::lab::{MARK, RunCtx, RunError};
+use crate::experiment::sql::{ident, literal, plain_name};
+use crate::measure::units::{format_bytes, format_seconds};
+
+/// Find each candidate's table and decide how it is tried; a sentence when it cannot be.
+pub async fn resolve(
+    ctx: &RunCtx,
+    client: &Client,
+    candidates: &[String],
+    on_sandbox: bool,
+) -> Result<Vec<IndexCandidate>, RunError> {
+    let mut out = Vec::new();
+    for (i, sql) in candidates.iter().enumerate() {
+        let value = i + 1;
+        let c = Candidate::parse(sql).map_err(RunError::Failed)?;
+        let (schema, table) = candidate_table(client, &c)
+            .await
+            .map_err(RunError::Failed)?
+            .ok_or_else(|| {
+                RunError::failed(format!("index {value}: there is no table {} here", c.table))
+            })?;
+        let real = on_sandbox || schema == ctx.opts.schema;
+        if !real && let Err(why) = hypopg(client).await {
+            return Err(RunError::failed(format!(
+                "index {value} on {schema}.{table}: on a server pglab did not start, a candidate on the server's own tables is tried only hypothetically through HypoPG, and {why}"
+            )));
+        }
+        out.push(IndexCandidate {
+            value,
+            sql: sql.clone(),
+            table: format!("{schema}.{table}"),
+            how: if real { "built" } else { "hypothetical" }.into(),
+            name: if real {
+                format!("pglab_q_{}_{value}", plain_name(&ctx.run_id))
+            } else {
+                String::new()
+            },
+            build_seconds: None,
+            index_bytes: None,
+            dropped: false,
+        });
+    }
+    Ok(out)
+}
+
+/// The schema a built candidate lives in (its table's).
+fn schema_of(c: &IndexCandidate) -> &str {
+    c.table.split_once('.').map_or("", |(s, _)| s)
+}
+
+/// `"schema"."name"` of a built candidate.
+pub fn qualified(c: &IndexCandidate) -> String {
+    format!("{}.{}", ident(schema_of(c)), ident(&c.name))
+}
+
+/// Build candidate `c` for real, timed, on `client` (a session of the lab's, not the
+/// measuring one: that may be read-only).
+pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Result<(), RunError> {
+    let parsed = Candidate::parse(&c.sql).map_err(RunError::Failed)?;
+    ctx.emit
+        .phase(None, format!("building index {} on {}", c.value, c.table))
+        .await;
+    let t0 = Instant::now();
+    ctx.cancellable(client, client.batch_execute(&parsed.build_sql(&c.name)))
+        .await
+        .map_err(|e| match e {
+            RunError::Failed(m) => RunError::failed(format!("index {}: {m}", c.value)),
+            other => other,
+        })?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let mark = format!("{MARK}run={} query index candidate", ctx.run_id);
+    client
+        .batch_execute(&format!(
+            "COMMENT ON INDEX {} IS {}",
+            qualified(c),
+            literal(&mark)
+        ))
+        .await
+        .map_err(|e| ctx.error(e))?;
+    let bytes: i64 = client
+        .query_one("SELECT pg_relation_size(to_regclass($1))", &[&qualified(c)])
+        .await
+        .map_err(|e| ctx.error(e))?
+        .get(0);
+    c.build_seconds = Some(seconds);
+    c.index_bytes = Some(bytes);
+    ctx.note(format!(
+        "index {} built in {} ({}): {}",
+        c.value,
+        format_seconds(seconds),
+        format_bytes(bytes.max(0) as u64),
+        c.sql
+    ))
+    .await;
+    Ok(())
+}
+
+/// Drop a built candidate (on a fresh session when the run's may be gone). True when it was
+/// there to drop.
+pub async fn drop(ctx: &RunCtx, c: &mut IndexCandidate) -> bool {
+    if c.name.is_empty() || c.dropped {
+        return false;
+    }
+    let Ok(client) = ctx.target.connect().await else {
+        return false;
+    };
+    let ok = client
+        .batch_execute(&format!("DROP INDEX IF EXISTS {}", qualified(c)))
+        .await
+        .is_ok();
+    c.dropped = ok;
+    ok
+}
