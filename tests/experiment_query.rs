@@ -254,6 +254,48 @@ async fn an_index_candidate_is_built_measured_and_dropped() {
 }
 
 #[tokio::test]
+async fn a_script_runs_as_transactions_of_several_clients() {
+    let lab = common::lab();
+    let dir = common::temp_dir("q-tps");
+    let script = dir.join("lookup.sql");
+    std::fs::write(
+        &script,
+        "\\set aid random(1, 1000)\n\\set width :aid % 3 + 1\nSELECT id FROM tp\n  WHERE id BETWEEN :aid AND :aid + :width - 1;\nSELECT :client_id;\n",
+    )
+    .unwrap();
+    let r = run_ok(
+        lab.target(),
+        &[
+            ("setup", "CREATE TABLE tp AS SELECT g AS id FROM generate_series(1, 2000) g; CREATE INDEX ON tp (id)"),
+            ("script", script.to_str().unwrap()),
+            ("clients", "1,3"),
+            ("duration", "500ms"),
+            ("repeat", "2"),
+        ],
+        on_sandbox("q_tps"),
+    )
+    .await;
+    schema_check(&r);
+    let b = body(&r);
+    assert_eq!(b.trials.len(), 4);
+    for t in &b.trials {
+        let tx = t.transactions.unwrap();
+        assert!(tx > 10, "{t:?}");
+        assert!(t.tps.unwrap() > 0.0);
+        // Each transaction: 1 to 3 rows of the lookup, 1 of the client id.
+        assert!(t.rows >= 2 * tx && t.rows <= 4 * tx, "{t:?}");
+        let l = t.latency_ms.unwrap();
+        assert!(l.p50 > 0.0 && l.p50 <= l.p95 && l.p95 <= l.p99, "{l:?}");
+        assert!(t.client_cpu_s.is_some());
+    }
+    assert_eq!(b.trials.iter().filter(|t| t.clients == Some(3)).count(), 2);
+    // Plans of the script's commands, with the variables of one seeded run.
+    assert!(b.plans.iter().any(|p| p.name == "line 3"));
+    assert_eq!(b.summary.units.len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
 async fn cancel_stops_the_statement_on_the_server() {
     let lab = common::lab();
     let mut h = experiment::spawn(
@@ -417,6 +459,63 @@ async fn a_real_servers_read_only_transaction_refuses_a_delete_and_rollback_undo
         .await
         .unwrap();
     assert!(stray.is_none(), "the setup was rolled back");
+}
+
+#[tokio::test]
+async fn a_real_servers_own_table_takes_a_candidate_only_hypothetically() {
+    let o = other_cluster("q-hypo").await;
+    let opts = || RunOptions {
+        schema: "q_hypo".into(),
+        ..RunOptions::default()
+    };
+    let pairs = [
+        ("sql", "SELECT * FROM public.keep WHERE id = 42"),
+        ("index", "CREATE INDEX ON public.keep (id)"),
+        ("repeat", "3"),
+    ];
+    // Without HypoPG in the database: refused with the sentence, nothing built.
+    let (error, _) = run(o.target.clone(), spec(&pairs), opts())
+        .await
+        .expect_err("no HypoPG: refused");
+    assert!(
+        error.contains("only hypothetically through HypoPG"),
+        "{error}"
+    );
+    assert!(error.contains("CREATE EXTENSION hypopg"), "{error}");
+    let c = o.target.connect().await.unwrap();
+    c.batch_execute("CREATE EXTENSION hypopg").await.unwrap();
+    let r = run_ok(o.target.clone(), &pairs, opts()).await;
+    schema_check(&r);
+    let b = body(&r);
+    assert_eq!(b.indexes[0].how, "hypothetical");
+    assert!(b.indexes[0].build_seconds.is_none());
+    // Measured without it; with it only planned.
+    assert!(b.trials.iter().all(|t| t.combo == 0));
+    let with = b.plan(0, 1).expect("a plan under the hypothetical index");
+    assert!(with.estimate_only);
+    assert!(
+        with.facts.fingerprint.contains("Index"),
+        "{}",
+        with.facts.fingerprint
+    );
+    assert!(!b.plan(0, 0).unwrap().estimate_only);
+    assert!(
+        b.summary
+            .findings
+            .iter()
+            .any(|f| f.contains("planner estimate, not measured")),
+        "{:?}",
+        b.summary.findings
+    );
+    let indexes: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE tablename = 'keep'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 0, "nothing was built on the server's own table");
 }
 
 fn usage(args: &[&str]) -> (Option<i32>, String) {

@@ -115,6 +115,27 @@ async fn writes_outside(
     Ok(found)
 }
 
+/// When the lab schema holds what other setups kept: the way on for a name that is taken.
+async fn kept_elsewhere(ctx: &RunCtx, c: &Client) -> String {
+    let kept: Vec<String> = c
+        .query(
+            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = $1 AND obj_description(c.oid, 'pg_class') LIKE $2 ORDER BY 1",
+            &[&ctx.opts.schema, &format!("{MARK}dataset query-setup=%")],
+        )
+        .await
+        .map(|rows| rows.iter().map(|r| r.get(0)).collect())
+        .unwrap_or_default();
+    if kept.is_empty() {
+        return String::new();
+    }
+    format!(
+        " ({} in {} was kept by an earlier run with another setup text: `pglab clean --datasets` drops kept setups)",
+        kept.join(", "),
+        ctx.opts.schema
+    )
+}
+
 /// Run the setup (or reuse a kept one). None when the spec has none.
 pub async fn run(
     ctx: &RunCtx,
@@ -179,7 +200,12 @@ pub async fn run(
             }
             return Err(match e {
                 RunError::Failed(m) => {
-                    RunError::failed(format!("setup, line {} ({}): {m}", s.line, s.name))
+                    let hint = if m.contains("already exists") {
+                        kept_elsewhere(ctx, &client).await
+                    } else {
+                        String::new()
+                    };
+                    RunError::failed(format!("setup, line {} ({}): {m}{hint}", s.line, s.name))
                 }
                 other => other,
             });
