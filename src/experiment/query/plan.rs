@@ -151,20 +151,10 @@ fn ms(v: f64) -> String {
     }
 }
 
-fn walk(
-    n: &Value,
-    depth: usize,
-    parent: &str,
-    block: u64,
-    out: &mut Vec<PlanLine>,
-    fp: &mut String,
-) {
+fn walk(n: &Value, depth: usize, block: u64, out: &mut Vec<PlanLine>, fp: &mut String) {
     let label = node_label(n);
-    let key = if parent.is_empty() {
-        label.clone()
-    } else {
-        format!("{parent}/{label}")
-    };
+    let start = fp.len();
+    let line = out.len();
     let analyzed = n.get("Actual Total Time").is_some();
     let how = spill_how(n);
     let spilled = analyzed && how.is_some() && own_temp(n) > 0.0
@@ -174,7 +164,8 @@ fn walk(
         let mut d = format!(
             "rows {} · {}",
             crate::measure::units::format_count(num(n, "Actual Rows") * loops),
-            ms(num(n, "Actual Total Time") * loops)
+            // Per loop, as EXPLAIN gives it; rows are all the loops'.
+            ms(num(n, "Actual Total Time"))
         );
         if loops > 1.0 {
             d.push_str(&format!(" · {loops:.0} loops"));
@@ -199,7 +190,7 @@ fn walk(
         depth,
         label: label.clone(),
         detail,
-        key: key.clone(),
+        key: String::new(),
         spilled,
     });
     fp.push_str(&label);
@@ -210,15 +201,11 @@ fn walk(
             if i > 0 {
                 fp.push_str(", ");
             }
-            // Siblings of one label (two scans of one table) need distinct keys.
-            let mut k = key.clone();
-            if kids.len() > 1 {
-                k.push_str(&format!("#{i}"));
-            }
-            walk(c, depth + 1, &k, block, out, fp);
+            walk(c, depth + 1, block, out, fp);
         }
         fp.push(')');
     }
+    out[line].key = fp[start..].to_string();
 }
 
 /// Read an EXPLAIN's JSON (the array it returns, or its first element). `block` is the
@@ -233,20 +220,32 @@ pub fn read(json: &Value, block: u64) -> Result<PlanFacts, String> {
         .ok_or("EXPLAIN returned no plan (is the statement one that has a plan?)")?;
     let mut lines = Vec::new();
     let mut fingerprint = String::new();
-    walk(plan, 0, "", block, &mut lines, &mut fingerprint);
+    walk(plan, 0, block, &mut lines, &mut fingerprint);
     let temp_written = num(plan, "Temp Written Blocks") as u64;
-    let spilled_nodes = lines
-        .iter()
-        .filter(|l| l.spilled)
-        .map(|l| {
-            let how = l
-                .detail
-                .rsplit_once(" (")
-                .map(|(_, h)| format!(" ({h}"))
-                .unwrap_or_default();
-            format!("{}{how}", l.label)
-        })
-        .collect();
+    // Each spilling node once, with how many there are (a sort under a Gather runs in every
+    // worker).
+    let mut spilled_nodes: Vec<String> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    for l in lines.iter().filter(|l| l.spilled) {
+        let how = l
+            .detail
+            .rsplit_once(" (")
+            .map(|(_, h)| format!(" ({h}"))
+            .unwrap_or_default();
+        let name = format!("{}{how}", l.label);
+        match spilled_nodes.iter().position(|n| *n == name) {
+            Some(i) => counts[i] += 1,
+            None => {
+                spilled_nodes.push(name);
+                counts.push(1);
+            }
+        }
+    }
+    for (n, c) in spilled_nodes.iter_mut().zip(&counts) {
+        if *c > 1 {
+            n.push_str(&format!(" ×{c}"));
+        }
+    }
     Ok(PlanFacts {
         fingerprint,
         temp_bytes: temp_written.saturating_mul(block),
@@ -324,7 +323,9 @@ mod tests {
         assert_eq!((a.shared_hit, a.shared_read), (10, 5));
         assert_eq!(a.jit_ms, Some(12.5));
         assert_eq!(a.lines.len(), 3);
-        assert_eq!(a.lines[2].key, "GroupAggregate/Sort/Seq Scan on t");
+        assert_eq!(a.lines[2].key, "Seq Scan on t");
+        assert_eq!(a.lines[1].key, "Sort(Seq Scan on t)");
+        assert_eq!(a.lines[0].key, a.fingerprint);
         assert!(
             a.lines[1].detail.contains("spill 800 kB (external merge)"),
             "{}",

@@ -25,13 +25,18 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             format!(
-                "{} {} {} {}",
+                "{} {} {} {} {}",
                 k(Action::NextExperiment),
                 k(Action::Experiment1),
                 k(Action::Experiment2),
-                k(Action::Experiment3)
+                k(Action::Experiment3),
+                k(Action::Experiment4)
             ),
-            "next experiment; index-build, ingest, growth".into(),
+            "next experiment; index-build, ingest, growth, query".into(),
+        ),
+        (
+            k(Action::Plans),
+            "query: plan of each statement per combination, * changed".into(),
         ),
         (
             k(Action::Probe),

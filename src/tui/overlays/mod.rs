@@ -1,6 +1,7 @@
-//! Overlays drawn over the panes: help (`?`), the preset picker (`p`) and the history of past
-//! runs (`h`).
+//! Overlays drawn over the panes: help (`?`), the preset picker (`p`), the history of past
+//! runs (`h`) and a query run's plans (`t`).
 
 pub mod help;
 pub mod history;
+pub mod plans;
 pub mod presets;

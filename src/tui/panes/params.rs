@@ -362,12 +362,20 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let cost = match &st.parsed {
         Ok(spec) => {
             let c = spec.estimate();
-            let items = vec![
-                format!("≈ {} rows", format_count(c.rows as f64)),
-                format!("{} table", format_bytes(c.table_bytes)),
-                format!("{} trial{}", c.trials, if c.trials == 1 { "" } else { "s" }),
-                format!("disk ≈ {}", format_bytes(c.disk_bytes())),
-            ];
+            // What the experiment does not know (query: the DBA's own data) is left out.
+            let items: Vec<String> = [
+                (c.rows > 0).then(|| format!("≈ {} rows", format_count(c.rows as f64))),
+                (c.table_bytes > 0).then(|| format!("{} table", format_bytes(c.table_bytes))),
+                Some(format!(
+                    "{} trial{}",
+                    c.trials,
+                    if c.trials == 1 { "" } else { "s" }
+                )),
+                (c.disk_bytes() > 0).then(|| format!("disk ≈ {}", format_bytes(c.disk_bytes()))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
             pack(&items, cols, " · ", 2)
                 .into_iter()
                 .map(|l| plain_line(l, theme.accent()))

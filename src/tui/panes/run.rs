@@ -63,6 +63,8 @@ pub struct RunState {
     /// What the body shows; kept from run to run.
     pub view: RunView,
     pub scroll: Scroll,
+    /// The last query run's report, for the plan view (`t`).
+    pub query: Option<Box<crate::experiment::query::QueryReport>>,
 }
 
 impl RunState {
@@ -188,16 +190,19 @@ impl RunState {
                 }
             }
             RunEvent::Finished(r) => {
+                self.keep_plans(&r);
                 self.merge_notes(&r.notes);
                 end(self, Outcome::Finished, None, r.seconds());
                 return true;
             }
             RunEvent::Failed { error, report } => {
+                self.keep_plans(&report);
                 self.merge_notes(&report.notes);
                 end(self, Outcome::Failed, Some(error), report.seconds());
                 return true;
             }
             RunEvent::Cancelled(r) => {
+                self.keep_plans(&r);
                 self.merge_notes(&r.notes);
                 end(self, Outcome::Cancelled, None, r.seconds());
                 return true;
@@ -221,6 +226,15 @@ impl RunState {
                 error: Some("the run stopped without a result (see the log file)".into()),
                 seconds: secs,
             });
+        }
+    }
+
+    /// A query run's plans stay for the plan view.
+    fn keep_plans(&mut self, r: &crate::experiment::RunReport) {
+        if let crate::experiment::ReportBody::Query(q) = &r.body
+            && !q.plans.is_empty()
+        {
+            self.query = Some(q.clone());
         }
     }
 
