@@ -296,6 +296,54 @@ async fn a_script_runs_as_transactions_of_several_clients() {
 }
 
 #[tokio::test]
+async fn runs_compare_only_with_the_same_text_and_report_with_plans_and_a_chart() {
+    let lab = common::lab();
+    let q = |sql: &'static str| [("sql", sql), ("set", "work_mem=1MB,64MB"), ("repeat", "3")];
+    let same = "SELECT count(*) FROM generate_series(1, 20000) g";
+    let a = run_ok(lab.target(), &q(same), on_sandbox("q_cmp")).await;
+    let b = run_ok(lab.target(), &q(same), on_sandbox("q_cmp")).await;
+    let c = pglab::history::compare::compare(&a, &b).unwrap();
+    assert!(c.not_comparable.is_empty(), "{:?}", c.not_comparable);
+    assert_eq!(c.settings.len(), 2, "{:?}", c.settings);
+    assert!(c.settings.iter().all(|s| s.verdict.is_some()));
+    let other = run_ok(
+        lab.target(),
+        &q("SELECT count(*) FROM generate_series(1, 20001) g"),
+        on_sandbox("q_cmp"),
+    )
+    .await;
+    let c = pglab::history::compare::compare(&a, &other).unwrap();
+    assert!(
+        c.not_comparable
+            .iter()
+            .any(|r| r.starts_with("statements text")),
+        "{:?}",
+        c.not_comparable
+    );
+    // The Markdown report: the chart beside it, the plans of the best and the current
+    // combination (work_mem=4MB is neither, so the first stands in).
+    let dir = common::temp_dir("q-report");
+    let md = dir.join("r.md");
+    let written = pglab::report::write(&a, &md).unwrap();
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("![query](r.svg)"), "{text}");
+    assert!(
+        text.contains("### Plans of SELECT count(*) FROM generate_series(1, 20000) g"),
+        "{text}"
+    );
+    assert!(text.contains("```text\n"), "{text}");
+    let svg = std::fs::read_to_string(written.chart.unwrap()).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("work_mem=64MB"),
+        "{svg}"
+    );
+    let csv = pglab::report::render(&a, pglab::report::Format::Csv);
+    assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+    assert!(csv.lines().next().unwrap().contains("seconds"), "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
 async fn cancel_stops_the_statement_on_the_server() {
     let lab = common::lab();
     let mut h = experiment::spawn(

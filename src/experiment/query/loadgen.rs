@@ -10,7 +10,8 @@
 //! until the deadline (a transaction in flight then finishes and counts, as in pgbench) or a
 //! stop, and reports `Done`. A stop cancels the command in flight on the server.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
+use std::io::Write;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -193,10 +194,11 @@ async fn client_main(
                 commands: Arc::new(commands),
                 frame: work
                     .frame
-                    .and_then(|(b, e)| CString::new(b).ok().zip(CString::new(e).ok())),
+                    .and_then(|(b, e)| CString::new(b).ok().zip(CString::new(e).ok()))
+                    .map(Arc::new),
                 vars: vec![0; work.script.vars.len()],
                 rng: rand_chacha::ChaCha8Rng::seed_from_u64(work.seed ^ (id as u64 + 1)),
-                buf: String::new(),
+                buf: Vec::new(),
             };
             c.vars[0] = id as i64;
             if let Some(s) = c.vars.get_mut(1) {
@@ -221,10 +223,11 @@ struct Client<'a> {
     work: &'a Workload,
     commands: Arc<Vec<Ready>>,
     /// The frame's commands (`BEGIN`, `ROLLBACK`), when there is one.
-    frame: Option<(CString, CString)>,
+    frame: Option<Arc<(CString, CString)>>,
     vars: Vec<i64>,
     rng: rand_chacha::ChaCha8Rng,
-    buf: String,
+    /// The text of the command being sent, NUL-terminated.
+    buf: Vec<u8>,
 }
 
 impl Client<'_> {
@@ -253,8 +256,8 @@ impl Client<'_> {
     async fn transaction(&mut self) -> Result<u64, String> {
         let mut rows = 0;
         let frame = self.frame.clone();
-        if let Some((begin, _)) = &frame {
-            self.command(begin).await?;
+        if let Some(f) = &frame {
+            self.command(&f.0).await?;
         }
         let commands = self.commands.clone();
         for c in commands.iter() {
@@ -265,24 +268,30 @@ impl Client<'_> {
                 }
                 Ready::Fixed(sql) => rows += self.command(sql).await?,
                 Ready::Template(parts) => {
-                    self.buf.clear();
+                    // One buffer for the text, reused: no allocation per command.
+                    let mut buf = std::mem::take(&mut self.buf);
+                    buf.clear();
                     for p in parts {
                         match p {
-                            Part::Text(t) => self.buf.push_str(t),
+                            Part::Text(t) => buf.extend_from_slice(t.as_bytes()),
                             Part::Var(v) => {
                                 let n = self.vars.get(*v).copied().unwrap_or(0);
-                                self.buf.push_str(&n.to_string());
+                                let _ = write!(buf, "{n}");
                             }
                         }
                     }
-                    let sql = CString::new(self.buf.as_str())
-                        .map_err(|_| "a command holds a NUL byte".to_string())?;
-                    rows += self.command(&sql).await?;
+                    buf.push(0);
+                    let r = match CStr::from_bytes_with_nul(&buf) {
+                        Ok(sql) => self.command(sql).await,
+                        Err(_) => Err("a command holds a NUL byte".to_string()),
+                    };
+                    self.buf = buf;
+                    rows += r?;
                 }
             }
         }
-        if let Some((_, end)) = &frame {
-            self.command(end).await?;
+        if let Some(f) = &frame {
+            self.command(&f.1).await?;
         }
         Ok(rows)
     }
