@@ -28,6 +28,7 @@ cargo build --release -q
 BIN=$PWD/target/release/pglab
 unset PGHOST PGPORT PGDATABASE PGUSER
 export PGLAB_DATA_DIR=${PGLAB_DATA_DIR:-$(mktemp -d /tmp/pglab-qbench.XXXXXX)}
+mkdir -p "$PGLAB_DATA_DIR"
 chmod 755 "$PGLAB_DATA_DIR"
 "$BIN" sandbox start >/dev/null
 trap '"$BIN" sandbox stop >/dev/null' EXIT
@@ -87,23 +88,26 @@ pgbench_tps() { # clients -> "tps transactions process_cpu_s"
   local tx=$(awk '/number of transactions actually processed/ {print $NF; exit}' "$tmp/pgb.txt")
   echo "$tps ${tx%%/*} $(awk '{print $1 + $2}' "$tmp/time")"
 }
-printf '%-8s %11s %11s %6s %26s %6s %20s\n' clients "pglab tps" "pgbench tps" ratio "CPU/tx rec·proc·pgbench µs" "rec ×" "proc ×"
+printf '%-8s %10s %12s %6s   %-30s %6s %6s\n' clients "pglab tps" "pgbench tps" ratio "CPU/tx µs: rec · proc · pgbench" "rec ×" "proc ×"
 for c in $CLIENTS; do
-  r_tps=(); r_rec=(); r_proc=()
+  r_tps=(); r_rec=(); r_proc=(); p_tps=(); b_tps=(); u_rec=(); u_proc=(); u_pgb=()
   for r in $(seq "$TPS_ROUNDS"); do
     if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); else B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
     read -r ptps prec ptx pproc <<<"$P"
     read -r btps btx bproc <<<"$B"
+    p_tps+=("$ptps"); b_tps+=("$btps")
     r_tps+=("$(ratio "$ptps" "$btps")")
     rec_us=$(awk -v a="$prec" -v n="$ptx" 'BEGIN {printf "%.2f", a / n * 1e6}')
     proc_us=$(awk -v a="$pproc" -v n="$ptx" 'BEGIN {printf "%.2f", a / n * 1e6}')
     pgb_us=$(awk -v a="$bproc" -v n="$btx" 'BEGIN {printf "%.2f", a / n * 1e6}')
+    u_rec+=("$rec_us"); u_proc+=("$proc_us"); u_pgb+=("$pgb_us")
     r_rec+=("$(ratio "$rec_us" "$pgb_us")"); r_proc+=("$(ratio "$proc_us" "$pgb_us")")
-    echo "   round $r: pglab $ptps tps ($ptx tx, CPU rec ${prec}s proc ${pproc}s) · pgbench $btps tps ($btx tx, CPU ${bproc}s)" >&2
+    echo "   $c clients, round $r: pglab $ptps tps ($ptx tx, CPU rec ${prec}s proc ${pproc}s) · pgbench $btps tps ($btx tx, CPU ${bproc}s)" >&2
   done
-  printf '%-8s %11s %11s %6s %26s %6s %20s\n' "$c" "$ptps" "$btps" \
-    "$(printf '%s\n' "${r_tps[@]}" | median)" "$rec_us · $proc_us · $pgb_us" \
-    "$(printf '%s\n' "${r_rec[@]}" | median)" "$(printf '%s\n' "${r_proc[@]}" | median)   (tps ratios ${r_tps[*]})"
+  med() { printf '%s\n' "$@" | median; }
+  printf '%-8s %10.0f %12.0f %6s   %-30s %6s %6s   (tps ratios %s)\n' "$c" "$(med "${p_tps[@]}")" "$(med "${b_tps[@]}")" \
+    "$(med "${r_tps[@]}")" "$(med "${u_rec[@]}") · $(med "${u_proc[@]}") · $(med "${u_pgb[@]}")" \
+    "$(med "${r_rec[@]}")" "$(med "${r_proc[@]}")" "${r_tps[*]}"
 done
 
 if [ "$PRESETS" = 1 ]; then

@@ -387,6 +387,48 @@ async fn cancel_stops_the_statement_on_the_server() {
     assert_eq!(outcome.outcome, experiment::Outcome::Cancelled);
 }
 
+#[tokio::test]
+async fn cold_trials_start_after_a_restart_with_the_page_cache_dropped() {
+    // A sandbox of its own: the restarts would end the other tests' sessions.
+    let dir = common::temp_dir("q-cold");
+    let paths = Paths {
+        data_dir: dir.join("data"),
+        config_dir: dir.join("config"),
+    };
+    let sandbox = Sandbox::locate(&paths, None, None).unwrap();
+    let port = sandbox.start().unwrap();
+    let target = Arc::new(Target::new(sandbox.conn_params(port), true).unwrap());
+    let r = run_ok(
+        target.clone(),
+        &[
+            ("setup", SORT_SETUP),
+            ("sql", "SELECT count(*) FROM s"),
+            ("cache", "cold"),
+            ("repeat", "2"),
+        ],
+        RunOptions {
+            schema: "q_cold".into(),
+            sandbox: Some(sandbox.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .await;
+    let b = body(&r);
+    assert_eq!(b.trials.len(), 2);
+    assert!(b.trials.iter().all(|t| t.cold && t.rows == 1));
+    let how = b.cold_cache.as_deref().unwrap();
+    assert!(how.contains("after a restart of the sandbox"), "{how}");
+    assert!(
+        how.contains("posix_fadvise") || how.contains("was not dropped"),
+        "{how}"
+    );
+    target
+        .connect()
+        .await
+        .expect("the sandbox is up again after the run");
+    let _ = sandbox.destroy();
+}
+
 /// A second real cluster, reached as a server pglab did not start.
 struct Other {
     sandbox: Sandbox,
@@ -606,6 +648,18 @@ fn bad_input_is_one_sentence_and_exit_2() {
         err.contains("cannot read /nonexistent/setup.sql: no such file"),
         "{err}"
     );
+    let lab = common::lab();
+    let out = lab
+        .command()
+        .args(["--observe", "run", "query", "--sql", "SELECT 1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("look-only (--observe)"), "{err}");
+    let (code, err) = usage(&["--sql", "SELECT 1", "--cache", "cold"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("only on pglab's own sandbox"), "{err}");
     let (code, err) = usage(&["--sql", "COMMIT"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("COMMIT is pglab's to give"), "{err}");

@@ -332,6 +332,20 @@ impl PqResult {
         }
     }
 
+    /// Rows a command reported (`INSERT 0 5`, `DELETE 3`: its `PQcmdTuples`); 0 when none.
+    pub fn affected(&self) -> u64 {
+        // SAFETY: a live result; PQcmdTuples returns a string owned by it.
+        owned(unsafe { pq::PQcmdTuples(self.raw.as_ptr()) })
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Whether the result holds rows (a `SELECT`, `EXPLAIN`, `RETURNING`).
+    pub fn has_rows(&self) -> bool {
+        // SAFETY: a live result.
+        unsafe { pq::PQresultStatus(self.raw.as_ptr()) == pq::ExecStatusType::PGRES_TUPLES_OK }
+    }
+
     /// Rows the result holds.
     pub fn rows(&self) -> u64 {
         // SAFETY: a live result.

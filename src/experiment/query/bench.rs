@@ -6,12 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use rand::SeedableRng;
-use tokio_postgres::Client;
-
 use super::cold::Cold;
 use super::exec;
 use super::guard::{self, TxMode};
+use super::pqsession::PqSession;
 use super::report::{ComboPlan, QueryReport, QueryTrial, clients_name};
 use super::rounds::Planned;
 use super::script::{Command, Script};
@@ -21,6 +19,7 @@ use super::throughput;
 use crate::experiment::event::{Sample, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::whatif::Entered;
+use rand::SeedableRng;
 
 /// The measuring state of a run.
 pub struct Bench<'a> {
@@ -29,7 +28,7 @@ pub struct Bench<'a> {
     mode: TxMode,
     /// The server's block size (for temp bytes).
     block: u64,
-    session: Client,
+    session: PqSession,
     visited: BTreeSet<usize>,
     cold: Option<Cold>,
     /// Trials run so far, and at the most.
@@ -37,18 +36,6 @@ pub struct Bench<'a> {
     total: usize,
     /// Statements EXPLAIN does not take (said once).
     no_plan: BTreeSet<String>,
-}
-
-/// A session set up for measuring: the lab's session, the transaction mode's default, the
-/// combination in effect.
-async fn open_session(ctx: &RunCtx, mode: TxMode) -> Result<Client, RunError> {
-    let c = ctx.session().await?;
-    if !mode.session_sql().is_empty() {
-        c.batch_execute(mode.session_sql())
-            .await
-            .map_err(|e| ctx.error(e))?;
-    }
-    Ok(c)
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -114,12 +101,12 @@ impl<'a> Bench<'a> {
         spec: &'a QuerySpec,
         mode: TxMode,
     ) -> Result<Bench<'a>, RunError> {
-        let session = open_session(ctx, mode).await?;
+        let mut session = PqSession::open(ctx, mode).await?;
         let block: i64 = session
-            .query_one("SELECT current_setting('block_size')::int8", &[])
-            .await
-            .map_err(|e| ctx.error(e))?
-            .get(0);
+            .exec(ctx, "SELECT current_setting('block_size')")
+            .await?
+            .and_then(|b| b.parse().ok())
+            .unwrap_or(super::plan::DEFAULT_BLOCK as i64);
         let cold = if spec.cache == Cache::Cold {
             Some(Cold::new(ctx)?)
         } else {
@@ -143,19 +130,16 @@ impl<'a> Bench<'a> {
     async fn apply(&mut self, c: usize) -> Result<(), RunError> {
         let (_, sc) = self.spec.split_combo(c);
         if let Entered::Restarted { .. } = self.ctx.enter_combo(sc).await? {
-            self.session = open_session(self.ctx, self.mode).await?;
+            self.session = PqSession::open(self.ctx, self.mode).await?;
         }
         self.set_combo().await
     }
 
     /// The session settings of the combination in effect, on the measuring session.
-    async fn set_combo(&self) -> Result<(), RunError> {
+    async fn set_combo(&mut self) -> Result<(), RunError> {
         let sql = self.ctx.whatif.session_sql();
         if !sql.is_empty() {
-            self.session
-                .batch_execute(&sql)
-                .await
-                .map_err(|e| self.ctx.error(e))?;
+            self.session.exec(self.ctx, &sql).await?;
         }
         Ok(())
     }
@@ -182,9 +166,14 @@ impl<'a> Bench<'a> {
                 .emit
                 .phase(None, format!("EXPLAIN ANALYZE {name} · {label}"))
                 .await;
-            let (json, facts) =
-                exec::explain_analyze(self.ctx, &self.session, &name, &sql, self.mode, self.block)
-                    .await?;
+            let (json, facts) = exec::explain_analyze(
+                self.ctx,
+                &mut self.session,
+                (&name, &sql),
+                self.mode,
+                self.block,
+            )
+            .await?;
             if report.data_bytes == 0 {
                 report.data_bytes = self.data_bytes(&json).await;
             }
@@ -203,24 +192,32 @@ impl<'a> Bench<'a> {
                     .emit
                     .phase(None, format!("warm-up {} · {label}", s.name))
                     .await;
-                exec::timed(self.ctx, &self.session, &s.name, &s.sql, self.mode).await?;
+                self.session
+                    .timed(self.ctx, &s.name, &s.sql, self.mode)
+                    .await?;
             }
         }
         Ok(())
     }
 
     /// Bytes of the relations a plan reads, with their indexes (0 when unknown).
-    async fn data_bytes(&self, json: &serde_json::Value) -> i64 {
+    async fn data_bytes(&mut self, json: &serde_json::Value) -> i64 {
         let mut names = BTreeSet::new();
         relations(json, &mut names);
-        let names: Vec<String> = names.into_iter().collect();
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| crate::experiment::sql::literal(n))
+            .collect();
+        let sql = format!(
+            "SELECT coalesce(sum(pg_total_relation_size(to_regclass(n))), 0)::int8 FROM unnest(ARRAY[{}]::text[]) AS n",
+            names.join(", ")
+        );
         self.session
-            .query_one(
-                "SELECT coalesce(sum(pg_total_relation_size(to_regclass(n))), 0)::int8 FROM unnest($1::text[]) AS n",
-                &[&names],
-            )
+            .exec(self.ctx, &sql)
             .await
-            .map(|r| r.get(0))
+            .ok()
+            .flatten()
+            .and_then(|b| b.parse().ok())
             .unwrap_or(0)
     }
 
@@ -243,9 +240,8 @@ impl<'a> Bench<'a> {
                 .await;
             let (json, facts) = exec::explain_hypothetical(
                 self.ctx,
-                &self.session,
-                &name,
-                &sql,
+                &mut self.session,
+                (&name, &sql),
                 candidate,
                 self.block,
             )
@@ -279,7 +275,10 @@ impl<'a> Bench<'a> {
                 .emit
                 .phase(Some(tref.clone()), "clients running")
                 .await;
-            let settings = self.ctx.shown_settings(&self.session).await?;
+            let settings = self
+                .session
+                .shown(self.ctx, &self.ctx.whatif.names())
+                .await?;
             let r = throughput::trial(self.ctx, self.spec, self.mode, clients, &tref).await?;
             QueryTrial {
                 statement: 0,
@@ -305,12 +304,16 @@ impl<'a> Bench<'a> {
                     .await;
                 cold.make_cold(self.ctx).await?;
                 report.cold_cache = Some(cold.how.clone());
-                self.session = open_session(self.ctx, self.mode).await?;
+                self.session = PqSession::open(self.ctx, self.mode).await?;
                 self.set_combo().await?;
             }
-            let settings = self.ctx.shown_settings(&self.session).await?;
+            let settings = self
+                .session
+                .shown(self.ctx, &self.ctx.whatif.names())
+                .await?;
             self.ctx.emit.phase(Some(tref.clone()), "executing").await;
-            let e = exec::timed(self.ctx, &self.session, &s.name, &s.sql, self.mode).await?;
+            let (name, sql) = (s.name.clone(), s.sql.clone());
+            let e = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
             QueryTrial {
                 statement: p.unit,
                 name: s.name.clone(),

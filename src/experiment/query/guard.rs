@@ -5,8 +5,6 @@
 //! statements that end or change it are refused before anything runs, and the server's own
 //! parser checks that each statement is one command (see [`check_on_server`]).
 
-use tokio_postgres::Client;
-
 use super::spec::Writes;
 use super::sqltext::{first_keyword, words};
 use crate::server::error::sqlstate;
@@ -163,18 +161,6 @@ pub fn read_only_sentence(server_message: &str) -> String {
     format!(
         "the server refused a write ({server_message}): on a server pglab did not start, statements run in READ ONLY transactions; use --writes rollback to measure DML in a transaction that is rolled back ({ROLLBACK_CAVEAT})"
     )
-}
-
-/// Ask the server to parse `sql` without running it (an unnamed prepared statement): a
-/// syntax error, an unknown table, or text that holds more than one command is refused
-/// here, with the server's own words.
-pub async fn check_on_server(client: &Client, sql: &str) -> Result<(), tokio_postgres::Error> {
-    let stmt = client.prepare(sql).await?;
-    if !stmt.params().is_empty() {
-        // Reported by the caller: parameters have no values here.
-        return Ok(());
-    }
-    Ok(())
 }
 
 /// Whether a parse error could be one the setup fixes (the object it names does not exist

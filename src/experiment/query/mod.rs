@@ -23,6 +23,7 @@ pub mod guard;
 pub mod indexes;
 pub mod loadgen;
 pub mod plan;
+pub mod pqsession;
 pub mod precheck;
 mod report;
 pub mod rounds;

@@ -85,17 +85,14 @@ pub async fn candidate_table(
     c: &Candidate,
 ) -> Result<Option<(String, String)>, String> {
     let row = client
-        .query_one(
+        .query_opt(
             "SELECT n.nspname::text, cl.relname::text FROM pg_class cl JOIN pg_namespace n ON n.oid = cl.relnamespace
-              WHERE cl.oid = to_regclass($1)
-             UNION ALL SELECT NULL, NULL LIMIT 1",
+              WHERE cl.oid = to_regclass($1)",
             &[&c.table],
         )
         .await
         .map_err(|e| describe_query_error(&e))?;
-    let schema: Option<String> = row.get(0);
-    let table: Option<String> = row.get(1);
-    Ok(schema.zip(table))
+    Ok(row.map(|r| (r.get(0), r.get(1))))
 }
 
 /// Checks against the server, on `client` with the lab schema first on its search path.

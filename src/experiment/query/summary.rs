@@ -298,6 +298,38 @@ impl QueryReport {
         (trials, combos)
     }
 
+    /// Throughput mode with several client counts: per combination, how transactions/s went
+    /// with the clients, decided by the core (fewer clients count as cheaper).
+    fn scaling(
+        &self,
+        rules: &crate::measure::rules::Rules,
+        fmt: &dyn Fn(f64) -> String,
+    ) -> Vec<String> {
+        let counts = self.params.client_counts();
+        if !self.params.throughput() || counts.len() < 2 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for c in &self.combos {
+            let trials: Vec<SettingTrials> = counts
+                .iter()
+                .enumerate()
+                .map(|(u, n)| SettingTrials {
+                    label: super::report::clients_name(*n),
+                    cost_rank: *n as usize,
+                    values: self.values(u, c.combo),
+                })
+                .filter(|t| !t.values.is_empty())
+                .collect();
+            if trials.len() < 2 {
+                continue;
+            }
+            let f = decide(&trials, Better::Higher, rules);
+            out.push(format!("{}, by clients: {}", c.label, f.sentence_with(fmt)));
+        }
+        out
+    }
+
     /// Recompute the summary from what ran (also for partial, cancelled runs).
     pub fn summarize(&mut self, extra_confounders: &[String]) {
         let rules = self.params.decision.rules();
@@ -334,6 +366,7 @@ impl QueryReport {
                 combos,
             });
         }
+        s.findings.extend(self.scaling(&rules, fmt));
         for (i, name) in self.plan_names().into_iter().enumerate() {
             if let Some(p) = plan_change(self, i, &name) {
                 s.plan_changes.push(p);
