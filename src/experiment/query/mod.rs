@@ -19,6 +19,7 @@ pub mod candidate;
 pub mod cold;
 pub mod exec;
 pub mod expr;
+mod fields;
 pub mod guard;
 pub mod indexes;
 pub mod loadgen;
@@ -33,13 +34,15 @@ mod spec;
 pub mod sqltext;
 pub mod summary;
 pub mod throughput;
+pub mod words;
 
+pub use fields::FIELDS;
 pub use report::{
     ComboInfo, ComboPlan, IndexCandidate, Latency, QueryReport, QueryTrial, clients_name,
 };
 #[cfg(test)]
 pub use spec::test_spec;
-pub use spec::{Cache, FIELDS, QuerySpec, Writes};
+pub use spec::{Cache, QuerySpec, Writes};
 pub use summary::{QuerySummary, UnitSummary};
 
 use std::time::Duration;

@@ -136,6 +136,116 @@ async fn kept_elsewhere(ctx: &RunCtx, c: &Client) -> String {
     )
 }
 
+/// What an earlier run with the same setup kept (None: nothing, the setup runs).
+async fn reuse(ctx: &RunCtx, c: &Client, mark: &str) -> Result<Option<Vec<String>>, RunError> {
+    let kept: Vec<String> = c
+        .query(
+            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = $1 AND obj_description(c.oid, 'pg_class') = $2 ORDER BY 1",
+            &[&ctx.opts.schema, &mark],
+        )
+        .await
+        .map_err(|e| ctx.error(e))?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    Ok((!kept.is_empty()).then_some(kept))
+}
+
+/// Run the setup's statements: on a server pglab did not start in one transaction, rolled
+/// back and refused when it wrote outside the lab schema.
+async fn execute(
+    ctx: &RunCtx,
+    client: &Client,
+    setup_sql: &str,
+    on_sandbox: bool,
+    outside_before: (i64, i64),
+) -> Result<(), RunError> {
+    let statements =
+        sqltext::split(setup_sql).map_err(|e| RunError::failed(format!("setup: {e}")))?;
+    if !on_sandbox {
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(|e| ctx.error(e))?;
+    }
+    for s in &statements {
+        let r = ctx.cancellable(client, client.simple_query(&s.sql)).await;
+        if let Err(e) = r {
+            if !on_sandbox {
+                let _ = client.batch_execute("ROLLBACK").await;
+            }
+            return Err(match e {
+                RunError::Failed(m) => {
+                    let hint = if m.contains("already exists") {
+                        kept_elsewhere(ctx, client).await
+                    } else {
+                        String::new()
+                    };
+                    RunError::failed(format!("setup, line {} ({}): {m}{hint}", s.line, s.name))
+                }
+                other => other,
+            });
+        }
+    }
+    if !on_sandbox {
+        let wrote = writes_outside(ctx, client, outside_before).await?;
+        if !wrote.is_empty() {
+            let _ = client.batch_execute("ROLLBACK").await;
+            return Err(RunError::failed(format!(
+                "the setup wrote outside the lab schema {} ({}): on a server pglab did not start it may create and fill only the lab's own objects; it was rolled back, nothing was kept",
+                ctx.opts.schema,
+                wrote.join(", ")
+            )));
+        }
+        client
+            .batch_execute("COMMIT")
+            .await
+            .map_err(|e| ctx.error(e))?;
+    }
+    Ok(())
+}
+
+/// Mark what the setup made as `mark` (the run's, or a kept dataset's) and `VACUUM
+/// (ANALYZE)` its tables; the relations as `kind name`.
+async fn adopt(
+    ctx: &RunCtx,
+    client: &Client,
+    made: &[&(u32, i8, String)],
+    mark: &str,
+) -> Result<Vec<String>, RunError> {
+    let mut objects = Vec::new();
+    for (_, kind, name) in made {
+        let what = match *kind as u8 {
+            b'v' => "VIEW",
+            b'm' => "MATERIALIZED VIEW",
+            b'S' => "SEQUENCE",
+            b'f' => "FOREIGN TABLE",
+            _ => "TABLE",
+        };
+        client
+            .batch_execute(&format!(
+                "COMMENT ON {what} {} IS {}",
+                ctx.table(name),
+                literal(mark)
+            ))
+            .await
+            .map_err(|e| ctx.error(e))?;
+        objects.push(format!("{} {name}", kind_word(*kind)));
+    }
+    for (_, _, name) in made
+        .iter()
+        .filter(|(_, k, _)| matches!(*k as u8, b'r' | b'm' | b'p'))
+    {
+        ctx.emit
+            .phase(None, format!("VACUUM (ANALYZE) {name}"))
+            .await;
+        let sql = format!("VACUUM (ANALYZE) {}", ctx.table(name));
+        ctx.cancellable(client, client.batch_execute(&sql)).await?;
+    }
+    Ok(objects)
+}
+
 /// Run the setup (or reuse a kept one). None when the spec has none.
 pub async fn run(
     ctx: &RunCtx,
@@ -153,114 +263,32 @@ pub async fn run(
     } else {
         format!("{MARK}run={} query setup", ctx.run_id)
     };
-    if keep {
-        let kept: Vec<String> = client
-            .query(
-                "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                  WHERE n.nspname = $1 AND obj_description(c.oid, 'pg_class') = $2 ORDER BY 1",
-                &[&ctx.opts.schema, &mark],
-            )
-            .await
-            .map_err(|e| ctx.error(e))?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        if !kept.is_empty() {
-            ctx.note(format!(
-                "setup: reusing what an earlier run with the same setup kept ({})",
-                kept.join(", ")
-            ))
-            .await;
-            return Ok(Some(SetupInfo {
-                digest,
-                objects: kept,
-                reused: true,
-                kept: true,
-                ..SetupInfo::default()
-            }));
-        }
+    if keep && let Some(kept) = reuse(ctx, &client, &mark).await? {
+        ctx.note(format!(
+            "setup: reusing what an earlier run with the same setup kept ({})",
+            kept.join(", ")
+        ))
+        .await;
+        return Ok(Some(SetupInfo {
+            digest,
+            objects: kept,
+            reused: true,
+            kept: true,
+            ..SetupInfo::default()
+        }));
     }
-    let statements =
-        sqltext::split(setup_sql).map_err(|e| RunError::failed(format!("setup: {e}")))?;
     ctx.emit.phase(None, "setup").await;
     let before = lab_relations(ctx, &client).await?;
     let outside_before = outside(ctx, &client).await?;
     let t0 = Instant::now();
-    if !on_sandbox {
-        client
-            .batch_execute("BEGIN")
-            .await
-            .map_err(|e| ctx.error(e))?;
-    }
-    for s in &statements {
-        let r = ctx.cancellable(&client, client.simple_query(&s.sql)).await;
-        if let Err(e) = r {
-            if !on_sandbox {
-                let _ = client.batch_execute("ROLLBACK").await;
-            }
-            return Err(match e {
-                RunError::Failed(m) => {
-                    let hint = if m.contains("already exists") {
-                        kept_elsewhere(ctx, &client).await
-                    } else {
-                        String::new()
-                    };
-                    RunError::failed(format!("setup, line {} ({}): {m}{hint}", s.line, s.name))
-                }
-                other => other,
-            });
-        }
-    }
-    if !on_sandbox {
-        let wrote = writes_outside(ctx, &client, outside_before).await?;
-        if !wrote.is_empty() {
-            let _ = client.batch_execute("ROLLBACK").await;
-            return Err(RunError::failed(format!(
-                "the setup wrote outside the lab schema {} ({}): on a server pglab did not start it may create and fill only the lab's own objects; it was rolled back, nothing was kept",
-                ctx.opts.schema,
-                wrote.join(", ")
-            )));
-        }
-        client
-            .batch_execute("COMMIT")
-            .await
-            .map_err(|e| ctx.error(e))?;
-    }
+    execute(ctx, &client, setup_sql, on_sandbox, outside_before).await?;
     let seconds = t0.elapsed().as_secs_f64();
     let after = lab_relations(ctx, &client).await?;
     let made: Vec<&(u32, i8, String)> = after
         .iter()
         .filter(|(oid, _, _)| !before.iter().any(|(b, _, _)| b == oid))
         .collect();
-    let mut objects = Vec::new();
-    for (_, kind, name) in &made {
-        let what = match *kind as u8 {
-            b'v' => "VIEW",
-            b'm' => "MATERIALIZED VIEW",
-            b'S' => "SEQUENCE",
-            b'f' => "FOREIGN TABLE",
-            _ => "TABLE",
-        };
-        client
-            .batch_execute(&format!(
-                "COMMENT ON {what} {} IS {}",
-                ctx.table(name),
-                literal(&mark)
-            ))
-            .await
-            .map_err(|e| ctx.error(e))?;
-        objects.push(format!("{} {name}", kind_word(*kind)));
-    }
-    for (_, _, name) in made
-        .iter()
-        .filter(|(_, k, _)| matches!(*k as u8, b'r' | b'm' | b'p'))
-    {
-        ctx.emit
-            .phase(None, format!("VACUUM (ANALYZE) {name}"))
-            .await;
-        let sql = format!("VACUUM (ANALYZE) {}", ctx.table(name));
-        ctx.cancellable(&client, client.batch_execute(&sql)).await?;
-    }
+    let objects = adopt(ctx, &client, &made, &mark).await?;
     if on_sandbox && outside(ctx, &client).await? != outside_before {
         ctx.note(format!(
             "setup created or dropped relations outside the lab schema {}: pglab leaves those as they are",
@@ -268,23 +296,23 @@ pub async fn run(
         ))
         .await;
     }
+    let made_words = if objects.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; made {} in {} ({})",
+            objects.join(", "),
+            ctx.opts.schema,
+            if keep {
+                "kept for the next run with this setup"
+            } else {
+                "dropped at the end"
+            }
+        )
+    };
     ctx.note(format!(
-        "setup took {}{}",
-        crate::measure::units::format_seconds(seconds),
-        if objects.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; made {} in {} ({})",
-                objects.join(", "),
-                ctx.opts.schema,
-                if keep {
-                    "kept for the next run with this setup"
-                } else {
-                    "dropped at the end"
-                }
-            )
-        }
+        "setup took {}{made_words}",
+        crate::measure::units::format_seconds(seconds)
     ))
     .await;
     Ok(Some(SetupInfo {
