@@ -21,6 +21,7 @@ Examples:
   pglab run --preset cybertec-quick       run a shipped preset headless
   pglab run ingest --method insert,copy --batch sqrt2 --format json
   pglab sandbox status                    where the sandbox lives, whether it runs
+  pglab sandbox import --from postgresql://me@db1/sales --table public.orders --sample 10
 ";
 
 #[derive(Debug, Parser)]
@@ -73,6 +74,11 @@ pub struct GlobalArgs {
     /// Look-only: nothing is written (no experiments, no disk probes), e.g. on production.
     #[arg(long, global = true)]
     pub observe: bool,
+    /// Where the disk probes write (`probe --disk`, the TUI's probe key): a directory of
+    /// yours. Default: the sandbox's directory, or pglab's data dir — never a server's data
+    /// directory.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub probe_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -137,9 +143,6 @@ pub struct ProbeArgs {
     /// Duration of the fsync latency probe.
     #[arg(long, default_value = "5s", value_name = "DURATION")]
     pub fsync_time: String,
-    /// Directory to probe (default: the sandbox's, or the server's data directory when local).
-    #[arg(long, value_name = "DIR")]
-    pub probe_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -152,6 +155,33 @@ pub enum SandboxAction {
     Stop,
     /// Stop and delete the cluster and everything in it.
     Destroy,
+    /// Copy tables of a real server (whole or sampled, read-only there) into the sandbox.
+    Import(ImportArgs),
+}
+
+/// `pglab sandbox import --from CONNINFO --table SCHEMA.NAME …`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The server to read from: a URL or key=value conninfo. It is only read, in one
+    /// REPEATABLE READ READ ONLY transaction; nothing is created or changed there.
+    #[arg(long, value_name = "CONNINFO")]
+    pub from: String,
+    /// A table to import, SCHEMA.NAME (repeat for more; foreign keys between them are kept).
+    #[arg(long = "table", value_name = "SCHEMA.NAME", required = true)]
+    pub tables: Vec<String>,
+    /// Import about PCT percent of each table's rows (TABLESAMPLE BERNOULLI, in the table's
+    /// physical order).
+    #[arg(long, value_name = "PCT")]
+    pub sample: Option<String>,
+    /// Import about N rows of each table (BERNOULLI at N over its row estimate).
+    #[arg(long, value_name = "N")]
+    pub rows: Option<String>,
+    /// Seed of the sample (REPEATABLE): the same seed picks the same rows.
+    #[arg(long, default_value_t = 42, value_name = "N")]
+    pub seed: u64,
+    /// Recreate the tables' indexes (keys and unique constraints come along either way).
+    #[arg(long, default_value = "on", value_name = "on|off", value_parser = ["on", "off"])]
+    pub indexes: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,13 +200,58 @@ pub enum PresetAction {
 pub struct PresetSaveArgs {
     pub name: String,
     /// One-line description.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub description: Option<String>,
     /// Overwrite an existing user preset of that name.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub force: bool,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub params: PresetParams,
+}
+
+/// What `presets save` stores: an experiment, its parameters as flags, and the preset it
+/// starts from; none of `run`'s options (a preset holds no output format or timeout).
+#[derive(Debug, Clone, Default)]
+pub struct PresetParams {
+    pub experiment: Option<ExperimentKind>,
+    pub params: ParamText,
+    pub preset: Option<String>,
+}
+
+impl FromArgMatches for PresetParams {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut out = PresetParams {
+            preset: m.get_one::<String>("preset").cloned(),
+            ..PresetParams::default()
+        };
+        if let Some((name, sub)) = m.subcommand() {
+            let kind = experiment_named(name)?;
+            out.experiment = Some(kind);
+            out.params = field_values(kind, sub);
+            out.preset = sub.get_one::<String>("preset").cloned().or(out.preset);
+        }
+        Ok(out)
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for PresetParams {
+    fn augment_args(cmd: Command) -> Command {
+        let mut cmd = cmd
+            .arg(preset_arg().global(true))
+            .subcommand_required(false)
+            .args_conflicts_with_subcommands(false);
+        for kind in ExperimentKind::ALL {
+            cmd = cmd.subcommand(fields_command(kind));
+        }
+        cmd
+    }
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -250,6 +325,10 @@ pub struct CleanArgs {
     /// Also drop reusable datasets (index-build tables kept between runs).
     #[arg(long)]
     pub datasets: bool,
+    /// Drop every pglab object, datasets included, then the lab schema itself: only a schema
+    /// pglab created and only when nothing else is in it (foreign objects are listed).
+    #[arg(long)]
+    pub drop_schema: bool,
 }
 
 /// `pglab run [EXPERIMENT] [--FIELD VALUE]… [--preset NAME] [--format …]`.
@@ -271,14 +350,16 @@ pub struct RunArgs {
     pub no_progress_poll: bool,
 }
 
+fn preset_arg() -> Arg {
+    Arg::new("preset")
+        .long("preset")
+        .value_name("NAME")
+        .help("Start from a preset (flags override its values)")
+}
+
 fn common_run_args(cmd: Command) -> Command {
     cmd.next_help_heading("Run options")
-        .arg(
-            Arg::new("preset")
-                .long("preset")
-                .value_name("NAME")
-                .help("Start from a preset (flags override its values)"),
-        )
+        .arg(preset_arg())
         .arg(
             Arg::new("format")
                 .long("format")
@@ -319,6 +400,11 @@ fn common_run_args(cmd: Command) -> Command {
 }
 
 fn experiment_command(kind: ExperimentKind) -> Command {
+    common_run_args(fields_command(kind))
+}
+
+/// An experiment's subcommand with one flag per parameter.
+fn fields_command(kind: ExperimentKind) -> Command {
     let about = match kind {
         ExperimentKind::IndexBuild => {
             "CREATE INDEX time vs maintenance_work_mem, workers and input order"
@@ -375,7 +461,36 @@ fn experiment_command(kind: ExperimentKind) -> Command {
         }
         cmd = cmd.arg(a);
     }
-    common_run_args(cmd)
+    cmd
+}
+
+/// The experiment a subcommand names.
+fn experiment_named(name: &str) -> Result<ExperimentKind, clap::Error> {
+    ExperimentKind::parse(name).ok_or_else(|| {
+        clap::Error::raw(
+            clap::error::ErrorKind::InvalidSubcommand,
+            format!("unknown experiment '{name}'\n"),
+        )
+    })
+}
+
+/// The parameters given as flags to an experiment's subcommand.
+fn field_values(kind: ExperimentKind, sub: &ArgMatches) -> ParamText {
+    let mut params = ParamText::new();
+    for f in kind.fields() {
+        if matches!(f.kind, FieldKind::Settings | FieldKind::Sql) {
+            // Repeatable: `--set a=1,2 --set b=x` is one sweep of two settings;
+            // `--sql A --sql B` two statements.
+            let sep = if f.kind == FieldKind::Sql { ";\n" } else { " " };
+            if let Some(vs) = sub.get_many::<String>(f.key) {
+                let joined: Vec<&str> = vs.map(String::as_str).collect();
+                params.insert(f.key.to_string(), joined.join(sep));
+            }
+        } else if let Some(v) = sub.get_one::<String>(f.key) {
+            params.insert(f.key.to_string(), v.clone());
+        }
+    }
+    params
 }
 
 impl RunArgs {
@@ -401,26 +516,9 @@ impl FromArgMatches for RunArgs {
         let mut out = RunArgs::default();
         Self::read_common(m, &mut out);
         if let Some((name, sub)) = m.subcommand() {
-            let kind = ExperimentKind::parse(name).ok_or_else(|| {
-                clap::Error::raw(
-                    clap::error::ErrorKind::InvalidSubcommand,
-                    format!("unknown experiment '{name}'\n"),
-                )
-            })?;
+            let kind = experiment_named(name)?;
             out.experiment = Some(kind);
-            for f in kind.fields() {
-                if matches!(f.kind, FieldKind::Settings | FieldKind::Sql) {
-                    // Repeatable: `--set a=1,2 --set b=x` is one sweep of two settings;
-                    // `--sql A --sql B` two statements.
-                    let sep = if f.kind == FieldKind::Sql { ";\n" } else { " " };
-                    if let Some(vs) = sub.get_many::<String>(f.key) {
-                        let joined: Vec<&str> = vs.map(String::as_str).collect();
-                        out.params.insert(f.key.to_string(), joined.join(sep));
-                    }
-                } else if let Some(v) = sub.get_one::<String>(f.key) {
-                    out.params.insert(f.key.to_string(), v.clone());
-                }
-            }
+            out.params = field_values(kind, sub);
             Self::read_common(sub, &mut out);
         }
         Ok(out)

@@ -1,7 +1,7 @@
 //! pglab: a terminal tuning lab for PostgreSQL.
 //!
-//! The engine (`server`, `host`, `experiment`, `measure`, `preset`, `history`, `report`,
-//! `paths`) never touches the terminal nor the command line; `tui` is the only module that
+//! The engine (`server`, `host`, `experiment`, `import`, `measure`, `preset`, `history`,
+//! `report`, `paths`) never touches the terminal nor the command line; `tui` is the only module that
 //! knows the terminal, `cli` the only one that knows clap. The two front ends, `tui` and
 //! `commands` (headless), share `session` and consume the same experiment event stream;
 //! neither imports the other. `.ci/layering` checks these rules.
@@ -9,8 +9,10 @@
 pub mod cli;
 pub mod commands;
 pub mod experiment;
+pub mod fault;
 pub mod history;
 pub mod host;
+pub mod import;
 pub mod measure;
 pub mod paths;
 pub mod preset;

@@ -82,7 +82,38 @@ impl Ctx {
         let interactive = std::io::stdin().is_terminal();
         server::open(&opts, &self.paths, interactive.then_some(ask))
             .await
-            .map_err(|e| user_error(EXIT_FAILED, e.to_string()))
+            .map_err(|e| {
+                let code = match e {
+                    server::TargetError::BadConninfo(_) => EXIT_USAGE,
+                    _ => EXIT_FAILED,
+                };
+                user_error(code, e.to_string())
+            })
+    }
+
+    /// Where the disk probes write (see [`crate::host::probe_site`]): `--probe-dir`, else the
+    /// sandbox's directory, else pglab's data dir (created if need be); and whether that is
+    /// on the server's device.
+    pub fn probe_site(
+        &self,
+        opened: &Opened,
+        server: Option<&server::ServerSnapshot>,
+    ) -> crate::host::probe_site::ProbeSite {
+        let sandbox = opened.sandbox.as_ref().map(|s| s.sandbox.root.clone());
+        if self.global.probe_dir.is_none() && sandbox.is_none() {
+            std::fs::create_dir_all(&self.paths.data_dir).ok();
+        }
+        let server_dir = server
+            .filter(|_| opened.target.location.is_local())
+            .and_then(|s| s.setting("data_directory"))
+            .map(|v| std::path::PathBuf::from(&v.value));
+        crate::host::probe_site::ProbeSite::choose(
+            self.global.probe_dir.as_deref(),
+            sandbox.as_deref(),
+            &self.paths.data_dir,
+            server_dir.as_deref(),
+            opened.target.location.is_local(),
+        )
     }
 
     /// A local directory on the server's data filesystem, when there is one.
@@ -184,11 +215,22 @@ where
         eprintln!("pglab: --schema: {e}");
         return EXIT_USAGE;
     }
+    // A --db that does not parse is bad input whatever the command: said before anything runs.
+    if let Some(db) = &global.db
+        && let Err(e) = server::conninfo::resolve(Some(db), &server::conninfo::ProcessEnv)
+    {
+        eprintln!("pglab: --db: {e}");
+        return EXIT_USAGE;
+    }
     if global.citus_workers.is_none()
         && let Err(e) = configured_citus_workers(&paths.config_file())
     {
         eprintln!("pglab: {e}");
         return EXIT_USAGE;
+    }
+    // A disk probe killed with -9 left its file where it wrote: pglab's own directories.
+    for dir in [paths.data_dir.clone(), paths.data_dir.join("sandbox")] {
+        crate::host::probe_site::remove_stale(&dir);
     }
     let ctx = Ctx { global, paths };
     let rt = match tokio::runtime::Builder::new_multi_thread()

@@ -186,6 +186,38 @@ fn bad_targets_are_sentences() {
 }
 
 #[test]
+fn a_conninfo_that_does_not_parse_is_bad_input_for_every_command() {
+    let lab = common::lab();
+    for (db, needle) in [
+        ("garbage here", "is neither a URL"),
+        ("host=/tmp port=abc", "port 'abc' is not a TCP port number"),
+        ("host='unclosed", "is not closed"),
+        ("postgresql://h:99999/db", "99999"),
+    ] {
+        for cmd in [
+            &["probe"][..],
+            &["run", "ingest", "--rows", "100"],
+            &["clean"],
+        ] {
+            let out = lab.command().args(["--db", db]).args(cmd).output().unwrap();
+            assert_sentence(&out, needle);
+            assert_eq!(out.status.code(), Some(2), "{db} {cmd:?}: {}", stderr(&out));
+        }
+    }
+    // A bare word is still a database name, as libpq has it.
+    let out = lab
+        .command()
+        .args(["--db", "nosuchdb", "probe"])
+        .env("PGHOST", lab.sandbox.root.display().to_string())
+        .env("PGPORT", lab.port.to_string())
+        .env("PGUSER", "pglab")
+        .output()
+        .unwrap();
+    assert_sentence(&out, "database \"nosuchdb\" does not exist");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn sandbox_bad_input_is_a_sentence() {
     let dir = common::temp_dir("sb-bad");
     let run = |args: &[&str]| {

@@ -65,3 +65,141 @@ fn citus_workers_with_another_server_says_which_wins() {
         "{err}"
     );
 }
+
+/// Every long flag pglab's command line knows, in every subcommand.
+fn known_flags() -> std::collections::BTreeSet<String> {
+    use clap::CommandFactory;
+    fn walk(c: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+        for a in c.get_arguments() {
+            if let Some(l) = a.get_long() {
+                out.insert(l.to_string());
+            }
+        }
+        for s in c.get_subcommands() {
+            walk(s, out);
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(&pglab::cli::Cli::command(), &mut out);
+    out
+}
+
+/// The `.rs` files under `dir`.
+fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_flag_a_message_names_is_a_real_flag() {
+    // Other programs' flags pglab mentions (pg_config, initdb) and clap's own.
+    let others = [
+        "pkglibdir",
+        "sharedir",
+        "bindir",
+        "no-sync",
+        "locale",
+        "system",
+        "help",
+        "version",
+    ];
+    let known = known_flags();
+    let mut files = Vec::new();
+    sources(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for f in files {
+        // Messages, not tests: a test module (at the end of a file, or a `*_tests.rs` file)
+        // may spell a wrong flag on purpose.
+        if f.to_string_lossy().ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim() == "#[cfg(test)]" {
+                break;
+            }
+            // Only inside string literals: the text between quotes on the line.
+            for (i, lit) in line.split('"').enumerate() {
+                if i % 2 == 0 {
+                    continue;
+                }
+                let mut rest = lit;
+                while let Some(at) = rest.find("--") {
+                    let name: String = rest[at + 2..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+                        .collect();
+                    rest = &rest[at + 2..];
+                    let name = name.trim_end_matches('-');
+                    if name.is_empty() {
+                        continue;
+                    }
+                    checked += 1;
+                    if known.contains(name) || others.contains(&name) {
+                        continue;
+                    }
+                    wrong.push(format!("{}:{}: --{name}", f.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "the scan found only {checked} flags in messages"
+    );
+    assert!(
+        wrong.is_empty(),
+        "messages name flags that do not exist:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn own_knobs_refused_in_set_name_the_flag_that_sweeps_them() {
+    for (args, flag) in [
+        (
+            &["run", "ingest", "--set", "synchronous_commit=on,off"][..],
+            "--sync-commit",
+        ),
+        (
+            &[
+                "run",
+                "index-build",
+                "--set",
+                "maintenance_work_mem=1MB,64MB",
+            ],
+            "--mwm",
+        ),
+        (
+            &[
+                "run",
+                "index-build",
+                "--set",
+                "max_parallel_maintenance_workers=0,2",
+            ],
+            "--workers",
+        ),
+    ] {
+        let o = pglab(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("sweep it with {flag}")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            known_flags().contains(flag.trim_start_matches('-')),
+            "{flag}"
+        );
+    }
+}

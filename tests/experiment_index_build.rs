@@ -282,6 +282,18 @@ async fn cancel_mid_build_leaves_no_index_and_a_usable_server() {
         .unwrap()
         .get(0);
     assert_eq!(n, 150_000, "the dataset is intact and the server usable");
+    // The cancelled run says what it left, with its size and how to drop it.
+    let kept = report
+        .notes
+        .iter()
+        .find(|n| {
+            n.starts_with("kept for reuse in schema ib_cancel: dataset ib_text_random_150000_s42 (")
+        })
+        .unwrap_or_else(|| panic!("no kept note in {:#?}", report.notes));
+    assert!(
+        kept.contains(" MB); ") && kept.contains("`pglab clean --datasets` drops it"),
+        "{kept}"
+    );
 }
 
 #[tokio::test]
@@ -295,15 +307,20 @@ async fn cancel_during_generation_leaves_no_table() {
         ("repeat", "1"),
     ]);
     let mut h = experiment::spawn(target.clone(), s, opts("ib_gencancel"));
-    loop {
+    let report = loop {
         match h.events.recv().await.unwrap() {
             RunEvent::Phase { phase, .. } if phase.starts_with("generating") => h.cancel.cancel(),
-            RunEvent::Cancelled(_) => break,
+            RunEvent::Cancelled(r) => break r,
             RunEvent::Finished(_) => panic!("finished"),
             RunEvent::Failed { error, .. } => panic!("{error}"),
             _ => {}
         }
-    }
+    };
+    assert!(
+        !report.notes.iter().any(|n| n.starts_with("kept for reuse")),
+        "nothing is kept: {:#?}",
+        report.notes
+    );
     let client = target.connect().await.unwrap();
     let n: i64 = client
         .query_one(
@@ -324,6 +341,7 @@ async fn an_unprivileged_role_runs_with_checkpoint_skipped_and_fields_marked() {
         .batch_execute("CREATE ROLE bob LOGIN; GRANT CREATE ON DATABASE pglab TO bob")
         .await
         .unwrap();
+    lab.allow_role(&admin, "bob").await;
     let mut params = lab.sandbox.conn_params(lab.port);
     params.user = "bob".into();
     let target = std::sync::Arc::new(pglab::server::Target::new(params, true).unwrap());

@@ -461,6 +461,7 @@ async fn insert_commits_are_compared_with_the_probed_fsync_rate() {
         ]),
         RunOptions {
             local_data_dir: Some(probe_dir.clone()),
+            probe_dir: Some(probe_dir.clone()),
             ..RunOptions::default()
         },
     )

@@ -573,7 +573,9 @@ async fn a_real_servers_own_table_takes_a_candidate_only_hypothetically() {
     );
     assert!(error.contains("CREATE EXTENSION hypopg"), "{error}");
     let c = o.target.connect().await.unwrap();
-    c.batch_execute("CREATE EXTENSION hypopg").await.unwrap();
+    c.batch_execute("CREATE SCHEMA hypo; CREATE EXTENSION hypopg SCHEMA hypo")
+        .await
+        .unwrap();
     let r = run_ok(o.target.clone(), &pairs, opts()).await;
     schema_check(&r);
     let b = body(&r);

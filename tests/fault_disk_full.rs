@@ -19,20 +19,9 @@ fn spec(pairs: &[(&str, &str)]) -> ExperimentSpec {
 #[tokio::test]
 async fn disk_full_is_said_plainly_and_the_server_stays_up() {
     let lab = common::lab();
-    let mnt = common::temp_dir("tmpfs");
-    let ok = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=24m"])
-        .arg("tmpfs")
-        .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok {
-        common::skip_or_fail(
-            "disk-full test: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)",
-        );
+    let Some(mnt) = common::tmpfs("disk-full", "24m") else {
         return;
-    }
+    };
     if let Some((uid, gid, _)) = &lab.sandbox.run_as {
         nix::unistd::chown(&mnt, Some(*uid), Some(*gid)).unwrap();
     }

@@ -339,7 +339,47 @@ fn the_presets_command_saves_lists_shows_and_deletes() {
     let (code, _, stderr) =
         out(pglab(&p).args(["presets", "save", "bad", "index-build", "--mwm", "512kB"]));
     assert_eq!(code, 2);
-    assert!(stderr.contains("mwm: 512kB is below"), "{stderr}");
+    assert!(stderr.contains("--mwm: 512kB is below"), "{stderr}");
+    // A bad value names the flag, not a file that was never written.
+    assert!(stderr.contains("preset 'bad' not saved"), "{stderr}");
+    assert!(!stderr.contains(".toml"), "{stderr}");
+    assert!(!p.presets_dir().join("bad.toml").exists());
+
+    // The README's order: the experiment's flags, then --description.
+    let (code, _, stderr) = out(pglab(&p).args([
+        "presets",
+        "save",
+        "readme",
+        "ingest",
+        "--batch",
+        "16",
+        "--description",
+        "T",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let r = preset::load(&p, "readme").unwrap();
+    assert_eq!(
+        (r.description.as_str(), r.params["batch"].as_str()),
+        ("T", "16")
+    );
+    // --force after the flags too; run's options are not preset options.
+    let (code, _, stderr) = out(pglab(&p).args([
+        "presets", "save", "readme", "ingest", "--batch", "32", "--force",
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    for run_only in ["--format", "--yes", "--no-history", "--statement-timeout"] {
+        let (code, _, stderr) =
+            out(pglab(&p).args(["presets", "save", "x", "ingest", run_only, "json"]));
+        assert_eq!(code, 2, "{run_only}: {stderr}");
+    }
+    let (_, help, _) = out(pglab(&p).args(["presets", "save", "--help"]));
+    for run_only in ["--format", "--yes", "--no-history", "--statement-timeout"] {
+        assert!(!help.contains(run_only), "{run_only} in:\n{help}");
+    }
+    assert!(
+        help.contains("--description") && help.contains("--preset"),
+        "{help}"
+    );
 
     let (code, stdout, _) = out(pglab(&p).args(["presets", "list"]));
     assert_eq!(code, 0);

@@ -30,37 +30,52 @@ async fn settings_state(
     (s, d)
 }
 
+/// Run index-build with these fields (defaults for the rest) on `target` in lab schema
+/// `schema`, to its end; the report, or a panic with the run's error.
+async fn run_index_build(
+    target: std::sync::Arc<pglab::server::Target>,
+    schema: &str,
+    fields: &[(&str, &str)],
+) -> Box<pglab::experiment::RunReport> {
+    let p: ParamText = fields
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let spec = ExperimentKind::IndexBuild.parse_spec(&p).unwrap();
+    let mut h = experiment::spawn(
+        target,
+        spec,
+        RunOptions {
+            schema: schema.into(),
+            ..RunOptions::default()
+        },
+    );
+    loop {
+        match h.events.recv().await.unwrap() {
+            RunEvent::Finished(r) => return r,
+            RunEvent::Failed { error, .. } => panic!("{error}"),
+            _ => {}
+        }
+    }
+}
+
 #[tokio::test]
 async fn runs_change_no_server_or_role_setting() {
     let lab = common::lab();
     let target = lab.target();
     let watcher = target.connect().await.unwrap();
     let before = settings_state(&watcher).await;
-    let p: ParamText = [
-        ("rows", "20k"),
-        ("mwm", "1MB,64MB"),
-        ("workers", "0,2"),
-        ("repeat", "1"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let spec = ExperimentKind::IndexBuild.parse_spec(&p).unwrap();
-    let mut h = experiment::spawn(
+    run_index_build(
         target.clone(),
-        spec,
-        RunOptions {
-            schema: "safety_settings".into(),
-            ..RunOptions::default()
-        },
-    );
-    loop {
-        match h.events.recv().await.unwrap() {
-            RunEvent::Finished(_) => break,
-            RunEvent::Failed { error, .. } => panic!("{error}"),
-            _ => {}
-        }
-    }
+        "safety_settings",
+        &[
+            ("rows", "20k"),
+            ("mwm", "1MB,64MB"),
+            ("workers", "0,2"),
+            ("repeat", "1"),
+        ],
+    )
+    .await;
     let after = settings_state(&watcher).await;
     assert_eq!(before.0, after.0, "pg_settings changed");
     assert_eq!(before.1, after.1, "pg_db_role_setting changed");
@@ -161,6 +176,102 @@ async fn clean_drops_only_marked_leftovers_of_dead_runs() {
         ["users_own"],
         "the user's own table is never touched"
     );
+}
+
+#[tokio::test]
+async fn drop_schema_drops_only_a_schema_of_pglabs_own_that_holds_nothing_else() {
+    let lab = common::lab();
+    let c = lab.target().connect().await.unwrap();
+    c.batch_execute(
+        "CREATE SCHEMA safety_drop; COMMENT ON SCHEMA safety_drop IS 'pglab: schema created by pglab';
+         CREATE TABLE safety_drop.ds (id serial); COMMENT ON TABLE safety_drop.ds IS 'pglab:dataset index-build test';
+         CREATE INDEX ON safety_drop.ds (id);
+         CREATE TABLE safety_drop.dead_run (x int); COMMENT ON TABLE safety_drop.dead_run IS 'pglab:run=dead-2 test';
+         CREATE VIEW safety_drop.users_view AS SELECT 1 AS one;
+         CREATE SCHEMA safety_users;",
+    )
+    .await
+    .unwrap();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let clean = |extra: &[&str], schema: &str| {
+        lab.command()
+            .args(extra)
+            .args(["--db", &db, "--schema", schema, "clean", "--drop-schema"])
+            .output()
+            .unwrap()
+    };
+    let exists = |name: &'static str| {
+        let c = &c;
+        async move {
+            c.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&name])
+                .await
+                .unwrap()
+                .is_some()
+        }
+    };
+    // A foreign object keeps the schema, and the sentence names it.
+    let out = clean(&[], "safety_drop");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("also holds an object that is not pglab's") && err.contains("users_view"),
+        "{err}"
+    );
+    assert!(exists("safety_drop").await);
+    c.batch_execute("DROP VIEW safety_drop.users_view")
+        .await
+        .unwrap();
+    // Look-only and dry runs say what would go and drop nothing.
+    for extra in [&["--observe"][..], &[]] {
+        let out = if extra.is_empty() {
+            lab.command()
+                .args([
+                    "--db",
+                    &db,
+                    "--schema",
+                    "safety_drop",
+                    "clean",
+                    "--drop-schema",
+                    "--dry-run",
+                ])
+                .output()
+                .unwrap()
+        } else {
+            clean(extra, "safety_drop")
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("would drop  safety_drop.ds"), "{text}");
+        assert!(text.contains("would drop schema safety_drop"), "{text}");
+        assert!(exists("safety_drop").await);
+    }
+    // Then it goes, datasets and the sequence a dataset owns included.
+    let out = clean(&[], "safety_drop");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("dropped schema safety_drop"), "{text}");
+    assert!(!exists("safety_drop").await);
+    // A schema pglab did not create is never dropped.
+    let out = clean(&[], "safety_users");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("was not created by pglab"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(exists("safety_users").await);
 }
 
 #[test]
@@ -355,4 +466,181 @@ fn observe_refuses_the_disk_probes_and_runs() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("look-only (--observe)"), "{err}");
+}
+
+/// Look-only means it for `clean` too: with --observe it lists what it would drop and drops
+/// nothing, even with a real leftover of a dead run in the lab schema.
+#[tokio::test]
+async fn observe_clean_drops_nothing() {
+    let lab = common::lab();
+    let c = lab.target().connect().await.unwrap();
+    c.batch_execute(
+        "CREATE SCHEMA safety_observe;
+         CREATE TABLE safety_observe.dead_run (x int); COMMENT ON TABLE safety_observe.dead_run IS 'pglab:run=dead-observe test';",
+    )
+    .await
+    .unwrap();
+    let db = lab.db();
+    for extra in [&[][..], &["--dry-run"][..], &["--datasets"][..]] {
+        let out = lab
+            .command()
+            .args([
+                "--observe",
+                "--db",
+                &db,
+                "clean",
+                "--schema",
+                "safety_observe",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {err}{text}");
+        assert!(
+            text.contains("would drop  safety_observe.dead_run"),
+            "look-only lists what it would drop: {text}"
+        );
+        assert!(
+            text.contains("look-only (--observe): nothing was dropped"),
+            "{text}"
+        );
+    }
+    let left: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'safety_observe' AND tablename = 'dead_run'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 1, "the leftover is still there");
+    c.batch_execute("DROP SCHEMA safety_observe CASCADE")
+        .await
+        .unwrap();
+}
+
+/// A database of its own on the lab's sandbox, with `settings` (`ALTER DATABASE … SET`): a
+/// session on the sandbox's own database and a target on the new one.
+async fn own_database(
+    name: &str,
+    settings: &[&str],
+) -> (
+    tokio_postgres::Client,
+    std::sync::Arc<pglab::server::Target>,
+) {
+    let lab = common::lab();
+    let admin = lab.target().connect().await.unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    for set in settings {
+        admin
+            .batch_execute(&format!("ALTER DATABASE {name} SET {set}"))
+            .await
+            .unwrap();
+    }
+    let mut params = lab.sandbox.conn_params(lab.port);
+    params.dbname = name.into();
+    let target = std::sync::Arc::new(pglab::server::Target::new(params, true).unwrap());
+    (admin, target)
+}
+
+/// The CVE-2018-1058 pattern: a function in `public` that matches pglab's call better than
+/// the built-in one (here `obj_description(oid, text)` against the catalog's `(oid, name)`,
+/// which an unknown literal resolves to) would run as pglab's role, often a superuser. Every
+/// session pglab opens — experiment sessions and its own cleanup — resolves names in
+/// pg_catalog and the lab schema only.
+#[tokio::test]
+async fn names_never_resolve_in_public() {
+    let (admin, target) = own_database("hijack", &[]).await;
+    let c = target.connect().await.unwrap();
+    c.batch_execute(
+        "CREATE TABLE public.hijacked (who text, what text);
+         CREATE FUNCTION public.obj_description(oid, text) RETURNS text LANGUAGE sql AS
+           $$ INSERT INTO public.hijacked VALUES (current_user, 'obj_description') RETURNING 'pglab:run=hijack' $$;
+         CREATE FUNCTION public.hashtext(varchar) RETURNS int LANGUAGE sql AS
+           $$ INSERT INTO public.hijacked VALUES (current_user, 'hashtext') RETURNING 1 $$;",
+    )
+    .await
+    .unwrap();
+    run_index_build(
+        target.clone(),
+        "safety_hijack",
+        &[("rows", "2k"), ("mwm", "1MB"), ("repeat", "1")],
+    )
+    .await;
+    // pglab's cleanup of leftovers goes through the same sessions.
+    let objects = pglab::experiment::leftovers::lab_objects(&c, "safety_hijack")
+        .await
+        .unwrap();
+    assert!(
+        objects.iter().all(|o| o.comment != "pglab:run=hijack"),
+        "{objects:?}"
+    );
+    let calls: Vec<String> = c
+        .query("SELECT what FROM public.hijacked", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(calls.is_empty(), "functions in public ran: {calls:?}");
+    drop(c);
+    admin
+        .batch_execute("DROP DATABASE hijack WITH (FORCE)")
+        .await
+        .unwrap();
+}
+
+/// Values and names reach the server as parameters (`set_config`), never spliced into SQL:
+/// a backslash survives a server with `standard_conforming_strings = off`, where a quoted
+/// literal would read it as an escape.
+#[tokio::test]
+async fn a_backslash_in_a_setting_survives_a_legacy_server() {
+    let (admin, target) = own_database(
+        "legacy",
+        &[
+            "standard_conforming_strings = off",
+            "escape_string_warning = off",
+        ],
+    )
+    .await;
+    let value = r"C:\temp\n'x";
+    // The literal quoting pglab keeps for DDL that takes no parameters reads back the same.
+    let c = target.connect().await.unwrap();
+    let back: String = c
+        .query_one(
+            &format!("SELECT {}::text", pglab::experiment::sql::literal(value)),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(back, value);
+    let set = format!("application_name={value}");
+    let report = run_index_build(
+        target.clone(),
+        "safety_legacy",
+        &[
+            ("rows", "2k"),
+            ("mwm", "1MB"),
+            ("repeat", "1"),
+            ("set", &set),
+        ],
+    )
+    .await;
+    let json = serde_json::to_value(&report).unwrap();
+    let trials = json["trials"].as_array().expect("trials");
+    assert!(!trials.is_empty());
+    for t in trials {
+        assert_eq!(t["settings"]["application_name"], value, "{t}");
+    }
+    drop(c);
+    admin
+        .batch_execute("DROP DATABASE legacy WITH (FORCE)")
+        .await
+        .unwrap();
 }

@@ -41,7 +41,7 @@ async fn lifecycle_create_start_snapshot_stop_reuse_destroy() {
         .get(0);
     assert_eq!(app, "pglab");
     client
-        .batch_execute("CREATE TABLE keepme (x int); INSERT INTO keepme VALUES (42)")
+        .batch_execute("CREATE TABLE public.keepme (x int); INSERT INTO public.keepme VALUES (42)")
         .await
         .unwrap();
     drop(client);
@@ -53,7 +53,7 @@ async fn lifecycle_create_start_snapshot_stop_reuse_destroy() {
     let target = Target::new(sb.conn_params(port), true).unwrap();
     let client = target.connect().await.unwrap();
     let x: i32 = client
-        .query_one("SELECT x FROM keepme", &[])
+        .query_one("SELECT x FROM public.keepme", &[])
         .await
         .unwrap()
         .get(0);
@@ -228,5 +228,53 @@ fn leases_keep_the_server_for_the_last_user() {
     assert!(sb.live_postmaster().is_some());
     assert!(sb.close(b, false).unwrap(), "the last user stops it");
     assert!(sb.live_postmaster().is_none());
+    sb.destroy().unwrap();
+}
+
+/// A `postmaster.pid` naming a live process that is not this sandbox's postmaster (after a
+/// host crash its PID may belong to anything, e.g. another cluster's `postgres` process):
+/// stop and restart refuse with a sentence naming the PID and signal nothing.
+#[test]
+fn stop_and_restart_signal_only_the_sandboxs_own_postmaster() {
+    let p = paths("foreignpid");
+    let sb = Sandbox::locate(&p, None, None).unwrap();
+    sb.start().unwrap();
+    assert!(sb.stop().unwrap());
+    // A process named `postgres` that is not a postmaster of this data directory.
+    let fake_dir = common::temp_dir("fakepostgres");
+    let fake = fake_dir.join("postgres");
+    std::fs::copy("/bin/sleep", &fake).unwrap();
+    let mut other = std::process::Command::new(&fake)
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let pid = other.id() as i32;
+    std::fs::write(
+        sb.data().join("postmaster.pid"),
+        format!(
+            "{pid}\n{}\n1700000000\n5432\n{}\n127.0.0.1\n  5432001  1\nready   \n",
+            sb.data().display(),
+            sb.root.display()
+        ),
+    )
+    .unwrap();
+    assert_ne!(
+        sb.status(),
+        SandboxStatus::Running { pid, port: 5432 },
+        "a foreign process is not the sandbox running"
+    );
+    let e = sb.stop().expect_err("stop refuses").to_string();
+    assert!(e.contains(&pid.to_string()), "{e}");
+    let e = sb.restart().expect_err("restart refuses").to_string();
+    assert!(e.contains(&pid.to_string()), "{e}");
+    assert!(
+        other.try_wait().unwrap().is_none(),
+        "the foreign process was signalled"
+    );
+    other.kill().ok();
+    other.wait().ok();
+    // The sandbox itself still starts (the stale file is its own) and stops.
+    sb.start().expect("start after a foreign pid file");
+    assert!(sb.stop().unwrap());
     sb.destroy().unwrap();
 }

@@ -87,9 +87,11 @@ fn params(extra: &str) -> ConnParams {
     let lab = common::lab();
     let env: std::collections::BTreeMap<&str, &str> = Default::default();
     conninfo::resolve(
+        // Over TCP the sandbox wants its role's password, kept in its password file.
         Some(&format!(
-            "host=localhost port={} user=pglab dbname=pglab {extra}",
-            lab.port
+            "host=localhost port={} user=pglab dbname=pglab passfile={} {extra}",
+            lab.port,
+            lab.sandbox.passfile.display()
         )),
         &env,
     )

@@ -85,6 +85,26 @@ fn valid(r: &serde_json::Value, schema: &str) {
     assert!(errors.is_empty(), "{errors:?}");
 }
 
+/// A small index-build (5k sorted rows, 1MB, one repeat) sweeping `set` (each `--set`).
+fn small_build<'a>(set: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "index-build",
+        "--rows",
+        "5k",
+        "--order",
+        "sorted",
+        "--mwm",
+        "1MB",
+        "--repeat",
+        "1",
+    ];
+    for s in set {
+        args.extend(["--set", s]);
+    }
+    args
+}
+
 fn settings_of(trials: &serde_json::Value, name: &str) -> Vec<String> {
     let mut v: Vec<String> = trials
         .as_array()
@@ -145,25 +165,9 @@ fn a_session_setting_is_recorded_as_show_reports_it() {
 #[test]
 fn reload_and_restart_settings_take_effect_and_are_put_back() {
     let _g = serial();
-    let out = run(&[
-        "run",
-        "index-build",
-        "--rows",
-        "5k",
-        "--order",
-        "sorted",
-        "--mwm",
-        "1MB",
-        "--repeat",
-        "1",
-        "--set",
-        "max_wal_size=1GB,2GB",
-        "--set",
-        "shared_buffers=128MB,256MB",
-        "--format",
-        "json",
-        "--no-history",
-    ]);
+    let mut args = small_build(&["max_wal_size=1GB,2GB", "shared_buffers=128MB,256MB"]);
+    args.extend(["--format", "json", "--no-history"]);
+    let out = run(&args);
     let r = json(&out);
     assert_eq!(
         settings_of(&r["trials"], "shared_buffers"),
@@ -406,5 +410,168 @@ fn a_restart_is_refused_while_another_pglab_uses_the_sandbox() {
         String::from_utf8_lossy(&out.stderr)
     );
     drop(lease);
+    assert_own_settings();
+}
+
+/// A panic in the middle of a what-if run (forced by the test-only fault hook) still puts the
+/// sandbox's own settings back before the what-if lock is released: the run ends with a
+/// sentence, and no later start is needed to repair it.
+#[test]
+fn a_panic_mid_run_puts_the_settings_back() {
+    let _g = serial();
+    let mut args = small_build(&["shared_buffers=256MB,128MB"]);
+    args.push("--no-history");
+    let out = pglab(&args)
+        .env("PGLAB_FAULT", "after-whatif-change")
+        .output()
+        .expect("pglab runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("PGLAB_FAULT"),
+        "the panic is the planted one: {err}"
+    );
+    assert!(
+        err.contains("own settings back"),
+        "the run says it restored: {err}"
+    );
+    // Checked before anything starts the sandbox again (a start would repair on its own).
+    let sb = &lab().sandbox;
+    assert_eq!(
+        sb.changed_settings(),
+        vec![],
+        "postgresql.auto.conf is clean"
+    );
+    assert!(!sb.whatif_pending(), "no what-if journal left");
+    assert!(!sb.whatif_live(), "the what-if lock is released");
+    assert_own_settings();
+}
+
+/// The what-if lock is taken before the run's first trial (before its dataset is even
+/// made): a second pglab that starts meanwhile is refused instead of measuring settings the
+/// first one is about to change.
+#[test]
+fn a_second_pglab_is_refused_while_a_whatif_run_prepares() {
+    use std::io::{BufRead, BufReader};
+    let _g = serial();
+    let mut first = pglab(&[
+        "run",
+        "index-build",
+        "--rows",
+        "400k",
+        "--order",
+        "random",
+        "--mwm",
+        "64MB",
+        "--repeat",
+        "1",
+        "--set",
+        "shared_buffers=256MB,128MB",
+        "--no-history",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("spawn");
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    loop {
+        let line = lines.next().expect("the first run goes on").unwrap();
+        seen.push(line.clone());
+        if line.contains("generating dataset") {
+            break;
+        }
+        assert!(
+            !line.contains("CREATE INDEX") && seen.len() < 200,
+            "no dataset step seen: {seen:?}"
+        );
+    }
+    let mut args = small_build(&[]);
+    args.push("--no-history");
+    let second = run(&args);
+    let err = String::from_utf8_lossy(&second.stderr);
+    for l in lines.by_ref() {
+        seen.push(l.unwrap());
+    }
+    let status = first.wait().unwrap();
+    assert!(status.success(), "the first run finishes: {seen:?}");
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("what-if run of another pglab"),
+        "the second one is refused with a sentence: {err}"
+    );
+    assert_own_settings();
+}
+
+/// Restart values take turns round by round (ABAB…) in ingest and growth as in index-build:
+/// never all repeats of one value in one block; each turn costs a restart, none of it inside
+/// a trial.
+#[test]
+fn restart_values_alternate_round_by_round() {
+    let _g = serial();
+    let r = json(&run(&[
+        "run",
+        "ingest",
+        "--method",
+        "copy",
+        "--batch",
+        "256",
+        "--rows",
+        "1k",
+        "--repeat",
+        "3",
+        "--set",
+        "shared_buffers=128MB,256MB",
+        "--format",
+        "json",
+        "--no-history",
+    ]));
+    let seq: Vec<&str> = r["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["settings"]["shared_buffers"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(seq, ["128MB", "256MB", "128MB", "256MB", "128MB", "256MB"]);
+    // Five turns into the other value (the first is the sandbox's own), one back after.
+    let restarts = r["whatif"]["restarts"].as_array().unwrap().len();
+    assert!((5..=6).contains(&restarts), "{restarts} restarts");
+    assert_own_settings();
+
+    let g = json(&run(&[
+        "run",
+        "growth",
+        "--units",
+        "100",
+        "--steps",
+        "0,2",
+        "--design",
+        "snapshot",
+        "--repeat",
+        "3",
+        "--set",
+        "shared_buffers=128MB,256MB",
+        "--format",
+        "json",
+        "--no-history",
+    ]));
+    let measured: Vec<&serde_json::Value> = g["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["projected"] != true)
+        .collect();
+    assert_eq!(measured.len(), 4, "two steps × two values");
+    for s in &measured {
+        assert_eq!(s["write_repeats"].as_array().unwrap().len(), 3, "{s}");
+        assert_eq!(s["read_repeats"].as_array().unwrap().len(), 3, "{s}");
+    }
+    // In blocks a step would cost one restart; taking turns, every round of writes and of
+    // reads does (2 steps × (3 + 3 rounds) × 2 values, less the turns that stay).
+    let restarts = g["whatif"]["restarts"].as_array().unwrap().len();
+    assert!(
+        restarts >= 20,
+        "{restarts} restarts: the values did not take turns"
+    );
     assert_own_settings();
 }

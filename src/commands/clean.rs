@@ -1,54 +1,152 @@
-//! `pglab clean [--dry-run] [--datasets]`: list and drop what interrupted runs left in the lab
-//! schema. Only tables carrying a pglab mark are ever considered; a live run's are skipped.
+//! `pglab clean [--dry-run] [--datasets] [--drop-schema]`: list and drop what interrupted runs
+//! left in the lab schema. Only tables carrying a pglab mark are ever considered; a live run's
+//! are skipped. `--drop-schema` also drops every dataset and then the schema itself, only when
+//! pglab created it and nothing but pglab's objects is in it. `--observe` lists, as
+//! `--dry-run` does, and drops nothing.
 
 use color_eyre::eyre::Result;
+use tokio_postgres::Client;
 
 use crate::cli::CleanArgs;
-use crate::experiment::leftovers::{LabObjectKind, drop_objects, lab_objects};
-use crate::measure::units::format_bytes;
-use crate::session::{Ctx, EXIT_FAILED, user_error};
+use crate::experiment::lab::MARK;
+use crate::experiment::leftovers::{
+    LabObject, LabObjectKind, drop_leftovers, drop_schema, foreign_objects, lab_objects,
+    schema_comment,
+};
+use crate::measure::units::format_bytes_short;
+use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
 pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
     let (opened, client) = ctx.open_target().await?;
+    let result = clean(ctx, &a, &client).await;
+    drop(client);
+    opened.close().await;
+    result
+}
+
+/// Only look: `--dry-run`, or `--observe` (which writes nothing in any command).
+fn looking(ctx: &Ctx, a: &CleanArgs) -> bool {
+    a.dry_run || ctx.global.observe
+}
+
+async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
     let schema = &ctx.global.schema;
-    let objects = lab_objects(&client, schema)
+    if a.drop_schema {
+        match schema_comment(client, schema)
+            .await
+            .map_err(|e| user_error(EXIT_FAILED, e))?
+        {
+            None => {
+                println!("schema {schema} does not exist: nothing to drop");
+                return Ok(0);
+            }
+            Some(c) if !c.starts_with(MARK) => {
+                return Err(user_error(
+                    EXIT_USAGE,
+                    format!(
+                        "schema {schema} was not created by pglab (it carries no pglab mark), so --drop-schema leaves it: pglab drops only a schema of its own; `pglab clean --datasets` empties pglab's part of it"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        let foreign = foreign_objects(client, schema)
+            .await
+            .map_err(|e| user_error(EXIT_FAILED, e))?;
+        if !foreign.is_empty() {
+            return Err(user_error(
+                EXIT_USAGE,
+                format!(
+                    "schema {schema} also holds {} that {} not pglab's, so it stays: {}; drop or move {} first, or keep the schema (`pglab clean --datasets` empties pglab's part)",
+                    if foreign.len() == 1 {
+                        "an object".to_string()
+                    } else {
+                        format!("{} objects", foreign.len())
+                    },
+                    if foreign.len() == 1 { "is" } else { "are" },
+                    foreign.join(", "),
+                    if foreign.len() == 1 { "it" } else { "them" }
+                ),
+            ));
+        }
+    }
+    let objects = lab_objects(client, schema)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e))?;
+    if a.drop_schema
+        && let Some(live) = objects.iter().find(|o| o.live)
+    {
+        return Err(user_error(
+            EXIT_USAGE,
+            format!(
+                "a pglab run is still using schema {schema} ({} is its): let it finish or cancel it, then drop the schema",
+                live.name
+            ),
+        ));
+    }
+    let datasets = a.datasets || a.drop_schema;
     let (candidates, kept): (Vec<_>, Vec<_>) = objects
         .into_iter()
-        .partition(|o| !o.live && (o.kind != LabObjectKind::Dataset || a.datasets));
+        .partition(|o| !o.live && (o.kind != LabObjectKind::Dataset || datasets));
     for o in &kept {
         let why = if o.live {
             "a pglab run is still going"
         } else {
             "reusable dataset (--datasets drops it)"
         };
-        println!(
-            "keep  {schema}.{}  {}  ({why})",
-            o.name,
-            format_bytes(o.bytes.max(0) as u64)
-        );
+        println!("keep  {schema}.{}  {}  ({why})", o.name, size(o));
     }
-    if candidates.is_empty() {
-        println!("nothing to clean in schema {schema}");
-    } else if a.dry_run {
+    if looking(ctx, a) {
         for o in &candidates {
             println!(
                 "would drop  {schema}.{}  {}  ({})",
                 o.name,
-                format_bytes(o.bytes.max(0) as u64),
+                size(o),
                 o.comment
             );
         }
-    } else {
-        let dropped = drop_objects(&client, schema, &candidates)
-            .await
-            .map_err(|e| user_error(EXIT_FAILED, e))?;
-        for name in &dropped {
-            println!("dropped  {schema}.{name}");
+        if a.drop_schema {
+            println!("would drop schema {schema}");
+        } else if candidates.is_empty() {
+            println!("nothing to clean in schema {schema}");
         }
+        if ctx.global.observe {
+            println!(
+                "look-only (--observe): nothing was dropped; drop --observe to clean{}",
+                if a.drop_schema {
+                    " and drop the schema"
+                } else {
+                    ""
+                }
+            );
+        }
+        return Ok(0);
     }
-    drop(client);
-    opened.close().await;
+    if candidates.is_empty() && !a.drop_schema {
+        println!("nothing to clean in schema {schema}");
+        return Ok(0);
+    }
+    let (dropped, note) = drop_leftovers(client, schema, &candidates)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e))?;
+    for name in &dropped {
+        println!("dropped  {schema}.{name}");
+    }
+    if let Some(n) = note {
+        println!("note: {n}");
+    }
+    if a.drop_schema {
+        drop_schema(client, schema).await.map_err(|e| {
+            user_error(
+                EXIT_FAILED,
+                format!("schema {schema} was emptied of pglab's objects but not dropped: {e}"),
+            )
+        })?;
+        println!("dropped schema {schema}");
+    }
     Ok(0)
+}
+
+fn size(o: &LabObject) -> String {
+    format_bytes_short(o.bytes.max(0) as f64)
 }

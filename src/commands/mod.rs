@@ -9,3 +9,6 @@ pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod sandbox_citus;
+pub mod sandbox_import;
+pub mod sandbox_imports;
+pub mod stderr_line;

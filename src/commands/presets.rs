@@ -119,10 +119,10 @@ fn show(ctx: &Ctx, name: &str) -> Result<i32> {
 
 fn save(ctx: &Ctx, args: PresetSaveArgs) -> Result<i32> {
     preset::check_name(&args.name).map_err(preset_error)?;
-    let (experiment, mut params, description, source) = match &args.run.preset {
+    let (experiment, mut params, description, source) = match &args.params.preset {
         Some(other) => {
             let base = preset::load(&ctx.paths, other).map_err(preset_error)?;
-            if let Some(k) = args.run.experiment
+            if let Some(k) = args.params.experiment
                 && k != base.experiment
             {
                 return Err(user_error(
@@ -140,7 +140,7 @@ fn save(ctx: &Ctx, args: PresetSaveArgs) -> Result<i32> {
                 base.source,
             )
         }
-        None => match args.run.experiment {
+        None => match args.params.experiment {
             Some(k) => (k, ParamText::new(), String::new(), None),
             None => {
                 return Err(user_error(
@@ -150,7 +150,24 @@ fn save(ctx: &Ctx, args: PresetSaveArgs) -> Result<i32> {
             }
         },
     };
-    params.extend(args.run.params.clone());
+    params.extend(args.params.params.clone());
+    // Bad values are named by the flags that gave them, and nothing is written.
+    if let Err(errors) = experiment.parse_spec(&params) {
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|(k, e)| {
+                if args.params.params.contains_key(k) {
+                    format!("--{k}: {e}")
+                } else {
+                    format!("{k}: {e}")
+                }
+            })
+            .collect();
+        return Err(user_error(
+            EXIT_USAGE,
+            format!("{} (preset '{}' not saved)", lines.join("\n"), args.name),
+        ));
+    }
     let description = args.description.clone().unwrap_or_else(|| {
         if description.is_empty() {
             let set: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::{OutputFormat, ProbeArgs};
 use crate::host::HostSnapshot;
 use crate::host::probe::{
-    FsyncResult, FsyncSpec, SeqWriteResult, SeqWriteSpec, fsync_latency, seq_write,
+    FsyncResult, FsyncSpec, ProbeError, SeqWriteResult, SeqWriteSpec, fsync_latency, seq_write,
 };
+use crate::host::probe_site::{ServerDevice, SiteKind};
 use crate::measure::units::{format_bytes, format_bytes_short, parse_duration, parse_size};
 use crate::server::{ServerSnapshot, snapshot};
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
@@ -30,7 +31,15 @@ pub struct ProbeReport {
 
 #[derive(Debug, Serialize)]
 pub struct DiskProbes {
+    /// Where the probes wrote (see `host::probe_site`): a directory pglab owns, or the one
+    /// named with --probe-dir; never a server's data directory.
     pub dir: PathBuf,
+    /// `sandbox`, `data-dir` (pglab's) or `named`.
+    pub site: SiteKind,
+    /// The filesystem and device of `dir` ("ext4 on /dev/vda").
+    pub device: Option<String>,
+    /// Whether `dir` is on the server's device: `same`, `other`, `unknown`, `remote`.
+    pub server_device: ServerDevice,
     pub seq_write: SeqWriteResult,
     pub fsync: FsyncResult,
 }
@@ -64,7 +73,7 @@ pub async fn run(ctx: &Ctx, a: ProbeArgs) -> Result<i32> {
 }
 
 async fn probe(
-    _ctx: &Ctx,
+    ctx: &Ctx,
     a: &ProbeArgs,
     opened: &crate::server::Opened,
     client: &tokio_postgres::Client,
@@ -74,16 +83,20 @@ async fn probe(
     let server = snapshot::read(client, &opened.target)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
-    let local = Ctx::local_data_dir(opened, Some(&server));
-    let host_dir = local.clone();
+    let host_dir = Ctx::local_data_dir(opened, Some(&server));
     let host = tokio::task::spawn_blocking(move || HostSnapshot::read(host_dir.as_deref())).await?;
     let disk = if a.disk {
-        let dir = a.probe_dir.clone().or(local).ok_or_else(|| {
-            user_error(
+        let site = ctx.probe_site(opened, Some(&server));
+        if !site.dir.is_dir() {
+            return Err(user_error(
                 EXIT_USAGE,
-                "the server's data directory is not on this machine (or not readable): pass --probe-dir DIR to probe a local filesystem",
-            )
-        })?;
+                format!(
+                    "--probe-dir {}: no such directory (name an existing directory of yours)",
+                    site.dir.display()
+                ),
+            ));
+        }
+        let dir = site.dir.clone();
         let cancel = CancellationToken::new();
         let c2 = cancel.clone();
         let d2 = dir.clone();
@@ -115,10 +128,20 @@ async fn probe(
             r = &mut probes => r,
             _ = signal => { cancel.cancel(); probes.await }
         }?;
-        let (seq_write, fsync) =
-            joined.map_err(|e| user_error(EXIT_FAILED, format!("disk probe: {e}")))?;
+        let (seq_write, fsync) = joined.map_err(|e| {
+            // No room is the user's to fix (another --probe-dir); the rest is the disk's.
+            let code = if matches!(e, ProbeError::NoRoom { .. }) {
+                EXIT_USAGE
+            } else {
+                EXIT_FAILED
+            };
+            user_error(code, format!("disk probe: {e}"))
+        })?;
         Some(DiskProbes {
             dir,
+            site: site.kind,
+            device: site.device.clone(),
+            server_device: site.server_device,
             seq_write,
             fsync,
         })
@@ -155,11 +178,10 @@ fn text(r: &ProbeReport) -> String {
         .map(|(k, v)| format!("{v} {k}"))
         .collect();
     out.push_str(&format!(
-        "         db {} {} · conns {} ({}) · recovery: {} · role {}{}\n",
+        "         db {} {} · {} · recovery: {} · role {}{}\n",
         s.database,
         format_bytes(s.database_bytes.max(0) as u64),
-        s.connections_total(),
-        conns.join(", "),
+        conns_text(s.connections_total(), &conns),
         if s.in_recovery { "yes (standby)" } else { "no" },
         s.user,
         if s.superuser { " (superuser)" } else { "" }
@@ -244,6 +266,38 @@ fn text(r: &ProbeReport) -> String {
             p.fsync.max_us,
             p.dir.display()
         ));
+        let site = crate::host::probe_site::ProbeSite {
+            dir: p.dir.clone(),
+            kind: p.site,
+            device: p.device.clone(),
+            server_device: p.server_device,
+        };
+        if let Some(note) = site.note() {
+            out.push_str(&format!("         {note}\n"));
+        }
     }
     out
+}
+
+/// "conns 3 (2 active, 1 idle)", or "conns 0" with nothing to break down.
+fn conns_text(total: i64, parts: &[String]) -> String {
+    if parts.is_empty() {
+        format!("conns {total}")
+    } else {
+        format!("conns {total} ({})", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conns_text;
+
+    #[test]
+    fn an_idle_server_has_no_empty_breakdown() {
+        assert_eq!(conns_text(0, &[]), "conns 0");
+        assert_eq!(
+            conns_text(3, &["2 active".into(), "1 idle".into()]),
+            "conns 3 (2 active, 1 idle)"
+        );
+    }
 }

@@ -142,8 +142,21 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             return Err(user_error(EXIT_USAGE, problems.join("\n")));
         }
     }
+    // An existing table (`--table`) must be there and readable, with its columns.
+    if let ExperimentSpec::IndexBuild(s) = &spec
+        && let Some(own) = &s.table
+        && let Err(why) = experiment::index_build::own_table::check(&client, own).await
+    {
+        opened.close().await;
+        let flagged = why.starts_with("table:") || why.starts_with("column:");
+        return Err(user_error(
+            EXIT_USAGE,
+            if flagged { format!("--{why}") } else { why },
+        ));
+    }
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
+    let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
     let free = preflight::free_space(local.as_deref(), None);
     let pf = preflight::preflight(&spec, free, Some(&server), preflight::CONFIRM_ABOVE);
     for w in &pf.warnings {
@@ -169,13 +182,25 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         preset,
         history: (!args.no_history).then(|| ctx.paths.history_file()),
         local_data_dir: local,
+        probe_dir,
         poll_progress: !args.no_progress_poll,
         disk_budget: None,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
     };
     let kind = spec.kind();
+    // What the run will do and how long it should take, before it starts.
+    let expected = {
+        let (runs, _) = crate::history::read(&ctx.paths.history_file());
+        experiment::eta::estimate(&spec, &runs, Some(&crate::host::hostname()))
+    };
+    let mut plan = spec.estimate_with_free(free).items();
+    plan.push(match &expected {
+        Some(e) => format!("time {} (by {})", e.range_text(), e.basis),
+        None => format!("time: no estimate yet (no past {kind} run on this host to go by)"),
+    });
+    eprintln!("estimate: {}", plan.join(" · "));
     let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
-    let mut printer = ProgressPrinter::new(kind);
+    let mut printer = ProgressPrinter::new(kind, expected);
     let signal = crate::session::shutdown_signal();
     tokio::pin!(signal);
     let mut cancelled_at: Option<Instant> = None;
@@ -236,34 +261,52 @@ fn print_report(report: &experiment::RunReport, format: OutputFormat) {
 
 /// Progress on stderr: a single rewritten line on a terminal, a line per phase otherwise.
 struct ProgressPrinter {
-    tty: bool,
+    out: super::stderr_line::StderrLine,
     kind: ExperimentKind,
     last_phase: String,
-    last_draw: Option<Instant>,
-    live: bool,
+    started: Instant,
+    /// How long the history expected the run to take.
+    expected: Option<experiment::eta::Eta>,
 }
 
 impl ProgressPrinter {
-    fn new(kind: ExperimentKind) -> Self {
+    fn new(kind: ExperimentKind, expected: Option<experiment::eta::Eta>) -> Self {
         ProgressPrinter {
-            tty: std::io::stderr().is_terminal(),
+            out: super::stderr_line::StderrLine::new(),
             kind,
             last_phase: String::new(),
-            last_draw: None,
-            live: false,
+            started: Instant::now(),
+            expected,
+        }
+    }
+
+    /// "run 3/40 · run eta 1m 10s": from the trials done, or before one is done from what
+    /// the history expected.
+    fn run_eta(&self, index: usize, total: usize) -> String {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let done = index.saturating_sub(1);
+        let eta = if done > 0 && total > 0 {
+            Some(format_seconds(
+                elapsed * (total - done.min(total)) as f64 / done as f64,
+            ))
+        } else {
+            self.expected
+                .as_ref()
+                .and_then(|e| e.remaining(elapsed))
+                .map(|e| e.range_text())
+        };
+        match eta {
+            Some(e) => format!(" · run {index}/{total} · run eta {e}"),
+            None => format!(" · run {index}/{total}"),
         }
     }
 
     fn clear(&mut self) {
-        if self.live {
-            eprint!("\r\x1b[2K");
-            self.live = false;
-        }
+        self.out.clear();
     }
 
     fn line(&mut self, s: &str) {
-        self.clear();
-        eprintln!("{s}");
+        self.out.line(s);
     }
 
     fn event(&mut self, ev: &RunEvent) {
@@ -277,28 +320,31 @@ impl ProgressPrinter {
                     .map(|t| format!("[{}/{}] {} · ", t.index, t.total, t.label))
                     .unwrap_or_default();
                 self.last_phase = phase.clone();
-                if !self.tty {
+                if !self.out.tty {
                     self.line(&format!("{t}{phase}"));
                 }
             }
             RunEvent::Progress(p) => {
-                if !self.tty
-                    || self
-                        .last_draw
-                        .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
-                {
+                if !self.out.due() {
                     return;
                 }
-                self.last_draw = Some(Instant::now());
                 let t = p
                     .trial
                     .as_ref()
                     .map(|t| format!("[{}/{}] ", t.index, t.total))
                     .unwrap_or_default();
+                // The percentage is the trial's (or the step's), said as such; the run's
+                // share and ETA follow.
+                let what = if p.trial.is_some() { "trial" } else { "step" };
                 let pct = p
                     .fraction
-                    .map(|f| format!(" {:>3.0}%", f * 100.0))
+                    .map(|f| format!(" · {what} {:.0}%", f * 100.0))
                     .unwrap_or_else(|| " …".into());
+                let run = p
+                    .trial
+                    .as_ref()
+                    .map(|t| self.run_eta(t.index, t.total))
+                    .unwrap_or_default();
                 let rate = p
                     .rate
                     .map(|r| {
@@ -309,14 +355,12 @@ impl ProgressPrinter {
                         )
                     })
                     .unwrap_or_default();
-                let mut s = format!(
-                    "{t}{}{pct} · {}{rate}",
+                let s = format!(
+                    "{t}{}{pct} · {}{rate}{run}",
                     p.phase,
                     format_seconds(p.elapsed_s)
                 );
-                s.truncate(160);
-                eprint!("\r\x1b[2K{s}");
-                self.live = true;
+                self.out.draw(&s);
             }
             RunEvent::Sample(s) => self.line(&format!("  {}", s.cells.join("  "))),
             RunEvent::Note(n) => self.line(&format!("  note: {n}")),

@@ -1,12 +1,16 @@
-//! `pglab sandbox status|start|stop|destroy`.
+//! `pglab sandbox status|start|stop|destroy`. Without `--citus-workers`, `status` also names
+//! a Citus sandbox that is up and `stop` stops it too: "stop" means whatever pglab started.
 
 use color_eyre::eyre::Result;
 
 use crate::cli::SandboxAction;
-use crate::server::{Sandbox, SandboxStatus};
+use crate::server::{CitusSandbox, Sandbox, SandboxStatus};
 use crate::session::{Ctx, EXIT_FAILED, user_error};
 
 pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
+    if let SandboxAction::Import(a) = action {
+        return super::sandbox_import::run(ctx, a).await;
+    }
     if let Some(n) = ctx.target_options().citus_workers {
         return super::sandbox_citus::run(ctx, action, n).await;
     }
@@ -17,18 +21,23 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
     )
     .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
     let sb = sandbox.clone();
+    let clusters = CitusSandbox::existing(
+        &ctx.paths,
+        ctx.global.pg_bin.as_deref(),
+        ctx.global.sandbox_port,
+    );
+    let status = matches!(action, SandboxAction::Status);
     let outcome = tokio::task::spawn_blocking(move || -> Result<String, String> {
         match action {
-            SandboxAction::Status => Ok(describe(&sb)),
+            SandboxAction::Status => Ok(describe(&sb) + &clusters_up(&clusters)),
+            SandboxAction::Import(_) => Err("internal: import is not a blocking action".into()),
             SandboxAction::Start => {
                 let port = sb.start().map_err(|e| e.to_string())?;
                 sb.set_keep(true);
                 Ok(format!(
-                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\nconnect: psql -h {} -p {port} -U {} {}",
+                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\n{}",
                     sb.root.display(),
-                    sb.root.display(),
-                    crate::server::sandbox::SANDBOX_USER,
-                    crate::server::sandbox::SANDBOX_DB
+                    connect_text(&sb, port)
                 ))
             }
             SandboxAction::Stop => {
@@ -36,10 +45,14 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
                 if !sb.unused() {
                     return Err("another pglab is using the sandbox: quit it first (it stops the sandbox on exit)".into());
                 }
-                match sb.stop().map_err(|e| e.to_string())? {
-                    true => Ok("sandbox stopped".into()),
-                    false => Ok("sandbox was not running".into()),
+                let mut said = vec![match sb.stop().map_err(|e| e.to_string())? {
+                    true => "sandbox stopped".to_string(),
+                    false => "sandbox was not running".to_string(),
+                }];
+                for c in clusters.iter().filter(|c| c.running()) {
+                    said.push(stop_cluster(c)?);
                 }
+                Ok(said.join("\n"))
             }
             SandboxAction::Destroy => {
                 if !sb.unused() {
@@ -55,10 +68,44 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
     match outcome {
         Ok(text) => {
             println!("{text}");
+            if status {
+                print!("{}", super::sandbox_imports::listing(&sandbox).await);
+            }
             Ok(0)
         }
         Err(e) => Err(user_error(EXIT_FAILED, e)),
     }
+}
+
+/// Stop a Citus sandbox found up while stopping "the sandbox": every node, the coordinator first.
+fn stop_cluster(c: &CitusSandbox) -> Result<String, String> {
+    c.coordinator.set_keep(false);
+    if !c.coordinator.unused() {
+        return Err(format!(
+            "another pglab is using {}: quit it first (it stops the cluster on exit)",
+            c.name()
+        ));
+    }
+    c.stop().map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{} stopped (coordinator and every worker)",
+        c.name()
+    ))
+}
+
+/// The Citus sandboxes that are up, as lines after the single server's status.
+fn clusters_up(clusters: &[CitusSandbox]) -> String {
+    clusters
+        .iter()
+        .filter(|c| c.running())
+        .map(|c| {
+            format!(
+                "\nalso up: {} (pglab --citus-workers {} sandbox status); pglab sandbox stop stops it too",
+                c.name(),
+                c.workers.len()
+            )
+        })
+        .collect()
 }
 
 fn describe(sb: &Sandbox) -> String {
@@ -101,8 +148,12 @@ fn describe(sb: &Sandbox) -> String {
             format!("settings: differ from the sandbox's own (ALTER SYSTEM): {what}")
         }
     };
+    let connect = match sb.status() {
+        SandboxStatus::Running { port, .. } => format!("\n{}", connect_text(sb, port)),
+        _ => String::new(),
+    };
     format!(
-        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}\n{settings}",
+        "sandbox: {state}\ndirectory: {}\nserver: PostgreSQL {} from {}{}\n{settings}{connect}",
         sb.root.display(),
         sb.bin.version,
         sb.bin.dir.display(),
@@ -111,4 +162,14 @@ fn describe(sb: &Sandbox) -> String {
             .map(|(_, _, n)| format!("\nruns as: {n} (pglab runs as root)"))
             .unwrap_or_default()
     )
+}
+
+/// The lines that say how this account connects: by the socket, and over TCP with the
+/// password file (no other account can do either).
+pub(super) fn connect_text(sb: &Sandbox, port: u16) -> String {
+    sb.connect_lines(port)
+        .into_iter()
+        .map(|(how, line)| format!("{how}: {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

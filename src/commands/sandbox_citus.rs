@@ -4,7 +4,6 @@
 use color_eyre::eyre::Result;
 
 use crate::cli::SandboxAction;
-use crate::server::sandbox::{SANDBOX_DB, SANDBOX_USER};
 use crate::server::{CitusSandbox, SandboxStatus};
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
@@ -42,14 +41,14 @@ pub async fn run(ctx: &Ctx, action: SandboxAction, workers: u32) -> Result<i32> 
                 .await
                 .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
             cluster.coordinator.set_keep(true);
-            let dir = cluster.coordinator.root.display();
             format!(
-                "Citus sandbox running: coordinator on port {port}, workers on {}; it stays up until `pglab --citus-workers {workers} sandbox stop`\nconnect: psql -h {dir} -p {port} -U {SANDBOX_USER} {SANDBOX_DB}",
+                "Citus sandbox running: coordinator on port {port}, workers on {}; it stays up until `pglab --citus-workers {workers} sandbox stop`\n{}",
                 ports
                     .iter()
                     .map(|p| p.to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                super::sandbox::connect_text(&cluster.coordinator, port)
             )
         }
         SandboxAction::Stop => {
@@ -64,6 +63,12 @@ pub async fn run(ctx: &Ctx, action: SandboxAction, workers: u32) -> Result<i32> 
                 }
             }))
             .await?
+        }
+        SandboxAction::Import(_) => {
+            return Err(user_error(
+                EXIT_USAGE,
+                "sandbox import fills a single-server sandbox: drop --citus-workers (or set [sandbox] citus_workers = 0)",
+            ));
         }
         SandboxAction::Destroy => {
             blocking(Box::new(|c| {
@@ -105,10 +110,14 @@ fn describe(c: &CitusSandbox) -> String {
         out.push_str(&format!("\n  {name:<12} {state}"));
     }
     if c.coordinator.keep() {
-        out.push_str("\nkept up (pglab sandbox stop to stop)");
+        out.push_str("\nkept up (pglab sandbox stop stops every node)");
     }
     if !c.coordinator.unused() {
         out.push_str("\nin use by a pglab");
+    }
+    if let Some((_, port)) = c.coordinator.live_postmaster() {
+        out.push('\n');
+        out.push_str(&super::sandbox::connect_text(&c.coordinator, port));
     }
     out
 }

@@ -35,6 +35,66 @@ pub struct ResultLayout {
     /// `x_unit`). The TUI uses it to put the swept server settings on the x axis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub x_names: Vec<String>,
+    /// What y is, in a word, for table headers ("write"); empty: "median".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub y_name: String,
+    /// Further timed measures each sample carries the trials of (growth: the read of one
+    /// version), each summarised beside y with its own median and interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measures: Vec<MeasureDef>,
+    /// What the summary compares: the settings within each series, or the series at each x.
+    #[serde(default, skip_serializing_if = "Compare::is_settings")]
+    pub compare: Compare,
+    /// Columns (by title) of the trial table that the summary repeats for each setting
+    /// (growth: the rows and sizes of a step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary_columns: Vec<String>,
+}
+
+impl Default for ResultLayout {
+    fn default() -> Self {
+        ResultLayout {
+            x_label: String::new(),
+            x_unit: String::new(),
+            x_log: false,
+            y_label: String::new(),
+            y_unit: String::new(),
+            y_log: false,
+            y_better: Better::Lower,
+            columns: Vec::new(),
+            x_names: Vec::new(),
+            y_name: String::new(),
+            measures: Vec::new(),
+            compare: Compare::Settings,
+            summary_columns: Vec::new(),
+        }
+    }
+}
+
+/// A further timed measure of a layout: its name for headers and its unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasureDef {
+    pub name: String,
+    pub unit: String,
+}
+
+/// Which settings the verdicts compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Compare {
+    /// The settings (x) of each series against each other: index-build's memory, ingest's
+    /// batch. The best of a series is the one to use.
+    #[default]
+    Settings,
+    /// The series at each x against each other: growth's designs at a step. The
+    /// experiment says what it concluded in each sample's `findings`.
+    Series,
+}
+
+impl Compare {
+    fn is_settings(&self) -> bool {
+        *self == Compare::Settings
+    }
 }
 
 fn lower_is_better() -> Better {
@@ -66,7 +126,7 @@ pub struct Progress {
 }
 
 /// A finished measurement: a point on the chart and a row in the results table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// The chart series this point belongs to (e.g. "random", "copy ×2").
     pub series: String,
@@ -80,6 +140,28 @@ pub struct Sample {
     /// when nothing is swept.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub settings: String,
+    /// The trials behind `y` when the sample stands for several (a growth step times
+    /// several writes; `y` is their median); empty when `y` is one trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<f64>,
+    /// The trials of each of the layout's `measures`, in its order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measures: Vec<Vec<f64>>,
+    /// What the experiment concluded once this sample was in (growth: ranges against
+    /// snapshot at the step), in the statistics core's words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
+}
+
+impl Sample {
+    /// The trials of `y`: its own list, or `y` itself.
+    pub fn trials(&self) -> Vec<f64> {
+        if self.values.is_empty() {
+            vec![self.y]
+        } else {
+            self.values.clone()
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -31,7 +31,8 @@ pub enum FieldKind {
     Settings,
     /// SQL statements (`--sql`, `--index`; repeatable: the flags' values are joined with `;`).
     Sql,
-    /// Free text: a file name, SQL or `@FILE`.
+    /// Free text checked by the experiment (a table name, column names, a file name, SQL or
+    /// `@FILE`).
     Text,
 }
 
@@ -59,9 +60,47 @@ pub struct Cost {
     pub wal_bytes: u64,
     /// Connections the run holds at its peak (control + progress + clients).
     pub connections: u32,
+    /// Rows one trial works on (index-build: the table an index is built on; ingest: the
+    /// rows one trial loads); 0 when trials differ (growth: `rows` is what the table grows to).
+    #[serde(default)]
+    pub trial_rows: u64,
+    /// A trial stops after this long even when rows remain (ingest's `duration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_cap_s: Option<f64>,
 }
 
 impl Cost {
+    /// What the run will do and hold, for the line shown before it starts: "50 trials × 1M
+    /// rows", "tables 71 MB", "disk ≈ 172 MB". Never the total rows beside one trial's table;
+    /// only the trials when the rows and sizes are unknown (query).
+    pub fn items(&self) -> Vec<String> {
+        use crate::measure::units::{format_bytes, format_count, format_seconds};
+        let trials = format!(
+            "{} trial{}",
+            self.trials,
+            if self.trials == 1 { "" } else { "s" }
+        );
+        // What the experiment cannot know before it runs (query: the DBA's own data) is
+        // left out rather than said to be 0.
+        if self.rows == 0 && self.trial_rows == 0 && self.disk_bytes() == 0 {
+            return vec![trials];
+        }
+        let work = match (self.trial_rows, self.trial_cap_s) {
+            (0, _) => format!("{trials} · up to {} rows", format_count(self.rows as f64)),
+            (r, None) => format!("{trials} × {} rows", format_count(r as f64)),
+            (r, Some(cap)) => format!(
+                "{trials} × {} rows or {} each",
+                format_count(r as f64),
+                format_seconds(cap)
+            ),
+        };
+        vec![
+            work,
+            format!("tables {}", format_bytes(self.table_bytes)),
+            format!("disk ≈ {}", format_bytes(self.disk_bytes())),
+        ]
+    }
+
     /// Disk space needed at the peak.
     pub fn disk_bytes(&self) -> u64 {
         self.table_bytes

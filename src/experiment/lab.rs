@@ -9,9 +9,10 @@ use std::time::Duration;
 use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
+use super::checkpoint::CheckpointPlan;
 use super::event::Emitter;
 use super::leftovers::drop_marked;
-use super::sql::{ident, literal};
+use super::sql::{SessionSettings, ident, literal};
 use super::whatif::{Applier, Combo, Entered};
 use crate::host::HostSnapshot;
 use crate::server::error::{describe_query_error, sqlstate};
@@ -47,8 +48,13 @@ pub struct RunOptions {
     pub preset: Option<String>,
     /// Where to append the report (None: not recorded, e.g. in some tests).
     pub history: Option<std::path::PathBuf>,
-    /// A local directory on the server's data filesystem, for free-space checks and probes.
+    /// A local directory on the server's data filesystem, for free-space checks (read only:
+    /// nothing is ever written there unless it is pglab's own).
     pub local_data_dir: Option<std::path::PathBuf>,
+    /// A directory pglab owns on the server's device (the sandbox's, or pglab's data dir or
+    /// `--probe-dir` when on the same device; see `host::probe_site`), where a run may write a
+    /// small probe file of its own (ingest's fsync reference). None: the probe is skipped.
+    pub probe_dir: Option<std::path::PathBuf>,
     /// Watch progress views while statements run (off only to measure the observer effect).
     pub poll_progress: bool,
     /// At most this much disk for the run, even when the filesystem has more free (None: what
@@ -68,6 +74,7 @@ impl Default for RunOptions {
             preset: None,
             history: None,
             local_data_dir: None,
+            probe_dir: None,
             poll_progress: true,
             disk_budget: None,
             sandbox: None,
@@ -86,6 +93,9 @@ pub struct RunCtx {
     pub host: HostSnapshot,
     /// The settings sweep and the combination in effect.
     pub whatif: Applier,
+    /// Whether trials start with a CHECKPOINT, decided at the run's start (the `checkpoint`
+    /// field, whose server it is, what the role may do).
+    pub checkpoint: CheckpointPlan,
     notes: Mutex<Vec<String>>,
 }
 
@@ -108,6 +118,11 @@ impl RunCtx {
             server,
             host,
             whatif: Applier::none(),
+            checkpoint: CheckpointPlan::decide(
+                super::checkpoint::CheckpointMode::Auto,
+                false,
+                false,
+            ),
             notes: Mutex::new(Vec::new()),
         }
     }
@@ -132,46 +147,54 @@ impl RunCtx {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
     }
 
-    /// A new session set up for experiments: lab schema first on the search path, the
-    /// configured timeouts, nothing changed beyond this session.
+    /// A new session set up for experiments: names resolved in `pg_catalog`, then the lab
+    /// schema (never `public`), the configured timeouts, nothing changed beyond this session.
     pub async fn session(&self) -> Result<Client, RunError> {
         let client = self
             .target
             .connect()
             .await
             .map_err(|e| RunError::Failed(e.to_string()))?;
-        client
-            .batch_execute(&self.session_sql())
+        self.session_settings()
+            .apply(&client)
             .await
             .map_err(|e| self.error(e))?;
         Ok(client)
     }
 
-    /// The statements that make a fresh connection an experiment session (what `session`
-    /// runs), for sessions opened where the context cannot go, e.g. on a client's own thread.
-    pub fn session_sql(&self) -> String {
-        let mut sql = format!(
-            "SET search_path = {}, public; SET lock_timeout = '{}ms';",
-            ident(&self.opts.schema),
-            self.opts.lock_timeout.as_millis()
+    /// The settings that make a fresh connection an experiment session (what `session`
+    /// applies), for sessions opened where the context cannot go, e.g. on a client's own
+    /// thread.
+    pub fn session_settings(&self) -> SessionSettings {
+        let mut s = SessionSettings::new();
+        s.set("search_path", self.search_path()).set(
+            "lock_timeout",
+            format!("{}ms", self.opts.lock_timeout.as_millis()),
         );
-        sql.push_str(&self.session_extras());
-        sql
+        s.extend(&self.extra_settings());
+        s
+    }
+
+    /// `pg_catalog, "lab"`: the built-in names first, so nothing in the lab schema (or
+    /// anywhere else) can stand in for them; `public` not at all.
+    pub fn search_path(&self) -> String {
+        format!("pg_catalog, {}", ident(&self.opts.schema))
     }
 
     /// Settings every experiment session gets besides the search path: the statement
-    /// timeout, and (PostgreSQL 14+) a check that the client is still there, so a pglab that
-    /// dies mid-statement does not leave the server building an index for nobody.
-    pub fn session_extras(&self) -> String {
-        let mut sql = String::new();
+    /// timeout, (PostgreSQL 14+) a check that the client is still there, so a pglab that
+    /// dies mid-statement does not leave the server building an index for nobody, and the
+    /// swept session settings of the combination in effect.
+    pub fn extra_settings(&self) -> SessionSettings {
+        let mut s = SessionSettings::new();
         if let Some(t) = self.opts.statement_timeout {
-            sql.push_str(&format!(" SET statement_timeout = '{}ms';", t.as_millis()));
+            s.set("statement_timeout", format!("{}ms", t.as_millis()));
         }
         if self.server.version_num >= 140000 {
-            sql.push_str(" SET client_connection_check_interval = '1s';");
+            s.set("client_connection_check_interval", "1s");
         }
-        sql.push_str(&self.whatif.session_sql());
-        sql
+        s.extend(&self.whatif.session_settings());
+        s
     }
 
     /// Make settings combination `i` the one in effect (see [`Applier::enter`]); a restart
@@ -201,6 +224,9 @@ impl RunCtx {
                     .await
             }
             Entered::Same => {}
+        }
+        if entered != Entered::Same {
+            crate::fault::point("after-whatif-change");
         }
         Ok(entered)
     }

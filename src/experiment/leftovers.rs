@@ -1,6 +1,8 @@
 //! Finding and dropping what runs left behind: every pglab table carries a `pglab:` comment,
 //! every live run holds an advisory lock, so a table whose run holds no lock is a leftover.
-//! Unmarked objects are never listed or touched.
+//! Unmarked objects are never listed or touched, and neither are tables imported into the
+//! sandbox (`pglab:imported …`, see [`crate::import::record`]): they are the user's data,
+//! whatever schema they live in.
 
 use tokio_postgres::Client;
 
@@ -109,6 +111,7 @@ pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>
                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                   WHERE n.nspname = $1 AND {MARKED_KINDS}
                     AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
+                    AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'
                   ORDER BY {KIND_ORDER}, 1"
             ),
             &[&schema],
@@ -192,18 +195,33 @@ pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>
     Ok(out)
 }
 
-/// Drop the given tables, each only if it still carries a pglab mark.
+/// Drop the given tables, each only if it still carries a pglab mark (on Citus, then the
+/// deferred shard drops as [`citus_cleanup`] allows; its sentence goes to the log).
 pub async fn drop_objects(
     client: &Client,
     schema: &str,
     objects: &[LabObject],
 ) -> Result<Vec<String>, String> {
+    let (dropped, note) = drop_leftovers(client, schema, objects).await?;
+    if let Some(n) = note {
+        tracing::info!("{n}");
+    }
+    Ok(dropped)
+}
+
+/// [`drop_objects`], with what [`citus_cleanup`] had to say.
+pub async fn drop_leftovers(
+    client: &Client,
+    schema: &str,
+    objects: &[LabObject],
+) -> Result<(Vec<String>, Option<String>), String> {
     let mut dropped = Vec::new();
     for o in objects {
         let still_marked: Option<i8> = client
             .query_opt(
                 "SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                  WHERE n.nspname = $1 AND c.relname = $2 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'",
+                  WHERE n.nspname = $1 AND c.relname = $2 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
+                    AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'",
                 &[&schema, &o.name],
             )
             .await
@@ -242,27 +260,116 @@ pub async fn drop_objects(
             dropped.push(o.name.clone());
         }
     }
-    if !dropped.is_empty() {
-        citus_cleanup(client).await;
-    }
-    Ok(dropped)
+    let note = if dropped.is_empty() {
+        None
+    } else {
+        citus_cleanup(client, schema).await
+    };
+    Ok((dropped, note))
+}
+
+/// The lab schema as the catalog has it: None when it does not exist, else its comment (a
+/// schema pglab created carries a `pglab:` mark).
+pub async fn schema_comment(client: &Client, schema: &str) -> Result<Option<String>, String> {
+    let row = client
+        .query_opt(
+            "SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// Everything in `schema` that is not pglab's, as the catalog describes it ("view pglab.v",
+/// "function pglab.f()"): every object that depends on the schema itself, except
+/// pglab-marked tables and the sequences such a table owns. Indexes and row types go with
+/// their tables and are not listed.
+pub async fn foreign_objects(client: &Client, schema: &str) -> Result<Vec<String>, String> {
+    let rows = client
+        .query(
+            "SELECT pg_describe_object(d.classid, d.objid, d.objsubid)
+               FROM pg_depend d JOIN pg_namespace n ON n.oid = d.refobjid
+              WHERE d.refclassid = 'pg_namespace'::regclass AND n.nspname = $1 AND d.deptype = 'n'
+                AND NOT (d.classid = 'pg_class'::regclass AND (
+                      coalesce(obj_description(d.objid, 'pg_class'), '') LIKE 'pglab:%'
+                   OR EXISTS (SELECT 1 FROM pg_depend o
+                               WHERE o.classid = 'pg_class'::regclass AND o.objid = d.objid
+                                 AND o.refclassid = 'pg_class'::regclass AND o.deptype IN ('a', 'i')
+                                 AND coalesce(obj_description(o.refobjid, 'pg_class'), '') LIKE 'pglab:%')))
+              ORDER BY 1",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    Ok(rows.into_iter().map(|r| r.get(0)).collect())
+}
+
+/// Drop the (emptied) lab schema: RESTRICT, so anything that appeared since it was checked
+/// makes the drop fail rather than go with it.
+pub async fn drop_schema(client: &Client, schema: &str) -> Result<(), String> {
+    client
+        .batch_execute(&format!("DROP SCHEMA {} RESTRICT", ident(schema)))
+        .await
+        .map_err(|e| describe_query_error(&e))
 }
 
 /// On a Citus coordinator: remove now the shards whose removal Citus deferred (a shard left
 /// by an interrupted `create_distributed_table` or move is only recorded for cleanup), so
-/// that after `pglab clean` nothing of pglab's is left on any worker. A no-op elsewhere.
-pub async fn citus_cleanup(client: &Client) {
+/// that after `pglab clean` nothing of pglab's is left on any worker — but only when every
+/// pending record in `pg_dist_cleanup` is pglab's own (a shard of a table in the lab schema):
+/// `citus_cleanup_orphaned_resources()` acts on them all, and the others are not pglab's to
+/// touch. Then Citus's maintenance daemon removes them all in the background, and the
+/// sentence returned says so. A no-op (None) elsewhere or with nothing pending.
+pub async fn citus_cleanup(client: &Client, schema: &str) -> Option<String> {
     let citus = client
-        .query_opt("SELECT 1 FROM pg_extension WHERE extname = 'citus'", &[])
+        .query_opt(
+            "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'",
+            &[],
+        )
         .await
         .ok()
         .flatten()
         .is_some();
-    if citus
-        && let Err(e) = client
-            .batch_execute("CALL citus_cleanup_orphaned_resources()")
-            .await
+    if !citus {
+        return None;
+    }
+    // Shard names are qualified: `schema.table_102008`, or `"Schema".…` when quoting is needed.
+    let counts = client
+        .query_one(
+            "SELECT count(*) FILTER (WHERE object_type = 1 AND (starts_with(object_name, $1) OR starts_with(object_name, $2))),
+                    count(*)
+               FROM pg_catalog.pg_dist_cleanup",
+            &[&format!("{schema}."), &format!("{}.", ident(schema))],
+        )
+        .await;
+    let (ours, all): (i64, i64) = match counts {
+        Ok(r) => (r.get(0), r.get(1)),
+        Err(e) => {
+            tracing::warn!("pg_dist_cleanup cannot be read ({e}): Citus cleans up on its own");
+            return None;
+        }
+    };
+    if all == 0 {
+        return None;
+    }
+    if ours < all {
+        return Some(format!(
+            "{} cleanup record{} in pg_dist_cleanup {} not pglab's: pglab leaves {} (and its own {ours}) to Citus, which removes them in the background (citus.defer_shard_delete_interval)",
+            all - ours,
+            if all - ours == 1 { "" } else { "s" },
+            if all - ours == 1 { "is" } else { "are" },
+            if all - ours == 1 { "it" } else { "them" },
+        ));
+    }
+    match client
+        .batch_execute("CALL pg_catalog.citus_cleanup_orphaned_resources()")
+        .await
     {
-        tracing::warn!("citus_cleanup_orphaned_resources: {e}");
+        Ok(()) => None,
+        Err(e) => {
+            tracing::warn!("citus_cleanup_orphaned_resources: {e}");
+            None
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! Experiments: specs, the event stream, the runner, one module per experiment.
 
+pub mod checkpoint;
 pub mod decision;
 pub mod distribute;
+pub mod eta;
 pub mod event;
 pub mod field;
 pub mod growth;
@@ -17,7 +19,9 @@ pub mod spec;
 pub mod sql;
 pub mod whatif;
 
-pub use event::{Emitter, Progress, ResultLayout, RunEvent, RunHandle, Sample, TrialRef};
+pub use event::{
+    Compare, Emitter, MeasureDef, Progress, ResultLayout, RunEvent, RunHandle, Sample, TrialRef,
+};
 pub use field::{Cost, FieldDef, FieldKind, ParamText};
 pub use lab::{RunCtx, RunError, RunOptions};
 pub use record::{Outcome, ReportBody, RunReport};

@@ -94,6 +94,22 @@ pub fn preflight(
         p.refuse = Some(why);
         return p;
     }
+    if let (ExperimentSpec::Ingest(ing), Some(citus)) =
+        (spec, server.and_then(|s| s.citus.as_ref()))
+        && ing.distribute
+    {
+        let copies: Vec<(u64, u64)> = ing
+            .plan()
+            .iter()
+            .filter(|t| t.method == super::ingest::Method::Copy)
+            .map(|t| (t.batch, ing.rows.div_ceil(t.batch) * ing.rounds() as u64))
+            .collect();
+        p.warnings.extend(super::ingest::citus_copy::preflight_note(
+            &copies,
+            citus.shard_count,
+            citus.workers().len() as u32,
+        ));
+    }
     if let Some(free_slots) = server.and_then(|s| s.free_connection_slots())
         && cost.connections as i64 > free_slots
     {

@@ -1,9 +1,11 @@
 //! Spawning an experiment: the common frame around every run — connect, read the server and
 //! host, refuse what must not run, ensure the lab schema, run, clean up, record, report.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use chrono::Utc;
+use futures_util::FutureExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -131,20 +133,59 @@ async fn run(
     {
         return fail(report, why);
     }
+    // pglab's own sandbox (Citus included) is the one server that is pglab's to checkpoint.
+    let checkpoint = super::checkpoint::CheckpointPlan::decide(
+        spec.checkpoint_mode(),
+        target.is_sandbox(),
+        server.can_checkpoint,
+    );
     let mut ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
-    ctx.whatif = super::whatif::Applier::new(plan, sandbox.filter(|_| on_sandbox));
+    ctx.whatif = super::whatif::Applier::new(plan, sandbox.clone().filter(|_| on_sandbox));
+    ctx.checkpoint = checkpoint;
+    // A run that reloads or restarts the sandbox holds the what-if lock from here, before its
+    // first trial (before its dataset, even): a pglab starting meanwhile is refused rather
+    // than measuring settings this run is about to change. One that got in just before is
+    // seen by its lease, and this run gives way.
+    if let Err(e) = ctx.whatif.begin(&ctx.target).await {
+        return fail(report, e);
+    }
+    if let Some(sb) = sandbox.as_ref().filter(|_| on_sandbox)
+        && let Some(why) = super::whatif::users_conflict(sb, &ctx.whatif.plan)
+    {
+        let _ = ctx.whatif.restore(&ctx.target).await;
+        return fail(report, why);
+    }
     if let Err(e) = ctx.ensure_schema(&control).await {
+        let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, e.to_string());
     }
 
-    let result = match (&spec, &mut report.body) {
-        (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
-            index_build::run(&ctx, s, r).await
+    // A panic inside the experiment (a bug) ends the run like a failure: the cleanup and the
+    // settings' restore below still run before the what-if lock is released.
+    let body = async {
+        match (&spec, &mut report.body) {
+            (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
+                index_build::run(&ctx, s, r).await
+            }
+            (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
+            (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
+            (ExperimentSpec::Query(s), ReportBody::Query(r)) => query::run(&ctx, s, r).await,
+            _ => Err(RunError::failed("internal: report does not match the spec")),
         }
-        (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
-        (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
-        (ExperimentSpec::Query(s), ReportBody::Query(r)) => query::run(&ctx, s, r).await,
-        _ => Err(RunError::failed("internal: report does not match the spec")),
+    };
+    let result = match AssertUnwindSafe(body).catch_unwind().await {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            tracing::error!("the run panicked: {what}");
+            Err(RunError::Failed(format!(
+                "internal error, a bug in pglab ({what}): the run was stopped and is cleaned up"
+            )))
+        }
     };
     // Whatever happened, this run's transient tables go; a fresh session does it because the
     // experiment's own may be the one that broke.
@@ -174,17 +215,8 @@ async fn run(
         }
     }
     if let Some(rec) = ctx.whatif.record().await {
-        if rec.restarts.len() > 1 {
-            let mut r = rec.restarts.clone();
-            r.sort_by(f64::total_cmp);
-            ctx.note(format!(
-                "{} restarts of the sandbox, median {:.2} s (min {:.2}, max {:.2}); none is part of a trial's time",
-                r.len(),
-                r[r.len() / 2],
-                r[0],
-                r[r.len() - 1]
-            ))
-            .await;
+        if let Some(said) = restarts_sentence(&rec.restarts) {
+            ctx.note(said).await;
         }
         report.whatif = Some(rec);
     }
@@ -205,6 +237,24 @@ async fn run(
     }
 }
 
+/// "2 restarts of the sandbox, 0.21 s and 0.31 s; …" or, from three on, their median with the
+/// range (None for one restart or none: the restore note says that one).
+fn restarts_sentence(restarts: &[f64]) -> Option<String> {
+    let s = crate::measure::stats::Summary::of(restarts)?;
+    let tail = "none is part of a trial's time";
+    match s.n {
+        0 | 1 => None,
+        2 => Some(format!(
+            "2 restarts of the sandbox, {:.2} s and {:.2} s; {tail}",
+            s.min, s.max
+        )),
+        n => Some(format!(
+            "{n} restarts of the sandbox, median {:.2} s (min {:.2}, max {:.2}); {tail}",
+            s.median, s.min, s.max
+        )),
+    }
+}
+
 fn record(history: Option<&std::path::Path>, report: &RunReport) {
     if let Some(path) = history
         && let Err(e) = crate::history::append(path, report)
@@ -213,6 +263,24 @@ fn record(history: Option<&std::path::Path>, report: &RunReport) {
             "could not record run {} in {}: {e}",
             report.run_id,
             path.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::restarts_sentence;
+
+    #[test]
+    fn restarts_are_summed_up_with_a_true_median() {
+        assert_eq!(restarts_sentence(&[0.2]), None);
+        assert_eq!(
+            restarts_sentence(&[0.31, 0.21]).unwrap(),
+            "2 restarts of the sandbox, 0.21 s and 0.31 s; none is part of a trial's time"
+        );
+        assert_eq!(
+            restarts_sentence(&[0.31, 0.21, 0.25, 0.40]).unwrap(),
+            "4 restarts of the sandbox, median 0.28 s (min 0.21, max 0.40); none is part of a trial's time"
         );
     }
 }

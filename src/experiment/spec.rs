@@ -142,6 +142,90 @@ impl ExperimentSpec {
         }
     }
 
+    /// The run the TUI's `r` starts: one trial, in every experiment the first value of every
+    /// list (the swept server settings included: their first combination), once, without
+    /// warm-ups (index-build: one `CREATE INDEX`; ingest: one load with the first method,
+    /// batch, client count and synchronous_commit; growth: the first design at the first
+    /// step; query: the first statement, or the first client count, without candidate
+    /// indexes).
+    pub fn one_trial(&self) -> ExperimentSpec {
+        let once = super::decision::Repeat::Fixed(1);
+        let mut spec = match self.clone() {
+            ExperimentSpec::IndexBuild(mut s) => {
+                s.orders.truncate(1);
+                s.mwm.truncate(1);
+                s.workers.truncate(1);
+                s.repeat = once;
+                s.warmup = false;
+                ExperimentSpec::IndexBuild(s)
+            }
+            ExperimentSpec::Ingest(mut s) => {
+                s.methods.truncate(1);
+                s.batches.truncate(1);
+                s.clients.truncate(1);
+                s.sync.truncate(1);
+                s.repeat = once;
+                s.warmup = false;
+                ExperimentSpec::Ingest(s)
+            }
+            ExperimentSpec::Growth(mut s) => {
+                s.designs.truncate(1);
+                s.steps.truncate(1);
+                s.target_rows = None;
+                s.repeat = once;
+                ExperimentSpec::Growth(s)
+            }
+            ExperimentSpec::Query(mut s) => {
+                s.statements.truncate(1);
+                s.index.clear();
+                s.clients.truncate(1);
+                s.repeat = once;
+                ExperimentSpec::Query(s)
+            }
+        };
+        let mut set = self.settings().clone();
+        for item in &mut set.items {
+            item.values.truncate(1);
+        }
+        spec.set_settings(set);
+        spec
+    }
+
+    /// The confidence and smallest effect the run's verdicts use.
+    pub fn rules(&self) -> crate::measure::rules::Rules {
+        match self {
+            ExperimentSpec::IndexBuild(s) => s.decision.rules(),
+            ExperimentSpec::Ingest(s) => s.decision.rules(),
+            ExperimentSpec::Growth(s) => s.decision.rules(),
+            ExperimentSpec::Query(s) => s.decision.rules(),
+        }
+    }
+
+    /// The work of each trial relative to the others, in trial order, for a progress
+    /// measure; empty when every trial weighs alike. Growth trials fill ever larger steps:
+    /// each weighs the versions it adds, so that the first small steps do not set the pace
+    /// of the large ones; a point only projected (the target rows, steps past the fill
+    /// limit) costs next to nothing.
+    pub fn trial_weights(&self) -> Vec<f64> {
+        let ExperimentSpec::Growth(s) = self else {
+            return Vec::new();
+        };
+        let filled = s.planned_steps(None);
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for p in s.points() {
+            let w = if filled.contains(&p) {
+                let w = p.saturating_sub(prev).max(1);
+                prev = p;
+                w
+            } else {
+                1
+            };
+            out.extend(s.designs.iter().map(|_| w as f64));
+        }
+        out
+    }
+
     /// The server settings the run sweeps (`--set`).
     pub fn settings(&self) -> &super::whatif::SettingsSweep {
         match self {
@@ -149,6 +233,18 @@ impl ExperimentSpec {
             ExperimentSpec::Ingest(s) => &s.set,
             ExperimentSpec::Growth(s) => &s.set,
             ExperimentSpec::Query(s) => &s.set,
+        }
+    }
+
+    /// The `checkpoint` field: a CHECKPOINT before each trial (see [`super::checkpoint`]).
+    pub fn checkpoint_mode(&self) -> super::checkpoint::CheckpointMode {
+        match self {
+            ExperimentSpec::IndexBuild(s) => s.checkpoint,
+            ExperimentSpec::Ingest(s) => s.checkpoint,
+            ExperimentSpec::Growth(s) => s.checkpoint,
+            // A statement trial is milliseconds of mostly reads: a CHECKPOINT before each
+            // would cost more than it measures, and query has no such field.
+            ExperimentSpec::Query(_) => super::checkpoint::CheckpointMode::Off,
         }
     }
 
@@ -232,4 +328,64 @@ pub fn spec_params(spec_key: &str) -> ParamText {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: ExperimentKind, pairs: &[(&str, &str)]) -> ExperimentSpec {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        kind.parse_spec(&p).unwrap()
+    }
+
+    #[test]
+    fn projected_growth_points_weigh_nothing_in_the_progress() {
+        let s = spec(
+            ExperimentKind::Growth,
+            &[
+                ("steps", "0,10,100"),
+                ("design", "snapshot,ranges"),
+                ("target-rows", "1e9"),
+            ],
+        );
+        assert_eq!(
+            s.trial_weights(),
+            [1.0, 1.0, 10.0, 10.0, 90.0, 90.0, 1.0, 1.0]
+        );
+    }
+
+    /// `r` is one trial at the first combination of the swept settings, not one per
+    /// combination (two trials and two restarts for `shared_buffers=128MB,25%ram`).
+    #[test]
+    fn one_trial_takes_the_first_value_of_every_list_and_of_the_settings() {
+        for kind in ExperimentKind::ALL {
+            let mut pairs = vec![("set", "shared_buffers=128MB,25%ram work_mem=4MB,8MB")];
+            if kind == ExperimentKind::Query {
+                pairs.extend([
+                    ("sql", "SELECT 1;\nSELECT 2"),
+                    ("index", "CREATE INDEX ON t (a)"),
+                ]);
+            }
+            let s = spec(kind, &pairs);
+            assert_eq!(s.settings().combo_count(), 4);
+            assert!(s.estimate().trials > 1, "{kind}");
+            let one = s.one_trial();
+            assert_eq!(
+                one.settings().text(),
+                "shared_buffers=128MB work_mem=4MB",
+                "{kind}"
+            );
+            assert_eq!(one.settings().combo_count(), 1);
+            // Growth measures a step per design: one design, one step, one sample.
+            let trials = match &one {
+                ExperimentSpec::Growth(g) => g.samples(),
+                _ => one.estimate().trials,
+            };
+            assert_eq!(trials, 1, "{kind}: {one:?}");
+        }
+    }
 }

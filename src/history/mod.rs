@@ -9,6 +9,7 @@
 //! naming its line, and everything else stays readable.
 
 pub mod compare;
+pub mod headline;
 mod query;
 
 use std::fs::OpenOptions;

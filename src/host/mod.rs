@@ -5,8 +5,11 @@
 //! [`probe`] functions measure the data directory's disk on demand.
 
 pub mod probe;
+pub mod probe_site;
 pub mod sampler;
 pub mod snapshot;
 
 pub use sampler::{HostSample, HostSampler};
-pub use snapshot::{CgroupLimits, DiskInfo, HostFingerprint, HostSnapshot, disk_info, free_bytes};
+pub use snapshot::{
+    CgroupLimits, DiskInfo, HostFingerprint, HostSnapshot, disk_info, free_bytes, hostname,
+};

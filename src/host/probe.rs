@@ -1,10 +1,12 @@
 //! Disk probes: how fast the data directory's filesystem takes a large durable write, and how
 //! long one small durable write takes (what every commit waits for).
 //!
-//! Both are blocking functions: run them with `tokio::task::spawn_blocking`. Both check the
-//! cancel token between writes, report progress through a callback, and remove their probe file
-//! (`.pglab-probe-<pid>-<kind>` in the directory probed) on every exit: success, error, cancel,
-//! and unwinding.
+//! Both are blocking functions: run them with `tokio::task::spawn_blocking`. Both refuse to
+//! start when the volume would be left short (see [`super::probe_site`], which also says where
+//! they may write at all), check the cancel token between writes, report progress through a
+//! callback, and remove their probe file (`.pglab-probe-<pid>-<kind>` in the directory probed)
+//! on every exit: success, error, cancel, and unwinding; a killed probe's file goes at the next
+//! start.
 //!
 //! The data written is a fixed pseudo-random pattern, stamped with a counter per block, rather
 //! than zeros: compressing filesystems (btrfs, ZFS with compression) and thin-provisioned or
@@ -21,9 +23,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-/// Default size of the sequential write: 256 MiB.
+/// Default size of the sequential write: 256 MB (1024-based, as PostgreSQL writes sizes).
 pub const DEFAULT_SEQ_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
-/// Default block of the sequential write: 64 KiB, like `dd bs=64k`.
+/// Default block of the sequential write: 64 kB, like `dd bs=64k`.
 pub const DEFAULT_SEQ_BLOCK_BYTES: usize = 64 * 1024;
 /// Default length of the fsync probe.
 pub const DEFAULT_FSYNC_DURATION: Duration = Duration::from_secs(5);
@@ -111,6 +113,12 @@ pub struct FsyncResult {
 pub enum ProbeError {
     #[error("cancelled")]
     Cancelled,
+    /// Refused before writing anything: see [`super::probe_site::lacks_room`].
+    #[error(
+        "only {} free in {}: the disk probe keeps twice what it writes plus 1 GB free there (it needs {}), so it does not run; free some space or name another directory with --probe-dir",
+        gb(.free), .dir.display(), gb(.need)
+    )]
+    NoRoom { dir: PathBuf, need: u64, free: u64 },
     #[error("cannot write the probe file in {dir}: {source}")]
     Io {
         dir: PathBuf,
@@ -143,6 +151,7 @@ pub fn seq_write(
     } else {
         spec.block_bytes
     };
+    room(&spec.dir, spec.total_bytes)?;
     let mut buf = pattern(block);
     let (_guard, mut file) = ProbeFile::create(&spec.dir, "seq").map_err(io_err)?;
     let mut reporter = Reporter::new(progress);
@@ -201,6 +210,7 @@ pub fn fsync_latency(
     } else {
         spec.block_bytes
     };
+    room(&spec.dir, FSYNC_REGION_BYTES)?;
     let (_guard, mut file) = ProbeFile::create(&spec.dir, "fsync").map_err(io_err)?;
 
     // Preallocate the region with real data, like pg_test_fsync does.
@@ -269,6 +279,27 @@ pub fn fsync_latency(
     })
 }
 
+/// Refuse before writing `bytes` in `dir` when its volume would be left short.
+fn room(dir: &Path, bytes: u64) -> Result<(), ProbeError> {
+    match super::probe_site::lacks_room(dir, bytes) {
+        Some((need, free)) => Err(ProbeError::NoRoom {
+            dir: dir.to_path_buf(),
+            need,
+            free,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Bytes as decimal gigabytes or megabytes, for the free-space sentence.
+fn gb(bytes: &u64) -> String {
+    if *bytes >= 1_000_000_000 {
+        format!("{:.1} GB", *bytes as f64 / 1e9)
+    } else {
+        format!("{:.0} MB", *bytes as f64 / 1e6)
+    }
+}
+
 /// Removes the probe file when dropped, whatever way the probe ends.
 #[derive(Debug)]
 struct ProbeFile {
@@ -278,8 +309,14 @@ struct ProbeFile {
 impl ProbeFile {
     /// Creates `.pglab-probe-<pid>-<kind>` in `dir`. `create_new`, so a file this probe did not
     /// create is never truncated nor, by the guard, removed.
+    /// A killed probe's files in `dir` are removed first.
     fn create(dir: &Path, kind: &str) -> io::Result<(ProbeFile, File)> {
-        let path = dir.join(format!(".pglab-probe-{}-{kind}", std::process::id()));
+        super::probe_site::remove_stale(dir);
+        let path = dir.join(format!(
+            "{}{}-{kind}",
+            super::probe_site::PROBE_FILE_PREFIX,
+            std::process::id()
+        ));
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)

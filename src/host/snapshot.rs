@@ -91,6 +91,14 @@ pub fn total_memory() -> u64 {
     System::new_with_specifics(refresh).map_or(0, |s| s.total_memory())
 }
 
+/// This machine's name as the history records it (`HostFingerprint::hostname`).
+pub fn hostname() -> String {
+    System::host_name()
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| UNKNOWN.to_owned())
+}
+
 impl HostSnapshot {
     /// Reads the host now. `data_dir`, when given, selects the filesystem reported in `disk`.
     ///
@@ -125,10 +133,7 @@ impl HostSnapshot {
             .unwrap_or([0.0; 3]);
 
         HostSnapshot {
-            hostname: System::host_name()
-                .ok()
-                .filter(|h| !h.is_empty())
-                .unwrap_or_else(|| UNKNOWN.to_owned()),
+            hostname: hostname(),
             cpu_model,
             physical_cores: System::physical_core_count().ok().filter(|&n| n > 0),
             logical_cores,

@@ -41,6 +41,7 @@
 pub mod finding;
 pub mod fit;
 pub mod interval;
+pub mod projection;
 pub mod ranks;
 pub mod rules;
 pub mod stats;

@@ -99,9 +99,10 @@ pub fn parse_size(input: &str) -> Result<Size, ParseError> {
     })
 }
 
-/// Format bytes the way `pg_size_pretty` does (rounded, `bytes`/`kB`/`MB`/`GB`/`TB`).
+/// Format bytes as `pg_size_pretty` rounds them (`kB`/`MB`/`GB`/`TB`, whole numbers), with
+/// `B` for plain bytes as PostgreSQL's settings and every other size pglab prints write it.
 pub fn format_bytes(bytes: u64) -> String {
-    let units = ["bytes", "kB", "MB", "GB", "TB", "PB"];
+    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
     let mut v = bytes as f64;
     let mut i = 0;
     while v >= 10.0 * 1024.0 && i < units.len() - 1 {
@@ -109,7 +110,7 @@ pub fn format_bytes(bytes: u64) -> String {
         i += 1;
     }
     if i == 0 {
-        format!("{bytes} bytes")
+        format!("{bytes} B")
     } else {
         format!("{:.0} {}", v, units[i])
     }
@@ -128,6 +129,17 @@ pub fn format_bytes_short(bytes: f64) -> String {
         format!("{:.0} {}", v, units[i])
     } else {
         format!("{:.1} {}", v, units[i])
+    }
+}
+
+/// A ratio as a signed change in percent: `+37%`, `-3%`, and one decimal below 10% where it
+/// matters (`+0.5%`, not `+0%`).
+pub fn format_change(ratio: f64) -> String {
+    let p = (ratio - 1.0) * 100.0;
+    if p.abs() < 9.95 && (p - p.round()).abs() >= 0.05 {
+        format!("{p:+.1}%")
+    } else {
+        format!("{:+.0}%", p.round())
     }
 }
 
@@ -466,6 +478,15 @@ mod tests {
     #[test]
     fn formats() {
         assert_eq!(format_bytes(346 * 1024 * 1024), "346 MB");
+        // One unit for bytes everywhere: `0 B`, never `0 bytes` beside it.
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(0), format_bytes_short(0.0));
+        assert_eq!(format_change(1.005), "+0.5%");
+        assert_eq!(format_change(1.37), "+37%");
+        assert_eq!(format_change(0.97), "-3%");
+        assert_eq!(format_change(0.965), "-3.5%");
+        assert_eq!(format_change(1.0), "+0%");
+        assert_eq!(format_change(1.1), "+10%");
         assert_eq!(format_size_setting(4 << 30), "4GB");
         assert_eq!(format_count(10_000_000.0), "10M");
         assert_eq!(format_seconds(8.24), "8.2 s");

@@ -249,6 +249,20 @@ pub fn list(paths: &Paths) -> (Vec<PresetEntry>, Vec<PresetError>) {
 /// preset unless `overwrite`; saving under a shipped name shadows the shipped preset.
 pub fn save(paths: &Paths, preset: &Preset, overwrite: bool) -> Result<PathBuf, PresetError> {
     check_name(&preset.name)?;
+    // The parameters first, so a bad value is named without a file that was never written.
+    if let Err(errors) = preset.experiment.parse_spec(&preset.params) {
+        return Err(PresetError::Invalid {
+            file: format!("preset '{}' (not saved)", preset.name),
+            problems: errors
+                .into_iter()
+                .map(|(field, message)| Problem {
+                    line: None,
+                    field: Some(field),
+                    message,
+                })
+                .collect(),
+        });
+    }
     let path = user_path(paths, &preset.name);
     let text = to_toml(preset);
     // What is written must read back as the same preset (and pass validation).

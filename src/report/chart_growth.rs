@@ -7,7 +7,8 @@
 use plotters::style::RGBColor;
 
 use crate::experiment::RunReport;
-use crate::experiment::growth::{Design, GrowthReport, GrowthStep};
+use crate::experiment::growth::{Design, GrowthReport, GrowthStep, Timed};
+use crate::measure::fit::Shape;
 use crate::measure::units::{format_bytes_short, format_count};
 
 use super::chart_plot::{Axis, Marker, PALETTE, Plot, RefLine, Scale, Series, draw};
@@ -42,60 +43,124 @@ fn marker(d: Design) -> Marker {
     }
 }
 
-/// A quantity of one design as a measured series and, when some steps are projected, a
-/// dashed one from the last measured point on.
+/// (x, low, high): an interval bar.
+type Whisker = (f64, f64, f64);
+
+/// One quantity of a step on the chart: its value, and where a measured median's or a
+/// projection's interval puts it.
+type Value<'a> = &'a dyn Fn(&GrowthStep) -> Option<(f64, Option<(f64, f64)>)>;
+
+/// A quantity of one design as a measured series and, when some steps are projected, a dashed
+/// one that starts where the projection's shape stands at the largest measured step (so a
+/// flat projection is drawn flat, not from the last noisy median) and carries each projected
+/// value's interval. Its legend says the shape and how far it was carried.
 fn pair(
     b: &GrowthReport,
     design: Design,
     name: &str,
     color: RGBColor,
-    value: &dyn Fn(&GrowthStep) -> Option<f64>,
-    whisker: &dyn Fn(&GrowthStep) -> Option<(f64, f64)>,
+    value: Value<'_>,
+    (shape, start): (Option<Shape>, Option<f64>),
 ) -> Vec<Series> {
-    let mut steps: Vec<&GrowthStep> = b.steps.iter().filter(|s| s.design == design).collect();
-    steps.sort_by_key(|s| s.versions);
-    let point = |s: &&GrowthStep| value(s).map(|v| (s.versions as f64, v));
-    let measured: Vec<(f64, f64)> = steps
+    let mut all: Vec<&GrowthStep> = b.steps.iter().filter(|s| s.design == design).collect();
+    all.sort_by_key(|s| s.versions);
+    // With swept server settings each combination is a line of its own; projections follow
+    // the first (the one the growth runs under).
+    let labels: Vec<String> = b
+        .params
+        .set
+        .combos()
         .iter()
-        .filter(|s| !s.projected)
-        .filter_map(point)
+        .map(crate::experiment::whatif::combo_label)
         .collect();
-    let mut projected: Vec<(f64, f64)> = steps
-        .iter()
-        .filter(|s| s.projected)
-        .filter_map(point)
-        .collect();
+    let named = |combo: usize| match labels.get(combo).filter(|_| labels.len() > 1) {
+        Some(l) => format!("{} {name} · {l}", design.as_str()),
+        None => format!("{} {name}", design.as_str()),
+    };
+    let steps: Vec<&GrowthStep> = all.iter().copied().filter(|s| s.combo == 0).collect();
+    let series = |projected: bool, combo: usize| -> (Vec<(f64, f64)>, Vec<Whisker>) {
+        let mut points = Vec::new();
+        let mut whiskers = Vec::new();
+        for s in all
+            .iter()
+            .filter(|s| s.projected == projected && s.combo == combo)
+        {
+            if let Some((v, iv)) = value(s) {
+                points.push((s.versions as f64, v));
+                if let Some((lo, hi)) = iv.filter(|(lo, hi)| hi > lo) {
+                    whiskers.push((s.versions as f64, lo, hi));
+                }
+            }
+        }
+        (points, whiskers)
+    };
+    let (measured, measured_whiskers) = series(false, 0);
+    let (mut projected, projected_whiskers) = series(true, 0);
     let mut out = Vec::new();
     if !measured.is_empty() {
         out.push(Series {
-            name: format!("{} {name}", design.as_str()),
+            name: named(0),
             color,
             dashed: false,
             marker: marker(design),
             hollow: false,
+            dots: Vec::new(),
             points: measured.clone(),
-            whiskers: steps
-                .iter()
-                .filter(|s| !s.projected)
-                .filter_map(|s| whisker(s).map(|(lo, hi)| (s.versions as f64, lo, hi)))
-                .collect(),
+            whiskers: measured_whiskers,
         });
     }
-    if !projected.is_empty() {
-        if let Some(last) = measured.last() {
-            projected.insert(0, *last);
+    for combo in 1..labels.len() {
+        let (points, whiskers) = series(false, combo);
+        if !points.is_empty() {
+            out.push(Series {
+                name: named(combo),
+                color,
+                dashed: false,
+                marker: Marker::Cross,
+                hollow: false,
+                dots: Vec::new(),
+                points,
+                whiskers,
+            });
         }
+    }
+    if !projected.is_empty() {
+        if let Some(&(x, y)) = measured.last() {
+            projected.insert(0, (x, start.unwrap_or(y)));
+        }
+        let how = steps
+            .iter()
+            .filter(|s| s.projected)
+            .max_by_key(|s| s.versions)
+            .and_then(|s| b.projection(s))
+            .map(|p| p.words())
+            .unwrap_or_else(|| "projected".into());
+        let how = match shape {
+            Some(s) => format!("{}, {how}", s.as_str()),
+            None => how,
+        };
         out.push(Series {
-            name: format!("{} {name} (projected)", design.as_str()),
+            name: format!("{} ({how})", named(0)),
             color,
             dashed: true,
             marker: marker(design),
             hollow: true,
+            dots: Vec::new(),
             points: projected,
-            whiskers: Vec::new(),
+            whiskers: projected_whiskers,
         });
     }
     out
+}
+
+/// The share of one index in a step's index total.
+fn v_share(s: &GrowthStep, name: &str) -> f64 {
+    let total = s.index_total();
+    if total == 0 {
+        0.0
+    } else {
+        s.index_bytes.get(name).copied().unwrap_or(0) as f64 / total as f64
+    }
 }
 
 fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
@@ -118,14 +183,34 @@ fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
             } else {
                 format!("index {n}")
             };
+            // A projected index is its share of the projected total, interval likewise.
             let value = |s: &GrowthStep| {
-                if n == "table" {
-                    Some(s.table_bytes as f64)
+                let p = b.projection(s);
+                let (v, whole) = if n == "table" {
+                    (s.table_bytes as f64, p.and_then(|p| p.table))
                 } else {
-                    s.index_bytes.get(&n).map(|v| *v as f64)
-                }
+                    (
+                        *s.index_bytes.get(&n)? as f64,
+                        p.and_then(|p| p.index).map(|i| {
+                            let k = v_share(s, &n);
+                            crate::measure::fit::Projected {
+                                value: i.value * k,
+                                low: i.low * k,
+                                high: i.high * k,
+                                ..i
+                            }
+                        }),
+                    )
+                };
+                Some((v, whole.map(|w| (w.low, w.high))))
             };
-            series.extend(pair(b, d, &label, color, &value, &|_| None));
+            let shape = b
+                .fit
+                .iter()
+                .find(|f| f.design == d)
+                .and_then(|f| if n == "table" { f.table } else { f.index })
+                .map(|t| t.shape);
+            series.extend(pair(b, d, &label, color, &value, (shape, None)));
         }
     }
     let ram = report.host.total_memory;
@@ -175,19 +260,16 @@ fn size_chart(report: &RunReport, b: &GrowthReport) -> Plot {
     }
 }
 
-fn interval(b: &GrowthReport, s: &GrowthStep, timed: &str) -> Option<(f64, f64)> {
+fn interval(b: &GrowthReport, s: &GrowthStep, timed: Timed) -> Option<(f64, f64)> {
     b.summary
         .estimates
         .iter()
         .find(|e| {
             e.design == s.design
                 && e.versions == s.versions
+                && e.combo == s.combo
                 && e.seconds.n >= 2
-                && serde_json::to_value(e.timed)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .as_deref()
-                    == Some(timed)
+                && e.timed == timed
         })
         .map(|e| (e.seconds.ci_low, e.seconds.ci_high))
 }
@@ -196,14 +278,38 @@ fn time_chart(b: &GrowthReport) -> Plot {
     let mut series = Vec::new();
     let mut k = 0;
     for &d in &b.params.designs {
-        for (what, timed) in [("write", "write"), ("read", "read")] {
+        let fit = b.fit.iter().find(|f| f.design == d);
+        for (what, timed) in [("write", Timed::Write), ("read", Timed::Read)] {
             let color = PALETTE[k % PALETTE.len()];
             k += 1;
-            let value = |s: &GrowthStep| match timed {
-                "write" => s.write_seconds,
-                _ => s.read_seconds,
+            let value = |s: &GrowthStep| {
+                let p = b.projection(s).and_then(|p| match timed {
+                    Timed::Write => p.write,
+                    _ => p.read,
+                });
+                let v = match timed {
+                    Timed::Write => s.write_seconds,
+                    _ => s.read_seconds,
+                }?;
+                Some((
+                    v,
+                    p.map(|p| (p.low, p.high)).or_else(|| interval(b, s, timed)),
+                ))
             };
-            series.extend(pair(b, d, what, color, &value, &|s| interval(b, s, timed)));
+            // Where the time's shape stands at the largest table measured.
+            let trend = fit.and_then(|f| match timed {
+                Timed::Write => f.write.map(|t| (t, f.from_rows)),
+                _ => f.read.map(|t| (t, f.from_rows)),
+            });
+            let start = trend.map(|(t, from)| t.at(from as f64).value);
+            series.extend(pair(
+                b,
+                d,
+                what,
+                color,
+                &value,
+                (trend.map(|(t, _)| t.shape), start),
+            ));
         }
     }
     Plot {

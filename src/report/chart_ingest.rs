@@ -62,10 +62,6 @@ fn ms_tick(v: f64) -> String {
     format!("{} ms", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
-fn seconds_tick(v: f64) -> String {
-    format!("{v:.0} s")
-}
-
 fn rate_chart(b: &IngestReport) -> Option<Plot> {
     let mut series = Vec::new();
     for (i, (key, cs)) in curves(b).into_iter().enumerate() {
@@ -75,6 +71,7 @@ fn rate_chart(b: &IngestReport) -> Option<Plot> {
             dashed: false,
             marker: marker(key.0),
             hollow: false,
+            dots: Vec::new(),
             points: cs
                 .iter()
                 .map(|c| (c.batch as f64, c.rows_per_s.median))
@@ -160,6 +157,7 @@ fn latency_chart(b: &IngestReport) -> Option<Plot> {
                 dashed,
                 marker: marker(key.0),
                 hollow: dashed,
+                dots: Vec::new(),
                 points,
                 whiskers: Vec::new(),
             });
@@ -209,6 +207,7 @@ fn series_chart(b: &IngestReport) -> Option<Plot> {
             dashed: false,
             marker: marker(t.method),
             hollow: false,
+            dots: Vec::new(),
             points: t
                 .series
                 .iter()
@@ -225,11 +224,11 @@ fn series_chart(b: &IngestReport) -> Option<Plot> {
         ),
         x: Axis {
             title: ELAPSED_AXIS.into(),
-            scale: Scale::Linear(seconds_tick),
+            scale: Scale::Linear("s"),
         },
         y: Axis {
             title: SERIES_RATE_AXIS.into(),
-            scale: Scale::Linear(count),
+            scale: Scale::Linear(""),
         },
         series,
         refs: Vec::new(),

@@ -19,8 +19,9 @@ pub enum Scale {
     Log10(fn(f64) -> String),
     /// Bytes on powers of two: "1 kB", "32 MB", "1 GB".
     LogBytes,
-    /// Linear from 0, labelled by `fmt`.
-    Linear(fn(f64) -> String),
+    /// Linear from 0 to a round value, ticks labelled in this unit ("s": "0, 50 ms,
+    /// 100 ms"; "bytes"; "" for counts) by `report::ticks`.
+    Linear(&'static str),
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +49,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// (x, low, high): an interval drawn as a vertical bar.
     pub whiskers: Vec<(f64, f64, f64)>,
+    /// Single trials, drawn as small faint dots beside the line of their medians.
+    pub dots: Vec<(f64, f64)>,
 }
 
 /// A horizontal line at a value of y, named in the legend.
@@ -89,7 +92,7 @@ pub struct Layout {
     hi: f64,
     /// Coordinate of the value 0 on a log axis (the axis start), when some value is 0.
     zero_at: Option<f64>,
-    /// Label every n-th whole coordinate (log axes).
+    /// Label every n-th whole coordinate (log axes); the number of ticks (linear axes).
     every: i64,
 }
 
@@ -107,14 +110,15 @@ impl Layout {
             .copied()
             .filter(|v| v.is_finite() && *v >= 0.0)
             .collect();
-        if let Scale::Linear(_) = scale {
-            let hi = finite.iter().copied().fold(0.0f64, f64::max).max(1e-9) * 1.08;
+        if let Scale::Linear(unit) = scale {
+            let t = super::ticks::linear(&finite, unit, 8, true);
+            let [lo, hi] = t.bounds();
             return Layout {
                 scale,
-                lo: 0.0,
+                lo,
                 hi,
                 zero_at: None,
-                every: 1,
+                every: t.at.len() as i64,
             };
         }
         let b = base(scale);
@@ -163,7 +167,7 @@ impl Layout {
     /// How many tick positions to ask plotters for: whole coordinates on a log axis.
     pub fn ticks(&self) -> usize {
         match self.scale {
-            Scale::Linear(_) => 8,
+            Scale::Linear(_) => self.every as usize,
             _ => ((self.hi - self.lo).floor() as usize + 1).max(2),
         }
     }
@@ -171,7 +175,7 @@ impl Layout {
     /// The label at a coordinate ("" for unlabelled ticks).
     pub fn label(&self, c: f64) -> String {
         match self.scale {
-            Scale::Linear(fmt) => fmt(c),
+            Scale::Linear(unit) => super::ticks::label(c, unit, self.hi.abs().max(self.lo.abs())),
             scale => {
                 if self.zero_at.is_some_and(|z| (c - z).abs() < 1e-6) {
                     return "0".into();
@@ -276,7 +280,7 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
     let xs: Vec<f64> = plot
         .series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| s.points.iter().chain(s.dots.iter()).map(|p| p.0))
         .collect();
     let ys: Vec<f64> = plot
         .series
@@ -288,6 +292,7 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
                 .chain(s.whiskers.iter().flat_map(|w| [w.1, w.2]))
         })
         .chain(plot.refs.iter().map(|r| r.y))
+        .chain(plot.series.iter().flat_map(|s| s.dots.iter().map(|d| d.1)))
         .collect();
     let xl = Layout::new(plot.x.scale, &xs);
     let yl = Layout::new(plot.y.scale, &ys);
@@ -344,6 +349,12 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
                     chart.draw_series(LineSeries::new(pts.clone(), line))?;
                 }
             }
+            let faint = c.mix(0.45).filled();
+            chart.draw_series(
+                s.dots
+                    .iter()
+                    .map(|p| Circle::new((xl.pos(p.0), yl.pos(p.1)), 2, faint)),
+            )?;
             let mark = if s.hollow {
                 c.stroke_width(2)
             } else {

@@ -58,10 +58,13 @@ pub fn content(report: &RunReport) -> Content {
 
     let (server, settings) = match &report.server {
         Some(s) => (
-            vec![
-                ("version".to_string(), s.version.clone()),
-                ("location".to_string(), s.location.clone()),
-            ],
+            std::iter::once(("version".to_string(), s.version.clone()))
+                .chain(std::iter::once((
+                    "location".to_string(),
+                    s.location.clone(),
+                )))
+                .chain(s.cluster.map(|c| ("cluster".to_string(), c.label())))
+                .collect(),
             s.settings
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
@@ -111,6 +114,21 @@ pub fn content(report: &RunReport) -> Content {
     };
     match &report.body {
         ReportBody::IndexBuild(b) => {
+            // Which data the run measured: an imported table says where it came from.
+            if let Some(o) = &b.own {
+                c.run.push((
+                    "data".into(),
+                    match &o.imported {
+                        Some(rec) => rec.describe(),
+                        None => format!(
+                            "{} ({}), built on {}",
+                            o.table,
+                            o.columns.join(", "),
+                            o.built_on
+                        ),
+                    },
+                ));
+            }
             c.grids = super::index_build::grids(b);
             c.findings = b.summary.findings.clone();
             c.confounders = b.summary.confounders.clone();
@@ -132,7 +150,7 @@ pub fn content(report: &RunReport) -> Content {
             for &d in &b.params.designs {
                 if let Some(x) = super::growth_advice::ram_crossing(b, d, ram) {
                     c.findings.push(format!(
-                        "{}: {} ({} of RAM on this host; by the index-size fit)",
+                        "{}: {} ({} of RAM on this host; by the index-size projection)",
                         d.as_str(),
                         super::growth_advice::crossing_text(x),
                         crate::measure::units::format_bytes_short(ram as f64)
@@ -140,9 +158,11 @@ pub fn content(report: &RunReport) -> Content {
                 }
             }
             c.findings
-                .extend(super::growth_advice::seed_comparison(report, b));
+                .extend(super::growth_seed::seed_comparison(report, b));
             c.confounders = b.summary.confounders.clone();
             c.recommendations = super::growth_advice::recommendations(report, b);
+            c.recommendations
+                .extend(super::growth_citus::recommendations(report, b));
         }
         ReportBody::Query(b) => {
             c.grids = super::query::grids(b);
@@ -152,5 +172,37 @@ pub fn content(report: &RunReport) -> Content {
             c.recommendations = super::query_advice::recommendations(report, b);
         }
     }
+    // The run's notes include the findings as it reached them: say each once.
+    c.notes
+        .retain(|n| !c.findings.contains(n) && !c.confounders.contains(n));
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content;
+    use crate::experiment::ReportBody;
+    use crate::experiment::index_build::Order;
+
+    #[test]
+    fn notes_do_not_repeat_the_findings() {
+        let mut r = crate::report::example::index_build(
+            "n1",
+            1000,
+            &[
+                (Order::Random, 0, "1MB", &[1.0, 1.01, 0.99, 1.0]),
+                (Order::Random, 0, "64MB", &[2.0, 2.02, 1.98, 2.0]),
+            ],
+        );
+        let ReportBody::IndexBuild(b) = &r.body else {
+            unreachable!()
+        };
+        let findings = b.summary.findings.clone();
+        assert!(!findings.is_empty());
+        r.notes = findings.clone();
+        r.notes.push("cleaned up: dropped index x".into());
+        let c = content(&r);
+        assert_eq!(c.findings, findings);
+        assert_eq!(c.notes, ["cleaned up: dropped index x"]);
+    }
 }

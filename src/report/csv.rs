@@ -41,7 +41,12 @@ pub fn render_many(reports: &[&RunReport]) -> String {
             r.preset.clone().unwrap_or_default(),
             r.outcome.as_str().to_string(),
         ];
-        for flat in flat_rows(&r.body) {
+        let flat = flat_rows(&r.body);
+        if flat.is_empty() {
+            // A run cancelled before its first trial still is a row: its id and outcome.
+            rows.push((front.clone(), Map::new()));
+        }
+        for flat in flat {
             for k in flat.keys() {
                 if !columns.contains(k) {
                     columns.push(k.clone());
@@ -73,4 +78,29 @@ pub fn render_many(reports: &[&RunReport]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::Outcome;
+    use crate::experiment::index_build::Order;
+
+    #[test]
+    fn a_run_without_trials_is_still_a_row() {
+        let mut r = crate::report::example::index_build("c1", 1000, &[]);
+        r.outcome = Outcome::Cancelled;
+        let text = render(&r);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[1].starts_with("c1,index-build,"), "{text}");
+        assert!(lines[1].ends_with(",cancelled"), "{text}");
+        // With trials, one row each and no extra row.
+        let r = crate::report::example::index_build(
+            "c2",
+            1000,
+            &[(Order::Random, 0, "1MB", &[1.0, 1.1])],
+        );
+        assert_eq!(render(&r).lines().count(), 3);
+    }
 }

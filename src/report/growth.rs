@@ -3,7 +3,8 @@
 //! timings as medians with their intervals, and ranges against snapshot in the verdict
 //! vocabulary. The stored record's raw fields stay in JSON and CSV.
 
-use crate::experiment::growth::{GrowthReport, GrowthStep};
+use crate::experiment::growth::{GrowthReport, GrowthStep, StepProjection, Timed};
+use crate::measure::fit::Projected;
 use crate::measure::units::{format_bytes_short, format_count, format_seconds};
 
 use super::grid::Grid;
@@ -32,6 +33,15 @@ pub fn per_row(bytes: u64, s: &GrowthStep) -> String {
     }
 }
 
+/// "write", "read", "read cold".
+pub fn timed_name(t: Timed) -> &'static str {
+    match t {
+        Timed::Write => "write",
+        Timed::Read => "read",
+        Timed::ReadCold => "read cold",
+    }
+}
+
 fn opt_time(v: Option<f64>) -> String {
     v.map(time).unwrap_or_else(|| "–".into())
 }
@@ -46,7 +56,7 @@ pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
 pub fn grids(b: &GrowthReport) -> Vec<Grid> {
     let mut out = Vec::new();
     let mut steps = Grid::new(
-        "Steps (projected rows are computed from the measured ones)",
+        "Steps (projected rows are carried along the measured ones' growth, times with their interval)",
         &[
             ("design", false),
             ("versions", true),
@@ -68,17 +78,25 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
             .iter()
             .map(|(k, v)| format!("{k} {}", size(*v)))
             .collect();
+        // A projected time carries its interval; the row says how far it was carried.
+        let p = b.projection(s);
+        let timed = |v: Option<f64>, pick: &dyn Fn(&StepProjection) -> Option<Projected>| match p
+            .as_ref()
+            .and_then(pick)
+        {
+            Some(x) => x.show(&time),
+            None => opt_time(v),
+        };
         steps.rows.push(vec![
             s.design.as_str().into(),
             format_count(s.versions as f64),
             format_count(s.rows as f64),
-            if s.projected {
-                "projected".into()
-            } else {
-                "measured".into()
+            match &p {
+                Some(p) => p.words(),
+                None => "measured".into(),
             },
-            opt_time(s.write_seconds),
-            opt_time(s.read_seconds),
+            timed(s.write_seconds, &|p| p.write),
+            timed(s.read_seconds, &|p| p.read),
             opt_time(s.read_cold_seconds),
             size(s.table_bytes),
             size(s.index_total()),
@@ -113,10 +131,7 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
         est.rows.push(vec![
             e.design.as_str().into(),
             format_count(e.versions as f64),
-            serde_json::to_value(e.timed)
-                .ok()
-                .and_then(|v| v.as_str().map(|s| s.replace('-', " ")))
-                .unwrap_or_default(),
+            timed_name(e.timed).into(),
             e.seconds.n.to_string(),
             time(e.seconds.median),
             if e.seconds.n >= 2 {
@@ -163,10 +178,7 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
     for c in comparisons {
         cmp.rows.push(vec![
             format_count(c.versions as f64),
-            serde_json::to_value(c.timed)
-                .ok()
-                .and_then(|v| v.as_str().map(|s| s.replace('-', " ")))
-                .unwrap_or_default(),
+            timed_name(c.timed).into(),
             time(c.ranges_median),
             time(c.snapshot_median),
             format!("{:.2}", c.ratio),

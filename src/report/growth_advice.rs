@@ -1,73 +1,107 @@
 //! The growth decision, the Pulp seed's question — would it be slow, would it be large? —
 //! answered as a table at the target size (each design's table and index bytes, write and
-//! read time, whether the indexes still fit in RAM) and a sentence naming the design the
-//! evidence points to and why. Sizes are exact (catalog readings, or projections marked as
-//! such); time claims come only from the engine's verdicts. Beside it, bytes per row against
-//! the seed's, with where and why they differ.
+//! read time, whether the indexes still fit in RAM; projected figures with their intervals
+//! and how far they are carried) and one sentence naming the design the evidence points to
+//! and why. Time claims weigh two things, never re-derived here: the statistics core's
+//! verdict at the largest step both designs measured, and whether the projections to the
+//! target are told apart by their intervals. A claim that rests on a projection says so.
 
 use crate::experiment::RunReport;
-use crate::experiment::growth::{Design, GrowthReport, GrowthStep, KeyShape};
-use crate::measure::units::{format_bytes_short, format_count};
+use crate::experiment::growth::{Design, GrowthReport, GrowthStep, StepProjection, Timed};
+use crate::measure::fit::{Projected, Shape, extrapolated, reach, reach_words};
+use crate::measure::units::format_count;
 use crate::measure::verdict::Verdict;
 
 use super::grid::Grid;
-use super::growth::{per_row, size, time};
+use super::growth::{size, time};
 use super::recommend::Recommendation;
 
-/// The seed: 10,000 units × 1000 versions = 10M rows in 735 MB of table and 1720 MB of
-/// indexes, as `pg_size_pretty` printed them (MiB).
-const SEED_ROWS: f64 = 10_000_000.0;
-const SEED_TABLE_MIB: f64 = 735.0;
-const SEED_INDEX_MIB: f64 = 1720.0;
-
-pub fn seed_table_per_row() -> f64 {
-    SEED_TABLE_MIB * 1_048_576.0 / SEED_ROWS
-}
-pub fn seed_index_per_row() -> f64 {
-    SEED_INDEX_MIB * 1_048_576.0 / SEED_ROWS
-}
-
-/// Where a design's indexes reach the host's memory, by the index-size fit.
+/// Where a design's indexes reach the host's memory, by the index-size projection.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RamCrossing {
-    /// At about this many versions.
-    At(f64),
-    /// The indexes shrink or stay flat: never, by the fit.
+    /// At about this many versions, `reach` times the largest table measured.
+    At { versions: f64, reach: f64 },
+    /// The indexes do not grow (or the table stops growing): never, by the projection.
     Never,
 }
 
 pub fn ram_crossing(b: &GrowthReport, design: Design, ram: u64) -> Option<RamCrossing> {
     let fit = b.fit.iter().find(|f| f.design == design)?;
-    let f = fit.index_bytes.as_ref()?;
+    let t = fit.index.as_ref()?;
     if ram == 0 {
         return None;
     }
-    if f.slope <= 0.0 {
+    if t.fit.slope <= 0.0 {
         return Some(RamCrossing::Never);
     }
-    let pairs = (ram as f64 - f.intercept) / f.slope;
-    Some(RamCrossing::At(
-        (pairs / b.params.units.max(1) as f64).max(0.0),
-    ))
+    // Already past it at an empty table: at once.
+    let rows = t.x_where(ram as f64).unwrap_or(0.0);
+    Some(match b.params.versions_at_rows(design, rows) {
+        Some(versions) => RamCrossing::At {
+            versions,
+            reach: reach(rows, fit.from_rows as f64),
+        },
+        None => RamCrossing::Never,
+    })
 }
 
-/// "indexes outgrow RAM at ≈ 61k versions".
+/// "indexes outgrow RAM at ≈ 61k versions (extrapolated ×610)".
 pub fn crossing_text(c: RamCrossing) -> String {
     match c {
-        RamCrossing::At(v) => format!(
-            "indexes outgrow RAM at ≈ {} versions",
-            format_count(v.round())
+        RamCrossing::At { versions, reach } => format!(
+            "indexes outgrow RAM at ≈ {} versions{}",
+            format_count(versions.round()),
+            if extrapolated(reach) {
+                format!(" ({})", reach_words(reach))
+            } else {
+                String::new()
+            }
         ),
         RamCrossing::Never => "indexes do not grow toward RAM".into(),
     }
 }
 
-/// Each design's step at the largest version count reported (the target).
+/// Each design's step at the largest version count reported (the target), first combination.
 fn at_target(b: &GrowthReport) -> Vec<&GrowthStep> {
     let top = b.steps.iter().map(|s| s.versions).max().unwrap_or(0);
-    let mut v: Vec<&GrowthStep> = b.steps.iter().filter(|s| s.versions == top).collect();
+    let mut v: Vec<&GrowthStep> = b
+        .steps
+        .iter()
+        .filter(|s| s.versions == top && s.combo == 0)
+        .collect();
     v.sort_by_key(|s| s.design);
     v
+}
+
+/// A figure of a step: measured as it was, projected with its interval.
+fn figure(
+    measured: Option<f64>,
+    projected: Option<Projected>,
+    fmt: &dyn Fn(f64) -> String,
+) -> String {
+    match (projected, measured) {
+        (Some(p), _) => p.show(fmt),
+        (None, Some(v)) => fmt(v),
+        (None, None) => "–".into(),
+    }
+}
+
+fn bytes(b: f64) -> String {
+    size(b.round() as u64)
+}
+
+/// "sizes linear · write flat · read linear": the shapes a projected row was carried along.
+fn shapes(p: &StepProjection) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = p.table {
+        parts.push(format!("sizes {}", t.shape.as_str()));
+    }
+    for (what, x) in [("write", p.write), ("read", p.read)] {
+        if let Some(x) = x {
+            parts.push(format!("{what} {}", x.shape.as_str()));
+        }
+    }
+    parts.join(" · ")
 }
 
 pub fn decision_grid(report: &RunReport, b: &GrowthReport) -> Option<Grid> {
@@ -91,69 +125,249 @@ pub fn decision_grid(report: &RunReport, b: &GrowthReport) -> Option<Grid> {
             ("indexes fit in RAM", false),
         ],
     );
+    let mut how = Vec::new();
     for s in steps {
+        let p = b.projection(s);
+        let index = p
+            .and_then(|p| p.index)
+            .map_or(s.index_total() as f64, |i| i.value);
         let fits = if ram == 0 {
             "unknown".to_string()
-        } else if s.index_total() <= ram {
-            format!("yes ({} of {})", size(s.index_total()), size(ram))
+        } else if index <= ram as f64 {
+            format!("yes ({} of {})", bytes(index), size(ram))
         } else {
-            format!(
-                "no: {:.1}× the {} of RAM",
-                s.index_total() as f64 / ram as f64,
-                size(ram)
-            )
+            format!("no: {:.1}× the {} of RAM", index / ram as f64, size(ram))
         };
         g.rows.push(vec![
             s.design.as_str().into(),
-            if s.projected { "projected" } else { "measured" }.into(),
+            match &p {
+                Some(p) => p.words(),
+                None => "measured".into(),
+            },
             format_count(s.rows as f64),
-            size(s.table_bytes),
-            size(s.index_total()),
-            s.write_seconds.map(time).unwrap_or("–".into()),
-            s.read_seconds.map(time).unwrap_or("–".into()),
+            figure(Some(s.table_bytes as f64), p.and_then(|p| p.table), &bytes),
+            figure(
+                Some(s.index_total() as f64),
+                p.and_then(|p| p.index),
+                &bytes,
+            ),
+            figure(s.write_seconds, p.and_then(|p| p.write), &time),
+            figure(s.read_seconds, p.and_then(|p| p.read), &time),
             fits,
         ]);
+        how.push(p.map(|p| shapes(&p)).unwrap_or_default());
+    }
+    if how.iter().any(|h| !h.is_empty()) {
+        g.with_column("projected along", how);
     }
     Some(g)
 }
 
-/// The verdict for ranges at the largest measured step both designs have, for a timing.
-fn verdict(b: &GrowthReport, timed: &str) -> Option<(Verdict, f64, u64)> {
+/// The core's verdict for ranges at the largest step both designs measured, for a timing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    pub verdict: Verdict,
+    pub ratio: f64,
+    pub versions: u64,
+    pub trials_needed: Option<usize>,
+}
+
+fn measured(b: &GrowthReport, timed: Timed) -> Option<Measured> {
     b.summary
         .comparisons
         .iter()
-        .filter(|c| {
-            serde_json::to_value(c.timed)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .as_deref()
-                == Some(timed)
-        })
+        .filter(|c| c.timed == timed && c.combo == 0)
         .max_by_key(|c| c.versions)
-        .map(|c| (c.verdict, c.ratio, c.versions))
+        .map(|c| Measured {
+            verdict: c.verdict,
+            ratio: c.ratio,
+            versions: c.versions,
+            trials_needed: c.trials_needed,
+        })
 }
 
-fn describe(v: Option<(Verdict, f64, u64)>, what: &str) -> String {
-    match v {
-        Some((Verdict::Faster, r, at)) => format!(
-            "ranges is faster to {what} ({:.2}× snapshot's time at {} versions)",
-            r,
-            format_count(at as f64)
-        ),
-        Some((Verdict::Slower, r, at)) => format!(
-            "ranges is slower to {what} ({:.2}× snapshot's time at {} versions)",
-            r,
-            format_count(at as f64)
-        ),
-        Some((Verdict::NoSignificantDifference, _, at)) => format!(
-            "no significant difference in the time to {what} at {} versions",
-            format_count(at as f64)
-        ),
-        Some((v, _, at)) => format!(
-            "{v} to compare the time to {what} at {} versions",
-            format_count(at as f64)
-        ),
-        None => format!("the time to {what} was not compared"),
+/// The projections of ranges and snapshot at the target, as their intervals tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Apart {
+    /// Ranges' whole interval lies above snapshot's.
+    RangesSlower,
+    /// Ranges' whole interval lies below snapshot's.
+    RangesFaster,
+    /// The intervals overlap: the projections cannot tell the designs apart.
+    Overlap,
+}
+
+pub fn apart(ranges: &Projected, snapshot: &Projected) -> Apart {
+    if ranges.low > snapshot.high {
+        Apart::RangesSlower
+    } else if ranges.high < snapshot.low {
+        Apart::RangesFaster
+    } else {
+        Apart::Overlap
+    }
+}
+
+/// What one timing says about ranges at the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtTarget {
+    Faster,
+    Slower,
+    /// Shown equivalent: the core's `no significant difference`, the projections not apart.
+    Equivalent,
+    /// Undecided: too few trials, nothing compared, or measurement and projection disagree.
+    Open,
+}
+
+/// The answer for one timing and whether it rests on a projection alone. The measured verdict
+/// comes from the core unchanged; a projection counts only where its interval separates the
+/// designs, and where it contradicts the measurement the answer is open.
+pub fn weigh(m: Option<&Measured>, p: Option<Apart>) -> (AtTarget, bool) {
+    let v = m.map(|m| m.verdict);
+    match (v, p) {
+        (Some(Verdict::Faster), Some(Apart::RangesSlower))
+        | (Some(Verdict::Slower), Some(Apart::RangesFaster)) => (AtTarget::Open, false),
+        (Some(Verdict::Slower), _) => (AtTarget::Slower, false),
+        (Some(Verdict::Faster), _) => (AtTarget::Faster, false),
+        (_, Some(Apart::RangesSlower)) => (AtTarget::Slower, true),
+        (_, Some(Apart::RangesFaster)) => (AtTarget::Faster, true),
+        (Some(Verdict::NoSignificantDifference), _) => (AtTarget::Equivalent, false),
+        _ => (AtTarget::Open, false),
+    }
+}
+
+/// One timing: its answer, whether it rests on a projection, whether more repeats (rather
+/// than larger steps) would settle it, and the sentence.
+struct Timing {
+    timed: Timed,
+    at: AtTarget,
+    on_projection: bool,
+    repeats_decide: bool,
+    sentence: String,
+}
+
+fn timing(b: &GrowthReport, timed: Timed, target: (&GrowthStep, &GrowthStep)) -> Timing {
+    let (s, r) = target;
+    let what = match timed {
+        Timed::Write => "writing one version",
+        _ => "reading one version",
+    };
+    let m = measured(b, timed);
+    let pick = |st: &GrowthStep| {
+        b.projection(st).and_then(|p| match timed {
+            Timed::Write => p.write,
+            _ => p.read,
+        })
+    };
+    let projections = pick(r).zip(pick(s));
+    let p = projections.map(|(pr, ps)| apart(&pr, &ps));
+    let (mut at, on_projection) = weigh(m.as_ref(), p);
+    // Ranges reads scan every range added before the version read: growth no measured step
+    // could show. Carried flat far past the measurements, their projection is a floor, and a
+    // floor cannot show that ranges keeps up.
+    let floor = timed == Timed::Read
+        && projections.is_some_and(|(pr, _)| pr.shape == Shape::Flat)
+        && r.reach.is_some_and(extrapolated)
+        && at != AtTarget::Slower;
+    if floor {
+        at = AtTarget::Open;
+    }
+    let mut sentence = format!("{what}: ");
+    sentence.push_str(&match m {
+        Some(m) => {
+            let step = format_count(m.versions as f64);
+            match m.verdict {
+                Verdict::Faster | Verdict::Slower => format!(
+                    "ranges {} at {step} versions ({:.2}× snapshot's time, measured)",
+                    m.verdict, m.ratio
+                ),
+                Verdict::NoSignificantDifference => {
+                    format!("no significant difference at {step} versions (measured)")
+                }
+                v => format!(
+                    "{v} at {step} versions{}",
+                    m.trials_needed
+                        .map(|n| format!(" ({n} each would decide)"))
+                        .unwrap_or_default()
+                ),
+            }
+        }
+        None => "not measured on both designs".into(),
+    });
+    if let (Some((pr, ps)), Some(p)) = (projections, p) {
+        let words = reach_words(s.reach.unwrap_or(f64::INFINITY).max(r.reach.unwrap_or(0.0)));
+        let both = format!(
+            "ranges {} against snapshot {}, {words}",
+            pr.show(&time),
+            ps.show(&time)
+        );
+        let target = format_count(s.versions as f64);
+        sentence.push_str(&match p {
+            Apart::RangesSlower | Apart::RangesFaster => format!(
+                " {} projected {}× {} at {target} versions ({both})",
+                match (m.map(|m| m.verdict), p) {
+                    (Some(Verdict::Faster), Apart::RangesFaster)
+                    | (Some(Verdict::Slower), Apart::RangesSlower) => "and",
+                    _ => "but",
+                },
+                times_figure(if p == Apart::RangesSlower {
+                    pr.value / ps.value.max(f64::MIN_POSITIVE)
+                } else {
+                    ps.value / pr.value.max(f64::MIN_POSITIVE)
+                }),
+                if p == Apart::RangesSlower {
+                    "slower"
+                } else {
+                    "faster"
+                }
+            ),
+            Apart::Overlap => {
+                format!(", with projections to {target} versions that overlap ({both})")
+            }
+        });
+    }
+    if floor {
+        sentence.push_str(
+            " — but ranges' reads scan every range added before the version read, which steps this small cannot show, so its flat projection is a floor, not an estimate",
+        );
+    }
+    let repeats_decide = at == AtTarget::Open
+        && !floor
+        && matches!(m, Some(m) if m.verdict == Verdict::TooFewTrials)
+        && !matches!(p, Some(Apart::RangesFaster | Apart::RangesSlower));
+    Timing {
+        timed,
+        at,
+        on_projection,
+        repeats_decide,
+        sentence,
+    }
+}
+
+/// A ratio as a factor: "1.8", "15", "2011".
+fn times_figure(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+/// Sizes at the target: ranges' and snapshot's totals, each an interval when projected.
+fn totals(b: &GrowthReport, st: &GrowthStep) -> Projected {
+    let exact = st.total_bytes() as f64;
+    match b.projection(st).and_then(|p| p.table.zip(p.index)) {
+        Some((t, i)) => Projected {
+            shape: t.shape,
+            value: t.value + i.value,
+            low: t.low + i.low,
+            high: t.high + i.high,
+        },
+        None => Projected {
+            shape: Shape::Flat,
+            value: exact,
+            low: exact,
+            high: exact,
+        },
     }
 }
 
@@ -166,170 +380,118 @@ pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendati
         return Vec::new();
     };
     let ram = report.host.total_memory;
-    let share = r.total_bytes() as f64 / s.total_bytes().max(1) as f64;
-    let read = verdict(b, "read");
-    let write = verdict(b, "write");
-    let read_slower = matches!(read, Some((Verdict::Slower, ..)));
-    let write_slower = matches!(write, Some((Verdict::Slower, ..)));
+    let (ts, tr) = (totals(b, s), totals(b, r));
+    let share = tr.value / ts.value.max(1.0);
+    let projected = s.projected || r.projected;
+    let reach_max = s.reach.unwrap_or(f64::INFINITY).max(r.reach.unwrap_or(0.0));
     let sizes = format!(
         "at {} versions ranges needs {} against snapshot's {} ({:.1}%{})",
         format_count(s.versions as f64),
-        format_bytes_short(r.total_bytes() as f64),
-        format_bytes_short(s.total_bytes() as f64),
+        tr.show(&bytes),
+        ts.show(&bytes),
         share * 100.0,
-        if s.projected || r.projected {
-            ", projected"
+        if projected {
+            format!(", {}", reach_words(reach_max))
         } else {
-            ""
+            String::new()
         }
     );
-    let times = format!(
-        "{}; {}",
-        describe(read, "read a version"),
-        describe(write, "write one")
-    );
+    let read = timing(b, Timed::Read, (s, r));
+    let write = timing(b, Timed::Write, (s, r));
+    let times = format!("{}; {}", read.sentence, write.sentence);
+    let both = [&read, &write];
     let mut ram_note = String::new();
-    if ram > 0 && s.index_total() > ram && r.index_total() <= ram {
+    let (is, ir) = (
+        b.projection(s)
+            .and_then(|p| p.index)
+            .map_or(s.index_total() as f64, |i| i.value),
+        b.projection(r)
+            .and_then(|p| p.index)
+            .map_or(r.index_total() as f64, |i| i.value),
+    );
+    if ram > 0 && is > ram as f64 && ir <= ram as f64 {
         ram_note = format!(
-            " Snapshot's indexes ({}) would no longer fit in this host's {} of RAM, ranges' ({}) would.",
-            size(s.index_total()),
+            " Snapshot's indexes ({}{}) would no longer fit in this host's {} of RAM, ranges' ({}) would.",
+            bytes(is),
+            if projected { ", projected" } else { "" },
             size(ram),
-            size(r.index_total())
+            bytes(ir)
         );
     }
-    let decided = |v: &Option<(Verdict, f64, u64)>| {
-        matches!(
-            v,
-            Some((
-                Verdict::Faster | Verdict::Slower | Verdict::NoSignificantDifference,
-                ..
-            ))
-        )
-    };
-    let undecided = !(decided(&read) && decided(&write));
-    let ranges_faster =
-        matches!(read, Some((Verdict::Faster, ..))) || matches!(write, Some((Verdict::Faster, ..)));
-    // Sizes are exact, but a difference below the smallest effect is not worth a design.
+    // Sizes are exact readings, but a difference below the smallest effect is not worth a
+    // design, and projected sizes count only when their intervals are apart.
     let e = b.params.decision.min_effect;
-    let (ranges_smaller, snapshot_smaller) = (share < 1.0 - e, share > 1.0 + e);
+    let ranges_smaller = share < 1.0 - e && tr.high < ts.low;
+    let snapshot_smaller = share > 1.0 + e && tr.low > ts.high;
+    let open: Vec<&&Timing> = both.iter().filter(|t| t.at == AtTarget::Open).collect();
+    let ranges_faster = both.iter().any(|t| t.at == AtTarget::Faster);
+    let ranges_slower = both.iter().any(|t| t.at == AtTarget::Slower);
     let within = e * 100.0;
+    let settle = if open.iter().any(|t| t.repeats_decide) {
+        "more repeats (--repeat auto) would decide it"
+    } else {
+        "measuring larger steps (--steps) would decide it"
+    };
     let text = match choose(
         ranges_smaller,
         snapshot_smaller,
         ranges_faster,
-        read_slower || write_slower,
-        undecided,
+        ranges_slower,
+        !open.is_empty(),
     ) {
         Choice::RangesOnTime => format!(
-            "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **ranges** — {times}.{ram_note}"
+            "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **ranges** — {times}."
         ),
         Choice::SnapshotOnTime => format!(
-            "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **snapshot** — {times}.{ram_note}"
+            "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **snapshot** — {times}."
         ),
         Choice::Neither => format!(
-            "No design is named: the sizes are within {within:.0}% of each other ({sizes}) and {times}.{ram_note}"
+            "No design is named: the sizes are within {within:.0}% of each other ({sizes}) and {times}."
         ),
         Choice::TradeOffSnapshotSmaller => format!(
-            "A trade-off, not a winner: {sizes}, but {times}. Choose ranges if writing or reading versions is the hot path, snapshot if disk and memory are.{ram_note}"
+            "A trade-off, not a winner: {sizes}, but ranges is faster — {times}. Choose ranges if writing or reading versions is the hot path, snapshot if disk and memory are."
         ),
         Choice::RangesOnSizeTimeOpen => format!(
-            "On size, the evidence points to **ranges**: {sizes}. Whether it is slower cannot be said yet — {times}; more repeats (--repeat auto) would decide it.{ram_note}"
+            "On size, the evidence points to **ranges**: {sizes}. Whether it is as fast as snapshot cannot be said yet — {times}; {settle}."
         ),
         Choice::Ranges => format!(
-            "The evidence points to **ranges**: {sizes}, and it is not slower — {times}.{ram_note}"
+            "The evidence points to **ranges**: {sizes}, and on time it is as fast or faster — {times}."
         ),
-        Choice::TradeOffRangesSmaller => format!(
-            "A trade-off, not a winner: {sizes}, but {times}. Choose snapshot if reading versions is the hot path, ranges if disk and memory are.{ram_note}"
-        ),
-        Choice::Snapshot => {
-            format!("The evidence points to **snapshot**: {sizes}; {times}.{ram_note}")
+        Choice::TradeOffRangesSmaller => {
+            let slower: Vec<&str> = both
+                .iter()
+                .filter(|t| t.at == AtTarget::Slower)
+                .map(|t| match t.timed {
+                    Timed::Write => "writing versions",
+                    _ => "reading versions",
+                })
+                .collect();
+            format!(
+                "A trade-off, not a winner: {sizes}, but ranges is slower — {times}. Choose snapshot if {} the hot path, ranges if disk and memory are.",
+                match slower.as_slice() {
+                    [one] => format!("{one} is"),
+                    _ => "writing and reading versions are".into(),
+                }
+            )
         }
+        Choice::Snapshot => format!("The evidence points to **snapshot**: {sizes}; {times}."),
     };
+    let mut text = text + &ram_note;
+    if projected && (extrapolated(reach_max) || both.iter().any(|t| t.on_projection)) {
+        text.push_str(&format!(
+            " This rests on projections {} past the largest table measured: measure steps nearer {} versions before building on it.",
+            reach_words(reach_max),
+            format_count(s.versions as f64)
+        ));
+    }
     vec![Recommendation {
         text,
         sql: Vec::new(),
     }]
 }
 
-fn server_major(report: &RunReport) -> Option<u32> {
-    let v = &report.server.as_ref()?.version;
-    v.split(|c: char| !c.is_ascii_digit())
-        .find(|p| !p.is_empty())?
-        .parse()
-        .ok()
-}
-
-/// Bytes per row of the largest measured snapshot step beside the seed's, with where and why
-/// they differ.
-pub fn seed_comparison(report: &RunReport, b: &GrowthReport) -> Vec<String> {
-    let Some(s) = b
-        .steps
-        .iter()
-        .filter(|s| s.design == Design::Snapshot && !s.projected && s.rows > 0)
-        .max_by_key(|s| s.rows)
-    else {
-        return Vec::new();
-    };
-    let each: Vec<String> = s
-        .index_bytes
-        .iter()
-        .map(|(k, v)| format!("{k} {}", per_row(*v, s)))
-        .collect();
-    let shape = b.params.key_shape;
-    let mut out = vec![format!(
-        "Bytes per row, snapshot at {} versions × {} units (key-shape {}): table {} (seed ≈ {:.0} B), indexes {} (seed ≈ {:.0} B at 1000 versions × 10k units): {}",
-        format_count(s.versions as f64),
-        format_count(b.params.units as f64),
-        shape.as_str(),
-        per_row(s.table_bytes, s),
-        seed_table_per_row(),
-        per_row(s.index_total(), s),
-        seed_index_per_row(),
-        each.join(", ")
-    )];
-    if shape == KeyShape::Int {
-        out.push("key-shape int stores 8-byte keys where Pulp's models have 16-byte UUIDs, so these bytes per row are not the seed's; --key-shape uuid (the pulp presets' default) compares like with like".into());
-        return out;
-    }
-    let rows = s.rows as f64;
-    let table = s.table_bytes as f64 / rows;
-    let gap = table / seed_table_per_row() - 1.0;
-    out.push(if gap.abs() <= 0.1 {
-        format!("the table matches the seed's ({table:.1} B against {:.1} B a row): a tuple header, three 16-byte UUIDs and a line pointer", seed_table_per_row())
-    } else {
-        format!("the table differs from the seed's by {:+.0}% (small steps carry the fixed cost of partly filled pages)", gap * 100.0)
-    });
-    let per = |k: &str| s.index_bytes.get(k).map(|v| *v as f64 / rows);
-    let dedup: Vec<String> = ["version", "content"]
-        .into_iter()
-        .filter_map(|k| {
-            per(k)
-                .filter(|b| *b < 12.0)
-                .map(|b| format!("{k} {b:.0} B"))
-        })
-        .collect();
-    if !dedup.is_empty() && server_major(report).is_some_and(|m| m >= 13) {
-        out.push(format!(
-            "the single-column indexes are far smaller than a full entry per row ({} a row): B-tree deduplication, new in PostgreSQL 13 (this server: {}), stores a repeated UUID once with a list of row pointers; the seed's server predates it and kept one ≈ 28-byte entry per row",
-            dedup.join(", "),
-            report.server.as_ref().map(|v| v.version.as_str()).unwrap_or("?")
-        ));
-    }
-    if let Some(pk) = per("pk") {
-        out.push(match b.params.grow_mode {
-            crate::experiment::growth::GrowMode::Rebuild => format!(
-                "the random UUID primary key takes {pk:.0} B a row here because grow-mode rebuild builds it by sorting, packing leaf pages 90% full; the seed inserted rows one by one into the indexed table, where random UUIDs split pages and leave them about 70% full, so its primary key was larger"
-            ),
-            crate::experiment::growth::GrowMode::Keep => format!(
-                "the random UUID primary key takes {pk:.0} B a row: inserted into the indexed table, random keys split pages and leave them about 70% full, as in the seed"
-            ),
-        });
-    }
-    out
-}
-
-/// What the evidence points to, from exact sizes (each side smaller by more than the smallest
-/// effect, or neither) and the time verdicts for ranges.
+/// What the evidence points to, from sizes (each side smaller by more than the smallest
+/// effect, or neither) and the time answers for ranges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Choice {
     Ranges,
@@ -364,37 +526,5 @@ fn choose(
 }
 
 #[cfg(test)]
-mod choice_tests {
-    use super::{Choice, choose};
-
-    #[test]
-    fn a_design_is_named_only_where_size_or_time_decides() {
-        // Ranges smaller and not slower; still open; slower on some timing.
-        assert_eq!(choose(true, false, false, false, false), Choice::Ranges);
-        assert_eq!(
-            choose(true, false, false, false, true),
-            Choice::RangesOnSizeTimeOpen
-        );
-        assert_eq!(
-            choose(true, false, false, true, false),
-            Choice::TradeOffRangesSmaller
-        );
-        // Snapshot smaller: named only when ranges is not faster on a timing.
-        assert_eq!(choose(false, true, false, false, false), Choice::Snapshot);
-        assert_eq!(
-            choose(false, true, true, false, false),
-            Choice::TradeOffSnapshotSmaller
-        );
-        // Sizes within the smallest effect: time decides, or nothing is named.
-        assert_eq!(
-            choose(false, false, true, false, false),
-            Choice::RangesOnTime
-        );
-        assert_eq!(
-            choose(false, false, false, true, false),
-            Choice::SnapshotOnTime
-        );
-        assert_eq!(choose(false, false, false, false, false), Choice::Neither);
-        assert_eq!(choose(false, false, true, true, false), Choice::Neither);
-    }
-}
+#[path = "growth_advice_tests.rs"]
+mod tests;

@@ -37,7 +37,7 @@ fn reached(l: f64) -> String {
 
 /// A ratio as a signed change: `+12%`, `-3%`.
 fn change(ratio: f64) -> String {
-    format!("{:+.0}%", (ratio - 1.0) * 100.0)
+    crate::measure::units::format_change(ratio)
 }
 
 /// The "vs best" cell: `best`, the verdict against the best in the core's words, and for a
@@ -194,8 +194,48 @@ pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
         }
         out.push(ds);
     }
+    if let Some(p) = projections(b) {
+        out.push(p);
+    }
     if !trials.rows.is_empty() {
         out.push(trials);
     }
     out
+}
+
+/// A sampled run on an existing table: each setting's build time projected to the whole
+/// table, said to be projected in the title and in every row.
+fn projections(b: &IndexBuildReport) -> Option<Grid> {
+    let own = b.own.as_ref().filter(|o| !o.projections.is_empty())?;
+    let mut g = Grid::new(
+        &format!(
+            "Projected to the whole of {} (fitted to the samples, not measured)",
+            own.table
+        ),
+        &[
+            ("setting", false),
+            ("rows", true),
+            ("projected s", true),
+            ("interval", true),
+            ("level", true),
+            ("fit", false),
+            ("beyond largest sample", true),
+        ],
+    );
+    for l in &own.projections {
+        let p = &l.projection;
+        g.rows.push(vec![
+            l.setting.clone(),
+            crate::measure::units::format_count(p.to_n),
+            format!("{} (projected)", secs(p.value)),
+            format!("{}..{}", secs(p.low), secs(p.high)),
+            format_percent(p.confidence),
+            format!(
+                "{}, {} builds at {} sizes, r² {:.2}",
+                p.model, p.trials, p.sizes, p.r2
+            ),
+            format!("×{:.0}", p.reach),
+        ]);
+    }
+    Some(g)
 }

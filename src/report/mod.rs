@@ -17,6 +17,8 @@ pub mod generic;
 pub mod grid;
 pub mod growth;
 pub mod growth_advice;
+pub mod growth_citus;
+pub mod growth_seed;
 pub mod history_table;
 mod index_build;
 pub mod ingest;
@@ -28,6 +30,7 @@ pub mod query_advice;
 pub mod query_plans;
 pub mod recommend;
 pub mod table;
+pub mod ticks;
 
 use std::path::{Path, PathBuf};
 

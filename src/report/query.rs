@@ -343,7 +343,12 @@ fn draw(b: &QueryReport) -> DrawResult<Option<String>> {
                 .collect();
             chart.draw_series(dots.iter().map(|p| Circle::new(*p, 2, color.mix(0.5))))?;
         }
-        super::chart::legend(&mut chart)?;
+        chart
+            .configure_series_labels()
+            .border_style(BLACK.mix(0.3))
+            .background_style(WHITE.mix(0.9))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()?;
         root.present()?;
     }
     Ok(Some(buf))

@@ -42,7 +42,7 @@ fn slower_ones(f: &Finding) -> Vec<String> {
         .filter_map(|s| {
             let c = s.vs_best.as_ref()?;
             (c.verdict == Verdict::Slower).then(|| {
-                let pct = |r: f64| format!("{:+.0}%", (r - 1.0) * 100.0);
+                let pct = crate::measure::units::format_change;
                 format!(
                     "{} {} [{}, {}]",
                     s.label,
@@ -227,11 +227,19 @@ pub fn index_build_recommendations(
                 None => format!("{order} → no change"),
             })
             .collect();
-        out.push(Recommendation {
-            text: format!(
+        let text = if b.own.is_some() {
+            format!(
+                "The sample sizes disagree ({}): what is best on a sample need not be on the whole table; trust the largest sample, or build on the whole table in the sandbox (pglab sandbox import) before changing a server default.",
+                each.join(", ")
+            )
+        } else {
+            format!(
                 "The orders disagree ({}): choose by how the rows of your table are ordered relative to the key (pg_stats.correlation near 1 or −1 is sorted, near 0 random).",
                 each.join(", ")
-            ),
+            )
+        };
+        out.push(Recommendation {
+            text,
             sql: Vec::new(),
         });
     }
@@ -241,11 +249,23 @@ pub fn index_build_recommendations(
             .first()
             .map(|d| d.heap_bytes.max(0) as u64)
             .unwrap_or_else(|| b.params.heap_bytes());
+        let measured_on = match &b.own {
+            Some(o) => format!(
+                "{} ({}) built on {}, {} heap",
+                o.table,
+                o.columns.join(", "),
+                o.built_on,
+                format_bytes(o.heap_bytes.max(0) as u64)
+            ),
+            None => format!(
+                "{} {} rows ({} heap)",
+                format_count(b.params.rows as f64),
+                b.params.key.as_str(),
+                format_bytes(heap)
+            ),
+        };
         let mut caveat = format!(
-            "Measured on {} {} rows ({} heap); the best setting moves with table size, memory and disk, so measure at your table's size before changing a server default. `SET` lasts for the session: use it just before the `CREATE INDEX`.",
-            format_count(b.params.rows as f64),
-            b.params.key.as_str(),
-            format_bytes(heap)
+            "Measured on {measured_on}; the best setting moves with table size, memory and disk, so measure at your table's size before changing a server default. `SET` lasts for the session: use it just before the `CREATE INDEX`."
         );
         caveat.insert_str(0, &partial_run(report));
         out.push(Recommendation {

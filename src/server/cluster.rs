@@ -106,9 +106,11 @@ impl CitusSandbox {
                 root.display()
             )));
         }
+        // One password for every node: each node's connections to the others read it.
         let node = |dir: String, port: Option<u16>| Sandbox {
             root: root.join(dir),
             fixed_port: port,
+            passfile: root.join("pgpass"),
             ..base.clone()
         };
         Ok(CitusSandbox {
@@ -118,6 +120,34 @@ impl CitusSandbox {
                 .collect(),
             root,
         })
+    }
+
+    /// The Citus sandboxes of every shape (1 to 8 workers) whose directory exists.
+    pub fn existing(
+        paths: &Paths,
+        pg_bin: Option<&Path>,
+        fixed_port: Option<u16>,
+    ) -> Vec<CitusSandbox> {
+        (1..=MAX_WORKERS)
+            .filter_map(|n| CitusSandbox::locate(paths, pg_bin, fixed_port, n).ok())
+            .filter(|c| c.root.is_dir())
+            .collect()
+    }
+
+    /// True when any node's postmaster runs.
+    pub fn running(&self) -> bool {
+        self.status()
+            .iter()
+            .any(|(_, s)| matches!(s, SandboxStatus::Running { .. }))
+    }
+
+    /// "the Citus sandbox with 2 workers".
+    pub fn name(&self) -> String {
+        format!(
+            "the Citus sandbox with {} worker{}",
+            self.workers.len(),
+            if self.workers.len() == 1 { "" } else { "s" }
+        )
     }
 
     /// Every node, coordinator first, with its name.

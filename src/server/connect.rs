@@ -159,13 +159,26 @@ impl Target {
             .connect_timeout(self.connect_timeout)
             .keepalives(true)
             .keepalives_idle(Duration::from_secs(30));
-        if let Some(o) = &self.params.options {
-            c.options(o);
-        }
+        c.options(self.options());
         if let Some(p) = self.known_password(host) {
             c.password(p.expose());
         }
         c
+    }
+
+    /// The startup options every session pglab opens gets: the user's (`options`), then
+    /// `search_path=pg_catalog` — names resolve in the system catalog only (experiment
+    /// sessions add their lab schema after it): a function or operator someone put in
+    /// `public` with a better-matching signature than the built-in one would otherwise run as
+    /// pglab's role, often a superuser (the CVE-2018-1058 pattern). A startup option, not a
+    /// `SET`: no transaction, so an idle server's commit rate stays pglab-free. (A pooler
+    /// such as pgbouncer must pass or ignore `options`: `ignore_startup_parameters`.)
+    pub fn options(&self) -> String {
+        const PIN: &str = "-c search_path=pg_catalog";
+        match &self.params.options {
+            Some(o) if !o.trim().is_empty() => format!("{o} {PIN}"),
+            _ => PIN.to_string(),
+        }
     }
 
     /// The same target as a libpq connection string (for the libpq loader): every host, the
@@ -192,9 +205,7 @@ impl Target {
         if let Some(c) = &p.sslrootcert {
             s.push_str(&format!(" sslrootcert={}", v(&c.to_string_lossy())));
         }
-        if let Some(o) = &p.options {
-            s.push_str(&format!(" options={}", v(o)));
-        }
+        s.push_str(&format!(" options={}", v(&self.options())));
         if let Some(f) = &p.passfile {
             s.push_str(&format!(" passfile={}", v(&f.to_string_lossy())));
         }
@@ -403,4 +414,35 @@ pub fn ask_password_on_tty(prompt: &str) -> Option<Secret> {
         .ok()
         .filter(|p| !p.is_empty())
         .map(Secret::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_session_pins_its_search_path_after_the_users_options() {
+        let env: std::collections::BTreeMap<&str, &str> = Default::default();
+        let mine = |conninfo: &str| {
+            let p = super::super::conninfo::resolve(Some(conninfo), &env).unwrap();
+            Target::new(p, false).unwrap()
+        };
+        assert_eq!(
+            mine("host=/tmp port=5432").options(),
+            "-c search_path=pg_catalog"
+        );
+        // A search_path of the user's own comes first and is overridden.
+        let t = mine("host=/tmp options='-c work_mem=64MB -c search_path=public'");
+        assert_eq!(
+            t.options(),
+            "-c work_mem=64MB -c search_path=public -c search_path=pg_catalog"
+        );
+        assert!(
+            t.libpq_conninfo().contains(
+                "options='-c work_mem=64MB -c search_path=public -c search_path=pg_catalog'"
+            ),
+            "{}",
+            t.libpq_conninfo()
+        );
+    }
 }

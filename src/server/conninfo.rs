@@ -127,6 +127,11 @@ pub fn parse(input: &str) -> Result<BTreeMap<String, String>, TargetError> {
         parse_kv(s)?
     } else if s.is_empty() {
         BTreeMap::new()
+    } else if s.contains(char::is_whitespace) {
+        // libpq would take it as a database name with spaces; that is never what was meant.
+        return Err(TargetError::BadConninfo(format!(
+            "'{s}' is neither a URL (postgresql://user@host:5432/db) nor key=value pairs (host=db1 port=5432 dbname=sales); for a database name with spaces write dbname='{s}'"
+        )));
     } else {
         // libpq treats a bare word as a database name.
         BTreeMap::from([("dbname".to_string(), s.to_string())])

@@ -2,7 +2,8 @@
 //! ingest loader drives its single-row, multi-row and pipelined `INSERT`s through it
 //! (see `experiment::ingest::pq_loader`), so pglab's client costs what pgbench's does.
 //!
-//! Only what the loader needs: a blocking connect and setup (`exec`, `prepare`), then
+//! Only what the loader needs: a blocking connect and setup (`exec`, `exec_params`,
+//! `prepare`), then
 //! non-blocking sending (`send_prepared`, `pipeline_sync`, `flush`) and reading
 //! (`consume_input`, `is_busy`, `next_result`), and a cancel handle usable from any thread.
 //! Server notices are swallowed (libpq's default prints them on stderr, under the TUI).
@@ -99,6 +100,35 @@ impl PqConn {
         // SAFETY: a live connection and a valid C string.
         let res = PqResult::new(unsafe { pq::PQexec(self.ptr(), c.as_ptr()) })
             .ok_or_else(|| self.error_message())?;
+        res.check()?;
+        Ok(res.value(0, 0))
+    }
+
+    /// Run one statement with text parameters (blocking; their types are the server's to
+    /// infer); the first value, if it returned rows.
+    pub fn exec_params(&mut self, sql: &str, params: &[&str]) -> Result<Option<String>, String> {
+        let c = c_string(sql, "the statement")?;
+        let values = params
+            .iter()
+            .map(|p| c_string(p, "a parameter"))
+            .collect::<Result<Vec<CString>, String>>()?;
+        let ptrs: Vec<*const c_char> = values.iter().map(|v| v.as_ptr()).collect();
+        let n = c_int::try_from(ptrs.len()).map_err(|_| "too many parameters".to_string())?;
+        // SAFETY: a live connection; `ptrs` holds `n` valid C strings owned by `values`,
+        // alive until this returns; text format, so no lengths or formats are needed.
+        let res = PqResult::new(unsafe {
+            pq::PQexecParams(
+                self.ptr(),
+                c.as_ptr(),
+                n,
+                ptr::null(),
+                ptrs.as_ptr(),
+                ptr::null(),
+                ptr::null(),
+                0,
+            )
+        })
+        .ok_or_else(|| self.error_message())?;
         res.check()?;
         Ok(res.value(0, 0))
     }

@@ -12,6 +12,7 @@ pub mod pgbin;
 pub mod pgpass;
 pub mod pq_async;
 pub mod sandbox;
+pub mod sandbox_access;
 pub mod sandbox_settings;
 pub mod snapshot;
 pub mod tls;

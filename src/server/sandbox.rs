@@ -55,6 +55,28 @@ pub struct Sandbox {
     pub run_as: Option<(Uid, Gid, String)>,
     /// A fixed port (`--sandbox-port`); otherwise a free one is picked at each start.
     pub fixed_port: Option<u16>,
+    /// The password file (libpq's pgpass format, mode 0600) holding the generated password
+    /// of the `pglab` role: `<root>/pgpass`, shared by every node of a Citus sandbox.
+    pub passfile: PathBuf,
+}
+
+/// What `postmaster.pid` says, checked against the process table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PidFile {
+    /// No pid file (or one that cannot be read).
+    Missing,
+    /// The process it names is gone (or a zombie): a crash left the file.
+    Stale,
+    /// This sandbox's own postmaster.
+    Ours { pid: i32, port: u16 },
+    /// A live process that is not this sandbox's postmaster (the PID was reused, or the
+    /// file was tampered with); what it is, for the sentence. `certain` is false when its
+    /// command line could not be read: then the file is left alone too.
+    Foreign {
+        pid: i32,
+        what: String,
+        certain: bool,
+    },
 }
 
 fn sandbox_err(s: impl Into<String>) -> TargetError {
@@ -121,6 +143,7 @@ impl Sandbox {
             )));
         }
         Ok(Sandbox {
+            passfile: root.join("pgpass"),
             root,
             bin,
             run_as,
@@ -144,8 +167,11 @@ impl Sandbox {
     /// A command for a server program, run as the server account when pglab is root.
     pub(super) fn command(&self, tool: &str) -> Command {
         let mut c = Command::new(self.bin.tool(tool));
+        // PGPASSFILE: a Citus node's own connections to the other nodes (TCP, so a
+        // password) read it; the postmaster passes its environment to every backend.
         c.current_dir(&self.root)
             .env("LC_ALL", "C")
+            .env("PGPASSFILE", &self.passfile)
             .env_remove("PGDATA");
         if let Some((uid, gid, name)) = &self.run_as {
             c.uid(uid.as_raw())
@@ -185,18 +211,59 @@ impl Sandbox {
     }
 
     /// (pid, port) of the running postmaster, from `postmaster.pid`, when that process is
-    /// alive and is a postgres server.
+    /// alive and is this sandbox's postmaster (see [`Sandbox::pid_file`]).
     pub fn live_postmaster(&self) -> Option<(i32, u16)> {
-        let text = fs::read_to_string(self.data().join("postmaster.pid")).ok()?;
-        let mut lines = text.lines();
-        let pid: i32 = lines.next()?.trim().parse().ok()?;
-        let port: u16 = lines.nth(2)?.trim().parse().ok()?;
-        let comm = fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-        // A killed server whose parent does not reap it lingers as a zombie: that is dead.
-        if !process_alive(pid) {
-            return None;
+        match self.pid_file() {
+            PidFile::Ours { pid, port } => Some((pid, port)),
+            _ => None,
         }
-        (comm.trim() == "postgres" || comm.trim() == "postmaster").then_some((pid, port))
+    }
+
+    /// Read `postmaster.pid` and check the process it names: alive, a postmaster (not a
+    /// backend, whose command line PostgreSQL rewrites), started with `-D` on this data
+    /// directory.
+    fn pid_file(&self) -> PidFile {
+        let Ok(text) = fs::read_to_string(self.data().join("postmaster.pid")) else {
+            return PidFile::Missing;
+        };
+        let mut lines = text.lines();
+        let Some(pid) = lines.next().and_then(|l| l.trim().parse::<i32>().ok()) else {
+            return PidFile::Stale;
+        };
+        // A killed server whose parent does not reap it lingers as a zombie: that is dead.
+        if pid <= 0 || !process_alive(pid) {
+            return PidFile::Stale;
+        }
+        match postmaster_of(pid, &self.data()) {
+            Ok(()) => match lines.nth(2).and_then(|l| l.trim().parse::<u16>().ok()) {
+                Some(port) => PidFile::Ours { pid, port },
+                None => PidFile::Foreign {
+                    pid,
+                    what: "its postmaster.pid names no port".into(),
+                    certain: false,
+                },
+            },
+            Err((what, certain)) => PidFile::Foreign { pid, what, certain },
+        }
+    }
+
+    /// The sentence refusing to signal `pid`, which `postmaster.pid` names but which is not
+    /// this sandbox's postmaster.
+    fn foreign_pid(&self, pid: i32, what: &str, action: &str) -> TargetError {
+        sandbox_err(format!(
+            "not {action} the sandbox: {} names PID {pid}, which is not this sandbox's postmaster ({what}); pglab signals only the server it started — if the sandbox is not running, remove that file",
+            self.data().join("postmaster.pid").display()
+        ))
+    }
+
+    /// The running postmaster, verified; Err with a sentence when the pid file names a
+    /// process that is not ours; Ok(None) when nothing runs.
+    pub(super) fn verified_postmaster(&self, action: &str) -> Result<Option<i32>, TargetError> {
+        match self.pid_file() {
+            PidFile::Ours { pid, .. } => Ok(Some(pid)),
+            PidFile::Foreign { pid, what, .. } => Err(self.foreign_pid(pid, &what, action)),
+            PidFile::Missing | PidFile::Stale => Ok(None),
+        }
     }
 
     fn prepare_root(&self) -> Result<(), TargetError> {
@@ -213,8 +280,15 @@ impl Sandbox {
                     self.root.display()
                 ))
             })?;
-            fs::set_permissions(&self.root, fs::Permissions::from_mode(0o755)).ok();
         }
+        // The socket lives here: no other account may enter (root, pglab's own account when
+        // it runs as root, passes anyway).
+        fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700)).map_err(|e| {
+            sandbox_err(format!(
+                "cannot close {} to other accounts: {e}",
+                self.root.display()
+            ))
+        })?;
         Ok(())
     }
 
@@ -228,9 +302,10 @@ impl Sandbox {
         self.prepare_root()?;
         let started = Instant::now();
         let mut c = self.command("initdb");
+        // Nobody may connect until pglab's own rules are in place (before the first start).
         c.arg("-D").arg(self.data()).args([
             "-A",
-            "trust",
+            "reject",
             "-U",
             SANDBOX_USER,
             "-E",
@@ -287,7 +362,12 @@ impl Sandbox {
     /// zombie (a killed server nobody reaped) still answers, and would refuse to start.
     fn clear_stale_pid(&self) {
         let pidfile = self.data().join("postmaster.pid");
-        if pidfile.exists() && self.live_postmaster().is_none() {
+        // Only a file whose process is gone: a live process is never ours to guess about (a
+        // postmaster whose pid file disappears shuts itself down).
+        if matches!(
+            self.pid_file(),
+            PidFile::Stale | PidFile::Foreign { certain: true, .. }
+        ) {
             tracing::warn!("removing stale {}", pidfile.display());
             fs::remove_file(&pidfile).ok();
         }
@@ -310,7 +390,8 @@ impl Sandbox {
         }
     }
 
-    /// Make sure the cluster exists and runs; returns the port. Reuses a running server.
+    /// Make sure the cluster exists and runs; returns the port. Reuses a running server
+    /// (locking it down first when an older pglab left it open: see `sandbox_access`).
     pub fn start(&self) -> Result<u16, TargetError> {
         let fresh = !matches!(
             self.status(),
@@ -319,21 +400,38 @@ impl Sandbox {
         if fresh {
             self.create()?;
         }
+        self.prepare_root()?;
+        let rules_changed = self.write_access_rules()?;
         match self.repair_whatif() {
             Ok(Some(said)) => tracing::warn!("{said}"),
             Ok(None) => {}
             Err(e) => tracing::warn!("putting back the sandbox's settings: {e}"),
         }
-        if let Some((_, port)) = self.live_postmaster() {
-            return Ok(port);
+        match self.pid_file() {
+            PidFile::Ours { port, .. } => {
+                let port = if rules_changed {
+                    self.apply_access_rules(port)?
+                } else {
+                    port
+                };
+                self.ensure_password(port)?;
+                return Ok(port);
+            }
+            // Unsure what runs there: leave its pid file, and the server, alone.
+            PidFile::Foreign {
+                pid,
+                what,
+                certain: false,
+            } => return Err(self.foreign_pid(pid, &what, "starting")),
+            _ => {}
         }
         self.clear_stale_pid();
         let attempts = if self.fixed_port.is_some() { 1 } else { 5 };
         let mut last = String::new();
         for _ in 0..attempts {
-            let port = match self.fixed_port {
-                Some(p) => p,
-                None => self.remembered_port().unwrap_or(Self::free_port()?),
+            let port = match (self.fixed_port, self.remembered_port()) {
+                (Some(p), _) | (None, Some(p)) => p,
+                (None, None) => Self::free_port()?,
             };
             let log_len = fs::metadata(self.log_file()).map(|m| m.len()).unwrap_or(0);
             let mut c = self.command("pg_ctl");
@@ -350,6 +448,7 @@ impl Sandbox {
                 if fresh {
                     self.finish_setup(port)?;
                 }
+                self.ensure_password(port)?;
                 return Ok(port);
             }
             let log = fs::read(self.log_file()).unwrap_or_default();
@@ -417,7 +516,7 @@ impl Sandbox {
 
     /// Stop the server (fast shutdown: sessions are cancelled, data is safe).
     pub fn stop(&self) -> Result<bool, TargetError> {
-        if self.live_postmaster().is_none() {
+        if self.verified_postmaster("stopping")?.is_none() {
             self.clear_stale_pid();
             return Ok(false);
         }
@@ -470,7 +569,7 @@ impl Sandbox {
             sslrootcert: None,
             application_name: "pglab".into(),
             connect_timeout_s: Some(10),
-            passfile: None,
+            passfile: Some(self.passfile.clone()),
             options: None,
         }
     }
@@ -551,6 +650,59 @@ impl Sandbox {
 pub struct Lease {
     file: Option<File>,
     pub path: PathBuf,
+}
+
+/// Ok when `pid` is a postmaster started with `-D` on `data` (a relative `-D` is taken from
+/// the process's working directory); otherwise what the process is, for a sentence, and
+/// whether that is certain (false: its command line could not be read).
+fn postmaster_of(pid: i32, data: &Path) -> Result<(), (String, bool)> {
+    let raw = fs::read(format!("/proc/{pid}/cmdline"))
+        .map_err(|e| (format!("its command line cannot be read: {e}"), false))?;
+    let args: Vec<String> = raw
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let shown = args.join(" ");
+    let shown = if shown.chars().count() > 80 {
+        format!("{}…", shown.chars().take(80).collect::<String>())
+    } else {
+        shown
+    };
+    let program = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if program != "postgres" && program != "postmaster" {
+        return Err((format!("it runs `{shown}`"), true));
+    }
+    let dir = args
+        .windows(2)
+        .find(|w| w[0] == "-D")
+        .map(|w| PathBuf::from(&w[1]))
+        .ok_or_else(|| {
+            (
+                format!("it is not a postmaster started with -D: `{shown}`"),
+                true,
+            )
+        })?;
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        fs::read_link(format!("/proc/{pid}/cwd"))
+            .map_err(|e| (format!("its working directory cannot be read: {e}"), false))?
+            .join(dir)
+    };
+    let same = match (fs::canonicalize(&dir), fs::canonicalize(data)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => dir == data,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err((format!("a postmaster of {}", dir.display()), true))
+    }
 }
 
 /// True when `pid` runs and is not a zombie.

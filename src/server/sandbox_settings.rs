@@ -15,14 +15,32 @@ use super::TargetError;
 use super::sandbox::{Sandbox, tail_lines};
 
 /// A what-if run's hold on the sandbox's configuration; see [`Sandbox::begin_whatif`].
+///
+/// Restores on every path: given back with [`Sandbox::end_whatif`] once the server runs on
+/// its own settings again; dropped any other way (a panic, an error while putting them back)
+/// it puts the saved `postgresql.auto.conf` back itself — restarting a running server so it
+/// reads it — before the lock is released, so no later run in this process measures an
+/// altered sandbox.
 #[derive(Debug)]
 pub struct WhatIfJournal {
     lock: File,
     pub saved: PathBuf,
+    sandbox: Sandbox,
+    ended: bool,
 }
 
 impl Drop for WhatIfJournal {
     fn drop(&mut self) {
+        if !self.ended {
+            match self.sandbox.put_back_now() {
+                Ok(()) => tracing::warn!(
+                    "a what-if run ended without putting the sandbox's settings back: put back now"
+                ),
+                Err(e) => tracing::error!(
+                    "putting back the sandbox's settings after an interrupted what-if run failed ({e}); the next start tries again"
+                ),
+            }
+        }
         self.lock.unlock().ok();
     }
 }
@@ -45,6 +63,8 @@ impl Sandbox {
     /// Restart the running server (fast shutdown) on the same port; returns how long the
     /// server was away.
     pub fn restart(&self) -> Result<Duration, TargetError> {
+        // pg_ctl signals whatever postmaster.pid names: only ever this sandbox's postmaster.
+        self.verified_postmaster("restarting")?;
         let started = Instant::now();
         let mut c = self.command("pg_ctl");
         c.arg("-D")
@@ -86,7 +106,25 @@ impl Sandbox {
             crate::paths::write_atomic(&saved, &text)
                 .map_err(|e| err(format!("cannot save {}: {e}", self.auto_conf().display())))?;
         }
-        Ok(WhatIfJournal { lock, saved })
+        Ok(WhatIfJournal {
+            lock,
+            saved,
+            sandbox: self.clone(),
+            ended: false,
+        })
+    }
+
+    /// The last resort of a dropped journal (its lock still held): the saved
+    /// `postgresql.auto.conf` back, a restart when the server runs, the copy removed.
+    fn put_back_now(&self) -> Result<(), TargetError> {
+        if !self.write_saved_auto_conf()? {
+            return Ok(());
+        }
+        if self.live_postmaster().is_some() {
+            self.restart()?;
+        }
+        fs::remove_file(self.saved_auto_conf()).ok();
+        Ok(())
     }
 
     /// Put the saved `postgresql.auto.conf` back; the saved copy stays until
@@ -97,9 +135,16 @@ impl Sandbox {
     }
 
     /// The server runs on its own settings again: drop the saved copy and the what-if lock.
-    pub fn end_whatif(&self, journal: WhatIfJournal) {
+    pub fn end_whatif(&self, mut journal: WhatIfJournal) {
         fs::remove_file(self.saved_auto_conf()).ok();
+        journal.ended = true;
         drop(journal);
+    }
+
+    /// True when `postgresql.auto.conf` holds what the journal saved (nothing to put back).
+    pub fn auto_conf_as_saved(&self) -> bool {
+        fs::read(self.saved_auto_conf()).ok()
+            == Some(fs::read(self.auto_conf()).unwrap_or_default())
     }
 
     /// True while a live what-if run holds the journal's lock.

@@ -90,6 +90,8 @@ pub enum Overlay {
     Runs,
     /// The last query run's plans (`t`).
     Plans(super::overlays::plans::PlanCursor),
+    /// Import tables into the sandbox (`i`).
+    Import,
     Confirm(Confirm),
 }
 
@@ -147,6 +149,8 @@ pub struct App {
     pub history: HistoryState,
     pub presets: PickerState,
     pub runs: RunsState,
+    /// The import dialog (kept while closed, so an import goes on behind the panes).
+    pub import: super::overlays::import::ImportDialog,
     /// Set when quitting waits for the run to stop.
     pub quitting: Option<Instant>,
     /// The quit came from a signal (exit code).
@@ -180,6 +184,7 @@ impl App {
             history: HistoryState::default(),
             presets: PickerState::default(),
             runs: RunsState::default(),
+            import: Default::default(),
             quitting: None,
             by_signal: false,
         }
@@ -192,7 +197,10 @@ impl App {
 
     /// Something on screen moves by itself (spinner, elapsed time, a deadline).
     pub fn animating(&self) -> bool {
-        self.run.is_active() || self.host.probe.running.is_some() || self.quitting.is_some()
+        self.run.is_active()
+            || self.host.probe.running.is_some()
+            || self.quitting.is_some()
+            || self.import.busy()
     }
 
     /// Spinner frame number.

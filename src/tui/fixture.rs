@@ -15,10 +15,11 @@ use ratatui::backend::TestBackend;
 
 use super::app::{App, AppInit};
 use super::keys::KeyMap;
-use super::msg::{Command, HistoryPoint, Msg, ServerMsg};
+use super::msg::{Command, Estimates, HistoryPoint, Msg, Past, ServerMsg};
 use super::render::render;
 use super::theme::Theme;
 use super::update::update;
+use crate::experiment::eta::Eta;
 use crate::experiment::index_build::{IndexBuildReport, IndexBuildSpec};
 use crate::experiment::{
     ExperimentKind, Outcome, Progress, ReportBody, ResultLayout, RunEvent, RunReport, Sample,
@@ -157,6 +158,7 @@ pub fn layout() -> ResultLayout {
         .map(|s| s.to_string())
         .collect(),
         x_names: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -201,6 +203,7 @@ pub fn samples(n: usize) -> Vec<Sample> {
                     },
                 ],
                 settings: String::new(),
+                ..Default::default()
             });
         }
     }
@@ -243,6 +246,7 @@ pub fn repeated_samples(repeats: usize) -> Vec<Sample> {
                         .into(),
                     ],
                     settings: String::new(),
+                    ..Default::default()
                 });
             }
         }
@@ -253,13 +257,6 @@ pub fn repeated_samples(repeats: usize) -> Vec<Sample> {
 /// A finished sweep of five repeats with its findings as notes.
 pub fn finished_app(size: (u16, u16), base: Instant) -> App {
     let mut app = idle_app(size, base);
-    let spec = app
-        .params
-        .spec_for(super::msg::RunKind::Sweep)
-        .expect("defaults parse");
-    app.now = base + Duration::from_secs(60);
-    app.run.begin(&spec, super::msg::RunKind::Sweep, app.now);
-    super::update::set_focus(&mut app, super::app::Focus::Run);
     let samples = repeated_samples(5);
     let mut events = vec![RunEvent::Started {
         run_id: "20250102T030405Z-abcd".into(),
@@ -281,10 +278,7 @@ pub fn finished_app(size: (u16, u16), base: Instant) -> App {
         Outcome::Finished,
         412.0,
     ))));
-    for (i, ev) in events.into_iter().enumerate() {
-        app.now = base + Duration::from_secs(60) + Duration::from_secs(8 * i as u64);
-        update(&mut app, Msg::Run(ev));
-    }
+    play(&mut app, base, events, 8);
     app
 }
 
@@ -356,14 +350,28 @@ pub fn idle_app(size: (u16, u16), base: Instant) -> App {
     let key = app.params.spec_key().unwrap_or_default();
     let points = [11.9, 11.6, 12.4, 11.7, 11.8, 10.9, 11.7]
         .into_iter()
-        .map(|seconds| HistoryPoint { seconds })
+        .map(|value| HistoryPoint {
+            value,
+            unit: "s",
+            what: "best median".into(),
+        })
         .collect();
     send(
         &mut app,
         60,
         Msg::History {
             spec_key: key,
-            points: Ok(points),
+            past: Ok(Past {
+                points,
+                eta: Estimates {
+                    sweep: Some(Eta {
+                        low_s: 640.0,
+                        high_s: 700.0,
+                        basis: "the last 7 runs of these parameters".into(),
+                    }),
+                    one: None,
+                },
+            }),
         },
     );
     app
@@ -462,4 +470,140 @@ pub fn screen(app: &App) -> String {
         s.push('\n');
     }
     s
+}
+
+/// Feed `events` to a run begun from the parameters on screen, `every` seconds apart from a
+/// minute in.
+fn play(app: &mut App, base: Instant, events: Vec<RunEvent>, every: u64) {
+    let spec = app
+        .params
+        .spec_for(super::msg::RunKind::Sweep)
+        .expect("the fixture's parameters parse");
+    app.now = base + Duration::from_secs(60);
+    app.run.begin(&spec, super::msg::RunKind::Sweep, app.now);
+    super::update::set_focus(app, super::app::Focus::Run);
+    for (i, ev) in events.into_iter().enumerate() {
+        app.now = base + Duration::from_secs(60) + Duration::from_secs(every * i as u64);
+        update(app, Msg::Run(ev));
+    }
+}
+
+/// A finished `pulp-quick` growth run (snapshot against ranges at 0, 10 and 100 versions of
+/// 1k units, projected to 1G pairs), its samples made by the growth experiment's own
+/// `sample_of` from `report::example::growth`, each step's verdicts on its last sample.
+pub fn growth_app(size: (u16, u16), base: Instant) -> App {
+    use crate::experiment::growth::{self, GrowthStep};
+    let mut app = idle_app(size, base);
+    let report = crate::report::example::growth("20261203T150341Z-e935");
+    let ReportBody::Growth(b) = &report.body else {
+        unreachable!("a growth report")
+    };
+    app.params.set_kind(ExperimentKind::Growth);
+    for (k, v) in b.params.to_text() {
+        app.params.set_value(&k, &v);
+    }
+    let mut events = vec![RunEvent::Started {
+        run_id: report.run_id.clone(),
+        description: "growth · snapshot vs ranges · 1k units × 0/10/100 versions".into(),
+        trials: b.params.samples(),
+        layout: growth::layout(),
+    }];
+    let measured: Vec<&GrowthStep> = b.steps.iter().filter(|s| !s.projected).collect();
+    for (i, s) in measured.iter().enumerate() {
+        let last_of_step = measured.get(i + 1).is_none_or(|n| n.versions != s.versions);
+        let findings = if last_of_step {
+            b.summary
+                .comparisons
+                .iter()
+                .filter(|c| c.versions == s.versions)
+                .map(|c| c.finding.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        events.push(RunEvent::Sample(growth::sample_of(&b.params, s, findings)));
+    }
+    for s in b.steps.iter().filter(|s| s.projected) {
+        events.push(RunEvent::Sample(growth::sample_of(
+            &b.params,
+            s,
+            Vec::new(),
+        )));
+    }
+    for f in &b.summary.findings {
+        events.push(RunEvent::Note(f.clone()));
+    }
+    events.push(RunEvent::Finished(Box::new(report.clone())));
+    play(&mut app, base, events, 2);
+    app
+}
+
+/// A finished what-if run: index-build with its own knob at one value (64MB, random input)
+/// and `set shared_buffers=128MB,256MB`, five builds each, interleaved.
+pub fn whatif_app(size: (u16, u16), base: Instant) -> App {
+    let mut app = idle_app(size, base);
+    for (k, v) in [
+        ("rows", "200k"),
+        ("order", "random"),
+        ("mwm", "64MB"),
+        ("set", "shared_buffers=128MB,256MB"),
+    ] {
+        app.params.set_value(k, v);
+    }
+    let spec = app
+        .params
+        .spec_for(super::msg::RunKind::Sweep)
+        .expect("the fixture's parameters parse");
+    let layout = crate::experiment::whatif::layout_with(
+        crate::experiment::index_build::layout(),
+        spec.settings(),
+    );
+    let mut events = vec![RunEvent::Started {
+        run_id: "20261203T160000Z-f00d".into(),
+        description: "index-build · 200k rows · random · 64MB · ×5 · 2 settings".into(),
+        trials: 10,
+        layout,
+    }];
+    const TIMES: [[f64; 5]; 2] = [
+        [0.0652, 0.0671, 0.0640, 0.0660, 0.0701],
+        [0.0655, 0.0648, 0.0669, 0.0662, 0.0690],
+    ];
+    for r in 0..5 {
+        for (times, sb) in TIMES.iter().zip(["128MB", "256MB"]) {
+            let settings = format!("shared_buffers={sb}");
+            let secs = times[r];
+            events.push(RunEvent::Sample(Sample {
+                series: format!("random · {settings}"),
+                x: (64u64 << 20) as f64,
+                y: secs,
+                projected: false,
+                cells: [
+                    "random",
+                    "0",
+                    "64MB",
+                    &(r + 1).to_string(),
+                    &format!("{secs:.3}"),
+                    "0",
+                    "4408 kB",
+                    "0 bytes",
+                    "internal",
+                    &settings,
+                ]
+                .map(String::from)
+                .to_vec(),
+                settings,
+                ..Default::default()
+            }));
+        }
+    }
+    events.push(RunEvent::Note(
+        "random @ 64MB: no significant difference between shared_buffers=128MB and shared_buffers=256MB".into(),
+    ));
+    events.push(RunEvent::Finished(Box::new(report(
+        "k",
+        Outcome::Finished,
+        14.2,
+    ))));
+    play(&mut app, base, events, 2);
+    app
 }

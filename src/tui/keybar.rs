@@ -60,6 +60,10 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
             v.push(("Esc".into(), "close".into(), 0));
             return (None, v);
         }
+        Overlay::Import => {
+            v.extend(super::overlays::import::keys(&app.import));
+            return (None, v);
+        }
         Overlay::None => {}
     }
     if app.params.editing.is_some() {
@@ -98,7 +102,7 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
     };
     v.push((k(Action::View), "view".into(), view_priority));
     if app.run.sweeps_settings() {
-        let what = match app.run.axis {
+        let what = match app.run.axis() {
             crate::tui::panes::axis::Axis::Own => "x: settings",
             crate::tui::panes::axis::Axis::Settings => "x: own",
         };
@@ -106,6 +110,9 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
     }
     if on_run {
         v.push(("↑↓".into(), "scroll".into(), 4));
+        if crate::tui::panes::run::column_room(app) > 0 {
+            v.push(("←→".into(), "columns".into(), 2));
+        }
     }
     if app.run.query.is_some() {
         v.push((k(Action::Plans), "plans".into(), 2));

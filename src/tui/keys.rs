@@ -22,6 +22,7 @@ pub enum Action {
     Probe,
     Presets,
     History,
+    Import,
     Observe,
     View,
     Axis,
@@ -34,7 +35,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 24] = [
+    pub const ALL: [Action; 25] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -48,6 +49,7 @@ impl Action {
         Action::Probe,
         Action::Presets,
         Action::History,
+        Action::Import,
         Action::Observe,
         Action::View,
         Action::Axis,
@@ -79,6 +81,7 @@ impl Action {
             Action::Probe => "probe",
             Action::Presets => "presets",
             Action::History => "history",
+            Action::Import => "import",
             Action::Observe => "observe",
             Action::View => "view",
             Action::Axis => "axis",
@@ -100,7 +103,7 @@ impl Action {
         match self {
             Action::Quit => "quit (asks first while a run is in progress)",
             Action::Help => "this help",
-            Action::Run => "run one trial: the first value of every list, once",
+            Action::Run => "run one trial: the first value of every list (and of set), once",
             Action::Sweep => "run the full sweep of the parameters",
             Action::Cancel => "cancel the run or the disk probe",
             Action::Edit => "edit the selected parameter (Enter accepts, Esc aborts)",
@@ -115,10 +118,11 @@ impl Action {
             Action::Probe => "measure the disk: sequential write and fsync latency",
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
+            Action::Import => "import tables of a server into the sandbox (read-only there)",
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
             Action::Axis => {
-                "run pane: the experiment's own setting or the swept server settings (--set) on the x axis"
+                "run pane: the experiment's own setting or the swept server settings (set) on the x axis"
             }
             Action::NextPane => "focus the next pane",
             Action::PrevPane => "focus the previous pane",
@@ -147,6 +151,7 @@ impl Action {
             Action::Probe => c('d'),
             Action::Presets => c('p'),
             Action::History => c('h'),
+            Action::Import => c('i'),
             Action::Observe => c('o'),
             Action::View => c('v'),
             Action::Axis => c('a'),

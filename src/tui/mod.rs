@@ -23,9 +23,12 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod update;
+mod update_import;
 mod update_overlays;
 mod update_run;
 
+#[cfg(test)]
+mod import_tests;
 #[cfg(test)]
 mod look_only_tests;
 #[cfg(test)]
@@ -38,6 +41,8 @@ mod params_tests;
 mod plans_tests;
 #[cfg(test)]
 mod render_tests;
+#[cfg(test)]
+mod results_tests;
 #[cfg(test)]
 mod run_tests;
 #[cfg(test)]
@@ -71,10 +76,17 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
     if let Some(p) = &config.problem {
         tracing::warn!("{p}");
     }
-    if ctx.target_options().wants_sandbox() {
-        eprintln!("starting the sandbox…");
+    // Said while the sandbox starts, and taken back: after the UI leaves, the terminal's
+    // last line is the shell's again.
+    let wait = ctx
+        .target_options()
+        .wants_sandbox()
+        .then(|| terminal::announce("starting the sandbox…"));
+    let opened = ctx.open_target().await;
+    if let Some(w) = wait {
+        w.clear();
     }
-    let (opened, client) = ctx.open_target().await?;
+    let (opened, client) = opened?;
     let first = tokio::time::timeout(
         Duration::from_secs(5),
         snapshot::read(&client, &opened.target),
@@ -83,12 +95,13 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
     .ok()
     .and_then(|r| r.ok());
     let local = Ctx::local_data_dir(&opened, first.as_ref());
+    let probe_site = ctx.probe_site(&opened, first.as_ref());
     let env = Env {
         target: opened.target.clone(),
         schema: ctx.global.schema.clone(),
         history_file: ctx.paths.history_file(),
         paths: ctx.paths.clone(),
-        probe_dir: local.clone().unwrap_or_else(|| ctx.paths.data_dir.clone()),
+        probe_site: probe_site.clone(),
         local_data_dir: local,
         synchronized_output: config.synchronized_output,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
@@ -115,7 +128,16 @@ pub async fn run(ctx: Ctx) -> Result<i32> {
         }),
         last_params,
     };
-    let result = ui(init, env, client, first, launched, &params_file).await;
+    let result = ui(
+        init,
+        env,
+        client,
+        first,
+        launched,
+        &params_file,
+        (probe_site.kind != crate::host::probe_site::SiteKind::Sandbox).then(|| probe_site.clone()),
+    )
+    .await;
     opened.close().await;
     result
 }
@@ -127,10 +149,12 @@ async fn ui(
     first: Option<crate::server::ServerSnapshot>,
     launched: Instant,
     params_file: &std::path::Path,
+    probe_site: Option<crate::host::probe_site::ProbeSite>,
 ) -> Result<i32> {
     let mut guard = TerminalGuard::enter().map_err(|e| eyre!("cannot set up the terminal: {e}"))?;
     init.size = guard.size();
     let mut app = App::new(init);
+    app.host.probe_site = probe_site;
     if let Some(s) = first {
         update::update(&mut app, Msg::Server(ServerMsg::Snapshot(Box::new(s))));
     }

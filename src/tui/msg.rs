@@ -15,7 +15,8 @@ use crate::server::ServerSnapshot;
 /// Which kind of run a key asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
-    /// `r`: one trial, the first value of every list, in every experiment.
+    /// `r`: one trial, the first value of every list (the swept settings included), in every
+    /// experiment.
     Single,
     /// `s`: the full sweep of the parameters.
     Sweep,
@@ -55,10 +56,29 @@ pub enum ProbeMsg {
     Cancelled,
 }
 
-/// A past run of the current spec, for the history strip.
+/// A past run of the current spec, for the history strip: its result in one number
+/// (`history::headline`), not its duration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryPoint {
-    pub seconds: f64,
+    pub value: f64,
+    /// "s" or "rows/s".
+    pub unit: &'static str,
+    /// What the number is: "best median", "snapshot write at 100 versions".
+    pub what: String,
+}
+
+/// How long the parameters on screen would take: the sweep (`s`) and one trial (`r`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimates {
+    pub sweep: Option<crate::experiment::eta::Eta>,
+    pub one: Option<crate::experiment::eta::Eta>,
+}
+
+/// What the history says about the spec on screen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Past {
+    pub points: Vec<HistoryPoint>,
+    pub eta: Estimates,
 }
 
 #[derive(Debug)]
@@ -85,7 +105,7 @@ pub enum Msg {
     RunClosed,
     History {
         spec_key: String,
-        points: Result<Vec<HistoryPoint>, String>,
+        past: Result<Past, String>,
     },
     /// The presets of every experiment, and the files that did not load.
     Presets {
@@ -104,6 +124,39 @@ pub enum Msg {
     },
     /// SIGTERM, SIGHUP or SIGINT: leave cleanly.
     Shutdown,
+    /// News for the import dialog.
+    Import(ImportMsg),
+}
+
+/// What the import dialog hears back.
+#[derive(Debug)]
+pub enum ImportMsg {
+    /// The source's tables, or why they could not be listed.
+    Tables(Result<Vec<crate::import::source::Listed>, String>),
+    Event(crate::import::ImportEvent),
+}
+
+/// What the import dialog asks for. The conninfo may hold a password: it is never logged.
+#[derive(Clone, PartialEq)]
+pub enum ImportCmd {
+    List {
+        conninfo: String,
+    },
+    Start {
+        conninfo: String,
+        spec: crate::import::ImportSpec,
+    },
+    Cancel,
+}
+
+impl std::fmt::Debug for ImportCmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportCmd::List { .. } => f.write_str("List"),
+            ImportCmd::Start { spec, .. } => write!(f, "Start {:?}", spec.tables),
+            ImportCmd::Cancel => f.write_str("Cancel"),
+        }
+    }
 }
 
 /// A change to the user's presets.
@@ -138,8 +191,10 @@ pub enum Command {
     CancelRun,
     StartProbe,
     CancelProbe,
+    /// Read the history for this spec: the strip's points and the time estimates.
     LoadHistory {
         spec_key: String,
+        spec: Box<ExperimentSpec>,
     },
     /// List the presets (answer: `Msg::Presets`).
     LoadPresets,
@@ -151,5 +206,7 @@ pub enum Command {
     FindLeftovers,
     /// Drop them, each only if still marked as pglab's (answer: `Msg::Cleaned`).
     CleanLeftovers(Vec<crate::experiment::leftovers::LabObject>),
+    /// The import dialog's listing, import and cancel (answers: `Msg::Import`).
+    Import(ImportCmd),
     Quit,
 }

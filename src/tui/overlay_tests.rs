@@ -118,7 +118,7 @@ fn picking_a_preset_loads_its_experiment_and_fields() {
     let defaults = ExperimentKind::Ingest.defaults();
     assert_eq!(app.params.current().len(), defaults.len());
     assert!(
-        matches!(cmds.as_slice(), [Command::LoadHistory { spec_key }] if spec_key.starts_with("ingest:")),
+        matches!(cmds.as_slice(), [Command::LoadHistory { spec_key, .. }] if spec_key.starts_with("ingest:")),
         "{cmds:?}"
     );
     assert!(app.notice.as_ref().unwrap().text.contains("my-ingest"));

@@ -39,7 +39,10 @@ fn idle_large() {
     assert_titles(&s);
     assert!(s.contains("PostgreSQL 15.18"), "{s}");
     assert!(s.contains("AMD EPYC 7B13"), "{s}");
-    assert!(s.contains("median 11.7 s over 7 runs"), "{s}");
+    assert!(
+        s.contains("best median: 11.7 s over 7 runs of these parameters"),
+        "{s}"
+    );
     assert!(s.contains("50 trials"), "{s}");
     insta::assert_snapshot!(s);
 }
@@ -258,7 +261,7 @@ fn run_views_at_80x24_and_160x48() {
         let s = screen(&app);
         assert!(s.contains("summary"), "{s}");
         // Medians with their interval, and the best groups marked.
-        assert!(s.contains("5.2 s") && s.contains("±3%"), "{s}");
+        assert!(s.contains("5.2 s") && s.contains("5.0–5.4 s (94%)"), "{s}");
         assert!(s.contains("★"), "{s}");
         assert!(s.contains("v view"), "the key bar names the view key:\n{s}");
         insta::assert_snapshot!(name("summary"), s);
@@ -352,6 +355,7 @@ fn wide_layouts_show_every_column_narrow_ones_show() {
                 projected: false,
                 cells: cells.iter().map(|c| c.to_string()).collect(),
                 settings: String::new(),
+                ..Default::default()
             })
             .collect();
         let shown = |size: (u16, u16)| -> Vec<String> {

@@ -103,6 +103,45 @@ fn install_panic_hook() {
     });
 }
 
+/// A line shown while the UI waits before it takes the screen ("starting the sandbox…"),
+/// erased once the wait is over: the terminal the UI leaves behind keeps nothing of it.
+pub struct Announcement {
+    tty: bool,
+}
+
+/// Say `text` on stderr until [`Announcement::clear`]. On a terminal the line has no newline,
+/// so that clearing can take it back; elsewhere (a log file) it is an ordinary line.
+pub fn announce(text: &str) -> Announcement {
+    let tty = io::stderr().is_terminal();
+    let _ = write_announcement(&mut io::stderr(), text, tty);
+    Announcement { tty }
+}
+
+impl Announcement {
+    /// Erase the line (on a terminal; a log keeps it).
+    pub fn clear(self) {
+        let _ = write_clear(&mut io::stderr(), self.tty);
+    }
+}
+
+fn write_announcement(w: &mut impl io::Write, text: &str, tty: bool) -> io::Result<()> {
+    if tty {
+        write!(w, "{text}")?;
+    } else {
+        writeln!(w, "{text}")?;
+    }
+    w.flush()
+}
+
+/// Back to the start of the line and erase it.
+fn write_clear(w: &mut impl io::Write, tty: bool) -> io::Result<()> {
+    if tty {
+        write!(w, "\r\x1b[2K")?;
+        w.flush()?;
+    }
+    Ok(())
+}
+
 /// Keys and resizes, as messages.
 pub struct Input {
     events: EventStream,
@@ -133,5 +172,37 @@ impl Input {
                 Err(e) => return Some(Err(e)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a terminal shows on its last line after `bytes`: the text after the last line
+    /// break, with carriage returns and "erase line" applied.
+    fn last_line(bytes: &[u8]) -> String {
+        let text = String::from_utf8_lossy(bytes);
+        let line = text.rsplit('\n').next().unwrap_or("").to_string();
+        let mut shown = String::new();
+        for part in line.split('\r') {
+            shown = part.replace("\x1b[2K", "");
+        }
+        shown
+    }
+
+    #[test]
+    fn the_wait_line_is_gone_when_the_ui_leaves() {
+        let mut out = Vec::new();
+        write_announcement(&mut out, "starting the sandbox…", true).unwrap();
+        assert_eq!(last_line(&out), "starting the sandbox…");
+        write_clear(&mut out, true).unwrap();
+        assert_eq!(last_line(&out), "", "{out:?}");
+        assert!(!out.contains(&b'\n'), "no line break to take back");
+        // Not a terminal: an ordinary line, kept.
+        let mut log = Vec::new();
+        write_announcement(&mut log, "starting the sandbox…", false).unwrap();
+        write_clear(&mut log, false).unwrap();
+        assert_eq!(String::from_utf8(log).unwrap(), "starting the sandbox…\n");
     }
 }

@@ -186,12 +186,46 @@ pub fn with_unit(v: f64, unit: &str) -> String {
     }
 }
 
+/// Seconds readable at every scale: "0.35 ms", "3.5 ms", "58 ms", "1.2 s".
+fn seconds(s: f64) -> String {
+    let a = s.abs();
+    if a > 0.0 && a < 0.001 {
+        format!("{:.2} ms", s * 1000.0)
+    } else if a > 0.0 && a < 0.01 {
+        format!("{:.1} ms", s * 1000.0)
+    } else {
+        format_seconds(s)
+    }
+}
+
+/// Two values in one unit, said once when both print with it: "40–50 ms", "0.34–3.5 ms",
+/// "850 ms–1.2 s".
+pub fn span_with_unit(lo: f64, hi: f64, unit: &str) -> String {
+    // Both ends with their decimals ("5.0–5.4 s", not "5–5.4 s").
+    let end = |v: f64| {
+        if v == 0.0 {
+            with_unit(v, unit)
+        } else {
+            with_unit_raw(v, unit)
+        }
+    };
+    let (a, b) = (end(lo), end(hi));
+    match (a.rsplit_once(' '), b.rsplit_once(' ')) {
+        (Some((an, au)), Some((_, bu)))
+            if au == bu && !au.contains(|c: char| c.is_ascii_digit()) =>
+        {
+            format!("{an}–{b}")
+        }
+        _ => format!("{a}–{b}"),
+    }
+}
+
 fn with_unit_raw(v: f64, unit: &str) -> String {
     match unit {
         "bytes" | "B" | "byte" => format_bytes_short(v),
         "bytes/s" | "B/s" => format!("{}/s", format_bytes_short(v)),
-        "s" | "seconds" | "sec" => format_seconds(v),
-        "ms" => format_seconds(v / 1000.0),
+        "s" | "seconds" | "sec" => seconds(v),
+        "ms" => seconds(v / 1000.0),
         "%" | "percent" => format!("{v:.0}%"),
         "" | "count" | "rows" | "n" => format_count(v),
         rate if rate.ends_with("/s") => format!("{} {rate}", format_rate(v)),
@@ -215,6 +249,36 @@ pub fn unit_in_value(unit: &str) -> bool {
             | "%"
             | "percent"
     )
+}
+
+/// `text` with each `--key` flag of `keys` written as the field's name `key` (a longer key
+/// that starts alike is not cut: `--max-repeat` stays whole when `max` is also a key).
+pub fn fields_by_name<'a>(text: &str, keys: impl Iterator<Item = &'a str>) -> String {
+    let mut keys: Vec<&str> = keys.collect();
+    keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("--") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let key = keys.iter().find(|k| {
+            after.starts_with(**k)
+                && !after[k.len()..]
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+        match key {
+            Some(k) => {
+                out.push_str(k);
+                rest = &after[k.len()..];
+            }
+            None => {
+                out.push_str("--");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A spinner frame for `tick` (advanced by the clock).
@@ -276,11 +340,39 @@ mod tests {
     }
 
     #[test]
+    fn flags_become_field_names() {
+        let keys = ["mwm", "workers", "repeat", "max-repeat"];
+        assert_eq!(
+            fields_by_name(
+                "maintenance_work_mem is this experiment's own knob: sweep it with --mwm",
+                keys.iter().copied()
+            ),
+            "maintenance_work_mem is this experiment's own knob: sweep it with mwm"
+        );
+        // Not a field here (a global flag), or a longer word: left alone.
+        assert_eq!(
+            fields_by_name("run with --citus-workers 2 or --mwmx", keys.iter().copied()),
+            "run with --citus-workers 2 or --mwmx"
+        );
+        assert_eq!(
+            fields_by_name("--max-repeat 10 and --repeat auto", keys.iter().copied()),
+            "max-repeat 10 and repeat auto"
+        );
+    }
+
+    #[test]
     fn units() {
         assert_eq!(with_unit(16.0 * 1024.0 * 1024.0, "bytes"), "16 MB");
         assert_eq!(with_unit(1.5 * 1024.0 * 1024.0, "bytes"), "1.5 MB");
         assert_eq!(with_unit(0.0, "s"), "0 s");
         assert_eq!(with_unit(8.2, "s"), "8.2 s");
         assert_eq!(with_unit(12345.0, "rows/s"), "12.3k rows/s");
+        // Short times keep their digits.
+        assert_eq!(with_unit(0.00035, "s"), "0.35 ms");
+        assert_eq!(with_unit(0.0035, "s"), "3.5 ms");
+        assert_eq!(with_unit(0.058, "s"), "58 ms");
+        assert_eq!(span_with_unit(0.040, 0.050, "s"), "40–50 ms");
+        assert_eq!(span_with_unit(0.85, 1.2, "s"), "850 ms–1.2 s");
+        assert_eq!(span_with_unit(1e3, 2e3, "rows/s"), "1.00k–2.00k rows/s");
     }
 }

@@ -101,8 +101,8 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
                 Vec::new()
             }
         }
-        Msg::History { spec_key, points } => {
-            app.history.apply(spec_key, points);
+        Msg::History { spec_key, past } => {
+            app.history.apply(spec_key, past);
             Vec::new()
         }
         Msg::Presets { entries, problems } => {
@@ -114,6 +114,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
             ov::on_runs(app, runs, warnings);
             Vec::new()
         }
+        Msg::Import(m) => super::update_import::on_msg(app, m),
         Msg::Shutdown => {
             app.by_signal = true;
             app.overlay = Overlay::None;
@@ -155,6 +156,7 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
             };
             return Vec::new();
         }
+        Overlay::Import => return super::update_import::key(app, &ev),
         Overlay::None => {}
     }
     if app.params.editing.is_some() {
@@ -167,6 +169,9 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
     let action = app.keys.action(key);
     if let Some(by) = update_run::scroll_of(app, key, action) {
         update_run::scroll(app, by);
+        return Vec::new();
+    }
+    if update_run::scroll_columns(app, action) {
         return Vec::new();
     }
     match action {
@@ -281,6 +286,7 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         }
         Action::Presets => ov::open_presets(app),
         Action::History => ov::open_runs(app),
+        Action::Import => super::update_import::open(app),
         Action::NextPane | Action::PrevPane => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == app.focus).unwrap_or(0);
@@ -346,9 +352,12 @@ fn switch_experiment(app: &mut App, kind: ExperimentKind) -> Vec<Command> {
 pub(super) fn want_history(app: &mut App) -> Vec<Command> {
     let key = app.params.spec_key();
     if app.history.want(key.clone())
-        && let Some(spec_key) = key
+        && let (Some(spec_key), Ok(spec)) = (key, app.params.parsed.as_ref())
     {
-        return vec![Command::LoadHistory { spec_key }];
+        return vec![Command::LoadHistory {
+            spec_key,
+            spec: Box::new(spec.clone()),
+        }];
     }
     Vec::new()
 }
@@ -368,6 +377,13 @@ fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
         );
         return Vec::new();
     }
+    if app.import.busy() {
+        app.notify(
+            Level::Warn,
+            "an import is running into the sandbox: run when it has ended (i shows it)",
+        );
+        return Vec::new();
+    }
     let spec = match app.params.spec_for(kind) {
         Ok(s) => s,
         Err(errors) => {
@@ -378,7 +394,10 @@ fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
             };
             app.notify(
                 Level::Error,
-                format!("fix the parameters first: {k}: {e}{more}"),
+                format!(
+                    "fix the parameters first: {k}: {}{more}",
+                    app.params.say(&e)
+                ),
             );
             return Vec::new();
         }
@@ -415,7 +434,14 @@ fn on_preflight(
     if !v.warnings.is_empty() {
         app.notify(Level::Info, v.warnings.join("; "));
     }
-    if let Some(question) = v.confirm {
+    if let Some(mut question) = v.confirm {
+        if let Some(x) = expected(app, kind) {
+            question.push_str(&format!(
+                " (it should take {}, by {})",
+                x.range_text(),
+                x.basis
+            ));
+        }
         app.overlay = Overlay::Confirm(Confirm::StartRun {
             spec,
             kind,
@@ -434,9 +460,18 @@ fn start_run(app: &mut App, mut spec: Box<ExperimentSpec>, kind: RunKind) -> Vec
         s.seq_write_bytes_per_s = Some(p.seq.mb_per_s * 1e6);
     }
     app.run.begin(&spec, kind, app.now);
+    app.run.expected = expected(app, kind);
     set_focus(app, Focus::Run);
     let preset = app.params.preset_name();
     vec![Command::StartRun { spec, preset }]
+}
+
+/// How long the history says a run of this kind of the parameters on screen takes.
+fn expected(app: &App, kind: RunKind) -> Option<crate::experiment::eta::Eta> {
+    match kind {
+        RunKind::Sweep => app.history.eta.sweep.clone(),
+        RunKind::Single => app.history.eta.one.clone(),
+    }
 }
 
 fn cancel(app: &mut App) -> Vec<Command> {
@@ -464,7 +499,7 @@ fn request_probe(app: &mut App) -> Vec<Command> {
         let why = app.look_only_why();
         app.notify(
             Level::Warn,
-            format!("the disk probes write 256 MiB and fsync: not in {why}"),
+            format!("the disk probes write 256 MB and fsync: not in {why}"),
         );
         return Vec::new();
     }

@@ -15,10 +15,11 @@ use super::update::set_focus;
 /// settings (a run without `--set` keeps its own axis).
 pub fn toggle_axis(app: &mut App) {
     use crate::tui::panes::axis::Axis;
-    app.run.axis = match app.run.axis {
+    app.run.axis = Some(match app.run.axis() {
         Axis::Own => Axis::Settings,
         Axis::Settings => Axis::Own,
-    };
+    });
+    app.run.hscroll = 0;
     set_focus(app, Focus::Run);
 }
 
@@ -47,6 +48,27 @@ pub fn scroll_of(app: &App, key: Key, action: Option<Action>) -> Option<ScrollBy
         KeyCode::Home => Some(ScrollBy::Top),
         KeyCode::End => Some(ScrollBy::End),
         _ => None,
+    }
+}
+
+/// ←→ in the focused run pane: scroll the table's columns; ← with none scrolled off is the
+/// key that leaves the pane (false: not handled here).
+pub fn scroll_columns(app: &mut App, action: Option<Action>) -> bool {
+    if app.focus != Focus::Run {
+        return false;
+    }
+    let room = run::column_room(app);
+    app.run.hscroll = app.run.hscroll.min(room);
+    match action {
+        Some(Action::Right) if app.run.hscroll < room => {
+            app.run.hscroll += 1;
+            true
+        }
+        Some(Action::Left) if app.run.hscroll > 0 => {
+            app.run.hscroll -= 1;
+            true
+        }
+        _ => false,
     }
 }
 

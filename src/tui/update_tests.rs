@@ -108,7 +108,7 @@ fn editing_validates_as_typed_and_blocks_the_run() {
     typed(&mut app, "200k");
     let cmds = update(&mut app, code(KeyCode::Enter));
     assert!(
-        matches!(cmds.as_slice(), [Command::LoadHistory { spec_key }] if spec_key.contains("rows=200k")),
+        matches!(cmds.as_slice(), [Command::LoadHistory { spec_key, .. }] if spec_key.contains("rows=200k")),
         "{cmds:?}"
     );
     assert!(app.params.parsed.is_ok());
@@ -356,7 +356,7 @@ fn experiments_switch_and_keep_their_values() {
     let cmds = update(&mut app, key('x'));
     assert_eq!(app.params.kind, ExperimentKind::Ingest);
     assert!(
-        matches!(cmds.as_slice(), [Command::LoadHistory { spec_key }] if spec_key.starts_with("ingest:"))
+        matches!(cmds.as_slice(), [Command::LoadHistory { spec_key, .. }] if spec_key.starts_with("ingest:"))
     );
     update(&mut app, key('3'));
     assert_eq!(app.params.kind, ExperimentKind::Growth);
@@ -419,7 +419,7 @@ fn history_answers_for_another_spec_are_dropped() {
         &mut app,
         Msg::History {
             spec_key: "index-build:other".into(),
-            points: Ok(vec![]),
+            past: Ok(Default::default()),
         },
     );
     assert_eq!(app.history.points.len(), 7);

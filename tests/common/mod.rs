@@ -74,6 +74,34 @@ impl TestLab {
     pub fn target(&self) -> Arc<Target> {
         Arc::new(Target::new(self.sandbox.conn_params(self.port), true).expect("target"))
     }
+    /// A `--db` conninfo for this lab's sandbox by its socket: to pglab, a server it did not
+    /// start (on this host).
+    pub fn db(&self) -> String {
+        format!(
+            "host={} port={} user=pglab dbname=pglab",
+            self.sandbox.root.display(),
+            self.port
+        )
+    }
+    /// Let this account connect over the socket as `role` as well: the sandbox maps the OS
+    /// accounts to its role `pglab` only (pg_ident.conf, map `pglab`). Read with a reload.
+    pub async fn allow_role(&self, admin: &tokio_postgres::Client, role: &str) {
+        use std::io::Write;
+        let me = nix::unistd::User::from_uid(nix::unistd::Uid::effective())
+            .unwrap()
+            .unwrap()
+            .name;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.sandbox.data().join("pg_ident.conf"))
+            .unwrap();
+        writeln!(f, "pglab  {me}  {role}").unwrap();
+        admin
+            .batch_execute("SELECT pg_reload_conf()")
+            .await
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
     /// Path to the pglab binary built for this test run.
     pub fn bin() -> PathBuf {
         PathBuf::from(env!("CARGO_BIN_EXE_pglab"))
@@ -110,4 +138,24 @@ pub fn skip_or_fail(why: &str) {
         panic!("{why} (CI=true: .ci/run installs what this test needs, so this is a failure)");
     }
     eprintln!("SKIPPED: {why}");
+}
+
+/// Mount a tmpfs of `size` (e.g. "8m") on a fresh directory; None (and a skip, or a failure
+/// under CI) when this machine does not allow it.
+pub fn tmpfs(tag: &str, size: &str) -> Option<PathBuf> {
+    let mnt = temp_dir(tag);
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}")])
+        .arg("tmpfs")
+        .arg(&mnt)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        skip_or_fail(&format!(
+            "{tag}: cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)"
+        ));
+        return None;
+    }
+    Some(mnt)
 }

@@ -52,6 +52,7 @@ impl GrowthSpec {
             wal_bytes: wal_allowance(written, DEFAULT_MAX_WAL),
             // The runner's control session (advisory lock), the writer and the watcher.
             connections: 3,
+            ..Cost::default()
         }
     }
 

@@ -5,7 +5,8 @@
 //! Each step grows every design's table fast (COPY, indexes dropped and rebuilt or kept),
 //! then measures the write of one new version, the read of one version and the sizes. Steps
 //! that would not fit the disk (or lie beyond the fill limit) are not run: they are
-//! projected by least-squares fits and marked as such.
+//! projected along the growth each design's measurements showed, with intervals, and marked
+//! as such (see [`crate::measure::fit`]).
 
 pub(crate) mod cache;
 mod churn;
@@ -26,8 +27,15 @@ mod verdicts;
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
 pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
-pub use report::{DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary};
+pub use project::project_rest;
+pub use report::{
+    DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary, StepProjection,
+};
+pub use sharding::ShardComparison;
 pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};
+pub use verdicts::{DesignComparison, StepEstimate, Timed};
+
+use std::collections::BTreeMap;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -37,70 +45,98 @@ use self::cache::ColdCache;
 use self::copy::FillError;
 use self::fill::{DesignState, Watcher};
 use self::schema::{ContentTable, TableDef};
+use self::step::StepMeasure;
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
+use super::whatif::round_blocks;
 use crate::measure::units::{format_bytes_short, format_count};
 
-/// The results table and chart: as the original's table, write time against rows.
+/// The results table and chart: as the original's table, the write of one version against
+/// the versions the table holds, one series per design; the reads and sizes beside it. The
+/// summary compares the designs at each step (the engine's verdicts, in each sample's
+/// findings), not the steps of a design.
 pub fn layout() -> ResultLayout {
+    let seconds = |name: &str| super::event::MeasureDef {
+        name: name.into(),
+        unit: "s".into(),
+    };
     ResultLayout {
-        x_label: "rows (version × content pairs)".into(),
-        x_unit: "rows".into(),
+        x_label: "versions".into(),
+        x_unit: "count".into(),
         x_log: true,
-        y_label: "write of one version (s)".into(),
-        y_unit: "seconds".into(),
+        y_label: "write of one version".into(),
+        y_unit: "s".into(),
         y_log: true,
         y_better: crate::measure::verdict::Better::Lower,
         columns: [
             "design",
             "versions",
             "rows",
-            "write s",
-            "read ms",
-            "table MB",
-            "index MB",
+            "write",
+            "read",
+            "read cold",
+            "table",
+            "indexes",
             "projected",
         ]
         .map(String::from)
         .to_vec(),
-        x_names: Vec::new(),
+        y_name: "write".into(),
+        measures: vec![seconds("read"), seconds("read cold")],
+        compare: super::event::Compare::Series,
+        summary_columns: ["rows", "table", "indexes"].map(String::from).to_vec(),
+        ..Default::default()
     }
 }
 
-fn mb(bytes: u64) -> String {
-    let m = bytes as f64 / (1024.0 * 1024.0);
-    if m < 100.0 {
-        format!("{m:.1}")
-    } else {
-        format!("{m:.0}")
-    }
-}
-
-/// The chart point and table row of a step.
-pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep) -> Sample {
-    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
+/// The chart point and table row of a step; `findings` are the verdicts the step decided.
+pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep, findings: Vec<String>) -> Sample {
+    let opt = |v: Option<f64>| v.map(verdicts::ms).unwrap_or_else(|| "–".into());
     let combo = spec.set.combos().get(s.combo).cloned().unwrap_or_default();
     let mut cells: Vec<String> = vec![
         s.design.as_str().into(),
-        s.versions.to_string(),
+        format_count(s.versions as f64),
         format_count(s.rows as f64),
-        opt(s.write_seconds, &|w| format!("{w:.2}")),
-        opt(s.read_seconds, &|r| format!("{:.1}", r * 1000.0)),
-        mb(s.table_bytes),
-        mb(s.index_total()),
-        if s.projected { "yes" } else { "no" }.into(),
+        opt(s.write_seconds),
+        opt(s.read_seconds),
+        opt(s.read_cold_seconds),
+        format_bytes_short(s.table_bytes as f64),
+        format_bytes_short(s.index_total() as f64),
+        if s.projected {
+            crate::measure::fit::reach_words(s.reach.unwrap_or(f64::INFINITY))
+        } else {
+            "no".into()
+        },
     ];
     if !spec.set.is_empty() {
         cells.push(crate::experiment::whatif::combo_label(&combo));
     }
     Sample {
         series: crate::experiment::whatif::with_combo(s.design.as_str(), &combo),
-        x: s.pairs as f64,
+        x: s.versions as f64,
         y: s.write_seconds.unwrap_or(f64::NAN),
         projected: s.projected,
         cells,
         settings: crate::experiment::whatif::combo_label(&combo),
+        values: s.write_repeats.clone(),
+        measures: vec![s.read_repeats.clone(), s.read_cold_repeats.clone()],
+        findings,
     }
+}
+
+/// The verdicts of ranges against snapshot that the steps just measured (one step, one
+/// combination of swept settings, every design) decide: the findings the report will give.
+fn step_findings(spec: &GrowthSpec, steps: &[GrowthStep]) -> Vec<String> {
+    let labels: Vec<String> = spec
+        .set
+        .combos()
+        .iter()
+        .map(crate::experiment::whatif::combo_label)
+        .collect();
+    verdicts::comparisons(steps, &labels, &spec.decision.rules())
+        .into_iter()
+        .map(|c| c.finding)
+        .collect()
 }
 
 /// Why measuring stopped before the last step.
@@ -228,7 +264,7 @@ async fn run_steps(
         let fits: Vec<DesignFit> = spec
             .designs
             .iter()
-            .filter_map(|&d| project::fit_design(report, d, spec.pairs(target)))
+            .filter_map(|&d| project::fit_design(report, d, spec.rows(d, target)))
             .collect();
         let need = project::disk_needed(spec, report, &fits, target, current, max_wal);
         // A budget counts what the run already holds; the filesystem's free space already
@@ -262,9 +298,9 @@ async fn run_steps(
             spec.seed ^ (step_no as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
         // Every combination of swept settings measures the same step, reading the same
-        // versions; restart blocks stay together and alternate direction from step to step,
-        // so each step costs one restart fewer. The growth runs under the first of them (its
-        // timings are recorded with that combination's step).
+        // versions; the order of the restart blocks alternates direction from step to step,
+        // so a step starts where the last one ended. The growth runs under the first of them
+        // (its timings are recorded with that combination's step).
         let mut order: Vec<usize> = (0..combos).collect();
         order.sort_by_key(|&c| (ctx.whatif.plan.block_of(c), c));
         if step_no % 2 == 1 {
@@ -276,8 +312,10 @@ async fn run_steps(
             {
                 (client, watcher) = sessions(ctx).await?;
             } else {
-                client
-                    .batch_execute(&ctx.whatif.plan.session_sql(order[0]))
+                ctx.whatif
+                    .plan
+                    .session_settings(order[0])
+                    .apply(&client)
                     .await
                     .map_err(|e| ctx.error(e))?;
             }
@@ -317,45 +355,109 @@ async fn run_steps(
             trials.push(trial);
             grows.push(grow);
         }
-        checkpoint(ctx, &client, found).await?;
+        let checkpointed = checkpoint(ctx, &client, found).await?;
+        // Writes, then reads, by rounds; in every round each combination takes its turn
+        // (restart blocks ABAB…, or rotating with three or more), so no value's repeats all
+        // fall in one block. A combination's sizes are read when it first gets its turn.
+        let blocks = ctx.whatif.plan.blocks(combos);
+        let mut distinct: Vec<usize> = Vec::new();
+        for &c in &order {
+            if !distinct.contains(&blocks[c]) {
+                distinct.push(blocks[c]);
+            }
+        }
+        let mut m: Vec<Option<(StepMeasure, BTreeMap<String, String>)>> =
+            (0..combos).map(|_| None).collect();
+        for reading in [false, true] {
+            let mut round = 1;
+            loop {
+                let mut any = false;
+                for b in round_blocks(&distinct, round as usize - 1) {
+                    for &c in order.iter().filter(|&&c| blocks[c] == b) {
+                        let started = m[c].as_ref().map(|(s, _)| s);
+                        let who = if reading {
+                            StepMeasure::readers(started, spec, round)
+                        } else {
+                            StepMeasure::writers(started, spec, round)
+                        };
+                        if who.is_empty() {
+                            continue;
+                        }
+                        any = true;
+                        if combos > 1 {
+                            if let crate::experiment::whatif::Entered::Restarted { .. } =
+                                ctx.enter_combo(c).await?
+                            {
+                                (client, watcher) = sessions(ctx).await?;
+                            }
+                            ctx.whatif
+                                .plan
+                                .session_settings(c)
+                                .apply(&client)
+                                .await
+                                .map_err(|e| ctx.error(e))?;
+                        }
+                        if m[c].is_none() {
+                            let shown = ctx.shown_settings(&client).await?;
+                            let sm =
+                                StepMeasure::start(ctx, &client, &states, read_rng.clone()).await?;
+                            m[c] = Some((sm, shown));
+                        }
+                        let Some((sm, _)) = m[c].as_mut() else {
+                            continue;
+                        };
+                        if reading {
+                            sm.read(ctx, &client, &states, cold.as_ref(), (&who, round), &trials)
+                                .await?;
+                        } else {
+                            sm.write(ctx, &client, spec, &mut states, (&who, round), &trials)
+                                .await?;
+                        }
+                    }
+                }
+                if !any {
+                    break;
+                }
+                round += 1;
+            }
+        }
+        // The step is the one its first combination measured: later ones started after a
+        // few more versions were written, but they answer for the same step. The growth ran
+        // under the first, whose step carries its figures.
         let mut grows = Some(grows);
         let mut at_versions: Option<Vec<(u64, u64)>> = None;
-        for c in order {
-            if let crate::experiment::whatif::Entered::Restarted { .. } = ctx.enter_combo(c).await?
-            {
-                (client, watcher) = sessions(ctx).await?;
-            } else if combos > 1 {
-                client
-                    .batch_execute(&ctx.whatif.plan.session_sql(c))
-                    .await
-                    .map_err(|e| ctx.error(e))?;
-            }
-            let shown = ctx.shown_settings(&client).await?;
-            let mut rng = read_rng.clone();
-            let steps = step::measure(
-                ctx,
-                &client,
+        for &c in &order {
+            let Some((sm, shown)) = m[c].take() else {
+                continue;
+            };
+            let steps = sm.finish(
                 spec,
-                &mut states,
+                &states,
                 grows
                     .take()
                     .unwrap_or_else(|| vec![None; spec.designs.len()]),
-                cold.as_ref(),
-                &mut rng,
-                &trials,
-            )
-            .await?;
-            // The step is the one its first combination measured: later ones wrote a few
-            // versions more, but they answer for the same step.
+            );
             let first = at_versions
                 .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
-            for (i, mut s) in steps.into_iter().enumerate() {
+            let mut steps = steps;
+            for (i, s) in steps.iter_mut().enumerate() {
                 if let Some(&(v, r)) = first.get(i) {
                     (s.versions, s.rows, s.pairs) = (v, r, v * spec.units);
                 }
                 s.combo = c;
                 s.settings = shown.clone();
-                ctx.emit.sample(sample_of(spec, &s)).await;
+                s.checkpoint = Some(checkpointed);
+            }
+            // The step's verdicts travel with its last design's sample.
+            let mut findings = Some(step_findings(spec, &steps));
+            let last = steps.len().saturating_sub(1);
+            for (i, s) in steps.into_iter().enumerate() {
+                let f = if i == last {
+                    findings.take().unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                ctx.emit.sample(sample_of(spec, &s, f)).await;
                 report.steps.push(s);
             }
         }
@@ -368,35 +470,18 @@ async fn run_steps(
     }
 
     // Everything not measured is projected from what was.
-    let points = spec.points();
-    let last_point = points.last().copied().unwrap_or(0);
-    let fits: Vec<DesignFit> = spec
-        .designs
-        .iter()
-        .filter_map(|&d| project::fit_design(report, d, spec.pairs(last_point)))
-        .collect();
     let usage = measure::total_bytes(ctx, &client, &relnames).await?;
     let budget = match ctx.opts.disk_budget {
         Some(_) => local_free(),
         None => local_free().map(|f| f + usage),
     };
     let measured_max = states.iter().map(|s| s.versions()).max().unwrap_or(0);
-    let mut projected_any = false;
-    for &v in &points {
-        let need = project::disk_needed(spec, report, &fits, v, measured_max.min(v), max_wal);
-        for &d in &spec.designs {
-            if report.measured(d).any(|s| s.versions == v) {
-                continue;
-            }
-            let fit = fits.iter().find(|f| f.design == d);
-            let mut step = project::project_step(spec, report, fit, d, v);
-            step.disk_needed_bytes = Some(need);
-            step.fits_disk = budget.map(|b| need <= b);
-            ctx.emit.sample(sample_of(spec, &step)).await;
-            report.steps.push(step);
-            projected_any = true;
-        }
+    let projected = project::project_rest(report, measured_max, max_wal, budget);
+    for s in &projected {
+        ctx.emit.sample(sample_of(spec, s, Vec::new())).await;
     }
+    let projected_any = !projected.is_empty();
+    let fits = report.fit.clone();
     if projected_any {
         let why = match &stop {
             Some(Stop::FillLimit(l)) => format!(
@@ -420,13 +505,14 @@ async fn run_steps(
         };
         ctx.note(why).await;
         found.confounders.push(
-            "projections are linear least-squares fits of size and time against rows: they cannot foresee a jump such as the original's at 10000 versions, when the indexes outgrew memory".into(),
+            "projections carry each design's measured steps along the shape they showed (sizes linear in rows; times flat unless growth was shown, then logarithmic or linear, whichever fits better), with intervals: no shape can foresee a jump such as the original's at 10000 versions, when the indexes outgrew memory".into(),
         );
         if let Some(f) = fits.iter().find(|f| f.design == Design::Ranges)
-            && f.read_model == "mean"
+            && f.read
+                .is_some_and(|t| t.shape == crate::measure::fit::Shape::Flat)
         {
             found.confounders.push(
-                "ranges reads scan every range added before the version read, so their time grows with the number of ranges; the measured steps were too small to show it, and the projection carries their mean forward".into(),
+                "ranges reads scan every range added before the version read, so their time grows with the number of ranges; the measured steps were too small to show it, so the projection stays flat at their median: read the projected ranges reads as a floor, not an estimate".into(),
             );
         }
         let ram = ctx.host.total_memory;
@@ -443,7 +529,6 @@ async fn run_steps(
             }
         }
     }
-    report.fit = fits;
 
     if spec.baseline {
         fill::baseline(ctx, &client, spec, report, local_free()).await?;
@@ -477,17 +562,26 @@ fn content_ids(spec: &GrowthSpec, versions: u64) -> i64 {
     }
 }
 
-/// `CHECKPOINT` after a fill so its writes do not land in the measurements; needs superuser
-/// or pg_checkpoint (said once when missing).
-async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Result<(), RunError> {
+/// `CHECKPOINT` after a fill so its writes do not land in the measurements, when the run
+/// takes one (`ctx.checkpoint`: on pglab's sandbox, or when asked) and the role may (said
+/// once when it may not). True when one was taken.
+async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Result<bool, RunError> {
     if found.checkpoint_denied {
-        return Ok(());
+        return Ok(false);
+    }
+    if !ctx.checkpoint.take {
+        found.checkpoint_denied = true;
+        if let Some(c) = &ctx.checkpoint.confounder {
+            ctx.note(c.clone()).await;
+            found.confounders.push(c.clone());
+        }
+        return Ok(false);
     }
     match ctx
         .cancellable(client, client.batch_execute("CHECKPOINT"))
         .await
     {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(true),
         Err(RunError::Cancelled) => Err(RunError::Cancelled),
         Err(RunError::Failed(why)) => {
             found.checkpoint_denied = true;
@@ -496,7 +590,7 @@ async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Resu
             );
             ctx.note(s.clone()).await;
             found.confounders.push(s);
-            Ok(())
+            Ok(false)
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Projection: least-squares fits of size and time against (version, content) pairs, the
-//! projected steps they give, and the disk a step needs (tables, indexes, WAL, sort space).
+//! Projection: the growth of size and time against the rows of each design's table (see
+//! [`crate::measure::fit`] for the shapes and their intervals), the projected steps they give,
+//! and the disk a step needs (tables, indexes, WAL, sort space).
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,7 @@ use super::cost::{index_bytes_per_row, wal_allowance};
 use super::kinds::{Design, GrowMode};
 use super::report::{DesignFit, GrowthReport, GrowthStep};
 use super::spec::GrowthSpec;
-use crate::measure::fit::LinearFit;
+use crate::measure::fit::{Trend, reach};
 
 /// Bytes per content-table row (int8 + short text, with overhead).
 const CONTENT_ROW_BYTES: u64 = 48;
@@ -15,44 +16,51 @@ const CONTENT_ROW_BYTES: u64 = 48;
 /// Steps with fewer rows than this do not set per-row sizes (a few pages say little).
 const PER_ROW_MIN_ROWS: u64 = 1000;
 
-/// A time fit is extrapolated only when it rises and explains the measurements (r² at least
-/// this); otherwise the measured mean is carried forward (noise is not a trend).
-pub const TREND_R2: f64 = 0.9;
-
-/// How a time is projected: "linear" along its fit, or "mean" of the measurements.
-pub fn time_model(fit: Option<&LinearFit>) -> &'static str {
-    match fit {
-        Some(f) if f.slope > 0.0 && f.r2 >= TREND_R2 => "linear",
-        _ => "mean",
-    }
+/// The steps a design's fits are made from: measured, under the first combination of swept
+/// settings (the one the growth runs under; later ones answer for the same steps).
+fn fitted_steps(report: &GrowthReport, design: Design) -> Vec<&GrowthStep> {
+    report.measured(design).filter(|s| s.combo == 0).collect()
 }
 
-/// Fit a design's measured steps (x = pairs). None without a measured step.
-pub fn fit_design(report: &GrowthReport, design: Design, to_pairs: u64) -> Option<DesignFit> {
-    let steps: Vec<&GrowthStep> = report.measured(design).collect();
-    let from = steps.iter().map(|s| s.pairs).max()?;
-    let fit = |f: &dyn Fn(&GrowthStep) -> Option<f64>| {
+/// Fit a design's measured steps against its rows, to project to `to_rows`. None without a
+/// measured step.
+pub fn fit_design(report: &GrowthReport, design: Design, to_rows: u64) -> Option<DesignFit> {
+    let steps = fitted_steps(report, design);
+    let from = steps.iter().map(|s| s.rows).max()?;
+    let confidence = report.params.decision.rules().confidence;
+    let sizes = |f: &dyn Fn(&GrowthStep) -> u64| {
+        let pts: Vec<(f64, f64)> = steps.iter().map(|s| (s.rows as f64, f(s) as f64)).collect();
+        Trend::of_sizes(&pts)
+    };
+    // Every repeat is a point (the median alone where no repeats were kept).
+    let times = |repeats: &dyn Fn(&GrowthStep) -> &[f64],
+                 median: &dyn Fn(&GrowthStep) -> Option<f64>| {
         let pts: Vec<(f64, f64)> = steps
             .iter()
-            .filter_map(|s| f(s).map(|y| (s.pairs as f64, y)))
+            .flat_map(|s| {
+                let r = repeats(s);
+                let ys: Vec<f64> = if r.is_empty() {
+                    median(s).into_iter().collect()
+                } else {
+                    r.to_vec()
+                };
+                ys.into_iter().map(|y| (s.rows as f64, y))
+            })
             .collect();
-        LinearFit::of(&pts)
+        Trend::of_times(&pts, confidence)
     };
-    let write_seconds = fit(&|s| s.write_seconds);
-    let read_seconds = fit(&|s| s.read_seconds);
+    let to = to_rows.max(from);
     Some(DesignFit {
         design,
-        write_model: time_model(write_seconds.as_ref()).into(),
-        read_model: time_model(read_seconds.as_ref()).into(),
-        x: "pairs".into(),
+        x: "rows".into(),
         measured_steps: steps.len(),
-        from_pairs: from,
-        to_pairs: to_pairs.max(from),
-        reach: (from > 0).then(|| to_pairs.max(from) as f64 / from as f64),
-        table_bytes: fit(&|s| Some(s.table_bytes as f64)),
-        index_bytes: fit(&|s| Some(s.index_total() as f64)),
-        write_seconds,
-        read_seconds,
+        from_rows: from,
+        to_rows: to,
+        reach: (from > 0).then(|| reach(to as f64, from as f64)),
+        table: sizes(&|s| s.table_bytes),
+        index: sizes(&|s| s.index_total()),
+        write: times(&|s| &s.write_repeats, &|s| s.write_seconds),
+        read: times(&|s| &s.read_repeats, &|s| s.read_seconds),
     })
 }
 
@@ -85,8 +93,9 @@ fn per_row(
     }
 }
 
-/// Projected table and index sizes of a design at `versions`: the fit where there is one,
-/// the per-row sizes otherwise; `conservative` takes the larger of the two.
+/// Projected table and index bytes of a design at `versions`: the fits' estimate, or the
+/// per-row sizes where there is no fit; `conservative` takes the top of the fits' intervals
+/// and never less than the per-row sizes.
 fn sizes_at(
     spec: &GrowthSpec,
     report: &GrowthReport,
@@ -96,31 +105,25 @@ fn sizes_at(
     conservative: bool,
 ) -> (u64, BTreeMap<String, u64>) {
     let rows = spec.rows(design, versions) as f64;
-    let x = spec.pairs(versions) as f64;
-    let (heap_pr, index_pr) = per_row(spec, report, design);
+    let (heap_pr, shares) = per_row(spec, report, design);
     let by_rows_table = heap_pr * rows;
-    let by_rows_index: f64 = index_pr.values().sum::<f64>() * rows;
-    let fitted = |f: Option<&LinearFit>| f.map(|f| f.at(x).max(0.0));
-    let (mut table, mut index) = match fit {
-        Some(f) => (
-            fitted(f.table_bytes.as_ref()).unwrap_or(by_rows_table),
-            fitted(f.index_bytes.as_ref()).unwrap_or(by_rows_index),
-        ),
-        None => (by_rows_table, by_rows_index),
+    let by_rows_index: f64 = shares.values().sum::<f64>() * rows;
+    let from = |t: Option<&Trend>, fallback: f64| match t.map(|t| t.at(rows)) {
+        Some(p) if conservative => p.high.max(fallback),
+        Some(p) => p.value,
+        None => fallback,
     };
-    if conservative {
-        table = table.max(by_rows_table);
-        index = index.max(by_rows_index);
-    }
+    let table = from(fit.and_then(|f| f.table.as_ref()), by_rows_table);
+    let index = from(fit.and_then(|f| f.index.as_ref()), by_rows_index);
     // Split the index total as the largest measured step did.
-    let share_total: f64 = index_pr.values().sum();
-    let split = index_pr
+    let share_total: f64 = shares.values().sum();
+    let split = shares
         .iter()
         .map(|(k, v)| {
             let share = if share_total > 0.0 {
                 v / share_total
             } else {
-                1.0 / index_pr.len() as f64
+                1.0 / shares.len() as f64
             };
             (k.clone(), (index * share).round() as u64)
         })
@@ -128,7 +131,7 @@ fn sizes_at(
     (table.round() as u64, split)
 }
 
-/// A step that is not run, projected from the fit.
+/// A step that is not run, projected along the design's fits.
 pub fn project_step(
     spec: &GrowthSpec,
     report: &GrowthReport,
@@ -136,38 +139,22 @@ pub fn project_step(
     design: Design,
     versions: u64,
 ) -> GrowthStep {
-    let x = spec.pairs(versions) as f64;
-    let (table_bytes, index_bytes) = sizes_at(spec, report, fit, design, versions, false);
     let rows = spec.rows(design, versions);
-    // Times: along the fit when it is a trend (see `time_model`), else the measured mean.
-    let measured = |get: &dyn Fn(&GrowthStep) -> Option<f64>| -> Vec<f64> {
-        report.measured(design).filter_map(get).collect()
-    };
-    let time = |f: Option<&LinearFit>, values: Vec<f64>| match (time_model(f), f) {
-        ("linear", Some(f)) => Some(f.at(x).max(0.0)),
-        _ if !values.is_empty() => Some(values.iter().sum::<f64>() / values.len() as f64),
-        _ => None,
-    };
-    let write_seconds = time(
-        fit.and_then(|f| f.write_seconds.as_ref()),
-        measured(&|s| s.write_seconds),
-    );
-    let read_seconds = time(
-        fit.and_then(|f| f.read_seconds.as_ref()),
-        measured(&|s| s.read_seconds),
-    );
+    let (table_bytes, index_bytes) = sizes_at(spec, report, fit, design, versions, false);
+    let time = |t: Option<&Trend>| t.map(|t| t.at(rows as f64).value);
     let total: u64 = table_bytes + index_bytes.values().sum::<u64>();
     GrowthStep {
         combo: 0,
         settings: Default::default(),
+        checkpoint: None,
         design,
         versions,
         rows,
         pairs: spec.pairs(versions),
         projected: true,
-        write_seconds,
+        write_seconds: time(fit.and_then(|f| f.write.as_ref())),
         write_repeats: vec![],
-        read_seconds,
+        read_seconds: time(fit.and_then(|f| f.read.as_ref())),
         read_repeats: vec![],
         read_cold_seconds: None,
         read_cold_repeats: vec![],
@@ -182,9 +169,46 @@ pub fn project_step(
         disk_needed_bytes: None,
         fits_disk: None,
         reach: fit
-            .filter(|f| f.from_pairs > 0)
-            .map(|f| x / f.from_pairs as f64),
+            .filter(|f| f.from_rows > 0)
+            .map(|f| reach(rows as f64, f.from_rows as f64)),
     }
+}
+
+/// Project every point of the spec that a design did not measure: fit each design's measured
+/// steps (kept in the report), then add a projected step per design and point, with the disk
+/// it needs once `measured_max` versions are there and whether that fits `budget`. Returns
+/// the steps added.
+pub fn project_rest(
+    report: &mut GrowthReport,
+    measured_max: u64,
+    max_wal: u64,
+    budget: Option<u64>,
+) -> Vec<GrowthStep> {
+    let spec = report.params.clone();
+    let points = spec.points();
+    let last_point = points.last().copied().unwrap_or(0);
+    let fits: Vec<DesignFit> = spec
+        .designs
+        .iter()
+        .filter_map(|&d| fit_design(report, d, spec.rows(d, last_point)))
+        .collect();
+    let mut added = Vec::new();
+    for &v in &points {
+        let need = disk_needed(&spec, report, &fits, v, measured_max.min(v), max_wal);
+        for &d in &spec.designs {
+            if report.measured(d).any(|s| s.versions == v) {
+                continue;
+            }
+            let fit = fits.iter().find(|f| f.design == d);
+            let mut step = project_step(&spec, report, fit, d, v);
+            step.disk_needed_bytes = Some(need);
+            step.fits_disk = budget.map(|b| need <= b);
+            added.push(step);
+        }
+    }
+    report.steps.extend(added.iter().cloned());
+    report.fit = fits;
+    added
 }
 
 /// Disk a run needs once every design holds `versions` versions, grown from `from`:
@@ -227,48 +251,33 @@ pub fn disk_needed(
 mod tests {
     use super::*;
     use crate::experiment::field::ParamText;
+    use crate::measure::fit::Shape;
 
     fn step(
         design: Design,
         versions: u64,
         units: u64,
-        table: u64,
-        index: u64,
-        write: f64,
+        (table, index): (u64, u64),
+        writes: &[f64],
+        reads: &[f64],
     ) -> GrowthStep {
+        let median = |v: &[f64]| crate::measure::stats::median(v);
         GrowthStep {
-            combo: 0,
-            settings: Default::default(),
-            design,
-            versions,
-            rows: versions * units,
-            pairs: versions * units,
-            projected: false,
-            write_seconds: Some(write),
-            write_repeats: vec![],
-            read_seconds: Some(0.005),
-            read_repeats: vec![],
-            read_cold_seconds: None,
-            read_cold_repeats: vec![],
-            read_rows: None,
-            read_versions: vec![],
-            content_digest: None,
+            write_seconds: median(writes),
+            write_repeats: writes.to_vec(),
+            read_seconds: median(reads),
+            read_repeats: reads.to_vec(),
             table_bytes: table,
-            node_bytes: Vec::new(),
             index_bytes: BTreeMap::from([
                 ("pk".to_string(), index / 2),
                 ("content".to_string(), index / 2),
             ]),
-            bytes_per_row: None,
-            grow: None,
-            disk_needed_bytes: None,
-            fits_disk: None,
-            reach: None,
+            ..GrowthStep::blank(design, versions, versions * units)
         }
     }
 
     #[test]
-    fn projects_along_the_line_and_says_how_far() {
+    fn projects_along_the_shapes_shown_and_says_how_far() {
         let mut p = crate::experiment::spec::ExperimentKind::Growth.defaults();
         p.extend(ParamText::from([
             ("units".to_string(), "100".to_string()),
@@ -277,26 +286,67 @@ mod tests {
         ]));
         let spec = GrowthSpec::parse(&p).unwrap();
         let mut r = GrowthReport::new(&spec);
-        r.steps
-            .push(step(Design::Snapshot, 10, 100, 50_000, 40_000, 0.1));
-        r.steps
-            .push(step(Design::Snapshot, 100, 100, 500_000, 400_000, 0.2));
+        // Writes rise by exactly 10 µs a row (0.1 s, 0.11 s, 0.2 s at 0, 1000, 10k rows),
+        // each repeat within ±1 ms; reads stay at 5 ms.
+        let around = |c: f64| [c, c + 0.001, c - 0.001, c];
+        let reads = [0.005, 0.0051, 0.0049, 0.005];
+        r.steps.push(step(
+            Design::Snapshot,
+            0,
+            100,
+            (8192, 16_384),
+            &around(0.1),
+            &reads,
+        ));
+        r.steps.push(step(
+            Design::Snapshot,
+            10,
+            100,
+            (50_000, 40_000),
+            &around(0.11),
+            &reads,
+        ));
+        r.steps.push(step(
+            Design::Snapshot,
+            100,
+            100,
+            (500_000, 400_000),
+            &around(0.2),
+            &reads,
+        ));
         let fit = fit_design(&r, Design::Snapshot, 100_000).unwrap();
-        assert_eq!(fit.from_pairs, 10_000);
+        assert_eq!((fit.from_rows, fit.to_rows), (10_000, 100_000));
         assert_eq!(fit.reach, Some(10.0));
+        assert_eq!(fit.write.unwrap().shape, Shape::Linear);
+        assert_eq!(fit.read.unwrap().shape, Shape::Flat);
         let p = project_step(&spec, &r, Some(&fit), Design::Snapshot, 1000);
         assert!(p.projected);
         assert_eq!(p.rows, 100_000);
+        // 500 kB + 50 B a row (the last steps' rate) × 90k rows.
         assert!(
             (p.table_bytes as f64 - 5_000_000.0).abs() < 10.0,
             "{}",
             p.table_bytes
         );
         assert!((p.index_total() as f64 - 4_000_000.0).abs() < 10.0);
-        assert!((p.write_seconds.unwrap() - (0.1 + 0.1 / 9000.0 * 99_000.0)).abs() < 1e-6);
+        assert!(
+            (p.write_seconds.unwrap() - 1.1).abs() < 1e-6,
+            "{:?}",
+            p.write_seconds
+        );
         assert_eq!(p.reach, Some(10.0));
-        // Reads did not grow with size: projected flat at their mean, not along noise.
+        // Reads did not grow with size: flat at the median of every repeat, not along noise.
         assert!((p.read_seconds.unwrap() - 0.005).abs() < 1e-12);
+        r.fit = vec![fit.clone()];
+        let pr = r.projection(&p).unwrap();
+        assert_eq!(pr.words(), "projected");
+        // The table's interval runs from the first steps' 41.8 B a row to the last ones' 50.
+        let t = pr.table.unwrap();
+        assert!(
+            (t.low - (500_000.0 + 41.808 * 90_000.0)).abs() < 10.0,
+            "{t:?}"
+        );
+        assert!((t.high - 5_000_000.0).abs() < 10.0, "{t:?}");
         let need = disk_needed(&spec, &r, &[fit], 1000, 100, 1 << 30);
         assert!(need > 9_000_000, "{need}");
     }

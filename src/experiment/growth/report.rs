@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::kinds::{Design, GrowMode};
 use super::spec::GrowthSpec;
 use super::verdicts::{self, DesignComparison, StepEstimate, ms};
-use crate::measure::fit::LinearFit;
+use crate::measure::fit::{Projected, Trend, reach_words};
 use crate::measure::units::{format_bytes_short, format_count};
 
 /// How a design's table grew to a step.
@@ -90,6 +90,10 @@ pub struct GrowthStep {
     /// The swept settings as `SHOW` reported them in the measuring session.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
+    /// Measured steps: whether a CHECKPOINT followed the growth, before the measurements
+    /// (None: projected, or a record from before pglab said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<bool>,
 }
 
 /// Bytes of a distributed table's shards on one node.
@@ -101,6 +105,39 @@ pub struct NodeBytes {
 }
 
 impl GrowthStep {
+    /// A measured step holding nothing but its design, versions and rows: tests fill in the
+    /// rest with struct update syntax.
+    #[cfg(any(test, feature = "fixtures"))]
+    pub fn blank(design: Design, versions: u64, rows: u64) -> GrowthStep {
+        GrowthStep {
+            design,
+            versions,
+            rows,
+            pairs: rows,
+            projected: false,
+            write_seconds: None,
+            write_repeats: vec![],
+            read_seconds: None,
+            read_repeats: vec![],
+            read_cold_seconds: None,
+            read_cold_repeats: vec![],
+            read_rows: None,
+            read_versions: vec![],
+            content_digest: None,
+            table_bytes: 0,
+            index_bytes: BTreeMap::new(),
+            node_bytes: Vec::new(),
+            bytes_per_row: None,
+            grow: None,
+            disk_needed_bytes: None,
+            fits_disk: None,
+            reach: None,
+            combo: 0,
+            settings: BTreeMap::new(),
+            checkpoint: None,
+        }
+    }
+
     pub fn index_total(&self) -> u64 {
         self.index_bytes.values().sum()
     }
@@ -109,27 +146,50 @@ impl GrowthStep {
     }
 }
 
-/// The least-squares fits of one design, x = pairs.
+/// How one design's sizes and times grow with the rows of its table (see
+/// [`crate::measure::fit`]): what its projected steps are carried along.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesignFit {
     pub design: Design,
-    /// What x is: "pairs" (versions × units).
+    /// What x is: "rows" of the design's table.
     pub x: String,
     pub measured_steps: usize,
-    /// The projection starts at the largest measured x…
-    pub from_pairs: u64,
+    /// The projection starts at the largest table measured (rows)…
+    #[serde(default)]
+    pub from_rows: u64,
     /// …and reaches this far (the last point reported).
-    pub to_pairs: u64,
-    /// to_pairs / from_pairs (None when only the empty table was measured).
+    #[serde(default)]
+    pub to_rows: u64,
+    /// to_rows / from_rows (None when only the empty table was measured).
     pub reach: Option<f64>,
-    pub table_bytes: Option<LinearFit>,
-    pub index_bytes: Option<LinearFit>,
-    pub write_seconds: Option<LinearFit>,
-    pub read_seconds: Option<LinearFit>,
-    /// How the times were projected: "linear" along the fit (it rises with r² ≥ 0.9) or
-    /// "mean" of the measured values (no trend to extrapolate).
-    pub write_model: String,
-    pub read_model: String,
+    /// Table and index bytes (linear in rows) and the time to write and to read one version
+    /// (flat, logarithmic or linear, as the repeats showed), each with its interval.
+    #[serde(default)]
+    pub table: Option<Trend>,
+    #[serde(default)]
+    pub index: Option<Trend>,
+    #[serde(default)]
+    pub write: Option<Trend>,
+    #[serde(default)]
+    pub read: Option<Trend>,
+}
+
+/// A projected step's figures with their intervals and shapes, and how far they reach.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepProjection {
+    /// The step's rows ÷ the largest table measured.
+    pub reach: f64,
+    pub table: Option<Projected>,
+    pub index: Option<Projected>,
+    pub write: Option<Projected>,
+    pub read: Option<Projected>,
+}
+
+impl StepProjection {
+    /// "extrapolated ×10000" past ten times the largest table measured, else "projected".
+    pub fn words(&self) -> String {
+        reach_words(self.reach)
+    }
 }
 
 /// The fill rate against a plain COPY of the same rows into an unindexed table.
@@ -158,6 +218,10 @@ pub struct GrowthSummary {
     /// ranges against snapshot per measured step and timing, with the verdict.
     #[serde(default)]
     pub comparisons: Vec<DesignComparison>,
+    /// Citus: each distributed snapshot table against the plain one at the largest step both
+    /// measured, for writing and reading one version, with the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub distributed: Vec<super::sharding::ShardComparison>,
     /// Each design and step across the swept server settings (`--set`), decided.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<verdicts::SettingsFinding>,
@@ -195,6 +259,22 @@ impl GrowthReport {
             free_bytes: None,
             summary: GrowthSummary::default(),
         }
+    }
+
+    /// A projected step's figures along its design's fits (None for a measured step).
+    pub fn projection(&self, s: &GrowthStep) -> Option<StepProjection> {
+        if !s.projected {
+            return None;
+        }
+        let fit = self.fit.iter().find(|f| f.design == s.design);
+        let at = |t: Option<&Trend>| t.map(|t| t.at(s.rows as f64));
+        Some(StepProjection {
+            reach: s.reach.unwrap_or(f64::INFINITY),
+            table: at(fit.and_then(|f| f.table.as_ref())),
+            index: at(fit.and_then(|f| f.index.as_ref())),
+            write: at(fit.and_then(|f| f.write.as_ref())),
+            read: at(fit.and_then(|f| f.read.as_ref())),
+        })
     }
 
     pub fn measured(&self, design: Design) -> impl Iterator<Item = &GrowthStep> {
@@ -321,6 +401,8 @@ impl GrowthReport {
         let mut ordered: Vec<&DesignComparison> = comparisons.iter().collect();
         ordered.sort_by_key(|c| std::cmp::Reverse(c.versions));
         findings.extend(ordered.iter().map(|c| c.finding.clone()));
+        let distributed = super::sharding::against_plain(&self.steps, &rules);
+        findings.extend(distributed.iter().map(|c| c.finding.clone()));
         findings.extend(super::sharding::findings(&self.steps, &rules));
         let same = self.same_content();
         match same {
@@ -340,34 +422,8 @@ impl GrowthReport {
                 .iter()
                 .filter(|s| s.design == fit.design && s.projected)
                 .max_by_key(|s| s.pairs);
-            if let Some(last) = last {
-                let mut f = format!(
-                    "{} projected to {} versions ({} pairs) from {} measured steps up to {} pairs (reach {}): table {}, indexes {}",
-                    fit.design.as_str(),
-                    format_count(last.versions as f64),
-                    format_count(last.pairs as f64),
-                    fit.measured_steps,
-                    format_count(fit.from_pairs as f64),
-                    fit.reach
-                        .map(|r| format!("{r:.0}×"))
-                        .unwrap_or_else(|| "unbounded".into()),
-                    format_bytes_short(last.table_bytes as f64),
-                    format_bytes_short(last.index_total() as f64),
-                );
-                let how = |m: &str| {
-                    if m == "linear" {
-                        "along the fit"
-                    } else {
-                        "measured mean, no trend"
-                    }
-                };
-                if let Some(w) = last.write_seconds {
-                    f.push_str(&format!(", write {} ({})", ms(w), how(&fit.write_model)));
-                }
-                if let Some(r) = last.read_seconds {
-                    f.push_str(&format!(", read {} ({})", ms(r), how(&fit.read_model)));
-                }
-                findings.push(f);
+            if let (Some(last), Some(pr)) = (last, last.and_then(|l| self.projection(l))) {
+                findings.push(projection_finding(fit, last, &pr));
             }
         }
         if let Some(last) = self
@@ -452,12 +508,52 @@ impl GrowthReport {
             findings,
             estimates,
             comparisons,
+            distributed,
             settings,
             confounders,
             same_content: same,
             cold_reads,
         };
     }
+}
+
+/// "snapshot at 1M versions (1G rows), extrapolated ×10000 from 3 measured steps up to 100k
+/// rows: table 71.5 GB [71.3 GB–74.5 GB] and indexes … (linear in rows), write 58 ms [49 ms–65
+/// ms] (flat: no growth shown), read …".
+fn projection_finding(fit: &DesignFit, last: &GrowthStep, pr: &StepProjection) -> String {
+    let bytes = |b: f64| format_bytes_short(b);
+    let mut f = format!(
+        "{} at {} versions ({} rows), {} from {} measured step{} up to {} rows:",
+        fit.design.as_str(),
+        format_count(last.versions as f64),
+        format_count(last.rows as f64),
+        pr.words(),
+        fit.measured_steps,
+        if fit.measured_steps == 1 { "" } else { "s" },
+        format_count(fit.from_rows as f64),
+    );
+    let mut parts = Vec::new();
+    match (pr.table, pr.index) {
+        (Some(t), Some(i)) => parts.push(format!(
+            "table {} and indexes {} ({})",
+            t.show(&bytes),
+            i.show(&bytes),
+            t.shape.describe()
+        )),
+        _ => parts.push(format!(
+            "table {}, indexes {} (per-row sizes, no fit)",
+            bytes(last.table_bytes as f64),
+            bytes(last.index_total() as f64)
+        )),
+    }
+    for (what, p) in [("write", pr.write), ("read", pr.read)] {
+        if let Some(p) = p {
+            parts.push(format!("{what} {} ({})", p.show(&ms), p.shape.describe()));
+        }
+    }
+    f.push(' ');
+    f.push_str(&parts.join(", "));
+    f
 }
 
 fn is_zero(n: &usize) -> bool {

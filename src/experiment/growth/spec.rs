@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::key::KeyShape;
 use super::kinds::{Design, GrowMode, IndexKind, WriteMethod};
+use crate::experiment::checkpoint::CheckpointMode;
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::experiment::whatif::SettingsSweep;
@@ -64,6 +65,7 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
+    crate::experiment::checkpoint::FIELD,
     FieldDef {
         key: "grow-mode",
         help: "between steps: rebuild (drop indexes, COPY, rebuild) or keep (COPY into the indexed table)",
@@ -124,6 +126,9 @@ pub struct GrowthSpec {
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
+    /// A `CHECKPOINT` before each trial: auto (pglab's sandbox only), on, off.
+    #[serde(default, skip_serializing_if = "CheckpointMode::is_auto")]
+    pub checkpoint: CheckpointMode,
     pub grow_mode: GrowMode,
     /// Largest version count actually filled (None: as far as the disk allows).
     pub fill_limit: Option<u64>,
@@ -246,6 +251,7 @@ impl GrowthSpec {
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
         let set = r.settings(&[]);
+        let checkpoint = CheckpointMode::read(&mut r);
         let grow_mode = r.choice(
             "grow-mode",
             &[("rebuild", GrowMode::Rebuild), ("keep", GrowMode::Keep)],
@@ -317,6 +323,7 @@ impl GrowthSpec {
             repeat,
             decision,
             set,
+            checkpoint,
             grow_mode,
             fill_limit,
             target_rows,
@@ -408,6 +415,9 @@ impl GrowthSpec {
             t.insert("set".into(), self.set.text());
         }
         // Written only when used, so the spec keys of runs on one server stay as they were.
+        if !self.checkpoint.is_auto() {
+            t.insert("checkpoint".into(), self.checkpoint.as_str().into());
+        }
         if !self.distributed_columns().is_empty() {
             t.insert("distribute".into(), self.distributions().join(","));
         }
@@ -430,6 +440,20 @@ impl GrowthSpec {
             Design::Snapshot => self.pairs(versions),
             Design::Ranges if versions == 0 => 0,
             _ => self.units + self.churn_per_version() * (versions - 1),
+        }
+    }
+
+    /// The versions at which a design's table holds `rows` (the inverse of [`Self::rows`], as a
+    /// fraction): None when it never does (a ranges table without churn stays at its units).
+    pub fn versions_at_rows(&self, design: Design, rows: f64) -> Option<f64> {
+        let units = self.units.max(1) as f64;
+        match design.base() {
+            Design::Snapshot => Some(rows.max(0.0) / units),
+            _ if rows <= units => Some(if rows <= 0.0 { 0.0 } else { 1.0 }),
+            _ => {
+                let churn = self.churn_per_version();
+                (churn > 0).then(|| (rows - units) / churn as f64 + 1.0)
+            }
         }
     }
 

@@ -1,18 +1,19 @@
 //! One step measured across the designs, by rounds: the write of one new version, then the
 //! read of one version, each design in turn within a round, so that drift of the host over
 //! the step spreads over both designs instead of favouring the one measured first. Every
-//! design reads the same seeded versions in the same order.
+//! design reads the same seeded versions in the same order. A [`StepMeasure`] gathers one
+//! combination of swept settings a round at a time, so the combinations take turns round by
+//! round too.
 //!
 //! `repeat = N` takes N rounds of each. `repeat = auto` takes 3, then more rounds of the
 //! designs whose comparison (`finding::needs_more`, lower seconds are better) is still
 //! `too few trials`, up to `max-repeat`; writes and warm reads are decided separately.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
 
 use super::cache::{self, ColdCache};
 use super::fill::DesignState;
@@ -59,110 +60,147 @@ fn next_round(spec: &GrowthSpec, round: u32, of: &[Vec<f64>]) -> Vec<usize> {
     needs_more(&settings, Better::Lower, &spec.decision.rules())
 }
 
-/// Measure every design at its current size: sizes, then writes by rounds, then reads by
-/// rounds. `trials[i]` is the progress reference of design `i`.
-#[allow(clippy::too_many_arguments)]
-pub async fn measure(
-    ctx: &RunCtx,
-    client: &Client,
-    spec: &GrowthSpec,
-    states: &mut [DesignState],
-    grows: Vec<Option<GrowStats>>,
-    cold: Option<&ColdCache>,
-    read_rng: &mut ChaCha8Rng,
-    trials: &[Option<TrialRef>],
-) -> Result<Vec<GrowthStep>, RunError> {
-    let mut got = Vec::new();
-    for st in states.iter() {
-        if st.design().distribution().is_some() {
-            // The rows the step reports must all be in the shards, counted one by one.
-            let n = crate::experiment::distribute::rows_in_shards(client, &st.def.qualified)
-                .await
-                .map_err(|e| ctx.error(e))?;
-            if n != st.rows as i64 {
-                return Err(RunError::failed(format!(
-                    "{}: the shards hold {n} rows where the step made {}",
-                    st.def.relname, st.rows
-                )));
+/// One combination's measurements at a step, gathered a round at a time, so that the
+/// combinations of swept settings can take turns round by round (see `mod.rs`): sizes when
+/// it starts, then write rounds, then read rounds, then [`StepMeasure::finish`].
+pub struct StepMeasure {
+    got: Vec<Gathered>,
+    /// The versions read, drawn once for the step (every design reads the same ones).
+    chosen: Vec<u64>,
+    read_rng: ChaCha8Rng,
+}
+
+/// The designs a round needs, from what was gathered so far (see [`next_round`]).
+fn who(spec: &GrowthSpec, round: u32, of: Option<&[Vec<f64>]>, designs: usize) -> Vec<usize> {
+    match of {
+        Some(of) => next_round(spec, round, of),
+        None => next_round(spec, round, &vec![Vec::new(); designs]),
+    }
+}
+
+impl StepMeasure {
+    /// Start measuring every design at its current size: the sizes (and, distributed, the
+    /// rows in the shards, counted one by one). `read_rng` draws the versions to read.
+    pub async fn start(
+        ctx: &RunCtx,
+        client: &Client,
+        states: &[DesignState],
+        read_rng: ChaCha8Rng,
+    ) -> Result<StepMeasure, RunError> {
+        let mut got = Vec::new();
+        for st in states.iter() {
+            if st.design().distribution().is_some() {
+                let n = crate::experiment::distribute::rows_in_shards(client, &st.def.qualified)
+                    .await
+                    .map_err(|e| ctx.error(e))?;
+                if n != st.rows as i64 {
+                    return Err(RunError::failed(format!(
+                        "{}: the shards hold {n} rows where the step made {}",
+                        st.def.relname, st.rows
+                    )));
+                }
             }
+            let (table_bytes, index_bytes, node_bytes) = sizes(ctx, client, &st.def).await?;
+            got.push(Gathered {
+                versions: st.versions(),
+                rows: st.rows,
+                table_bytes,
+                index_bytes,
+                node_bytes,
+                writes: Vec::new(),
+                warm: Vec::new(),
+                cold: Vec::new(),
+                read_versions: Vec::new(),
+                first: None,
+            });
         }
-        let (table_bytes, index_bytes, node_bytes) = sizes(ctx, client, &st.def).await?;
-        got.push(Gathered {
-            versions: st.versions(),
-            rows: st.rows,
-            table_bytes,
-            index_bytes,
-            node_bytes,
-            writes: Vec::new(),
-            warm: Vec::new(),
-            cold: Vec::new(),
-            read_versions: Vec::new(),
-            first: None,
-        });
+        Ok(StepMeasure {
+            got,
+            chosen: Vec::new(),
+            read_rng,
+        })
     }
 
-    let mut round = 1;
-    loop {
-        let writes: Vec<Vec<f64>> = got.iter().map(|g| g.writes.clone()).collect();
-        let who = next_round(spec, round, &writes);
-        if who.is_empty() {
-            break;
-        }
-        for i in who {
+    /// The designs write round `round` needs (`None`: a combination not started yet).
+    pub fn writers(this: Option<&StepMeasure>, spec: &GrowthSpec, round: u32) -> Vec<usize> {
+        let of: Option<Vec<Vec<f64>>> =
+            this.map(|m| m.got.iter().map(|g| g.writes.clone()).collect());
+        who(spec, round, of.as_deref(), spec.designs.len())
+    }
+
+    /// The designs read round `round` needs (`None`: a combination not started yet).
+    pub fn readers(this: Option<&StepMeasure>, spec: &GrowthSpec, round: u32) -> Vec<usize> {
+        let of: Option<Vec<Vec<f64>>> =
+            this.map(|m| m.got.iter().map(|g| g.warm.clone()).collect());
+        who(spec, round, of.as_deref(), spec.designs.len())
+    }
+
+    /// Write one new version of each design in `who` (write round `round`).
+    pub async fn write(
+        &mut self,
+        ctx: &RunCtx,
+        client: &Client,
+        spec: &GrowthSpec,
+        states: &mut [DesignState],
+        (who, round): (&[usize], u32),
+        trials: &[Option<TrialRef>],
+    ) -> Result<(), RunError> {
+        for &i in who {
             let phase = format!(
                 "writing one version #{round} ({})",
                 spec.write_method.as_str()
             );
             ctx.emit.phase(trials[i].clone(), phase).await;
             let secs = write_version(ctx, client, &mut states[i], spec.write_method).await?;
-            got[i].writes.push(secs);
+            self.got[i].writes.push(secs);
         }
-        round += 1;
+        Ok(())
     }
 
-    // Every design reads the same versions, all of which every design holds.
-    let have = states
-        .iter()
-        .map(|s| s.versions())
-        .min()
-        .unwrap_or(1)
-        .max(1);
-    let mut chosen: Vec<u64> = Vec::new();
-    let mut readers: Vec<(Statement, Option<Vec<PathBuf>>)> = Vec::new();
-    for st in states.iter() {
-        let stmt = client
-            .prepare(&read_sql(&st.def))
-            .await
-            .map_err(|e| ctx.error(e))?;
-        // A distributed table's pages are on the workers: the coordinator has nothing to evict.
-        let files = match cold.filter(|_| st.design().distribution().is_none()) {
-            Some(c) => {
-                let mut rels = vec![st.def.qualified.clone()];
-                rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
-                Some(c.files(client, &rels).await.map_err(RunError::Failed)?)
+    /// Read one version with each design in `who` (read round `round`): cold when the page
+    /// cache can be dropped, then warm. Every design reads the same versions, all of which
+    /// every design holds.
+    pub async fn read(
+        &mut self,
+        ctx: &RunCtx,
+        client: &Client,
+        states: &[DesignState],
+        cold: Option<&ColdCache>,
+        (who, round): (&[usize], u32),
+        trials: &[Option<TrialRef>],
+    ) -> Result<(), RunError> {
+        let have = states
+            .iter()
+            .map(|s| s.versions())
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        for &i in who {
+            let st = &states[i];
+            // Prepared on this session (a restart between rounds ends the previous one).
+            let stmt = client
+                .prepare(&read_sql(&st.def))
+                .await
+                .map_err(|e| ctx.error(e))?;
+            // A distributed table's pages are on the workers: the coordinator has nothing to
+            // evict.
+            let files = match cold.filter(|_| st.design().distribution().is_none()) {
+                Some(c) => {
+                    let mut rels = vec![st.def.qualified.clone()];
+                    rels.extend(st.def.indexes.iter().map(|i| i.qualified.clone()));
+                    Some(c.files(client, &rels).await.map_err(RunError::Failed)?)
+                }
+                None => None,
+            };
+            let k = self.got[i].read_versions.len();
+            while self.chosen.len() <= k {
+                self.chosen.push(self.read_rng.random_range(1..=have));
             }
-            None => None,
-        };
-        readers.push((stmt, files));
-    }
-    let mut round = 1;
-    loop {
-        let warm: Vec<Vec<f64>> = got.iter().map(|g| g.warm.clone()).collect();
-        let who = next_round(spec, round, &warm);
-        if who.is_empty() {
-            break;
-        }
-        for i in who {
-            let k = got[i].read_versions.len();
-            while chosen.len() <= k {
-                chosen.push(read_rng.random_range(1..=have));
-            }
-            let v = chosen[k];
+            let v = self.chosen[k];
             ctx.emit
                 .phase(trials[i].clone(), format!("reading one version #{round}"))
                 .await;
-            let (stmt, files) = &readers[i];
-            if let Some(files) = files {
+            if let Some(files) = &files {
                 let f = files.clone();
                 tokio::task::spawn_blocking(move || cache::evict(&f))
                     .await
@@ -170,57 +208,71 @@ pub async fn measure(
                     .map_err(RunError::Failed)?;
             }
             let (secs, ids) =
-                read_version(ctx, client, stmt, states[i].def.version_param(v as i64)).await?;
+                read_version(ctx, client, &stmt, st.def.version_param(v as i64)).await?;
             if files.is_some() {
-                got[i].cold.push(secs);
+                self.got[i].cold.push(secs);
             }
             let (secs, ids2) =
-                read_version(ctx, client, stmt, states[i].def.version_param(v as i64)).await?;
+                read_version(ctx, client, &stmt, st.def.version_param(v as i64)).await?;
             debug_assert_eq!(ids, ids2);
-            got[i].warm.push(secs);
-            got[i].read_versions.push(v);
-            if got[i].first.is_none() {
-                got[i].first = Some(ids);
+            self.got[i].warm.push(secs);
+            self.got[i].read_versions.push(v);
+            if self.got[i].first.is_none() {
+                self.got[i].first = Some(ids);
             }
         }
-        round += 1;
+        Ok(())
     }
 
-    Ok(got
-        .into_iter()
-        .zip(states.iter())
-        .zip(grows)
-        .map(|((g, st), grow)| {
-            let first = g.first.unwrap_or_default();
-            let total = g.table_bytes + g.index_bytes.values().sum::<u64>();
-            GrowthStep {
-                combo: 0,
-                settings: Default::default(),
-                design: st.design(),
-                versions: g.versions,
-                rows: g.rows,
-                pairs: spec.pairs(g.versions),
-                projected: false,
-                write_seconds: median(&g.writes),
-                write_repeats: g.writes,
-                read_seconds: median(&g.warm),
-                read_repeats: g.warm,
-                read_cold_seconds: median(&g.cold),
-                read_cold_repeats: g.cold,
-                read_rows: Some(first.len() as u64),
-                read_versions: g.read_versions,
-                content_digest: Some(digest(&first)),
-                table_bytes: g.table_bytes,
-                index_bytes: g.index_bytes,
-                node_bytes: g.node_bytes,
-                bytes_per_row: (g.rows > 0).then(|| total as f64 / g.rows as f64),
-                grow,
-                disk_needed_bytes: None,
-                fits_disk: None,
-                reach: None,
-            }
-        })
-        .collect())
+    /// The step of every design, as gathered.
+    pub fn finish(
+        self,
+        spec: &GrowthSpec,
+        states: &[DesignState],
+        grows: Vec<Option<GrowStats>>,
+    ) -> Vec<GrowthStep> {
+        self.got
+            .into_iter()
+            .zip(states.iter())
+            .zip(grows)
+            .map(|((g, st), grow)| g.into_step(spec, st, grow))
+            .collect()
+    }
+}
+
+impl Gathered {
+    fn into_step(self, spec: &GrowthSpec, st: &DesignState, grow: Option<GrowStats>) -> GrowthStep {
+        let g = self;
+        let first = g.first.unwrap_or_default();
+        let total = g.table_bytes + g.index_bytes.values().sum::<u64>();
+        GrowthStep {
+            combo: 0,
+            settings: Default::default(),
+            checkpoint: None,
+            design: st.design(),
+            versions: g.versions,
+            rows: g.rows,
+            pairs: spec.pairs(g.versions),
+            projected: false,
+            write_seconds: median(&g.writes),
+            write_repeats: g.writes,
+            read_seconds: median(&g.warm),
+            read_repeats: g.warm,
+            read_cold_seconds: median(&g.cold),
+            read_cold_repeats: g.cold,
+            read_rows: Some(first.len() as u64),
+            read_versions: g.read_versions,
+            content_digest: Some(digest(&first)),
+            table_bytes: g.table_bytes,
+            index_bytes: g.index_bytes,
+            node_bytes: g.node_bytes,
+            bytes_per_row: (g.rows > 0).then(|| total as f64 / g.rows as f64),
+            grow,
+            disk_needed_bytes: None,
+            fits_disk: None,
+            reach: None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -261,34 +261,13 @@ fn is_zero(n: &usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn step(design: Design, versions: u64, writes: &[f64], reads: &[f64]) -> GrowthStep {
         GrowthStep {
-            combo: 0,
-            settings: Default::default(),
-            design,
-            versions,
-            rows: 0,
             pairs: 0,
-            projected: false,
-            write_seconds: None,
             write_repeats: writes.to_vec(),
-            read_seconds: None,
             read_repeats: reads.to_vec(),
-            read_cold_seconds: None,
-            read_cold_repeats: vec![],
-            read_rows: None,
-            read_versions: vec![],
-            content_digest: None,
-            table_bytes: 0,
-            index_bytes: BTreeMap::new(),
-            node_bytes: Vec::new(),
-            bytes_per_row: None,
-            grow: None,
-            disk_needed_bytes: None,
-            fits_disk: None,
-            reach: None,
+            ..GrowthStep::blank(design, versions, 0)
         }
     }
 

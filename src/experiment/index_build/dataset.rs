@@ -67,7 +67,8 @@ fn dataset_mark(spec: &IndexBuildSpec, order: Order, shards: Option<u32>) -> Str
 pub fn keys(rows: u64, order: Order, seed: u64) -> Vec<u32> {
     let n = rows as u32;
     match order {
-        Order::Sorted => (1..=n).collect(),
+        // An existing table's rows are not generated (see `own_table`).
+        Order::Sorted | Order::Table | Order::Copy(_) => (1..=n).collect(),
         Order::Reverse => (1..=n).rev().collect(),
         Order::Random => {
             let mut v: Vec<u32> = (1..=n).collect();
@@ -200,6 +201,9 @@ pub async fn ensure(
         reused,
         generate_seconds,
         distribution,
+        schema: None,
+        columns: Vec::new(),
+        index: String::new(),
     })
 }
 

@@ -2,11 +2,14 @@
 //! the physical order of the input vary (the first founding experiment).
 
 pub mod dataset;
+pub mod own_table;
+pub mod projection;
 mod report;
 pub mod rounds;
 pub mod shards;
 mod spec;
 pub mod summary;
+pub mod table_spec;
 pub mod trial;
 
 pub use report::{
@@ -19,7 +22,7 @@ use super::decision::Repeat;
 use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use super::whatif::{combo_label, with_combo};
-use crate::measure::units::{format_bytes, format_count, format_seconds};
+use crate::measure::units::{format_bytes, format_bytes_short, format_count, format_seconds};
 use trial::{Sessions, TrialSetup};
 
 /// How the results are drawn: seconds against memory (log axis), one line per order.
@@ -38,6 +41,21 @@ pub fn layout() -> ResultLayout {
         .map(String::from)
         .to_vec(),
         x_names: Vec::new(),
+        ..Default::default()
+    }
+}
+
+/// "kept for reuse in schema pglab: dataset ib_… (127 MB); `pglab clean --datasets` drops it".
+fn kept_note(schema: &str, kept: &[String]) -> Option<String> {
+    match kept {
+        [] => None,
+        [one] => Some(format!(
+            "kept for reuse in schema {schema}: dataset {one}; a later run with the same rows, key and order uses it, `pglab clean --datasets` drops it"
+        )),
+        many => Some(format!(
+            "kept for reuse in schema {schema}: datasets {}; later runs with the same rows, key and order use them, `pglab clean --datasets` drops them",
+            many.join(", ")
+        )),
     }
 }
 
@@ -55,6 +73,8 @@ pub async fn run(
     spec: &IndexBuildSpec,
     report: &mut IndexBuildReport,
 ) -> Result<(), RunError> {
+    let derived = own_table::prepare(ctx, spec, report).await?;
+    let spec = derived.as_ref().unwrap_or(spec);
     // With repeat auto the total is the most it can take; the run may end sooner.
     let blocks = rounds::blocks(spec, &ctx.whatif.plan);
     let total: usize = spec.orders.len() * rounds::most_per_dataset(spec, &blocks);
@@ -66,9 +86,15 @@ pub async fn run(
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
             description: format!(
-                "{} rows of {} · {} · mwm {} · workers {}{} · {} → {}{} trials",
-                format_count(spec.rows as f64),
-                spec.key.as_str(),
+                "{} · {} · mwm {} · workers {}{} · {} → {}{} trials",
+                match &report.own {
+                    Some(o) => format!("{} ({})", o.table, o.columns.join(", ")),
+                    None => format!(
+                        "{} rows of {}",
+                        format_count(spec.rows as f64),
+                        spec.key.as_str()
+                    ),
+                },
                 spec.orders
                     .iter()
                     .map(|o| o.name())
@@ -103,35 +129,60 @@ pub async fn run(
     if let Ok(c) = ctx.target.connect().await {
         let mut dropped = Vec::new();
         for d in &report.datasets {
-            let name = trial::index_name(&d.table);
+            let name = d.index_name();
             let existed = c
                 .query_opt(
                     "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                       WHERE n.nspname = $1 AND c.relname = $2",
-                    &[&ctx.opts.schema, &name],
+                    &[&d.schema_in(&ctx.opts.schema), &name],
                 )
                 .await
                 .ok()
                 .flatten()
                 .is_some();
             if existed
-                && c.batch_execute(&format!("DROP INDEX IF EXISTS {}", ctx.table(&name)))
-                    .await
-                    .is_ok()
+                && c.batch_execute(&format!(
+                    "DROP INDEX IF EXISTS {}",
+                    d.index_qualified(&ctx.opts.schema)
+                ))
+                .await
+                .is_ok()
             {
                 dropped.push(name);
             }
         }
         if !dropped.is_empty() {
-            ctx.note(format!(
-                "cleaned up: dropped index {} (the datasets stay for reuse)",
-                dropped.join(", ")
-            ))
-            .await;
+            ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
+                .await;
+        }
+        // On every path, finished or cancelled: what stays in the lab schema and its size
+        // (generated datasets only: an existing table is the user's, its copies are the run's).
+        let mut kept = Vec::new();
+        for d in report.datasets.iter().filter(|_| report.own.is_none()) {
+            let bytes: Option<i64> = c
+                .query_opt(
+                    "SELECT pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = $1 AND c.relname = $2",
+                    &[&ctx.opts.schema, &d.table],
+                )
+                .await
+                .ok()
+                .flatten()
+                .map(|r| r.get(0));
+            if let Some(b) = bytes {
+                kept.push(format!(
+                    "{} ({})",
+                    d.table,
+                    format_bytes_short(b.max(0) as f64)
+                ));
+            }
+        }
+        if let Some(note) = kept_note(&ctx.opts.schema, &kept) {
+            ctx.note(note).await;
         }
     }
-    if !ctx.server.can_checkpoint {
-        confounders.push("CHECKPOINT skipped: the role is neither superuser nor in pg_checkpoint, so dirty buffers from earlier work may be written during builds".into());
+    if let Some(c) = &ctx.checkpoint.confounder {
+        confounders.push(c.clone());
     }
     report.summarize(&confounders);
     for f in report.summary.findings.clone() {
@@ -147,14 +198,17 @@ async fn sweep(
     (total, blocks): (usize, &[usize]),
     confounders: &mut Vec<String>,
 ) -> Result<(), RunError> {
-    if !ctx.server.can_checkpoint {
-        ctx.note("CHECKPOINT before each build is skipped: the role is neither superuser nor a member of pg_checkpoint").await;
+    if let Some(c) = &ctx.checkpoint.confounder {
+        ctx.note(c.clone()).await;
     }
     let mut index = 0usize;
     let mut autovac_hits = Vec::new();
     for &order in &spec.orders {
         ctx.check()?;
-        let ds = dataset::ensure(ctx, spec, order).await?;
+        let ds = match report.own.clone() {
+            Some(info) => own_table::ensure(ctx, spec, &info, order).await?,
+            None => dataset::ensure(ctx, spec, order).await?,
+        };
         ctx.note(format!(
             "dataset {}: {} rows, {} heap, correlation {}",
             ds.table,
@@ -271,22 +325,20 @@ async fn build(
             label,
         },
     };
-    if trial::autovacuum_active(&at.sessions.watcher, &ctx.opts.schema, &ds.table).await {
+    if trial::autovacuum_active(
+        &at.sessions.watcher,
+        ds.schema_in(&ctx.opts.schema),
+        &ds.table,
+    )
+    .await
+    {
         autovac_hits.push(setup.trial.label.clone());
         confounders.push(format!(
             "autovacuum was working on {} during {}",
             ds.table, setup.trial.label
         ));
     }
-    let t = trial::run(
-        ctx,
-        spec,
-        at.sessions,
-        ds,
-        &setup,
-        ctx.server.can_checkpoint,
-    )
-    .await?;
+    let t = trial::run(ctx, spec, at.sessions, ds, &setup, ctx.checkpoint.take).await?;
     ctx.emit
         .sample(Sample {
             series: series_name(spec, order, workers, t.combo),
@@ -312,6 +364,7 @@ async fn build(
             .chain((!spec.set.is_empty()).then(|| combo_label(&combo)))
             .collect(),
             settings: combo_label(&combo),
+            ..Default::default()
         })
         .await;
     tracing::info!(
@@ -360,4 +413,21 @@ async fn auto_note(
         order.name()
     ))
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept_note;
+
+    #[test]
+    fn what_a_run_keeps_is_said_with_its_size_and_how_to_drop_it() {
+        assert_eq!(kept_note("pglab", &[]), None);
+        assert_eq!(
+            kept_note("pglab", &["ib_int4_random_1000000_s42 (127 MB)".into()]).unwrap(),
+            "kept for reuse in schema pglab: dataset ib_int4_random_1000000_s42 (127 MB); a later run with the same rows, key and order uses it, `pglab clean --datasets` drops it"
+        );
+        let two = kept_note("lab", &["a (1.0 MB)".into(), "b (2.0 MB)".into()]).unwrap();
+        assert!(two.starts_with("kept for reuse in schema lab: datasets a (1.0 MB), b (2.0 MB);"));
+        assert!(two.ends_with("`pglab clean --datasets` drops them"));
+    }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::distribute::Distribution;
+use crate::experiment::sql::ident;
 
 use super::spec::{IndexBuildSpec, Order};
 use crate::measure::finding::Finding;
@@ -28,6 +29,53 @@ pub struct DatasetInfo {
     /// Citus: how the dataset is distributed (none: a plain table).
     #[serde(default)]
     pub distribution: Distribution,
+    /// The schema of an existing table built on in place (None: the lab schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// The indexed columns (empty: `id`, a generated dataset's key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<String>,
+    /// The index the trials build (empty: `<table>_idx`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub index: String,
+}
+
+impl DatasetInfo {
+    /// The schema the table (and so its index) lives in.
+    pub fn schema_in<'a>(&'a self, lab: &'a str) -> &'a str {
+        self.schema.as_deref().unwrap_or(lab)
+    }
+
+    /// `"schema"."table"`.
+    pub fn qualified(&self, lab: &str) -> String {
+        format!("{}.{}", ident(self.schema_in(lab)), ident(&self.table))
+    }
+
+    /// The index's name (it lives in the table's schema).
+    pub fn index_name(&self) -> String {
+        if self.index.is_empty() {
+            super::trial::index_name(&self.table)
+        } else {
+            self.index.clone()
+        }
+    }
+
+    pub fn index_qualified(&self, lab: &str) -> String {
+        format!(
+            "{}.{}",
+            ident(self.schema_in(lab)),
+            ident(&self.index_name())
+        )
+    }
+
+    /// `(id)` or `("a", "b")`: what the index is on.
+    pub fn columns_sql(&self) -> String {
+        if self.columns.is_empty() {
+            return "(id)".into();
+        }
+        let cols: Vec<String> = self.columns.iter().map(|c| ident(c)).collect();
+        format!("({})", cols.join(", "))
+    }
 }
 
 /// One timed `CREATE INDEX`.
@@ -170,6 +218,10 @@ pub struct IndexBuildReport {
     pub datasets: Vec<DatasetInfo>,
     pub trials: Vec<IndexTrial>,
     pub summary: IndexSummary,
+    /// The existing table built on (`table`), with where its data came from and, for a
+    /// sampled run, the projections to the whole table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<super::own_table::OwnTableInfo>,
 }
 
 impl IndexBuildReport {
@@ -179,6 +231,7 @@ impl IndexBuildReport {
             datasets: vec![],
             trials: vec![],
             summary: IndexSummary::default(),
+            own: None,
         }
     }
 }
@@ -191,6 +244,8 @@ struct StoredReport {
     datasets: Vec<DatasetInfo>,
     trials: Vec<IndexTrial>,
     summary: IndexSummary,
+    #[serde(default)]
+    own: Option<super::own_table::OwnTableInfo>,
 }
 
 impl From<StoredReport> for IndexBuildReport {
@@ -200,6 +255,7 @@ impl From<StoredReport> for IndexBuildReport {
             datasets: s.datasets,
             trials: s.trials,
             summary: s.summary,
+            own: s.own,
         };
         if r.summary.orders.is_empty() && r.trials.iter().any(|t| !t.warmup) {
             let kept = r.summary.confounders.clone();

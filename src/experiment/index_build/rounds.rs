@@ -8,10 +8,10 @@
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
-use super::report::IndexBuildReport;
+use super::report::{IndexBuildReport, IndexTrial};
 use super::spec::{IndexBuildSpec, Order};
 use super::summary::sweep_of;
-use crate::experiment::whatif::WhatIf;
+use crate::experiment::whatif::{WhatIf, distinct_blocks, round_blocks};
 use crate::measure::finding::needs_more;
 use crate::measure::units::Size;
 use crate::measure::verdict::Better;
@@ -33,38 +33,54 @@ pub fn blocks(spec: &IndexBuildSpec, whatif: &WhatIf) -> Vec<usize> {
     whatif.blocks(spec.set.combo_count())
 }
 
-/// Order a round by restart block (stable: the interleaving inside a block stays), with a
-/// warm-up at the start of each block when asked: a restart leaves the caches cold.
-fn by_block(spec: &IndexBuildSpec, timed: Vec<Planned>, blocks: &[usize]) -> Vec<Planned> {
-    let mut timed = timed;
-    timed.sort_by_key(|p| blocks.get(p.combo).copied().unwrap_or(0));
+/// Order the builds of one round (round `round`, 0-based) by restart block, the blocks in
+/// the order [`round_blocks`] gives that round (stable: the interleaving inside a block
+/// stays), with a warm-up at the start of each block when asked: a restart leaves the caches
+/// cold. `last` is the block the sandbox is in (the previous round's last), updated.
+fn by_block(
+    spec: &IndexBuildSpec,
+    timed: Vec<Planned>,
+    blocks: &[usize],
+    round: usize,
+    last: &mut Option<usize>,
+) -> Vec<Planned> {
+    let block = |p: &Planned| blocks.get(p.combo).copied().unwrap_or(0);
     let mut out = Vec::new();
-    let mut last_block = None;
-    for p in timed {
-        let b = blocks.get(p.combo).copied().unwrap_or(0);
-        if spec.warmup && last_block != Some(b) {
+    for b in round_blocks(&distinct_blocks(blocks), round) {
+        let segment: Vec<&Planned> = timed.iter().filter(|p| block(p) == b).collect();
+        let Some(first) = segment.first() else {
+            continue;
+        };
+        if spec.warmup && *last != Some(b) {
             out.push(Planned {
                 repeat: 0,
                 warmup: true,
-                ..p.clone()
+                ..(*first).clone()
             });
         }
-        last_block = Some(b);
-        out.push(p);
+        *last = Some(b);
+        out.extend(segment.into_iter().cloned());
     }
     out
 }
 
+/// True when the combinations fall into more than one restart block.
+fn restarts(blocks: &[usize]) -> bool {
+    blocks.iter().any(|&b| Some(&b) != blocks.first())
+}
+
 /// The first builds of one dataset: an optional warm-up, then `repeat.initial()` rounds of
-/// every setting (the swept server settings included), shuffled when asked, grouped by
-/// restart block when a swept setting needs a restart.
+/// every setting (the swept server settings included), shuffled when asked. When a swept
+/// setting needs a restart, each round visits every restart block once (one restart each,
+/// a warm-up after it when asked): a value's repeats are spread over the rounds, never run
+/// all in one block.
 pub fn plan(spec: &IndexBuildSpec, blocks: &[usize]) -> Vec<Planned> {
-    let mut timed = Vec::new();
-    for repeat in 1..=spec.repeat.initial() {
+    let round_of = |repeat: u32| {
+        let mut round = Vec::new();
         for combo in 0..spec.set.combo_count() {
             for &workers in &spec.workers {
                 for m in &spec.mwm {
-                    timed.push(Planned {
+                    round.push(Planned {
                         repeat,
                         warmup: false,
                         workers,
@@ -74,29 +90,50 @@ pub fn plan(spec: &IndexBuildSpec, blocks: &[usize]) -> Vec<Planned> {
                 }
             }
         }
+        round
+    };
+    if restarts(blocks) {
+        let mut out = Vec::new();
+        let mut last = None;
+        for repeat in 1..=spec.repeat.initial() {
+            let mut round = round_of(repeat);
+            if spec.shuffle {
+                let mut rng =
+                    rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed ^ repeat as u64);
+                round.shuffle(&mut rng);
+            }
+            out.extend(by_block(
+                spec,
+                round,
+                blocks,
+                repeat as usize - 1,
+                &mut last,
+            ));
+        }
+        return out;
     }
+    let mut timed: Vec<Planned> = (1..=spec.repeat.initial()).flat_map(round_of).collect();
     if spec.shuffle {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed);
         timed.shuffle(&mut rng);
     }
-    by_block(spec, timed, blocks)
+    by_block(spec, timed, blocks, 0, &mut None)
 }
 
-/// Builds per dataset at the most: the warm-ups and `repeat.most(max_repeat)` of each setting.
+/// Builds per dataset at the most: the warm-ups (one, or one per block and round when a
+/// setting needs a restart) and `repeat.most(max_repeat)` of each setting.
 pub fn most_per_dataset(spec: &IndexBuildSpec, blocks: &[usize]) -> usize {
-    let mut distinct = blocks.to_vec();
-    distinct.sort_unstable();
-    distinct.dedup();
+    let rounds = spec.repeat.most(spec.decision.max_repeat) as usize;
     let warmups = if spec.warmup && !spec.workers.is_empty() && !spec.mwm.is_empty() {
-        distinct.len().max(1)
+        if restarts(blocks) {
+            distinct_blocks(blocks).len() * rounds
+        } else {
+            1
+        }
     } else {
         0
     };
-    warmups
-        + spec.set.combo_count()
-            * spec.workers.len()
-            * spec.mwm.len()
-            * spec.repeat.most(spec.decision.max_repeat) as usize
+    warmups + spec.set.combo_count() * spec.workers.len() * spec.mwm.len() * rounds
 }
 
 /// With `repeat = auto`: the next round for `order` — one more build of every setting the
@@ -129,12 +166,18 @@ pub fn next_round(report: &IndexBuildReport, order: Order, blocks: &[usize]) -> 
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed ^ 0x5eed ^ done);
         round.shuffle(&mut rng);
     }
-    // Later rounds take no warm-up of their own unless they cross a restart.
-    if blocks.iter().any(|&b| b != 0) {
-        by_block(spec, round, blocks)
+    // Later rounds take no warm-up of their own unless they cross a restart; they go on
+    // through the blocks where the first rounds left off.
+    if restarts(blocks) {
+        let done: Vec<&IndexTrial> = report
+            .trials
+            .iter()
+            .filter(|t| t.order == order && !t.warmup)
+            .collect();
+        let rounds_done = done.iter().map(|t| t.repeat).max().unwrap_or(0) as usize;
+        let mut last = done.last().and_then(|t| blocks.get(t.combo).copied());
+        by_block(spec, round, blocks, rounds_done, &mut last)
     } else {
-        let mut round = round;
-        round.sort_by_key(|p| blocks.get(p.combo).copied().unwrap_or(0));
         round
     }
 }
@@ -268,8 +311,8 @@ mod tests {
         let combos: Vec<usize> = p[1..].iter().map(|p| p.combo).collect();
         assert_eq!(combos, [0, 0, 1, 1, 0, 0, 1, 1]);
         assert_eq!(most_per_dataset(&s, &[0, 0]), 9);
-        // A restart per combination: all rounds of one, then the other, a warm-up after each
-        // restart.
+        // A restart per combination: the combinations alternate round by round (ABAB), never
+        // all repeats of one in one block, a warm-up after each restart.
         let p = plan(&s, &[0, 1]);
         let seq: Vec<(usize, bool)> = p.iter().map(|p| (p.combo, p.warmup)).collect();
         assert_eq!(
@@ -278,15 +321,63 @@ mod tests {
                 (0, true),
                 (0, false),
                 (0, false),
+                (1, true),
+                (1, false),
+                (1, false),
+                (0, true),
                 (0, false),
                 (0, false),
                 (1, true),
                 (1, false),
-                (1, false),
-                (1, false),
                 (1, false)
             ]
         );
-        assert_eq!(most_per_dataset(&s, &[0, 1]), 10);
+        assert_eq!(most_per_dataset(&s, &[0, 1]), 12);
+        // Each repeat of a setting sits in a round of its own, between the other value's.
+        let reps: Vec<(usize, u32)> = p
+            .iter()
+            .filter(|p| !p.warmup && p.mwm.text == "1MB")
+            .map(|p| (p.combo, p.repeat))
+            .collect();
+        assert_eq!(reps, [(0, 1), (1, 1), (0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn restart_values_never_run_all_their_repeats_in_one_block() {
+        for (blocks, repeat) in [
+            (vec![0, 1], "2"),
+            (vec![0, 1], "5"),
+            (vec![0, 1, 2], "4"),
+            (vec![0, 0, 2, 2], "3"),
+        ] {
+            let values: Vec<String> = (0..blocks.len()).map(|i| format!("{}MB", i + 1)).collect();
+            let set = format!("work_mem={}", values.join(","));
+            let s = spec(&[
+                ("mwm", "1MB,16MB"),
+                ("repeat", repeat),
+                ("set", &set),
+                ("warmup", "on"),
+            ]);
+            let p = plan(&s, &blocks);
+            // Runs of one block between restarts.
+            let mut runs: Vec<(usize, Vec<u32>)> = Vec::new();
+            for t in p.iter().filter(|t| !t.warmup) {
+                let b = blocks[t.combo];
+                match runs.last_mut() {
+                    Some((lb, reps)) if *lb == b => reps.push(t.repeat),
+                    _ => runs.push((b, vec![t.repeat])),
+                }
+            }
+            for (b, reps) in &runs {
+                let mut r = reps.clone();
+                r.sort_unstable();
+                r.dedup();
+                assert_eq!(r.len(), 1, "{blocks:?}: block {b} holds repeats {reps:?}");
+            }
+            // A warm-up after every restart, none in between.
+            let warmups = p.iter().filter(|t| t.warmup).count();
+            assert_eq!(warmups, runs.len(), "{blocks:?}");
+            assert_eq!(p.len(), most_per_dataset(&s, &blocks), "{blocks:?}");
+        }
     }
 }

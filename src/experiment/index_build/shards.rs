@@ -8,10 +8,12 @@
 use tokio_postgres::Client;
 
 /// The builder session's setting that makes `SET LOCAL` reach the workers.
-pub const PROPAGATE: &str = "SET citus.propagate_set_commands = 'local';";
+pub const PROPAGATE: (&str, &str) = ("citus.propagate_set_commands", "local");
 
 /// The statements that open the build's transaction, each sent on its own: Citus replays a
-/// `SET LOCAL` by its query text, so it must not share a query string with anything else.
+/// `SET LOCAL` by its query text, so it must not share a query string with anything else —
+/// and it must be a `SET LOCAL` statement (a `set_config` call is not propagated), so these
+/// two stay SQL text; their values are numbers pglab formats itself.
 pub fn begin_sql(mwm_kb: &str, workers: u32) -> [String; 3] {
     [
         "BEGIN".into(),

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::checkpoint::CheckpointMode;
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::experiment::whatif::SettingsSweep;
@@ -28,6 +29,9 @@ pub const FIELDS: &[FieldDef] = &[
         default: "sorted,random",
         kind: FieldKind::ChoiceList(ORDERS),
     },
+    super::table_spec::TABLE,
+    super::table_spec::COLUMN,
+    super::table_spec::SAMPLE,
     FieldDef {
         key: "mwm",
         help: "maintenance_work_mem: 64MB, a list 1MB,16MB or a range 1MB..4GB*4",
@@ -48,6 +52,7 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
+    crate::experiment::checkpoint::FIELD,
     FieldDef {
         key: "warmup",
         help: "one untimed build per dataset first (on/off)",
@@ -136,6 +141,10 @@ pub enum Order {
     Reverse,
     /// P% of rows displaced from their sorted position.
     Partial(u8),
+    /// An existing table itself (`table`, on the sandbox).
+    Table,
+    /// A copy of an existing table's rows in the lab schema: this many millionths of them.
+    Copy(u32),
 }
 
 impl Order {
@@ -145,6 +154,16 @@ impl Order {
             "random" => Ok(Order::Random),
             "reverse" => Ok(Order::Reverse),
             other => {
+                if other == "table" {
+                    return Ok(Order::Table);
+                }
+                if other == "copy" {
+                    return Ok(Order::Copy(1_000_000));
+                }
+                if let Some(p) = other.strip_prefix("copy:") {
+                    let v = crate::experiment::decision::parse_percent(p)?;
+                    return Ok(Order::Copy((v * 1_000_000.0).round().clamp(1.0, 1e6) as u32));
+                }
                 if let Some(p) = other
                     .strip_prefix("partial:")
                     .or_else(|| other.strip_prefix("partial"))
@@ -173,6 +192,21 @@ impl Order {
             Order::Random => "random".into(),
             Order::Reverse => "reverse".into(),
             Order::Partial(p) => format!("partial:{p}"),
+            Order::Table => "table".into(),
+            Order::Copy(1_000_000) => "copy".into(),
+            Order::Copy(ppm) => format!(
+                "copy:{}",
+                crate::experiment::decision::format_percent(ppm as f64 / 1e6)
+            ),
+        }
+    }
+
+    /// The share of an existing table's rows a copy holds (1 for the table itself).
+    pub fn fraction(self) -> Option<f64> {
+        match self {
+            Order::Table => Some(1.0),
+            Order::Copy(ppm) => Some(ppm as f64 / 1e6),
+            _ => None,
         }
     }
 }
@@ -222,6 +256,9 @@ pub struct IndexBuildSpec {
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
+    /// A `CHECKPOINT` before each trial: auto (pglab's sandbox only), on, off.
+    #[serde(default, skip_serializing_if = "CheckpointMode::is_auto")]
+    pub checkpoint: CheckpointMode,
     pub warmup: bool,
     pub shuffle: bool,
     pub method: IndexMethod,
@@ -233,6 +270,10 @@ pub struct IndexBuildSpec {
     /// Citus: shards of the distributed dataset (None: the server's `citus.shard_count`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<u32>,
+    /// Build on an existing table instead of a generated dataset (`table`, `column`,
+    /// `sample`); then `rows`, `key` and `order` are not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<super::table_spec::OwnTable>,
 }
 
 /// PostgreSQL's limits for maintenance_work_mem: 1MB .. 2147483647 kB.
@@ -293,6 +334,7 @@ impl IndexBuildSpec {
             ("maintenance_work_mem", "mwm"),
             ("max_parallel_maintenance_workers", "workers"),
         ]);
+        let checkpoint = CheckpointMode::read(&mut r);
         let warmup = r.bool("warmup");
         let shuffle = r.bool("shuffle");
         let method = r.choice(
@@ -335,6 +377,30 @@ impl IndexBuildSpec {
                 "on a distributed table the knobs reach the shards only through SET LOCAL inside a transaction, which CREATE INDEX CONCURRENTLY cannot run in: use concurrently = off with distribute = id".into(),
             ));
         }
+        let raw = |k: &str| r.params.get(k).cloned().unwrap_or_default();
+        let table =
+            match super::table_spec::OwnTable::parse(&raw("table"), &raw("column"), &raw("sample"))
+            {
+                Ok(t) => t,
+                Err(e) => {
+                    r.errors.push(e);
+                    None
+                }
+            };
+        if let Some(t) = &table {
+            if distribute {
+                r.errors.push((
+                    "distribute".into(),
+                    "distribute = id works on generated datasets: use none with table".into(),
+                ));
+            }
+            if method == IndexMethod::Hash && t.columns.len() > 1 {
+                r.errors.push((
+                    "column".into(),
+                    "a hash index has one column: name one, or use method = btree".into(),
+                ));
+            }
+        }
         if key == KeyType::Uuid && rows > u32::MAX as u64 {
             r.errors.push(("rows".into(), "at most 4G rows".into()));
         }
@@ -347,6 +413,7 @@ impl IndexBuildSpec {
             repeat,
             decision,
             set,
+            checkpoint,
             warmup,
             shuffle,
             method,
@@ -354,6 +421,7 @@ impl IndexBuildSpec {
             seed,
             distribute,
             shards,
+            table,
         })
     }
 
@@ -394,11 +462,22 @@ impl IndexBuildSpec {
             ("seed".into(), self.seed.to_string()),
         ]);
         // Written only when used, so the spec keys of runs on one server stay as they were.
+        if !self.checkpoint.is_auto() {
+            t.insert("checkpoint".into(), self.checkpoint.as_str().into());
+        }
         if self.distribute {
             t.insert("distribute".into(), "id".into());
         }
         if let Some(n) = self.shards {
             t.insert("shards".into(), n.to_string());
+        }
+        // On an existing table the generated dataset's fields mean nothing: they are left
+        // out, so the spec key names the table instead.
+        if let Some(own) = &self.table {
+            for k in ["rows", "key", "order"] {
+                t.remove(k);
+            }
+            t.extend(own.text());
         }
         self.decision.write(&mut t);
         if !self.set.is_empty() {
@@ -409,11 +488,20 @@ impl IndexBuildSpec {
 
     /// Timed trials at the most (warm-ups not counted; `repeat = auto` may stop earlier).
     pub fn trials(&self) -> usize {
-        self.orders.len()
+        self.datasets()
             * self.set.combo_count()
             * self.mwm.len()
             * self.workers.len()
             * self.repeat.most(self.decision.max_repeat) as usize
+    }
+
+    /// Datasets the run builds on: one per order, or the existing table's (see
+    /// [`super::table_spec::OwnTable::orders`]).
+    pub fn datasets(&self) -> usize {
+        match &self.table {
+            Some(t) => t.datasets(),
+            None => self.orders.len(),
+        }
     }
 
     pub fn heap_bytes(&self) -> u64 {
@@ -421,6 +509,14 @@ impl IndexBuildSpec {
     }
 
     pub fn estimate(&self) -> Cost {
+        if self.table.is_some() {
+            // The table's size is known only on the server: the run checks its disk there.
+            return Cost {
+                trials: self.trials(),
+                connections: 3,
+                ..Cost::default()
+            };
+        }
         let heap = self.heap_bytes();
         let index = self.rows * self.key.index_bytes_per_row();
         Cost {
@@ -434,6 +530,8 @@ impl IndexBuildSpec {
             wal_bytes: heap + index,
             // The run's control session (holding its advisory lock), the builder, the watcher.
             connections: 3,
+            trial_rows: self.rows,
+            trial_cap_s: None,
         }
     }
 }

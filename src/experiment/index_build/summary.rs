@@ -199,6 +199,12 @@ impl IndexBuildReport {
                 fewer.into_iter().collect::<Vec<_>>().join(", ")
             ));
         }
+        let projected = super::projection::project(self);
+        findings.extend(projected.findings);
+        confounders.extend(projected.confounders);
+        if let Some(own) = self.own.as_mut() {
+            own.projections = projected.lines;
+        }
         let mut seen = BTreeSet::new();
         confounders.retain(|c| seen.insert(c.clone()));
         self.summary = IndexSummary {

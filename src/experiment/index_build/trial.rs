@@ -13,7 +13,7 @@ use super::shards;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::ident;
+use crate::experiment::sql::{SessionSettings, ident};
 use crate::measure::units::Size;
 
 /// How often the progress view is read. Measured: polling at this rate costs well under 1%
@@ -52,19 +52,14 @@ impl Sessions {
             .connect_with_notices()
             .await
             .map_err(|e| RunError::Failed(e.to_string()))?;
-        let mut sql = format!(
-            "SET search_path = {}, public; SET lock_timeout = '{}ms'; SET trace_sort = on; SET client_min_messages = log;",
-            ident(&ctx.opts.schema),
-            ctx.opts.lock_timeout.as_millis()
-        );
-        sql.push_str(&ctx.session_extras());
+        let mut settings = ctx.session_settings();
+        settings
+            .set("trace_sort", "on")
+            .set("client_min_messages", "log");
         if distributed {
-            sql.push_str(shards::PROPAGATE);
+            settings.set(shards::PROPAGATE.0, shards::PROPAGATE.1);
         }
-        builder
-            .batch_execute(&sql)
-            .await
-            .map_err(|e| ctx.error(e))?;
+        settings.apply(&builder).await.map_err(|e| ctx.error(e))?;
         let builder_pid: i32 = builder
             .query_one("SELECT pg_backend_pid()", &[])
             .await
@@ -185,9 +180,9 @@ pub async fn run(
     setup: &TrialSetup,
     checkpoint_allowed: bool,
 ) -> Result<IndexTrial, RunError> {
-    let table = ctx.table(&dataset.table);
-    let index = index_name(&dataset.table);
-    let qindex = ctx.table(&index);
+    let table = dataset.qualified(&ctx.opts.schema);
+    let index = dataset.index_name();
+    let qindex = dataset.index_qualified(&ctx.opts.schema);
     let b = &s.builder;
     ctx.cancellable(
         b,
@@ -202,22 +197,19 @@ pub async fn run(
         ctx.cancellable(b, b.batch_execute("CHECKPOINT")).await?;
         checkpoint = !s.distributed || shards::checkpoint(&s.workers).await;
     }
+    // The knobs (on a distributed table they go with the build, as SET LOCAL), then the
+    // swept server settings (`--set`) of this trial's combination, then what SHOW says.
+    let mut knobs = SessionSettings::new();
     if !s.distributed {
-        b.batch_execute(&format!(
-            "SET maintenance_work_mem = '{}'; SET max_parallel_maintenance_workers = {}",
-            setup.mwm.as_kb_setting(),
-            setup.workers
-        ))
-        .await
-        .map_err(|e| ctx.error(e))?;
+        knobs
+            .set("maintenance_work_mem", setup.mwm.as_kb_setting())
+            .set(
+                "max_parallel_maintenance_workers",
+                setup.workers.to_string(),
+            );
     }
-    // The swept server settings (`--set`) of this trial's combination, then what SHOW says.
-    let combo_sql = ctx.whatif.plan.session_sql(setup.combo);
-    if !combo_sql.is_empty() {
-        b.batch_execute(&combo_sql)
-            .await
-            .map_err(|e| ctx.error(e))?;
-    }
+    knobs.extend(&ctx.whatif.plan.session_settings(setup.combo));
+    knobs.apply(b).await.map_err(|e| ctx.error(e))?;
     let settings = ctx.shown_settings(b).await?;
     while s.notices.try_recv().is_ok() {}
     let temp_before = if s.distributed {
@@ -230,13 +222,14 @@ pub async fn run(
         m => format!(" USING {}", m.as_str()),
     };
     let sql = format!(
-        "CREATE INDEX{} {} ON {table}{using} (id)",
+        "CREATE INDEX{} {} ON {table}{using} {}",
         if spec.concurrently {
             " CONCURRENTLY"
         } else {
             ""
         },
-        ident(&index)
+        ident(&index),
+        dataset.columns_sql()
     );
     ctx.emit
         .phase(Some(setup.trial.clone()), "building index")
@@ -349,8 +342,8 @@ pub async fn run(
     };
     Ok(IndexTrial {
         order: setup.order,
-        rows: spec.rows,
-        key_type: spec.key.as_str().into(),
+        rows: dataset.rows,
+        key_type: dataset.key_type.clone(),
         maintenance_work_mem: setup.mwm.text.clone(),
         maintenance_work_mem_bytes: setup.mwm.bytes,
         workers_requested: setup.workers,

@@ -18,6 +18,7 @@ use super::kinds::{Method, PayloadType, SyncCommit};
 use super::meter::{Meter, Tally};
 use super::payload::{Doc, PayloadGen};
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::sql::SessionSettings;
 use crate::server::Target;
 use crate::server::error::describe_query_error;
 
@@ -30,7 +31,7 @@ pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
 }
 
-/// A session for loading: the lab's session (`session_sql`, see `RunCtx::session_sql`) with
+/// A session for loading: the lab's session (`session`, see `RunCtx::session_settings`) with
 /// `synchronous_commit` set for it alone, and checked with `SHOW` (a value the server
 /// silently ignored would make the trial a lie). The connection's I/O task runs on the
 /// calling runtime. With `lean` and a local unix socket, over `server::lean` (fewer system
@@ -38,7 +39,7 @@ pub fn latency_histogram() -> Histogram<u64> {
 /// comes back too, for cancelling.
 pub async fn connect_session(
     target: &Target,
-    session_sql: &str,
+    session: &SessionSettings,
     sync: SyncCommit,
     lean: bool,
 ) -> Result<(Client, Option<PathBuf>), String> {
@@ -50,9 +51,10 @@ pub async fn connect_session(
         },
         None => (target.connect().await.map_err(|e| e.to_string())?, None),
     };
-    let sql = format!("{session_sql} SET synchronous_commit = {};", sync.as_str());
+    let mut settings = session.clone();
+    settings.set("synchronous_commit", sync.as_str());
     let q = |e: tokio_postgres::Error| describe_query_error(&e);
-    client.batch_execute(&sql).await.map_err(q)?;
+    settings.apply(&client).await.map_err(q)?;
     let shown: String = client
         .query_one("SHOW synchronous_commit", &[])
         .await
@@ -70,7 +72,7 @@ pub async fn connect_session(
 /// [`connect_session`] for a run's context: the session a loading client of that run gets.
 pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunError> {
     ctx.check()?;
-    connect_session(&ctx.target, &ctx.session_sql(), sync, false)
+    connect_session(&ctx.target, &ctx.session_settings(), sync, false)
         .await
         .map(|(c, _)| c)
         .map_err(RunError::Failed)

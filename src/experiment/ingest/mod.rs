@@ -21,6 +21,7 @@
 //! is `insert` with a synchronous_commit that waits for the flush, the run probes it for 2 s
 //! (`host::probe::fsync_latency`) after the trials, so the probe's writes disturb none.
 
+pub mod citus_copy;
 mod client;
 pub(crate) mod cpu;
 mod kinds;
@@ -68,6 +69,7 @@ fn layout() -> ResultLayout {
         y_better: crate::measure::verdict::Better::Higher,
         columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
         x_names: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -124,8 +126,9 @@ async fn fsync_rate(ctx: &RunCtx, spec: &IngestSpec) -> Result<Option<FsyncRef>,
     if !needed {
         return Ok(None);
     }
-    let Some(dir) = ctx.opts.local_data_dir.clone() else {
-        ctx.note("insert commits are not compared with the disk's fsync rate: the server's data directory is not local (probe it on the server's host)").await;
+    // Never in the server's own data directory: only where pglab owns the directory.
+    let Some(dir) = ctx.opts.probe_dir.clone() else {
+        ctx.note("insert commits are not compared with the disk's fsync rate: pglab has no directory of its own on the server's device (name one with --probe-dir, or probe on the server's host)").await;
         return Ok(None);
     };
     ctx.emit
@@ -208,26 +211,26 @@ async fn warm_up(
     r.map(|_| ())
 }
 
-/// The configurations of the next round: all of them for the first `repeat.initial()`
-/// rounds; with `auto`, then only those some undecided verdict still needs, up to
-/// `max-repeat` rounds.
-///
-/// `keep` limits the run to a restart block of swept settings: `auto` then decides with the
-/// block's own comparisons (a block cannot wait for trials of blocks that have not run).
+/// The configurations of round `round` that `keep` takes (one restart block of swept
+/// settings): all of them for the first `repeat.initial()` rounds; with `auto`, then only
+/// those some undecided verdict still needs, up to `max-repeat` rounds. Every block has run
+/// each earlier round (rounds visit every block), so `auto` decides on all the trials.
 fn next_round(
     spec: &IngestSpec,
     round: u32,
     trials: &[IngestTrial],
     keep: impl Fn(&TrialPlan) -> bool,
 ) -> Vec<TrialPlan> {
-    let plan: Vec<TrialPlan> = spec.plan().into_iter().filter(|p| keep(p)).collect();
     if round <= spec.repeat.initial() {
-        return plan;
+        return spec.plan().into_iter().filter(|p| keep(p)).collect();
     }
     if !spec.repeat.is_auto() || round > spec.rounds() {
         return Vec::new();
     }
-    verdicts::undecided(&plan, trials, &spec.decision.rules())
+    verdicts::undecided(&spec.plan(), trials, &spec.decision.rules())
+        .into_iter()
+        .filter(|p| keep(p))
+        .collect()
 }
 
 async fn trials(
@@ -269,15 +272,18 @@ async fn trials(
     if spec.pipeline && !spec.methods.contains(&Method::InsertTx) {
         ctx.note("pipeline applies to insert-tx only (insert waits for each commit; values and copy send a batch as one statement)").await;
     }
-    if !ctx.server.can_checkpoint {
-        ctx.note("CHECKPOINT before each trial is skipped: the role is neither superuser nor a member of pg_checkpoint").await;
-        confounders.push("CHECKPOINT skipped: the role is neither superuser nor in pg_checkpoint, so dirty buffers of earlier trials may be written during later ones".into());
+    if let Some(c) = &ctx.checkpoint.confounder {
+        ctx.note(c.clone()).await;
+        confounders.push(c.clone());
     }
     if spec.append && spec.rounds() > 1 {
         confounders.push("append with repeats: every round loads into a larger table; rounds interleave the configurations, so each sees a similar spread of sizes".into());
     }
 
     let mut control = ctx.session().await?;
+    if spec.distribute {
+        report.citus_connections = citus_copy::read(&control).await;
+    }
     let append = table::table_name(&ctx.run_id, None);
     if spec.append {
         ctx.emit.phase(None, "creating the table").await;
@@ -286,22 +292,21 @@ async fn trials(
     let mut first_id: i64 = 1;
     let mut rows_before: u64 = 0;
     let mut index = 0;
-    // Combinations that need a restart run in blocks, one restart each; the others (and the
-    // configurations inside a block) interleave round by round.
+    // Rounds: every configuration once per round. Combinations that need a restart are
+    // grouped by restart block inside a round, and every round visits every block (ABAB…,
+    // or rotating with three or more), so no value runs all its repeats in one block; the
+    // others (reloads, session settings) interleave trial by trial.
     let blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
-    let mut block_ids = blocks.clone();
-    block_ids.sort_unstable();
-    block_ids.dedup();
+    let distinct = crate::experiment::whatif::distinct_blocks(&blocks);
     let labels = spec.combo_labels();
-    for block in block_ids {
-        let mut round = 1;
-        loop {
+    let mut round = 1;
+    loop {
+        let mut any = false;
+        for block in crate::experiment::whatif::round_blocks(&distinct, round as usize - 1) {
             let configs = next_round(spec, round, &report.trials, |p| {
                 blocks.get(p.combo) == Some(&block)
             });
-            if configs.is_empty() {
-                break;
-            }
+            any |= !configs.is_empty();
             for p in &configs {
                 ctx.check()?;
                 // A restart ends every session: the run's own one starts again.
@@ -339,7 +344,7 @@ async fn trials(
                     rows_before = 0;
                     name
                 };
-                if ctx.server.can_checkpoint {
+                if ctx.checkpoint.take {
                     ctx.emit.phase(Some(tref.clone()), "CHECKPOINT").await;
                     ctx.cancellable(&control, control.batch_execute("CHECKPOINT"))
                         .await?;
@@ -351,7 +356,7 @@ async fn trials(
                 };
                 let mut t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
                 t.repeat = round;
-                t.checkpoint = ctx.server.can_checkpoint;
+                t.checkpoint = ctx.checkpoint.take;
                 if spec.append {
                     first_id += t.rows as i64;
                     rows_before = t.rows_counted;
@@ -371,13 +376,17 @@ async fn trials(
                         cells
                     },
                     settings: labels.get(t.combo).cloned().unwrap_or_default(),
+                    ..Default::default()
                 };
                 report.trials.push(t);
                 report.summarize(confounders);
                 ctx.emit.sample(sample).await;
             }
-            round += 1;
         }
+        if !any {
+            break;
+        }
+        round += 1;
     }
     if spec.repeat.is_auto() {
         let left = verdicts::undecided(&spec.plan(), &report.trials, &spec.decision.rules());

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use super::client::{Batches, Canceller, Job, values_sql};
 use super::kinds::{Method, SyncCommit};
 use super::payload::PayloadGen;
+use crate::experiment::sql::SessionSettings;
 use crate::server::Target;
 use crate::server::libpq::{Outcome, PqCancel, PqConn, PqResult};
 use crate::server::pq_async::AsyncPq;
@@ -68,7 +69,7 @@ pub fn wanted(method: Method) -> Result<bool, String> {
 /// Connect, set the session up and prepare (blocking: run off the runtime).
 fn open_blocking(
     conninfo: &str,
-    session_sql: &str,
+    session: &SessionSettings,
     sync: SyncCommit,
     job: &Job,
     values_rows: u64,
@@ -79,10 +80,10 @@ fn open_blocking(
             PqConn::connect_failure(&e)
         )
     })?;
-    c.exec(&format!(
-        "{session_sql} SET synchronous_commit = {};",
-        sync.as_str()
-    ))?;
+    // The lab session's settings (search_path = pg_catalog, lab first), as parameters.
+    let mut settings = session.clone();
+    settings.set("synchronous_commit", sync.as_str());
+    c.exec_params(&settings.sql(false), &settings.params())?;
     let shown = c.exec("SHOW synchronous_commit")?.unwrap_or_default();
     if shown != sync.as_str() {
         return Err(format!(
@@ -121,17 +122,17 @@ impl PqLoader {
     /// thread's runtime (the socket is registered with it).
     pub async fn open(
         target: &Target,
-        session_sql: &str,
+        session: &SessionSettings,
         sync: SyncCommit,
         job: Job,
         payload: Arc<PayloadGen>,
     ) -> Result<PqLoader, String> {
         let values_rows = job.batch.min(job.rows).max(1);
         let conninfo = target.libpq_conninfo();
-        let session_sql = session_sql.to_string();
+        let session = session.clone();
         let j = job.clone();
         let conn = tokio::task::spawn_blocking(move || {
-            open_blocking(&conninfo, &session_sql, sync, &j, values_rows)
+            open_blocking(&conninfo, &session, sync, &j, values_rows)
         })
         .await
         .map_err(|e| format!("the connecting thread failed: {e}"))??;

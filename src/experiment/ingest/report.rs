@@ -213,6 +213,10 @@ pub struct IngestReport {
     pub summary: IngestSummary,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FsyncRef>,
+    /// Citus, a distributed table: the connection settings COPY depends on, as the run's
+    /// sessions had them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub citus_connections: Option<super::citus_copy::CitusConnections>,
 }
 
 impl IngestReport {
@@ -222,6 +226,7 @@ impl IngestReport {
             trials: vec![],
             summary: IngestSummary::default(),
             fsync: None,
+            citus_connections: None,
         }
     }
 

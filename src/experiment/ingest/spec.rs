@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::experiment::checkpoint::CheckpointMode;
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::experiment::whatif::SettingsSweep;
@@ -96,6 +97,7 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
+    crate::experiment::checkpoint::FIELD,
     crate::experiment::distribute::field(
         &["none", "id"],
         "Citus: none (a plain table) or id (each trial's table distributed by id; the coordinator routes the rows)",
@@ -130,6 +132,9 @@ pub struct IngestSpec {
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
+    /// A `CHECKPOINT` before each trial: auto (pglab's sandbox only), on, off.
+    #[serde(default, skip_serializing_if = "CheckpointMode::is_auto")]
+    pub checkpoint: CheckpointMode,
     /// The disk's fsync rate (8 kB write + fdatasync per second) when the caller already
     /// probed it (the TUI's Host pane); not a field. When absent and a local data directory
     /// is known, the run probes it for 2 s itself before `insert` trials that wait for flush.
@@ -275,7 +280,8 @@ impl IngestSpec {
         }
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
-        let set = r.settings(&[("synchronous_commit", "sync")]);
+        let set = r.settings(&[("synchronous_commit", "sync-commit")]);
+        let checkpoint = CheckpointMode::read(&mut r);
         let distribute = r.get("distribute", false, |s| match s {
             // Missing from the text form of a run on one server: none.
             "none" | "" => Ok(false),
@@ -298,6 +304,7 @@ impl IngestSpec {
             repeat,
             decision,
             set,
+            checkpoint,
             fsync_ops_per_s: None,
             seq_write_bytes_per_s: None,
             distribute,
@@ -357,6 +364,9 @@ impl IngestSpec {
             t.insert("set".into(), self.set.text());
         }
         // Written only when used, so the spec keys of runs on one server stay as they were.
+        if !self.checkpoint.is_auto() {
+            t.insert("checkpoint".into(), self.checkpoint.as_str().into());
+        }
         if self.distribute {
             t.insert("distribute".into(), "id".into());
         }
@@ -402,6 +412,8 @@ impl IngestSpec {
             // The loading sessions and one control session.
             // The runner's control session (advisory lock), the experiment's own, one per client.
             connections: self.max_clients() + 2,
+            trial_rows: self.rows,
+            trial_cap_s: self.duration_s,
         }
     }
 }

@@ -210,6 +210,10 @@ impl IngestReport {
         }
         s.best = method_bests(&s);
         s.confounders.extend(cpu::confounder(&self.trials));
+        s.confounders.extend(super::citus_copy::confounder(
+            &self.trials,
+            self.citus_connections,
+        ));
         self.fsync_wall(&mut s);
         self.decay(&mut s);
         self.summary = s;

@@ -366,3 +366,72 @@ fn swept_settings_are_a_question_and_their_wal_and_checkpoints_are_stated_with_a
         "{cp}"
     );
 }
+
+#[test]
+fn small_copies_into_a_distributed_table_name_the_citus_connection_settings() {
+    use crate::experiment::distribute::Distribution;
+    use crate::experiment::ingest::citus_copy::{CACHED, CitusConnections, POOL};
+    let distributed = |mut t: IngestTrial, pool: Option<&str>| {
+        t.distribution = Distribution {
+            column: Some("id".into()),
+            shards: 32,
+            nodes: 3,
+        };
+        t.latency_ms.p50 = 356.0;
+        if let Some(p) = pool {
+            t.settings.insert(POOL.into(), p.into());
+        }
+        t
+    };
+    let mut r = IngestReport::new(&spec());
+    r.citus_connections = Some(CitusConnections {
+        pool_size: 16,
+        cached_per_worker: 1,
+    });
+    for round in 1..=4 {
+        r.trials.push(distributed(
+            trial(Method::Copy, 256, SyncCommit::On, 700.0, round),
+            Some("16"),
+        ));
+        r.trials.push(distributed(
+            trial(Method::Copy, 256, SyncCommit::On, 14_000.0, round),
+            Some("1"),
+        ));
+        r.trials.push(distributed(
+            trial(Method::Values, 256, SyncCommit::On, 4000.0, round),
+            None,
+        ));
+    }
+    r.summarize(&[]);
+    let c: Vec<&String> = r
+        .summary
+        .confounders
+        .iter()
+        .filter(|c| c.contains(POOL))
+        .collect();
+    assert_eq!(c.len(), 1, "{:#?}", r.summary.confounders);
+    assert!(
+        c[0].starts_with("copy into a table distributed over 32 shards on 2 workers: each COPY opens a connection per shard, up to citus.max_adaptive_executor_pool_size = 16 per worker, and only citus.max_cached_conns_per_worker = 1 per worker stays open after it, so each COPY of 256 rows (about 8 a shard) sets up about 30 connections (a batch took 356 ms at the median)"),
+        "{}",
+        c[0]
+    );
+    assert!(
+        c[0].contains(&format!("raising {CACHED} to 16 keeps them instead")),
+        "{}",
+        c[0]
+    );
+    // With one connection per worker everywhere, nothing is set up per COPY: no confounder.
+    r.citus_connections = Some(CitusConnections {
+        pool_size: 1,
+        cached_per_worker: 1,
+    });
+    for t in &mut r.trials {
+        t.settings.clear();
+    }
+    r.summarize(&[]);
+    assert!(!r.summary.confounders.iter().any(|c| c.contains(POOL)));
+    // A plain table never has it.
+    r.citus_connections = None;
+    r.summarize(&[]);
+    assert!(!r.summary.confounders.iter().any(|c| c.contains(POOL)));
+}

@@ -69,7 +69,7 @@ pub async fn run(
     let _stop_on_exit = stop.clone().drop_guard();
     let (go_tx, go_rx) = watch::channel(None::<Go>);
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let session_sql = ctx.session_sql();
+    let session = ctx.session_settings();
     let mut first_id = at.first_id;
     // Clients are dealt round-robin to a thread per core (see `worker`).
     let threads = worker::threads_for(n);
@@ -77,7 +77,7 @@ pub async fn run(
     for (index, &rows) in shares.iter().enumerate() {
         let setup = ClientSetup {
             target: ctx.target.clone(),
-            session_sql: session_sql.clone(),
+            session: session.clone(),
             sync: plan.sync,
             job: Job {
                 index,

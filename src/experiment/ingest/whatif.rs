@@ -4,6 +4,7 @@
 
 use super::kinds::{Method, SyncCommit};
 use super::report::IngestTrial;
+use crate::measure::units::format_change;
 
 /// With swept server settings: the WAL each row cost under each combination, per
 /// configuration (medians; WAL volume is near-deterministic for the same rows, so the figures
@@ -46,7 +47,7 @@ pub fn wal_by_settings(trials: &[IngestTrial], labels: &[String]) -> Vec<String>
                 format!(" [{lo:.0}–{hi:.0}]")
             };
             let vs = match first {
-                Some(f) if f > 0.0 => format!(", {:+.0}%", (m / f - 1.0) * 100.0),
+                Some(f) if f > 0.0 => format!(", {}", format_change(m / f)),
                 _ => String::new(),
             };
             first.get_or_insert(m);

@@ -23,13 +23,14 @@ use super::kinds::SyncCommit;
 use super::meter::Meter;
 use super::payload::PayloadGen;
 use super::pq_loader::{self, PqLoader};
+use crate::experiment::sql::SessionSettings;
 use crate::server::Target;
 
 /// What a client needs to start, all owned (it lives on another thread).
 pub struct ClientSetup {
     pub target: Arc<Target>,
-    /// `RunCtx::session_sql`.
-    pub session_sql: String,
+    /// `RunCtx::session_settings`.
+    pub session: SessionSettings,
     pub sync: SyncCommit,
     pub job: Job,
     pub payload: Arc<PayloadGen>,
@@ -142,7 +143,7 @@ async fn client_main(
 ) {
     let ClientSetup {
         target,
-        session_sql,
+        session,
         sync,
         job,
         payload,
@@ -151,7 +152,7 @@ async fn client_main(
     let ready = tokio::select! {
         r = async {
             if pq_loader::wanted(job.method)? {
-                return PqLoader::open(&target, &session_sql, sync, job, payload)
+                return PqLoader::open(&target, &session, sync, job, payload)
                     .await
                     .map(AnyLoader::Pq);
             }
@@ -161,7 +162,7 @@ async fn client_main(
             // against 15.1k on tokio's socket, whose extra wakeup after each write keeps the
             // thread awake until the reply; with 4 clients lean ran 53.7k against 45.6k.
             let lean = !job.pipeline && job.of > 1;
-            let session = connect_session(&target, &session_sql, sync, lean).await?;
+            let session = connect_session(&target, &session, sync, lean).await?;
             Loader::prepare(session, job, payload).await.map(AnyLoader::Tokio)
         } => r.map_err(|e| LoadError::Failed(format!("{who}: {e}"))),
         _ = stop.cancelled() => Err(LoadError::Stopped),

@@ -137,11 +137,8 @@ impl<'a> Bench<'a> {
 
     /// The session settings of the combination in effect, on the measuring session.
     async fn set_combo(&mut self) -> Result<(), RunError> {
-        let sql = self.ctx.whatif.session_sql();
-        if !sql.is_empty() {
-            self.session.exec(self.ctx, &sql).await?;
-        }
-        Ok(())
+        let settings = self.ctx.whatif.session_settings();
+        self.session.apply(self.ctx, &settings).await
     }
 
     /// Enter combination `c`; on its first visit take its plans and warm it up.
@@ -362,6 +359,6 @@ fn sample(t: &QueryTrial, label: &str) -> Sample {
         y: t.value(),
         projected: false,
         cells,
-        settings: String::new(),
+        ..Sample::default()
     }
 }

@@ -6,7 +6,7 @@ use super::guard::TxMode;
 use super::plan::{self, PlanFacts};
 use super::pqsession::PqSession;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::literal;
+use crate::experiment::sql::{ident, literal};
 
 /// One timed execution.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,18 +45,29 @@ pub async fn explain_hypothetical(
     candidate: &str,
     block: u64,
 ) -> Result<(serde_json::Value, PlanFacts), RunError> {
+    // HypoPG's functions by the schema its extension was created in, wherever that is.
+    let schema = session
+        .exec(
+            ctx,
+            "SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'hypopg'",
+        )
+        .await?
+        .ok_or_else(|| RunError::failed("HypoPG is no longer created in this database"))?;
+    let hypopg = ident(&schema);
     session
         .exec(
             ctx,
             &format!(
-                "SELECT indexrelid FROM hypopg_create_index({})",
+                "SELECT indexrelid FROM {hypopg}.hypopg_create_index({})",
                 literal(candidate)
             ),
         )
         .await?;
     let explain = format!("BEGIN READ ONLY; EXPLAIN (FORMAT JSON) {sql}; ROLLBACK");
     let text = session.explain(ctx, name, explain).await;
-    let reset = session.exec(ctx, "SELECT hypopg_reset()").await;
+    let reset = session
+        .exec(ctx, &format!("SELECT {hypopg}.hypopg_reset()"))
+        .await;
     let text = text?;
     reset?;
     facts_of(text, block).map_err(|e| RunError::failed(format!("{name}: {e}")))

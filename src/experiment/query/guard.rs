@@ -7,6 +7,7 @@
 
 use super::spec::Writes;
 use super::sqltext::{first_keyword, words};
+use crate::experiment::sql::SessionSettings;
 use crate::server::error::sqlstate;
 
 /// How each execution is wrapped.
@@ -41,11 +42,10 @@ impl TxMode {
         }
     }
 
-    /// Settings of a measuring session for this mode.
-    pub fn session_sql(self) -> &'static str {
-        match self {
-            TxMode::ReadOnly => " SET default_transaction_read_only = on;",
-            _ => "",
+    /// Settings of a measuring session for this mode, added to `s`.
+    pub fn add_settings(self, s: &mut SessionSettings) {
+        if self == TxMode::ReadOnly {
+            s.set("default_transaction_read_only", "on");
         }
     }
 

@@ -12,8 +12,9 @@ use tokio_postgres::Client;
 use super::candidate::Candidate;
 use super::precheck::{candidate_table, hypopg};
 use super::report::IndexCandidate;
+use super::session::user_search_path;
 use crate::experiment::lab::{MARK, RunCtx, RunError};
-use crate::experiment::sql::{ident, literal, plain_name};
+use crate::experiment::sql::{SessionSettings, ident, literal, plain_name};
 use crate::measure::units::{format_bytes, format_seconds};
 
 /// Find each candidate's table and decide how it is tried; a sentence when it cannot be.
@@ -74,6 +75,10 @@ pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Res
     ctx.emit
         .phase(None, format!("building index {} on {}", c.value, c.table))
         .await;
+    // The candidate names its table (and any function) as the statements do.
+    let mut path = SessionSettings::new();
+    path.set("search_path", user_search_path(&ctx.opts.schema));
+    path.apply(client).await.map_err(|e| ctx.error(e))?;
     let t0 = Instant::now();
     ctx.cancellable(client, client.batch_execute(&parsed.build_sql(&c.name)))
         .await
@@ -92,7 +97,10 @@ pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Res
         .await
         .map_err(|e| ctx.error(e))?;
     let bytes: i64 = client
-        .query_one("SELECT pg_relation_size(to_regclass($1))", &[&qualified(c)])
+        .query_one(
+            "SELECT pg_catalog.pg_relation_size(pg_catalog.to_regclass($1))",
+            &[&qualified(c)],
+        )
         .await
         .map_err(|e| ctx.error(e))?
         .get(0);

@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::expr;
 use super::script::{Command, Part, Script};
+use crate::experiment::sql::SessionSettings;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 use crate::server::pq_async::AsyncPq;
 
@@ -35,8 +36,8 @@ pub struct Workload {
     pub script: Arc<Script>,
     /// libpq connection string of the target.
     pub conninfo: String,
-    /// Statements that make a fresh connection a measuring session.
-    pub session_sql: String,
+    /// Settings that make a fresh connection a measuring session.
+    pub session: SessionSettings,
     /// Commands before and after each transaction (`BEGIN` … `ROLLBACK`), if any.
     pub frame: Option<(&'static str, &'static str)>,
     pub seed: u64,
@@ -152,7 +153,7 @@ fn connect(work: &Workload) -> Result<PqConn, String> {
             PqConn::connect_failure(&e)
         )
     })?;
-    c.exec(&work.session_sql)?;
+    c.exec_params(&work.session.sql(false), &work.session.params())?;
     c.set_nonblocking()?;
     Ok(c)
 }

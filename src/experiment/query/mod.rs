@@ -29,6 +29,7 @@ pub mod precheck;
 mod report;
 pub mod rounds;
 pub mod script;
+pub mod session;
 pub mod setup;
 mod spec;
 pub mod sqltext;
@@ -39,6 +40,7 @@ pub mod words;
 pub use fields::FIELDS;
 pub use report::{
     ComboInfo, ComboPlan, IndexCandidate, Latency, QueryReport, QueryTrial, clients_name,
+    statements_digest,
 };
 #[cfg(test)]
 pub use spec::test_spec;
@@ -93,6 +95,7 @@ pub fn layout(spec: &QuerySpec, combos: &[ComboInfo]) -> ResultLayout {
         y_better: better,
         columns: columns.iter().map(|c| c.to_string()).collect(),
         x_names: combos.iter().map(|c| c.label.clone()).collect(),
+        ..ResultLayout::default()
     }
 }
 

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::exec::Executed;
 use super::guard::{self, TxMode};
+use super::session::measuring_settings;
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::sql::SessionSettings;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 
 /// What one command string gave back.
@@ -78,7 +80,7 @@ impl PqSession {
     /// the combination in effect.
     pub async fn open(ctx: &RunCtx, mode: TxMode) -> Result<PqSession, RunError> {
         let conninfo = ctx.target.libpq_conninfo();
-        let setup = format!("{}{}", ctx.session_sql(), mode.session_sql());
+        let setup = measuring_settings(ctx, mode);
         let conn = tokio::task::spawn_blocking(move || {
             let mut c = PqConn::connect(&conninfo).map_err(|e| {
                 format!(
@@ -86,7 +88,7 @@ impl PqSession {
                     PqConn::connect_failure(&e)
                 )
             })?;
-            c.exec(&setup)?;
+            c.exec_params(&setup.sql(false), &setup.params())?;
             Ok::<PqConn, String>(c)
         })
         .await
@@ -144,6 +146,27 @@ impl PqSession {
             return RunError::Cancelled;
         }
         word(ctx, name, code.as_deref(), &msg)
+    }
+
+    /// Apply session settings (the combination in effect) on the session.
+    pub async fn apply(&mut self, ctx: &RunCtx, s: &SessionSettings) -> Result<(), RunError> {
+        if s.is_empty() {
+            return Ok(());
+        }
+        ctx.check()?;
+        let mut conn = self
+            .conn
+            .take()
+            .ok_or_else(|| RunError::failed("internal: the measuring session is busy"))?;
+        let s = s.clone();
+        let (conn, r) = tokio::task::spawn_blocking(move || {
+            let r = conn.exec_params(&s.sql(false), &s.params());
+            (conn, r)
+        })
+        .await
+        .map_err(|e| RunError::failed(format!("the measuring thread failed: {e}")))?;
+        self.conn = Some(conn);
+        r.map(|_| ()).map_err(RunError::Failed)
     }
 
     /// Run pglab's own statements (SET, SHOW …): the first value.

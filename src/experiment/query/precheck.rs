@@ -9,7 +9,6 @@ use tokio_postgres::Client;
 use super::candidate::Candidate;
 use super::guard::{self, TxMode};
 use super::spec::{Cache, QuerySpec};
-use crate::experiment::sql::ident;
 use crate::server::error::describe_query_error;
 
 /// The statements the server is asked to parse: the measured ones, or the script's SQL
@@ -95,7 +94,8 @@ pub async fn candidate_table(
     Ok(row.map(|r| (r.get(0), r.get(1))))
 }
 
-/// Checks against the server, on `client` with the lab schema first on its search path.
+/// Checks against the server, on `client`, which gets the DBA's search path (the lab schema
+/// first, then `"$user", public`): the statements and candidates resolve as they will run.
 /// `setup_ran`: the setup has run (every object must exist now). One sentence per problem.
 pub async fn check_on_server(
     client: &Client,
@@ -107,7 +107,10 @@ pub async fn check_on_server(
     let pending_setup = !spec.setup_sql.trim().is_empty() && !setup_ran;
     let mut problems = Vec::new();
     if let Err(e) = client
-        .batch_execute(&format!("SET search_path = {}, public", ident(schema)))
+        .batch_execute(&format!(
+            "SET search_path = {}",
+            super::session::user_search_path(schema)
+        ))
         .await
     {
         return vec![describe_query_error(&e)];

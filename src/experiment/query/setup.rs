@@ -10,9 +10,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;
 
+use super::session::user_search_path;
 use super::sqltext;
 use crate::experiment::lab::{MARK, RunCtx, RunError};
-use crate::experiment::sql::literal;
+use crate::experiment::sql::{SessionSettings, literal};
 
 /// What the setup did, kept in the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -169,11 +170,25 @@ async fn execute(
             .await
             .map_err(|e| ctx.error(e))?;
     }
+    // The setup names tables as the statements do (the DBA's search path); pglab's own
+    // queries after it resolve in the catalog and the lab schema only.
+    let path = |p: String| {
+        let mut s = SessionSettings::new();
+        s.set("search_path", p);
+        s
+    };
+    let (user, own) = (
+        path(user_search_path(&ctx.opts.schema)),
+        path(ctx.search_path()),
+    );
+    user.apply(client).await.map_err(|e| ctx.error(e))?;
     for s in &statements {
         let r = ctx.cancellable(client, client.simple_query(&s.sql)).await;
         if let Err(e) = r {
             if !on_sandbox {
                 let _ = client.batch_execute("ROLLBACK").await;
+            } else {
+                let _ = own.apply(client).await;
             }
             return Err(match e {
                 RunError::Failed(m) => {
@@ -188,6 +203,7 @@ async fn execute(
             });
         }
     }
+    own.apply(client).await.map_err(|e| ctx.error(e))?;
     if !on_sandbox {
         let wrote = writes_outside(ctx, client, outside_before).await?;
         if !wrote.is_empty() {

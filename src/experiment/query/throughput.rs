@@ -225,7 +225,7 @@ pub async fn trial(
     let work = Arc::new(Workload {
         script: Arc::new(script_of(spec)),
         conninfo: ctx.target.libpq_conninfo(),
-        session_sql: format!("{}{}", ctx.session_sql(), mode.session_sql()),
+        session: super::session::measuring_settings(ctx, mode),
         frame: mode.script_frame(),
         seed: spec.seed,
         done: Arc::new(AtomicU64::new(0)),

@@ -53,6 +53,8 @@ struct ServerState {
     /// After a restart: the session that holds the run's lock again.
     lock_session: Option<Client>,
     record: WhatIfRecord,
+    /// Something was written with `ALTER SYSTEM` (until then the journal only holds the lock).
+    changed: bool,
 }
 
 /// A run's what-if state: the plan, the combination in effect, what was changed.
@@ -95,6 +97,7 @@ impl Applier {
                 journal: None,
                 lock_session: None,
                 record,
+                changed: false,
             }),
         }
     }
@@ -123,9 +126,9 @@ impl Applier {
         self.plan.settings.iter().map(|s| s.name.clone()).collect()
     }
 
-    /// `SET` statements for a new session of the combination in effect.
-    pub fn session_sql(&self) -> String {
-        self.plan.session_sql(self.current())
+    /// The session settings of the combination in effect, for a new session.
+    pub fn session_settings(&self) -> crate::experiment::sql::SessionSettings {
+        self.plan.session_settings(self.current())
     }
 
     pub async fn record(&self) -> Option<WhatIfRecord> {
@@ -137,6 +140,50 @@ impl Applier {
 
     fn setting(&self, name: &str) -> Option<&PlannedSetting> {
         self.plan.settings.iter().find(|s| s.name == name)
+    }
+
+    /// Before the run's first trial, when the plan changes the server (reload or restart):
+    /// hold the sandbox's what-if journal — its lock, so any other pglab run is refused from
+    /// now until [`Applier::restore`], and a copy of `postgresql.auto.conf` — and record the
+    /// sandbox's own values of the swept settings. Nothing is changed yet.
+    pub async fn begin(&self, target: &Target) -> Result<(), String> {
+        let Some(sandbox) = self.sandbox.clone().filter(|_| self.plan.changes_server()) else {
+            return Ok(());
+        };
+        let mut st = self.state.lock().await;
+        let client = target.connect().await.map_err(|e| e.to_string())?;
+        self.take_journal(&mut st, &sandbox, &client).await
+    }
+
+    /// True while this run holds the sandbox's what-if journal.
+    pub async fn holds_journal(&self) -> bool {
+        self.state.lock().await.journal.is_some()
+    }
+
+    async fn take_journal(
+        &self,
+        st: &mut ServerState,
+        sandbox: &Sandbox,
+        client: &Client,
+    ) -> Result<(), String> {
+        if st.journal.is_some() {
+            return Ok(());
+        }
+        let names: Vec<String> = self
+            .plan
+            .settings
+            .iter()
+            .filter(|s| s.apply != Apply::Session)
+            .map(|s| s.name.clone())
+            .collect();
+        st.record.before = shown(client, &names).await.map_err(|e| e.to_string())?;
+        let sb = sandbox.clone();
+        let journal = tokio::task::spawn_blocking(move || sb.begin_whatif())
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        st.journal = Some(journal);
+        Ok(())
     }
 
     /// Make combination `i` the one in effect: its session settings for every session opened
@@ -158,16 +205,8 @@ impl Applier {
             return Err("internal: server settings are swept on the sandbox only".into());
         };
         let client = target.connect().await.map_err(|e| e.to_string())?;
-        if st.journal.is_none() {
-            let names: Vec<String> = part.iter().map(|(n, _)| n.clone()).collect();
-            st.record.before = shown(&client, &names).await.map_err(|e| e.to_string())?;
-            let sb = sandbox.clone();
-            let journal = tokio::task::spawn_blocking(move || sb.begin_whatif())
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
-            st.journal = Some(journal);
-        }
+        // Normally held since [`Applier::begin`]; taken here for a caller that did not.
+        self.take_journal(&mut st, &sandbox, &client).await?;
         // A restart only when a restart setting changes: from the value in effect (the last
         // one applied, else the server's own).
         let restart = part.iter().any(|(n, v)| {
@@ -188,6 +227,7 @@ impl Applier {
                 _ => true,
             }
         });
+        st.changed = true;
         for (n, v) in &part {
             client
                 .batch_execute(&format!("ALTER SYSTEM SET {} = {}", ident(n), literal(v)))
@@ -279,6 +319,13 @@ impl Applier {
         };
         let mut st = self.state.lock().await;
         if st.journal.is_none() {
+            return Ok(None);
+        }
+        if !st.changed && sandbox.auto_conf_as_saved() {
+            // Held from the start, never used (the run ended before its first change).
+            if let Some(j) = st.journal.take() {
+                sandbox.end_whatif(j);
+            }
             return Ok(None);
         }
         let said = self.put_back(&mut st, &sandbox, target).await?;

@@ -151,7 +151,17 @@ impl SettingInfo {
         if let Some(b) = unit_bytes(unit) {
             let bytes = base * b;
             if bytes >= 0.0 && bytes.fract() == 0.0 {
-                return crate::measure::units::format_size_setting(bytes as u64);
+                let exact = crate::measure::units::format_size_setting(bytes as u64);
+                // A large size that is whole only in kB (shared_buffers' maximum,
+                // 8589934584kB) is unreadable alone: say it in a large unit first.
+                const MB: u64 = 1 << 20;
+                if bytes as u64 >= 10 * MB && !(bytes as u64).is_multiple_of(MB) {
+                    return format!(
+                        "about {} ({exact})",
+                        crate::measure::units::format_bytes_short(bytes)
+                    );
+                }
+                return exact;
             }
         }
         format!("{}{unit}", trim_float(base))
@@ -332,6 +342,14 @@ mod tests {
         assert_eq!(mws.normalize("16GB").as_deref(), Some("16384"));
         let e = sb.check("64kB").unwrap_err();
         assert!(e.contains("minimum of shared_buffers, 128kB"), "{e}");
+        // Its maximum is whole only in kB: said in TB first, the exact literal beside it.
+        let e = sb.check("9TB").unwrap_err();
+        assert!(
+            e.ends_with("above the maximum of shared_buffers, about 8.0 TB (8589934584kB)"),
+            "{e}"
+        );
+        let e = mws.check("3000TB").unwrap_err();
+        assert!(e.ends_with("maximum of max_wal_size, 2147483647MB"), "{e}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod plan;
 pub mod sweep;
 
 pub use apply::{Applier, Entered, WhatIfRecord};
-pub use plan::{Apply, PlannedSetting, Reach, WhatIf};
+pub use plan::{Apply, PlannedSetting, Reach, WhatIf, distinct_blocks, round_blocks};
 pub use sweep::{Combo, SET, SettingsSweep, combo_label, with_combo};
 
 use super::event::ResultLayout;
@@ -20,19 +20,29 @@ use crate::server::Sandbox;
 /// reload or restart would change their runs too, and a live what-if run of another process
 /// would make this run measure its settings.
 pub fn sandbox_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
-    if plan.changes_server() {
-        let others = sandbox.other_users();
-        if !others.is_empty() {
-            let pids: Vec<String> = others.iter().map(|p| p.to_string()).collect();
-            return Some(format!(
-                "another pglab is using the sandbox (pid {}): a reload or restart for --set would change its runs too; quit it or let it finish, then run this again",
-                pids.join(", ")
-            ));
-        }
+    if let Some(why) = users_conflict(sandbox, plan) {
+        return Some(why);
     }
     sandbox.whatif_live().then(|| {
-        "a what-if run of another pglab has changed the sandbox's settings: this run would measure them; wait until it ends".to_string()
+        "a what-if run of another pglab is changing the sandbox's settings: this run would measure them; wait until it ends".to_string()
     })
+}
+
+/// The part of [`sandbox_conflict`] a run checks again once it holds the what-if lock: other
+/// pglab processes holding the sandbox's lease, when this run would reload or restart it.
+pub fn users_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
+    if !plan.changes_server() {
+        return None;
+    }
+    let others = sandbox.other_users();
+    if others.is_empty() {
+        return None;
+    }
+    let pids: Vec<String> = others.iter().map(|p| p.to_string()).collect();
+    Some(format!(
+        "another pglab is using the sandbox (pid {}): a reload or restart for --set would change its runs too; quit it or let it finish, then run this again",
+        pids.join(", ")
+    ))
 }
 
 /// A results layout with a `settings` column when the run sweeps server settings.

@@ -8,7 +8,7 @@ use tokio_postgres::Client;
 
 use super::catalog::{self, SettingInfo};
 use super::sweep::{Combo, SettingsSweep};
-use crate::experiment::sql::literal;
+use crate::experiment::sql::SessionSettings;
 
 /// How a setting reaches the trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,16 +150,49 @@ impl WhatIf {
             .map(|i| if self.restarts() { self.block_of(i) } else { 0 })
             .collect()
     }
+}
 
-    /// The `SET` statements of combination `i`'s session settings (empty when none).
-    pub fn session_sql(&self, i: usize) -> String {
-        let Some(c) = self.combos.get(i) else {
-            return String::new();
-        };
-        c.iter()
-            .filter(|(n, _)| self.apply_of(n) == Apply::Session)
-            .map(|(n, v)| format!(" SET {n} = {};", literal(v)))
-            .collect()
+/// The order in which round `round` (0-based) visits the restart blocks `distinct` (each
+/// once, in the order given): every round visits every block, one restart each, so the
+/// repeats of a restart (or reload) value are spread over the whole run, never all in one
+/// block, and drift of the host over the run cannot land on one value. Two blocks alternate
+/// ABAB…; three or more rotate (ABC, BCA, CAB, …), each taking every position in turn — a
+/// round never starts with the block the previous one ended with, so no two rounds' trials
+/// of one value run back to back. The restarts' seconds stay outside every trial.
+pub fn round_blocks(distinct: &[usize], round: usize) -> Vec<usize> {
+    let k = distinct.len();
+    if k <= 2 {
+        return distinct.to_vec();
+    }
+    let r = round % k;
+    distinct[r..]
+        .iter()
+        .chain(&distinct[..r])
+        .copied()
+        .collect()
+}
+
+/// The distinct blocks of `blocks` (per combination), in first-seen order.
+pub fn distinct_blocks(blocks: &[usize]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for &b in blocks {
+        if !out.contains(&b) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+impl WhatIf {
+    /// Combination `i`'s session settings (empty when none).
+    pub fn session_settings(&self, i: usize) -> SessionSettings {
+        let mut s = SessionSettings::new();
+        for (n, v) in self.combos.get(i).into_iter().flatten() {
+            if self.apply_of(n) == Apply::Session {
+                s.set(n.clone(), v.clone());
+            }
+        }
+        s
     }
 }
 
@@ -278,13 +311,12 @@ pub fn expand(
 }
 
 async fn dry_run_set(client: &Client, name: &str, value: &str) -> Result<(), String> {
-    let r = client
-        .batch_execute(&format!(
-            "BEGIN; SELECT set_config({}, {}, true);",
-            literal(name),
-            literal(value)
-        ))
-        .await;
+    let mut one = SessionSettings::new();
+    one.set(name, value);
+    let r = match client.batch_execute("BEGIN").await {
+        Ok(()) => one.apply_local(client).await,
+        Err(e) => Err(e),
+    };
     let _ = client.batch_execute("ROLLBACK").await;
     r.map_err(|e| {
         e.as_db_error()
@@ -436,7 +468,10 @@ mod tests {
         assert_eq!(applies, [Apply::Session, Apply::Reload, Apply::Restart]);
         assert_eq!(p.combos.len(), 8);
         assert!(p.restarts() && p.changes_server());
-        assert_eq!(p.session_sql(0), " SET work_mem = '4MB';");
+        assert_eq!(
+            p.session_settings(0).pairs(),
+            [("work_mem".to_string(), "4MB".to_string())]
+        );
         assert_eq!(
             p.server_part(0),
             vec![
@@ -527,5 +562,26 @@ mod tests {
             check_against(&catalog(), &sweep("max_wal_size=1GB,2GB"), Reach::Cluster).unwrap_err();
         assert!(e[0].contains("coordinator only"), "{e:?}");
         assert!(check_against(&catalog(), &sweep("work_mem=1MB"), Reach::Cluster).is_ok());
+    }
+
+    #[test]
+    fn restart_blocks_alternate_or_rotate_round_by_round() {
+        assert_eq!(round_blocks(&[0], 3), [0]);
+        let two: Vec<Vec<usize>> = (0..4).map(|r| round_blocks(&[0, 3], r)).collect();
+        assert_eq!(two, [[0, 3], [0, 3], [0, 3], [0, 3]]);
+        let three: Vec<Vec<usize>> = (0..4).map(|r| round_blocks(&[0, 1, 2], r)).collect();
+        assert_eq!(three, [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]]);
+        // No round starts with the block the previous one ended with.
+        for k in 2..6 {
+            let d: Vec<usize> = (0..k).collect();
+            for r in 0..10 {
+                assert_ne!(
+                    round_blocks(&d, r).last(),
+                    round_blocks(&d, r + 1).first(),
+                    "k={k} r={r}"
+                );
+            }
+        }
+        assert_eq!(distinct_blocks(&[2, 2, 0, 2, 1]), [2, 0, 1]);
     }
 }

@@ -15,7 +15,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
     vec![
         (
             k(Action::Run),
-            "run one trial: the first value of every list, once".into(),
+            "one trial: the first value of every list (and of set), once".into(),
         ),
         (k(Action::Sweep), Action::Sweep.describe().to_string()),
         (k(Action::Cancel), Action::Cancel.describe().to_string()),
@@ -40,7 +40,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::Probe),
-            "disk probes: 256 MiB sequential write, then 5 s of fsyncs".into(),
+            "disk probes: 256 MB sequential write, then 5 s of fsyncs".into(),
         ),
         (
             k(Action::Presets),
@@ -49,6 +49,10 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         (
             k(Action::History),
             "past runs: Enter report, f filter, b baseline, c compare".into(),
+        ),
+        (
+            k(Action::Import),
+            "import tables of a server into the sandbox (whole or sampled)".into(),
         ),
         (
             format!("{} {}", k(Action::NextPane), k(Action::PrevPane)),
@@ -62,7 +66,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
                 k(Action::Up),
                 k(Action::Right)
             ),
-            "move focus; ↑↓ pick a field (Parameters), scroll (Run)".into(),
+            "move focus; ↑↓ field (Parameters) or scroll; ←→ columns (Run)".into(),
         ),
         (
             k(Action::View),
@@ -70,7 +74,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::Axis),
-            "Run pane x axis: own setting or swept server settings (--set)".into(),
+            "Run pane x axis: own setting or swept server settings (set)".into(),
         ),
         (
             "y n".into(),
@@ -112,20 +116,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ]));
         }
     }
-    lines.push(Line::default());
+    // A blank line before the footer, when the screen has one to spare.
+    let room = area.height.saturating_sub(4) as usize;
+    let footer = wrap(&config_hint(app), inner_w, 4);
+    if lines.len() + footer.len() + usize::from(app.observe) < room {
+        lines.push(Line::default());
+    }
     if app.observe {
         lines.push(Line::styled(app.look_only_why(), theme.warn()));
     }
-    let cfg = format!(
-        "Change keys in {} under [keys], e.g. run = \"R\"; actions: {}",
-        app.config_file.display(),
-        Action::ALL
-            .iter()
-            .map(|a| a.name())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    for l in wrap(&cfg, inner_w, 4) {
+    for l in footer {
         lines.push(Line::styled(l, theme.dim()));
     }
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
@@ -137,4 +137,17 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     );
     let inner = crate::tui::render::framed(f, rect, " Help · keys ", theme.focused_border(), theme);
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Where the keys are changed, and the actions' names.
+fn config_hint(app: &App) -> String {
+    format!(
+        "Change keys in {} under [keys], e.g. run = \"R\"; actions: {}",
+        app.config_file.display(),
+        Action::ALL
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
 }

@@ -11,68 +11,101 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
 
 use super::summary::SeriesSummary;
 use crate::experiment::{ResultLayout, Sample};
-use crate::tui::text::{unit_in_value, with_unit};
+use crate::report::ticks::{self, Ticks};
+use crate::tui::text::{unit_in_value, width as width_of};
 use crate::tui::theme::Theme;
 
-fn transform(v: f64, log: bool) -> f64 {
-    if log { v.max(1e-12).log10() } else { v }
-}
-
-fn untransform(v: f64, log: bool) -> f64 {
-    if !log {
-        return v;
-    }
-    // 10^log10(x) is x give or take the last bits: round them off for the labels.
-    let x = 10f64.powf(v);
-    if (x - x.round()).abs() < 1e-6 * x.abs().max(1.0) {
-        x.round()
-    } else {
-        x
-    }
-}
-
-/// Axis bounds of the transformed values. Linear axes start at zero (an honest bar for
-/// times and sizes) and end at a round number; log axes span the data exactly, so the end
-/// labels are values that were measured.
-fn bounds(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> [f64; 2] {
-    let (mut lo, mut hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-        (a.min(v), b.max(v))
-    });
-    if !lo.is_finite() || !hi.is_finite() {
-        return [0.0, 1.0];
-    }
+/// Ticks of a numeric axis over `values`: round, as many as `room` labels allow, log or
+/// linear as the layout says. A linear axis starts at 0 unless the values sit in its upper
+/// half: then it starts at a round value below them, so that their intervals get rows of
+/// their own (the ticks say where it starts).
+fn numeric(values: &[f64], unit: &str, log: bool, room: usize) -> Ticks {
     if log {
-        if hi - lo < 1e-9 {
-            lo -= 0.5;
-            hi += 0.5;
-        }
-        return [lo, hi];
+        return ticks::log(values, unit, room);
     }
-    if from_zero {
-        lo = lo.min(0.0);
-    }
-    if hi - lo < 1e-9 {
-        hi = lo + hi.abs().max(1.0);
-    }
-    [lo, nice_ceil(hi)]
+    let (lo, hi) = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
+    let from_zero = !(lo > 0.0 && lo > hi * 0.5);
+    ticks::linear(values, unit, room, from_zero)
 }
 
-/// The smallest of 1, 2, 2.5, 5 × 10^k that is at least `v` (for v > 0).
-fn nice_ceil(v: f64) -> f64 {
-    if v <= 0.0 {
-        return v;
+/// A categorical axis: one position per name (0, 1, …), half a step of room at each end.
+fn categories(names: &[String]) -> ([f64; 2], Vec<(f64, String)>) {
+    let n = names.len().max(1) as f64;
+    let ticks = names
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as f64, s.clone()))
+        .collect();
+    ([-0.5, n - 0.5], ticks)
+}
+
+/// Where the chart's plot starts and how wide it is in `area`, as ratatui lays it out for
+/// y labels of `y_label_w` columns (at most a third of the width), then the axis line.
+fn plot_columns(area: Rect, y_label_w: u16) -> (u16, u16) {
+    let left = area.left() + y_label_w.min(area.width / 3) + 1;
+    (left, area.right().saturating_sub(left))
+}
+
+/// The x labels on the chart's bottom row, each centred under its own position (ratatui
+/// spreads labels evenly whatever their values, which puts the inner ones beside their
+/// data); a label that would touch the one before it is left out, the last one kept.
+fn x_labels(
+    f: &mut Frame,
+    area: Rect,
+    (left, width): (u16, u16),
+    bounds: [f64; 2],
+    ticks: &[(f64, String)],
+    theme: Theme,
+) {
+    if width < 2 || area.height == 0 {
+        return;
     }
-    let p = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|c| *c >= v * 0.999_999)
-        .unwrap_or(10.0 * p)
+    let y = area.bottom() - 1;
+    let span = (bounds[1] - bounds[0]).max(1e-12);
+    let placed: Vec<(u16, &str)> = ticks
+        .iter()
+        .map(|(c, l)| {
+            let col = left as f64 + (c - bounds[0]) / span * (width - 1) as f64;
+            let w = width_of(l) as f64;
+            let start = (col.round() - (w / 2.0).floor())
+                .clamp(area.left() as f64, (area.right() as f64 - w).max(0.0));
+            (start as u16, l.as_str())
+        })
+        .collect();
+    let mut shown: Vec<(u16, &str)> = Vec::new();
+    for (i, &(x, l)) in placed.iter().enumerate() {
+        let clear = |shown: &Vec<(u16, &str)>| {
+            shown
+                .last()
+                .is_none_or(|(px, pl)| px + (width_of(pl) as u16) < x)
+        };
+        // The axis' end is labelled: it makes room by dropping the ones before it.
+        if i + 1 == placed.len() {
+            while shown.len() > 1 && !clear(&shown) {
+                shown.pop();
+            }
+        }
+        if clear(&shown) {
+            shown.push((x, l));
+        }
+    }
+    for (x, l) in shown {
+        let w = width_of(l) as u16;
+        f.render_widget(
+            Paragraph::new(Span::styled(l.to_string(), theme.dim())),
+            Rect::new(x, y, w.min(area.right().saturating_sub(x)), 1),
+        );
+    }
 }
 
 fn axis_title(label: &str, unit: &str, log: bool) -> String {
     let mut t = label.to_string();
-    if !unit.is_empty() && !unit_in_value(unit) && unit != label {
+    if !unit.is_empty() && !unit_in_value(unit) && unit != label && unit != "count" {
         t.push_str(&format!(" ({unit})"));
     }
     if log {
@@ -81,24 +114,11 @@ fn axis_title(label: &str, unit: &str, log: bool) -> String {
     t
 }
 
-fn ticks<'a>(b: [f64; 2], log: bool, unit: &str, theme: Theme) -> Vec<Span<'a>> {
-    let mid = (b[0] + b[1]) / 2.0;
-
-    [b[0], mid, b[1]]
-        .into_iter()
-        .map(|v| Span::styled(with_unit(untransform(v, log), unit), theme.dim()))
-        .collect()
-}
-
-/// The ends (and middle) of a categorical axis, by name.
-fn categories<'a>(names: &[String], theme: Theme) -> Vec<Span<'a>> {
-    let pick: Vec<&String> = match names.len() {
-        0..=3 => names.iter().collect(),
-        n => vec![&names[0], &names[n / 2], &names[n - 1]],
-    };
-    pick.into_iter()
-        .map(|n| Span::styled(n.clone(), theme.dim()))
-        .collect()
+/// How many y labels the chart's height holds (one every other row), and x labels its width.
+fn room(area: Rect) -> (usize, usize) {
+    let y = ((area.height as usize).saturating_sub(3) / 2 + 1).clamp(2, 11);
+    let x = (area.width as usize / 10).clamp(2, 9);
+    (y, x)
 }
 
 /// The chart of `series` (medians and intervals) and of the projected `samples`.
@@ -119,8 +139,6 @@ pub fn render(
             names.push(&s.series);
         }
     }
-    let tx = |x: f64| transform(x, layout.x_log);
-    let ty = |y: f64| transform(y, layout.y_log);
     let estimates = |i: usize| {
         series
             .get(i)
@@ -128,35 +146,71 @@ pub fn render(
             .flat_map(|s| s.settings.iter())
             .filter_map(|r| r.estimate.map(|e| (r.x, e)))
     };
+    fn projected_of<'s>(samples: &'s [Sample], n: &'s str) -> impl Iterator<Item = &'s Sample> {
+        samples
+            .iter()
+            .filter(move |s| s.series == n && s.projected && s.y.is_finite())
+    }
+    // The ticks, from every value drawn, in the room the chart has.
+    let (y_room, x_room) = room(area);
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for i in 0..names.len() {
+        for (x, e) in estimates(i) {
+            xs.push(x);
+            ys.extend([e.median, e.ci_low, e.ci_high]);
+        }
+    }
+    for n in &names {
+        for s in projected_of(samples, n) {
+            xs.push(s.x);
+            ys.push(s.y);
+        }
+    }
+    let yt = numeric(&ys, &layout.y_unit, layout.y_log, y_room);
+    let (xb, x_ticks, xt) = if layout.x_names.is_empty() {
+        let xt = numeric(&xs, &layout.x_unit, layout.x_log, x_room);
+        let ticks: Vec<(f64, String)> = xt.at.iter().copied().zip(xt.labels.clone()).collect();
+        // A little room at both ends, so that the points at the first and last tick (and
+        // the series beside them) are not on the frame.
+        let [a, b] = xt.bounds();
+        let pad = (b - a) * 0.03;
+        ([a - pad, b + pad], ticks, Some(xt))
+    } else {
+        let (b, ticks) = categories(&layout.x_names);
+        (b, ticks, None)
+    };
+    let yb = yt.bounds();
+    let tx = |x: f64| xt.as_ref().map_or(x, |t| t.pos(x));
+    let ty = |y: f64| yt.pos(y);
+    // Series at the same x stand side by side, so that their intervals do not hide each other.
+    let k = names.len() as f64;
+    let dodge = |i: usize| (i as f64 - (k - 1.0) / 2.0) * (xb[1] - xb[0]) * 0.012;
     let medians: Vec<Vec<(f64, f64)>> = (0..names.len())
-        .map(|i| estimates(i).map(|(x, e)| (tx(x), ty(e.median))).collect())
+        .map(|i| {
+            estimates(i)
+                .map(|(x, e)| (tx(x) + dodge(i), ty(e.median)))
+                .collect()
+        })
         .collect();
     let bars: Vec<(usize, [(f64, f64); 2])> = (0..names.len())
         .flat_map(|i| {
             estimates(i)
                 .filter(|(_, e)| e.ci_high > e.ci_low)
-                .map(move |(x, e)| (i, [(tx(x), ty(e.ci_low)), (tx(x), ty(e.ci_high))]))
+                .map(move |(x, e)| {
+                    let x = tx(x) + dodge(i);
+                    (i, [(x, ty(e.ci_low)), (x, ty(e.ci_high))])
+                })
         })
         .collect();
     let projected: Vec<Vec<(f64, f64)>> = names
         .iter()
         .map(|n| {
-            samples
-                .iter()
-                .filter(|s| s.series == *n && s.projected && s.y.is_finite())
+            projected_of(samples, n)
                 .map(|s| (tx(s.x), ty(s.y)))
                 .collect()
         })
         .collect();
-    let all = || {
-        medians
-            .iter()
-            .chain(projected.iter())
-            .flatten()
-            .chain(bars.iter().flat_map(|b| b.1.iter()))
-    };
-    let xb = bounds(all().map(|p| p.0), layout.x_log, false);
-    let yb = bounds(all().map(|p| p.1), layout.y_log, true);
     // Without colour, series differ by marker.
     let marker = |i: usize| {
         if theme.color {
@@ -233,11 +287,9 @@ pub fn render(
                     theme.label(),
                 ))
                 .bounds(xb)
-                .labels(if layout.x_names.is_empty() {
-                    ticks(xb, layout.x_log, &layout.x_unit, theme)
-                } else {
-                    categories(&layout.x_names, theme)
-                }),
+                // Empty labels keep the axis line and the row below it; the labels are
+                // drawn there at their own positions (see `x_labels`).
+                .labels(vec![Span::raw(""), Span::raw("")]),
         )
         .y_axis(
             Axis::default()
@@ -246,8 +298,15 @@ pub fn render(
                     theme.label(),
                 ))
                 .bounds(yb)
-                .labels(ticks(yb, layout.y_log, &layout.y_unit, theme)),
+                .labels(
+                    yt.labels
+                        .iter()
+                        .map(|l| Span::styled(l.clone(), theme.dim()))
+                        .collect::<Vec<_>>(),
+                ),
         )
         .legend_position(None);
     f.render_widget(c, area);
+    let y_label_w = yt.labels.iter().map(|l| width_of(l)).max().unwrap_or(0) as u16;
+    x_labels(f, area, plot_columns(area, y_label_w), xb, &x_ticks, theme);
 }

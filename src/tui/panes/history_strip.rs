@@ -1,4 +1,6 @@
-//! History strip: past results of the same experiment and parameters, one number per run.
+//! History strip: past results of the same experiment and parameters, one number per run
+//! (its result, in the experiment's own measure), and what the history says the run would
+//! take.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -6,34 +8,37 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::measure::stats;
-use crate::measure::units::format_seconds;
 use crate::tui::app::App;
-use crate::tui::msg::HistoryPoint;
-use crate::tui::text::{fit, spark_range, width};
+use crate::tui::msg::{Estimates, HistoryPoint, Past};
+use crate::tui::text::{fit, spark_range, width, with_unit};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HistoryState {
     /// The spec the points belong to.
     pub spec_key: Option<String>,
     pub points: Vec<HistoryPoint>,
+    /// How long the sweep and one trial of the spec would take.
+    pub eta: Estimates,
     pub error: Option<String>,
     pub loading: bool,
 }
 
 impl HistoryState {
     /// Results arrived; those of another spec (the user moved on) are dropped.
-    pub fn apply(&mut self, spec_key: String, points: Result<Vec<HistoryPoint>, String>) {
+    pub fn apply(&mut self, spec_key: String, past: Result<Past, String>) {
         if self.spec_key.as_deref() != Some(spec_key.as_str()) {
             return;
         }
         self.loading = false;
-        match points {
+        match past {
             Ok(p) => {
-                self.points = p;
+                self.points = p.points;
+                self.eta = p.eta;
                 self.error = None;
             }
             Err(e) => {
                 self.points.clear();
+                self.eta = Estimates::default();
                 self.error = Some(e);
             }
         }
@@ -45,6 +50,7 @@ impl HistoryState {
             return false;
         }
         self.points.clear();
+        self.eta = Estimates::default();
         self.error = None;
         self.loading = spec_key.is_some();
         self.spec_key = spec_key;
@@ -77,18 +83,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         };
         Span::styled(fit(t, rest), theme.dim())
     } else {
-        let secs: Vec<f64> = st.points.iter().map(|p| p.seconds).collect();
-        let median = stats::median(&secs).unwrap_or(0.0);
-        let n = secs.len();
-        let summary = format!(
-            " median {} over {n} run{} of these parameters · last {}",
-            format_seconds(median),
-            if n == 1 { "" } else { "s" },
-            format_seconds(*secs.last().unwrap_or(&0.0))
-        );
+        let summary = summary(&st.points);
+        let values: Vec<f64> = st.points.iter().map(|p| p.value).collect();
+        let n = values.len();
         let spark_w = n.min(40).min(rest.saturating_sub(width(&summary)).max(4));
         spans.push(Span::styled(
-            spark_range(secs.iter(), spark_w),
+            spark_range(values.iter(), spark_w),
             theme.spark(),
         ));
         let left = rest.saturating_sub(spark_w);
@@ -96,4 +96,51 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     spans.push(text);
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// " best median: 11.6 s over 7 runs of these parameters · last 11.7 s": the result past runs
+/// reached (their median, and the last), in the experiment's own measure.
+pub fn summary(points: &[HistoryPoint]) -> String {
+    let Some(last) = points.last() else {
+        return String::new();
+    };
+    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    let median = stats::median(&values).unwrap_or(0.0);
+    let n = values.len();
+    let v = |x: f64| with_unit(x, last.unit);
+    if n == 1 {
+        return format!(
+            " {}: {} in 1 run of these parameters",
+            last.what,
+            v(last.value)
+        );
+    }
+    format!(
+        " {}: {} over {n} runs of these parameters · last {}",
+        last.what,
+        v(median),
+        v(last.value)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strip_says_results_in_their_unit_not_durations() {
+        let p = |value: f64| HistoryPoint {
+            value,
+            unit: "rows/s",
+            what: "best median".into(),
+        };
+        assert_eq!(
+            summary(&[p(12_000.0), p(14_000.0), p(13_000.0)]),
+            " best median: 13.0k rows/s over 3 runs of these parameters · last 13.0k rows/s"
+        );
+        assert_eq!(
+            summary(&[p(980.0)]),
+            " best median: 980 rows/s in 1 run of these parameters"
+        );
+    }
 }

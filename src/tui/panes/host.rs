@@ -10,6 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{Metric, Series, framed_pane, metrics_grid, plain_line};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
+use crate::host::probe_site::{ProbeSite, ServerDevice, SiteKind};
 use crate::host::{HostSample, HostSnapshot};
 use crate::measure::units::{format_bytes_short, format_count, format_seconds};
 use crate::tui::app::{App, Focus};
@@ -76,6 +77,9 @@ pub struct HostState {
     pub read: Series,
     pub write: Series,
     pub probe: ProbeState,
+    /// On a server pglab did not start: where the disk probe writes (pglab's own directory,
+    /// never the server's data directory), said on a line of its own with the device.
+    pub probe_site: Option<ProbeSite>,
 }
 
 impl HostState {
@@ -261,6 +265,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         probe_lines = vec![fit(&text, cols)];
     }
     let mut extra = Vec::new();
+    // On a server pglab did not start, where the probe writes comes first: pglab's own
+    // directory, never the server's data directory.
+    if let Some(site) = &st.probe_site {
+        extra.push(site_line(site, cols));
+    }
     if let Some(i) = &st.info {
         if let Some(d) = &i.disk {
             extra.push(format!(
@@ -280,4 +289,62 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         lines.push(plain_line(l, style));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Where the disk probe writes, in the longest of a few wordings that fits `cols`: "probes
+/// pglab's dir on /dev/vda, the server's disk" down to "pglab's dir /dev/vda, server's".
+fn site_line(site: &ProbeSite, cols: usize) -> String {
+    let whose = match site.kind {
+        SiteKind::Named => "--probe-dir",
+        SiteKind::DataDir | SiteKind::Sandbox => "pglab's dir",
+    };
+    let dev = site.device_name().unwrap_or("an unknown device");
+    let (long, short) = match site.server_device {
+        ServerDevice::Same => ("the server's disk", "server's"),
+        ServerDevice::Other => ("not the server's disk", "not server's"),
+        ServerDevice::Unknown => ("the server's disk unknown", "server's?"),
+        ServerDevice::Remote => ("the server is remote", "server remote"),
+    };
+    let candidates = [
+        format!("probes {whose} on {dev}, {long}"),
+        format!("probes {whose} on {dev} ({short})"),
+        format!("{whose} on {dev} ({short})"),
+        format!("{whose} {dev}, {short}"),
+    ];
+    candidates
+        .iter()
+        .find(|c| c.chars().count() <= cols)
+        .cloned()
+        .unwrap_or_else(|| fit(&candidates[3], cols))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_site_line_says_whose_directory_and_which_device_at_any_width() {
+        let site = ProbeSite {
+            dir: "/var/lib/pglab".into(),
+            kind: SiteKind::DataDir,
+            device: Some("ext4 on /dev/vda".into()),
+            server_device: ServerDevice::Same,
+        };
+        assert_eq!(
+            site_line(&site, 60),
+            "probes pglab's dir on /dev/vda, the server's disk"
+        );
+        // The Host pane at 80×24 has 37 columns.
+        assert_eq!(site_line(&site, 37), "pglab's dir on /dev/vda (server's)");
+        let other = ProbeSite {
+            server_device: ServerDevice::Other,
+            ..site
+        };
+        let line = site_line(&other, 37);
+        assert!(
+            line.contains("/dev/vda") && line.contains("not server's"),
+            "{line}"
+        );
+        assert!(line.chars().count() <= 37);
+    }
 }

@@ -12,7 +12,6 @@ use ratatui::widgets::Paragraph;
 use super::{framed_pane, plain_line};
 use crate::experiment::field::FieldErrors;
 use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
-use crate::measure::units::{format_bytes, format_count};
 use crate::tui::app::{App, Focus};
 use crate::tui::msg::RunKind;
 use crate::tui::text::{fit, pack, pad, width, wrap};
@@ -135,6 +134,13 @@ impl ParamsState {
         };
         self.selected.insert(self.kind, j);
         true
+    }
+
+    /// Select the field named `key` (no change when there is none).
+    pub fn select(&mut self, key: &str) {
+        if let Some(i) = self.fields().iter().position(|f| f.key == key) {
+            self.selected.insert(self.kind, i);
+        }
     }
 
     pub fn set_kind(&mut self, kind: ExperimentKind) {
@@ -267,56 +273,43 @@ impl ParamsState {
             .map(|(_, e)| e.as_str())
     }
 
+    /// A message of the engine's as the editor says it: fields by their names (`mwm`), not by
+    /// the command line's flags (`--mwm`), which the headless front end shows.
+    pub fn say(&self, message: &str) -> String {
+        crate::tui::text::fields_by_name(message, self.fields().iter().map(|f| f.key))
+    }
+
     pub fn spec_key(&self) -> Option<String> {
         self.parsed.as_ref().ok().map(|s| s.spec_key())
     }
 
-    /// The spec a run key asks for: `s` the whole sweep; `r` one trial, in every experiment
-    /// the first value of every list, once (index-build: one `CREATE INDEX`; ingest: one load
-    /// with the first method, batch, client count and synchronous_commit; growth: the first
-    /// design at the first step).
+    /// The spec a run key asks for: `s` the whole sweep; `r` one trial
+    /// ([`ExperimentSpec::one_trial`]).
     pub fn spec_for(&self, kind: RunKind) -> Result<ExperimentSpec, &FieldErrors> {
-        let spec = self.parsed.as_ref()?.clone();
-        if kind != RunKind::Single {
-            return Ok(spec);
-        }
-        let once = crate::experiment::decision::Repeat::Fixed(1);
-        Ok(match spec {
-            ExperimentSpec::IndexBuild(mut s) => {
-                s.orders.truncate(1);
-                s.mwm.truncate(1);
-                s.workers.truncate(1);
-                s.repeat = once;
-                s.warmup = false;
-                ExperimentSpec::IndexBuild(s)
-            }
-            ExperimentSpec::Ingest(mut s) => {
-                s.methods.truncate(1);
-                s.batches.truncate(1);
-                s.clients.truncate(1);
-                s.sync.truncate(1);
-                s.repeat = once;
-                ExperimentSpec::Ingest(s)
-            }
-            ExperimentSpec::Growth(mut s) => {
-                s.designs.truncate(1);
-                s.steps.truncate(1);
-                s.target_rows = None;
-                s.repeat = once;
-                ExperimentSpec::Growth(s)
-            }
-            ExperimentSpec::Query(mut s) => {
-                s.statements.truncate(1);
-                s.index.clear();
-                for item in &mut s.set.items {
-                    item.values.truncate(1);
-                }
-                s.clients.truncate(1);
-                s.repeat = once;
-                ExperimentSpec::Query(s)
-            }
+        let spec = self.parsed.as_ref()?;
+        Ok(match kind {
+            RunKind::Single => spec.one_trial(),
+            RunKind::Sweep => spec.clone(),
         })
     }
+}
+
+/// How long the sweep and one trial would take, by the history ("sweep 3m 10s–4m 02s",
+/// "one trial ≈ 6.1 s"), or that nothing in it says.
+fn time_items(app: &App) -> Vec<String> {
+    let h = &app.history;
+    if h.loading || h.spec_key.is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    match &h.eta.sweep {
+        Some(e) => out.push(format!("sweep {}", e.range_text())),
+        None => out.push("time: no past run to go by".into()),
+    }
+    if let Some(e) = &h.eta.one {
+        out.push(format!("one trial {}", e.range_text()));
+    }
+    out
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
@@ -360,22 +353,27 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
         .min(cols / 2);
     let value_w = cols.saturating_sub(label_w + 3);
     let cost = match &st.parsed {
+        Ok(crate::experiment::ExperimentSpec::IndexBuild(s)) if s.table.is_some() => {
+            let t = s.table.as_ref().map(|t| t.text()).unwrap_or_default();
+            let items = vec![
+                format!("on {} ({})", t[0].1, t[1].1),
+                match s.table.as_ref().and_then(|t| t.sample) {
+                    Some(_) => format!("{} sample, 3 sizes, projected", t[2].1),
+                    None => "the whole table".into(),
+                },
+                format!("{} trials", s.trials()),
+            ];
+            pack(&items, cols, " · ", 2)
+                .into_iter()
+                .map(|l| plain_line(l, theme.accent()))
+                .collect::<Vec<_>>()
+        }
         Ok(spec) => {
-            let c = spec.estimate();
-            // What the experiment does not know (query: the DBA's own data) is left out.
-            let items: Vec<String> = [
-                (c.rows > 0).then(|| format!("≈ {} rows", format_count(c.rows as f64))),
-                (c.table_bytes > 0).then(|| format!("{} table", format_bytes(c.table_bytes))),
-                Some(format!(
-                    "{} trial{}",
-                    c.trials,
-                    if c.trials == 1 { "" } else { "s" }
-                )),
-                (c.disk_bytes() > 0).then(|| format!("disk ≈ {}", format_bytes(c.disk_bytes()))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
+            // How long comes second: on a small screen only the first row shows.
+            let mut items = spec.estimate().items();
+            let rest = items.split_off(1.min(items.len()));
+            items.extend(time_items(app));
+            items.extend(rest);
             pack(&items, cols, " · ", 2)
                 .into_iter()
                 .map(|l| plain_line(l, theme.accent()))
@@ -396,7 +394,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
             } else {
                 String::new()
             };
-            wrap(&format!("✗ {k}: {why}{more}"), cols, 2)
+            wrap(&format!("✗ {k}: {}{more}", st.say(why)), cols, 2)
                 .into_iter()
                 .map(|l| plain_line(l, theme.error()))
                 .collect::<Vec<_>>()
@@ -418,7 +416,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
 
     for (i, fd) in fields.iter().enumerate().skip(first).take(field_rows) {
         let is_sel = i == sel;
-        let error = st.field_error(fd.key);
+        let error = st.field_error(fd.key).map(|e| st.say(e));
         let marker = if is_sel && focused { "› " } else { "  " };
         let mut spans = vec![Span::raw(marker)];
         let label_style = if is_sel && focused {
@@ -468,7 +466,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
                         spans.push(Span::styled(v.clone(), value_style));
                         // The reason beside the value when it fits; the line at the bottom
                         // always gives it in full.
-                        if width(e) <= beside {
+                        if width(&e) <= beside {
                             spans.push(Span::styled(format!(" ✗ {e}"), theme.error()));
                         } else {
                             spans.push(Span::styled(" ✗", theme.error()));

@@ -17,11 +17,13 @@ use crate::tui::text::{width, wrap};
 const CHART_MIN_W: usize = 40;
 const CHART_MIN_H: u16 = 8;
 
-/// A scrolling list: its fixed header line, its lines, the width its columns need.
+/// A scrolling list: its fixed header line, its lines, the width its columns need, and its
+/// columns (shown, in all, how many can scroll off).
 struct List<'a> {
     header: Line<'a>,
     lines: Vec<Line<'a>>,
     natural: usize,
+    columns: (usize, usize, usize),
 }
 
 /// The per-setting summary of the run so far.
@@ -41,6 +43,12 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
         RunView::Chart => None,
         RunView::Findings => {
             let mut lines = Vec::new();
+            if !st.decision.is_empty() {
+                let text = format!("recommendation: {}", st.decision.join(" "));
+                for l in wrap(&text, cols.saturating_sub(2), 50) {
+                    lines.push(Line::styled(l, theme.accent()));
+                }
+            }
             for n in &st.notes {
                 for (i, l) in wrap(n, cols.saturating_sub(2), 50).into_iter().enumerate() {
                     let lead = if i == 0 { "• " } else { "  " };
@@ -57,23 +65,37 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
                 header: Line::styled(header, theme.title()),
                 lines,
                 natural: cols,
+                columns: (0, 0, 0),
             })
         }
         RunView::Summary | RunView::Trials => {
-            let (layout, _) = st.on_axis()?;
-            let layout = &layout;
+            let (layout, samples) = st.on_axis()?;
             if st.samples.is_empty() {
                 return None;
             }
             let t = if st.view == RunView::Summary {
-                tables::settings(theme, layout, series, &st.rules, cols)
+                let names = super::axis::swept_names(&st.samples);
+                let own_axis = st.axis() == super::axis::Axis::Own;
+                let input = tables::SettingsInput {
+                    layout: &layout,
+                    series,
+                    findings: &summary::findings_by_x(&samples),
+                    series_title: if own_axis && !names.is_empty() {
+                        format!("series · {names}")
+                    } else {
+                        "series".into()
+                    },
+                    rules: &st.rules,
+                };
+                tables::settings(theme, &input, cols, st.hscroll)
             } else {
-                tables::trials(theme, layout, &st.samples, cols)
+                tables::trials(theme, &layout, &st.samples, cols, st.hscroll)
             };
             Some(List {
                 header: t.header,
                 lines: t.rows,
                 natural: t.natural,
+                columns: (t.shown, t.total, t.max_skip),
             })
         }
     }
@@ -159,6 +181,15 @@ pub fn viewport(app: &App, body: Rect) -> (usize, usize) {
     }
 }
 
+/// How many columns of the view's table can scroll off to the left (0: all fit).
+pub fn column_room(app: &App, body: Rect) -> usize {
+    let series = summaries(app);
+    match arrange(app, &series, body) {
+        (Split { list: Some(_), .. }, Some(l)) => l.columns.2,
+        _ => 0,
+    }
+}
+
 pub fn render(app: &App, f: &mut Frame, body: Rect) {
     let st = &app.run;
     let series = summaries(app);
@@ -198,15 +229,33 @@ fn draw_list(app: &App, f: &mut Frame, area: Rect, l: List) {
         Paragraph::new(l.header),
         Rect::new(area.x, area.y, area.width, 1),
     );
+    // Some columns are scrolled off or do not fit: arrows say which way ←→ reach them (over
+    // the header's end when it is full: they are what the user needs to know).
+    let (shown, total, room) = l.columns;
+    let hidden = room > 0 && shown < total;
+    let skip = app.run.hscroll.min(room);
+    let arrows = match (hidden && skip > 0, hidden && skip < room) {
+        (true, true) => " ←→",
+        (true, false) => " ←",
+        (false, true) => " →",
+        (false, false) => "",
+    };
+    let mut pos = String::new();
     if len > visible && visible > 0 {
-        let pos = format!(" {}–{}/{len}", first + 1, (first + visible).min(len));
-        let w = width(&pos) as u16;
-        if header_w as u16 + w < area.width {
-            f.render_widget(
-                Paragraph::new(Span::styled(pos, app.theme.dim())),
-                Rect::new(area.x + area.width - w, area.y, w, 1),
-            );
-        }
+        pos = format!(" {}–{}/{len}", first + 1, (first + visible).min(len));
+    }
+    let (aw, pw) = (width(arrows) as u16, width(&pos) as u16);
+    if !pos.is_empty() && header_w as u16 + aw + pw < area.width {
+        f.render_widget(
+            Paragraph::new(Span::styled(pos, app.theme.dim())),
+            Rect::new(area.x + area.width - aw - pw, area.y, pw, 1),
+        );
+    }
+    if aw > 0 && aw < area.width {
+        f.render_widget(
+            Paragraph::new(Span::styled(arrows, app.theme.accent())),
+            Rect::new(area.x + area.width - aw, area.y, aw, 1),
+        );
     }
     let lines: Vec<Line> = l.lines.into_iter().skip(first).take(visible).collect();
     f.render_widget(

@@ -38,8 +38,9 @@ pub struct RunState {
     pub experiment: Option<ExperimentKind>,
     /// The server settings the run sweeps (`set`), in text form; empty when none.
     pub whatif: String,
-    /// What the chart and the summary put on the x axis; kept from run to run.
-    pub axis: super::axis::Axis,
+    /// What the chart and the summary put on the x axis when the user chose (`a`); kept
+    /// from run to run. None: the pane chooses (see [`super::axis::effective`]).
+    pub axis: Option<super::axis::Axis>,
     pub run_id: String,
     pub description: String,
     pub trials: usize,
@@ -63,6 +64,12 @@ pub struct RunState {
     /// What the body shows; kept from run to run.
     pub view: RunView,
     pub scroll: Scroll,
+    /// Columns of the tables scrolled off to the left (after the ones that stay).
+    pub hscroll: usize,
+    /// How long the run was expected to take when it started (from the history).
+    pub expected: Option<crate::experiment::eta::Eta>,
+    /// The run's recommendation (the decision), once it finished.
+    pub decision: Vec<String>,
     /// The last query run's report, for the plan view (`t`).
     pub query: Option<Box<crate::experiment::query::QueryReport>>,
 }
@@ -73,10 +80,15 @@ impl RunState {
         self.samples.iter().any(|s| !s.settings.is_empty())
     }
 
-    /// The layout and samples as the chosen axis draws them.
+    /// The axis shown now.
+    pub fn axis(&self) -> super::axis::Axis {
+        super::axis::effective(self.axis, &self.samples)
+    }
+
+    /// The layout and samples as the axis shown draws them.
     pub fn on_axis(&self) -> Option<(ResultLayout, Vec<Sample>)> {
         let layout = self.layout.as_ref()?;
-        Some(super::axis::view(self.axis, layout, &self.samples))
+        Some(super::axis::view(self.axis(), layout, &self.samples))
     }
 
     pub fn is_active(&self) -> bool {
@@ -107,8 +119,8 @@ impl RunState {
                 if c.trials == 1 { "" } else { "s" }
             ),
             phase: "starting".into(),
-            rules: rules_of(spec),
-            weights: weights_of(spec),
+            rules: spec.rules(),
+            weights: spec.trial_weights(),
             view,
             scroll: Scroll::new(view),
             ..RunState::default()
@@ -119,6 +131,7 @@ impl RunState {
     pub fn set_view(&mut self, view: RunView) {
         self.view = view;
         self.scroll = Scroll::new(view);
+        self.hscroll = 0;
     }
 
     /// The trial now running: the one before it is done. None between trials (a dataset
@@ -192,6 +205,7 @@ impl RunState {
             RunEvent::Finished(r) => {
                 self.keep_plans(&r);
                 self.merge_notes(&r.notes);
+                self.decision = decision(&r);
                 end(self, Outcome::Finished, None, r.seconds());
                 return true;
             }
@@ -316,31 +330,13 @@ impl RunState {
     }
 }
 
-/// The verdict rules the run was started with.
-fn rules_of(spec: &ExperimentSpec) -> Rules {
-    match spec {
-        ExperimentSpec::IndexBuild(s) => s.decision.rules(),
-        ExperimentSpec::Ingest(s) => s.decision.rules(),
-        ExperimentSpec::Growth(s) => s.decision.rules(),
-        ExperimentSpec::Query(s) => s.decision.rules(),
-    }
-}
-
-/// Growth trials fill ever larger steps: each weighs the versions it adds, so that the ETA
-/// does not take the first small steps for the pace of the large ones. Other experiments'
-/// trials weigh alike.
-fn weights_of(spec: &ExperimentSpec) -> Vec<f64> {
-    let ExperimentSpec::Growth(s) = spec else {
-        return Vec::new();
-    };
-    let points = s.points();
+/// The recommendation of a finished run as the report gives it (its `**` marks dropped),
+/// each followed by its SQL.
+fn decision(r: &crate::experiment::RunReport) -> Vec<String> {
     let mut out = Vec::new();
-    let mut prev = 0;
-    for p in points {
-        for _ in &s.designs {
-            out.push(p.saturating_sub(prev).max(1) as f64);
-        }
-        prev = p;
+    for rec in crate::report::content::content(r).recommendations {
+        out.push(rec.text.replace("**", ""));
+        out.extend(rec.sql);
     }
     out
 }
@@ -384,6 +380,20 @@ pub fn viewport(app: &App) -> Option<(usize, usize)> {
     }
     let body = parts(app, inner).body?;
     Some(results::viewport(app, body))
+}
+
+/// How many columns of the body's table can scroll off to the left (0: all fit, or no table).
+pub fn column_room(app: &App) -> usize {
+    let Some(inner) = crate::tui::render::run_inner(app) else {
+        return 0;
+    };
+    if inner.height == 0 || inner.width < 10 {
+        return 0;
+    }
+    parts(app, inner)
+        .body
+        .map(|b| results::column_room(app, b))
+        .unwrap_or(0)
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {

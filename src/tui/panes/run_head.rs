@@ -35,15 +35,23 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
             None => format!("{} · {}", st.description, st.phase),
         };
         head.push(Row::Text(plain_line(fit(&what, cols), theme.plain())));
-        let run_gauge = st.run_fraction().filter(|_| st.trials > 1);
+        // One convention, labelled: the bar is the current trial's progress when it can be
+        // measured ("trial 37%"), else the whole run's ("run 71%"); the line under it
+        // always gives the whole run's share, elapsed time and ETA.
+        let run_share = st.run_fraction().filter(|_| st.trials > 1);
+        let trial_bar = st.progress.as_ref().and_then(|p| p.fraction).is_some();
         match st.progress.as_ref().and_then(|p| p.fraction) {
             Some(fr) if !st.cancelling => head.push(Row::Gauge {
                 ratio: fr.clamp(0.0, 1.0),
-                label: format!("{:>3.0}%", fr * 100.0),
+                label: format!(
+                    "{} {:>3.0}%",
+                    if st.trial.is_some() { "trial" } else { "step" },
+                    fr * 100.0
+                ),
             }),
             // A step without a measurable extent: how far the whole run is.
-            None if !st.cancelling && run_gauge.is_some() => {
-                let fr = run_gauge.unwrap_or(0.0);
+            None if !st.cancelling && run_share.is_some() => {
+                let fr = run_share.unwrap_or(0.0);
                 head.push(Row::Gauge {
                     ratio: fr,
                     label: format!("run {:>3.0}%", fr * 100.0),
@@ -62,14 +70,24 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
             }
         }
         let mut items = Vec::new();
-        if let Some(t) = st.started_at {
-            items.push(format!(
-                "elapsed {}",
-                format_seconds(app.now.saturating_duration_since(t).as_secs_f64())
-            ));
+        if let Some(fr) = run_share.filter(|_| trial_bar || st.cancelling) {
+            items.push(format!("run {:.0}%", fr * 100.0));
         }
-        if let Some(eta) = st.eta(app.now) {
-            items.push(format!("eta {}", format_seconds(eta)));
+        let elapsed = st
+            .started_at
+            .map(|t| app.now.saturating_duration_since(t).as_secs_f64());
+        if let Some(e) = elapsed {
+            items.push(format!("elapsed {}", format_seconds(e)));
+        }
+        match (st.eta(app.now), &st.expected) {
+            (Some(eta), _) => items.push(format!("run eta {}", format_seconds(eta))),
+            // Before the run's own progress says anything: what the history expected.
+            (None, Some(x)) => {
+                if let Some(left) = x.remaining(elapsed.unwrap_or(0.0)) {
+                    items.push(format!("run eta {} (history)", left.range_text()));
+                }
+            }
+            (None, None) => {}
         }
         let mut line = pack(&items, cols, " · ", 1).concat();
         if let Some(r) = st.rates.last() {
@@ -160,12 +178,27 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
             .iter()
             .filter(|n| e.outcome == Outcome::Finished || !cleanup.contains(n))
             .collect();
-        // The findings view shows every note; elsewhere the last ones stay in sight.
+        // The findings view shows every note and the recommendation; elsewhere the
+        // recommendation stays in sight when there is one, else the last notes.
         // (notes, rows each): a small chart keeps one line of the last note.
+        let decided = e.outcome == Outcome::Finished && !st.decision.is_empty();
+        if decided && st.view != RunView::Findings {
+            let text = format!("recommendation: {}", st.decision.join(" "));
+            let lines = match (st.view, rows) {
+                (RunView::Chart, 0..16) => 1,
+                (_, 0..16) => 3,
+                _ => 5,
+            };
+            for l in wrap(&text, cols, lines) {
+                head.push(Row::Text(plain_line(l, theme.accent())));
+            }
+        }
         let (shown, each) = match (st.view, rows) {
             (RunView::Findings, _) => (0, 0),
+            (_, 0..16) if decided => (0, 0),
             (RunView::Chart, 0..16) => (1, 1),
             (_, 0..16) => (1, 2),
+            _ if decided => (1, 2),
             _ => (2, 2),
         };
         for n in &rest[rest.len().saturating_sub(shown)..] {
@@ -178,7 +211,7 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
             app.look_only_why().to_string()
         } else {
             format!(
-                "No run yet. {} runs one trial (the first value of every list), {} runs the full sweep; {} cancels a run.",
+                "No run yet. {} runs one trial (the first value of every list, set included), {} runs the full sweep; {} cancels a run.",
                 keys.label(Action::Run),
                 keys.label(Action::Sweep),
                 keys.label(Action::Cancel)

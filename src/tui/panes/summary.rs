@@ -3,12 +3,15 @@
 //! (`measure::finding::decide`), so the marks say what the findings say.
 //!
 //! A setting is one `(series, x)` of the measured samples (projected points and warm-ups are
-//! not measurements). Within a series the settings are ranked by cost in ascending `x` (less
-//! memory, smaller batch), which is how the core picks the cheapest of a tie.
+//! not measurements); its trials are every sample's own (`Sample::trials`: a growth step
+//! carries all its writes). Within a series the settings are ranked by cost in ascending `x`
+//! (less memory, smaller batch), which is how the core picks the cheapest of a tie. Layouts
+//! that compare the series at each x instead (growth's designs at a step) get no marks
+//! here: their verdicts are the experiment's own findings, carried by the samples.
 
-use crate::experiment::{ResultLayout, Sample};
+use crate::experiment::{Compare, ResultLayout, Sample};
 use crate::measure::finding::{Finding, SettingTrials, decide};
-use crate::measure::interval::Estimate;
+use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
 use crate::measure::verdict::Verdict;
 use crate::tui::text::with_unit;
@@ -42,6 +45,10 @@ pub struct SettingRow {
     /// `x` in its unit: "16 MB", "1k".
     pub label: String,
     pub estimate: Option<Estimate>,
+    /// The estimate of each of the layout's further measures (growth: reads).
+    pub measures: Vec<Option<Estimate>>,
+    /// The layout's summary columns, from the setting's last sample (growth: rows, sizes).
+    pub cells: Vec<String>,
     pub mark: Mark,
 }
 
@@ -84,6 +91,7 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
         }
         labels.push(l);
     }
+    let at = |x: f64| measured.iter().filter(move |s| s.x == x);
     let trials: Vec<SettingTrials> = xs
         .iter()
         .zip(&labels)
@@ -91,9 +99,57 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
         .map(|(rank, (x, label))| SettingTrials {
             label: label.clone(),
             cost_rank: rank,
-            values: measured.iter().filter(|s| s.x == *x).map(|s| s.y).collect(),
+            values: at(*x).flat_map(|s| s.trials()).collect(),
         })
         .collect();
+    let columns: Vec<Option<usize>> = layout
+        .summary_columns
+        .iter()
+        .map(|c| layout.columns.iter().position(|k| k == c))
+        .collect();
+    let extra = |x: f64| -> (Vec<Option<Estimate>>, Vec<String>) {
+        let measures = (0..layout.measures.len())
+            .map(|m| {
+                let v: Vec<f64> = at(x)
+                    .flat_map(|s| s.measures.get(m).cloned().unwrap_or_default())
+                    .collect();
+                estimate(&v, rules.confidence)
+            })
+            .collect();
+        let last = at(x).next_back();
+        let cells = columns
+            .iter()
+            .map(|i| {
+                i.and_then(|i| last.and_then(|s| s.cells.get(i).cloned()))
+                    .unwrap_or_default()
+            })
+            .collect();
+        (measures, cells)
+    };
+    if layout.compare == Compare::Series {
+        // The series are compared at each x by the experiment itself: no ranking of x here.
+        let settings = xs
+            .iter()
+            .zip(trials)
+            .map(|(x, t)| {
+                let (measures, cells) = extra(*x);
+                SettingRow {
+                    series: name.to_string(),
+                    x: *x,
+                    label: t.label,
+                    estimate: estimate(&t.values, rules.confidence),
+                    measures,
+                    cells,
+                    mark: Mark::None,
+                }
+            })
+            .collect();
+        return SeriesSummary {
+            series: name.to_string(),
+            settings,
+            sentence: String::new(),
+        };
+    }
     let finding = decide(&trials, layout.y_better, rules);
     let unit = layout.y_unit.clone();
     let sentence = finding.sentence_with(&|v| with_unit(v, &unit));
@@ -101,12 +157,17 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
         .settings
         .iter()
         .zip(&xs)
-        .map(|(r, x)| SettingRow {
-            series: name.to_string(),
-            x: *x,
-            label: r.label.clone(),
-            estimate: r.estimate,
-            mark: mark(&finding, &r.label),
+        .map(|(r, x)| {
+            let (measures, cells) = extra(*x);
+            SettingRow {
+                series: name.to_string(),
+                x: *x,
+                label: r.label.clone(),
+                estimate: r.estimate,
+                measures,
+                cells,
+                mark: mark(&finding, &r.label),
+            }
         })
         .collect();
     SeriesSummary {
@@ -114,6 +175,28 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
         settings,
         sentence,
     }
+}
+
+/// Each x the samples reached, ascending, with what the experiment concluded there (the
+/// findings its samples carry), for layouts that compare the series at each x.
+pub fn findings_by_x(samples: &[Sample]) -> Vec<(f64, Vec<String>)> {
+    let mut out: Vec<(f64, Vec<String>)> = Vec::new();
+    for s in samples.iter().filter(|s| !s.projected && s.x.is_finite()) {
+        let i = match out.iter().position(|(x, _)| *x == s.x) {
+            Some(i) => i,
+            None => {
+                out.push((s.x, Vec::new()));
+                out.len() - 1
+            }
+        };
+        for f in &s.findings {
+            if !out[i].1.contains(f) {
+                out[i].1.push(f.clone());
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
 }
 
 /// Marks only for a decided finding: `too few trials` marks nothing.
@@ -134,18 +217,19 @@ pub fn value(layout: &ResultLayout, v: f64) -> String {
     with_unit(v, &layout.y_unit)
 }
 
-/// The interval as "±2%", with the coverage reached when it falls short of the rules'
-/// confidence ("±6% (75%)": three trials bracket the median only 75% of the time); "–" for a
-/// single trial, which has no interval.
-pub fn plus_minus(e: &Estimate, rules: &Rules) -> String {
+/// The interval as its two ends in the layout's unit, "40–50 ms", with the coverage reached
+/// when it falls short of the rules' confidence ("40–50 ms (88%)": four trials bracket the
+/// median only 88% of the time); "–" for a single trial, which has no interval. The same
+/// bounds `history show` prints.
+pub fn interval(e: &Estimate, unit: &str, rules: &Rules) -> String {
     if e.n < 2 {
         return "–".into();
     }
-    let pm = e.plus_minus();
+    let text = crate::tui::text::span_with_unit(e.ci_low, e.ci_high, unit);
     if e.reaches(rules.confidence) {
-        pm
+        text
     } else {
-        format!("{pm} ({:.0}%)", e.level * 100.0)
+        format!("{text} ({:.0}%)", e.level * 100.0)
     }
 }
 
@@ -165,6 +249,7 @@ mod tests {
             y_better: better,
             columns: vec![],
             x_names: Vec::new(),
+            ..Default::default()
         }
     }
 
@@ -176,6 +261,7 @@ mod tests {
             projected: false,
             cells: vec![],
             settings: String::new(),
+            ..Default::default()
         }
     }
 
@@ -223,11 +309,11 @@ mod tests {
             s[0].sentence,
             "16 MB..256 MB are within noise of each other (no significant difference); 16 MB is enough"
         );
-        // Six trials reach 95%: x(1)..x(6) is 0.99..1.01 of the base, ±1%.
+        // Six trials reach 95%: x(1)..x(6) is 0.99..1.01 of the base.
         let e = s[0].settings[0].estimate.unwrap();
         assert_eq!(e.n, 6);
         assert!((e.median - 10.01).abs() < 1e-9, "{e:?}");
-        assert_eq!(plus_minus(&e, &Rules::default()), "±1%");
+        assert_eq!(interval(&e, "s", &Rules::default()), "9.9–10.1 s");
     }
 
     #[test]
@@ -256,12 +342,12 @@ mod tests {
         assert!(s[0].settings.iter().all(|r| r.mark == Mark::None));
         assert!(s[0].sentence.starts_with("too few trials to decide"));
         let e = s[0].settings[0].estimate.unwrap();
-        assert_eq!(plus_minus(&e, &Rules::default()), "–");
+        assert_eq!(interval(&e, "s", &Rules::default()), "–");
         // Three trials bracket the median only 75% of the time: said beside the ±.
         let samples = sweep("sorted", &[(1, &[5.0, 5.2, 5.4])]);
         let s = summarize(&layout(Better::Lower), &samples, &Rules::default());
         let e = s[0].settings[0].estimate.unwrap();
-        assert_eq!(plus_minus(&e, &Rules::default()), "±3.8% (75%)");
+        assert_eq!(interval(&e, "s", &Rules::default()), "5.0–5.4 s (75%)");
         assert_eq!(s[0].sentence, "one setting run: nothing to compare");
     }
 

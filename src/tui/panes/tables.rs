@@ -1,15 +1,19 @@
 //! The two tables of the run pane as lines (so that they scroll like any text): per trial,
 //! the experiment's own columns; per setting, the median with its interval and the marks of
-//! the best group, each series followed by its finding.
+//! the best group, each series followed by its finding (or, for layouts that compare the
+//! series at each x, each x followed by the experiment's findings there).
 //!
-//! Columns are whole or absent, never cut, and always the leading ones: a wider pane shows
-//! at least the columns a narrower one shows.
+//! Columns are whole or absent, never cut. The leading ones that name a row stay put; the
+//! others scroll sideways (`hscroll` columns skipped) when the pane is too narrow for all of
+//! them: a wider pane shows at least the columns a narrower one shows.
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use super::axis;
 use super::summary::{self, Mark, SeriesSummary};
-use crate::experiment::{ResultLayout, Sample};
+use crate::experiment::{Compare, ResultLayout, Sample};
+use crate::measure::interval::Estimate;
 use crate::measure::rules::Rules;
 use crate::tui::text::{fit, pad, width, wrap};
 use crate::tui::theme::Theme;
@@ -18,172 +22,320 @@ use crate::tui::theme::Theme;
 const MAX_CELL: usize = 24;
 const SPACING: usize = 2;
 
-/// A table as lines: the header and the rows, and the width all its columns need.
+/// A table as lines: the header and the rows, and how its columns fit.
 pub struct Lines<'a> {
     pub header: Line<'a>,
     pub rows: Vec<Line<'a>>,
+    /// The width all its columns need.
     pub natural: usize,
+    /// Columns shown and in all.
+    pub shown: usize,
+    pub total: usize,
+    /// The most columns that can be scrolled off (0: everything fits).
+    pub max_skip: usize,
 }
 
-/// How many leading columns of `widths` fit in `cols`.
-fn columns_that_fit(widths: &[usize], cols: usize) -> usize {
+/// Which columns show in `cols`: the first `frozen` (as many as fit), then the others from
+/// `frozen + skip` on, as long as they fit.
+fn visible(widths: &[usize], frozen: usize, skip: usize, cols: usize) -> Vec<usize> {
     let mut used = 0;
-    for (i, w) in widths.iter().enumerate() {
-        let add = if i == 0 { *w } else { *w + SPACING };
+    let mut out = Vec::new();
+    let order =
+        (0..frozen.min(widths.len())).chain((frozen + skip).min(widths.len())..widths.len());
+    for i in order {
+        let add = if out.is_empty() {
+            widths[i]
+        } else {
+            widths[i] + SPACING
+        };
         if used + add > cols {
-            return i;
+            break;
         }
         used += add;
+        out.push(i);
     }
-    widths.len()
+    out
+}
+
+/// The fewest columns to skip so that the last one shows (0 when all fit).
+fn max_skip(widths: &[usize], frozen: usize, cols: usize) -> usize {
+    let scrolling = widths.len().saturating_sub(frozen);
+    (0..scrolling)
+        .find(|&s| visible(widths, frozen, s, cols).last() == Some(&(widths.len() - 1)))
+        .unwrap_or(scrolling.saturating_sub(1))
 }
 
 fn natural(widths: &[usize]) -> usize {
     widths.iter().sum::<usize>() + SPACING * widths.len().saturating_sub(1)
 }
 
-fn cells_line<'a>(cells: &[String], widths: &[usize], shown: usize, style: Style) -> Line<'a> {
-    let text = (0..shown)
-        .map(|i| pad(cells.get(i).map(String::as_str).unwrap_or(""), widths[i]))
+fn cells_line<'a>(cells: &[String], widths: &[usize], shown: &[usize], style: Style) -> Line<'a> {
+    let text = shown
+        .iter()
+        .map(|&i| pad(cells.get(i).map(String::as_str).unwrap_or(""), widths[i]))
         .collect::<Vec<_>>()
         .join(&" ".repeat(SPACING));
     Line::from(Span::styled(text.trim_end().to_string(), style))
 }
 
-/// Per trial, in the order they ran; projected rows (warm-ups, projections) dimmed.
+/// A row of a table: cells (with the mark of the best group, if any), or a line of prose.
+enum Row {
+    Cells {
+        cells: Vec<String>,
+        style: Style,
+        mark: Mark,
+    },
+    Text {
+        text: String,
+        style: Style,
+    },
+}
+
+/// Header and rows, laid out for `cols` with `skip` columns scrolled off.
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Row>,
+    frozen: usize,
+}
+
+impl Table {
+    fn widths(&self) -> Vec<usize> {
+        let mut widths: Vec<usize> = self.header.iter().map(|h| width(h)).collect();
+        for r in &self.rows {
+            if let Row::Cells { cells, .. } = r {
+                for (i, c) in cells.iter().enumerate().take(widths.len()) {
+                    widths[i] = widths[i].max(width(c));
+                }
+            }
+        }
+        widths.into_iter().map(|w| w.min(MAX_CELL)).collect()
+    }
+
+    fn lines<'a>(self, theme: Theme, cols: usize, skip: usize) -> Lines<'a> {
+        let widths = self.widths();
+        let most = max_skip(&widths, self.frozen, cols);
+        let shown = visible(&widths, self.frozen, skip.min(most), cols);
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|r| match r {
+                Row::Text { text, style } => Line::styled(text, style),
+                Row::Cells { cells, style, mark } => {
+                    let cells: Vec<String> = cells.iter().map(|c| fit(c, MAX_CELL)).collect();
+                    let mut line = cells_line(&cells, &widths, &shown, style);
+                    if mark != Mark::None
+                        && let Some(first) = line.spans.first_mut()
+                    {
+                        let rest: String = first.content.chars().skip(1).collect();
+                        line.spans = vec![
+                            Span::styled(mark.symbol(), theme.good()),
+                            Span::styled(rest, style),
+                        ];
+                    }
+                    line
+                }
+            })
+            .collect();
+        Lines {
+            header: cells_line(&self.header, &widths, &shown, theme.title()),
+            rows,
+            natural: natural(&widths),
+            shown: shown.len(),
+            total: widths.len(),
+            max_skip: most,
+        }
+    }
+}
+
+/// Per trial, in the order they ran; projected rows (warm-ups, projections) dimmed. The swept
+/// settings, when there are some, come second (by their values; the names head the column),
+/// so that every row says what it ran with.
 pub fn trials<'a>(
     theme: Theme,
     layout: &ResultLayout,
     samples: &[Sample],
     cols: usize,
+    skip: usize,
 ) -> Lines<'a> {
     let ncols = layout.columns.len();
-    let mut widths: Vec<usize> = layout.columns.iter().map(|c| width(c)).collect();
-    for s in samples {
-        for (i, c) in s.cells.iter().enumerate().take(ncols) {
-            widths[i] = widths[i].max(width(c));
-        }
-    }
-    for w in &mut widths {
-        *w = (*w).min(MAX_CELL);
-    }
-    let shown = columns_that_fit(&widths, cols);
+    let settings_at = layout
+        .columns
+        .iter()
+        .position(|c| c == "settings")
+        .filter(|&i| i > 1);
+    let order: Vec<usize> = match settings_at {
+        Some(k) => [0, k]
+            .into_iter()
+            .chain((1..ncols).filter(|&i| i != k))
+            .collect(),
+        None => (0..ncols).collect(),
+    };
+    let names = axis::swept_names(samples);
+    let header: Vec<String> = order
+        .iter()
+        .map(|&i| match settings_at {
+            Some(k) if i == k && !names.is_empty() => names.clone(),
+            _ => layout.columns[i].clone(),
+        })
+        .collect();
     let rows = samples
         .iter()
-        .map(|s| {
-            let style = if s.projected {
+        .map(|s| Row::Cells {
+            cells: order
+                .iter()
+                .map(|&i| {
+                    let c = s.cells.get(i).cloned().unwrap_or_default();
+                    if Some(i) == settings_at {
+                        axis::values(&c)
+                    } else {
+                        c
+                    }
+                })
+                .collect(),
+            style: if s.projected {
                 theme.dim()
             } else {
                 theme.plain()
-            };
-            let cells: Vec<String> = s.cells.iter().map(|c| fit(c, MAX_CELL)).collect();
-            cells_line(&cells, &widths, shown, style)
+            },
+            mark: Mark::None,
         })
         .collect();
-    Lines {
-        header: cells_line(&layout.columns, &widths, shown, theme.title()),
+    Table {
+        header,
         rows,
-        natural: natural(&widths),
+        frozen: if settings_at.is_some() { 2 } else { 1 },
     }
+    .lines(theme, cols, skip)
 }
 
-/// Per setting: `★ series setting n median ± range`, and under each series with repeated
-/// trials its finding.
-pub fn settings<'a>(
-    theme: Theme,
-    layout: &ResultLayout,
-    series: &[SeriesSummary],
-    rules: &Rules,
-    cols: usize,
-) -> Lines<'a> {
-    let header: Vec<String> = ["", "series", "setting", "n", "median", "±", "range"]
-        .map(String::from)
-        .to_vec();
-    let value = |v: f64| summary::value(layout, v);
+/// What the settings table is made of besides the per-series summaries.
+pub struct SettingsInput<'a> {
+    pub layout: &'a ResultLayout,
+    pub series: &'a [SeriesSummary],
+    /// For layouts that compare the series at each x: the experiment's findings at each x.
+    pub findings: &'a [(f64, Vec<String>)],
+    /// The series column's header ("series", "series · shared_buffers").
+    pub series_title: String,
+    pub rules: &'a Rules,
+}
+
+/// Per setting: `★ series setting n median interval`, the further measures and the layout's
+/// summary columns; under each series with repeated trials its finding, or under each x the
+/// experiment's findings there.
+pub fn settings<'a>(theme: Theme, input: &SettingsInput, cols: usize, skip: usize) -> Lines<'a> {
+    let layout = input.layout;
+    let rules = input.rules;
+    let y_name = if layout.y_name.is_empty() {
+        "median".to_string()
+    } else {
+        layout.y_name.clone()
+    };
+    let mut header: Vec<String> = vec![
+        String::new(),
+        input.series_title.clone(),
+        if layout.x_label.is_empty() {
+            "setting".into()
+        } else {
+            layout.x_label.clone()
+        },
+        "n".into(),
+        y_name,
+        "interval".into(),
+    ];
+    for m in &layout.measures {
+        header.push(m.name.clone());
+        header.push("interval".into());
+    }
+    header.extend(layout.summary_columns.iter().cloned());
+    let median_and_interval = |e: &Option<Estimate>, unit: &str| -> [String; 2] {
+        match e {
+            Some(e) => [
+                crate::tui::text::with_unit(e.median, unit),
+                summary::interval(e, unit, rules),
+            ],
+            None => ["–".into(), String::new()],
+        }
+    };
     let cells_of = |r: &summary::SettingRow| -> Vec<String> {
         let mut c = vec![
             r.mark.symbol().to_string(),
             r.series.clone(),
             r.label.clone(),
+            r.estimate.map(|e| e.n.to_string()).unwrap_or("0".into()),
         ];
-        match &r.estimate {
-            Some(e) => c.extend([
-                e.n.to_string(),
-                value(e.median),
-                summary::plus_minus(e, rules),
-                if e.n > 1 {
-                    format!("{}–{}", value(e.min), value(e.max))
-                } else {
-                    String::new()
-                },
-            ]),
-            None => c.extend(["0".into(), "–".into()]),
+        c.extend(median_and_interval(&r.estimate, &layout.y_unit));
+        for (m, e) in layout.measures.iter().zip(&r.measures) {
+            c.extend(median_and_interval(e, &m.unit));
         }
+        c.extend(r.cells.iter().cloned());
         c
     };
-    let table: Vec<Vec<Vec<String>>> = series
-        .iter()
-        .map(|s| s.settings.iter().map(cells_of).collect())
-        .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
-    for c in table.iter().flatten() {
-        for (i, cell) in c.iter().enumerate() {
-            widths[i] = widths[i].max(width(cell)).min(MAX_CELL);
-        }
-    }
-    let shown = columns_that_fit(&widths, cols);
-    let mut rows = Vec::new();
-    let (mut best, mut tied) = (false, false);
-    for (s, cells) in series.iter().zip(&table) {
-        for (r, c) in s.settings.iter().zip(cells) {
-            let mut line = cells_line(c, &widths, shown, theme.plain());
-            best |= r.mark == Mark::Best;
-            tied |= r.mark == Mark::Tied;
-            if r.mark != Mark::None
-                && let Some(first) = line.spans.first_mut()
-            {
-                let rest: String = first.content.chars().skip(1).collect();
-                line.spans = vec![
-                    Span::styled(r.mark.symbol(), theme.good()),
-                    Span::styled(rest, theme.plain()),
-                ];
-            }
-            rows.push(line);
-        }
-        // Single trials say nothing about noise: no sentence until some setting has two
-        // (a growth step is one sample however many writes it timed).
-        let repeated = s
-            .settings
-            .iter()
-            .any(|r| r.estimate.is_some_and(|e| e.n > 1));
-        if !repeated {
-            continue;
-        }
-        let finding = format!("{}: {}", s.series, s.sentence);
-        for (i, l) in wrap(&finding, cols.saturating_sub(4), 3)
+    let row = |r: &summary::SettingRow| Row::Cells {
+        cells: cells_of(r),
+        style: theme.plain(),
+        mark: r.mark,
+    };
+    let prose = |rows: &mut Vec<Row>, text: &str| {
+        for (i, l) in wrap(text, cols.saturating_sub(4), 3)
             .into_iter()
             .enumerate()
         {
             let indent = if i == 0 { "  " } else { "    " };
-            rows.push(Line::styled(format!("{indent}{l}"), theme.dim()));
+            rows.push(Row::Text {
+                text: format!("{indent}{l}"),
+                style: theme.dim(),
+            });
         }
-    }
-    let legend = match (best, tied) {
-        (true, true) => {
-            "★ the one to use: the best, or the cheapest of those within noise of it (≈)"
-        }
-        (true, false) => "★ the one to use: better than every other setting of its series",
-        (false, true) => "≈ within noise of the best: no setting of the series is better",
-        (false, false) => "",
     };
-    for l in wrap(legend, cols, 2) {
-        rows.push(Line::styled(l, theme.dim()));
+    let mut rows = Vec::new();
+    if layout.compare == Compare::Series {
+        for (x, findings) in input.findings {
+            for s in input.series {
+                for r in s.settings.iter().filter(|r| r.x == *x) {
+                    rows.push(row(r));
+                }
+            }
+            for f in findings {
+                prose(&mut rows, f);
+            }
+        }
+    } else {
+        let (mut best, mut tied) = (false, false);
+        for s in input.series {
+            for r in &s.settings {
+                best |= r.mark == Mark::Best;
+                tied |= r.mark == Mark::Tied;
+                rows.push(row(r));
+            }
+            // Single trials say nothing about noise: no sentence until some setting has two.
+            if s.settings
+                .iter()
+                .any(|r| r.estimate.is_some_and(|e| e.n > 1))
+            {
+                prose(&mut rows, &format!("{}: {}", s.series, s.sentence));
+            }
+        }
+        let legend = match (best, tied) {
+            (true, true) => {
+                "★ the one to use: the best, or the cheapest of those within noise of it (≈)"
+            }
+            (true, false) => "★ the one to use: better than every other setting of its series",
+            (false, true) => "≈ within noise of the best: no setting of the series is better",
+            (false, false) => "",
+        };
+        for l in wrap(legend, cols, 2) {
+            rows.push(Row::Text {
+                text: l,
+                style: theme.dim(),
+            });
+        }
     }
-    Lines {
-        header: cells_line(&header, &widths, shown, theme.title()),
+    Table {
+        header,
         rows,
-        natural: natural(&widths),
+        frozen: 3,
     }
+    .lines(theme, cols, skip)
 }
 
 #[cfg(test)]
@@ -191,36 +343,63 @@ mod tests {
     use super::*;
 
     #[test]
-    fn columns_are_whole_and_leading() {
-        assert_eq!(columns_that_fit(&[5, 5, 5], 100), 3);
-        assert_eq!(columns_that_fit(&[5, 5, 5], 12), 2);
-        assert_eq!(columns_that_fit(&[5, 5, 5], 11), 1);
-        assert_eq!(columns_that_fit(&[5, 5, 5], 4), 0);
+    fn leading_columns_stay_and_the_others_scroll() {
+        let w = [5, 5, 5, 5];
+        assert_eq!(visible(&w, 1, 0, 100), [0, 1, 2, 3]);
+        assert_eq!(visible(&w, 1, 0, 12), [0, 1]);
+        assert_eq!(visible(&w, 1, 1, 12), [0, 2]);
+        assert_eq!(visible(&w, 1, 2, 12), [0, 3]);
+        assert_eq!(visible(&w, 1, 0, 4), Vec::<usize>::new());
+        assert_eq!(max_skip(&w, 1, 12), 2);
+        assert_eq!(max_skip(&w, 1, 100), 0);
         assert_eq!(natural(&[5, 5, 5]), 19);
     }
 
-    #[test]
-    fn single_trials_get_no_finding_line_repeated_ones_do() {
-        let layout = crate::experiment::growth::layout();
-        let sample = |x: f64, y: f64| Sample {
+    fn growth_sample(x: f64, writes: &[f64], findings: &[&str]) -> Sample {
+        Sample {
             series: "snapshot".into(),
             x,
-            y,
-            projected: false,
+            y: writes[0],
             cells: vec![],
-            settings: String::new(),
-        };
+            values: writes.to_vec(),
+            findings: findings.iter().map(|f| f.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_step_with_repeats_shows_their_count_and_interval_and_its_findings() {
+        let layout = crate::experiment::growth::layout();
         let rules = Rules::default();
-        let text = |samples: &[Sample]| -> String {
-            let series = summary::summarize(&layout, samples, &rules);
-            let t = settings(Theme { color: false }, &layout, &series, &rules, 100);
-            t.rows.iter().map(|l| l.to_string() + "\n").collect()
+        let samples = [
+            growth_sample(10.0, &[0.118, 0.048, 0.180, 0.120], &[]),
+            growth_sample(
+                100.0,
+                &[0.058, 0.036, 0.078, 0.060],
+                &["at 100 versions: a verdict"],
+            ),
+        ];
+        let series = summary::summarize(&layout, &samples, &rules);
+        let findings = summary::findings_by_x(&samples);
+        let input = SettingsInput {
+            layout: &layout,
+            series: &series,
+            findings: &findings,
+            series_title: "design".into(),
+            rules: &rules,
         };
-        // Growth: one sample per step, whatever its repeats inside.
-        let one = text(&[sample(1e6, 0.2), sample(1e7, 0.3)]);
-        assert!(!one.contains("too few trials"), "{one}");
-        assert_eq!(one.lines().count(), 2, "{one}");
-        let two = text(&[sample(1e6, 0.2), sample(1e7, 0.3), sample(1e6, 0.21)]);
-        assert!(two.contains("snapshot: too few trials to decide"), "{two}");
+        let t = settings(Theme { color: false }, &input, 200, 0);
+        let text: String = t.rows.iter().map(|l| l.to_string() + "\n").collect();
+        let header = t.header.to_string();
+        assert!(
+            header.contains("versions") && header.contains("write"),
+            "{header}"
+        );
+        assert!(text.contains("snapshot  10"), "{text}");
+        // Four writes: n 4, their median and the interval the core gives.
+        assert!(text.contains("4  119 ms  48–180 ms (88%)"), "{text}");
+        assert!(text.contains("at 100 versions: a verdict"), "{text}");
+        // No ranking of the steps of a design: no marks, no sentence about steps.
+        assert!(!text.contains('★') && !text.contains("faster"), "{text}");
     }
 }

@@ -14,7 +14,7 @@ use super::Env;
 use super::strip;
 use crate::experiment::{self, RunOptions, preflight};
 use crate::host::probe::{self, FsyncSpec, ProbeError, SeqWriteSpec};
-use crate::tui::msg::{Command, HistoryPoint, Msg, PresetOp, ProbeMsg, ProbeStage};
+use crate::tui::msg::{Command, Msg, PresetOp, ProbeMsg, ProbeStage};
 
 /// How long leaving waits for a cancelled run to finish its cleanup.
 const RUN_STOP_WAIT: Duration = Duration::from_secs(20);
@@ -25,6 +25,7 @@ pub struct Effects {
     tx: UnboundedSender<Msg>,
     run: Option<(CancellationToken, JoinHandle<()>)>,
     probe: Option<(CancellationToken, JoinHandle<()>)>,
+    import: super::import::Importer,
 }
 
 impl Effects {
@@ -34,6 +35,7 @@ impl Effects {
             tx,
             run: None,
             probe: None,
+            import: Default::default(),
         }
     }
 
@@ -79,6 +81,7 @@ impl Effects {
                     schema: self.env.schema.clone(),
                     history: Some(self.env.history_file.clone()),
                     local_data_dir: self.env.local_data_dir.clone(),
+                    probe_dir: self.env.probe_site.on_server_device(),
                     sandbox: self.env.sandbox.clone(),
                     ..RunOptions::default()
                 };
@@ -102,7 +105,7 @@ impl Effects {
             }
             Command::StartProbe => {
                 let cancel = CancellationToken::new();
-                let dir = self.env.probe_dir.clone();
+                let dir = self.env.probe_site.dir.clone();
                 let c = cancel.clone();
                 let task = tokio::spawn(async move {
                     let ptx = tx.clone();
@@ -158,15 +161,15 @@ impl Effects {
                     let _ = tx.send(Msg::Cleaned(r));
                 });
             }
-            Command::LoadHistory { spec_key } => {
+            Command::LoadHistory { spec_key, spec } => {
                 let path = self.env.history_file.clone();
                 tokio::spawn(async move {
-                    let key = spec_key.clone();
-                    let points: Result<Vec<HistoryPoint>, String> =
-                        tokio::task::spawn_blocking(move || strip::points(&path, &key))
-                            .await
-                            .unwrap_or_else(|e| Err(e.to_string()));
-                    let _ = tx.send(Msg::History { spec_key, points });
+                    let past = tokio::task::spawn_blocking(move || {
+                        strip::past(&path, &spec, &crate::host::hostname())
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()));
+                    let _ = tx.send(Msg::History { spec_key, past });
                 });
             }
             Command::LoadPresets => {
@@ -230,12 +233,14 @@ impl Effects {
                     let _ = tx.send(msg);
                 });
             }
+            Command::Import(c) => self.import.exec(c, &self.env, tx),
             Command::Quit => {}
         }
     }
 
     /// Stop what still runs: the run is cancelled and given time to drop its tables.
     pub async fn shutdown(&mut self) {
+        self.import.shutdown().await;
         if let Some((cancel, task)) = self.probe.take() {
             cancel.cancel();
             let _ = timeout(Duration::from_secs(5), task).await;

@@ -6,6 +6,7 @@
 //! commands, [`poll`] reads the server and the host, [`strip`] loads the history strip.
 
 mod effects;
+mod import;
 mod poll;
 mod strip;
 
@@ -38,8 +39,8 @@ pub struct Env {
     pub paths: Paths,
     /// A directory on the server's filesystem, when the server is local.
     pub local_data_dir: Option<PathBuf>,
-    /// Where the disk probes write.
-    pub probe_dir: PathBuf,
+    /// Where the disk probes write (a directory pglab owns, or `--probe-dir`).
+    pub probe_site: crate::host::probe_site::ProbeSite,
     /// Wrap frames in synchronized output (config `[ui] synchronized_output`).
     pub synchronized_output: bool,
     /// pglab's sandbox when it is the target (server settings may be swept on it).
