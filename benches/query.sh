@@ -12,6 +12,7 @@
 #      both from /usr/bin/time (goal ≤ 1.25×).
 #   3. the three presets' findings as pglab prints them (PRESETS=0 skips).
 # Usage: bash benches/query.sh   (FID_ROUNDS=5 TPS_ROUNDS=3 TPS_SECONDS=5 PRESETS=1)
+# Each preset's whole output is kept in $PGLAB_DATA_DIR/preset-NAME.txt.
 # Needs: cargo, psql, pgbench, python3, /usr/bin/time. Uses its own data dir and sandbox.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -114,7 +115,8 @@ if [ "$PRESETS" = 1 ]; then
   echo "== 3. the presets' findings"
   for p in work-mem-spill random-page-cost jit-aggregate; do
     echo "-- $p"
-    "$BIN" run --preset "$p" --no-history 2>/dev/null | sed -n '/^Findings/,/^Confounders/p' | sed '$d'
+    "$BIN" run --preset "$p" --no-history 2>/dev/null | tee "$PGLAB_DATA_DIR/preset-$p.txt" \
+      | sed -n '/^Findings/,/^Confounders/p' | sed '$d'
   done
   "$BIN" clean --datasets >/dev/null
 fi

@@ -235,6 +235,14 @@ async fn an_index_candidate_is_built_measured_and_dropped() {
         .unwrap()
         .get(0);
     assert!(kept.starts_with("pglab:dataset query-setup="), "{kept}");
+    // A candidate a killed run left on the kept table (its run's lock is free) goes before
+    // the next build on it.
+    cl.batch_execute(
+        "CREATE INDEX pglab_q_dead_1 ON q_index.ix (id);
+         COMMENT ON INDEX q_index.pglab_q_dead_1 IS 'pglab:run=20200101T000000Z-dead query index candidate'",
+    )
+    .await
+    .unwrap();
     // The next run with the same setup reuses it.
     let again = run_ok(
         lab.target(),
@@ -245,12 +253,31 @@ async fn an_index_candidate_is_built_measured_and_dropped() {
             ),
             ("keep-setup", "on"),
             ("sql", "SELECT count(*) FROM ix WHERE grp = 7"),
+            ("index", "CREATE INDEX ON ix (grp)"),
             ("repeat", "1"),
         ],
         on_sandbox("q_index"),
     )
     .await;
     assert!(body(&again).setup.as_ref().unwrap().reused);
+    assert!(
+        again
+            .notes
+            .iter()
+            .any(|n| n
+                == "dropped index pglab_q_dead_1 on q_index.ix: an interrupted query run left it"),
+        "{:?}",
+        again.notes
+    );
+    let left: i64 = cl
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = 'q_index'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the stale candidate and this run's are gone");
 }
 
 #[tokio::test]
@@ -385,6 +412,34 @@ async fn cancel_stops_the_statement_on_the_server() {
     assert!(took < Duration::from_secs(5), "cancel took {took:?}");
     eprintln!("cancel stopped the statement in {took:?}");
     assert_eq!(outcome.outcome, experiment::Outcome::Cancelled);
+}
+
+/// `--statement-timeout` reaches the measured statement: the run ends with a sentence that
+/// names the limit and the flag; the default (5 min) is what a run gets without one.
+#[tokio::test]
+async fn the_statement_timeout_ends_a_statement_with_a_sentence() {
+    let lab = common::lab();
+    let opts = RunOptions {
+        statement_timeout: Some(Duration::from_millis(300)),
+        ..on_sandbox("q_timeout")
+    };
+    let (error, report) = run(
+        lab.target(),
+        spec(&[("sql", "SELECT pg_sleep(30)"), ("repeat", "1")]),
+        opts,
+    )
+    .await
+    .expect_err("the timeout ends it");
+    assert!(
+        error.contains("ran past the statement timeout (300 ms)"),
+        "{error}"
+    );
+    assert!(error.contains("--statement-timeout"), "{error}");
+    assert_eq!(report.outcome, experiment::Outcome::Failed);
+    assert_eq!(
+        spec(&[("sql", "SELECT 1")]).default_statement_timeout(),
+        Some(Duration::from_secs(300))
+    );
 }
 
 #[tokio::test]

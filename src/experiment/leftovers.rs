@@ -78,6 +78,28 @@ pub async fn hold_run_lock(client: &Client, run_id: &str) -> Result<(), String> 
         .map_err(|e| describe_query_error(&e))
 }
 
+/// Whether run `run_id` is still alive: its advisory lock is held. (A free lock is taken and
+/// released at once; an error counts as alive, so nothing of a live run is ever dropped.)
+pub async fn run_is_live(client: &Client, run_id: &str) -> bool {
+    let got: bool = client
+        .query_one(
+            "SELECT pg_catalog.pg_try_advisory_lock($1, pg_catalog.hashtext($2))",
+            &[&LOCK_CLASS, &run_id],
+        )
+        .await
+        .map(|r| r.get(0))
+        .unwrap_or(false);
+    if got {
+        let _ = client
+            .query_one(
+                "SELECT pg_catalog.pg_advisory_unlock($1, pg_catalog.hashtext($2))",
+                &[&LOCK_CLASS, &run_id],
+            )
+            .await;
+    }
+    !got
+}
+
 /// What a marked object in the lab schema is.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -161,26 +183,7 @@ pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>
             LabObjectKind::Dataset
         };
         let live = match &run_id {
-            Some(id) => {
-                // Free lock = no live run. Take and release it at once.
-                let got: bool = client
-                    .query_one(
-                        "SELECT pg_try_advisory_lock($1, hashtext($2))",
-                        &[&LOCK_CLASS, id],
-                    )
-                    .await
-                    .map(|r| r.get(0))
-                    .unwrap_or(false);
-                if got {
-                    let _ = client
-                        .query_one(
-                            "SELECT pg_advisory_unlock($1, hashtext($2))",
-                            &[&LOCK_CLASS, id],
-                        )
-                        .await;
-                }
-                !got
-            }
+            Some(id) => run_is_live(client, id).await,
             None => false,
         };
         out.push(LabObject {

@@ -14,6 +14,7 @@ use super::precheck::{candidate_table, hypopg};
 use super::report::IndexCandidate;
 use super::session::user_search_path;
 use crate::experiment::lab::{MARK, RunCtx, RunError};
+use crate::experiment::leftovers;
 use crate::experiment::sql::{SessionSettings, ident, literal, plain_name};
 use crate::measure::units::{format_bytes, format_seconds};
 
@@ -68,6 +69,52 @@ pub fn qualified(c: &IndexCandidate) -> String {
     format!("{}.{}", ident(schema_of(c)), ident(&c.name))
 }
 
+/// The comment a built candidate carries: `pglab:run=<run id> query index candidate`.
+fn candidate_mark(run_id: &str) -> String {
+    format!("{MARK}run={run_id} query index candidate")
+}
+
+/// Drop the candidate indexes that runs no longer alive (their advisory lock is free) left on
+/// `c`'s table: a pglab killed between a build and its drop leaves one. The names dropped.
+async fn drop_stale(client: &Client, c: &IndexCandidate) -> Vec<String> {
+    let Ok(rows) = client
+        .query(
+            "SELECT i.relname::text, pg_catalog.obj_description(i.oid, 'pg_class')
+               FROM pg_catalog.pg_index x JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
+               JOIN pg_catalog.pg_class t ON t.oid = x.indrelid
+               JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+              WHERE n.nspname = $1 AND t.relname = $2
+                AND pg_catalog.obj_description(i.oid, 'pg_class') LIKE 'pglab:run=% query index candidate'",
+            &[&schema_of(c), &c.table.split_once('.').map_or("", |(_, t)| t)],
+        )
+        .await
+    else {
+        return Vec::new();
+    };
+    let mut dropped = Vec::new();
+    for r in rows {
+        let (name, comment): (String, String) = (r.get(0), r.get(1));
+        let Some(run) = comment
+            .strip_prefix(&format!("{MARK}run="))
+            .and_then(|rest| rest.split_whitespace().next())
+        else {
+            continue;
+        };
+        if comment != candidate_mark(run) || leftovers::run_is_live(client, run).await {
+            continue;
+        }
+        let sql = format!(
+            "DROP INDEX IF EXISTS {}.{}",
+            ident(schema_of(c)),
+            ident(&name)
+        );
+        if client.batch_execute(&sql).await.is_ok() {
+            dropped.push(name);
+        }
+    }
+    dropped
+}
+
 /// Build candidate `c` for real, timed, on `client` (a session of the lab's, not the
 /// measuring one: that may be read-only).
 pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Result<(), RunError> {
@@ -79,6 +126,13 @@ pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Res
     let mut path = SessionSettings::new();
     path.set("search_path", user_search_path(&ctx.opts.schema));
     path.apply(client).await.map_err(|e| ctx.error(e))?;
+    for name in drop_stale(client, c).await {
+        ctx.note(format!(
+            "dropped index {name} on {}: an interrupted query run left it",
+            c.table
+        ))
+        .await;
+    }
     let t0 = Instant::now();
     ctx.cancellable(client, client.batch_execute(&parsed.build_sql(&c.name)))
         .await
@@ -87,7 +141,7 @@ pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Res
             other => other,
         })?;
     let seconds = t0.elapsed().as_secs_f64();
-    let mark = format!("{MARK}run={} query index candidate", ctx.run_id);
+    let mark = candidate_mark(&ctx.run_id);
     client
         .batch_execute(&format!(
             "COMMENT ON INDEX {} IS {}",
