@@ -182,6 +182,17 @@ async fn a_plan_flip_across_random_page_cost_is_a_plan_change() {
     assert!(b.summary.findings.contains(words));
 }
 
+/// Indexes in the schema of the candidate test.
+async fn q_index_indexes(cl: &tokio_postgres::Client) -> i64 {
+    cl.query_one(
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'q_index'",
+        &[],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
 #[tokio::test]
 async fn an_index_candidate_is_built_measured_and_dropped() {
     let lab = common::lab();
@@ -217,14 +228,7 @@ async fn an_index_candidate_is_built_measured_and_dropped() {
     assert!(!b.plan(0, 0).unwrap().facts.fingerprint.contains(&c.name));
     // The index is gone; the kept setup's table stays, marked for reuse.
     let cl = lab.target().connect().await.unwrap();
-    let idx: i64 = cl
-        .query_one(
-            "SELECT count(*) FROM pg_indexes WHERE schemaname = 'q_index'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let idx = q_index_indexes(&cl).await;
     assert_eq!(idx, 0);
     let kept: String = cl
         .query_one(
@@ -269,14 +273,7 @@ async fn an_index_candidate_is_built_measured_and_dropped() {
         "{:?}",
         again.notes
     );
-    let left: i64 = cl
-        .query_one(
-            "SELECT count(*) FROM pg_indexes WHERE schemaname = 'q_index'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let left = q_index_indexes(&cl).await;
     assert_eq!(left, 0, "the stale candidate and this run's are gone");
 }
 
