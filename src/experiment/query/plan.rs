@@ -108,7 +108,7 @@ pub fn node_label(n: &Value) -> String {
         name.push_str(&format!(" on {f}"));
     }
     if let Some(w) = n.get("Workers Planned").and_then(Value::as_u64) {
-        name.push_str(&format!(" ({w} workers)"));
+        name.push_str(&format!(" ({w} worker{})", if w == 1 { "" } else { "s" }));
     }
     name
 }
@@ -343,6 +343,8 @@ mod tests {
         assert_eq!(node_label(&n), "Partial HashAggregate");
         let n = json!({"Node Type": "Gather", "Workers Planned": 2});
         assert_eq!(node_label(&n), "Gather (2 workers)");
+        let n = json!({"Node Type": "Gather", "Workers Planned": 1});
+        assert_eq!(node_label(&n), "Gather (1 worker)");
         let n = json!({"Node Type": "Bitmap Index Scan", "Index Name": "i"});
         assert_eq!(node_label(&n), "Bitmap Index Scan on i");
         assert!(read(&json!([{}]), 8192).is_err());
