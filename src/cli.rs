@@ -258,7 +258,7 @@ impl Args for PresetParams {
 pub enum HistoryAction {
     /// Past runs, newest last.
     List {
-        /// Only runs of this experiment (index-build, ingest, growth).
+        /// Only runs of this experiment (index-build, ingest, growth, query).
         #[arg(long, value_name = "EXPERIMENT")]
         experiment: Option<String>,
         /// Only runs started from this preset.
@@ -284,7 +284,7 @@ pub enum HistoryAction {
         /// Only runs since this date/time (2026-12-01 or RFC 3339) or age (7d, 12h).
         #[arg(long)]
         since: Option<String>,
-        /// Only runs of this experiment (index-build, ingest, growth).
+        /// Only runs of this experiment (index-build, ingest, growth, query).
         #[arg(long, value_name = "EXPERIMENT")]
         experiment: Option<String>,
     },
@@ -415,6 +415,9 @@ fn fields_command(kind: ExperimentKind) -> Command {
         ExperimentKind::Growth => {
             "A table growing toward a target size: write/read times and sizes, snapshot vs ranges"
         }
+        ExperimentKind::Query => {
+            "Your own SQL under setting sweeps and candidate indexes: time, plans, spills, throughput"
+        }
     };
     let mut cmd = Command::new(kind.as_str())
         .about(about)
@@ -422,6 +425,7 @@ fn fields_command(kind: ExperimentKind) -> Command {
             ExperimentKind::IndexBuild => "index-build parameters",
             ExperimentKind::Ingest => "ingest parameters",
             ExperimentKind::Growth => "growth parameters",
+            ExperimentKind::Query => "query parameters",
         });
     for f in kind.fields() {
         let mut a = Arg::new(f.key)
@@ -442,13 +446,18 @@ fn fields_command(kind: ExperimentKind) -> Command {
                 FieldKind::Number => "N",
                 FieldKind::Percent => "PCT",
                 FieldKind::Settings => "NAME=V1,V2",
+                FieldKind::Sql => "SQL",
                 FieldKind::Text => "TEXT",
             });
         if f.kind == FieldKind::Bool {
             a = a.num_args(0..=1).default_missing_value("on");
         }
-        if f.kind == FieldKind::Settings {
+        if matches!(f.kind, FieldKind::Settings | FieldKind::Sql) {
             a = a.action(ArgAction::Append);
+        }
+        if matches!(f.kind, FieldKind::Sql | FieldKind::Text) {
+            // SQL may start with a comment: `--sql "-- name: q …"` is a value, not a flag.
+            a = a.allow_hyphen_values(true);
         }
         cmd = cmd.arg(a);
     }
@@ -469,11 +478,13 @@ fn experiment_named(name: &str) -> Result<ExperimentKind, clap::Error> {
 fn field_values(kind: ExperimentKind, sub: &ArgMatches) -> ParamText {
     let mut params = ParamText::new();
     for f in kind.fields() {
-        if f.kind == FieldKind::Settings {
-            // Repeatable: `--set a=1,2 --set b=x` is one sweep of two settings.
+        if matches!(f.kind, FieldKind::Settings | FieldKind::Sql) {
+            // Repeatable: `--set a=1,2 --set b=x` is one sweep of two settings;
+            // `--sql A --sql B` two statements.
+            let sep = if f.kind == FieldKind::Sql { ";\n" } else { " " };
             if let Some(vs) = sub.get_many::<String>(f.key) {
                 let joined: Vec<&str> = vs.map(String::as_str).collect();
-                params.insert(f.key.to_string(), joined.join(" "));
+                params.insert(f.key.to_string(), joined.join(sep));
             }
         } else if let Some(v) = sub.get_one::<String>(f.key) {
             params.insert(f.key.to_string(), v.clone());

@@ -94,7 +94,9 @@ fn show(ctx: &Ctx, name: &str) -> Result<i32> {
     let full = spec.to_text();
     let mut g = Grid::new("", &[("parameter", false), ("value", false), ("", false)]);
     for f in p.experiment.fields() {
+        // One line per parameter: SQL keeps its words, not its line breaks.
         let v = full.get(f.key).cloned().unwrap_or_default();
+        let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
         let set = if p.params.contains_key(f.key) {
             ""
         } else {

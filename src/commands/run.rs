@@ -43,7 +43,7 @@ pub fn resolve_spec(ctx: &Ctx, args: &RunArgs) -> Result<(ExperimentSpec, Option
             None => {
                 return Err(user_error(
                     EXIT_USAGE,
-                    "name an experiment (index-build, ingest, growth) or a --preset; see pglab run --help",
+                    "name an experiment (index-build, ingest, growth, query) or a --preset; see pglab run --help",
                 ));
             }
         },
@@ -124,6 +124,23 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     {
         opened.close().await;
         return Err(user_error(EXIT_USAGE, why));
+    }
+    if let ExperimentSpec::Query(q) = &spec {
+        let mut problems = experiment::query::precheck::check_spec(q, on_sandbox);
+        if problems.is_empty() {
+            problems = experiment::query::precheck::check_on_server(
+                &client,
+                q,
+                &ctx.global.schema,
+                on_sandbox,
+                false,
+            )
+            .await;
+        }
+        if !problems.is_empty() {
+            opened.close().await;
+            return Err(user_error(EXIT_USAGE, problems.join("\n")));
+        }
     }
     // An existing table (`--table`) must be there and readable, with its columns.
     if let ExperimentSpec::IndexBuild(s) = &spec
@@ -232,6 +249,7 @@ fn report_is_empty(r: &experiment::RunReport) -> bool {
         experiment::ReportBody::IndexBuild(b) => b.trials.is_empty(),
         experiment::ReportBody::Ingest(b) => b.trials.is_empty(),
         experiment::ReportBody::Growth(b) => b.steps.is_empty(),
+        experiment::ReportBody::Query(b) => b.trials.is_empty() && b.plans.is_empty(),
     }
 }
 

@@ -5,7 +5,8 @@
 //! durations are the range. Else the pace past runs of the same experiment measured on this
 //! host, applied to this spec's work: index-build seconds per row built, ingest rows/s per
 //! method, synchronous_commit and batch (the disk's fsync rate for single-row commits when no
-//! run measured them), growth seconds per row filled. The range spans the paces seen. No
+//! run measured them), growth seconds per row filled, query seconds per trial of the same
+//! statements. The range spans the paces seen. No
 //! past run that says anything: no estimate, and the caller says so.
 
 use super::ingest::{Method, SyncCommit};
@@ -155,7 +156,25 @@ fn by_pace(spec: &ExperimentSpec, past: &[&RunReport]) -> Option<Eta> {
             ranged(&paces, work.max(1) as f64, "growth")
         }
         ExperimentSpec::Ingest(s) => ingest(s, &recent),
+        ExperimentSpec::Query(s) => query(s, &recent),
     }
+}
+
+/// Seconds per timed trial of past runs of the same statements (or script) in the same mode,
+/// setup, plans and warm-ups included: the DBA's own statements have no pace but their own.
+fn query(s: &super::query::QuerySpec, recent: &[&RunReport]) -> Option<Eta> {
+    let digest = super::query::statements_digest(s);
+    let paces: Vec<f64> = recent
+        .iter()
+        .filter_map(|r| match &r.body {
+            ReportBody::Query(b) => Some((*r, b)),
+            _ => None,
+        })
+        .filter(|(_, b)| b.statements_digest == digest && b.params.throughput() == s.throughput())
+        .filter(|(_, b)| !b.trials.is_empty())
+        .map(|(r, b)| r.seconds() / b.trials.len() as f64)
+        .collect();
+    ranged(&paces, s.trials() as f64, "query")
 }
 
 /// Other parameters' pace says less than the same parameters' runs: its range is widened.

@@ -29,7 +29,10 @@ pub enum FieldKind {
     Percent,
     /// Server settings to sweep: `name=v1,v2 other=v3` (`--set`, repeatable).
     Settings,
-    /// Free text checked by the experiment (a table name, column names).
+    /// SQL statements (`--sql`, `--index`; repeatable: the flags' values are joined with `;`).
+    Sql,
+    /// Free text checked by the experiment (a table name, column names, a file name, SQL or
+    /// `@FILE`).
     Text,
 }
 
@@ -68,7 +71,8 @@ pub struct Cost {
 
 impl Cost {
     /// What the run will do and hold, for the line shown before it starts: "50 trials × 1M
-    /// rows", "tables 71 MB", "disk ≈ 172 MB". Never the total rows beside one trial's table.
+    /// rows", "tables 71 MB", "disk ≈ 172 MB". Never the total rows beside one trial's table;
+    /// only the trials when the rows and sizes are unknown (query).
     pub fn items(&self) -> Vec<String> {
         use crate::measure::units::{format_bytes, format_count, format_seconds};
         let trials = format!(
@@ -76,6 +80,11 @@ impl Cost {
             self.trials,
             if self.trials == 1 { "" } else { "s" }
         );
+        // What the experiment cannot know before it runs (query: the DBA's own data) is
+        // left out rather than said to be 0.
+        if self.rows == 0 && self.trial_rows == 0 && self.disk_bytes() == 0 {
+            return vec![trials];
+        }
         let work = match (self.trial_rows, self.trial_cap_s) {
             (0, _) => format!("{trials} · up to {} rows", format_count(self.rows as f64)),
             (r, None) => format!("{trials} × {} rows", format_count(r as f64)),

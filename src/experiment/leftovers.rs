@@ -10,7 +10,25 @@ use super::lab::MARK;
 use super::sql::ident;
 use crate::server::error::describe_query_error;
 
-/// Drop tables in `schema` whose comment is LIKE `pattern` (always a pglab mark).
+/// The relation kinds pglab marks and drops: tables, and (from a query run's setup) views,
+/// materialized views and sequences. Views come first: they may depend on the tables.
+const MARKED_KINDS: &str = "c.relkind IN ('r', 'p', 'u', 'v', 'm', 'S')";
+const KIND_ORDER: &str =
+    "CASE c.relkind WHEN 'v' THEN 0 WHEN 'm' THEN 1 WHEN 'S' THEN 3 ELSE 2 END";
+
+/// The `DROP` for a relation of kind `relkind` (`pg_class.relkind`).
+fn drop_sql(relkind: i8, schema: &str, name: &str) -> String {
+    let what = match relkind as u8 {
+        b'v' => "VIEW",
+        b'm' => "MATERIALIZED VIEW",
+        b'S' => "SEQUENCE",
+        _ => "TABLE",
+    };
+    format!("DROP {what} IF EXISTS {}.{}", ident(schema), ident(name))
+}
+
+/// Drop tables (and views, materialized views, sequences) in `schema` whose comment is LIKE
+/// `pattern` (always a pglab mark).
 pub async fn drop_marked(
     client: &Client,
     schema: &str,
@@ -21,9 +39,12 @@ pub async fn drop_marked(
     }
     let rows = client
         .query(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'u')
-                AND obj_description(c.oid, 'pg_class') LIKE $2",
+            &format!(
+                "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE n.nspname = $1 AND {MARKED_KINDS}
+                    AND obj_description(c.oid, 'pg_class') LIKE $2
+                  ORDER BY {KIND_ORDER}, c.relname"
+            ),
             &[&schema, &pattern],
         )
         .await
@@ -32,11 +53,7 @@ pub async fn drop_marked(
     for r in rows {
         let name: String = r.get(0);
         client
-            .batch_execute(&format!(
-                "DROP TABLE IF EXISTS {}.{}",
-                ident(schema),
-                ident(&name)
-            ))
+            .batch_execute(&drop_sql(r.get(1), schema, &name))
             .await
             .map_err(|e| describe_query_error(&e))?;
         dropped.push(name);
@@ -59,6 +76,28 @@ pub async fn hold_run_lock(client: &Client, run_id: &str) -> Result<(), String> 
         .await
         .map(|_| ())
         .map_err(|e| describe_query_error(&e))
+}
+
+/// Whether run `run_id` is still alive: its advisory lock is held. (A free lock is taken and
+/// released at once; an error counts as alive, so nothing of a live run is ever dropped.)
+pub async fn run_is_live(client: &Client, run_id: &str) -> bool {
+    let got: bool = client
+        .query_one(
+            "SELECT pg_catalog.pg_try_advisory_lock($1, pg_catalog.hashtext($2))",
+            &[&LOCK_CLASS, &run_id],
+        )
+        .await
+        .map(|r| r.get(0))
+        .unwrap_or(false);
+    if got {
+        let _ = client
+            .query_one(
+                "SELECT pg_catalog.pg_advisory_unlock($1, pg_catalog.hashtext($2))",
+                &[&LOCK_CLASS, &run_id],
+            )
+            .await;
+    }
+    !got
 }
 
 /// What a marked object in the lab schema is.
@@ -89,12 +128,14 @@ pub struct LabObject {
 pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>, String> {
     let rows = client
         .query(
-            "SELECT c.relname::text, obj_description(c.oid, 'pg_class'), pg_total_relation_size(c.oid)
-               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'u')
-                AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
-                AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'
-              ORDER BY 1",
+            &format!(
+                "SELECT c.relname::text, obj_description(c.oid, 'pg_class'), pg_total_relation_size(c.oid)
+                   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE n.nspname = $1 AND {MARKED_KINDS}
+                    AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
+                    AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'
+                  ORDER BY {KIND_ORDER}, 1"
+            ),
             &[&schema],
         )
         .await
@@ -142,26 +183,7 @@ pub async fn lab_objects(client: &Client, schema: &str) -> Result<Vec<LabObject>
             LabObjectKind::Dataset
         };
         let live = match &run_id {
-            Some(id) => {
-                // Free lock = no live run. Take and release it at once.
-                let got: bool = client
-                    .query_one(
-                        "SELECT pg_try_advisory_lock($1, hashtext($2))",
-                        &[&LOCK_CLASS, id],
-                    )
-                    .await
-                    .map(|r| r.get(0))
-                    .unwrap_or(false);
-                if got {
-                    let _ = client
-                        .query_one(
-                            "SELECT pg_advisory_unlock($1, hashtext($2))",
-                            &[&LOCK_CLASS, id],
-                        )
-                        .await;
-                }
-                !got
-            }
+            Some(id) => run_is_live(client, id).await,
             None => false,
         };
         out.push(LabObject {
@@ -198,16 +220,16 @@ pub async fn drop_leftovers(
 ) -> Result<(Vec<String>, Option<String>), String> {
     let mut dropped = Vec::new();
     for o in objects {
-        let still_marked = client
+        let still_marked: Option<i8> = client
             .query_opt(
-                "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                "SELECT c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                   WHERE n.nspname = $1 AND c.relname = $2 AND obj_description(c.oid, 'pg_class') LIKE 'pglab:%'
                     AND obj_description(c.oid, 'pg_class') NOT LIKE 'pglab:imported %'",
                 &[&schema, &o.name],
             )
             .await
             .map_err(|e| describe_query_error(&e))?
-            .is_some();
+            .map(|r| r.get(0));
         if o.kind == LabObjectKind::Index {
             // Only an index on a table that carries a pglab dataset mark.
             let on_dataset = client
@@ -233,13 +255,9 @@ pub async fn drop_leftovers(
             }
             continue;
         }
-        if still_marked {
+        if let Some(kind) = still_marked {
             client
-                .batch_execute(&format!(
-                    "DROP TABLE IF EXISTS {}.{}",
-                    ident(schema),
-                    ident(&o.name)
-                ))
+                .batch_execute(&drop_sql(kind, schema, &o.name))
                 .await
                 .map_err(|e| describe_query_error(&e))?;
             dropped.push(o.name.clone());

@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod lab;
 pub mod leftovers;
 pub mod preflight;
+pub mod query;
 pub mod record;
 pub mod runner;
 pub mod spec;

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::spec::ExperimentKind;
-use super::{growth, index_build, ingest};
+use super::{growth, index_build, ingest, query};
 use crate::host::HostFingerprint;
 use crate::server::ServerFingerprint;
 
@@ -67,6 +67,7 @@ pub enum ReportBody {
     IndexBuild(Box<index_build::IndexBuildReport>),
     Ingest(Box<ingest::IngestReport>),
     Growth(Box<growth::GrowthReport>),
+    Query(Box<query::QueryReport>),
 }
 
 impl ReportBody {
@@ -75,6 +76,7 @@ impl ReportBody {
             ReportBody::IndexBuild(_) => ExperimentKind::IndexBuild,
             ReportBody::Ingest(_) => ExperimentKind::Ingest,
             ReportBody::Growth(_) => ExperimentKind::Growth,
+            ReportBody::Query(_) => ExperimentKind::Query,
         }
     }
 }

@@ -13,7 +13,7 @@ use super::event::{CHANNEL_CAPACITY, Emitter, RunEvent, RunHandle};
 use super::lab::{RunCtx, RunError, RunOptions};
 use super::record::{Outcome, ReportBody, RunReport, SCHEMA_VERSION};
 use super::spec::ExperimentSpec;
-use super::{growth, index_build, ingest};
+use super::{growth, index_build, ingest, query};
 use crate::host::HostSnapshot;
 use crate::server::{Target, snapshot};
 
@@ -51,17 +51,21 @@ fn empty_body(spec: &ExperimentSpec) -> ReportBody {
         }
         ExperimentSpec::Ingest(s) => ReportBody::Ingest(Box::new(ingest::IngestReport::new(s))),
         ExperimentSpec::Growth(s) => ReportBody::Growth(Box::new(growth::GrowthReport::new(s))),
+        ExperimentSpec::Query(s) => ReportBody::Query(Box::new(query::QueryReport::new(s))),
     }
 }
 
 async fn run(
     target: Arc<Target>,
     mut spec: ExperimentSpec,
-    opts: RunOptions,
+    mut opts: RunOptions,
     emit: Emitter,
     cancel: CancellationToken,
 ) -> RunEvent {
     let started_at = Utc::now();
+    if opts.statement_timeout.is_none() {
+        opts.statement_timeout = spec.default_statement_timeout();
+    }
     let run_id = new_run_id();
     let local = opts.local_data_dir.clone();
     let host = tokio::task::spawn_blocking(move || HostSnapshot::read(local.as_deref()))
@@ -165,6 +169,7 @@ async fn run(
             }
             (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
             (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
+            (ExperimentSpec::Query(s), ReportBody::Query(r)) => query::run(&ctx, s, r).await,
             _ => Err(RunError::failed("internal: report does not match the spec")),
         }
     };

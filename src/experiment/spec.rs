@@ -7,22 +7,24 @@ use serde::{Deserialize, Serialize};
 use super::field::{Cost, FieldDef, FieldErrors};
 
 pub use super::field::ParamText;
-use super::{growth, index_build, ingest};
+use super::{growth, index_build, ingest, query};
 
-/// The three founding experiments.
+/// The three founding experiments and the DBA's own statements (`query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExperimentKind {
     IndexBuild,
     Ingest,
     Growth,
+    Query,
 }
 
 impl ExperimentKind {
-    pub const ALL: [ExperimentKind; 3] = [
+    pub const ALL: [ExperimentKind; 4] = [
         ExperimentKind::IndexBuild,
         ExperimentKind::Ingest,
         ExperimentKind::Growth,
+        ExperimentKind::Query,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -30,6 +32,7 @@ impl ExperimentKind {
             ExperimentKind::IndexBuild => "index-build",
             ExperimentKind::Ingest => "ingest",
             ExperimentKind::Growth => "growth",
+            ExperimentKind::Query => "query",
         }
     }
 
@@ -42,6 +45,7 @@ impl ExperimentKind {
             ExperimentKind::IndexBuild => index_build::FIELDS,
             ExperimentKind::Ingest => ingest::FIELDS,
             ExperimentKind::Growth => growth::FIELDS,
+            ExperimentKind::Query => query::FIELDS,
         }
     }
 
@@ -78,6 +82,9 @@ impl ExperimentKind {
             }
             ExperimentKind::Ingest => ingest::IngestSpec::parse(&full).map(ExperimentSpec::Ingest),
             ExperimentKind::Growth => growth::GrowthSpec::parse(&full).map(ExperimentSpec::Growth),
+            ExperimentKind::Query => {
+                query::QuerySpec::parse(&full).map(|s| ExperimentSpec::Query(Box::new(s)))
+            }
         };
         match parsed {
             Ok(spec) if errors.is_empty() => Ok(spec),
@@ -103,6 +110,7 @@ pub enum ExperimentSpec {
     IndexBuild(index_build::IndexBuildSpec),
     Ingest(ingest::IngestSpec),
     Growth(growth::GrowthSpec),
+    Query(Box<query::QuerySpec>),
 }
 
 impl ExperimentSpec {
@@ -111,6 +119,7 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(_) => ExperimentKind::IndexBuild,
             ExperimentSpec::Ingest(_) => ExperimentKind::Ingest,
             ExperimentSpec::Growth(_) => ExperimentKind::Growth,
+            ExperimentSpec::Query(_) => ExperimentKind::Query,
         }
     }
 
@@ -120,6 +129,7 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => s.estimate(),
             ExperimentSpec::Ingest(s) => s.estimate(),
             ExperimentSpec::Growth(s) => s.estimate(),
+            ExperimentSpec::Query(s) => s.estimate(),
         }
     }
 
@@ -136,7 +146,8 @@ impl ExperimentSpec {
     /// list (the swept server settings included: their first combination), once, without
     /// warm-ups (index-build: one `CREATE INDEX`; ingest: one load with the first method,
     /// batch, client count and synchronous_commit; growth: the first design at the first
-    /// step).
+    /// step; query: the first statement, or the first client count, without candidate
+    /// indexes).
     pub fn one_trial(&self) -> ExperimentSpec {
         let once = super::decision::Repeat::Fixed(1);
         let mut spec = match self.clone() {
@@ -164,6 +175,13 @@ impl ExperimentSpec {
                 s.repeat = once;
                 ExperimentSpec::Growth(s)
             }
+            ExperimentSpec::Query(mut s) => {
+                s.statements.truncate(1);
+                s.index.clear();
+                s.clients.truncate(1);
+                s.repeat = once;
+                ExperimentSpec::Query(s)
+            }
         };
         let mut set = self.settings().clone();
         for item in &mut set.items {
@@ -180,6 +198,7 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => s.decision.rules_for(s.repeat),
             ExperimentSpec::Ingest(s) => s.decision.rules_for(s.repeat),
             ExperimentSpec::Growth(s) => s.decision.rules_for(s.repeat),
+            ExperimentSpec::Query(s) => s.decision.rules_for(s.repeat),
         }
     }
 
@@ -214,6 +233,7 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => &s.set,
             ExperimentSpec::Ingest(s) => &s.set,
             ExperimentSpec::Growth(s) => &s.set,
+            ExperimentSpec::Query(s) => &s.set,
         }
     }
 
@@ -223,6 +243,9 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => s.checkpoint,
             ExperimentSpec::Ingest(s) => s.checkpoint,
             ExperimentSpec::Growth(s) => s.checkpoint,
+            // A statement trial is milliseconds of mostly reads: a CHECKPOINT before each
+            // would cost more than it measures, and query has no such field.
+            ExperimentSpec::Query(_) => super::checkpoint::CheckpointMode::Off,
         }
     }
 
@@ -232,6 +255,7 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => s.set = set,
             ExperimentSpec::Ingest(s) => s.set = set,
             ExperimentSpec::Growth(s) => s.set = set,
+            ExperimentSpec::Query(s) => s.set = set,
         }
     }
 
@@ -245,6 +269,7 @@ impl ExperimentSpec {
                 s.distribute.then(|| "id".to_string()).into_iter().collect()
             }
             ExperimentSpec::Growth(s) => s.distributed_columns(),
+            ExperimentSpec::Query(_) => Vec::new(),
         }
     }
 
@@ -254,15 +279,33 @@ impl ExperimentSpec {
             ExperimentSpec::IndexBuild(s) => s.to_text(),
             ExperimentSpec::Ingest(s) => s.to_text(),
             ExperimentSpec::Growth(s) => s.to_text(),
+            ExperimentSpec::Query(s) => s.to_text(),
         }
     }
 
     /// A stable key for "the same experiment and parameters" (history strip, comparison).
     pub fn spec_key(&self) -> String {
         let text = self.to_text();
-        let joined: Vec<String> = text.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let joined: Vec<String> = text
+            .iter()
+            .map(|(k, v)| format!("{k}={}", escape_value(v)))
+            .collect();
         format!("{}:{}", self.kind().as_str(), joined.join(";"))
     }
+
+    /// The statement timeout a run of this experiment gets when none is given.
+    pub fn default_statement_timeout(&self) -> Option<std::time::Duration> {
+        match self {
+            ExperimentSpec::Query(_) => Some(query::DEFAULT_STATEMENT_TIMEOUT),
+            _ => None,
+        }
+    }
+}
+
+/// A value in a spec key: `\` and `;` escaped (SQL holds both), everything else as is, so
+/// keys of values without them read as they always did.
+fn escape_value(v: &str) -> String {
+    v.replace('\\', "\\\\").replace(';', "\\;")
 }
 
 /// The parameters a [`ExperimentSpec::spec_key`] was built from (the other half of it).
@@ -270,7 +313,19 @@ pub fn spec_params(spec_key: &str) -> ParamText {
     let Some((_, rest)) = spec_key.split_once(':') else {
         return ParamText::new();
     };
-    rest.split(';')
+    let mut items = Vec::new();
+    let mut cur = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => cur.extend(chars.next()),
+            ';' => items.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    items.push(cur);
+    items
+        .iter()
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
@@ -309,11 +364,16 @@ mod tests {
     #[test]
     fn one_trial_takes_the_first_value_of_every_list_and_of_the_settings() {
         for kind in ExperimentKind::ALL {
-            let s = spec(
-                kind,
-                &[("set", "shared_buffers=128MB,25%ram work_mem=4MB,8MB")],
-            );
+            let mut pairs = vec![("set", "shared_buffers=128MB,25%ram work_mem=4MB,8MB")];
+            if kind == ExperimentKind::Query {
+                pairs.extend([
+                    ("sql", "SELECT 1;\nSELECT 2"),
+                    ("index", "CREATE INDEX ON t (a)"),
+                ]);
+            }
+            let s = spec(kind, &pairs);
             assert_eq!(s.settings().combo_count(), 4);
+            assert!(s.estimate().trials > 1, "{kind}");
             let one = s.one_trial();
             assert_eq!(
                 one.settings().text(),

@@ -41,6 +41,18 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "pulp-citus-quick",
         include_str!("../../presets/pulp-citus-quick.toml"),
     ),
+    (
+        "work-mem-spill",
+        include_str!("../../presets/work-mem-spill.toml"),
+    ),
+    (
+        "random-page-cost",
+        include_str!("../../presets/random-page-cost.toml"),
+    ),
+    (
+        "jit-aggregate",
+        include_str!("../../presets/jit-aggregate.toml"),
+    ),
 ];
 
 /// The text of the shipped preset `name`.

@@ -25,5 +25,6 @@ pub fn charts(report: &RunReport) -> Vec<Chart> {
             .collect(),
         ReportBody::Ingest(b) => super::chart_ingest::charts(b),
         ReportBody::Growth(b) => super::chart_growth::charts(report, b),
+        ReportBody::Query(b) => super::query::charts(b),
     }
 }

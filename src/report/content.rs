@@ -22,6 +22,8 @@ pub struct Content {
     pub host: Vec<(String, String)>,
     pub error: Option<String>,
     pub grids: Vec<Grid>,
+    /// Preformatted text with a title (the query experiment's plans side by side).
+    pub blocks: Vec<(String, String)>,
     pub findings: Vec<String>,
     pub recommendations: Vec<Recommendation>,
     pub confounders: Vec<String>,
@@ -104,6 +106,7 @@ pub fn content(report: &RunReport) -> Content {
         host,
         error: report.error.clone(),
         grids: Vec::new(),
+        blocks: Vec::new(),
         findings: Vec::new(),
         recommendations: Vec::new(),
         confounders: Vec::new(),
@@ -160,6 +163,13 @@ pub fn content(report: &RunReport) -> Content {
             c.recommendations = super::growth_advice::recommendations(report, b);
             c.recommendations
                 .extend(super::growth_citus::recommendations(report, b));
+        }
+        ReportBody::Query(b) => {
+            c.grids = super::query::grids(b);
+            c.blocks = super::query_plans::blocks(b);
+            c.findings = b.summary.findings.clone();
+            c.confounders = b.summary.confounders.clone();
+            c.recommendations = super::query_advice::recommendations(report, b);
         }
     }
     // The run's notes include the findings as it reached them: say each once.

@@ -128,6 +128,9 @@ pub fn render_content(c: &Content, charts: &[ChartLink]) -> String {
         out.push_str(&format!("### {}\n\n{}\n", g.title, grid(g)));
     }
 
+    for (title, text) in &c.blocks {
+        out.push_str(&format!("### {}\n\n```text\n{}```\n\n", esc(title), text));
+    }
     if !c.findings.is_empty() || !c.recommendations.is_empty() {
         out.push_str("## Summary and recommendation\n\n");
         out.push_str(&list(&c.findings));

@@ -25,6 +25,9 @@ pub mod ingest;
 pub mod ingest_advice;
 pub mod json;
 pub mod markdown;
+pub mod query;
+pub mod query_advice;
+pub mod query_plans;
 pub mod recommend;
 pub mod set_lines;
 pub mod table;
@@ -84,6 +87,7 @@ pub fn headline(report: &RunReport) -> String {
         ReportBody::IndexBuild(b) => b.summary.findings.clone(),
         ReportBody::Ingest(b) => b.summary.findings.clone(),
         ReportBody::Growth(b) => b.summary.findings.clone(),
+        ReportBody::Query(b) => b.summary.findings.clone(),
     };
     if findings.is_empty() {
         "no results".into()

@@ -210,6 +210,18 @@ fn for_order(
     }
 }
 
+/// For a run that did not finish: the sentence that goes before its caveat (empty otherwise).
+pub fn partial_run(report: &RunReport) -> String {
+    if report.outcome == Outcome::Finished {
+        return String::new();
+    }
+    format!(
+        "This run was {} before all trials finished; the figures cover what finished. ",
+        report.outcome.as_str()
+    )
+}
+
+
 pub fn index_build_recommendations(
     report: &RunReport,
     b: &IndexBuildReport,
@@ -279,15 +291,7 @@ pub fn index_build_recommendations(
                 ""
             }
         );
-        if report.outcome != Outcome::Finished {
-            caveat.insert_str(
-                0,
-                &format!(
-                    "This run was {} before all trials finished; the figures cover what finished. ",
-                    report.outcome.as_str()
-                ),
-            );
-        }
+        caveat.insert_str(0, &partial_run(report));
         out.push(Recommendation {
             text: caveat,
             sql: Vec::new(),

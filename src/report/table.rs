@@ -74,7 +74,11 @@ pub fn render_content(c: &Content) -> String {
         facts.push(("error".into(), e.clone()));
     }
     if !c.params.is_empty() {
-        let joined: Vec<String> = c.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let joined: Vec<String> = c
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.replace('\n', " ")))
+            .collect();
         facts.push(("params".into(), joined.join(" ")));
     }
     let server: Vec<String> = c.server.iter().map(|(_, v)| v.clone()).collect();
@@ -94,6 +98,12 @@ pub fn render_content(c: &Content) -> String {
     for g in &c.grids {
         out.push_str(&format!("\n{}\n", g.title));
         out.push_str(&grid(g));
+    }
+    for (title, text) in &c.blocks {
+        out.push_str(&format!("\n{title}\n"));
+        for line in text.lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
     }
     bullets("Findings", &c.findings, &mut out);
     if !c.recommendations.is_empty() {

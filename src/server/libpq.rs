@@ -72,6 +72,17 @@ impl PqConn {
         Ok(conn)
     }
 
+    /// libpq's connect failure as one line: with several hosts libpq says what went wrong at
+    /// each, on lines of their own.
+    pub fn connect_failure(message: &str) -> String {
+        message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     fn ptr(&self) -> *mut pq::PGconn {
         self.raw.as_ptr()
     }
@@ -210,6 +221,16 @@ impl PqConn {
         }
     }
 
+    /// Queue `sql` on the simple protocol (one or more commands, text results), as
+    /// `pgbench -M simple` sends its script's commands.
+    pub fn send_query(&mut self, sql: &CStr) -> Result<(), String> {
+        // SAFETY: a live connection and a valid C string.
+        match unsafe { pq::PQsendQuery(self.ptr(), sql.as_ptr()) } {
+            1 => Ok(()),
+            _ => Err(self.error_message()),
+        }
+    }
+
     /// Mark the end of a pipeline (its results end with a `PipelineSync` one).
     pub fn pipeline_sync(&mut self) -> Result<(), String> {
         // SAFETY: a live connection.
@@ -339,6 +360,26 @@ impl PqResult {
                 Err(describe(code.as_deref(), &msg))
             }
         }
+    }
+
+    /// Rows a command reported (`INSERT 0 5`, `DELETE 3`: its `PQcmdTuples`); 0 when none.
+    pub fn affected(&self) -> u64 {
+        // SAFETY: a live result; PQcmdTuples returns a string owned by it.
+        owned(unsafe { pq::PQcmdTuples(self.raw.as_ptr()) })
+            .parse()
+            .unwrap_or(0)
+    }
+
+    /// Whether the result holds rows (a `SELECT`, `EXPLAIN`, `RETURNING`).
+    pub fn has_rows(&self) -> bool {
+        // SAFETY: a live result.
+        unsafe { pq::PQresultStatus(self.raw.as_ptr()) == pq::ExecStatusType::PGRES_TUPLES_OK }
+    }
+
+    /// Rows the result holds.
+    pub fn rows(&self) -> u64 {
+        // SAFETY: a live result.
+        u64::try_from(unsafe { pq::PQntuples(self.raw.as_ptr()) }).unwrap_or(0)
     }
 
     /// Row `row`, column `col` as text; `None` when absent or NULL.

@@ -10,6 +10,7 @@ pub mod lean;
 pub mod libpq;
 pub mod pgbin;
 pub mod pgpass;
+pub mod pq_async;
 pub mod sandbox;
 pub mod sandbox_access;
 pub mod sandbox_settings;

@@ -88,6 +88,8 @@ pub enum Overlay {
     Presets,
     /// Past runs (`h`).
     Runs,
+    /// The last query run's plans (`t`).
+    Plans(super::overlays::plans::PlanCursor),
     /// Import tables into the sandbox (`i`).
     Import,
     Confirm(Confirm),

@@ -53,6 +53,13 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
             }
             return (None, v);
         }
+        Overlay::Plans(_) => {
+            v.push(("←→".into(), "combination".into(), 0));
+            v.push(("Tab".into(), "statement".into(), 1));
+            v.push(("↑↓".into(), "scroll".into(), 1));
+            v.push(("Esc".into(), "close".into(), 0));
+            return (None, v);
+        }
         Overlay::Import => {
             v.extend(super::overlays::import::keys(&app.import));
             return (None, v);
@@ -106,6 +113,9 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
         if crate::tui::panes::run::column_room(app) > 0 {
             v.push(("←→".into(), "columns".into(), 2));
         }
+    }
+    if app.run.query.is_some() {
+        v.push((k(Action::Plans), "plans".into(), 2));
     }
     v.push((k(Action::NextExperiment), "experiment".into(), 3));
     v.push((k(Action::Presets), "presets".into(), 2));

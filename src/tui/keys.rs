@@ -17,6 +17,8 @@ pub enum Action {
     Experiment1,
     Experiment2,
     Experiment3,
+    Experiment4,
+    Plans,
     Probe,
     Presets,
     History,
@@ -33,7 +35,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 25] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -42,6 +44,8 @@ impl Action {
         Action::Experiment1,
         Action::Experiment2,
         Action::Experiment3,
+        Action::Experiment4,
+        Action::Plans,
         Action::Probe,
         Action::Presets,
         Action::History,
@@ -72,6 +76,8 @@ impl Action {
             Action::Experiment1 => "experiment_1",
             Action::Experiment2 => "experiment_2",
             Action::Experiment3 => "experiment_3",
+            Action::Experiment4 => "experiment_4",
+            Action::Plans => "plans",
             Action::Probe => "probe",
             Action::Presets => "presets",
             Action::History => "history",
@@ -105,6 +111,10 @@ impl Action {
             Action::Experiment1 => "experiment index-build",
             Action::Experiment2 => "experiment ingest",
             Action::Experiment3 => "experiment growth",
+            Action::Experiment4 => "experiment query",
+            Action::Plans => {
+                "query: the plan of each statement per combination, changed nodes marked"
+            }
             Action::Probe => "measure the disk: sequential write and fsync latency",
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
@@ -136,6 +146,8 @@ impl Action {
             Action::Experiment1 => c('1'),
             Action::Experiment2 => c('2'),
             Action::Experiment3 => c('3'),
+            Action::Experiment4 => c('4'),
+            Action::Plans => c('t'),
             Action::Probe => c('d'),
             Action::Presets => c('p'),
             Action::History => c('h'),

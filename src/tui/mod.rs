@@ -38,6 +38,8 @@ mod overlay_tests;
 #[cfg(test)]
 mod params_tests;
 #[cfg(test)]
+mod plans_tests;
+#[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod results_tests;

@@ -257,6 +257,8 @@ fn history_filters_marks_a_baseline_and_compares() {
     update(&mut app, key('f'));
     assert_eq!(app.runs.filter, Some(ExperimentKind::Ingest));
     assert!(app.runs.shown().is_empty());
+    // growth, query, then all again.
+    update(&mut app, key('f'));
     update(&mut app, key('f'));
     update(&mut app, key('f'));
     assert_eq!(app.runs.filter, None);

@@ -76,6 +76,7 @@ pub fn render(app: &App, f: &mut Frame) {
         Overlay::Help => overlays::help::render(app, f, area),
         Overlay::Presets => overlays::presets::render(app, f, area),
         Overlay::Runs => overlays::history::render(app, f, area),
+        Overlay::Plans(c) => overlays::plans::render(app, f, area, c),
         Overlay::Import => overlays::import::render(app, f, area),
         Overlay::Confirm(c) => confirm(app, f, area, c.question()),
     }

@@ -7,6 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::app::{App, Confirm, Focus, Level, Overlay};
 use super::keys::{Action, Key};
 use super::msg::{Command, Msg, ProbeStage, RunKind};
+use super::overlays::plans;
 use super::panes::params::Edit;
 use super::update_overlays as ov;
 use super::update_run;
@@ -147,6 +148,14 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
         }
         Overlay::Presets => return ov::presets_key(app, key),
         Overlay::Runs => return ov::runs_key(app, key),
+        Overlay::Plans(c) => {
+            let page = app.size.1.saturating_sub(6) as usize;
+            app.overlay = match app.run.query.as_deref() {
+                Some(r) => plans::step(r, *c, key.code, page).map_or(Overlay::None, Overlay::Plans),
+                None => Overlay::None,
+            };
+            return Vec::new();
+        }
         Overlay::Import => return super::update_import::key(app, &ev),
         Overlay::None => {}
     }
@@ -232,6 +241,17 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         Action::Experiment1 => switch_experiment(app, ExperimentKind::IndexBuild),
         Action::Experiment2 => switch_experiment(app, ExperimentKind::Ingest),
         Action::Experiment3 => switch_experiment(app, ExperimentKind::Growth),
+        Action::Experiment4 => switch_experiment(app, ExperimentKind::Query),
+        Action::Plans => {
+            match app.run.query.as_deref().and_then(plans::first) {
+                Some(c) => app.overlay = Overlay::Plans(c),
+                None => app.notify(
+                    Level::Info,
+                    "no plans yet: the plan view shows a query run's plans once it ends",
+                ),
+            }
+            Vec::new()
+        }
         Action::Probe => request_probe(app),
         Action::Observe => {
             if app.run.is_active() {

@@ -8,7 +8,7 @@
 //! projected along the growth each design's measurements showed, with intervals, and marked
 //! as such (see [`crate::measure::fit`]).
 
-mod cache;
+pub(crate) mod cache;
 mod churn;
 mod copy;
 mod cost;

@@ -234,30 +234,15 @@ async fn drop_stale_indexes(c: &Client, t: &TableName) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let lock = crate::experiment::leftovers::LOCK_CLASS;
     let mut dropped = Vec::new();
     for r in rows {
         let name: String = r.get(0);
         let Some(run) = run_of_index(&name) else {
             continue;
         };
-        let free: bool = c
-            .query_one(
-                "SELECT pg_try_advisory_lock($1, hashtext($2))",
-                &[&lock, &run],
-            )
-            .await
-            .map(|r| r.get(0))
-            .unwrap_or(false);
-        if !free {
+        if crate::experiment::leftovers::run_is_live(c, &run).await {
             continue;
         }
-        let _ = c
-            .query_one(
-                "SELECT pg_advisory_unlock($1, hashtext($2))",
-                &[&lock, &run],
-            )
-            .await;
         let sql = format!("DROP INDEX IF EXISTS {}.{}", ident(&t.schema), ident(&name));
         if c.batch_execute(&sql).await.is_ok() {
             dropped.push(name);

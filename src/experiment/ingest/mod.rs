@@ -23,7 +23,7 @@
 
 pub mod citus_copy;
 mod client;
-mod cpu;
+pub(crate) mod cpu;
 mod kinds;
 mod meter;
 mod payload;

@@ -9,37 +9,24 @@
 //! `pgbench`'s `\startpipeline`/`\endpipeline` sends it; a single statement is `sendto`, a
 //! wait for readability and `recvfrom`, as in `pgbench`.
 //!
-//! Readiness: the socket is registered for readability only (a write wakes no one; see
-//! `server::lean`). libpq reads once per `PQconsumeInput` and cannot say whether it drained
-//! the socket, so when libpq still waits for more after a read, a one-byte `MSG_PEEK` decides
-//! whether to sleep until the next edge. After a read that completed the reply the readiness
-//! is left as it is: the next statement's first read is then a speculative `recvfrom`, which
-//! with several clients per thread often finds the reply already there (as pgbench's loop
-//! does). Measured against peeking after every read (`benches/ingest.sh`, 4 rounds, single-row
-//! insert, sync off): 7.5 against 8.1 µs of client CPU per row at 4 clients, 6.3 against 6.6
-//! at 16, 22.6 against 21.3 at 1 (one speculative read too many per row). Over TLS the
-//! socket can be drained while OpenSSL still holds decrypted bytes of the reply, so there a
-//! wait for readability lasts at most 1 ms before libpq is asked again. Should the socket's
-//! send buffer be full (a very large `values` batch), the client looks for room every 200 µs
-//! without blocking its thread, reading what the server sends meanwhile.
+//! Readiness and the non-blocking loop are `server::pq_async`'s. Measured against peeking
+//! after every read (`benches/ingest.sh`, 4 rounds, single-row insert, sync off): 7.5 against
+//! 8.1 µs of client CPU per row at 4 clients, 6.3 against 6.6 at 16, 22.6 against 21.3 at 1
+//! (one speculative read too many per row).
 //!
 //! Parameters are sent as text, as `pgbench -M prepared` sends them.
 
 use std::ffi::{CStr, c_char};
 use std::fmt::Write;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
-use std::time::Duration;
-
-use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
 
 use super::client::{Batches, Canceller, Job, values_sql};
 use super::kinds::{Method, SyncCommit};
 use super::payload::PayloadGen;
 use crate::experiment::sql::SessionSettings;
 use crate::server::Target;
-use crate::server::libpq::{self, Outcome, PqCancel, PqConn, PqResult};
+use crate::server::libpq::{Outcome, PqCancel, PqConn, PqResult};
+use crate::server::pq_async::AsyncPq;
 
 const INSERT: &CStr = c"pglab_insert";
 const VALUES_FULL: &CStr = c"pglab_values";
@@ -50,12 +37,8 @@ const COMMIT: &CStr = c"pglab_commit";
 /// A client on libpq, its statements prepared, in non-blocking (and for `--pipeline on`,
 /// pipeline) mode.
 pub struct PqLoader {
-    /// A descriptor of the connection's socket of our own (libpq closes its own when the
-    /// connection drops), watched for readability.
-    fd: AsyncFd<OwnedFd>,
-    /// TLS in use (see `read`).
-    tls: bool,
-    conn: PqConn,
+    /// The connection, read and written without blocking the client's thread.
+    pq: AsyncPq,
     cancel: Arc<PqCancel>,
     job: Job,
     payload: Arc<PayloadGen>,
@@ -94,12 +77,7 @@ fn open_blocking(
     let mut c = PqConn::connect(conninfo).map_err(|e| {
         format!(
             "cannot connect through libpq: {} (pglab's own sessions did connect; PGLAB_LOADER=tokio loads through those instead)",
-            // Every line: with several hosts libpq says what went wrong at each.
-            e.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ")
+            PqConn::connect_failure(&e)
         )
     })?;
     // The lab session's settings (search_path = pg_catalog, lab first), as parameters.
@@ -159,21 +137,13 @@ impl PqLoader {
         .await
         .map_err(|e| format!("the connecting thread failed: {e}"))??;
         let cancel = Arc::new(conn.canceller()?);
-        let own = conn
-            .socket()
-            .map_err(|e| format!("cannot watch the connection's socket: {e}"))?;
-        // SAFETY: the AsyncFd owns the descriptor (a dup of libpq's), so it stays open and the
-        // same for the AsyncFd's whole life, whatever libpq does with its own.
-        let fd = unsafe { AsyncFd::register_with_interest(own, Interest::READABLE) }
-            .map_err(|e| format!("cannot watch the connection's socket: {e}"))?;
+        let pq = AsyncPq::new(conn)?;
         let slots = match job.method {
             Method::Insert => 1,
             _ => values_rows as usize,
         };
         Ok(PqLoader {
-            tls: conn.tls(),
-            fd,
-            conn,
+            pq,
             cancel,
             job,
             payload,
@@ -204,64 +174,15 @@ impl PqLoader {
 
     /// A failed libpq call said as a sentence (a lost connection named as such).
     fn failure(&self, e: String) -> String {
-        self.conn.failure(&e)
+        self.pq.conn.failure(&e)
     }
 
-    /// Read what the server has sent once the socket is readable (or was left readable).
-    async fn read(&mut self) -> Result<(), String> {
-        let waited = if self.tls {
-            tokio::time::timeout(Duration::from_millis(1), self.fd.readable())
-                .await
-                .ok()
-        } else {
-            Some(self.fd.readable().await)
-        };
-        let mut guard = match waited {
-            Some(Ok(g)) => Some(g),
-            Some(Err(e)) => return Err(format!("waiting for the server: {e}")),
-            // TLS: ask libpq again even without a new edge.
-            None => None,
-        };
-        if let Err(e) = self.conn.consume_input() {
-            return Err(self.failure(e));
-        }
-        if let Some(g) = guard.as_mut()
-            && self.conn.is_busy()
-            && libpq::drained(g.get_inner().as_raw_fd())
-        {
-            g.clear_ready();
-        }
-        Ok(())
-    }
-
-    /// The next result, waiting for it; `None` ends the current statement's results.
     async fn next_result(&mut self) -> Result<Option<PqResult>, String> {
-        while self.conn.is_busy() {
-            self.read().await?;
-        }
-        Ok(self.conn.next_result())
+        self.pq.next_result().await
     }
 
-    /// Send everything queued. Should the socket be full (a very large statement), wait for
-    /// room without blocking the thread (the other clients on it go on, and a stop still
-    /// reaches this one), reading what the server sends meanwhile so neither side waits on
-    /// the other; the socket is watched for readability only, so this looks every 200 µs.
     async fn flush(&mut self) -> Result<(), String> {
-        loop {
-            match self.conn.flush() {
-                Ok(true) => return Ok(()),
-                Ok(false) => {}
-                Err(e) => return Err(self.failure(e)),
-            }
-            let (writable, readable) = libpq::poll_now(self.fd.get_ref().as_raw_fd())
-                .map_err(|e| format!("waiting to send to the server: {e}"))?;
-            if readable && let Err(e) = self.conn.consume_input() {
-                return Err(self.failure(e));
-            }
-            if !writable && !readable {
-                tokio::time::sleep(Duration::from_micros(200)).await;
-            }
-        }
+        self.pq.flush().await
     }
 
     /// Queue a prepared statement.
@@ -271,7 +192,7 @@ impl PqLoader {
     fn send(&mut self, stmt: &CStr, params: &[*const c_char]) -> Result<(), String> {
         // SAFETY: see above: every pointer is a NUL-terminated buffer of `ids` or `docs`,
         // which nothing changes while a batch is sent.
-        unsafe { self.conn.send_prepared(stmt, params) }.map_err(|e| self.failure(e))
+        unsafe { self.pq.conn.send_prepared(stmt, params) }.map_err(|e| self.failure(e))
     }
 
     /// Wait for the next result; a read error after a statement already failed keeps the
@@ -303,7 +224,7 @@ impl PqLoader {
             self.send(INSERT, row)?;
         }
         self.send(COMMIT, &[])?;
-        if let Err(e) = self.conn.pipeline_sync() {
+        if let Err(e) = self.pq.conn.pipeline_sync() {
             return Err(self.failure(e));
         }
         self.flush().await?;
@@ -315,8 +236,8 @@ impl PqLoader {
             match self.next_or(&mut failed).await? {
                 None => {
                     nulls += 1;
-                    if nulls > 1 || self.conn.is_bad() {
-                        let lost = self.failure(self.conn.error_message());
+                    if nulls > 1 || self.pq.conn.is_bad() {
+                        let lost = self.failure(self.pq.conn.error_message());
                         return Err(failed.unwrap_or(lost));
                     }
                 }

@@ -75,6 +75,7 @@ fn swept(kind: ExperimentKind) -> &'static [&'static str] {
         ExperimentKind::IndexBuild => &["order", "mwm", "workers"],
         ExperimentKind::Ingest => &["method", "batch", "clients", "sync-commit"],
         ExperimentKind::Growth => &["design", "steps", "distribute"],
+        ExperimentKind::Query => &["index", "clients"],
     }
 }
 
@@ -84,6 +85,9 @@ fn procedural(kind: ExperimentKind) -> &'static [&'static str] {
         ExperimentKind::IndexBuild => &["shuffle"],
         ExperimentKind::Ingest => &[],
         ExperimentKind::Growth => &["fill-limit", "target-rows", "baseline"],
+        // How the text was given (a file name, @FILE): the text itself is compared by its
+        // digest (see `query_differences`).
+        ExperimentKind::Query => &["sql", "file", "setup", "script", "keep-setup"],
     }
 }
 
@@ -96,6 +100,44 @@ fn session_settings(kind: ExperimentKind) -> &'static [&'static str] {
         ExperimentKind::IndexBuild => &["maintenance_work_mem", "max_parallel_maintenance_workers"],
         ExperimentKind::Ingest => &["synchronous_commit"],
         ExperimentKind::Growth => &[],
+        ExperimentKind::Query => &[],
+    }
+}
+
+/// Data sizes within this fraction of each other are the same data.
+const DATA_TOLERANCE: f64 = 0.10;
+
+/// query runs compare only with the same statement text, setup and data size.
+fn query_differences(a: &RunReport, b: &RunReport, out: &mut Vec<Difference>) {
+    let (ReportBody::Query(qa), ReportBody::Query(qb)) = (&a.body, &b.body) else {
+        return;
+    };
+    let mut push = |name: &str, va: String, vb: String| {
+        out.push(Difference {
+            name: name.into(),
+            baseline: Some(va),
+            candidate: Some(vb),
+            role: Role::Condition,
+        })
+    };
+    if qa.statements_digest != qb.statements_digest {
+        push(
+            "statements",
+            format!("text {}", qa.statements_digest),
+            format!("text {}", qb.statements_digest),
+        );
+    }
+    let setup = |q: &crate::experiment::query::QueryReport| {
+        q.setup
+            .as_ref()
+            .map_or_else(|| "none".to_string(), |s| format!("text {}", s.digest))
+    };
+    if setup(qa) != setup(qb) {
+        push("setup", setup(qa), setup(qb));
+    }
+    let (da, db) = (qa.data_bytes as f64, qb.data_bytes as f64);
+    if (da - db).abs() > DATA_TOLERANCE * da.max(db) {
+        push("data size", format_bytes_short(da), format_bytes_short(db));
     }
 }
 
@@ -128,6 +170,7 @@ fn params(r: &RunReport) -> ParamText {
         ReportBody::IndexBuild(b) => ExperimentSpec::IndexBuild(b.params.clone()),
         ReportBody::Ingest(b) => ExperimentSpec::Ingest(b.params.clone()),
         ReportBody::Growth(b) => ExperimentSpec::Growth(b.params.clone()),
+        ReportBody::Query(b) => ExperimentSpec::Query(Box::new(b.params.clone())),
     };
     spec.to_text()
 }
@@ -201,6 +244,7 @@ pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Differe
     let kind = a.kind();
     let mut out = Vec::new();
     diff_maps(&params(a), &params(b), &|k| param_role(kind, k), &mut out);
+    query_differences(a, b, &mut out);
     match (&a.server, &b.server) {
         (Some(sa), Some(sb)) => {
             if sa.version_num != sb.version_num || sa.version != sb.version {

@@ -174,6 +174,7 @@ pub fn decision(r: &RunReport) -> Decision {
         ReportBody::IndexBuild(b) => b.params.decision,
         ReportBody::Ingest(b) => b.params.decision,
         ReportBody::Growth(b) => b.params.decision,
+        ReportBody::Query(b) => b.params.decision,
     }
 }
 

@@ -25,13 +25,18 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             format!(
-                "{} {} {} {}",
+                "{} {} {} {} {}",
                 k(Action::NextExperiment),
                 k(Action::Experiment1),
                 k(Action::Experiment2),
-                k(Action::Experiment3)
+                k(Action::Experiment3),
+                k(Action::Experiment4)
             ),
-            "next experiment; index-build, ingest, growth".into(),
+            "next experiment; index-build, ingest, growth, query".into(),
+        ),
+        (
+            k(Action::Plans),
+            "query: plan of each statement per combination, * changed".into(),
         ),
         (
             k(Action::Probe),
@@ -61,7 +66,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
                 k(Action::Up),
                 k(Action::Right)
             ),
-            "move focus; ↑↓ pick a field (Parameters), scroll (Run); ←→ columns (Run)".into(),
+            "move focus; ↑↓ field (Parameters) or scroll; ←→ columns (Run)".into(),
         ),
         (
             k(Action::View),
@@ -111,20 +116,16 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ]));
         }
     }
-    lines.push(Line::default());
+    // A blank line before the footer, when the screen has one to spare.
+    let room = area.height.saturating_sub(4) as usize;
+    let footer = wrap(&config_hint(app), inner_w, 4);
+    if lines.len() + footer.len() + usize::from(app.observe) < room {
+        lines.push(Line::default());
+    }
     if app.observe {
         lines.push(Line::styled(app.look_only_why(), theme.warn()));
     }
-    let cfg = format!(
-        "Change keys in {} under [keys], e.g. run = \"R\"; actions: {}",
-        app.config_file.display(),
-        Action::ALL
-            .iter()
-            .map(|a| a.name())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    for l in wrap(&cfg, inner_w, 4) {
+    for l in footer {
         lines.push(Line::styled(l, theme.dim()));
     }
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
@@ -136,4 +137,17 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     );
     let inner = crate::tui::render::framed(f, rect, " Help · keys ", theme.focused_border(), theme);
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Where the keys are changed, and the actions' names.
+fn config_hint(app: &App) -> String {
+    format!(
+        "Change keys in {} under [keys], e.g. run = \"R\"; actions: {}",
+        app.config_file.display(),
+        Action::ALL
+            .iter()
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
 }

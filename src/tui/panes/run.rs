@@ -73,6 +73,8 @@ pub struct RunState {
     pub expected: Option<crate::experiment::eta::Eta>,
     /// The run's recommendation (the decision), once it finished.
     pub decision: Vec<String>,
+    /// The last query run's report, for the plan view (`t`).
+    pub query: Option<Box<crate::experiment::query::QueryReport>>,
 }
 
 impl RunState {
@@ -204,6 +206,7 @@ impl RunState {
                 }
             }
             RunEvent::Finished(r) => {
+                self.keep_plans(&r);
                 self.merge_notes(&r.notes);
                 self.decided = crate::experiment::findings::decided(&r);
                 self.decision = decision(&r);
@@ -211,12 +214,14 @@ impl RunState {
                 return true;
             }
             RunEvent::Failed { error, report } => {
+                self.keep_plans(&report);
                 self.merge_notes(&report.notes);
                 self.decided = crate::experiment::findings::decided(&report);
                 end(self, Outcome::Failed, Some(error), report.seconds());
                 return true;
             }
             RunEvent::Cancelled(r) => {
+                self.keep_plans(&r);
                 self.merge_notes(&r.notes);
                 self.decided = crate::experiment::findings::decided(&r);
                 end(self, Outcome::Cancelled, None, r.seconds());
@@ -241,6 +246,15 @@ impl RunState {
                 error: Some("the run stopped without a result (see the log file)".into()),
                 seconds: secs,
             });
+        }
+    }
+
+    /// A query run's plans stay for the plan view.
+    fn keep_plans(&mut self, r: &crate::experiment::RunReport) {
+        if let crate::experiment::ReportBody::Query(q) = &r.body
+            && !q.plans.is_empty()
+        {
+            self.query = Some(q.clone());
         }
     }
 

@@ -44,6 +44,9 @@ impl Effects {
         match cmd {
             Command::Preflight { spec, kind, server } => {
                 let dir = self.env.local_data_dir.clone();
+                let target = self.env.target.clone();
+                let schema = self.env.schema.clone();
+                let on_sandbox = self.env.sandbox.is_some() && target.is_sandbox();
                 tokio::spawn(async move {
                     let free = tokio::task::spawn_blocking(move || {
                         preflight::free_space(dir.as_deref(), None)
@@ -51,12 +54,20 @@ impl Effects {
                     .await
                     .ok()
                     .flatten();
-                    let verdict = preflight::preflight(
+                    let mut verdict = preflight::preflight(
                         &spec,
                         free,
                         server.as_deref(),
                         preflight::CONFIRM_ABOVE,
                     );
+                    // The query experiment's statements are checked by the server before a
+                    // run, as `pglab run query` checks them: bad SQL is a sentence, not a run.
+                    if let crate::experiment::ExperimentSpec::Query(q) = spec.as_ref()
+                        && verdict.refuse.is_none()
+                        && let Some(why) = query_problems(&target, q, &schema, on_sandbox).await
+                    {
+                        verdict.refuse = Some(why);
+                    }
                     let _ = tx.send(Msg::Preflight {
                         spec,
                         kind,
@@ -271,4 +282,22 @@ fn probes(
         &mut report(ProbeStage::Fsync),
     )?;
     Ok((seq, fsync))
+}
+
+/// What is wrong with a query spec on this server (None: nothing, or the server cannot be
+/// asked now: the run then says it).
+async fn query_problems(
+    target: &crate::server::Target,
+    q: &crate::experiment::query::QuerySpec,
+    schema: &str,
+    on_sandbox: bool,
+) -> Option<String> {
+    use crate::experiment::query::precheck;
+    let mut problems = precheck::check_spec(q, on_sandbox);
+    if problems.is_empty()
+        && let Ok(c) = target.connect().await
+    {
+        problems = precheck::check_on_server(&c, q, schema, on_sandbox, false).await;
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
 }

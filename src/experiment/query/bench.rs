@@ -1,0 +1,364 @@
+//! The measuring session and what happens on it: entering a combination (its server
+//! settings through the what-if machinery, its session settings with `SET`), on the first
+//! visit the plans (one untimed `EXPLAIN ANALYZE` per statement) and the warm-up (one untimed
+//! execution each), then the timed trials — each one the plain statement, or in throughput
+//! mode a few seconds of clients in a loop.
+
+use std::collections::BTreeSet;
+
+use super::cold::Cold;
+use super::exec;
+use super::guard::{self, TxMode};
+use super::pqsession::PqSession;
+use super::report::{ComboPlan, QueryReport, QueryTrial, clients_name};
+use super::rounds::Planned;
+use super::script::{Command, Script};
+use super::spec::{Cache, QuerySpec};
+use super::summary::{format_time, format_tps};
+use super::throughput;
+use crate::experiment::event::{Sample, TrialRef};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::whatif::Entered;
+use rand::SeedableRng;
+
+/// The measuring state of a run.
+pub struct Bench<'a> {
+    ctx: &'a RunCtx,
+    spec: &'a QuerySpec,
+    mode: TxMode,
+    /// The server's block size (for temp bytes).
+    block: u64,
+    session: PqSession,
+    visited: BTreeSet<usize>,
+    cold: Option<Cold>,
+    /// Trials run so far, and at the most.
+    index: usize,
+    total: usize,
+    /// Statements EXPLAIN does not take (said once).
+    no_plan: BTreeSet<String>,
+}
+
+/// The statements plans are taken of: the measured ones, or the script's SQL commands with
+/// the values one seeded run of its `\set`s gives.
+pub fn plan_statements(spec: &QuerySpec) -> Vec<(String, String)> {
+    match &spec.script {
+        Some(script) => {
+            let values = sample_values(script, spec.seed);
+            script
+                .commands
+                .iter()
+                .filter_map(|c| match c {
+                    Command::Sql { parts, line } => {
+                        Some((format!("line {line}"), script.render(parts, Some(&values))))
+                    }
+                    Command::Set { .. } => None,
+                })
+                .collect()
+        }
+        None => spec
+            .statements
+            .iter()
+            .map(|s| (s.name.clone(), s.sql.clone()))
+            .collect(),
+    }
+}
+
+/// The variables after one run of a script's `\set`s (client 0, scale 1).
+fn sample_values(script: &Script, seed: u64) -> Vec<i64> {
+    let mut vals = vec![0i64; script.vars.len()];
+    if let Some(s) = vals.get_mut(1) {
+        *s = 1;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    for c in &script.commands {
+        if let Command::Set { var, expr, .. } = c
+            && let Ok(v) = super::expr::eval(expr, &vals, &mut rng)
+            && let Some(slot) = vals.get_mut(*var)
+        {
+            *slot = v;
+        }
+    }
+    vals
+}
+
+/// Relation names a plan reads.
+fn relations(v: &serde_json::Value, out: &mut BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(serde_json::Value::String(r)) = m.get("Relation Name") {
+                out.insert(r.clone());
+            }
+            m.values().for_each(|x| relations(x, out));
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| relations(x, out)),
+        _ => {}
+    }
+}
+
+impl<'a> Bench<'a> {
+    pub async fn open(
+        ctx: &'a RunCtx,
+        spec: &'a QuerySpec,
+        mode: TxMode,
+    ) -> Result<Bench<'a>, RunError> {
+        let mut session = PqSession::open(ctx, mode).await?;
+        let block: i64 = session
+            .exec(ctx, "SELECT current_setting('block_size')")
+            .await?
+            .and_then(|b| b.parse().ok())
+            .unwrap_or(super::plan::DEFAULT_BLOCK as i64);
+        let cold = if spec.cache == Cache::Cold {
+            Some(Cold::new(ctx)?)
+        } else {
+            None
+        };
+        Ok(Bench {
+            ctx,
+            spec,
+            mode,
+            block: block.max(1) as u64,
+            session,
+            visited: BTreeSet::new(),
+            cold,
+            index: 0,
+            total: spec.trials(),
+            no_plan: BTreeSet::new(),
+        })
+    }
+
+    /// Make combination `c` the one in effect on the measuring session.
+    async fn apply(&mut self, c: usize) -> Result<(), RunError> {
+        let (_, sc) = self.spec.split_combo(c);
+        if let Entered::Restarted { .. } = self.ctx.enter_combo(sc).await? {
+            self.session = PqSession::open(self.ctx, self.mode).await?;
+        }
+        self.set_combo().await
+    }
+
+    /// The session settings of the combination in effect, on the measuring session.
+    async fn set_combo(&mut self) -> Result<(), RunError> {
+        let settings = self.ctx.whatif.session_settings();
+        self.session.apply(self.ctx, &settings).await
+    }
+
+    /// Enter combination `c`; on its first visit take its plans and warm it up.
+    pub async fn enter(&mut self, report: &mut QueryReport, c: usize) -> Result<(), RunError> {
+        self.apply(c).await?;
+        if !self.visited.insert(c) {
+            return Ok(());
+        }
+        let label = report.combo_label(c);
+        for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
+            if !guard::explainable(&sql) {
+                if self.spec.script.is_none() && self.no_plan.insert(name.clone()) {
+                    self.ctx
+                        .note(format!(
+                            "{name}: no plan (EXPLAIN takes SELECT, INSERT, UPDATE, DELETE, MERGE, VALUES)"
+                        ))
+                        .await;
+                }
+                continue;
+            }
+            self.ctx
+                .emit
+                .phase(None, format!("EXPLAIN ANALYZE {name} · {label}"))
+                .await;
+            let (json, facts) = exec::explain_analyze(
+                self.ctx,
+                &mut self.session,
+                (&name, &sql),
+                self.mode,
+                self.block,
+            )
+            .await?;
+            if report.data_bytes == 0 {
+                report.data_bytes = self.data_bytes(&json).await;
+            }
+            report.plans.push(ComboPlan {
+                statement: i,
+                name,
+                combo: c,
+                estimate_only: false,
+                facts,
+                plan: json,
+            });
+        }
+        if self.spec.cache == Cache::Warm && !self.spec.throughput() {
+            for s in &self.spec.statements {
+                self.ctx
+                    .emit
+                    .phase(None, format!("warm-up {} · {label}", s.name))
+                    .await;
+                self.session
+                    .timed(self.ctx, &s.name, &s.sql, self.mode)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of the relations a plan reads, with their indexes (0 when unknown).
+    async fn data_bytes(&mut self, json: &serde_json::Value) -> i64 {
+        let mut names = BTreeSet::new();
+        relations(json, &mut names);
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| crate::experiment::sql::literal(n))
+            .collect();
+        let sql = format!(
+            "SELECT coalesce(sum(pg_total_relation_size(to_regclass(n))), 0)::int8 FROM unnest(ARRAY[{}]::text[]) AS n",
+            names.join(", ")
+        );
+        self.session
+            .exec(self.ctx, &sql)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|b| b.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The plans of combination `c` under hypothetical candidate `sql` (HypoPG).
+    pub async fn hypothetical(
+        &mut self,
+        report: &mut QueryReport,
+        c: usize,
+        candidate: &str,
+    ) -> Result<(), RunError> {
+        self.apply(c).await?;
+        let label = report.combo_label(c);
+        for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
+            if !guard::explainable(&sql) {
+                continue;
+            }
+            self.ctx
+                .emit
+                .phase(None, format!("EXPLAIN {name} · {label} (hypothetical)"))
+                .await;
+            let (json, facts) = exec::explain_hypothetical(
+                self.ctx,
+                &mut self.session,
+                (&name, &sql),
+                candidate,
+                self.block,
+            )
+            .await?;
+            report.plans.push(ComboPlan {
+                statement: i,
+                name,
+                combo: c,
+                estimate_only: true,
+                facts,
+                plan: json,
+            });
+        }
+        Ok(())
+    }
+
+    /// One timed trial (the combination already entered).
+    pub async fn trial(&mut self, report: &mut QueryReport, p: Planned) -> Result<(), RunError> {
+        self.ctx.check()?;
+        self.index += 1;
+        let label = report.combo_label(p.combo);
+        let unit = report.unit_names().get(p.unit).cloned().unwrap_or_default();
+        let tref = TrialRef {
+            index: self.index,
+            total: self.total.max(self.index),
+            label: format!("{unit} · {label} · #{}", p.repeat),
+        };
+        let trial = if self.spec.throughput() {
+            let clients = self.spec.client_counts()[p.unit];
+            self.ctx
+                .emit
+                .phase(Some(tref.clone()), "clients running")
+                .await;
+            let settings = self
+                .session
+                .shown(self.ctx, &self.ctx.whatif.names())
+                .await?;
+            let r = throughput::trial(self.ctx, self.spec, self.mode, clients, &tref).await?;
+            QueryTrial {
+                statement: 0,
+                name: clients_name(clients),
+                combo: p.combo,
+                settings,
+                repeat: p.repeat,
+                seconds: r.seconds,
+                rows: r.rows,
+                clients: Some(clients),
+                tps: Some(r.tps),
+                transactions: Some(r.transactions),
+                latency_ms: Some(r.latency),
+                client_cpu_s: r.client_cpu_s,
+                cold: false,
+            }
+        } else {
+            let s = &self.spec.statements[p.unit];
+            if let Some(cold) = self.cold.as_mut() {
+                self.ctx
+                    .emit
+                    .phase(Some(tref.clone()), "cold: restarting the sandbox")
+                    .await;
+                cold.make_cold(self.ctx).await?;
+                report.cold_cache = Some(cold.how.clone());
+                self.session = PqSession::open(self.ctx, self.mode).await?;
+                self.set_combo().await?;
+            }
+            let settings = self
+                .session
+                .shown(self.ctx, &self.ctx.whatif.names())
+                .await?;
+            self.ctx.emit.phase(Some(tref.clone()), "executing").await;
+            let (name, sql) = (s.name.clone(), s.sql.clone());
+            let e = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
+            QueryTrial {
+                statement: p.unit,
+                name: s.name.clone(),
+                combo: p.combo,
+                settings,
+                repeat: p.repeat,
+                seconds: e.seconds,
+                rows: e.rows,
+                clients: None,
+                tps: None,
+                transactions: None,
+                latency_ms: None,
+                client_cpu_s: None,
+                cold: self.cold.is_some(),
+            }
+        };
+        self.ctx.emit.sample(sample(&trial, &label)).await;
+        report.trials.push(trial);
+        Ok(())
+    }
+}
+
+/// A trial as the chart and the results table show it.
+fn sample(t: &QueryTrial, label: &str) -> Sample {
+    let cells = match (t.tps, t.latency_ms) {
+        (Some(tps), Some(l)) => vec![
+            t.name.clone(),
+            label.to_string(),
+            t.repeat.to_string(),
+            format_tps(tps),
+            format!("{:.2}", l.p50),
+            format!("{:.2}", l.p95),
+            format!("{:.2}", l.p99),
+        ],
+        _ => vec![
+            t.name.clone(),
+            label.to_string(),
+            t.repeat.to_string(),
+            format_time(t.seconds),
+            t.rows.to_string(),
+        ],
+    };
+    Sample {
+        series: t.name.clone(),
+        x: t.combo as f64,
+        y: t.value(),
+        projected: false,
+        cells,
+        ..Sample::default()
+    }
+}

@@ -1,0 +1,74 @@
+//! What runs on the measuring session besides the timed executions: the untimed
+//! `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)` of a combination (rolled back, so a write is never
+//! made once more for a plan), and a plain `EXPLAIN` under a hypothetical index (HypoPG).
+
+use super::guard::TxMode;
+use super::plan::{self, PlanFacts};
+use super::pqsession::PqSession;
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::sql::{ident, literal};
+
+/// One timed execution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Executed {
+    pub seconds: f64,
+    /// Rows returned; for a statement that returns none, the rows it affected.
+    pub rows: u64,
+}
+
+fn facts_of(text: Option<String>, block: u64) -> Result<(serde_json::Value, PlanFacts), String> {
+    let text = text.ok_or("EXPLAIN returned nothing")?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("EXPLAIN's JSON did not parse: {e}"))?;
+    let facts = plan::read(&json, block)?;
+    Ok((json, facts))
+}
+
+/// The untimed `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)` of `sql`, rolled back.
+pub async fn explain_analyze(
+    ctx: &RunCtx,
+    session: &mut PqSession,
+    (name, sql): (&str, &str),
+    mode: TxMode,
+    block: u64,
+) -> Result<(serde_json::Value, PlanFacts), RunError> {
+    let text = session.explain(ctx, name, mode.explain(sql)).await?;
+    facts_of(text, block).map_err(|e| RunError::failed(format!("{name}: {e}")))
+}
+
+/// The planner's plan of `sql` with a hypothetical index (HypoPG) made from `candidate`:
+/// a plain EXPLAIN (nothing runs), the index gone again after.
+pub async fn explain_hypothetical(
+    ctx: &RunCtx,
+    session: &mut PqSession,
+    (name, sql): (&str, &str),
+    candidate: &str,
+    block: u64,
+) -> Result<(serde_json::Value, PlanFacts), RunError> {
+    // HypoPG's functions by the schema its extension was created in, wherever that is.
+    let schema = session
+        .exec(
+            ctx,
+            "SELECT n.nspname FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'hypopg'",
+        )
+        .await?
+        .ok_or_else(|| RunError::failed("HypoPG is no longer created in this database"))?;
+    let hypopg = ident(&schema);
+    session
+        .exec(
+            ctx,
+            &format!(
+                "SELECT indexrelid FROM {hypopg}.hypopg_create_index({})",
+                literal(candidate)
+            ),
+        )
+        .await?;
+    let explain = format!("BEGIN READ ONLY; EXPLAIN (FORMAT JSON) {sql}; ROLLBACK");
+    let text = session.explain(ctx, name, explain).await;
+    let reset = session
+        .exec(ctx, &format!("SELECT {hypopg}.hypopg_reset()"))
+        .await;
+    let text = text?;
+    reset?;
+    facts_of(text, block).map_err(|e| RunError::failed(format!("{name}: {e}")))
+}

@@ -1,0 +1,82 @@
+//! The query experiment's fields: what the editor, the flags (`--sql`, `--index`, …) and the
+//! presets set, each with its help and default.
+
+use crate::experiment::decision;
+use crate::experiment::field::{FieldDef, FieldKind};
+
+pub const FIELDS: &[FieldDef] = &[
+    FieldDef {
+        key: "sql",
+        help: "statements to measure: SQL (repeat --sql, or separate with ;), or @FILE",
+        default: "",
+        kind: FieldKind::Sql,
+    },
+    FieldDef {
+        key: "file",
+        help: "a file of statements, each measured on its own and named by a `-- name: …` line before it (else by its first line)",
+        default: "",
+        kind: FieldKind::Text,
+    },
+    FieldDef {
+        key: "setup",
+        help: "SQL (or @FILE) run once before the trials with the lab schema first on the search_path; what it creates is dropped after",
+        default: "",
+        kind: FieldKind::Text,
+    },
+    FieldDef {
+        key: "keep-setup",
+        help: "keep what setup created for the next run with the same setup, which then skips it (on/off)",
+        default: "off",
+        kind: FieldKind::Bool,
+    },
+    FieldDef {
+        key: "index",
+        help: "candidate indexes, CREATE INDEX … ON t (…) (repeat --index, or separate with ;): the values are none and each candidate",
+        default: "",
+        kind: FieldKind::Sql,
+    },
+    crate::experiment::whatif::SET,
+    FieldDef {
+        key: "cache",
+        help: "warm: one untimed execution per combination first; cold (sandbox only): a restart and the OS page cache dropped before every trial",
+        default: "warm",
+        kind: FieldKind::Choice(&["warm", "cold"]),
+    },
+    FieldDef {
+        key: "writes",
+        help: "auto: as written on the sandbox, READ ONLY transactions elsewhere; read-only; rollback: every execution in a transaction that is rolled back",
+        default: "auto",
+        kind: FieldKind::Choice(&["auto", "read-only", "rollback"]),
+    },
+    decision::repeat_field(
+        "timed executions (or throughput trials) per combination, interleaved, or auto: until the verdicts are decided",
+        "5",
+    ),
+    decision::MAX_REPEAT,
+    decision::MIN_EFFECT,
+    decision::CONFIDENCE,
+    FieldDef {
+        key: "clients",
+        help: "throughput mode: concurrent clients running the statements (or --script) in a loop, a list 1,4,16 (off: time single executions)",
+        default: "off",
+        kind: FieldKind::CountList,
+    },
+    FieldDef {
+        key: "duration",
+        help: "throughput mode: how long each trial runs",
+        default: "10s",
+        kind: FieldKind::Duration,
+    },
+    FieldDef {
+        key: "script",
+        help: "throughput mode: a pgbench-style script file (\\set name expr with random(lo, hi), :name, SQL commands; one run of it is one transaction)",
+        default: "",
+        kind: FieldKind::Text,
+    },
+    FieldDef {
+        key: "seed",
+        help: "seed of the script's random() draws",
+        default: "42",
+        kind: FieldKind::Number,
+    },
+];

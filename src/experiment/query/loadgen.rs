@@ -1,0 +1,350 @@
+//! Throughput mode's clients: each runs the workload (a pgbench-style script, or the
+//! statements one after the other) as transactions in a loop on its own libpq connection,
+//! on a few OS threads of their own (one per core, never more than the clients), each with a
+//! single-threaded runtime — the way `pgbench -j` multiplexes its connections, and with the
+//! same library. Commands go on the simple protocol with `:variables` written in as text,
+//! as `pgbench -M simple` (its default) sends them. A transaction is one run of the whole
+//! workload; its latency is from its first command sent to its last reply.
+//!
+//! A client opens its session, reports `Ready`, waits for `Go` (one clock for all), runs
+//! until the deadline (a transaction in flight then finishes and counts, as in pgbench) or a
+//! stop, and reports `Done`. A stop cancels the command in flight on the server.
+
+use std::ffi::{CStr, CString};
+use std::io::Write;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use rand::SeedableRng;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::expr;
+use super::script::{Command, Part, Script};
+use crate::experiment::sql::SessionSettings;
+use crate::server::libpq::{Outcome, PqCancel, PqConn};
+use crate::server::pq_async::AsyncPq;
+
+/// Highest transaction latency the histogram resolves: one hour, in microseconds.
+const LATENCY_HIGH_US: u64 = 3_600_000_000;
+
+/// What every client of a trial shares.
+pub struct Workload {
+    pub script: Arc<Script>,
+    /// libpq connection string of the target.
+    pub conninfo: String,
+    /// Settings that make a fresh connection a measuring session.
+    pub session: SessionSettings,
+    /// Commands before and after each transaction (`BEGIN` … `ROLLBACK`), if any.
+    pub frame: Option<(&'static str, &'static str)>,
+    pub seed: u64,
+    /// Transactions finished by all clients so far (for progress).
+    pub done: Arc<AtomicU64>,
+}
+
+/// The start signal: when to stop starting transactions.
+#[derive(Clone, Copy)]
+pub struct Go {
+    pub deadline: Instant,
+}
+
+/// What one client did.
+pub struct ClientResult {
+    pub transactions: u64,
+    pub rows: u64,
+    pub latency_us: Histogram<u64>,
+    /// When its last transaction ended.
+    pub ended: Instant,
+    /// Why it stopped early: a sentence (None: it ran to the deadline or was stopped).
+    pub error: Option<String>,
+}
+
+/// A client's reports, tagged with its index.
+pub enum ClientMsg {
+    Ready,
+    NotReady(String),
+    Done(ClientResult),
+}
+
+pub fn histogram() -> Histogram<u64> {
+    // Constant, valid bounds: this cannot fail.
+    Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
+}
+
+/// Threads for `clients` clients: one per core, never more than the clients.
+pub fn threads_for(clients: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    clients.clamp(1, cores.max(1))
+}
+
+/// One command of the workload, ready to send.
+enum Ready {
+    Set {
+        var: usize,
+        expr: expr::Expr,
+    },
+    /// Without variables: sent as is, every time.
+    Fixed(CString),
+    Template(Vec<Part>),
+}
+
+fn prepare(script: &Script) -> Result<Vec<Ready>, String> {
+    script
+        .commands
+        .iter()
+        .map(|c| match c {
+            Command::Set { var, expr, .. } => Ok(Ready::Set {
+                var: *var,
+                expr: expr.clone(),
+            }),
+            Command::Sql { parts, .. } if parts.iter().all(|p| matches!(p, Part::Text(_))) => {
+                CString::new(script.render(parts, None))
+                    .map(Ready::Fixed)
+                    .map_err(|_| "a command holds a NUL byte".to_string())
+            }
+            Command::Sql { parts, .. } => Ok(Ready::Template(parts.clone())),
+        })
+        .collect()
+}
+
+/// Start a group of clients (`ids`, of `of`) on a thread of their own.
+pub fn start(
+    work: Arc<Workload>,
+    ids: Vec<usize>,
+    stop: CancellationToken,
+    go: watch::Receiver<Option<Go>>,
+    reports: mpsc::UnboundedSender<(usize, ClientMsg)>,
+) -> Result<(), String> {
+    let first = ids.first().copied().unwrap_or(0);
+    std::thread::Builder::new()
+        .name(format!("pglab-query-{}", first + 1))
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    for id in &ids {
+                        let _ = reports.send((
+                            *id,
+                            ClientMsg::NotReady(format!("cannot start a runtime: {e}")),
+                        ));
+                    }
+                    return;
+                }
+            };
+            rt.block_on(futures_util::future::join_all(ids.iter().map(|&id| {
+                client_main(work.clone(), id, stop.clone(), go.clone(), reports.clone())
+            })));
+        })
+        .map(|_| ())
+        .map_err(|e| format!("cannot start a client thread: {e}"))
+}
+
+/// Connect and set the session up (blocking: run off the runtime).
+fn connect(work: &Workload) -> Result<PqConn, String> {
+    let mut c = PqConn::connect(&work.conninfo).map_err(|e| {
+        format!(
+            "cannot connect through libpq: {}",
+            PqConn::connect_failure(&e)
+        )
+    })?;
+    c.exec_params(&work.session.sql(false), &work.session.params())?;
+    c.set_nonblocking()?;
+    Ok(c)
+}
+
+async fn client_main(
+    work: Arc<Workload>,
+    id: usize,
+    stop: CancellationToken,
+    mut go: watch::Receiver<Option<Go>>,
+    reports: mpsc::UnboundedSender<(usize, ClientMsg)>,
+) {
+    let w = work.clone();
+    let opened = tokio::task::spawn_blocking(move || connect(&w))
+        .await
+        .map_err(|e| format!("the connecting thread failed: {e}"))
+        .and_then(|r| r)
+        .and_then(|conn| {
+            let cancel = Arc::new(conn.canceller()?);
+            Ok((AsyncPq::new(conn)?, cancel))
+        })
+        .and_then(|(pq, cancel)| Ok((pq, cancel, prepare(&work.script)?)));
+    let (pq, cancel, commands) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = reports.send((id, ClientMsg::NotReady(e)));
+            return;
+        }
+    };
+    let _ = reports.send((id, ClientMsg::Ready));
+    let start = tokio::select! {
+        g = go.wait_for(Option::is_some) => g.ok().and_then(|g| *g),
+        _ = stop.cancelled() => None,
+    };
+    let result = match start {
+        Some(g) => {
+            let mut c = Client {
+                pq,
+                work: &work,
+                commands: Arc::new(commands),
+                frame: work
+                    .frame
+                    .and_then(|(b, e)| CString::new(b).ok().zip(CString::new(e).ok()))
+                    .map(Arc::new),
+                vars: vec![0; work.script.vars.len()],
+                rng: rand_chacha::ChaCha8Rng::seed_from_u64(work.seed ^ (id as u64 + 1)),
+                buf: Vec::new(),
+            };
+            c.vars[0] = id as i64;
+            if let Some(s) = c.vars.get_mut(1) {
+                *s = 1;
+            }
+            c.run(g.deadline, &stop, &cancel).await
+        }
+        None => ClientResult {
+            transactions: 0,
+            rows: 0,
+            latency_us: histogram(),
+            ended: Instant::now(),
+            error: None,
+        },
+    };
+    let _ = reports.send((id, ClientMsg::Done(result)));
+}
+
+/// A client running its transactions.
+struct Client<'a> {
+    pq: AsyncPq,
+    work: &'a Workload,
+    commands: Arc<Vec<Ready>>,
+    /// The frame's commands (`BEGIN`, `ROLLBACK`), when there is one.
+    frame: Option<Arc<(CString, CString)>>,
+    vars: Vec<i64>,
+    rng: rand_chacha::ChaCha8Rng,
+    /// The text of the command being sent, NUL-terminated.
+    buf: Vec<u8>,
+}
+
+impl Client<'_> {
+    /// Send one command and read all its results: the rows they returned.
+    async fn command(&mut self, sql: &std::ffi::CStr) -> Result<u64, String> {
+        if let Err(e) = self.pq.conn.send_query(sql) {
+            return Err(self.pq.failure(e));
+        }
+        self.pq.flush().await?;
+        let mut rows = 0;
+        let mut failed = None;
+        while let Some(r) = self.pq.next_result().await? {
+            match r.outcome() {
+                Outcome::Failed | Outcome::Aborted => {
+                    if failed.is_none() {
+                        failed = r.check().err();
+                    }
+                }
+                _ => rows += r.rows(),
+            }
+        }
+        failed.map_or(Ok(rows), Err)
+    }
+
+    /// One run of the workload.
+    async fn transaction(&mut self) -> Result<u64, String> {
+        let mut rows = 0;
+        let frame = self.frame.clone();
+        if let Some(f) = &frame {
+            self.command(&f.0).await?;
+        }
+        let commands = self.commands.clone();
+        for c in commands.iter() {
+            match c {
+                Ready::Set { var, expr } => {
+                    let v = expr::eval(expr, &self.vars, &mut self.rng)?;
+                    self.vars[*var] = v;
+                }
+                Ready::Fixed(sql) => rows += self.command(sql).await?,
+                Ready::Template(parts) => {
+                    // One buffer for the text, reused: no allocation per command.
+                    let mut buf = std::mem::take(&mut self.buf);
+                    buf.clear();
+                    for p in parts {
+                        match p {
+                            Part::Text(t) => buf.extend_from_slice(t.as_bytes()),
+                            Part::Var(v) => {
+                                let n = self.vars.get(*v).copied().unwrap_or(0);
+                                let _ = write!(buf, "{n}");
+                            }
+                        }
+                    }
+                    buf.push(0);
+                    let r = match CStr::from_bytes_with_nul(&buf) {
+                        Ok(sql) => self.command(sql).await,
+                        Err(_) => Err("a command holds a NUL byte".to_string()),
+                    };
+                    self.buf = buf;
+                    rows += r?;
+                }
+            }
+        }
+        if let Some(f) = &frame {
+            self.command(&f.1).await?;
+        }
+        Ok(rows)
+    }
+
+    async fn run(
+        &mut self,
+        deadline: Instant,
+        stop: &CancellationToken,
+        cancel: &Arc<PqCancel>,
+    ) -> ClientResult {
+        let mut latency_us = histogram();
+        let (mut transactions, mut rows) = (0u64, 0u64);
+        let mut error = None;
+        let mut cancelled = pin!(stop.cancelled());
+        let mut t0 = Instant::now();
+        while t0 < deadline && !stop.is_cancelled() {
+            let outcome = {
+                let mut fut = pin!(self.transaction());
+                tokio::select! {
+                    biased;
+                    r = &mut fut => Some(r),
+                    _ = &mut cancelled => {
+                        let c = cancel.clone();
+                        let _ = tokio::task::spawn_blocking(move || c.cancel()).await;
+                        let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
+                        None
+                    }
+                }
+            };
+            match outcome {
+                Some(Ok(r)) => {
+                    let now = Instant::now();
+                    let us = u64::try_from(now.duration_since(t0).as_micros()).unwrap_or(u64::MAX);
+                    latency_us.saturating_record(us.max(1));
+                    transactions += 1;
+                    rows += r;
+                    self.work.done.fetch_add(1, Ordering::Relaxed);
+                    t0 = now;
+                }
+                Some(Err(e)) if !stop.is_cancelled() => {
+                    error = Some(e);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        ClientResult {
+            transactions,
+            rows,
+            latency_us,
+            ended: t0,
+            error,
+        }
+    }
+}

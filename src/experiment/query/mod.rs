@@ -1,0 +1,331 @@
+//! query: the DBA's own statements as an experiment. Each statement (or a pgbench-style
+//! script, in throughput mode) runs under every combination of the swept server settings
+//! (`--set`, through the what-if machinery) and the candidate indexes (`--index`: none, then
+//! each candidate). Per combination one untimed `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`
+//! gives the plan, its fingerprint, the spill, the buffers and JIT's time; the timed trials
+//! run the plain statement (wall time at the client, rows returned), interleaved across the
+//! combinations round by round, `repeat` times or until the statistics core has decided. In
+//! throughput mode a trial is `duration` seconds of N clients in a loop: transactions/s and
+//! latency percentiles.
+//!
+//! Safety: on any server that is not pglab's sandbox every execution is a `READ ONLY`
+//! transaction (`--writes rollback`: one that is rolled back), the setup may write only in the
+//! lab schema, candidate indexes on the server's own tables are only hypothetical (HypoPG),
+//! and `cache = cold` (restarts) is refused. Statements that would end or change pglab's
+//! transaction are refused before anything runs.
+
+pub mod bench;
+pub mod candidate;
+pub mod cold;
+pub mod exec;
+pub mod expr;
+mod fields;
+pub mod guard;
+pub mod indexes;
+pub mod loadgen;
+pub mod plan;
+pub mod pqsession;
+pub mod precheck;
+mod report;
+pub mod rounds;
+pub mod script;
+pub mod session;
+pub mod setup;
+mod spec;
+pub mod sqltext;
+pub mod summary;
+pub mod throughput;
+pub mod words;
+
+pub use fields::FIELDS;
+pub use report::{
+    ComboInfo, ComboPlan, IndexCandidate, Latency, QueryReport, QueryTrial, clients_name,
+    statements_digest,
+};
+#[cfg(test)]
+pub use spec::test_spec;
+pub use spec::{Cache, QuerySpec, Writes};
+pub use summary::{QuerySummary, UnitSummary};
+
+use std::time::Duration;
+
+use super::event::{ResultLayout, RunEvent};
+use super::lab::{RunCtx, RunError};
+use super::whatif::combo_label;
+use crate::measure::verdict::Better;
+use bench::Bench;
+use guard::TxMode;
+
+/// The statement timeout a query run applies when none is given.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How the results are drawn: time (or transactions/s) per combination, one series per
+/// statement (or client count).
+pub fn layout(spec: &QuerySpec, combos: &[ComboInfo]) -> ResultLayout {
+    let (y_label, y_unit, better, columns): (&str, &str, Better, &[&str]) = if spec.throughput() {
+        (
+            "transactions/s",
+            "tps",
+            Better::Higher,
+            &[
+                "clients",
+                "combination",
+                "rep",
+                "tps",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+            ],
+        )
+    } else {
+        (
+            "seconds",
+            "s",
+            Better::Lower,
+            &["statement", "combination", "rep", "time", "rows"],
+        )
+    };
+    ResultLayout {
+        x_label: "combination".into(),
+        x_unit: String::new(),
+        x_log: false,
+        y_label: y_label.into(),
+        y_unit: y_unit.into(),
+        y_log: false,
+        y_better: better,
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        x_names: combos.iter().map(|c| c.label.clone()).collect(),
+        ..ResultLayout::default()
+    }
+}
+
+/// Every combination of the spec, labelled: `work_mem=64MB · index 1`.
+pub fn combos(spec: &QuerySpec) -> Vec<ComboInfo> {
+    let settings = spec.set.combos();
+    let mut out = Vec::new();
+    for v in 0..spec.index_values() {
+        for (sc, set) in settings.iter().enumerate() {
+            let mut parts = Vec::new();
+            if !set.is_empty() {
+                parts.push(combo_label(set));
+            }
+            if !spec.index.is_empty() {
+                parts.push(if v == 0 {
+                    "no index".to_string()
+                } else {
+                    format!("index {v}")
+                });
+            }
+            out.push(ComboInfo {
+                combo: out.len(),
+                label: if parts.is_empty() {
+                    "as configured".into()
+                } else {
+                    parts.join(" · ")
+                },
+                index_value: v,
+                settings: spec.set.combos().get(sc).cloned().unwrap_or_default(),
+            });
+        }
+    }
+    out
+}
+
+/// The combination matching the server's own settings without a candidate index.
+fn current_combo(ctx: &RunCtx, spec: &QuerySpec) -> Option<usize> {
+    let plan = &ctx.whatif.plan;
+    spec.set.combos().iter().position(|combo| {
+        combo.iter().all(|(name, value)| {
+            plan.settings
+                .iter()
+                .find(|s| &s.name == name)
+                .and_then(|s| s.info.as_ref())
+                .is_some_and(|info| {
+                    info.normalize(value)
+                        .is_some_and(|want| info.same(&info.setting, &want))
+                })
+        })
+    })
+}
+
+fn describe(spec: &QuerySpec, mode: TxMode, total: usize) -> String {
+    let what = match (&spec.script, spec.statements.len()) {
+        (Some(_), _) => format!("script {}", spec.script_file),
+        (None, 1) => spec.statements[0].name.clone(),
+        (None, n) => format!("{n} statements"),
+    };
+    let mut parts = vec![what];
+    if !spec.set.is_empty() {
+        parts.push(format!("set {}", spec.set.text()));
+    }
+    if !spec.index.is_empty() {
+        parts.push(format!(
+            "{} index candidate{}",
+            spec.index.len(),
+            if spec.index.len() == 1 { "" } else { "s" }
+        ));
+    }
+    if spec.throughput() {
+        let clients: Vec<String> = spec.client_counts().iter().map(|c| c.to_string()).collect();
+        parts.push(format!(
+            "clients {} × {}",
+            clients.join(","),
+            crate::measure::units::format_seconds(spec.duration_s)
+        ));
+    } else {
+        parts.push(format!("cache {}", spec.cache.as_str()));
+    }
+    parts.push(format!(
+        "×{} → {}{total} trials",
+        spec.repeat.text(),
+        if spec.repeat.is_auto() { "≤" } else { "" }
+    ));
+    parts.push(mode.describe().to_string());
+    parts.join(" · ")
+}
+
+pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Result<(), RunError> {
+    let on_sandbox = ctx.target.is_sandbox() && ctx.opts.sandbox.is_some();
+    let mode = TxMode::of(spec.writes, on_sandbox);
+    report.transactions = mode.describe().to_string();
+    report.combos = combos(spec);
+    report.current_combo = current_combo(ctx, spec);
+    if let Ok(c) = ctx.target.connect().await {
+        report.current_settings = super::whatif::apply::shown(&c, &ctx.whatif.names())
+            .await
+            .unwrap_or_default();
+    }
+    let total = spec.trials();
+    ctx.emit
+        .send(RunEvent::Started {
+            run_id: ctx.run_id.clone(),
+            description: describe(spec, mode, total),
+            trials: total,
+            layout: layout(spec, &report.combos),
+        })
+        .await;
+    match mode {
+        TxMode::ReadOnly => {
+            ctx.note("statements run in READ ONLY transactions: the server refuses any write (--writes rollback measures DML in a transaction that is rolled back)").await
+        }
+        TxMode::Rollback => {
+            ctx.note(format!(
+                "every execution runs in a transaction that is rolled back; {}",
+                guard::ROLLBACK_CAVEAT
+            ))
+            .await
+        }
+        TxMode::Plain => {}
+    }
+    let mut confounders = Vec::new();
+    let result = body(ctx, spec, report, mode, on_sandbox, &mut confounders).await;
+    // Built candidates go on every path (their trials are over, or the run is).
+    let mut dropped = Vec::new();
+    for c in report.indexes.iter_mut() {
+        if c.build_seconds.is_some() && !c.dropped && indexes::drop(ctx, c).await {
+            dropped.push(format!("{} ({})", c.name, c.table));
+        }
+    }
+    if !dropped.is_empty() {
+        ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
+            .await;
+    }
+    report.summarize(&confounders);
+    for f in report.summary.findings.clone() {
+        ctx.note(f).await;
+    }
+    result
+}
+
+async fn body(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    report: &mut QueryReport,
+    mode: TxMode,
+    on_sandbox: bool,
+    confounders: &mut Vec<String>,
+) -> Result<(), RunError> {
+    let problems = precheck::check_spec(spec, on_sandbox);
+    if !problems.is_empty() {
+        return Err(RunError::Failed(problems.join("; ")));
+    }
+    report.setup = setup::run(ctx, &spec.setup_sql, spec.keep_setup, on_sandbox).await?;
+    {
+        let control = ctx.session().await?;
+        let problems =
+            precheck::check_on_server(&control, spec, &ctx.opts.schema, on_sandbox, true).await;
+        if !problems.is_empty() {
+            return Err(RunError::Failed(problems.join("; ")));
+        }
+        report.indexes = indexes::resolve(ctx, &control, &spec.index, on_sandbox).await?;
+    }
+    if report.indexes.iter().any(|c| !c.hypothetical()) {
+        confounders.push("candidate indexes run in blocks (each built once, its trials together), so drift between blocks is not spread by interleaving as it is between settings".into());
+    }
+    let mut bench = Bench::open(ctx, spec, mode).await?;
+    let settings_blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
+    let blocks = rounds::blocks(spec, &settings_blocks);
+    for (bi, block) in blocks.iter().enumerate() {
+        let v = spec.split_combo(block[0]).0;
+        if v > 0 {
+            let cand = report.indexes[v - 1].clone();
+            if cand.hypothetical() {
+                let sql = candidate::Candidate::parse(&cand.sql)
+                    .map_err(RunError::Failed)?
+                    .hypothetical_sql();
+                for &c in block {
+                    bench.hypothetical(report, c, &sql).await?;
+                }
+                continue;
+            }
+            if cand.build_seconds.is_none() {
+                let session = ctx.session().await?;
+                indexes::build(ctx, &session, &mut report.indexes[v - 1]).await?;
+            }
+        }
+        let mut r = 1;
+        loop {
+            let planned = rounds::round(report, block, r);
+            if planned.is_empty() {
+                break;
+            }
+            let mut entered = None;
+            for p in planned {
+                if entered != Some(p.combo) {
+                    bench.enter(report, p.combo).await?;
+                    entered = Some(p.combo);
+                }
+                bench.trial(report, p).await?;
+                report.summarize(confounders);
+            }
+            r += 1;
+        }
+        let last_of_value = blocks
+            .get(bi + 1)
+            .is_none_or(|next| spec.split_combo(next[0]).0 != v);
+        if v > 0 && last_of_value {
+            let c = &mut report.indexes[v - 1];
+            if indexes::drop(ctx, c).await {
+                ctx.note(format!("index {} dropped after its trials", c.value))
+                    .await;
+            }
+        }
+    }
+    if spec.repeat.is_auto() {
+        let undecided = report
+            .summary
+            .units
+            .iter()
+            .filter(|u| !u.finding.undecided.is_empty())
+            .count();
+        if undecided > 0 {
+            ctx.note(format!(
+                "repeat auto stopped at max-repeat {} with {undecided} statement{} still undecided",
+                spec.decision.max_repeat,
+                if undecided == 1 { "" } else { "s" }
+            ))
+            .await;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! What is checked before a query run starts, so that bad input is one sentence and exit 2
+//! rather than a failed run: what the statements may not do here (transaction control, a
+//! cold cache off the sandbox), whether the server parses each statement as one command, and
+//! whether a candidate index on a real server's own table can be tried (HypoPG). Statements
+//! and candidates that name objects the setup has yet to create are checked again after it.
+
+use tokio_postgres::Client;
+
+use super::candidate::Candidate;
+use super::guard::{self, TxMode};
+use super::spec::{Cache, QuerySpec};
+use crate::server::error::describe_query_error;
+
+/// The statements the server is asked to parse: the measured ones, or the script's SQL
+/// commands with every variable as `0`; each with its name for messages.
+pub fn parsed_texts(spec: &QuerySpec) -> Vec<(String, String)> {
+    match &spec.script {
+        Some(script) => script
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                super::script::Command::Sql { parts, line } => Some((
+                    format!("script line {line}"),
+                    script.render(parts, Some(&vec![0; script.vars.len()])),
+                )),
+                super::script::Command::Set { .. } => None,
+            })
+            .collect(),
+        None => spec
+            .statements
+            .iter()
+            .map(|s| (format!("{} (line {})", s.name, s.line), s.sql.clone()))
+            .collect(),
+    }
+}
+
+/// Checks that need no server. One sentence per problem.
+pub fn check_spec(spec: &QuerySpec, on_sandbox: bool) -> Vec<String> {
+    let mode = TxMode::of(spec.writes, on_sandbox);
+    let mut problems = Vec::new();
+    if spec.cache == Cache::Cold && !on_sandbox {
+        problems.push("--cache cold restarts the server and drops the OS page cache: only on pglab's own sandbox (use --cache warm here)".to_string());
+    }
+    let script = spec.script.is_some();
+    for (name, sql) in parsed_texts(spec) {
+        if let Err(e) = guard::check_statement(&sql, mode, script) {
+            problems.push(format!("{name}: {e}"));
+        }
+    }
+    problems
+}
+
+/// Whether HypoPG is created in the target's database: Ok(version), or the sentence.
+pub async fn hypopg(client: &Client) -> Result<String, String> {
+    let row = client
+        .query_opt(
+            "SELECT extversion FROM pg_extension WHERE extname = 'hypopg'",
+            &[],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    if let Some(r) = row {
+        return Ok(r.get(0));
+    }
+    let available = client
+        .query_opt(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'hypopg'",
+            &[],
+        )
+        .await
+        .ok()
+        .flatten()
+        .is_some();
+    Err(if available {
+        "HypoPG is installed on the server but not created in this database: a DBA can run CREATE EXTENSION hypopg, then run this again".to_string()
+    } else {
+        "HypoPG is not installed on the server (Debian/Ubuntu: postgresql-NN-hypopg, then CREATE EXTENSION hypopg)".to_string()
+    })
+}
+
+/// Where a candidate's table is: Some((schema, table)), None when it does not exist (yet).
+pub async fn candidate_table(
+    client: &Client,
+    c: &Candidate,
+) -> Result<Option<(String, String)>, String> {
+    let row = client
+        .query_opt(
+            "SELECT n.nspname::text, cl.relname::text FROM pg_class cl JOIN pg_namespace n ON n.oid = cl.relnamespace
+              WHERE cl.oid = to_regclass($1)",
+            &[&c.table],
+        )
+        .await
+        .map_err(|e| describe_query_error(&e))?;
+    Ok(row.map(|r| (r.get(0), r.get(1))))
+}
+
+/// Checks against the server, on `client`, which gets the DBA's search path (the lab schema
+/// first, then `"$user", public`): the statements and candidates resolve as they will run.
+/// `setup_ran`: the setup has run (every object must exist now). One sentence per problem.
+pub async fn check_on_server(
+    client: &Client,
+    spec: &QuerySpec,
+    schema: &str,
+    on_sandbox: bool,
+    setup_ran: bool,
+) -> Vec<String> {
+    let pending_setup = !spec.setup_sql.trim().is_empty() && !setup_ran;
+    let mut problems = Vec::new();
+    if let Err(e) = client
+        .batch_execute(&format!(
+            "SET search_path = {}",
+            super::session::user_search_path(schema)
+        ))
+        .await
+    {
+        return vec![describe_query_error(&e)];
+    }
+    for (name, sql) in parsed_texts(spec) {
+        match client.prepare(&sql).await {
+            Ok(stmt) if !stmt.params().is_empty() => problems.push(format!(
+                "{name}: the statement has parameters ($1 …) and pglab has no values for them: write the values in"
+            )),
+            Ok(_) => {}
+            Err(e) if pending_setup && guard::may_depend_on_setup(&e) => {}
+            Err(e) => problems.push(format!("{name}: {}", describe_query_error(&e))),
+        }
+    }
+    let mut need_hypopg = Vec::new();
+    for (i, sql) in spec.index.iter().enumerate() {
+        let Ok(c) = Candidate::parse(sql) else {
+            continue;
+        };
+        match candidate_table(client, &c).await {
+            Ok(Some((s, t))) if !on_sandbox && s != schema => {
+                need_hypopg.push(format!("index {} on {s}.{t}", i + 1))
+            }
+            Ok(Some(_)) => {}
+            Ok(None) if pending_setup => {}
+            Ok(None) => problems.push(format!(
+                "index {}: there is no table {} here",
+                i + 1,
+                c.table
+            )),
+            Err(e) => problems.push(format!("index {}: {e}", i + 1)),
+        }
+    }
+    if !need_hypopg.is_empty()
+        && let Err(why) = hypopg(client).await
+    {
+        problems.push(format!(
+            "{}: on a server pglab did not start, a candidate on the server's own tables is tried only hypothetically through HypoPG, and {why}; or try it for real on a copy in the sandbox",
+            need_hypopg.join(", ")
+        ));
+    }
+    problems
+}

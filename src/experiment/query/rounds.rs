@@ -1,0 +1,151 @@
+//! Which trials run, in what order. A block is the combinations that can interleave: one
+//! value of the index dimension (a built candidate stays for its block) and one restart block
+//! of the swept settings. Within a block every round runs each unit (statement, or client
+//! count) once under every combination, so drift over the run spreads over all of them. With
+//! `repeat = auto`, after the first rounds the statistics core says which combinations of each
+//! unit are still undecided ([`crate::measure::finding::needs_more`]) and each further round
+//! runs just those, until none is or each has `max-repeat` trials.
+
+use super::report::QueryReport;
+use super::spec::QuerySpec;
+use crate::measure::finding::{SettingTrials, needs_more};
+
+/// One trial to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Planned {
+    /// The combination (index value × settings combination).
+    pub combo: usize,
+    /// The statement, or the index of the client count.
+    pub unit: usize,
+    /// 1-based round.
+    pub repeat: u32,
+}
+
+/// The blocks of the run, in order: for each index value, the combinations of each restart
+/// block of the settings (`blocks[i]`: the restart block of settings combination `i`).
+pub fn blocks(spec: &QuerySpec, settings_blocks: &[usize]) -> Vec<Vec<usize>> {
+    let n = spec.set.combo_count().max(1);
+    let mut ids: Vec<usize> = settings_blocks.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = Vec::new();
+    for v in 0..spec.index_values() {
+        for b in &ids {
+            let combos: Vec<usize> = (0..n)
+                .filter(|&sc| settings_blocks.get(sc).copied().unwrap_or(0) == *b)
+                .map(|sc| v * n + sc)
+                .collect();
+            if !combos.is_empty() {
+                out.push(combos);
+            }
+        }
+    }
+    out
+}
+
+/// Round `round` (1-based) of a block: every unit under every combination for the first
+/// `repeat.initial()` rounds; with `auto`, then what the core still needs, up to
+/// `max-repeat` per combination.
+pub fn round(report: &QueryReport, block: &[usize], round: u32) -> Vec<Planned> {
+    let spec = &report.params;
+    let units = spec.units();
+    if round <= spec.repeat.initial() {
+        return block
+            .iter()
+            .flat_map(|&combo| {
+                (0..units).map(move |unit| Planned {
+                    combo,
+                    unit,
+                    repeat: round,
+                })
+            })
+            .collect();
+    }
+    let most = spec.repeat.most(spec.decision.max_repeat) as usize;
+    if !spec.repeat.is_auto() || round as usize > most {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for unit in 0..units {
+        let trials: Vec<SettingTrials> = block
+            .iter()
+            .map(|&c| SettingTrials {
+                label: report.combo_label(c),
+                cost_rank: c,
+                values: report.values(unit, c),
+            })
+            .collect();
+        for i in needs_more(&trials, report.better(), &spec.decision.rules()) {
+            if trials[i].values.len() < most {
+                out.push(Planned {
+                    combo: block[i],
+                    unit,
+                    repeat: round,
+                });
+            }
+        }
+    }
+    // Combination by combination, as the first rounds go (one SET per combination).
+    out.sort_by_key(|p| (block.iter().position(|&c| c == p.combo), p.unit));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::query::QueryTrial;
+
+    fn spec(pairs: &[(&str, &str)]) -> QuerySpec {
+        crate::experiment::query::test_spec(pairs)
+    }
+
+    #[test]
+    fn index_values_are_blocks_and_settings_interleave_inside() {
+        let s = spec(&[
+            ("sql", "SELECT 1; SELECT 2"),
+            ("set", "work_mem=1MB,64MB"),
+            ("index", "CREATE INDEX ON t (a)"),
+            ("repeat", "2"),
+        ]);
+        assert_eq!(blocks(&s, &[0, 0]), [vec![0, 1], vec![2, 3]]);
+        // A restart per settings combination: each is a block of its own.
+        assert_eq!(blocks(&s, &[0, 1]), [vec![0], vec![1], vec![2], vec![3]]);
+        let r = QueryReport::new(&s);
+        let first = round(&r, &[0, 1], 1);
+        let seq: Vec<(usize, usize)> = first.iter().map(|p| (p.combo, p.unit)).collect();
+        assert_eq!(seq, [(0, 0), (0, 1), (1, 0), (1, 1)]);
+        assert_eq!(round(&r, &[0, 1], 2).len(), 4);
+        assert!(round(&r, &[0, 1], 3).is_empty());
+    }
+
+    #[test]
+    fn auto_asks_the_core_until_decided() {
+        let s = spec(&[
+            ("sql", "SELECT 1"),
+            ("set", "work_mem=1MB,64MB"),
+            ("repeat", "auto"),
+        ]);
+        let mut r = QueryReport::new(&s);
+        for c in 0..2 {
+            r.combos.push(super::super::report::ComboInfo {
+                combo: c,
+                label: format!("c{c}"),
+                index_value: 0,
+                settings: Vec::new(),
+            });
+        }
+        assert_eq!(round(&r, &[0, 1], 3).len(), 2);
+        let push = |r: &mut QueryReport, combo: usize, seconds: f64, repeat: u32| {
+            r.trials.push(QueryTrial::test(combo, seconds, repeat));
+        };
+        for rep in 1..=3 {
+            push(&mut r, 0, 2.0 + rep as f64 * 0.001, rep);
+            push(&mut r, 1, 1.0 + rep as f64 * 0.001, rep);
+        }
+        // 3 against 3 cannot reach 95%: one more of each.
+        assert_eq!(round(&r, &[0, 1], 4).len(), 2);
+        push(&mut r, 0, 2.0, 4);
+        push(&mut r, 1, 1.0, 4);
+        assert!(round(&r, &[0, 1], 5).is_empty());
+    }
+}

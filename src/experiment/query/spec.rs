@@ -1,0 +1,461 @@
+//! query parameters: the DBA's statements (or a pgbench-style script), what to sweep (server
+//! settings, candidate indexes), how to measure (cache, repeats, throughput clients) and how
+//! safely (the transaction the statements run in). Files named with `@FILE`, `--file` and
+//! `--script` are read when the parameters are parsed, so a missing file is a sentence before
+//! anything runs, and the record keeps the text that ran.
+
+use serde::{Deserialize, Serialize};
+
+use super::script::Script;
+use super::sqltext::{self, Statement};
+use crate::experiment::decision::{Decision, Repeat};
+use crate::experiment::field::{Cost, FieldErrors, FieldReader, ParamText};
+use crate::experiment::whatif::SettingsSweep;
+use crate::measure::units::parse_duration;
+
+/// How warm the caches are when a timed execution starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cache {
+    /// One untimed execution per combination first.
+    Warm,
+    /// A restart of the sandbox (and the OS page cache dropped where pglab may) before every
+    /// timed execution.
+    Cold,
+}
+
+impl Cache {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cache::Warm => "warm",
+            Cache::Cold => "cold",
+        }
+    }
+}
+
+/// The transaction the DBA's statements run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writes {
+    /// As written on pglab's sandbox; `READ ONLY` transactions on any other server.
+    Auto,
+    /// `READ ONLY` transactions everywhere: the server refuses writes.
+    ReadOnly,
+    /// Every execution in a transaction that is rolled back.
+    Rollback,
+}
+
+impl Writes {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Writes::Auto => "auto",
+            Writes::ReadOnly => "read-only",
+            Writes::Rollback => "rollback",
+        }
+    }
+}
+
+/// A valid query specification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuerySpec {
+    /// The `sql` field as given (SQL, or `@FILE`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sql: String,
+    /// The `file` field as given.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file: String,
+    /// The statements measured (from `sql`, then `file`), in order.
+    #[serde(default)]
+    pub statements: Vec<Statement>,
+    /// The `setup` field as given (SQL, or `@FILE`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub setup: String,
+    /// The setup's SQL as it runs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub setup_sql: String,
+    #[serde(default)]
+    pub keep_setup: bool,
+    /// Candidate indexes (`CREATE INDEX …`), each one value of the index dimension after none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub index: Vec<String>,
+    #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
+    pub set: SettingsSweep,
+    pub cache: Cache,
+    pub writes: Writes,
+    pub repeat: Repeat,
+    #[serde(flatten)]
+    pub decision: Decision,
+    /// Throughput mode: client counts (empty: single timed executions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<u32>,
+    /// Throughput mode: seconds per trial.
+    pub duration_s: f64,
+    /// The `script` field as given (a file name).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub script_file: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Script>,
+    pub seed: u64,
+}
+
+/// At most this many candidate indexes (each a block of the run with a build of its own).
+pub const MAX_CANDIDATES: usize = 8;
+/// At most this many clients in throughput mode.
+pub const MAX_CLIENTS: u64 = 1000;
+
+/// Read the `sql` field: SQL or `@FILE`, split into statements.
+fn read_statements(raw: &str) -> Result<Vec<Statement>, String> {
+    if raw.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    sqltext::split(&sqltext::resolve(raw)?)
+}
+
+/// Read the `index` field: the candidates, each a `CREATE INDEX` statement.
+fn read_candidates(raw: &str) -> Result<Vec<String>, String> {
+    let stmts = read_statements(raw)?;
+    if stmts.len() > MAX_CANDIDATES {
+        return Err(format!(
+            "{} candidates: at most {MAX_CANDIDATES} (each is built and measured on its own)",
+            stmts.len()
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for s in stmts {
+        super::candidate::Candidate::parse(&s.sql)?;
+        if out.contains(&s.sql) {
+            return Err(format!("'{}' is listed twice", s.sql));
+        }
+        out.push(s.sql);
+    }
+    Ok(out)
+}
+
+impl QuerySpec {
+    pub fn parse(p: &ParamText) -> Result<QuerySpec, FieldErrors> {
+        let mut r = FieldReader::new(p);
+        let sql = p.get("sql").cloned().unwrap_or_default().trim().to_string();
+        let file = p
+            .get("file")
+            .cloned()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let mut statements = r.get("sql", Vec::new(), read_statements);
+        statements.extend(r.get("file", Vec::new(), |f| {
+            if f.is_empty() {
+                return Ok(Vec::new());
+            }
+            sqltext::split(&sqltext::read_file(f.trim_start_matches('@'))?)
+        }));
+        let setup = p
+            .get("setup")
+            .cloned()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let setup_sql = r.get("setup", String::new(), sqltext::resolve);
+        let keep_setup = r.bool("keep-setup");
+        let index = r.get("index", Vec::new(), read_candidates);
+        let set = r.settings(&[]);
+        let cache = r.choice("cache", &[("warm", Cache::Warm), ("cold", Cache::Cold)]);
+        let writes = r.choice(
+            "writes",
+            &[
+                ("auto", Writes::Auto),
+                ("read-only", Writes::ReadOnly),
+                ("rollback", Writes::Rollback),
+            ],
+        );
+        let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
+        let decision = Decision::read(&mut r);
+        let clients = r.get("clients", Vec::new(), |s| match s {
+            "" | "off" | "0" => Ok(Vec::new()),
+            s => {
+                let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
+                if let Some(bad) = v.iter().find(|n| **n < 1 || **n > MAX_CLIENTS) {
+                    return Err(format!("{bad} clients: give 1..{MAX_CLIENTS}, or off"));
+                }
+                let mut out: Vec<u32> = Vec::new();
+                for n in v {
+                    if !out.contains(&(n as u32)) {
+                        out.push(n as u32);
+                    }
+                }
+                Ok(out)
+            }
+        });
+        let duration_s = r.get("duration", 10.0, |s| {
+            let d = parse_duration(s).map_err(|e| e.0)?.as_secs_f64();
+            if d < 0.1 {
+                return Err("a trial needs at least 100ms".into());
+            }
+            Ok(d)
+        });
+        let script_file = p
+            .get("script")
+            .cloned()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let script = r.get("script", None, |f| {
+            if f.is_empty() {
+                return Ok(None);
+            }
+            let text = sqltext::read_file(f.trim_start_matches('@'))?;
+            Script::parse(&text).map(Some)
+        });
+        let seed = r.get("seed", 42, |s| {
+            s.parse::<u64>()
+                .map_err(|_| format!("'{s}' is not a whole number"))
+        });
+        let fields_ok = r.errors.is_empty();
+        if fields_ok && statements.is_empty() && script.is_none() {
+            r.errors.push((
+                "sql".into(),
+                "nothing to measure: give a statement (--sql \"SELECT …\"), a file of them (--file q.sql) or a pgbench-style --script".into(),
+            ));
+        }
+        if fields_ok && script.is_some() && !statements.is_empty() {
+            r.errors.push((
+                "script".into(),
+                "a script runs instead of the statements: give --script or --sql/--file, not both"
+                    .into(),
+            ));
+        }
+        if fields_ok && keep_setup && setup_sql.is_empty() {
+            r.errors.push((
+                "keep-setup".into(),
+                "there is no setup to keep: give --setup too".into(),
+            ));
+        }
+        if fields_ok && cache == Cache::Cold && (!clients.is_empty() || script.is_some()) {
+            r.errors.push((
+                "cache".into(),
+                "cold applies to single timed executions: a throughput trial runs warm after its first seconds".into(),
+            ));
+        }
+        r.finish(QuerySpec {
+            sql,
+            file,
+            statements,
+            setup,
+            setup_sql,
+            keep_setup,
+            index,
+            set,
+            cache,
+            writes,
+            repeat,
+            decision,
+            clients,
+            duration_s,
+            script_file,
+            script,
+            seed,
+        })
+    }
+
+    pub fn to_text(&self) -> ParamText {
+        let b = |v: bool| if v { "on" } else { "off" }.to_string();
+        let mut t = ParamText::from([
+            ("sql".into(), self.sql.clone()),
+            ("file".into(), self.file.clone()),
+            ("setup".into(), self.setup.clone()),
+            ("keep-setup".into(), b(self.keep_setup)),
+            ("index".into(), self.index.join(";\n")),
+            ("cache".into(), self.cache.as_str().into()),
+            ("writes".into(), self.writes.as_str().into()),
+            ("repeat".into(), self.repeat.text()),
+            (
+                "clients".into(),
+                if self.clients.is_empty() {
+                    "off".into()
+                } else {
+                    self.clients
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                },
+            ),
+            ("duration".into(), format_duration(self.duration_s)),
+            ("script".into(), self.script_file.clone()),
+            ("seed".into(), self.seed.to_string()),
+        ]);
+        t.retain(|_, v| !v.is_empty());
+        self.decision.write(&mut t);
+        if !self.set.is_empty() {
+            t.insert("set".into(), self.set.text());
+        }
+        t
+    }
+
+    /// Throughput mode: clients run the statements (or the script) in a loop.
+    pub fn throughput(&self) -> bool {
+        !self.clients.is_empty() || self.script.is_some()
+    }
+
+    /// The client counts of throughput mode (a script alone runs with one client).
+    pub fn client_counts(&self) -> Vec<u32> {
+        if self.clients.is_empty() {
+            vec![1]
+        } else {
+            self.clients.clone()
+        }
+    }
+
+    /// Values of the index dimension: none, then each candidate.
+    pub fn index_values(&self) -> usize {
+        1 + self.index.len()
+    }
+
+    /// Combinations: index values × settings combinations.
+    pub fn combo_count(&self) -> usize {
+        self.index_values() * self.set.combo_count()
+    }
+
+    /// Combination `c` as (index value, settings combination).
+    pub fn split_combo(&self, c: usize) -> (usize, usize) {
+        let n = self.set.combo_count().max(1);
+        (c / n, c % n)
+    }
+
+    /// What one combination runs per round: the statements, or the client counts.
+    pub fn units(&self) -> usize {
+        if self.throughput() {
+            self.client_counts().len()
+        } else {
+            self.statements.len()
+        }
+    }
+
+    /// Timed trials at the most.
+    pub fn trials(&self) -> usize {
+        self.combo_count() * self.units() * self.repeat.most(self.decision.max_repeat) as usize
+    }
+
+    pub fn estimate(&self) -> Cost {
+        let peak = if self.throughput() {
+            self.client_counts().into_iter().max().unwrap_or(1)
+        } else {
+            1
+        };
+        Cost {
+            trials: self.trials(),
+            // The control session (holding the run's lock), the measuring one, the clients.
+            connections: 2 + peak,
+            ..Cost::default()
+        }
+    }
+}
+
+/// A spec from these fields and the defaults of the rest (tests).
+#[cfg(test)]
+pub fn test_spec(pairs: &[(&str, &str)]) -> QuerySpec {
+    let p: ParamText = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match crate::experiment::ExperimentKind::Query.parse_spec(&p) {
+        Ok(crate::experiment::ExperimentSpec::Query(s)) => *s,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Seconds as the duration field writes them: `10s`, `250ms`, `2min`.
+fn format_duration(s: f64) -> String {
+    if s < 1.0 {
+        format!("{}ms", (s * 1000.0).round())
+    } else if s >= 60.0 && (s / 60.0).fract() == 0.0 {
+        format!("{}min", s / 60.0)
+    } else if s.fract() == 0.0 {
+        format!("{s}s")
+    } else {
+        format!("{}ms", (s * 1000.0).round())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<QuerySpec, FieldErrors> {
+        let p: ParamText = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        match ExperimentKind::Query.parse_spec(&p) {
+            Ok(ExperimentSpec::Query(s)) => Ok(*s),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[test]
+    fn statements_settings_and_indexes_round_trip() {
+        let s = parse(&[
+            ("sql", "-- name: q1\nSELECT 1;\nSELECT 2"),
+            ("set", "work_mem=1MB,64MB"),
+            (
+                "index",
+                "CREATE INDEX ON t (a); CREATE INDEX i2 ON t (b, c)",
+            ),
+            ("repeat", "4"),
+        ])
+        .unwrap();
+        assert_eq!(s.statements.len(), 2);
+        assert_eq!(s.statements[0].name, "q1");
+        assert_eq!(s.index.len(), 2);
+        assert_eq!(s.combo_count(), 3 * 2);
+        assert_eq!(s.split_combo(3), (1, 1));
+        assert_eq!(s.trials(), 6 * 2 * 4);
+        assert!(!s.throughput());
+        let again = QuerySpec::parse(&s.to_text()).unwrap();
+        assert_eq!(again, s);
+    }
+
+    #[test]
+    fn nothing_to_measure_and_bad_fields_are_sentences() {
+        let e = parse(&[]).unwrap_err();
+        assert_eq!(e[0].0, "sql");
+        assert!(e[0].1.starts_with("nothing to measure"), "{e:?}");
+        let e = parse(&[("sql", "@/nonexistent/q.sql")]).unwrap_err();
+        assert_eq!(e[0].1, "cannot read /nonexistent/q.sql: no such file");
+        let e = parse(&[("sql", "SELECT 1"), ("setup", "@/nonexistent/s.sql")]).unwrap_err();
+        assert_eq!(
+            e[0],
+            (
+                "setup".into(),
+                "cannot read /nonexistent/s.sql: no such file".into()
+            )
+        );
+        let e = parse(&[("sql", "SELECT 1"), ("index", "DROP TABLE t")]).unwrap_err();
+        assert_eq!(e[0].0, "index");
+        let e = parse(&[("sql", "SELECT 1"), ("clients", "0,4")]).unwrap_err();
+        assert_eq!(e[0].0, "clients");
+        let e = parse(&[("sql", "SELECT 1"), ("keep-setup", "on")]).unwrap_err();
+        assert_eq!(e[0].0, "keep-setup");
+    }
+
+    #[test]
+    fn throughput_mode_takes_clients_or_a_script() {
+        let dir = std::env::temp_dir().join(format!("pglab-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("s.sql");
+        std::fs::write(&f, "\\set a random(1, 10)\nSELECT :a;\n").unwrap();
+        let s = parse(&[("script", f.to_str().unwrap()), ("duration", "2s")]).unwrap();
+        assert!(s.throughput());
+        assert_eq!(s.client_counts(), [1]);
+        assert_eq!(s.duration_s, 2.0);
+        assert_eq!(QuerySpec::parse(&s.to_text()).unwrap(), s);
+        std::fs::write(&f, "SELECT 1;\n\\sleep 1\n").unwrap();
+        let e = parse(&[("script", f.to_str().unwrap())]).unwrap_err();
+        assert_eq!(e[0].0, "script");
+        assert!(e[0].1.starts_with("line 2: \\sleep"), "{e:?}");
+        let s = parse(&[("sql", "SELECT 1"), ("clients", "1,4,16")]).unwrap();
+        assert_eq!(s.units(), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,390 @@
+//! The DBA's SQL as text: split into statements the way the server's lexer sees them
+//! (quotes, `E''` strings, quoted identifiers, dollar quotes, `--` and nested `/* */`
+//! comments, `BEGIN ATOMIC … END` bodies), each named by a `-- name: …` comment before it or
+//! by its first line, and `@FILE` references read. Splitting more eagerly than the server
+//! would is harmless (the pieces fail to parse); the server's own parser has the last word
+//! (see `guard`), so a piece that holds two commands never runs.
+
+use serde::{Deserialize, Serialize};
+
+/// One statement of the DBA's text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statement {
+    /// From a `-- name: …` comment before it, else its first line (shortened).
+    pub name: String,
+    /// The statement without its terminating `;` and without the comments before it.
+    pub sql: String,
+    /// 1-based line of its first token in the text it came from.
+    pub line: usize,
+}
+
+/// Longest name taken from a statement's first line.
+const NAME_CHARS: usize = 48;
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Normal,
+    Quote { escapes: bool },
+    Ident,
+    Dollar,
+    LineComment,
+    Block(u32),
+}
+
+/// A piece of text between two top-level `;`, with the comments before its first token.
+struct Piece {
+    end: usize,
+    /// Byte offset of the first token (None: only comments and space).
+    first: Option<usize>,
+    /// `-- name: x` seen before the first token.
+    name: Option<String>,
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The dollar-quote tag starting at `i` (`$tag$` or `$$`), if one starts there.
+fn dollar_tag(s: &str, i: usize) -> Option<&str> {
+    let rest = &s[i + 1..];
+    let close = rest.find('$')?;
+    let tag = &rest[..close];
+    let ok = tag.is_empty()
+        || (!tag.starts_with(|c: char| c.is_ascii_digit())
+            && tag.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    ok.then(|| &s[i..i + close + 2])
+}
+
+/// Split `text` at top-level semicolons.
+fn pieces(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut state = State::Normal;
+    let mut cur = Piece {
+        end: 0,
+        first: None,
+        name: None,
+    };
+    let mut dollar = String::new();
+    // `BEGIN ATOMIC` bodies hold semicolons up to their `END`.
+    let mut words: Vec<String> = Vec::new();
+    let mut atomic = 0u32;
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i..].chars().next().unwrap_or(' ');
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let mut step = c.len_utf8();
+        match state {
+            State::Normal => {
+                if c == '-' && next == b'-' {
+                    state = State::LineComment;
+                    let line_end = text[i..].find('\n').map_or(text.len(), |e| i + e);
+                    if cur.first.is_none()
+                        && let Some(n) = text[i + 2..line_end].trim().strip_prefix("name:")
+                    {
+                        let n = n.trim();
+                        if !n.is_empty() {
+                            cur.name = Some(n.to_string());
+                        }
+                    }
+                    step = 2;
+                } else if c == '/' && next == b'*' {
+                    state = State::Block(1);
+                    step = 2;
+                } else if c == ';' && atomic == 0 {
+                    cur.end = i;
+                    out.push(cur);
+                    cur = Piece {
+                        end: 0,
+                        first: None,
+                        name: None,
+                    };
+                    words.clear();
+                } else if !c.is_whitespace() {
+                    if cur.first.is_none() {
+                        cur.first = Some(i);
+                    }
+                    if c == '\'' {
+                        let prev = text[..i].chars().next_back();
+                        let e = matches!(prev, Some('e' | 'E'))
+                            && !text[..i - 1].chars().next_back().is_some_and(is_ident_char);
+                        state = State::Quote { escapes: e };
+                    } else if c == '"' {
+                        state = State::Ident;
+                    } else if c == '$'
+                        && !text[..i].chars().next_back().is_some_and(is_ident_char)
+                        && let Some(tag) = dollar_tag(text, i)
+                    {
+                        dollar = tag.to_string();
+                        state = State::Dollar;
+                        step = tag.len();
+                    } else if c.is_alphabetic() || c == '_' {
+                        let end = text[i..]
+                            .find(|ch: char| !is_ident_char(ch))
+                            .map_or(text.len(), |e| i + e);
+                        let w = text[i..end].to_ascii_uppercase();
+                        if w == "ATOMIC" && words.last().is_some_and(|p| p == "BEGIN") {
+                            atomic += 1;
+                        } else if w == "END" && atomic > 0 {
+                            atomic -= 1;
+                        } else if w == "CASE" && atomic > 0 {
+                            // CASE … END inside an atomic body closes its own END.
+                            atomic += 1;
+                        }
+                        words.push(w);
+                        step = end - i;
+                    }
+                }
+            }
+            State::Quote { escapes } => {
+                if escapes && c == '\\' {
+                    step = 1 + text[i + 1..].chars().next().map_or(0, char::len_utf8);
+                } else if c == '\'' {
+                    if next == b'\'' {
+                        step = 2;
+                    } else {
+                        state = State::Normal;
+                    }
+                }
+            }
+            State::Ident => {
+                if c == '"' {
+                    if next == b'"' {
+                        step = 2;
+                    } else {
+                        state = State::Normal;
+                    }
+                }
+            }
+            State::Dollar => {
+                if text[i..].starts_with(dollar.as_str()) {
+                    step = dollar.len();
+                    state = State::Normal;
+                }
+            }
+            State::LineComment => {
+                if c == '\n' {
+                    state = State::Normal;
+                }
+            }
+            State::Block(depth) => {
+                if c == '*' && next == b'/' {
+                    state = if depth == 1 {
+                        State::Normal
+                    } else {
+                        State::Block(depth - 1)
+                    };
+                    step = 2;
+                } else if c == '/' && next == b'*' {
+                    state = State::Block(depth + 1);
+                    step = 2;
+                }
+            }
+        }
+        i += step;
+    }
+    cur.end = text.len();
+    out.push(cur);
+    out
+}
+
+/// 1-based line of byte offset `at`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// The statements of `text` (empty pieces dropped), named. A psql meta-command (`\timing`)
+/// is refused with its line: the text is SQL only.
+pub fn split(text: &str) -> Result<Vec<Statement>, String> {
+    let mut out: Vec<Statement> = Vec::new();
+    for p in pieces(text) {
+        let Some(first) = p.first else { continue };
+        let sql = text[first..p.end].trim_end().to_string();
+        let line = line_of(text, first);
+        if sql.starts_with('\\') {
+            let cmd = sql.split_whitespace().next().unwrap_or("\\");
+            return Err(format!(
+                "line {line}: {cmd} is a psql meta-command, not SQL: leave it out"
+            ));
+        }
+        let name = p.name.unwrap_or_else(|| first_line_name(&sql));
+        out.push(Statement { name, sql, line });
+    }
+    // Names are how findings and trials refer to statements: make them unique.
+    for i in 1..out.len() {
+        let base = out[i].name.clone();
+        let mut n = 2;
+        while out[..i].iter().any(|s| s.name == out[i].name) {
+            out[i].name = format!("{base} ({n})");
+            n += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// A statement's first line, shortened: its name when no comment gives one.
+fn first_line_name(sql: &str) -> String {
+    let line = sql.lines().next().unwrap_or("").trim();
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= NAME_CHARS {
+        line
+    } else {
+        let cut: String = line.chars().take(NAME_CHARS - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+/// The first keyword of a statement, upper case (after comments, space and opening
+/// parentheses): `SELECT`, `WITH`, `DELETE`, …
+pub fn first_keyword(sql: &str) -> String {
+    words(sql, 1).into_iter().next().unwrap_or_default()
+}
+
+/// The first `n` words of a statement outside comments, upper case.
+pub fn words(sql: &str, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = sql;
+    while out.len() < n {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+        if let Some(r) = rest.strip_prefix("--") {
+            rest = r.find('\n').map_or("", |e| &r[e..]);
+            continue;
+        }
+        if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |e| &r[e + 2..]);
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        out.push(rest[..end].to_ascii_uppercase());
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// A field's text: SQL as written, or `@FILE` read from disk (one sentence when it cannot be).
+pub fn resolve(value: &str) -> Result<String, String> {
+    let v = value.trim();
+    match v.strip_prefix('@') {
+        Some(path) => read_file(path.trim()),
+        None => Ok(v.to_string()),
+    }
+}
+
+/// Read a file of SQL (one sentence when it cannot be).
+pub fn read_file(path: &str) -> Result<String, String> {
+    if path.is_empty() {
+        return Err("@ needs a file name after it, e.g. @setup.sql".into());
+    }
+    std::fs::read_to_string(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
+            _ => e.to_string(),
+        };
+        format!("cannot read {path}: {why}")
+    })
+}
+
+/// A short stable digest of a text (FNV-1a, 64 bits, hex): how records tell whether two runs
+/// measured the same statement or setup without storing it twice.
+pub fn digest(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqls(text: &str) -> Vec<String> {
+        split(text).unwrap().into_iter().map(|s| s.sql).collect()
+    }
+
+    #[test]
+    fn splits_at_top_level_semicolons_only() {
+        assert_eq!(sqls("SELECT 1; SELECT 2;"), ["SELECT 1", "SELECT 2"]);
+        assert_eq!(
+            sqls("SELECT ';' ; SELECT 'it''s;'"),
+            ["SELECT ';'", "SELECT 'it''s;'"]
+        );
+        assert_eq!(
+            sqls(r"SELECT E'\';' ; SELECT 2"),
+            [r"SELECT E'\';'", "SELECT 2"]
+        );
+        // Without E, a backslash is an ordinary character.
+        assert_eq!(sqls(r"SELECT '\'; SELECT 2"), [r"SELECT '\'", "SELECT 2"]);
+        assert_eq!(
+            sqls(r#"SELECT 1 AS "a;b"; SELECT 2"#),
+            [r#"SELECT 1 AS "a;b""#, "SELECT 2"]
+        );
+        assert_eq!(
+            sqls("DO $x$ BEGIN PERFORM 1; END $x$; SELECT $$;$$"),
+            ["DO $x$ BEGIN PERFORM 1; END $x$", "SELECT $$;$$"]
+        );
+        assert_eq!(
+            sqls("SELECT 1 /* ; /* ; */ ; */ ; -- ;\n SELECT 2"),
+            ["SELECT 1 /* ; /* ; */ ; */", "SELECT 2"]
+        );
+        // A parameter-like $1 is not a dollar quote.
+        assert_eq!(sqls("SELECT $1; SELECT 2"), ["SELECT $1", "SELECT 2"]);
+        assert_eq!(
+            sqls(
+                "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END; SELECT 3"
+            ),
+            [
+                "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END",
+                "SELECT 3"
+            ]
+        );
+        assert!(sqls(" ;; -- nothing\n ; ").is_empty());
+    }
+
+    #[test]
+    fn names_come_from_comments_or_first_lines() {
+        let s = split(
+            "-- the nightly report\n-- name: nightly\nSELECT a,\n  b FROM t;\n\nSELECT count(*) FROM t;\nSELECT count(*) FROM t",
+        )
+        .unwrap();
+        assert_eq!(s[0].name, "nightly");
+        assert_eq!(s[0].sql, "SELECT a,\n  b FROM t");
+        assert_eq!(s[0].line, 3);
+        assert_eq!(s[1].name, "SELECT count(*) FROM t");
+        assert_eq!(s[1].line, 6);
+        assert_eq!(s[2].name, "SELECT count(*) FROM t (2)");
+        let long = format!("SELECT {} FROM t", "x, ".repeat(40));
+        let n = &split(&long).unwrap()[0].name;
+        assert!(n.ends_with('…') && n.chars().count() <= NAME_CHARS, "{n}");
+    }
+
+    #[test]
+    fn meta_commands_and_missing_files_are_sentences() {
+        let e = split("SELECT 1;\n\\timing on\nSELECT 2").unwrap_err();
+        assert_eq!(
+            e,
+            "line 2: \\timing is a psql meta-command, not SQL: leave it out"
+        );
+        let e = resolve("@/nonexistent/q.sql").unwrap_err();
+        assert_eq!(e, "cannot read /nonexistent/q.sql: no such file");
+        assert_eq!(resolve("  SELECT 1 ").unwrap(), "SELECT 1");
+        assert!(resolve("@").is_err());
+    }
+
+    #[test]
+    fn first_words_skip_comments_and_parentheses() {
+        assert_eq!(first_keyword("/* x */ -- y\n (SELECT 1)"), "SELECT");
+        assert_eq!(words("with recursive t AS (", 2), ["WITH", "RECURSIVE"]);
+        assert_eq!(first_keyword(""), "");
+        assert_eq!(digest("a"), digest("a"));
+        assert_ne!(digest("a"), digest("b"));
+    }
+}

@@ -1,0 +1,241 @@
+//! One throughput trial: N clients (see [`super::loadgen`]) run the workload for the trial's
+//! duration under the combination in effect; the result is transactions per second over the
+//! trial (from the common start to the last client's last transaction, as pgbench counts
+//! them), latency percentiles over every transaction, rows returned, and pglab's own CPU.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::guard::TxMode;
+use super::loadgen::{self, ClientMsg, ClientResult, Go, Workload, histogram};
+use super::report::Latency;
+use super::script::Script;
+use super::spec::QuerySpec;
+use crate::experiment::event::{Progress, TrialRef};
+use crate::experiment::ingest::cpu::CpuWindow;
+use crate::experiment::lab::{RunCtx, RunError};
+
+/// What a throughput trial measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Throughput {
+    pub seconds: f64,
+    pub transactions: u64,
+    pub rows: u64,
+    pub tps: f64,
+    pub latency: Latency,
+    pub client_cpu_s: Option<f64>,
+}
+
+/// The workload of a spec: its script, or its statements as one.
+pub fn script_of(spec: &QuerySpec) -> Script {
+    spec.script
+        .clone()
+        .unwrap_or_else(|| Script::of_statements(&spec.statements))
+}
+
+/// A client's failure said as the run's: a read-only refusal with the way on.
+fn word(e: &str) -> String {
+    if e.contains("read-only transaction") {
+        super::guard::read_only_sentence(e)
+    } else {
+        e.to_string()
+    }
+}
+
+/// A trial's clients, running on their threads; dropping it stops them.
+struct Clients {
+    n: usize,
+    stop: CancellationToken,
+    go: watch::Sender<Option<Go>>,
+    rx: mpsc::UnboundedReceiver<(usize, ClientMsg)>,
+    done: Arc<AtomicU64>,
+}
+
+impl Drop for Clients {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl Clients {
+    /// Start `n` clients of `work` on their threads (one per core at the most).
+    fn start(work: Arc<Workload>, n: usize) -> Result<Clients, RunError> {
+        let stop = CancellationToken::new();
+        let (go, go_rx) = watch::channel(None);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let done = work.done.clone();
+        let threads = loadgen::threads_for(n);
+        let clients = Clients {
+            n,
+            stop: stop.clone(),
+            go,
+            rx,
+            done,
+        };
+        for t in 0..threads {
+            let ids: Vec<usize> = (0..n).filter(|i| i % threads == t).collect();
+            loadgen::start(work.clone(), ids, stop.clone(), go_rx.clone(), tx.clone())
+                .map_err(RunError::Failed)?;
+        }
+        Ok(clients)
+    }
+
+    /// Wait until every client has its session (or the first that could not).
+    async fn ready(&mut self, ctx: &RunCtx) -> Result<(), RunError> {
+        let n = self.n;
+        let mut ready = 0;
+        while ready < n {
+            let msg = tokio::select! {
+                m = self.rx.recv() => m,
+                _ = ctx.cancel.cancelled() => return Err(RunError::Cancelled),
+            };
+            match msg {
+                Some((_, ClientMsg::Ready | ClientMsg::Done(_))) => ready += 1,
+                Some((id, ClientMsg::NotReady(e))) => {
+                    return Err(RunError::failed(format!("client {} of {n}: {e}", id + 1)));
+                }
+                None => return Err(RunError::failed("the client threads ended before starting")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Start them all on one clock and collect what each did, showing progress meanwhile.
+    async fn run(
+        &mut self,
+        ctx: &RunCtx,
+        duration_s: f64,
+        tref: &TrialRef,
+    ) -> Result<(Instant, Vec<ClientResult>), RunError> {
+        let n = self.n;
+        let t0 = Instant::now();
+        let _ = self.go.send(Some(Go {
+            deadline: t0 + Duration::from_secs_f64(duration_s),
+        }));
+        let mut results = Vec::with_capacity(n);
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        while results.len() < n {
+            tokio::select! {
+                m = self.rx.recv() => match m {
+                    Some((id, ClientMsg::Done(r))) => {
+                        if let Some(e) = &r.error {
+                            return Err(RunError::failed(format!("client {} of {n}: {}", id + 1, word(e))));
+                        }
+                        results.push(r);
+                    }
+                    Some(_) => {}
+                    None => break,
+                },
+                _ = tick.tick() => {
+                    let el = t0.elapsed().as_secs_f64();
+                    let txs = self.done.load(std::sync::atomic::Ordering::Relaxed) as f64;
+                    ctx.emit.progress(Progress {
+                        trial: Some(tref.clone()),
+                        phase: format!("{n} client{} running", if n == 1 { "" } else { "s" }),
+                        fraction: Some((el / duration_s).min(1.0)),
+                        elapsed_s: el,
+                        rate: (el > 0.0).then(|| txs / el),
+                        rate_unit: "tps".into(),
+                    });
+                }
+                // Each client cancels its command on the server and stops; what they did is
+                // not a result.
+                _ = ctx.cancel.cancelled() => {
+                    self.wind_down(results.len()).await;
+                    return Err(RunError::Cancelled);
+                }
+            }
+        }
+        Ok((t0, results))
+    }
+}
+
+impl Clients {
+    /// Stop the clients and wait (10 s at the most) until the `n - finished` still running
+    /// have cancelled their commands on the server and ended.
+    async fn wind_down(&mut self, finished: usize) {
+        self.stop.cancel();
+        let mut left = self.n.saturating_sub(finished);
+        let until = tokio::time::Instant::now() + Duration::from_secs(10);
+        while left > 0 {
+            match tokio::time::timeout_at(until, self.rx.recv()).await {
+                Ok(Some((_, ClientMsg::Done(_) | ClientMsg::NotReady(_)))) => left -= 1,
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+    }
+}
+
+/// What the clients did, as one trial: transactions/s from the common start to the last
+/// client's last transaction, latency percentiles over every transaction.
+fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Throughput, RunError> {
+    let end = results.iter().map(|r| r.ended).max().unwrap_or(t0);
+    let seconds = end.duration_since(t0).as_secs_f64().max(1e-9);
+    let mut hist = histogram();
+    let (mut transactions, mut rows) = (0u64, 0u64);
+    for r in results {
+        transactions += r.transactions;
+        rows += r.rows;
+        let _ = hist.add(&r.latency_us);
+    }
+    if transactions == 0 {
+        return Err(RunError::failed(format!(
+            "no transaction finished within the trial's {}: give a longer --duration",
+            crate::measure::units::format_seconds(duration_s)
+        )));
+    }
+    let ms = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
+    Ok(Throughput {
+        seconds,
+        transactions,
+        rows,
+        tps: transactions as f64 / seconds,
+        latency: Latency {
+            p50: ms(0.50),
+            p95: ms(0.95),
+            p99: ms(0.99),
+        },
+        client_cpu_s: None,
+    })
+}
+
+/// Run one trial of `clients` clients.
+pub async fn trial(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    mode: TxMode,
+    clients: u32,
+    tref: &TrialRef,
+) -> Result<Throughput, RunError> {
+    let n = clients as usize;
+    if let Some(free) = ctx.server.free_connection_slots()
+        && (n as i64 + 2) > free
+    {
+        return Err(RunError::failed(format!(
+            "{n} clients need {} connections but the server has only {} free: use fewer clients or raise max_connections",
+            n + 2,
+            free.max(0)
+        )));
+    }
+    let work = Arc::new(Workload {
+        script: Arc::new(script_of(spec)),
+        conninfo: ctx.target.libpq_conninfo(),
+        session: super::session::measuring_settings(ctx, mode),
+        frame: mode.script_frame(),
+        seed: spec.seed,
+        done: Arc::new(AtomicU64::new(0)),
+    });
+    let mut group = Clients::start(work, n)?;
+    group.ready(ctx).await?;
+    let cpu = CpuWindow::start();
+    let (t0, results) = group.run(ctx, spec.duration_s, tref).await?;
+    let used = cpu.finish();
+    let mut t = sum(t0, &results, spec.duration_s)?;
+    t.client_cpu_s = Some(used.client_cpu_s);
+    Ok(t)
+}

@@ -1,0 +1,146 @@
+//! The query run's recommendation, rendered thinly from the statistics core's finding: for
+//! each statement (or client count), the combination the core recommends as the SQL that
+//! applies it — `SET` for a session setting, `ALTER SYSTEM SET` for a reload or restart one,
+//! the candidate's `CREATE INDEX` — only for what differs from the server's own settings; or
+//! "keep the current settings". No line the core did not decide.
+
+use super::recommend::Recommendation;
+use crate::experiment::RunReport;
+use crate::experiment::query::summary::{format_time, format_tps};
+use crate::experiment::query::{QueryReport, UnitSummary};
+use crate::experiment::sql::literal;
+use crate::experiment::whatif::Apply;
+use crate::measure::verdict::{Better, Verdict};
+
+/// The SQL that turns the server's own settings into combination `c`'s.
+fn lines_for(report: &RunReport, b: &QueryReport, c: usize) -> Vec<String> {
+    let mut sql = Vec::new();
+    let Some(info) = b.combos.get(c) else {
+        return sql;
+    };
+    // The values as SHOW gave them in the combination's trials, against the run's start.
+    let shown = b
+        .trials
+        .iter()
+        .find(|t| t.combo == c)
+        .map(|t| t.settings.clone())
+        .unwrap_or_default();
+    for (name, value) in &info.settings {
+        let now = b.current_settings.get(name);
+        if now.is_some() && shown.get(name) == now {
+            continue;
+        }
+        let apply = report
+            .whatif
+            .as_ref()
+            .and_then(|w| w.settings.iter().find(|s| &s.name == name))
+            .map_or(Apply::Session, |s| s.apply);
+        match apply {
+            Apply::Session => sql.push(format!("SET {name} = {};", literal(value))),
+            Apply::Reload => {
+                sql.push(format!("ALTER SYSTEM SET {name} = {};", literal(value)));
+                sql.push("SELECT pg_reload_conf();".into());
+            }
+            Apply::Restart => {
+                sql.push(format!("ALTER SYSTEM SET {name} = {};", literal(value)));
+                sql.push("-- then restart the server".into());
+            }
+        }
+    }
+    if info.index_value > 0
+        && let Some(ix) = b.indexes.get(info.index_value - 1)
+    {
+        sql.push(format!("{};", ix.sql.trim_end_matches(';')));
+    }
+    sql
+}
+
+fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendation {
+    let f = &u.finding;
+    let fmt = if b.better() == Better::Higher {
+        format_tps
+    } else {
+        format_time
+    };
+    let words = |text: String| Recommendation { text, sql: vec![] };
+    match (f.verdict, &f.recommendation) {
+        (None, _) => words(format!(
+            "{}: one combination ran, nothing to compare: no recommendation.",
+            u.name
+        )),
+        (Some(Verdict::TooFewTrials), _) => words(format!(
+            "{}: {}. No recommendation; run again with repeat {} or more (or repeat auto).",
+            u.name,
+            f.sentence_with(&fmt),
+            f.more_repeats_needed.unwrap_or(4)
+        )),
+        (Some(_), None) => words(format!(
+            "{}: {}: keep the current settings.",
+            u.name,
+            f.sentence_with(&fmt)
+        )),
+        (Some(v), Some(label)) => {
+            let Some(c) = u.combo_of(label) else {
+                return words(format!("{}: {}.", u.name, f.sentence_with(&fmt)));
+            };
+            let sql = lines_for(report, b, c);
+            let why = if v == Verdict::Faster {
+                "faster than every other combination"
+            } else {
+                "the cheapest combination within noise of the best"
+            };
+            let median = f
+                .settings
+                .iter()
+                .find(|s| &s.label == label)
+                .and_then(|s| s.estimate)
+                .map(|e| {
+                    format!(
+                        " ({} [{}, {}], median of {})",
+                        fmt(e.median),
+                        fmt(e.ci_low),
+                        fmt(e.ci_high),
+                        e.n
+                    )
+                })
+                .unwrap_or_default();
+            if sql.is_empty() {
+                words(format!(
+                    "{}: {label}{median} is {why}, and it is what the server runs now: keep the current settings.",
+                    u.name
+                ))
+            } else {
+                Recommendation {
+                    text: format!("{}: {label}{median} is {why}.", u.name),
+                    sql,
+                }
+            }
+        }
+    }
+}
+
+pub fn recommendations(report: &RunReport, b: &QueryReport) -> Vec<Recommendation> {
+    let mut out: Vec<Recommendation> = b
+        .summary
+        .units
+        .iter()
+        .map(|u| for_unit(report, b, u))
+        .collect();
+    if out.is_empty() {
+        return out;
+    }
+    let mut caveat = format!(
+        "Measured on {} of data, the statements run {}; a plan and its time move with the data's size and the server's memory, so measure at your data's size before changing a server default. `SET` lasts for the session: use it just before the statement, or `ALTER ROLE … SET` for a role.",
+        crate::measure::units::format_bytes(b.data_bytes.max(0) as u64),
+        b.transactions
+    );
+    if b.indexes.iter().any(|c| c.hypothetical()) {
+        caveat.push_str(" A hypothetical index is the planner's estimate, not a measurement: build it on a copy (pglab sandbox import) to measure it.");
+    }
+    caveat.insert_str(0, &super::recommend::partial_run(report));
+    out.push(Recommendation {
+        text: caveat,
+        sql: Vec::new(),
+    });
+    out
+}

@@ -1,0 +1,721 @@
+//! The query experiment against real servers: on the sandbox a spill that appears and
+//! disappears across work_mem, a plan flip across random_page_cost found as a plan change, a
+//! candidate index built, measured and dropped, a cancel that stops the statement on the
+//! server; on a second real cluster reached as someone else's server, a DELETE refused by the
+//! read-only transaction and `--writes rollback` leaving the table as it was; bad input as one
+//! sentence and exit 2.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pglab::experiment::query::QueryReport;
+use pglab::experiment::{
+    self, ExperimentKind, ParamText, ReportBody, RunEvent, RunOptions, RunReport,
+};
+use pglab::paths::Paths;
+use pglab::server::{Sandbox, Target};
+
+fn spec(pairs: &[(&str, &str)]) -> experiment::ExperimentSpec {
+    let p: ParamText = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    ExperimentKind::Query.parse_spec(&p).expect("valid spec")
+}
+
+fn body(r: &RunReport) -> &QueryReport {
+    match &r.body {
+        ReportBody::Query(b) => b,
+        _ => panic!("not a query report"),
+    }
+}
+
+/// Options for a run on the lab's sandbox, in a schema of the test's own.
+fn on_sandbox(schema: &str) -> RunOptions {
+    RunOptions {
+        schema: schema.into(),
+        sandbox: Some(common::lab().sandbox.clone()),
+        ..RunOptions::default()
+    }
+}
+
+/// Run to the end: the report, or the error and the report.
+async fn run(
+    target: Arc<Target>,
+    s: experiment::ExperimentSpec,
+    opts: RunOptions,
+) -> Result<RunReport, (String, RunReport)> {
+    let mut h = experiment::spawn(target, s, opts);
+    loop {
+        match h.events.recv().await.expect("a final event") {
+            RunEvent::Finished(r) => return Ok(*r),
+            RunEvent::Failed { error, report } => return Err((error, *report)),
+            RunEvent::Cancelled(r) => return Err(("cancelled".into(), *r)),
+            _ => {}
+        }
+    }
+}
+
+/// The report follows `assets/schema/query.schema.json`.
+fn schema_check(report: &RunReport) {
+    let schema: serde_json::Value = serde_json::from_str(include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/schema/query.schema.json"
+    )))
+    .expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let json = serde_json::to_value(report).expect("report serialises");
+    let errors: Vec<String> = v
+        .iter_errors(&json)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+/// Run `pairs` to the end; the report (the test fails with the run's error).
+async fn run_ok(target: Arc<Target>, pairs: &[(&str, &str)], opts: RunOptions) -> RunReport {
+    run(target, spec(pairs), opts)
+        .await
+        .map_err(|(e, _)| e)
+        .unwrap()
+}
+
+const SORT_SETUP: &str =
+    "CREATE TABLE s AS SELECT g AS id, md5(g::text) AS pad FROM generate_series(1, 100000) g";
+
+#[tokio::test]
+async fn a_spill_appears_and_disappears_across_work_mem() {
+    let lab = common::lab();
+    let r = run_ok(
+        lab.target(),
+        &[
+            ("setup", SORT_SETUP),
+            ("sql", "-- name: sorted\nSELECT * FROM s ORDER BY pad"),
+            ("set", "work_mem=1MB,64MB max_parallel_workers_per_gather=0"),
+            ("repeat", "1"),
+        ],
+        on_sandbox("q_spill"),
+    )
+    .await;
+    schema_check(&r);
+    let b = body(&r);
+    let small = b.plan(0, 0).expect("a plan at 1MB");
+    let large = b.plan(0, 1).expect("a plan at 64MB");
+    assert!(small.facts.temp_bytes > 1_000_000, "{:?}", small.facts);
+    assert_eq!(large.facts.temp_bytes, 0, "{:?}", large.facts);
+    assert!(
+        small
+            .facts
+            .spilled_nodes
+            .iter()
+            .any(|n| n.starts_with("Sort"))
+    );
+    assert_eq!(b.summary.spills.len(), 1, "{:?}", b.summary.spills);
+    let line = &b.summary.spills[0];
+    assert!(line.starts_with("sorted: spills "), "{line}");
+    assert!(
+        line.ends_with("no spill at work_mem=64MB max_parallel_workers_per_gather=0"),
+        "{line}"
+    );
+    // One plan shape, a different sort method: a spill, not a plan change.
+    assert!(
+        b.summary.plan_changes.is_empty(),
+        "{:?}",
+        b.summary.plan_changes
+    );
+    assert_eq!(b.trials.len(), 2);
+    assert!(b.trials.iter().all(|t| t.rows == 100_000));
+    assert_eq!(b.trials[0].settings["work_mem"], "1MB");
+    // The setup's table was the run's: gone.
+    let c = lab.target().connect().await.unwrap();
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'q_spill'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0);
+}
+
+const FLIP_SETUP: &str = "CREATE TABLE flip AS SELECT g AS id, abs(hashint4(g)) % 100000 AS v, md5(g::text) AS pad FROM generate_series(1, 200000) g; CREATE INDEX ON flip (v)";
+
+#[tokio::test]
+async fn a_plan_flip_across_random_page_cost_is_a_plan_change() {
+    let lab = common::lab();
+    let r = run_ok(
+        lab.target(),
+        &[
+            ("setup", FLIP_SETUP),
+            ("sql", "SELECT count(pad) FROM flip WHERE v < 50000"),
+            ("set", "random_page_cost=1.1,4"),
+            ("repeat", "1"),
+        ],
+        on_sandbox("q_flip"),
+    )
+    .await;
+    let b = body(&r);
+    let cheap = &b.plan(0, 0).unwrap().facts;
+    let dear = &b.plan(0, 1).unwrap().facts;
+    assert_ne!(cheap.fingerprint, dear.fingerprint);
+    assert!(
+        cheap.fingerprint.contains("Index Scan using"),
+        "{}",
+        cheap.fingerprint
+    );
+    assert!(
+        dear.fingerprint.contains("Seq Scan on flip"),
+        "{}",
+        dear.fingerprint
+    );
+    assert_eq!(b.summary.plan_changes.len(), 1, "{:?}", b.summary);
+    let words = &b.summary.plan_changes[0];
+    assert!(words.contains("from random_page_cost=4 on"), "{words}");
+    assert!(words.contains("Seq Scan on flip replaces"), "{words}");
+    assert!(
+        words.contains("Index Scan using flip_v_idx on flip;"),
+        "{words}"
+    );
+    assert!(b.summary.findings.contains(words));
+}
+
+/// Indexes in the schema of the candidate test.
+async fn q_index_indexes(cl: &tokio_postgres::Client) -> i64 {
+    cl.query_one(
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = 'q_index'",
+        &[],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+#[tokio::test]
+async fn an_index_candidate_is_built_measured_and_dropped() {
+    let lab = common::lab();
+    let r = run_ok(
+        lab.target(),
+        &[
+            (
+                "setup",
+                "CREATE TABLE ix AS SELECT g AS id, g % 5000 AS grp FROM generate_series(1, 100000) g",
+            ),
+            ("keep-setup", "on"),
+            ("sql", "SELECT count(*) FROM ix WHERE grp = 7"),
+            ("index", "CREATE INDEX ON ix (grp)"),
+            ("repeat", "2"),
+        ],
+        on_sandbox("q_index"),
+    )
+    .await;
+    schema_check(&r);
+    let b = body(&r);
+    assert_eq!(b.indexes.len(), 1);
+    let c = &b.indexes[0];
+    assert_eq!(c.how, "built");
+    assert!(c.build_seconds.is_some_and(|s| s > 0.0));
+    assert!(c.index_bytes.is_some_and(|s| s > 0));
+    assert!(c.dropped);
+    // Measured with and without it, and the plan with it used it.
+    assert_eq!(b.trials.iter().filter(|t| t.combo == 1).count(), 2);
+    assert_eq!(b.trials.iter().filter(|t| t.combo == 0).count(), 2);
+    assert!(b.trials.iter().all(|t| t.rows == 1));
+    let with = &b.plan(0, 1).unwrap().facts.fingerprint;
+    assert!(with.contains(&c.name), "{with}");
+    assert!(!b.plan(0, 0).unwrap().facts.fingerprint.contains(&c.name));
+    // The index is gone; the kept setup's table stays, marked for reuse.
+    let cl = lab.target().connect().await.unwrap();
+    let idx = q_index_indexes(&cl).await;
+    assert_eq!(idx, 0);
+    let kept: String = cl
+        .query_one(
+            "SELECT obj_description('q_index.ix'::regclass, 'pg_class')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(kept.starts_with("pglab:dataset query-setup="), "{kept}");
+    // A candidate a killed run left on the kept table (its run's lock is free) goes before
+    // the next build on it.
+    cl.batch_execute(
+        "CREATE INDEX pglab_q_dead_1 ON q_index.ix (id);
+         COMMENT ON INDEX q_index.pglab_q_dead_1 IS 'pglab:run=20200101T000000Z-dead query index candidate'",
+    )
+    .await
+    .unwrap();
+    // The next run with the same setup reuses it.
+    let again = run_ok(
+        lab.target(),
+        &[
+            (
+                "setup",
+                "CREATE TABLE ix AS SELECT g AS id, g % 5000 AS grp FROM generate_series(1, 100000) g",
+            ),
+            ("keep-setup", "on"),
+            ("sql", "SELECT count(*) FROM ix WHERE grp = 7"),
+            ("index", "CREATE INDEX ON ix (grp)"),
+            ("repeat", "1"),
+        ],
+        on_sandbox("q_index"),
+    )
+    .await;
+    assert!(body(&again).setup.as_ref().unwrap().reused);
+    assert!(
+        again
+            .notes
+            .iter()
+            .any(|n| n
+                == "dropped index pglab_q_dead_1 on q_index.ix: an interrupted query run left it"),
+        "{:?}",
+        again.notes
+    );
+    let left = q_index_indexes(&cl).await;
+    assert_eq!(left, 0, "the stale candidate and this run's are gone");
+}
+
+#[tokio::test]
+async fn a_script_runs_as_transactions_of_several_clients() {
+    let lab = common::lab();
+    let dir = common::temp_dir("q-tps");
+    let script = dir.join("lookup.sql");
+    std::fs::write(
+        &script,
+        "\\set aid random(1, 1000)\n\\set width :aid % 3 + 1\nSELECT id FROM tp\n  WHERE id BETWEEN :aid AND :aid + :width - 1;\nSELECT :client_id;\n",
+    )
+    .unwrap();
+    let r = run_ok(
+        lab.target(),
+        &[
+            ("setup", "CREATE TABLE tp AS SELECT g AS id FROM generate_series(1, 2000) g; CREATE INDEX ON tp (id)"),
+            ("script", script.to_str().unwrap()),
+            ("clients", "1,3"),
+            ("duration", "500ms"),
+            ("repeat", "2"),
+        ],
+        on_sandbox("q_tps"),
+    )
+    .await;
+    schema_check(&r);
+    let b = body(&r);
+    assert_eq!(b.trials.len(), 4);
+    for t in &b.trials {
+        let tx = t.transactions.unwrap();
+        assert!(tx > 10, "{t:?}");
+        assert!(t.tps.unwrap() > 0.0);
+        // Each transaction: 1 to 3 rows of the lookup, 1 of the client id.
+        assert!(t.rows >= 2 * tx && t.rows <= 4 * tx, "{t:?}");
+        let l = t.latency_ms.unwrap();
+        assert!(l.p50 > 0.0 && l.p50 <= l.p95 && l.p95 <= l.p99, "{l:?}");
+        assert!(t.client_cpu_s.is_some());
+    }
+    assert_eq!(b.trials.iter().filter(|t| t.clients == Some(3)).count(), 2);
+    // Plans of the script's commands, with the variables of one seeded run.
+    assert!(b.plans.iter().any(|p| p.name == "line 3"));
+    assert_eq!(b.summary.units.len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn runs_compare_only_with_the_same_text_and_report_with_plans_and_a_chart() {
+    let lab = common::lab();
+    let q = |sql: &'static str| [("sql", sql), ("set", "work_mem=1MB,64MB"), ("repeat", "3")];
+    let same = "SELECT count(*) FROM generate_series(1, 20000) g";
+    let a = run_ok(lab.target(), &q(same), on_sandbox("q_cmp")).await;
+    let b = run_ok(lab.target(), &q(same), on_sandbox("q_cmp")).await;
+    let c = pglab::history::compare::compare(&a, &b).unwrap();
+    assert!(c.not_comparable.is_empty(), "{:?}", c.not_comparable);
+    assert_eq!(c.settings.len(), 2, "{:?}", c.settings);
+    assert!(c.settings.iter().all(|s| s.verdict.is_some()));
+    let other = run_ok(
+        lab.target(),
+        &q("SELECT count(*) FROM generate_series(1, 20001) g"),
+        on_sandbox("q_cmp"),
+    )
+    .await;
+    let c = pglab::history::compare::compare(&a, &other).unwrap();
+    assert!(
+        c.not_comparable
+            .iter()
+            .any(|r| r.starts_with("statements text")),
+        "{:?}",
+        c.not_comparable
+    );
+    // The Markdown report: the chart beside it, the plans of the best and the current
+    // combination (work_mem=4MB is neither, so the first stands in).
+    let dir = common::temp_dir("q-report");
+    let md = dir.join("r.md");
+    let written = pglab::report::write(&a, &md).unwrap();
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("![query](r.svg)"), "{text}");
+    assert!(
+        text.contains("### Plans of SELECT count(*) FROM generate_series(1, 20000) g"),
+        "{text}"
+    );
+    assert!(text.contains("```text\n"), "{text}");
+    let svg = std::fs::read_to_string(written.chart.unwrap()).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("work_mem=64MB"),
+        "{svg}"
+    );
+    let csv = pglab::report::render(&a, pglab::report::Format::Csv);
+    assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+    assert!(csv.lines().next().unwrap().contains("seconds"), "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn cancel_stops_the_statement_on_the_server() {
+    let lab = common::lab();
+    let mut h = experiment::spawn(
+        lab.target(),
+        spec(&[
+            ("sql", "SELECT pg_sleep(60) /* pglab-cancel-test */"),
+            ("repeat", "1"),
+        ]),
+        on_sandbox("q_cancel"),
+    );
+    let watcher = lab.target().connect().await.unwrap();
+    let active = async || -> i64 {
+        watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pglab-cancel-test%' AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    };
+    let started = Instant::now();
+    while active().await == 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked = Instant::now();
+    h.cancel.cancel();
+    let outcome = loop {
+        match h.events.recv().await.unwrap() {
+            RunEvent::Cancelled(r) => break r,
+            RunEvent::Finished(_) => panic!("finished despite the cancel"),
+            RunEvent::Failed { error, .. } => panic!("failed: {error}"),
+            _ => {}
+        }
+    };
+    let took = asked.elapsed();
+    assert_eq!(active().await, 0, "the statement still runs on the server");
+    assert!(took < Duration::from_secs(5), "cancel took {took:?}");
+    eprintln!("cancel stopped the statement in {took:?}");
+    assert_eq!(outcome.outcome, experiment::Outcome::Cancelled);
+}
+
+/// `--statement-timeout` reaches the measured statement: the run ends with a sentence that
+/// names the limit and the flag; the default (5 min) is what a run gets without one.
+#[tokio::test]
+async fn the_statement_timeout_ends_a_statement_with_a_sentence() {
+    let lab = common::lab();
+    let opts = RunOptions {
+        statement_timeout: Some(Duration::from_millis(300)),
+        ..on_sandbox("q_timeout")
+    };
+    let (error, report) = run(
+        lab.target(),
+        spec(&[("sql", "SELECT pg_sleep(30)"), ("repeat", "1")]),
+        opts,
+    )
+    .await
+    .expect_err("the timeout ends it");
+    assert!(
+        error.contains("ran past the statement timeout (300 ms)"),
+        "{error}"
+    );
+    assert!(error.contains("--statement-timeout"), "{error}");
+    assert_eq!(report.outcome, experiment::Outcome::Failed);
+    assert_eq!(
+        spec(&[("sql", "SELECT 1")]).default_statement_timeout(),
+        Some(Duration::from_secs(300))
+    );
+}
+
+#[tokio::test]
+async fn cold_trials_start_after_a_restart_with_the_page_cache_dropped() {
+    // A sandbox of its own: the restarts would end the other tests' sessions.
+    let dir = common::temp_dir("q-cold");
+    let paths = Paths {
+        data_dir: dir.join("data"),
+        config_dir: dir.join("config"),
+    };
+    let sandbox = Sandbox::locate(&paths, None, None).unwrap();
+    let port = sandbox.start().unwrap();
+    let target = Arc::new(Target::new(sandbox.conn_params(port), true).unwrap());
+    let r = run_ok(
+        target.clone(),
+        &[
+            ("setup", SORT_SETUP),
+            ("sql", "SELECT count(*) FROM s"),
+            ("cache", "cold"),
+            ("repeat", "2"),
+        ],
+        RunOptions {
+            schema: "q_cold".into(),
+            sandbox: Some(sandbox.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .await;
+    let b = body(&r);
+    assert_eq!(b.trials.len(), 2);
+    assert!(b.trials.iter().all(|t| t.cold && t.rows == 1));
+    let how = b.cold_cache.as_deref().unwrap();
+    assert!(how.contains("after a restart of the sandbox"), "{how}");
+    assert!(
+        how.contains("posix_fadvise") || how.contains("was not dropped"),
+        "{how}"
+    );
+    target
+        .connect()
+        .await
+        .expect("the sandbox is up again after the run");
+    let _ = sandbox.destroy();
+}
+
+/// A second real cluster, reached as a server pglab did not start.
+struct Other {
+    sandbox: Sandbox,
+    target: Arc<Target>,
+    conninfo: String,
+}
+
+impl Drop for Other {
+    fn drop(&mut self) {
+        let _ = self.sandbox.destroy();
+    }
+}
+
+async fn other_cluster(tag: &str) -> Other {
+    let dir = common::temp_dir(tag);
+    let paths = Paths {
+        data_dir: dir.join("data"),
+        config_dir: dir.join("config"),
+    };
+    let sandbox = Sandbox::locate(&paths, None, None).unwrap();
+    let port = sandbox.start().unwrap();
+    let params = sandbox.conn_params(port);
+    let conninfo = format!(
+        "host={} port={port} user={} dbname={}",
+        sandbox.root.display(),
+        params.user,
+        params.dbname
+    );
+    let target = Arc::new(Target::new(params, false).unwrap());
+    let c = target.connect().await.unwrap();
+    c.batch_execute("CREATE TABLE public.keep AS SELECT g AS id FROM generate_series(1, 1000) g")
+        .await
+        .unwrap();
+    Other {
+        sandbox,
+        target,
+        conninfo,
+    }
+}
+
+async fn kept_rows(o: &Other) -> i64 {
+    let c = o.target.connect().await.unwrap();
+    c.query_one("SELECT count(*) FROM public.keep", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn a_real_servers_read_only_transaction_refuses_a_delete_and_rollback_undoes_it() {
+    let o = other_cluster("q-real").await;
+    // Through the command line, as a DBA would run it: the run fails with the sentence.
+    let out = common::TestLab::bin();
+    let out = std::process::Command::new(out)
+        .env("PGLAB_DATA_DIR", o.sandbox.root.join("pglab-data"))
+        .env("PGLAB_CONFIG_DIR", o.sandbox.root.join("pglab-config"))
+        .args([
+            "--db",
+            &o.conninfo,
+            "run",
+            "query",
+            "--sql",
+            "DELETE FROM public.keep",
+            "--repeat",
+            "1",
+            "--no-history",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the server refused a write"), "{stderr}");
+    assert!(stderr.contains("--writes rollback"), "{stderr}");
+    assert_eq!(kept_rows(&o).await, 1000, "the table is intact");
+
+    // --writes rollback measures the DELETE, and every execution is rolled back.
+    let r = run(
+        o.target.clone(),
+        spec(&[
+            ("sql", "DELETE FROM public.keep WHERE id <= 500"),
+            ("writes", "rollback"),
+            ("repeat", "3"),
+        ]),
+        RunOptions {
+            schema: "q_real".into(),
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .map_err(|(e, _)| e)
+    .unwrap();
+    let b = body(&r);
+    assert_eq!(b.trials.len(), 3);
+    assert!(b.trials.iter().all(|t| t.rows == 500), "{:?}", b.trials);
+    assert!(b.transactions.contains("rolled back"));
+    assert!(r.notes.iter().any(|n| n.contains("sequence increments")));
+    assert_eq!(kept_rows(&o).await, 1000, "every DELETE was rolled back");
+
+    // A setup that writes outside the lab schema is rolled back and refused.
+    let (error, _) = run(
+        o.target.clone(),
+        spec(&[
+            ("setup", "CREATE TABLE public.stray (x int)"),
+            ("sql", "SELECT 1"),
+            ("repeat", "1"),
+        ]),
+        RunOptions {
+            schema: "q_real".into(),
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .expect_err("a setup writing in public must be refused");
+    assert!(error.contains("wrote outside the lab schema"), "{error}");
+    let c = o.target.connect().await.unwrap();
+    let stray = c
+        .query_opt("SELECT 1 FROM pg_class WHERE relname = 'stray'", &[])
+        .await
+        .unwrap();
+    assert!(stray.is_none(), "the setup was rolled back");
+}
+
+#[tokio::test]
+async fn a_real_servers_own_table_takes_a_candidate_only_hypothetically() {
+    let o = other_cluster("q-hypo").await;
+    let opts = || RunOptions {
+        schema: "q_hypo".into(),
+        ..RunOptions::default()
+    };
+    let pairs = [
+        ("sql", "SELECT * FROM public.keep WHERE id = 42"),
+        ("index", "CREATE INDEX ON public.keep (id)"),
+        ("repeat", "3"),
+    ];
+    // Without HypoPG in the database: refused with the sentence, nothing built.
+    let (error, _) = run(o.target.clone(), spec(&pairs), opts())
+        .await
+        .expect_err("no HypoPG: refused");
+    assert!(
+        error.contains("only hypothetically through HypoPG"),
+        "{error}"
+    );
+    assert!(error.contains("CREATE EXTENSION hypopg"), "{error}");
+    let c = o.target.connect().await.unwrap();
+    c.batch_execute("CREATE SCHEMA hypo; CREATE EXTENSION hypopg SCHEMA hypo")
+        .await
+        .unwrap();
+    let r = run_ok(o.target.clone(), &pairs, opts()).await;
+    schema_check(&r);
+    let b = body(&r);
+    assert_eq!(b.indexes[0].how, "hypothetical");
+    assert!(b.indexes[0].build_seconds.is_none());
+    // Measured without it; with it only planned.
+    assert!(b.trials.iter().all(|t| t.combo == 0));
+    let with = b.plan(0, 1).expect("a plan under the hypothetical index");
+    assert!(with.estimate_only);
+    assert!(
+        with.facts.fingerprint.contains("Index"),
+        "{}",
+        with.facts.fingerprint
+    );
+    assert!(!b.plan(0, 0).unwrap().estimate_only);
+    assert!(
+        b.summary
+            .findings
+            .iter()
+            .any(|f| f.contains("planner estimate, not measured")),
+        "{:?}",
+        b.summary.findings
+    );
+    let indexes: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE tablename = 'keep'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 0, "nothing was built on the server's own table");
+}
+
+fn usage(args: &[&str]) -> (Option<i32>, String) {
+    let lab = common::lab();
+    let db = format!(
+        "host={} port={} user=pglab dbname=pglab",
+        lab.sandbox.root.display(),
+        lab.port
+    );
+    let mut full = vec!["--db", db.as_str(), "run", "query"];
+    full.extend_from_slice(args);
+    let out = lab.command().args(&full).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_is_one_sentence_and_exit_2() {
+    let (code, err) = usage(&["--sql", "SELEC count(*) FROM pg_class"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("syntax error"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let dir = common::temp_dir("q-script");
+    let script = dir.join("bad.sql");
+    std::fs::write(
+        &script,
+        "\\set aid random(1, 1000)\nSELECT :aid;\n\\sleep 10 ms\n",
+    )
+    .unwrap();
+    let (code, err) = usage(&["--script", script.to_str().unwrap(), "--duration", "1s"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("line 3: \\sleep is not supported"), "{err}");
+
+    let (code, err) = usage(&["--sql", "SELECT 1", "--setup", "@/nonexistent/setup.sql"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("cannot read /nonexistent/setup.sql: no such file"),
+        "{err}"
+    );
+    let lab = common::lab();
+    let out = lab
+        .command()
+        .args(["--observe", "run", "query", "--sql", "SELECT 1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("look-only (--observe)"), "{err}");
+    let (code, err) = usage(&["--sql", "SELECT 1", "--cache", "cold"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("only on pglab's own sandbox"), "{err}");
+    let (code, err) = usage(&["--sql", "COMMIT"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("COMMIT is pglab's to give"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
