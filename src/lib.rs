@@ -20,3 +20,4 @@ pub mod report;
 pub mod server;
 pub mod session;
 pub mod tui;
+pub mod tune;

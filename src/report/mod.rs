@@ -28,6 +28,7 @@ pub mod markdown;
 pub mod recommend;
 pub mod table;
 pub mod ticks;
+pub mod tune;
 
 use std::path::{Path, PathBuf};
 
