@@ -52,26 +52,16 @@ fn state_file() -> PathBuf {
     lab().paths.data_dir.join("tune-state.json")
 }
 
-/// SHOW on a fresh session (starting the sandbox again if it is down).
-fn show(name: &str) -> String {
-    let lab = lab();
-    lab.sandbox.start().expect("sandbox up");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let c = lab.target().connect().await.expect("connect");
-        c.query_one("SELECT current_setting($1)", &[&name])
-            .await
-            .unwrap()
-            .get(0)
-    })
-}
-
 /// The sandbox runs on its own settings: nothing in postgresql.auto.conf, no journal.
 fn assert_own_settings() {
     let sb = &lab().sandbox;
-    assert_eq!(sb.changed_settings(), vec![], "postgresql.auto.conf is clean");
+    assert_eq!(
+        sb.changed_settings(),
+        vec![],
+        "postgresql.auto.conf is clean"
+    );
     assert!(!sb.whatif_pending(), "no what-if journal left");
-    assert_eq!(show("fsync"), "on");
+    assert_eq!(lab().show(&["fsync"]), ["on"]);
 }
 
 /// Every (name, value) is a setting of the server and a value its pg_settings accepts.
@@ -80,7 +70,9 @@ fn assert_accepted(pairs: &[(String, String)]) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let c = lab.target().connect().await.expect("connect");
-        let all = pglab::experiment::whatif::catalog::read_all(&c).await.unwrap();
+        let all = pglab::experiment::whatif::catalog::read_all(&c)
+            .await
+            .unwrap();
         for (n, v) in pairs {
             let info = all
                 .iter()
@@ -107,7 +99,8 @@ fn a_small_budget_writes_a_script_with_its_evidence_and_restores_the_sandbox() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // The budget is kept (a round's cleanup and the restore of the settings at most past it).
     assert!(wall < Duration::from_secs(150 + 30), "{wall:?}");
-    let sql = std::fs::read_to_string(dir.join("tune.sql")).expect("tune.sql in the current directory");
+    let sql =
+        std::fs::read_to_string(dir.join("tune.sql")).expect("tune.sql in the current directory");
     let lines = parse_script(&sql);
     assert_eq!(
         lines,
@@ -137,7 +130,11 @@ fn a_small_budget_writes_a_script_with_its_evidence_and_restores_the_sandbox() {
     assert!(svg.starts_with("<svg") && svg.contains("fsync"), "{svg}");
     // Every configuration tried is in the history like any run.
     let hist = std::fs::read_to_string(lab().paths.history_file()).unwrap();
-    assert!(hist.lines().count() >= 5 + 2 * 4, "{}", hist.lines().count());
+    assert!(
+        hist.lines().count() >= 5 + 2 * 4,
+        "{}",
+        hist.lines().count()
+    );
     assert!(!state_file().exists(), "a finished tune leaves no state");
     assert_own_settings();
     std::fs::remove_dir_all(&dir).ok();
@@ -189,7 +186,10 @@ fn ctrl_c_restores_the_sandbox_and_resume_goes_on() {
     let spent = saved["spent_s"].as_f64().unwrap();
     assert!(spent > 0.0);
     let rounds_before = saved["race"]["rounds"].as_u64().unwrap_or(0);
-    assert!(!dir.join("tune.sql").exists(), "no script from a cancelled tune");
+    assert!(
+        !dir.join("tune.sql").exists(),
+        "no script from a cancelled tune"
+    );
 
     // --resume goes on: the same race, its rounds kept, the clock going on.
     let mut c = lab().command();
@@ -200,7 +200,11 @@ fn ctrl_c_restores_the_sandbox_and_resume_goes_on() {
     let err = stderr(&out);
     assert!(err.contains("spent)"), "{err}");
     let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
-    assert_eq!(parse_script(&sql), vec![("fsync".into(), "off".into())], "{sql}");
+    assert_eq!(
+        parse_script(&sql),
+        vec![("fsync".into(), "off".into())],
+        "{sql}"
+    );
     // The race's trials: at least the rounds run before the cancel, plus what followed.
     let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
     assert!(md.contains("fsync: on → off"), "{md}");
@@ -220,8 +224,15 @@ fn kill_9_leaves_the_state_and_the_next_start_restores_the_sandbox() {
     child.wait().unwrap();
     let sb = &lab().sandbox;
     assert!(sb.whatif_pending(), "the journal is left");
-    assert!(state_file().exists(), "the state of the rounds before is kept");
-    let probe = lab().command().args(["--keep-sandbox", "probe"]).output().unwrap();
+    assert!(
+        state_file().exists(),
+        "the state of the rounds before is kept"
+    );
+    let probe = lab()
+        .command()
+        .args(["--keep-sandbox", "probe"])
+        .output()
+        .unwrap();
     assert!(probe.status.success(), "{}", stderr(&probe));
     assert_own_settings();
     state::remove();
@@ -262,7 +273,9 @@ fn on_a_server_pglab_did_not_start_no_alter_system_is_ever_issued() {
     std::thread::sleep(Duration::from_millis(500));
     let auto_conf = other.data().join("postgresql.auto.conf");
     let conf_before = std::fs::read(&auto_conf).unwrap();
-    let log_from = std::fs::metadata(other.log_file()).map(|m| m.len()).unwrap_or(0);
+    let log_from = std::fs::metadata(other.log_file())
+        .map(|m| m.len())
+        .unwrap_or(0);
 
     let out = Command::new(TestLab::bin())
         .current_dir(&dir)
@@ -296,10 +309,17 @@ fn on_a_server_pglab_did_not_start_no_alter_system_is_ever_issued() {
     );
     let log = std::fs::read(other.log_file()).unwrap();
     let log = String::from_utf8_lossy(&log[log_from as usize..]).to_string();
-    assert!(log.contains("SET work_mem") || log.contains("work_mem"), "the tune ran there: {log}");
+    assert!(
+        log.contains("SET work_mem") || log.contains("work_mem"),
+        "the tune ran there: {log}"
+    );
     assert!(!log.to_ascii_uppercase().contains("ALTER SYSTEM"), "{log}");
     assert!(!log.contains("pg_reload_conf"), "{log}");
-    assert_eq!(std::fs::read(&auto_conf).unwrap(), conf_before, "postgresql.auto.conf unchanged");
+    assert_eq!(
+        std::fs::read(&auto_conf).unwrap(),
+        conf_before,
+        "postgresql.auto.conf unchanged"
+    );
     let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
     for (n, _) in parse_script(&sql) {
         assert_eq!(n, "work_mem", "only session settings: {sql}");
@@ -314,23 +334,104 @@ fn bad_flags_get_one_sentence_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
         (&["tune", "--budget", "1min"], "--workload"),
         (&["tune", "--workload", "ingest"], "--budget"),
-        (&["tune", "--workload", "ingest", "--budget", "1s"], "too short"),
-        (&["tune", "--workload", "ingest", "--budget", "soon"], "--budget"),
-        (&["tune", "--workload", "nosuch", "--budget", "1min"], "nosuch"),
-        (&["tune", "--workload", "q.sql", "--budget", "1min"], "query experiment"),
-        (&["tune", "--workload", "ingest", "--budget", "1min", "--param", "rows"], "KEY=VALUE"),
-        (&["tune", "--workload", "ingest", "--budget", "1min", "--param", "rows=lots"], "rows"),
-        (&["tune", "--workload", "ingest", "--budget", "1min", "--settings", "work-mem!"], "not a setting name"),
-        (&["tune", "--workload", "ingest", "--budget", "1min", "--settings", "synchronous_commit"], "--param sync-commit"),
-        (&["tune", "--workload", "index-build", "--budget", "1min", "--settings", "full_page_writes"], "--allow-durability-tradeoff"),
-        (&["--observe", "tune", "--workload", "ingest", "--budget", "1min"], "look-only"),
+        (
+            &["tune", "--workload", "ingest", "--budget", "1s"],
+            "too short",
+        ),
+        (
+            &["tune", "--workload", "ingest", "--budget", "soon"],
+            "--budget",
+        ),
+        (
+            &["tune", "--workload", "nosuch", "--budget", "1min"],
+            "nosuch",
+        ),
+        (
+            &["tune", "--workload", "q.sql", "--budget", "1min"],
+            "query experiment",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--param",
+                "rows",
+            ],
+            "KEY=VALUE",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--param",
+                "rows=lots",
+            ],
+            "rows",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--settings",
+                "work-mem!",
+            ],
+            "not a setting name",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--settings",
+                "synchronous_commit",
+            ],
+            "--param sync-commit",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "index-build",
+                "--budget",
+                "1min",
+                "--settings",
+                "full_page_writes",
+            ],
+            "--allow-durability-tradeoff",
+        ),
+        (
+            &[
+                "--observe",
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+            ],
+            "look-only",
+        ),
     ];
     for (args, needle) in cases {
         let out = lab().command().args(*args).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one sentence: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: one sentence: {err}"
+        );
         assert!(!err.contains("panicked"), "{err}");
     }
     // --resume with nothing saved (its own data dir, so no other test's state is seen).

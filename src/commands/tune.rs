@@ -67,11 +67,8 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         }
         (None, Some(w), Some(b)) => {
             let (spec, note) = tune_setup::workload(ctx, &args, w)?;
-            let names = tune_setup::settings(
-                spec.kind(),
-                &args.settings,
-                args.allow_durability_tradeoff,
-            )?;
+            let names =
+                tune_setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)?;
             Some((w.clone(), spec, note, names, b))
         }
     };
@@ -110,14 +107,13 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
                 s.fsync_ops_per_s = fsync_ops;
             }
             let pg = candidates::pgtune(&hw);
-            let planned =
-                match crate::tune::plan::plan(&client, &names, reach, &hw, &pg).await {
-                    Ok(p) => p,
-                    Err(e) => {
-                        opened.close().await;
-                        return Err(user_error(EXIT_FAILED, e));
-                    }
-                };
+            let planned = match crate::tune::plan::plan(&client, &names, reach, &hw, &pg).await {
+                Ok(p) => p,
+                Err(e) => {
+                    opened.close().await;
+                    return Err(user_error(EXIT_FAILED, e));
+                }
+            };
             let mut notes: Vec<String> = note.into_iter().collect();
             notes.extend(planned.notes);
             if planned.settings.is_empty() {
@@ -160,6 +156,9 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
                 pace: Default::default(),
                 path: Vec::new(),
                 trials: 0,
+                experiment_trials: 0,
+                race_started_s: 0.0,
+                race_share_s: 0.0,
                 runs: Vec::new(),
                 notes,
                 done: false,
@@ -267,9 +266,8 @@ fn write_outputs(args: &TuneArgs, st: &TuneState) -> Result<()> {
         .report
         .clone()
         .unwrap_or_else(|| args.out.with_extension("md"));
-    let written = crate::report::tune::write(st, &md).map_err(|e| {
-        user_error(EXIT_FAILED, format!("cannot write {}: {e}", md.display()))
-    })?;
+    let written = crate::report::tune::write(st, &md)
+        .map_err(|e| user_error(EXIT_FAILED, format!("cannot write {}: {e}", md.display())))?;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -280,7 +278,10 @@ fn write_outputs(args: &TuneArgs, st: &TuneState) -> Result<()> {
         if recs == 0 {
             "no change recommended".to_string()
         } else {
-            format!("{recs} setting{} recommended", if recs == 1 { "" } else { "s" })
+            format!(
+                "{recs} setting{} recommended",
+                if recs == 1 { "" } else { "s" }
+            )
         },
         md.display(),
         written
@@ -317,7 +318,11 @@ async fn print_events(mut rx: tokio::sync::mpsc::UnboundedReceiver<TuneEvent>, o
                         let m = crate::measure::stats::median(&c.trials)
                             .map(|m| obj.format(m))
                             .unwrap_or_else(|| "-".into());
-                        let gone = if c.dropped.is_some() { " (dropped)" } else { "" };
+                        let gone = if c.dropped.is_some() {
+                            " (dropped)"
+                        } else {
+                            ""
+                        };
                         format!("{}={m}{gone}", c.value)
                     })
                     .collect();

@@ -20,8 +20,8 @@ fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
 
 /// `--budget`: a duration of at least [`MIN_BUDGET`].
 pub fn budget(text: &str) -> Result<Duration> {
-    let d = crate::measure::units::parse_duration(text)
-        .map_err(|e| usage(format!("--budget: {e}")))?;
+    let d =
+        crate::measure::units::parse_duration(text).map_err(|e| usage(format!("--budget: {e}")))?;
     if d < MIN_BUDGET {
         return Err(usage(format!(
             "--budget {text} is too short to measure anything: give at least 10s (e.g. --budget 15min)"
@@ -32,7 +32,11 @@ pub fn budget(text: &str) -> Result<Duration> {
 
 /// `--workload` and `--param`: the workload's spec (its own settings sweep removed: the tune
 /// chooses the settings) and a sentence when there was one.
-pub fn workload(ctx: &Ctx, args: &TuneArgs, name: &str) -> Result<(ExperimentSpec, Option<String>)> {
+pub fn workload(
+    ctx: &Ctx,
+    args: &TuneArgs,
+    name: &str,
+) -> Result<(ExperimentSpec, Option<String>)> {
     if name.ends_with(".sql") {
         return Err(usage(format!(
             "--workload {name}: SQL workloads need the query experiment, which this pglab does not have yet; give an experiment (ingest, index-build, growth) or a preset"
@@ -68,7 +72,9 @@ pub fn workload(ctx: &Ctx, args: &TuneArgs, name: &str) -> Result<(ExperimentSpe
         usage(format!("--workload {name}: {}", lines.join("; ")))
     })?;
     let note = dropped_set.map(|s| {
-        format!("the workload's own settings sweep ({s}) is left out: the tune chooses the settings")
+        format!(
+            "the workload's own settings sweep ({s}) is left out: the tune chooses the settings"
+        )
     });
     Ok((spec, note))
 }

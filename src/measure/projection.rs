@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// The model's name as reports print it.
 pub const NLOGN: &str = "t = a + b·n·log₂n";
 
@@ -60,7 +59,11 @@ impl LeastSquares {
             .iter()
             .map(|p| (p.1 - (intercept + slope * p.0)).powi(2))
             .sum();
-        let r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
+        let r2 = if ss_tot > 0.0 {
+            1.0 - ss_res / ss_tot
+        } else {
+            1.0
+        };
         Some(LeastSquares {
             intercept,
             slope,

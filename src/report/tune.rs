@@ -32,18 +32,18 @@ pub fn plot(st: &TuneState) -> Plot {
         let (name, color, marker) = if p.dropped {
             ("dropped (shown worse)".to_string(), grey, Marker::Cross)
         } else if p.setting == "confirmation" {
-            (
-                "confirmation".to_string(),
-                PALETTE[1],
-                Marker::Triangle,
-            )
+            ("confirmation".to_string(), PALETTE[1], Marker::Triangle)
         } else {
             let k = st
                 .plan
                 .iter()
                 .position(|s| s.name == p.setting)
                 .unwrap_or(0);
-            (p.setting.clone(), PALETTE[(k + 2) % PALETTE.len()], Marker::Circle)
+            (
+                p.setting.clone(),
+                PALETTE[(k + 2) % PALETTE.len()],
+                Marker::Circle,
+            )
         };
         let s = match series.iter_mut().position(|s| s.name == name) {
             Some(j) => &mut series[j],
@@ -93,6 +93,28 @@ pub fn plot(st: &TuneState) -> Plot {
     }
 }
 
+/// What the search cost against a full grid over the same values: every combination of the
+/// candidates, each with the trials a race needs before its first verdict.
+pub fn search_cost(st: &TuneState) -> String {
+    let raced: usize = st.decisions.iter().map(|d| d.trials).sum();
+    let confirm = st
+        .confirm
+        .as_ref()
+        .map_or(0, |c| c.start_trials.len() + c.tuned_trials.len());
+    let configs: usize = st.plan.iter().map(|p| p.candidates.len().max(1)).product();
+    let grid = configs * crate::tune::race::FIRST_LOOK;
+    format!(
+        "Search: {raced} passes in the races and {confirm} in the confirmation ({} trials of the experiment in all); a full grid over the same values is {configs} configurations × {} passes = {grid} passes ({:.0}% of it spent in the races). Pace: {} per pass (the slowest recent run).",
+        st.experiment_trials,
+        crate::tune::race::FIRST_LOOK,
+        100.0 * raced as f64 / grid.max(1) as f64,
+        st.pace
+            .per_pass()
+            .map(fmt_seconds)
+            .unwrap_or_else(|| "unknown".into())
+    )
+}
+
 /// The report's text; `svg` names the chart file beside it.
 pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
     let obj = Objective::of(st.spec.kind());
@@ -104,13 +126,14 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
         on.host, on.server, on.data, on.workload
     ));
     s.push_str(&format!(
-        "Objective: {}. Budget {}, spent {}; {} passes in {} runs (each in the history).\n\n",
+        "Objective: {}. Budget {}, spent {}; {} passes of the workload in {} runs (each in the history).\n\n",
         obj.what,
         fmt_seconds(st.budget_s),
         fmt_seconds(st.spent_s),
         st.trials,
         st.runs.len()
     ));
+    s.push_str(&format!("{}\n\n", search_cost(st)));
     if let Some(f) = svg {
         s.push_str(&format!("![search path]({f})\n\n"));
     }
@@ -145,7 +168,13 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
         let cmp = d
             .comparison
             .as_ref()
-            .map(|c| format!("; {} against {} at the corrected level", comparison_text(c), d.start))
+            .map(|c| {
+                format!(
+                    "; {} against {} at the corrected level",
+                    comparison_text(c),
+                    d.start
+                )
+            })
             .unwrap_or_default();
         let change = if d.value == d.start {
             format!("stays {}", d.start)

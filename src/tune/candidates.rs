@@ -149,7 +149,11 @@ pub fn pgtune(hw: &Hardware) -> BTreeMap<&'static str, String> {
 /// down to whole kB (the unit PostgreSQL's memory settings count in).
 fn size(bytes: u64) -> String {
     // From 64MB on, whole MB (rounded down) read better than an exact kB count.
-    let bytes = if bytes >= 64 * MB { bytes / MB * MB } else { bytes };
+    let bytes = if bytes >= 64 * MB {
+        bytes / MB * MB
+    } else {
+        bytes
+    };
     if bytes >= MB && bytes.is_multiple_of(MB) {
         format!("{}MB", bytes / MB)
     } else {

@@ -87,7 +87,12 @@ impl Tuner {
 
     /// Run the tune from `st` until it is done, cancelled or failed; the budget's end leads to
     /// the confirmation (or the end) like a finished search.
-    pub async fn run(&self, st: &mut TuneState, budget: &Budget, cancel: &CancellationToken) -> End {
+    pub async fn run(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> End {
         let obj = Objective::of(st.spec.kind());
         while st.confirm.is_none() {
             if cancel.is_cancelled() {
@@ -97,15 +102,32 @@ impl Tuner {
             if st.race.is_none() {
                 let Some(p) = st.next_setting() else { break };
                 st.race = Some(Race::new(&p.name, p.candidates.clone()));
+                // Each setting left gets an equal share of what the confirmation leaves.
+                let reserve = st.pace.estimate(2 * confirm::ROUNDS).unwrap_or_default();
+                let left = st.plan.len().saturating_sub(st.decisions.len()).max(1);
+                st.race_started_s = budget.spent().as_secs_f64();
+                st.race_share_s =
+                    budget.remaining().saturating_sub(reserve).as_secs_f64() / left as f64;
             }
             let race = st.race.as_ref().expect("a race");
-            if race.settled(obj.better, &self.rules) {
+            let used = budget.spent().as_secs_f64() - st.race_started_s;
+            let next = st
+                .pace
+                .estimate(race.alive().count())
+                .map_or(0.0, |d| d.as_secs_f64());
+            let over_share = race.rounds >= super::race::FIRST_LOOK
+                && st.plan.len() > st.decisions.len() + 1
+                && used + next > st.race_share_s;
+            if over_share || race.settled(obj.better, &self.rules) {
                 self.decide(st);
                 self.save(st, budget);
                 continue;
             }
             let alive = race.alive().count();
-            let reserve = st.pace.estimate(2 * confirm::MIN_ROUNDS).unwrap_or_default();
+            let reserve = st
+                .pace
+                .estimate(2 * confirm::MIN_ROUNDS)
+                .unwrap_or_default();
             let fits = st
                 .pace
                 .estimate(alive)
@@ -227,6 +249,7 @@ impl Tuner {
         )
         .await?;
         st.trials += round.passes;
+        st.experiment_trials += round.trials;
         st.pace.record(round.wall_s, round.passes);
         st.runs.push(round.run_id.clone());
         // The run's own findings are about one trial per value; only its troubles are news.
@@ -295,7 +318,12 @@ impl Tuner {
         }
     }
 
-    async fn confirm(&self, st: &mut TuneState, budget: &Budget, cancel: &CancellationToken) -> End {
+    async fn confirm(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> End {
         let tuned = st.carried();
         if tuned.is_empty() {
             st.done = true;
@@ -305,13 +333,13 @@ impl Tuner {
         let obj = Objective::of(st.spec.kind());
         let names: Vec<&str> = tuned.iter().map(|(n, _)| n.as_str()).collect();
         let warmup = self.uses_restart(st, &names);
-        let mut c = st.confirm.take().unwrap_or_else(|| Confirm::new(tuned.clone()));
+        let mut c = st
+            .confirm
+            .take()
+            .unwrap_or_else(|| Confirm::new(tuned.clone()));
         let mut end = End::Done;
         while c.rounds < confirm::ROUNDS {
-            let fits = st
-                .pace
-                .estimate(2)
-                .is_none_or(|e| e <= budget.remaining());
+            let fits = st.pace.estimate(2).is_none_or(|e| e <= budget.remaining());
             if !fits || budget.is_out() {
                 let note = format!(
                     "the confirmation ran {} of its {} rounds: the budget held no more",
@@ -323,7 +351,11 @@ impl Tuner {
                 break;
             }
             let mut pair = [None, None]; // [start, tuned]
-            let sides = if confirm::tuned_first(c.rounds) { [1, 0] } else { [0, 1] };
+            let sides = if confirm::tuned_first(c.rounds) {
+                [1, 0]
+            } else {
+                [0, 1]
+            };
             for side in sides {
                 let fixed: &[(String, String)] = if side == 1 { &tuned } else { &[] };
                 let spec = rounds::round_spec(&st.spec, fixed, None, warmup);
@@ -350,12 +382,19 @@ impl Tuner {
             self.save(st, budget);
         }
         c.judge(obj.better, &self.rules);
-        for (label, trials) in [("starting configuration", &c.start_trials), ("tuned set", &c.tuned_trials)] {
+        for (label, trials) in [
+            ("starting configuration", &c.start_trials),
+            ("tuned set", &c.tuned_trials),
+        ] {
             if let Some(e) = estimate(trials, self.rules.confidence) {
                 st.path.push(PathPoint {
                     label: label.into(),
                     setting: "confirmation".into(),
-                    carried: if label == "tuned set" { tuned.clone() } else { Vec::new() },
+                    carried: if label == "tuned set" {
+                        tuned.clone()
+                    } else {
+                        Vec::new()
+                    },
                     median: e.median,
                     low: e.ci_low,
                     high: e.ci_high,

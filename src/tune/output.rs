@@ -135,10 +135,16 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
             ));
             let est = |t: &[f64]| crate::measure::interval::estimate(t, 0.95);
             if let Some(e) = est(&c.start_trials) {
-                line(&format!("--   starting configuration: {}", estimate_text(&obj, &e)));
+                line(&format!(
+                    "--   starting configuration: {}",
+                    estimate_text(&obj, &e)
+                ));
             }
             if let Some(e) = est(&c.tuned_trials) {
-                line(&format!("--   tuned set:              {}", estimate_text(&obj, &e)));
+                line(&format!(
+                    "--   tuned set:              {}",
+                    estimate_text(&obj, &e)
+                ));
             }
             match &c.comparison {
                 Some(cmp) => line(&format!("--   verdict: tuned set {}", comparison_text(cmp))),
@@ -217,7 +223,10 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
         .collect();
     if !searched.is_empty() {
         line("");
-        line(&format!("-- also searched, no change: {}", searched.join("; ")));
+        line(&format!(
+            "-- also searched, no change: {}",
+            searched.join("; ")
+        ));
     }
     out
 }

@@ -38,9 +38,16 @@ pub async fn plan(
     let all = catalog::read_all(client)
         .await
         .map_err(|e| format!("cannot read pg_settings: {e}"))?;
-    let current = whatif::apply::shown(client, &names.iter().filter(|n| all.iter().any(|s| &s.name == *n)).cloned().collect::<Vec<_>>())
-        .await
-        .map_err(|e| format!("cannot read the current settings: {e}"))?;
+    let current = whatif::apply::shown(
+        client,
+        &names
+            .iter()
+            .filter(|n| all.iter().any(|s| &s.name == *n))
+            .cloned()
+            .collect::<Vec<_>>(),
+    )
+    .await
+    .map_err(|e| format!("cannot read the current settings: {e}"))?;
     let mut out = Planned {
         settings: Vec::new(),
         notes: Vec::new(),
@@ -48,7 +55,8 @@ pub async fn plan(
     let mut needs_sandbox = Vec::new();
     for name in names {
         let Some(info) = all.iter().find(|s| &s.name == name) else {
-            out.notes.push(format!("{name} is not a setting of this server: left out"));
+            out.notes
+                .push(format!("{name} is not a setting of this server: left out"));
             continue;
         };
         let Some(apply) = apply_of(info) else {
@@ -62,7 +70,9 @@ pub async fn plan(
             needs_sandbox.push(name.clone());
             continue;
         }
-        let Some(now) = current.get(name) else { continue };
+        let Some(now) = current.get(name) else {
+            continue;
+        };
         let pg = pgtune.get(name.as_str()).map(String::as_str);
         let mut values = Vec::new();
         for v in candidates::candidates(name, now, pg, hw) {
@@ -78,10 +88,9 @@ pub async fn plan(
                     };
                     values.push((v, origin.to_string()));
                 }
-                Err(problems) => out.notes.push(format!(
-                    "{name}={v} left out: {}",
-                    problems.join("; ")
-                )),
+                Err(problems) => out
+                    .notes
+                    .push(format!("{name}={v} left out: {}", problems.join("; "))),
             }
         }
         if values.len() < 2 {

@@ -113,7 +113,7 @@ pub struct Race {
 pub fn look_confidence(confidence: f64, look: usize, family: usize) -> Option<f64> {
     let alpha = 1.0 - confidence;
     let per = alpha * 0.5f64.powi(look.max(1) as i32) / (family.max(2) - 1) as f64;
-    (per >= 0.001 - 1e-12).then(|| 1.0 - per)
+    (per >= 0.001 - 1e-12).then_some(1.0 - per)
 }
 
 impl Race {
@@ -164,12 +164,19 @@ impl Race {
         self.rounds += 1;
     }
 
-    fn best<'a>(cands: impl Iterator<Item = &'a Candidate>, better: Better) -> Option<&'a Candidate> {
+    fn best<'a>(
+        cands: impl Iterator<Item = &'a Candidate>,
+        better: Better,
+    ) -> Option<&'a Candidate> {
         cands
             .filter_map(|c| median(&c.trials).map(|m| (c, m)))
             .max_by(|a, b| {
                 let o = a.1.total_cmp(&b.1);
-                if better == Better::Lower { o.reverse() } else { o }
+                if better == Better::Lower {
+                    o.reverse()
+                } else {
+                    o
+                }
             })
             .map(|(c, _)| c)
     }
@@ -228,14 +235,14 @@ impl Race {
         if self.rounds >= FIRST_LOOK && self.rules_at(rules, self.looks + 1).is_none() {
             return true;
         }
-        let (Some(leader), Some(r)) = (self.leader(better), self.rules_at(rules, self.looks.max(1)))
+        let (Some(leader), Some(r)) =
+            (self.leader(better), self.rules_at(rules, self.looks.max(1)))
         else {
             return false;
         };
         self.looks > 0
             && self.alive().filter(|c| c.value != leader.value).all(|c| {
-                compare(&c.trials, &leader.trials, better, &r)
-                    .is_some_and(|cmp| cmp.conclusive(&r))
+                compare(&c.trials, &leader.trials, better, &r).is_some_and(|cmp| cmp.conclusive(&r))
             })
     }
 
@@ -378,7 +385,11 @@ mod tests {
     #[test]
     fn nothing_is_dropped_or_chosen_before_the_first_look() {
         let mut r = race(&["128MB", "1GB"]);
-        let dropped = feed(&mut r, &[("128MB", 1000.0), ("1GB", 2000.0)], FIRST_LOOK - 1);
+        let dropped = feed(
+            &mut r,
+            &[("128MB", 1000.0), ("1GB", 2000.0)],
+            FIRST_LOOK - 1,
+        );
         assert!(dropped.is_empty());
         assert_eq!(r.rounds, FIRST_LOOK - 1);
         let d = r.decide(Better::Higher, &Rules::default());

@@ -34,7 +34,10 @@ pub struct Round {
     pub measures: BTreeMap<usize, f64>,
     pub run_id: String,
     pub wall_s: f64,
+    /// Passes of the workload measured (one per configuration of the tune).
     pub passes: usize,
+    /// Trials the experiment ran (a pass holds one per configuration of the workload).
+    pub trials: usize,
     pub notes: Vec<String>,
 }
 
@@ -121,11 +124,13 @@ pub async fn run(
     let _ = handle.task.await;
     let report: RunReport = end?;
     // A run that finished after the deadline fired (its last trial ended first) still counts.
+    let measures = objective::per_combo(&report);
     Ok(Round {
-        measures: objective::per_combo(&report),
+        passes: measures.len(),
+        trials: objective::trial_count(&report),
+        measures,
         run_id: report.run_id.clone(),
         wall_s: started.elapsed().as_secs_f64(),
-        passes: objective::trial_count(&report),
         notes: report.notes.clone(),
     })
 }

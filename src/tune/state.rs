@@ -66,8 +66,17 @@ pub struct TuneState {
     pub confirm: Option<Confirm>,
     pub pace: Pace,
     pub path: Vec<PathPoint>,
-    /// Timed passes of the workload run so far (the budget's trials).
+    /// Passes of the workload run so far (each a trial of a configuration of the tune).
     pub trials: usize,
+    /// The experiments' own trials (a pass holds one per configuration of the workload).
+    #[serde(default)]
+    pub experiment_trials: usize,
+    /// When the race under way started (budget seconds spent) and the share of the budget it
+    /// may take.
+    #[serde(default)]
+    pub race_started_s: f64,
+    #[serde(default)]
+    pub race_share_s: f64,
     /// Run ids of every round, as the history has them.
     pub runs: Vec<String>,
     /// Sentences for the report (settings left out and why, …).
