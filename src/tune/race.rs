@@ -7,12 +7,16 @@
 //!
 //! Two corrections keep "shown worse" honest:
 //!
-//! - **family-wise** (Bonferroni): the best is picked from the data and compared with the
-//!   k − 1 others, so each comparison of a look gets 1/(k − 1) of the look's error;
+//! - **family-wise** (Bonferroni over all pairs): the best is picked from the data, so which
+//!   pair ends up compared is itself chosen by the data; every one of the k(k − 1)/2 pairs
+//!   gets its share of the look's error, and whatever the data pick, all statements hold
+//!   together;
 //! - **sequential** (alpha spending): the race looks again and again as trials come in, so
 //!   look j may spend only α·2^−j of the error α = 1 − confidence; over all looks the race
-//!   spends less than α. A look whose share would need more than 99.9% confidence (beyond
-//!   what the core computes) is not taken: the race ends at [`MAX_ROUNDS`].
+//!   spends less than α. A round whose trial count cannot reach the next look's level at all
+//!   (fixed by the count and the level, not by the data) is not a look and spends nothing. A
+//!   look whose share would need more than 99.9% confidence (beyond what the core computes)
+//!   is not taken: the race ends there, or at [`MAX_ROUNDS`].
 //!
 //! The decision at the end ([`Race::decide`]) uses the same corrected confidence: a value
 //! replaces the one in effect only when it is shown better, or shown equivalent (the whole
@@ -109,10 +113,12 @@ pub struct Race {
 }
 
 /// The confidence of each comparison at look `j` (1-based) among `family` values: error
-/// α·2^−j shared by the family − 1 comparisons. None when that needs more than 99.9%.
+/// α·2^−j shared by the family's k(k − 1)/2 pairs. None when that needs more than 99.9%.
 pub fn look_confidence(confidence: f64, look: usize, family: usize) -> Option<f64> {
     let alpha = 1.0 - confidence;
-    let per = alpha * 0.5f64.powi(look.max(1) as i32) / (family.max(2) - 1) as f64;
+    let k = family.max(2);
+    let pairs = k * (k - 1) / 2;
+    let per = alpha * 0.5f64.powi(look.max(1) as i32) / pairs as f64;
     (per >= 0.001 - 1e-12).then_some(1.0 - per)
 }
 
@@ -189,8 +195,14 @@ impl Race {
     fn rules_at(&self, rules: &Rules, look: usize) -> Option<Rules> {
         look_confidence(rules.confidence, look, self.family).map(|confidence| Rules {
             confidence,
-            min_effect: rules.min_effect,
+            ..*rules
         })
+    }
+
+    /// True when the trials each value has now can reach the next look's level at all.
+    fn look_reachable(&self, r: &Rules) -> bool {
+        let n = self.alive().map(|c| c.trials.len()).min().unwrap_or(0);
+        n >= 1 && crate::measure::ranks::critical_k(n, n, r.confidence).reachable
     }
 
     /// After a round: take a look when it is due and drop the values shown worse than the
@@ -202,6 +214,9 @@ impl Race {
         let Some(r) = self.rules_at(rules, self.looks + 1) else {
             return Vec::new();
         };
+        if !self.look_reachable(&r) {
+            return Vec::new();
+        }
         self.looks += 1;
         let Some(leader) = self.leader(better).cloned() else {
             return Vec::new();
@@ -251,7 +266,7 @@ impl Race {
     pub fn decide(&self, better: Better, rules: &Rules) -> Decision {
         let r = self.rules_at(rules, self.looks.max(1)).unwrap_or(Rules {
             confidence: 0.999,
-            min_effect: rules.min_effect,
+            ..*rules
         });
         let start = self.candidates.iter().find(|c| c.value == self.start);
         let trials = self.candidates.iter().map(|c| c.trials.len()).sum();
@@ -344,18 +359,39 @@ mod tests {
 
     #[test]
     fn spending_halves_each_look_and_shares_it_in_the_family() {
+        // Three values: three pairs.
         let c1 = look_confidence(0.95, 1, 3).unwrap();
-        assert!((c1 - (1.0 - 0.025 / 2.0)).abs() < 1e-12);
+        assert!((c1 - (1.0 - 0.025 / 3.0)).abs() < 1e-12);
         let c2 = look_confidence(0.95, 2, 3).unwrap();
-        assert!((c2 - (1.0 - 0.0125 / 2.0)).abs() < 1e-12);
+        assert!((c2 - (1.0 - 0.0125 / 3.0)).abs() < 1e-12);
+        // Two values: one pair.
+        assert!((look_confidence(0.95, 1, 2).unwrap() - 0.975).abs() < 1e-12);
         // The whole race spends less than α: Σ α·2^−j < α.
         let spent: f64 = (1..=10)
             .filter_map(|j| look_confidence(0.95, j, 3))
-            .map(|c| (1.0 - c) * 2.0)
+            .map(|c| (1.0 - c) * 3.0)
             .sum();
         assert!(spent < 0.05);
         // Past 99.9% a look is not taken.
-        assert_eq!(look_confidence(0.95, 6, 3), None);
+        assert_eq!(look_confidence(0.95, 5, 3), None);
+    }
+
+    /// Four values are six pairs: 5 against 5 cannot reach the first look's 99.58%, so round
+    /// 5 is no look and spends nothing; round 6 is the first.
+    #[test]
+    fn a_round_that_cannot_reach_the_level_is_no_look() {
+        let mut r = race(&["a", "bb", "ccc", "dddd"]);
+        let level = [
+            ("a", 1000.0),
+            ("bb", 500.0),
+            ("ccc", 1000.0),
+            ("dddd", 1000.0),
+        ];
+        feed(&mut r, &level, FIRST_LOOK);
+        assert_eq!((r.rounds, r.looks), (FIRST_LOOK, 0));
+        let dropped = feed(&mut r, &level, 1);
+        assert_eq!(r.looks, 1);
+        assert_eq!(dropped, ["bb"]);
     }
 
     #[test]
