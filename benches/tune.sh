@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # pglab tune's figures (issue 28), on pglab's sandbox, in one run:
-#   1. a tune of an ingest workload (insert-tx and copy, batches 16 and 256, ROWS rows a trial)
+#   1. a tune of an ingest workload (binary COPY in batches of 10000 rows, ROWS rows a trial)
 #      within BUDGET: its script, what the search spent against a full grid over the same
 #      candidate values (from its report), and its wall time against the budget;
 #   2. the tuned configuration against the server's defaults and against the pgtune-formula
 #      values of the same settings for this host, ROUNDS interleaved rounds (ABC, BCA, …),
 #      with the verdict core's words (benches/tune_compare.rs);
 #   3. wall time against the budget over BUDGET_RUNS more tunes of the same workload.
-# Usage: bash benches/tune.sh   (BUDGET=5min ROUNDS=5 ROWS=10k BUDGET_RUNS="30s 45s 60s")
+# Usage: bash benches/tune.sh   (BUDGET=5min ROUNDS=5 ROWS=200k BUDGET_RUNS="45s 60s 90s")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=${BUDGET:-5min}
 ROUNDS=${ROUNDS:-5}
-ROWS=${ROWS:-10k}
-BUDGET_RUNS=${BUDGET_RUNS:-"30s 45s 60s"}
+ROWS=${ROWS:-200k}
+BUDGET_RUNS=${BUDGET_RUNS:-"45s 60s 90s"}
 SETTINGS=max_wal_size,shared_buffers,wal_compression,wal_buffers,checkpoint_timeout
-PARAMS=(rows="$ROWS" batch=16,256)
+PARAMS=(rows="$ROWS" method=copy batch=10000)
 cargo build -q
 BIN=$PWD/target/debug/pglab
 unset PGHOST PGPORT PGDATABASE

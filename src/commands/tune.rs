@@ -40,6 +40,11 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         let st = state::load(&state_file)
             .map_err(usage)?
             .ok_or_else(|| usage("--resume: there is no saved tune to go on with; start one with --workload and --budget"))?;
+        if !args.params.is_empty() {
+            return Err(usage(
+                "--resume goes on with the saved workload and its parameters: drop --param, or start afresh without --resume",
+            ));
+        }
         if let Some(w) = &args.workload
             && w != &st.workload
         {
@@ -83,7 +88,9 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
     let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
     let mut st = match (saved, fresh) {
         (Some(st), _) => {
-            if st.on_sandbox != on_sandbox || st.target != opened.target.describe() {
+            // The sandbox may come back on another port: it is the same server.
+            if st.on_sandbox != on_sandbox || (!on_sandbox && st.target != opened.target.describe())
+            {
                 opened.close().await;
                 return Err(usage(format!(
                     "--resume: the saved tune ran on {}, not on this server; point pglab at that server again",
@@ -220,6 +227,11 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         state_file: state_file.clone(),
         events: tx,
     };
+    // Saved before the first round: a tune killed during it can be resumed too.
+    st.spent_s = budget.spent().as_secs_f64();
+    if let Err(e) = state::save(&state_file, &st) {
+        eprintln!("pglab: note: {e}");
+    }
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     let signal = tokio::spawn(async move {
