@@ -59,7 +59,7 @@ fn main() {
             .unwrap_or(100);
         drop(client);
         let probe = opened.sandbox.as_ref().map(|s| s.sandbox.root.clone());
-        let (hw, host, _) = pglab::commands::tune_setup::hardware(probe, max_conn).await;
+        let (hw, host, _) = pglab::tune::setup::hardware(probe, max_conn).await;
         let pg = candidates::pgtune(&hw);
         let pgtune: Config = searched
             .iter()

@@ -13,4 +13,3 @@ pub mod sandbox_import;
 pub mod sandbox_imports;
 pub mod stderr_line;
 pub mod tune;
-pub mod tune_setup;

@@ -9,18 +9,17 @@ use std::time::Duration;
 use color_eyre::eyre::Result;
 use tokio_util::sync::CancellationToken;
 
-use super::tune_setup;
 use crate::cli::TuneArgs;
-use crate::experiment::whatif::Reach;
 use crate::experiment::{RunOptions, preflight};
 use crate::measure::units::format_seconds;
 use crate::server::snapshot;
 use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::tune::budget::Budget;
 use crate::tune::objective::Objective;
-use crate::tune::output::{self, MeasuredOn};
-use crate::tune::state::{self, STATE_VERSION, TuneState};
-use crate::tune::{End, TuneEvent, Tuner, candidates};
+use crate::tune::output;
+use crate::tune::setup;
+use crate::tune::state::{self, TuneState};
+use crate::tune::{End, TuneEvent, Tuner};
 
 fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
     user_error(EXIT_USAGE, msg)
@@ -34,7 +33,12 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             "look-only (--observe): a tune runs the workload and changes settings, so none runs; drop --observe to tune",
         ));
     }
-    let budget_arg = args.budget.as_deref().map(tune_setup::budget).transpose()?;
+    let budget_arg = args
+        .budget
+        .as_deref()
+        .map(setup::budget)
+        .transpose()
+        .map_err(usage)?;
     let state_file = state::path(&ctx.paths.data_dir);
     let saved = if args.resume {
         let st = state::load(&state_file)
@@ -71,10 +75,17 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             ));
         }
         (None, Some(w), Some(b)) => {
-            let (spec, note) = tune_setup::workload(ctx, &args, w)?;
-            let names =
-                tune_setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)?;
-            Some((w.clone(), spec, note, names, b))
+            let (spec, note) = setup::workload(&ctx.paths, w, &args.params).map_err(usage)?;
+            let settings =
+                setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)
+                    .map_err(usage)?;
+            Some(setup::Fresh {
+                workload: w.clone(),
+                spec,
+                note,
+                settings,
+                budget: b,
+            })
         }
     };
 
@@ -84,7 +95,6 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
     preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     let on_sandbox = opened.sandbox.is_some();
-    let reach = Reach::of(on_sandbox, server.citus.is_some());
     let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
     let mut st = match (saved, fresh) {
         (Some(st), _) => {
@@ -99,76 +109,26 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             }
             st
         }
-        (None, Some((workload, mut spec, note, names, total))) => {
-            let max_conn = server
-                .setting("max_connections")
-                .and_then(|s| s.value.parse().ok())
-                .unwrap_or(100);
-            let (hw, host_text, fsync_ops) =
-                tune_setup::hardware(probe_dir.clone(), max_conn).await;
-            // ingest compares insert commits with the disk's fsync rate: measured once here
-            // rather than by every round's run.
-            if let crate::experiment::ExperimentSpec::Ingest(s) = &mut spec
-                && s.fsync_ops_per_s.is_none()
+        (None, Some(fresh)) => {
+            let target = opened.target.describe();
+            match setup::new_state(
+                &client,
+                &server,
+                &target,
+                on_sandbox,
+                probe_dir.clone(),
+                fresh,
+            )
+            .await
             {
-                s.fsync_ops_per_s = fsync_ops;
-            }
-            let pg = candidates::pgtune(&hw);
-            let planned = match crate::tune::plan::plan(&client, &names, reach, &hw, &pg).await {
-                Ok(p) => p,
+                Ok(st) => st,
                 Err(e) => {
                     opened.close().await;
-                    return Err(user_error(EXIT_FAILED, e));
+                    return Err(match e {
+                        setup::SetupError::Nothing(m) => usage(m),
+                        setup::SetupError::Failed(m) => user_error(EXIT_FAILED, m),
+                    });
                 }
-            };
-            let mut notes: Vec<String> = note.into_iter().collect();
-            notes.extend(planned.notes);
-            if planned.settings.is_empty() {
-                opened.close().await;
-                return Err(usage(format!(
-                    "nothing to search on this server: {}",
-                    notes.join("; ")
-                )));
-            }
-            let pass = crate::tune::rounds::round_spec(&spec, &[], None, false);
-            let data = format!("a pass: {}", pass.estimate().items().join(", "));
-            TuneState {
-                version: STATE_VERSION,
-                workload: workload.clone(),
-                measured_on: MeasuredOn {
-                    host: host_text,
-                    server: format!(
-                        "PostgreSQL {}, {}",
-                        server.version,
-                        if on_sandbox {
-                            "pglab's sandbox".to_string()
-                        } else {
-                            opened.target.describe()
-                        }
-                    ),
-                    data,
-                    workload: format!("{workload} ({})", spec.spec_key()),
-                },
-                spec,
-                target: opened.target.describe(),
-                on_sandbox,
-                budget_s: total.as_secs_f64(),
-                spent_s: 0.0,
-                hardware: hw,
-                pgtune: pg.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-                plan: planned.settings,
-                decisions: Vec::new(),
-                race: None,
-                confirm: None,
-                pace: Default::default(),
-                path: Vec::new(),
-                trials: 0,
-                experiment_trials: 0,
-                race_started_s: 0.0,
-                race_share_s: 0.0,
-                runs: Vec::new(),
-                notes,
-                done: false,
             }
         }
         (None, None) => unreachable!("checked above"),

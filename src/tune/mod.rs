@@ -18,6 +18,7 @@ pub mod output;
 pub mod plan;
 pub mod race;
 pub mod rounds;
+pub mod setup;
 pub mod state;
 
 pub use engine::{End, TuneEvent, Tuner};

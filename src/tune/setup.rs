@@ -1,21 +1,27 @@
-//! `pglab tune` before the search: the workload (an experiment, a preset, a preset file) with
-//! its parameter overrides, the settings to search, the host's hardware for the prior. Every
-//! bad input is one sentence and exit 2.
+//! A tune before the search, for either front end: the budget, the workload (an experiment,
+//! a preset, a preset file) with its parameter overrides, the settings to search, the host's
+//! hardware for the prior, and the fresh state. Every bad input is one sentence (`Err`), the
+//! caller's to show.
 
 use std::time::Duration;
 
-use color_eyre::eyre::Result;
+use tokio_postgres::Client;
 
-use crate::cli::TuneArgs;
+use super::candidates::{self, Hardware};
+use super::output::MeasuredOn;
+use super::state::{STATE_VERSION, TuneState};
+use crate::experiment::whatif::Reach;
 use crate::experiment::{ExperimentKind, ExperimentSpec, ParamText};
-use crate::session::{Ctx, EXIT_USAGE, user_error};
-use crate::tune::candidates::{self, Hardware};
+use crate::paths::Paths;
+use crate::server::ServerSnapshot;
 
 /// The smallest budget worth starting: a round and a confirmation need some seconds.
 pub const MIN_BUDGET: Duration = Duration::from_secs(10);
 
-fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
-    user_error(EXIT_USAGE, msg)
+type Result<T> = std::result::Result<T, String>;
+
+fn usage(msg: impl Into<String>) -> String {
+    msg.into()
 }
 
 /// `--budget`: a duration of at least [`MIN_BUDGET`].
@@ -33,9 +39,9 @@ pub fn budget(text: &str) -> Result<Duration> {
 /// `--workload` and `--param`: the workload's spec (its own settings sweep removed: the tune
 /// chooses the settings) and a sentence when there was one.
 pub fn workload(
-    ctx: &Ctx,
-    args: &TuneArgs,
+    paths: &Paths,
     name: &str,
+    overrides: &[String],
 ) -> Result<(ExperimentSpec, Option<String>)> {
     if name.ends_with(".sql") {
         return Err(usage(format!(
@@ -51,14 +57,14 @@ pub fn workload(
             .map_err(|e| usage(format!("--workload {name}: {e}")))?;
         (p.experiment, p.params)
     } else {
-        let p = crate::preset::load(&ctx.paths, name).map_err(|e| {
+        let p = crate::preset::load(paths, name).map_err(|e| {
             usage(format!(
                 "--workload {name}: {e} (or name an experiment: ingest, index-build, growth)"
             ))
         })?;
         (p.experiment, p.params)
     };
-    for kv in &args.params {
+    for kv in overrides {
         let Some((k, v)) = kv.split_once('=') else {
             return Err(usage(format!(
                 "--param {kv}: write KEY=VALUE, e.g. --param rows=20k"
@@ -181,4 +187,107 @@ pub async fn hardware(
         crate::measure::units::format_bytes(ram)
     );
     (hw, text, ops)
+}
+
+/// What a fresh tune is given.
+pub struct Fresh {
+    pub workload: String,
+    pub spec: ExperimentSpec,
+    /// A sentence about the workload (its own settings sweep left out), when there is one.
+    pub note: Option<String>,
+    pub settings: Vec<String>,
+    pub budget: Duration,
+}
+
+/// Why a fresh tune cannot start.
+pub enum SetupError {
+    /// Nothing to search here (bad input: exit 2 headless).
+    Nothing(String),
+    /// The server could not be read.
+    Failed(String),
+}
+
+/// The state of a fresh tune on the server behind `client`: the host read (and its disk
+/// probed in `probe_dir`, pglab's own directory on the server's device), the prior, the
+/// candidates checked against the server.
+pub async fn new_state(
+    client: &Client,
+    server: &ServerSnapshot,
+    target: &str,
+    on_sandbox: bool,
+    probe_dir: Option<std::path::PathBuf>,
+    fresh: Fresh,
+) -> std::result::Result<TuneState, SetupError> {
+    let Fresh {
+        workload,
+        mut spec,
+        note,
+        settings,
+        budget,
+    } = fresh;
+    let reach = Reach::of(on_sandbox, server.citus.is_some());
+    let max_conn = server
+        .setting("max_connections")
+        .and_then(|s| s.value.parse().ok())
+        .unwrap_or(100);
+    let (hw, host_text, fsync_ops) = hardware(probe_dir, max_conn).await;
+    // ingest compares insert commits with the disk's fsync rate: measured once here rather
+    // than by every round's run.
+    if let ExperimentSpec::Ingest(s) = &mut spec
+        && s.fsync_ops_per_s.is_none()
+    {
+        s.fsync_ops_per_s = fsync_ops;
+    }
+    let pg = candidates::pgtune(&hw);
+    let planned = super::plan::plan(client, &settings, reach, &hw, &pg)
+        .await
+        .map_err(SetupError::Failed)?;
+    let mut notes: Vec<String> = note.into_iter().collect();
+    notes.extend(planned.notes);
+    if planned.settings.is_empty() {
+        return Err(SetupError::Nothing(format!(
+            "nothing to search on this server: {}",
+            notes.join("; ")
+        )));
+    }
+    let pass = super::rounds::round_spec(&spec, &[], None, false);
+    let data = format!("a pass: {}", pass.estimate().items().join(", "));
+    Ok(TuneState {
+        version: STATE_VERSION,
+        workload: workload.clone(),
+        measured_on: MeasuredOn {
+            host: host_text,
+            server: format!(
+                "PostgreSQL {}, {}",
+                server.version,
+                if on_sandbox {
+                    "pglab's sandbox"
+                } else {
+                    target
+                }
+            ),
+            data,
+            workload: format!("{workload} ({})", spec.spec_key()),
+        },
+        spec,
+        target: target.to_string(),
+        on_sandbox,
+        budget_s: budget.as_secs_f64(),
+        spent_s: 0.0,
+        hardware: hw,
+        pgtune: pg.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        plan: planned.settings,
+        decisions: Vec::new(),
+        race: None,
+        confirm: None,
+        pace: Default::default(),
+        path: Vec::new(),
+        trials: 0,
+        experiment_trials: 0,
+        race_started_s: 0.0,
+        race_share_s: 0.0,
+        runs: Vec::new(),
+        notes,
+        done: false,
+    })
 }
