@@ -227,40 +227,17 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
 
 /// The script (also on stdout) and the report with its chart.
 fn write_outputs(args: &TuneArgs, st: &TuneState) -> Result<()> {
-    let text = output::script(st, &st.measured_on);
-    crate::paths::write_atomic(&args.out, text.as_bytes()).map_err(|e| {
-        user_error(
-            EXIT_FAILED,
-            format!("cannot write {}: {e}", args.out.display()),
-        )
-    })?;
     let md = args
         .report
         .clone()
         .unwrap_or_else(|| args.out.with_extension("md"));
-    let written = crate::report::tune::write(st, &md)
-        .map_err(|e| user_error(EXIT_FAILED, format!("cannot write {}: {e}", md.display())))?;
+    let said = crate::report::tune::write_all(st, &args.out, &md)
+        .map_err(|e| user_error(EXIT_FAILED, e))?;
+    let text = output::script(st, &st.measured_on);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
-    let recs = output::recommended(st).len();
-    eprintln!(
-        "pglab: wrote {} ({}) and {}{}",
-        args.out.display(),
-        if recs == 0 {
-            "no change recommended".to_string()
-        } else {
-            format!(
-                "{recs} setting{} recommended",
-                if recs == 1 { "" } else { "s" }
-            )
-        },
-        md.display(),
-        written
-            .svg
-            .map(|p| format!(" with {}", p.display()))
-            .unwrap_or_default()
-    );
+    eprintln!("pglab: {said}");
     Ok(())
 }
 

@@ -209,6 +209,33 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
     s
 }
 
+/// Write the script to `out`, the report to `md` and its chart beside it, each atomically;
+/// the sentence saying what was written.
+pub fn write_all(st: &TuneState, out: &Path, md: &Path) -> Result<String, String> {
+    let text = output::script(st, &st.measured_on);
+    crate::paths::write_atomic(out, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    let written = write(st, md).map_err(|e| format!("cannot write {}: {e}", md.display()))?;
+    let recs = output::recommended(st).len();
+    Ok(format!(
+        "wrote {} ({}) and {}{}",
+        out.display(),
+        if recs == 0 {
+            "no change recommended".to_string()
+        } else {
+            format!(
+                "{recs} setting{} recommended",
+                if recs == 1 { "" } else { "s" }
+            )
+        },
+        md.display(),
+        written
+            .svg
+            .map(|p| format!(" with {}", p.display()))
+            .unwrap_or_default()
+    ))
+}
+
 /// Write the report to `md` and the chart beside it (`.svg`), each atomically.
 pub fn write(st: &TuneState, md: &Path) -> std::io::Result<Written> {
     let svg = draw(&plot(st)).ok().flatten();

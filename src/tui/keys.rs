@@ -21,6 +21,7 @@ pub enum Action {
     Presets,
     History,
     Import,
+    Tune,
     Observe,
     View,
     Axis,
@@ -33,7 +34,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 24] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -46,6 +47,7 @@ impl Action {
         Action::Presets,
         Action::History,
         Action::Import,
+        Action::Tune,
         Action::Observe,
         Action::View,
         Action::Axis,
@@ -76,6 +78,7 @@ impl Action {
             Action::Presets => "presets",
             Action::History => "history",
             Action::Import => "import",
+            Action::Tune => "tune",
             Action::Observe => "observe",
             Action::View => "view",
             Action::Axis => "axis",
@@ -109,6 +112,7 @@ impl Action {
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
             Action::Import => "import tables of a server into the sandbox (read-only there)",
+            Action::Tune => "tune: search settings for the parameters on screen within a budget",
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
             Action::Axis => {
@@ -140,6 +144,7 @@ impl Action {
             Action::Presets => c('p'),
             Action::History => c('h'),
             Action::Import => c('i'),
+            Action::Tune => c('t'),
             Action::Observe => c('o'),
             Action::View => c('v'),
             Action::Axis => c('a'),

@@ -77,6 +77,7 @@ pub fn render(app: &App, f: &mut Frame) {
         Overlay::Presets => overlays::presets::render(app, f, area),
         Overlay::Runs => overlays::history::render(app, f, area),
         Overlay::Import => overlays::import::render(app, f, area),
+        Overlay::Tune => overlays::tune::render(app, f, area),
         Overlay::Confirm(c) => confirm(app, f, area, c.question()),
     }
 }
