@@ -106,6 +106,9 @@ pub enum CommandKind {
     Report(ReportArgs),
     /// List and drop leftovers of interrupted runs (only objects marked as pglab's).
     Clean(CleanArgs),
+    /// Search settings for a workload within a time budget; write a reviewed ALTER SYSTEM
+    /// script where every line carries its evidence.
+    Tune(TuneArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -329,6 +332,39 @@ pub struct CleanArgs {
     /// pglab created and only when nothing else is in it (foreign objects are listed).
     #[arg(long)]
     pub drop_schema: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The workload: an experiment (ingest, index-build, growth: its defaults), a preset
+    /// name (query presets too), a preset file (FILE.toml), or a file of statements (FILE.sql).
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub workload: Option<String>,
+    /// The time budget for everything (data, restarts, trials, the confirmation): 90s, 15min, 1h.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// The settings to search: a comma-separated list, or auto (those that matter to the
+    /// workload's kind).
+    #[arg(long, value_name = "NAME,…|auto", default_value = "auto")]
+    pub settings: String,
+    /// A workload parameter, overriding the preset's (repeatable): --param rows=20k.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Also search settings that trade durability for speed (full_page_writes,
+    /// synchronous_commit); each line proposing one says what a crash would lose.
+    #[arg(long)]
+    pub allow_durability_tradeoff: bool,
+    /// Go on from the saved state of a cancelled tune (same workload; --budget replaces the
+    /// total budget).
+    #[arg(long)]
+    pub resume: bool,
+    /// Where to write the script.
+    #[arg(long, value_name = "FILE", default_value = "tune.sql")]
+    pub out: PathBuf,
+    /// Where to write the Markdown report (the search-path chart goes beside it as .svg).
+    /// Default: the script's name with .md.
+    #[arg(long, value_name = "FILE.md")]
+    pub report: Option<PathBuf>,
 }
 
 /// `pglab run [EXPERIMENT] [--FIELD VALUE]… [--preset NAME] [--format …]`.

@@ -21,3 +21,4 @@ pub mod report;
 pub mod server;
 pub mod session;
 pub mod tui;
+pub mod tune;

@@ -35,6 +35,12 @@ fn main() {
                 |ctx| async move { commands::report::run(&ctx, a).await },
             )
         }
+        Some(CommandKind::Tune(a)) => {
+            session::execute(
+                global,
+                |ctx| async move { commands::tune::run(&ctx, a).await },
+            )
+        }
         Some(CommandKind::Clean(a)) => {
             session::execute(
                 global,

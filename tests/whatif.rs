@@ -41,21 +41,7 @@ fn json(out: &Output) -> serde_json::Value {
 
 /// `SHOW` of each name on a fresh session (starting the sandbox again if it is down).
 fn show(names: &[&str]) -> Vec<String> {
-    let lab = lab();
-    lab.sandbox.start().expect("sandbox up");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let c = lab.target().connect().await.expect("connect");
-        let mut out = Vec::new();
-        for n in names {
-            let r = c
-                .query_one("SELECT current_setting($1)", &[n])
-                .await
-                .unwrap();
-            out.push(r.get(0));
-        }
-        out
-    })
+    lab().show(names)
 }
 
 fn auto_conf() -> Vec<u8> {

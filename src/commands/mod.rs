@@ -12,3 +12,4 @@ pub mod sandbox_citus;
 pub mod sandbox_import;
 pub mod sandbox_imports;
 pub mod stderr_line;
+pub mod tune;

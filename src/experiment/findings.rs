@@ -15,7 +15,8 @@ pub struct Decided {
 }
 
 /// The findings of `report`, in the order its summary lists them: index-build per order,
-/// ingest per question, growth per design, step and timing across swept server settings.
+/// ingest per question, growth per design, step and timing across swept server settings,
+/// query per statement (or client count).
 /// (Growth's snapshot-against-ranges comparisons are pairs, not sweeps: they are in the
 /// report's findings as sentences.)
 pub fn decided(report: &RunReport) -> Vec<Decided> {
@@ -52,6 +53,15 @@ pub fn decided(report: &RunReport) -> Vec<Decided> {
                     .split_once(": ")
                     .map_or(String::new(), |(q, _)| q.to_string()),
                 finding: s.finding.clone(),
+            })
+            .collect(),
+        ReportBody::Query(b) => b
+            .summary
+            .units
+            .iter()
+            .map(|u| Decided {
+                question: u.name.clone(),
+                finding: u.finding.clone(),
             })
             .collect(),
     }

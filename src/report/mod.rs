@@ -32,6 +32,7 @@ pub mod recommend;
 pub mod set_lines;
 pub mod table;
 pub mod ticks;
+pub mod tune;
 
 use std::path::{Path, PathBuf};
 

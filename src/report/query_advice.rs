@@ -12,11 +12,20 @@ use crate::experiment::sql::literal;
 use crate::experiment::whatif::Apply;
 use crate::measure::verdict::{Better, Verdict};
 
-/// The SQL that turns the server's own settings into combination `c`'s.
-fn lines_for(report: &RunReport, b: &QueryReport, c: usize) -> Vec<String> {
+/// The SQL that turns the server's own settings into combination `c`'s, for the dimensions
+/// the core showed to matter (`matters`: positions in the sweep's coords — each swept setting
+/// in `set` order, then the candidate index).
+fn lines_for(report: &RunReport, b: &QueryReport, c: usize, matters: &[usize]) -> Vec<String> {
     let mut sql = Vec::new();
     let Some(info) = b.combos.get(c) else {
         return sql;
+    };
+    let names = b.params.set.names();
+    let matters_name = |name: &str| {
+        names
+            .iter()
+            .position(|n| n == name)
+            .is_none_or(|d| matters.contains(&d))
     };
     // The values as SHOW gave them in the combination's trials, against the run's start.
     let shown = b
@@ -26,6 +35,9 @@ fn lines_for(report: &RunReport, b: &QueryReport, c: usize) -> Vec<String> {
         .map(|t| t.settings.clone())
         .unwrap_or_default();
     for (name, value) in &info.settings {
+        if !matters_name(name) {
+            continue;
+        }
         let now = b.current_settings.get(name);
         if now.is_some() && shown.get(name) == now {
             continue;
@@ -48,6 +60,7 @@ fn lines_for(report: &RunReport, b: &QueryReport, c: usize) -> Vec<String> {
         }
     }
     if info.index_value > 0
+        && matters.contains(&names.len())
         && let Some(ix) = b.indexes.get(info.index_value - 1)
     {
         sql.push(format!("{};", ix.sql.trim_end_matches(';')));
@@ -83,11 +96,11 @@ fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendat
             let Some(c) = u.combo_of(label) else {
                 return words(format!("{}: {}.", u.name, f.sentence_with(&fmt)));
             };
-            let sql = lines_for(report, b, c);
+            let sql = lines_for(report, b, c, &f.matters);
             let why = if v == Verdict::Faster {
                 "faster than every other combination"
             } else {
-                "the cheapest combination within noise of the best"
+                "the cheapest combination shown as good as the best"
             };
             let median = f
                 .settings

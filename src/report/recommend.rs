@@ -221,7 +221,6 @@ pub fn partial_run(report: &RunReport) -> String {
     )
 }
 
-
 pub fn index_build_recommendations(
     report: &RunReport,
     b: &IndexBuildReport,

@@ -88,10 +88,12 @@ pub enum Overlay {
     Presets,
     /// Past runs (`h`).
     Runs,
-    /// The last query run's plans (`t`).
+    /// The last query run's plans (`e`).
     Plans(super::overlays::plans::PlanCursor),
     /// Import tables into the sandbox (`i`).
     Import,
+    /// Tune the settings for the workload on screen (`t`).
+    Tune,
     Confirm(Confirm),
 }
 
@@ -151,6 +153,8 @@ pub struct App {
     pub runs: RunsState,
     /// The import dialog (kept while closed, so an import goes on behind the panes).
     pub import: super::overlays::import::ImportDialog,
+    /// The tune view (kept while closed, so a tune goes on behind the panes).
+    pub tune: super::overlays::tune::TuneView,
     /// Set when quitting waits for the run to stop.
     pub quitting: Option<Instant>,
     /// The quit came from a signal (exit code).
@@ -185,6 +189,7 @@ impl App {
             presets: PickerState::default(),
             runs: RunsState::default(),
             import: Default::default(),
+            tune: Default::default(),
             quitting: None,
             by_signal: false,
         }
@@ -201,6 +206,7 @@ impl App {
             || self.host.probe.running.is_some()
             || self.quitting.is_some()
             || self.import.busy()
+            || self.tune.running()
     }
 
     /// Spinner frame number.

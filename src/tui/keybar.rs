@@ -64,6 +64,10 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
             v.extend(super::overlays::import::keys(&app.import));
             return (None, v);
         }
+        Overlay::Tune => {
+            v.extend(super::overlays::tune::keys(&app.tune));
+            return (None, v);
+        }
         Overlay::None => {}
     }
     if app.params.editing.is_some() {

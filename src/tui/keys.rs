@@ -23,6 +23,7 @@ pub enum Action {
     Presets,
     History,
     Import,
+    Tune,
     Observe,
     View,
     Axis,
@@ -35,7 +36,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 25] = [
+    pub const ALL: [Action; 26] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -50,6 +51,7 @@ impl Action {
         Action::Presets,
         Action::History,
         Action::Import,
+        Action::Tune,
         Action::Observe,
         Action::View,
         Action::Axis,
@@ -82,6 +84,7 @@ impl Action {
             Action::Presets => "presets",
             Action::History => "history",
             Action::Import => "import",
+            Action::Tune => "tune",
             Action::Observe => "observe",
             Action::View => "view",
             Action::Axis => "axis",
@@ -119,6 +122,7 @@ impl Action {
             Action::Presets => "presets: load, save, rename, delete",
             Action::History => "past runs: reports, baseline, compare",
             Action::Import => "import tables of a server into the sandbox (read-only there)",
+            Action::Tune => "tune: search settings for the parameters on screen within a budget",
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
             Action::Axis => {
@@ -147,11 +151,12 @@ impl Action {
             Action::Experiment2 => c('2'),
             Action::Experiment3 => c('3'),
             Action::Experiment4 => c('4'),
-            Action::Plans => c('t'),
+            Action::Plans => c('e'),
             Action::Probe => c('d'),
             Action::Presets => c('p'),
             Action::History => c('h'),
             Action::Import => c('i'),
+            Action::Tune => c('t'),
             Action::Observe => c('o'),
             Action::View => c('v'),
             Action::Axis => c('a'),

@@ -26,6 +26,7 @@ pub mod update;
 mod update_import;
 mod update_overlays;
 mod update_run;
+mod update_tune;
 
 #[cfg(test)]
 mod import_tests;
@@ -45,6 +46,8 @@ mod render_tests;
 mod results_tests;
 #[cfg(test)]
 mod run_tests;
+#[cfg(test)]
+mod tune_tests;
 #[cfg(test)]
 mod update_tests;
 #[cfg(test)]

@@ -126,6 +126,27 @@ pub enum Msg {
     Shutdown,
     /// News for the import dialog.
     Import(ImportMsg),
+    /// News of the tune.
+    Tune(TuneMsg),
+}
+
+/// What the tune view hears back.
+#[derive(Debug)]
+pub enum TuneMsg {
+    Event(Box<crate::tune::TuneEvent>),
+    /// The tune ended: what was written (or that it was stopped), or why it failed.
+    Done(Result<String, String>),
+}
+
+/// What the tune view asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TuneCmd {
+    Start {
+        spec: Box<ExperimentSpec>,
+        budget: Duration,
+        settings: Vec<String>,
+    },
+    Cancel,
 }
 
 /// What the import dialog hears back.
@@ -208,5 +229,7 @@ pub enum Command {
     CleanLeftovers(Vec<crate::experiment::leftovers::LabObject>),
     /// The import dialog's listing, import and cancel (answers: `Msg::Import`).
     Import(ImportCmd),
+    /// Start or stop a tune (answers: `Msg::Tune`).
+    Tune(TuneCmd),
     Quit,
 }

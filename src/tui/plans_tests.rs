@@ -1,4 +1,4 @@
-//! The plan view of a query run (`t`): opened from the last run's report, the changed nodes
+//! The plan view of a query run (`e`): opened from the last run's report, the changed nodes
 //! marked, combinations and statements stepped through, long plans scrolled at 80×24 and
 //! shown whole at 200×60.
 
@@ -68,7 +68,7 @@ fn with_plans(size: (u16, u16), depth: usize) -> super::app::App {
 #[test]
 fn t_opens_the_plans_and_marks_what_changes() {
     let mut app = with_plans((80, 24), 2);
-    update(&mut app, key('t'));
+    update(&mut app, key('e'));
     assert!(
         matches!(app.overlay, Overlay::Plans(_)),
         "{:?}",
@@ -98,7 +98,7 @@ fn t_opens_the_plans_and_marks_what_changes() {
 #[test]
 fn without_a_query_run_t_says_why() {
     let mut app = fixture::finished_app((80, 24), Instant::now());
-    update(&mut app, key('t'));
+    update(&mut app, key('e'));
     assert_eq!(app.overlay, Overlay::None);
     let n = app.notice.as_ref().expect("a notice");
     assert!(n.text.contains("once it ends"), "{}", n.text);
@@ -107,7 +107,7 @@ fn without_a_query_run_t_says_why() {
 #[test]
 fn a_long_plan_scrolls_at_80x24_and_fits_at_200x60() {
     let mut small = with_plans((80, 24), 12);
-    update(&mut small, key('t'));
+    update(&mut small, key('e'));
     let s = screen(&small);
     assert!(s.contains("lines 1–"), "{s}");
     // Labels too wide for 80 columns put their measurements on the next line.
@@ -119,7 +119,7 @@ fn a_long_plan_scrolls_at_80x24_and_fits_at_200x60() {
     assert!(after.contains("lines 19–"), "{after}");
     assert!(after.contains("dimension_table_number_"), "{after}");
     let mut large = with_plans((200, 60), 12);
-    update(&mut large, key('t'));
+    update(&mut large, key('e'));
     let s = screen(&large);
     assert!(!s.contains("lines 1–"), "the whole plan fits: {s}");
     assert!(s.contains("Seq Scan on t0"), "{s}");

@@ -78,6 +78,7 @@ pub fn render(app: &App, f: &mut Frame) {
         Overlay::Runs => overlays::history::render(app, f, area),
         Overlay::Plans(c) => overlays::plans::render(app, f, area, c),
         Overlay::Import => overlays::import::render(app, f, area),
+        Overlay::Tune => overlays::tune::render(app, f, area),
         Overlay::Confirm(c) => confirm(app, f, area, c.question()),
     }
 }

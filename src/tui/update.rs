@@ -115,6 +115,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
             Vec::new()
         }
         Msg::Import(m) => super::update_import::on_msg(app, m),
+        Msg::Tune(m) => super::update_tune::on_msg(app, m),
         Msg::Shutdown => {
             app.by_signal = true;
             app.overlay = Overlay::None;
@@ -157,6 +158,7 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
             return Vec::new();
         }
         Overlay::Import => return super::update_import::key(app, &ev),
+        Overlay::Tune => return super::update_tune::key(app, &ev),
         Overlay::None => {}
     }
     if app.params.editing.is_some() {
@@ -287,6 +289,7 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         Action::Presets => ov::open_presets(app),
         Action::History => ov::open_runs(app),
         Action::Import => super::update_import::open(app),
+        Action::Tune => super::update_tune::open(app),
         Action::NextPane | Action::PrevPane => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == app.focus).unwrap_or(0);
@@ -381,6 +384,13 @@ fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
         app.notify(
             Level::Warn,
             "an import is running into the sandbox: run when it has ended (i shows it)",
+        );
+        return Vec::new();
+    }
+    if app.tune.running() {
+        app.notify(
+            Level::Warn,
+            "a tune is running on this server: run when it has ended (t shows it)",
         );
         return Vec::new();
     }

@@ -102,6 +102,23 @@ impl TestLab {
             .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
+    /// `SHOW` of each name on a fresh session (starting the sandbox again if it is down).
+    pub fn show(&self, names: &[&str]) -> Vec<String> {
+        self.sandbox.start().expect("sandbox up");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let c = self.target().connect().await.expect("connect");
+            let mut out = Vec::new();
+            for n in names {
+                let r = c
+                    .query_one("SELECT current_setting($1)", &[n])
+                    .await
+                    .unwrap();
+                out.push(r.get(0));
+            }
+            out
+        })
+    }
     /// Path to the pglab binary built for this test run.
     pub fn bin() -> PathBuf {
         PathBuf::from(env!("CARGO_BIN_EXE_pglab"))

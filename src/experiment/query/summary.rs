@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::QueryReport;
+use super::report::{ComboInfo, QueryReport};
 pub use super::words::changed_keys;
 use super::words::{estimates, jit, plan_change, spill};
 use crate::measure::finding::{Finding, SettingTrials, decide};
@@ -111,10 +111,32 @@ impl QueryReport {
                 label: c.label.clone(),
                 cost_rank: c.combo,
                 values,
+                coords: self.coords_of(c),
             });
             combos.push(c.combo);
         }
         (trials, combos)
+    }
+
+    /// Where a combination sits on the grid of the sweep: the index of each swept setting's
+    /// value (in `set` order), then the candidate index (0: none) — the core's `coords`, so
+    /// the recommendation names only the dimensions shown to matter.
+    pub fn coords_of(&self, c: &ComboInfo) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .params
+            .set
+            .items
+            .iter()
+            .map(|item| {
+                c.settings
+                    .iter()
+                    .find(|(n, _)| *n == item.name)
+                    .and_then(|(_, v)| item.values.iter().position(|x| x == v))
+                    .unwrap_or(0)
+            })
+            .collect();
+        out.push(c.index_value);
+        out
     }
 
     /// Throughput mode with several client counts: per combination, how transactions/s went
@@ -137,6 +159,7 @@ impl QueryReport {
                     label: super::report::clients_name(*n),
                     cost_rank: *n as usize,
                     values: self.values(u, c.combo),
+                    coords: Vec::new(),
                 })
                 .filter(|t| !t.values.is_empty())
                 .collect();
@@ -151,7 +174,7 @@ impl QueryReport {
 
     /// Recompute the summary from what ran (also for partial, cancelled runs).
     pub fn summarize(&mut self, extra_confounders: &[String]) {
-        let rules = self.params.decision.rules();
+        let rules = self.params.decision.rules_for(self.params.repeat);
         let better = self.better();
         let fmt: &dyn Fn(f64) -> String = if better == Better::Higher {
             &format_tps

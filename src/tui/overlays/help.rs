@@ -51,8 +51,8 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
             "past runs: Enter report, f filter, b baseline, c compare".into(),
         ),
         (
-            k(Action::Import),
-            "import tables of a server into the sandbox (whole or sampled)".into(),
+            format!("{} {}", k(Action::Import), k(Action::Tune)),
+            "import tables into the sandbox; tune settings within a budget".into(),
         ),
         (
             format!("{} {}", k(Action::NextPane), k(Action::PrevPane)),

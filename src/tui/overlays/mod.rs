@@ -1,8 +1,10 @@
 //! Overlays drawn over the panes: help (`?`), the preset picker (`p`), the history of past
-//! runs (`h`), the import dialog (`i`) and a query run's plans (`t`).
+//! runs (`h`), the import dialog (`i`), a query run's plans (`e`, as in EXPLAIN) and the tune
+//! view (`t`).
 
 pub mod help;
 pub mod history;
 pub mod import;
 pub mod plans;
 pub mod presets;
+pub mod tune;

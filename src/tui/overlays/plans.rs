@@ -1,4 +1,4 @@
-//! The plan view (`t`, after a query run): the plan tree of one statement under one
+//! The plan view (`e`, as in EXPLAIN, after a query run): the plan tree of one statement under one
 //! combination, each node on its line, `*` and the warning colour on the nodes that are not
 //! in every combination's plan. `←→` steps through the combinations, `Tab` through the
 //! statements, `↑↓ PgUp PgDn Home End` scroll, `Esc` closes. A node whose label and
@@ -59,7 +59,7 @@ pub fn step(r: &QueryReport, c: PlanCursor, key: KeyCode, page: usize) -> Option
     let combos = combos_of(r, c.statement).len().max(1);
     let mut n = c;
     match key {
-        KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('t') => return None,
+        KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('e') => return None,
         KeyCode::Right | KeyCode::Char('l') => {
             n.combo = (c.combo + 1) % combos;
             n.scroll = 0;

@@ -73,7 +73,7 @@ pub struct RunState {
     pub expected: Option<crate::experiment::eta::Eta>,
     /// The run's recommendation (the decision), once it finished.
     pub decision: Vec<String>,
-    /// The last query run's report, for the plan view (`t`).
+    /// The last query run's report, for the plan view (`e`).
     pub query: Option<Box<crate::experiment::query::QueryReport>>,
 }
 

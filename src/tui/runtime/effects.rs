@@ -26,6 +26,7 @@ pub struct Effects {
     run: Option<(CancellationToken, JoinHandle<()>)>,
     probe: Option<(CancellationToken, JoinHandle<()>)>,
     import: super::import::Importer,
+    tune: super::tune::Tuning,
 }
 
 impl Effects {
@@ -36,6 +37,7 @@ impl Effects {
             run: None,
             probe: None,
             import: Default::default(),
+            tune: Default::default(),
         }
     }
 
@@ -234,6 +236,7 @@ impl Effects {
                 });
             }
             Command::Import(c) => self.import.exec(c, &self.env, tx),
+            Command::Tune(c) => self.tune.exec(c, &self.env, tx),
             Command::Quit => {}
         }
     }
@@ -241,6 +244,7 @@ impl Effects {
     /// Stop what still runs: the run is cancelled and given time to drop its tables.
     pub async fn shutdown(&mut self) {
         self.import.shutdown().await;
+        self.tune.shutdown().await;
         if let Some((cancel, task)) = self.probe.take() {
             cancel.cancel();
             let _ = timeout(Duration::from_secs(5), task).await;

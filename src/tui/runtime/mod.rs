@@ -9,6 +9,7 @@ mod effects;
 mod import;
 mod poll;
 mod strip;
+mod tune;
 
 use std::path::PathBuf;
 use std::sync::Arc;

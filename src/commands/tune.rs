@@ -1,0 +1,310 @@
+//! `pglab tune`: search settings for a workload within a time budget, headless. Progress on
+//! stderr; at the end the script (`--out`, default `tune.sql`) and a Markdown report with the
+//! search path as an SVG chart; the script is also printed on stdout. Ctrl-C stops the
+//! search and keeps what it learnt for `--resume`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use color_eyre::eyre::Result;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::TuneArgs;
+use crate::experiment::{RunOptions, preflight};
+use crate::measure::units::format_seconds;
+use crate::server::snapshot;
+use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
+use crate::tune::budget::Budget;
+use crate::tune::objective::Objective;
+use crate::tune::output;
+use crate::tune::setup;
+use crate::tune::state::{self, TuneState};
+use crate::tune::{End, TuneEvent, Tuner};
+
+fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
+    user_error(EXIT_USAGE, msg)
+}
+
+pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
+    // The budget's clock: everything from here on counts.
+    let clock = std::time::Instant::now();
+    if ctx.global.observe {
+        return Err(usage(
+            "look-only (--observe): a tune runs the workload and changes settings, so none runs; drop --observe to tune",
+        ));
+    }
+    let budget_arg = args
+        .budget
+        .as_deref()
+        .map(setup::budget)
+        .transpose()
+        .map_err(usage)?;
+    let state_file = state::path(&ctx.paths.data_dir);
+    let saved = if args.resume {
+        let st = state::load(&state_file)
+            .map_err(usage)?
+            .ok_or_else(|| usage("--resume: there is no saved tune to go on with; start one with --workload and --budget"))?;
+        if !args.params.is_empty() {
+            return Err(usage(
+                "--resume goes on with the saved workload and its parameters: drop --param, or start afresh without --resume",
+            ));
+        }
+        if let Some(w) = &args.workload
+            && w != &st.workload
+        {
+            return Err(usage(format!(
+                "--resume: the saved tune is of workload '{}', not '{w}'; drop --workload, or start afresh without --resume",
+                st.workload
+            )));
+        }
+        Some(st)
+    } else {
+        None
+    };
+    // Checked before anything is opened: a fresh tune needs a workload and a budget.
+    let fresh = match (&saved, &args.workload, budget_arg) {
+        (Some(_), _, _) => None,
+        (None, None, _) => {
+            return Err(usage(
+                "name the workload: --workload ingest (an experiment, a preset, or a preset file); see pglab tune --help",
+            ));
+        }
+        (None, Some(_), None) => {
+            return Err(usage(
+                "give the time budget: --budget 15min (it counts everything: data, restarts, trials, the confirmation)",
+            ));
+        }
+        (None, Some(w), Some(b)) => {
+            let (spec, note) = setup::workload(&ctx.paths, w, &args.params).map_err(usage)?;
+            let settings =
+                setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)
+                    .map_err(usage)?;
+            Some(setup::Fresh {
+                workload: w.clone(),
+                spec,
+                note,
+                settings,
+                budget: b,
+            })
+        }
+    };
+
+    let (opened, client) = ctx.open_target().await?;
+    let server = snapshot::read(&client, &opened.target)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
+    preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
+    let on_sandbox = opened.sandbox.is_some();
+    let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
+    let mut st = match (saved, fresh) {
+        (Some(st), _) => {
+            // The sandbox may come back on another port: it is the same server.
+            if st.on_sandbox != on_sandbox || (!on_sandbox && st.target != opened.target.describe())
+            {
+                opened.close().await;
+                return Err(usage(format!(
+                    "--resume: the saved tune ran on {}, not on this server; point pglab at that server again",
+                    st.target
+                )));
+            }
+            st
+        }
+        (None, Some(fresh)) => {
+            let target = opened.target.describe();
+            match setup::new_state(
+                &client,
+                &server,
+                &target,
+                on_sandbox,
+                probe_dir.clone(),
+                fresh,
+            )
+            .await
+            {
+                Ok(st) => st,
+                Err(e) => {
+                    opened.close().await;
+                    return Err(match e {
+                        setup::SetupError::Nothing(m) => usage(m),
+                        setup::SetupError::Failed(m) => user_error(EXIT_FAILED, m),
+                    });
+                }
+            }
+        }
+        (None, None) => unreachable!("checked above"),
+    };
+    drop(client);
+    if let Some(b) = budget_arg {
+        st.budget_s = b.as_secs_f64();
+    }
+    if !on_sandbox {
+        eprintln!(
+            "pglab: note: not pglab's sandbox: the tune uses session settings (SET) only and never ALTER SYSTEM; reload and restart settings need the sandbox"
+        );
+    }
+    for n in &st.notes {
+        eprintln!("pglab: note: {n}");
+    }
+    eprintln!(
+        "tune: {} · budget {} ({} spent) · {} settings: {}",
+        st.workload,
+        format_seconds(st.budget_s),
+        format_seconds(st.spent_s),
+        st.plan.len(),
+        st.plan
+            .iter()
+            .map(|p| format!(
+                "{} [{}]",
+                p.name,
+                p.candidates
+                    .iter()
+                    .map(|c| c.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+
+    let budget = Budget::since(
+        clock,
+        Duration::from_secs_f64(st.budget_s),
+        Duration::from_secs_f64(st.spent_s),
+    );
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(print_events(rx, Objective::of(&st.spec)));
+    let tuner = Tuner {
+        target: opened.target.clone(),
+        run: RunOptions {
+            schema: ctx.global.schema.clone(),
+            history: Some(ctx.paths.history_file()),
+            local_data_dir: Ctx::local_data_dir(&opened, Some(&server)),
+            probe_dir,
+            sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
+            ..RunOptions::default()
+        },
+        rules: st.spec.rules(),
+        state_file: state_file.clone(),
+        events: tx,
+    };
+    // Saved before the first round: a tune killed during it can be resumed too.
+    st.spent_s = budget.spent().as_secs_f64();
+    if let Err(e) = state::save(&state_file, &st) {
+        eprintln!("pglab: note: {e}");
+    }
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    let signal = tokio::spawn(async move {
+        crate::session::shutdown_signal().await;
+        c.cancel();
+    });
+    let end = tuner.run(&mut st, &budget, &cancel).await;
+    signal.abort();
+    drop(tuner);
+    let _ = printer.await;
+    opened.close().await;
+    let took = format_seconds(budget.spent().as_secs_f64());
+    match end {
+        End::Done => {
+            write_outputs(&args, &st)?;
+            state::remove(&state_file);
+            Ok(0)
+        }
+        End::Cancelled => {
+            eprintln!(
+                "pglab: tune cancelled ({took} of the budget spent); what it learnt is saved: go on with pglab tune --resume"
+            );
+            Ok(EXIT_CANCELLED)
+        }
+        End::Failed(e) => {
+            eprintln!(
+                "pglab: tune failed: {e}; what it learnt is saved: go on with pglab tune --resume"
+            );
+            Ok(EXIT_FAILED)
+        }
+    }
+}
+
+/// The script (also on stdout) and the report with its chart.
+fn write_outputs(args: &TuneArgs, st: &TuneState) -> Result<()> {
+    let md = args
+        .report
+        .clone()
+        .unwrap_or_else(|| args.out.with_extension("md"));
+    let said = crate::report::tune::write_all(st, &args.out, &md)
+        .map_err(|e| user_error(EXIT_FAILED, e))?;
+    let text = output::script(st, &st.measured_on);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    eprintln!("pglab: {said}");
+    Ok(())
+}
+
+/// Progress on stderr: a line per round, drop, decision and confirmation round; the running
+/// trial's phase as one rewritten line on a terminal.
+async fn print_events(mut rx: tokio::sync::mpsc::UnboundedReceiver<TuneEvent>, obj: Objective) {
+    let mut out = super::stderr_line::StderrLine::new();
+    let mut budget = String::new();
+    while let Some(ev) = rx.recv().await {
+        match ev {
+            TuneEvent::Note(n) => out.line(&format!("  note: {n}")),
+            TuneEvent::Progress(p) => {
+                if out.tty && out.due() {
+                    out.draw(&format!("{p}{budget}"));
+                }
+            }
+            TuneEvent::Round {
+                setting,
+                round,
+                order,
+            } => out.line(&format!("{setting}: round {round}: {}", order.join(", "))),
+            TuneEvent::Race(r) => {
+                let cells: Vec<String> = r
+                    .candidates
+                    .iter()
+                    .map(|c| {
+                        let m = crate::measure::stats::median(&c.trials)
+                            .map(|m| obj.format(m))
+                            .unwrap_or_else(|| "-".into());
+                        let gone = if c.dropped.is_some() {
+                            " (dropped)"
+                        } else {
+                            ""
+                        };
+                        format!("{}={m}{gone}", c.value)
+                    })
+                    .collect();
+                out.line(&format!("  medians: {}", cells.join("  ")));
+            }
+            TuneEvent::Dropped { sentence, .. } => out.line(&format!("  {sentence}")),
+            TuneEvent::Decided(d) => out.line(&format!(
+                "{}: {} ({}; {} rounds)",
+                d.setting,
+                if d.value == d.start {
+                    format!("stays {}", d.start)
+                } else {
+                    format!("{} -> {}", d.start, d.value)
+                },
+                d.why.as_str(),
+                d.rounds
+            )),
+            TuneEvent::Confirm(c) => {
+                let v = c
+                    .comparison
+                    .as_ref()
+                    .map(|cmp| format!(": tuned set {}", output::comparison_text(cmp)))
+                    .unwrap_or_default();
+                out.line(&format!("confirmation: {} rounds{v}", c.rounds));
+            }
+            TuneEvent::Budget { spent_s, total_s } => {
+                budget = format!(
+                    " · budget {} of {}",
+                    format_seconds(spent_s),
+                    format_seconds(total_s)
+                );
+            }
+        }
+    }
+    out.clear();
+}

@@ -1,0 +1,426 @@
+//! The search: setting by setting, race the candidate values (see [`super::race`]), carry the
+//! value each race shows into the next, stop when the budget would not hold another round and
+//! the confirmation, then confirm the tuned set against the starting configuration. The state
+//! is saved after every round, so a cancelled tune resumes where it stopped.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::budget::Budget;
+use super::confirm::{self, Confirm};
+use super::objective::Objective;
+use super::race::{Decision, Race, Why};
+use super::rounds::{self, Round, Stop};
+use super::state::{self, PathPoint, TuneState};
+use crate::experiment::whatif::Apply;
+use crate::experiment::{RunEvent, RunOptions};
+use crate::measure::interval::estimate;
+use crate::measure::rules::Rules;
+use crate::server::Target;
+
+/// What a tune tells its front end as it goes.
+#[derive(Debug, Clone)]
+pub enum TuneEvent {
+    Note(String),
+    /// What the running trial is doing, in a line.
+    Progress(String),
+    /// A round is starting: the setting, the round (1-based), the values in the order they run.
+    Round {
+        setting: String,
+        round: usize,
+        order: Vec<String>,
+    },
+    /// The race after a round (its candidates, trials, dropped values).
+    Race(Race),
+    Dropped {
+        setting: String,
+        value: String,
+        sentence: String,
+    },
+    Decided(Decision),
+    /// The confirmation after a round.
+    Confirm(Confirm),
+    Budget {
+        spent_s: f64,
+        total_s: f64,
+    },
+}
+
+/// How a tune ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// Searched and confirmed (or nothing to confirm).
+    Done,
+    /// The user stopped it; `--resume` goes on.
+    Cancelled,
+    Failed(String),
+}
+
+/// Everything a tune needs besides its state.
+pub struct Tuner {
+    pub target: Arc<Target>,
+    /// The options of every round's run (history, schema, sandbox, …).
+    pub run: RunOptions,
+    pub rules: Rules,
+    pub state_file: PathBuf,
+    pub events: UnboundedSender<TuneEvent>,
+}
+
+impl Tuner {
+    fn emit(&self, ev: TuneEvent) {
+        let _ = self.events.send(ev);
+    }
+
+    fn save(&self, st: &mut TuneState, budget: &Budget) {
+        st.spent_s = budget.spent().as_secs_f64();
+        if let Err(e) = state::save(&self.state_file, st) {
+            self.emit(TuneEvent::Note(e));
+        }
+        self.emit(TuneEvent::Budget {
+            spent_s: st.spent_s,
+            total_s: st.budget_s,
+        });
+    }
+
+    /// Run the tune from `st` until it is done, cancelled or failed; the budget's end leads to
+    /// the confirmation (or the end) like a finished search.
+    pub async fn run(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> End {
+        let obj = Objective::of(&st.spec);
+        while st.confirm.is_none() {
+            if cancel.is_cancelled() {
+                self.save(st, budget);
+                return End::Cancelled;
+            }
+            if st.race.is_none() {
+                let Some(p) = st.next_setting() else { break };
+                st.race = Some(Race::new(&p.name, p.candidates.clone()));
+                // Each setting left gets an equal share of what the confirmation leaves.
+                let reserve = st.pace.estimate(2 * confirm::ROUNDS).unwrap_or_default();
+                let left = st.plan.len().saturating_sub(st.decisions.len()).max(1);
+                st.race_started_s = budget.spent().as_secs_f64();
+                st.race_share_s =
+                    budget.remaining().saturating_sub(reserve).as_secs_f64() / left as f64;
+            }
+            let race = st.race.as_ref().expect("a race");
+            let used = budget.spent().as_secs_f64() - st.race_started_s;
+            let next = st
+                .pace
+                .estimate(race.alive().count())
+                .map_or(0.0, |d| d.as_secs_f64());
+            let over_share = race.rounds >= super::race::FIRST_LOOK
+                && st.plan.len() > st.decisions.len() + 1
+                && used + next > st.race_share_s;
+            if over_share || race.settled(obj.better, &self.rules) {
+                self.decide(st);
+                self.save(st, budget);
+                continue;
+            }
+            let alive = race.alive().count();
+            let reserve = st
+                .pace
+                .estimate(2 * confirm::MIN_ROUNDS)
+                .unwrap_or_default();
+            let fits = st
+                .pace
+                .estimate(alive)
+                .is_none_or(|round| round + reserve <= budget.remaining());
+            if !fits || budget.is_out() {
+                self.stop_search(st, "the budget holds no further round and the confirmation");
+                self.save(st, budget);
+                break;
+            }
+            match self.race_round(st, budget, cancel).await {
+                Ok(()) => self.save(st, budget),
+                Err(Stop::BudgetOut) => {
+                    self.stop_search(st, "the budget ran out during a round");
+                    self.save(st, budget);
+                    break;
+                }
+                Err(Stop::Cancelled) => {
+                    self.save(st, budget);
+                    return End::Cancelled;
+                }
+                Err(Stop::Failed(e)) => {
+                    self.save(st, budget);
+                    return End::Failed(e);
+                }
+            }
+        }
+        self.confirm(st, budget, cancel).await
+    }
+
+    fn uses_restart(&self, st: &TuneState, names: &[&str]) -> bool {
+        st.plan
+            .iter()
+            .any(|p| p.apply == Apply::Restart && names.contains(&p.name.as_str()))
+    }
+
+    async fn race_round(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<(), Stop> {
+        let race = st.race.as_ref().expect("a race");
+        let order = race.next_order();
+        let setting = race.setting.clone();
+        let carried = st.carried();
+        let mut names: Vec<&str> = carried.iter().map(|(n, _)| n.as_str()).collect();
+        names.push(&setting);
+        let warmup = self.uses_restart(st, &names);
+        let spec = rounds::round_spec(&st.spec, &carried, Some((&setting, &order)), warmup);
+        let round_no = race.rounds + 1;
+        self.emit(TuneEvent::Round {
+            setting: setting.clone(),
+            round: round_no,
+            order: order.clone(),
+        });
+        let round = self.one_run(st, spec, budget, cancel).await?;
+        let measures: Vec<(String, f64)> = order
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| round.measures.get(&i).map(|m| (v.clone(), *m)))
+            .collect();
+        if measures.len() < order.len() {
+            return Err(Stop::Failed(format!(
+                "round {round_no} of {setting} measured {} of its {} values",
+                measures.len(),
+                order.len()
+            )));
+        }
+        let obj = Objective::of(&st.spec);
+        let race = st.race.as_mut().expect("a race");
+        race.add_round(&measures);
+        for v in race.look(obj.better, &self.rules) {
+            let c = race.candidates.iter().find(|c| c.value == v);
+            let sentence = c
+                .and_then(|c| c.dropped.as_ref())
+                .map(|d| {
+                    format!(
+                        "{setting}={v} dropped after round {}: {} than {setting}={} ({}, {:.2}%-confidence interval {}…{}, family-wise and sequentially corrected)",
+                        d.round,
+                        d.comparison.verdict,
+                        d.against,
+                        super::output::ratio_text(d.comparison.ratio),
+                        d.confidence * 100.0,
+                        super::output::ratio_text(d.comparison.ratio_low),
+                        super::output::ratio_text(d.comparison.ratio_high),
+                    )
+                })
+                .unwrap_or_default();
+            self.emit(TuneEvent::Dropped {
+                setting: setting.clone(),
+                value: v,
+                sentence,
+            });
+        }
+        self.emit(TuneEvent::Race(race.clone()));
+        Ok(())
+    }
+
+    /// One run of the workload; its pace, trials and run id go into the state.
+    async fn one_run(
+        &self,
+        st: &mut TuneState,
+        spec: crate::experiment::ExperimentSpec,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<Round, Stop> {
+        let events = self.events.clone();
+        let round = rounds::run(
+            self.target.clone(),
+            spec,
+            self.run.clone(),
+            budget.deadline(),
+            cancel,
+            |ev| {
+                if let Some(line) = progress_line(ev) {
+                    let _ = events.send(TuneEvent::Progress(line));
+                }
+            },
+        )
+        .await?;
+        st.trials += round.passes;
+        st.experiment_trials += round.trials;
+        st.pace.record(round.wall_s, round.passes);
+        st.runs.push(round.run_id.clone());
+        // The run's own findings are about one trial per value; only its troubles are news.
+        for n in round.notes.iter().filter(|n| n.contains("failed")) {
+            self.emit(TuneEvent::Note(n.clone()));
+        }
+        Ok(round)
+    }
+
+    /// End the race under way: its decision, its candidates on the search path.
+    fn decide(&self, st: &mut TuneState) {
+        let Some(race) = st.race.take() else { return };
+        let obj = Objective::of(&st.spec);
+        let d = race.decide(obj.better, &self.rules);
+        let carried = st.carried();
+        for c in &race.candidates {
+            if let Some(e) = estimate(&c.trials, self.rules.confidence) {
+                st.path.push(PathPoint {
+                    label: format!("{}={}", race.setting, c.value),
+                    setting: race.setting.clone(),
+                    carried: carried.clone(),
+                    median: e.median,
+                    low: e.ci_low,
+                    high: e.ci_high,
+                    level: e.level,
+                    trials: e.n,
+                    dropped: c.dropped.is_some(),
+                });
+            }
+        }
+        self.emit(TuneEvent::Decided(d.clone()));
+        st.decisions.push(d);
+    }
+
+    /// The budget stops the search: the race under way is decided with what it has; the
+    /// settings not reached are recorded as not searched.
+    fn stop_search(&self, st: &mut TuneState, why: &str) {
+        self.decide(st);
+        let rest: Vec<String> = st.plan[st.decisions.len()..]
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        for name in &rest {
+            let start = st
+                .plan
+                .iter()
+                .find(|p| &p.name == name)
+                .and_then(|p| p.candidates.first())
+                .map(|c| c.0.clone())
+                .unwrap_or_default();
+            st.decisions.push(Decision {
+                setting: name.clone(),
+                start: start.clone(),
+                value: start,
+                why: Why::NotShown,
+                comparison: None,
+                confidence: self.rules.confidence,
+                rounds: 0,
+                trials: 0,
+            });
+        }
+        if !rest.is_empty() {
+            let note = format!("not searched ({why}): {}", rest.join(", "));
+            self.emit(TuneEvent::Note(note.clone()));
+            st.notes.push(note);
+        }
+    }
+
+    async fn confirm(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> End {
+        let tuned = st.carried();
+        if tuned.is_empty() {
+            st.done = true;
+            self.save(st, budget);
+            return End::Done;
+        }
+        let obj = Objective::of(&st.spec);
+        let names: Vec<&str> = tuned.iter().map(|(n, _)| n.as_str()).collect();
+        let warmup = self.uses_restart(st, &names);
+        let mut c = st
+            .confirm
+            .take()
+            .unwrap_or_else(|| Confirm::new(tuned.clone()));
+        let mut end = End::Done;
+        while c.rounds < confirm::ROUNDS {
+            let fits = st.pace.estimate(2).is_none_or(|e| e <= budget.remaining());
+            if !fits || budget.is_out() {
+                let note = format!(
+                    "the confirmation ran {} of its {} rounds: the budget held no more",
+                    c.rounds,
+                    confirm::ROUNDS
+                );
+                self.emit(TuneEvent::Note(note.clone()));
+                st.notes.push(note);
+                break;
+            }
+            let mut pair = [None, None]; // [start, tuned]
+            let sides = if confirm::tuned_first(c.rounds) {
+                [1, 0]
+            } else {
+                [0, 1]
+            };
+            for side in sides {
+                let fixed: &[(String, String)] = if side == 1 { &tuned } else { &[] };
+                let spec = rounds::round_spec(&st.spec, fixed, None, warmup);
+                match self.one_run(st, spec, budget, cancel).await {
+                    Ok(r) => pair[side] = r.measures.get(&0).copied(),
+                    Err(Stop::Cancelled) => {
+                        st.confirm = Some(c);
+                        self.save(st, budget);
+                        return End::Cancelled;
+                    }
+                    Err(Stop::BudgetOut) => break,
+                    Err(Stop::Failed(e)) => {
+                        end = End::Failed(e);
+                        break;
+                    }
+                }
+            }
+            match pair {
+                [Some(s), Some(t)] => c.add_round(s, t),
+                _ => break,
+            }
+            self.emit(TuneEvent::Confirm(c.clone()));
+            st.confirm = Some(c.clone());
+            self.save(st, budget);
+        }
+        c.judge(obj.better, &self.rules);
+        for (label, trials) in [
+            ("starting configuration", &c.start_trials),
+            ("tuned set", &c.tuned_trials),
+        ] {
+            if let Some(e) = estimate(trials, self.rules.confidence) {
+                st.path.push(PathPoint {
+                    label: label.into(),
+                    setting: "confirmation".into(),
+                    carried: if label == "tuned set" {
+                        tuned.clone()
+                    } else {
+                        Vec::new()
+                    },
+                    median: e.median,
+                    low: e.ci_low,
+                    high: e.ci_high,
+                    level: e.level,
+                    trials: e.n,
+                    dropped: false,
+                });
+            }
+        }
+        self.emit(TuneEvent::Confirm(c.clone()));
+        st.confirm = Some(c);
+        if end == End::Done {
+            st.done = true;
+        }
+        self.save(st, budget);
+        end
+    }
+}
+
+/// A line for the running trial: its phase and progress.
+fn progress_line(ev: &RunEvent) -> Option<String> {
+    match ev {
+        RunEvent::Phase { trial, phase } => Some(match trial {
+            Some(t) => format!("[{}/{}] {} · {phase}", t.index, t.total, t.label),
+            None => phase.clone(),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,25 @@
+//! `pglab tune`: a workload and a time budget in, a reviewed settings script out, every line
+//! with its evidence.
+//!
+//! The search starts from a prior ([`candidates`]: the pgtune formula for this host, the
+//! current values, a few around them), races the values of one setting at a time with
+//! interleaved trials ([`race`]), carries the value each race shows into the next, keeps to
+//! the budget ([`budget`]) and saves what it learnt after every round ([`state`]), then
+//! confirms the tuned set against the starting configuration ([`confirm`]). Every round is an
+//! ordinary run of the workload's experiment ([`rounds`]) — the what-if machinery applies and
+//! restores the settings, the history records every trial. [`output`] writes the script.
+
+pub mod budget;
+pub mod candidates;
+pub mod confirm;
+pub mod engine;
+pub mod objective;
+pub mod output;
+pub mod plan;
+pub mod race;
+pub mod rounds;
+pub mod setup;
+pub mod state;
+
+pub use engine::{End, TuneEvent, Tuner};
+pub use state::TuneState;

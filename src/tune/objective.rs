@@ -1,0 +1,131 @@
+//! What a tune optimises: one number per pass of the workload under one configuration.
+//! A workload may itself run several configurations (ingest's methods × batches, index-build's
+//! orders): a pass is all of them once, and its measure is
+//!
+//! - ingest: rows/s over the whole pass (all rows ÷ all loading seconds), higher is better;
+//! - index-build: seconds of all the builds of the pass, lower is better;
+//! - growth: seconds of the measured writes and reads of the pass, lower is better (the
+//!   fill that grows the table between steps is preparation, not the workload).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody, RunReport};
+use crate::measure::verdict::Better;
+
+/// The measure a tune compares configurations by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Objective {
+    pub better: Better,
+    /// The unit a value is in: `rows/s` or `s`.
+    pub unit: &'static str,
+    /// What one value is, in words.
+    pub what: &'static str,
+}
+
+impl Objective {
+    /// The objective of a workload: its experiment's measure (a query workload in throughput
+    /// mode counts transactions/s).
+    pub fn of(spec: &ExperimentSpec) -> Objective {
+        if let ExperimentSpec::Query(q) = spec {
+            if !q.clients.is_empty() {
+                return Objective {
+                    better: Better::Higher,
+                    unit: "tx/s",
+                    what: "transactions/s over a pass of the workload",
+                };
+            }
+        }
+        match spec.kind() {
+            ExperimentKind::Ingest => Objective {
+                better: Better::Higher,
+                unit: "rows/s",
+                what: "rows/s over a pass of the workload",
+            },
+            ExperimentKind::IndexBuild => Objective {
+                better: Better::Lower,
+                unit: "s",
+                what: "seconds of the index builds of a pass",
+            },
+            ExperimentKind::Growth => Objective {
+                better: Better::Lower,
+                unit: "s",
+                what: "seconds of the measured writes and reads of a pass",
+            },
+            ExperimentKind::Query => Objective {
+                better: Better::Lower,
+                unit: "s",
+                what: "seconds of the timed statements of a pass",
+            },
+        }
+    }
+
+    /// A value with its unit: `12.3k rows/s`, `1.52 s`.
+    pub fn format(&self, v: f64) -> String {
+        match self.unit {
+            "s" => crate::measure::units::format_seconds(v),
+            u => format!("{} {u}", crate::measure::units::format_count(v)),
+        }
+    }
+}
+
+/// The pass measure of every combination of the run's settings sweep (by combination index),
+/// from a run with one trial per configuration and combination.
+pub fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
+    let mut acc: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
+    match &report.body {
+        ReportBody::Ingest(r) => {
+            for t in &r.trials {
+                let e = acc.entry(t.combo).or_default();
+                e.0 += t.rows as f64;
+                e.1 += t.seconds;
+            }
+            return acc
+                .into_iter()
+                .filter(|(_, (_, s))| *s > 0.0)
+                .map(|(c, (rows, s))| (c, rows / s))
+                .collect();
+        }
+        ReportBody::IndexBuild(r) => {
+            for t in r.trials.iter().filter(|t| !t.warmup) {
+                acc.entry(t.combo).or_default().1 += t.seconds;
+            }
+        }
+        ReportBody::Growth(r) => {
+            for s in r.steps.iter().filter(|s| !s.projected) {
+                let secs = s.write_seconds.unwrap_or(0.0) + s.read_seconds.unwrap_or(0.0);
+                acc.entry(s.combo).or_default().1 += secs;
+            }
+        }
+        ReportBody::Query(r) => {
+            let throughput = r.trials.iter().any(|t| t.transactions.is_some());
+            for t in &r.trials {
+                let e = acc.entry(t.combo).or_default();
+                e.0 += t.transactions.unwrap_or(0) as f64;
+                e.1 += t.seconds;
+            }
+            if throughput {
+                return acc
+                    .into_iter()
+                    .filter(|(_, (_, s))| *s > 0.0)
+                    .map(|(c, (tx, s))| (c, tx / s))
+                    .collect();
+            }
+        }
+    }
+    acc.into_iter()
+        .filter(|(_, (_, s))| *s > 0.0)
+        .map(|(c, (_, s))| (c, s))
+        .collect()
+}
+
+/// Trials (timed configurations) the run holds: what the budget's pace is counted in.
+pub fn trial_count(report: &RunReport) -> usize {
+    match &report.body {
+        ReportBody::Ingest(r) => r.trials.len(),
+        ReportBody::IndexBuild(r) => r.trials.iter().filter(|t| !t.warmup).count(),
+        ReportBody::Growth(r) => r.steps.iter().filter(|s| !s.projected).count(),
+        ReportBody::Query(r) => r.trials.len(),
+    }
+}

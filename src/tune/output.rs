@@ -1,0 +1,267 @@
+//! The tune's result as a script to review: `tune.sql`, one `ALTER SYSTEM SET` per
+//! recommended setting, each preceded by its evidence (medians with intervals and their
+//! level before and after, trials, the verdict), what it needs to take effect, and where it
+//! was measured; or "no change recommended". pglab never runs it outside its sandbox.
+
+use serde::{Deserialize, Serialize};
+
+use super::candidates::durability_loss;
+use super::objective::Objective;
+use super::race::{Decision, Why};
+use super::state::TuneState;
+use crate::experiment::sql::{ident, literal};
+use crate::experiment::whatif::Apply;
+use crate::measure::interval::Estimate;
+use crate::measure::verdict::{Comparison, Verdict};
+
+/// Where the tune ran, for the "measured on" line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredOn {
+    pub host: String,
+    /// `PostgreSQL 15.18, pglab's sandbox` or `… on user@host:port/db`.
+    pub server: String,
+    /// The workload's data: rows and what the experiment creates.
+    pub data: String,
+    pub workload: String,
+}
+
+/// One recommended setting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation<'a> {
+    pub decision: &'a Decision,
+    pub apply: Apply,
+}
+
+/// `×1.23`, `×0.87`.
+pub fn ratio_text(r: f64) -> String {
+    format!("×{r:.2}")
+}
+
+fn estimate_text(obj: &Objective, e: &Estimate) -> String {
+    format!(
+        "median {}, {:.0}% interval {} … {} ({} trials)",
+        obj.format(e.median),
+        e.level * 100.0,
+        obj.format(e.ci_low),
+        obj.format(e.ci_high),
+        e.n
+    )
+}
+
+/// "faster: ×1.23 (interval ×1.15 … ×1.31 at 98.8%)".
+pub fn comparison_text(c: &Comparison) -> String {
+    let words = match c.verdict {
+        Verdict::Faster => "better",
+        Verdict::Slower => "worse",
+        Verdict::NoSignificantDifference => "no significant difference",
+        Verdict::TooFewTrials => "too few trials",
+        Verdict::NotComparable => "not comparable",
+    };
+    format!(
+        "{words}: {} (interval {} … {} at {:.1}%)",
+        ratio_text(c.ratio),
+        ratio_text(c.ratio_low),
+        ratio_text(c.ratio_high),
+        c.level * 100.0
+    )
+}
+
+/// The settings to recommend: each race's value when it was shown (better, or equivalent and
+/// cheaper) — none when the confirmation showed the tuned set worse.
+pub fn recommended(st: &TuneState) -> Vec<Recommendation<'_>> {
+    if st
+        .confirm
+        .as_ref()
+        .and_then(|c| c.comparison.as_ref())
+        .is_some_and(|c| c.verdict == Verdict::Slower)
+    {
+        return Vec::new();
+    }
+    st.decisions
+        .iter()
+        .filter(|d| d.value != d.start && d.why != Why::NotShown)
+        .map(|d| Recommendation {
+            decision: d,
+            apply: st
+                .plan
+                .iter()
+                .find(|p| p.name == d.setting)
+                .map(|p| p.apply)
+                .unwrap_or(Apply::Reload),
+        })
+        .collect()
+}
+
+fn needs(apply: Apply) -> &'static str {
+    match apply {
+        Apply::Session | Apply::Reload => {
+            "takes effect after a reload: SELECT pg_reload_conf(); (new sessions)"
+        }
+        Apply::Restart => "takes effect after a restart of the server",
+    }
+}
+
+/// The script's text.
+pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
+    let obj = Objective::of(&st.spec);
+    let mut out = String::new();
+    let mut line = |s: &str| {
+        out.push_str(s);
+        out.push('\n');
+    };
+    line("-- pglab tune: settings measured on a workload, each with its evidence.");
+    line("-- Review before applying; pglab never applies this outside its own sandbox.");
+    line(&format!(
+        "-- measured on {}, {}, data: {}, workload: {}",
+        on.host, on.server, on.data, on.workload
+    ));
+    line(&format!(
+        "-- objective: {} ({} is better); {} passes of the workload in {} runs, {} of a {} budget",
+        obj.what,
+        match obj.better {
+            crate::measure::verdict::Better::Higher => "higher",
+            crate::measure::verdict::Better::Lower => "lower",
+        },
+        st.trials,
+        st.runs.len(),
+        crate::measure::units::format_seconds(st.spent_s),
+        crate::measure::units::format_seconds(st.budget_s)
+    ));
+    match st.confirm.as_ref() {
+        Some(c) => {
+            line(&format!(
+                "-- confirmation: the tuned set against the starting configuration, {} rounds interleaved",
+                c.rounds
+            ));
+            let est = |t: &[f64]| crate::measure::interval::estimate(t, 0.95);
+            if let Some(e) = est(&c.start_trials) {
+                line(&format!(
+                    "--   starting configuration: {}",
+                    estimate_text(&obj, &e)
+                ));
+            }
+            if let Some(e) = est(&c.tuned_trials) {
+                line(&format!(
+                    "--   tuned set:              {}",
+                    estimate_text(&obj, &e)
+                ));
+            }
+            match &c.comparison {
+                Some(cmp) => line(&format!("--   verdict: tuned set {}", comparison_text(cmp))),
+                None => line("--   verdict: none (no round of the confirmation finished)"),
+            }
+        }
+        None => line("-- confirmation: not run (no setting changed)"),
+    }
+    for n in &st.notes {
+        line(&format!("-- note: {n}"));
+    }
+    let recs = recommended(st);
+    line("");
+    if recs.is_empty() {
+        line("-- no change recommended:");
+        let why = if st
+            .confirm
+            .as_ref()
+            .and_then(|c| c.comparison.as_ref())
+            .is_some_and(|c| c.verdict == Verdict::Slower)
+        {
+            "the confirmation showed the tuned set worse than the starting configuration"
+        } else {
+            "no setting was shown better, or equivalent and cheaper, than its current value"
+        };
+        line(&format!("--   {why}."));
+    }
+    for r in &recs {
+        let d = r.decision;
+        line(&format!(
+            "-- {}: {} -> {} ({})",
+            d.setting,
+            d.start,
+            d.value,
+            d.why.as_str()
+        ));
+        if let Some(c) = &d.comparison {
+            line(&format!(
+                "--   before ({}): {}",
+                d.start,
+                estimate_text(&obj, &c.b)
+            ));
+            line(&format!(
+                "--   after  ({}): {}",
+                d.value,
+                estimate_text(&obj, &c.a)
+            ));
+            line(&format!(
+                "--   verdict: {}; {} rounds, {} trials in its race, family-wise and sequentially corrected",
+                comparison_text(c),
+                d.rounds,
+                d.trials
+            ));
+        }
+        line(&format!("--   {}", needs(r.apply)));
+        if let Some(loss) = durability_loss(&d.setting) {
+            line(&format!("--   durability: {loss}"));
+        }
+        line(&format!(
+            "ALTER SYSTEM SET {} = {};",
+            ident(&d.setting),
+            literal(&d.value)
+        ));
+    }
+    let searched: Vec<String> = st
+        .decisions
+        .iter()
+        .filter(|d| !recs.iter().any(|r| r.decision.setting == d.setting))
+        .map(|d| {
+            if d.rounds == 0 {
+                format!("{} (not searched)", d.setting)
+            } else {
+                format!("{} (stays {}: {})", d.setting, d.start, d.why.as_str())
+            }
+        })
+        .collect();
+    if !searched.is_empty() {
+        line("");
+        line(&format!(
+            "-- also searched, no change: {}",
+            searched.join("; ")
+        ));
+    }
+    out
+}
+
+/// The `(name, value)` pairs of a script's `ALTER SYSTEM SET` lines (what a test or a DBA
+/// checks the script by).
+pub fn parse_script(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("ALTER SYSTEM SET "))
+        .filter_map(|rest| {
+            let (name, value) = rest.split_once(" = ")?;
+            let value = value.trim_end_matches(';').trim();
+            let value = value
+                .strip_prefix('\'')
+                .and_then(|v| v.strip_suffix('\''))
+                .unwrap_or(value)
+                .replace("''", "'");
+            Some((name.trim_matches('"').to_string(), value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alter_lines_parse_back() {
+        let text = "-- x\nALTER SYSTEM SET max_wal_size = '4GB';\n-- y\nALTER SYSTEM SET \"work_mem\" = 'it''s';\n";
+        assert_eq!(
+            parse_script(text),
+            vec![
+                ("max_wal_size".to_string(), "4GB".to_string()),
+                ("work_mem".to_string(), "it's".to_string())
+            ]
+        );
+    }
+}

@@ -1,0 +1,464 @@
+//! Racing the candidate values of one setting. Every round runs each value still in the race
+//! once, interleaved (the order rotates round by round, so no value always goes first). From
+//! round [`FIRST_LOOK`] on, each round is a *look*: every value is compared with the best so
+//! far by the statistics core ([`crate::measure::verdict::compare`]), and a value shown
+//! worse (`slower`, the interval clear of 1 and the effect past the smallest one worth
+//! acting on) is dropped.
+//!
+//! Two corrections keep "shown worse" honest:
+//!
+//! - **family-wise** (Bonferroni over all pairs): the best is picked from the data, so which
+//!   pair ends up compared is itself chosen by the data; every one of the k(k − 1)/2 pairs
+//!   gets its share of the look's error, and whatever the data pick, all statements hold
+//!   together;
+//! - **sequential** (alpha spending): the race looks again and again as trials come in, so
+//!   look j may spend only α·2^−j of the error α = 1 − confidence; over all looks the race
+//!   spends less than α. A round whose trial count cannot reach the next look's level at all
+//!   (fixed by the count and the level, not by the data) is not a look and spends nothing. A
+//!   look whose share would need more than 99.9% confidence (beyond what the core computes)
+//!   is not taken: the race ends there, or at [`MAX_ROUNDS`].
+//!
+//! The decision at the end ([`Race::decide`]) uses the same corrected confidence: a value
+//! replaces the one in effect only when it is shown better, or shown equivalent (the whole
+//! interval within the smallest effect) and cheaper.
+
+use serde::{Deserialize, Serialize};
+
+use super::candidates::is_cheaper;
+use crate::measure::rules::Rules;
+use crate::measure::stats::median;
+use crate::measure::verdict::{Better, Comparison, Verdict, compare};
+
+/// The first round after which values are compared (5 against 5 can reach a family-wise
+/// corrected confidence; 4 against 4 tops out at 97%).
+pub const FIRST_LOOK: usize = 5;
+/// A race ends after this many rounds whatever it showed.
+pub const MAX_ROUNDS: usize = 8;
+
+/// One value in the race.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub value: String,
+    /// Where the value comes from: `current`, `pgtune`, `around`.
+    pub origin: String,
+    /// One pass measure per round it ran, in round order.
+    pub trials: Vec<f64>,
+    /// Set when shown worse than the best: the round and the comparison that showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<Dropped>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dropped {
+    pub round: usize,
+    pub against: String,
+    pub comparison: Comparison,
+    pub confidence: f64,
+}
+
+/// Why a race ended with the value it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Why {
+    /// A value other than the one in effect was shown better.
+    Better,
+    /// A cheaper value was shown equivalent to the one in effect.
+    EquivalentCheaper,
+    /// Nothing was shown: the value in effect stays.
+    NotShown,
+}
+
+impl Why {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::Better => "shown better",
+            Why::EquivalentCheaper => "shown equivalent and cheaper",
+            Why::NotShown => "no other value shown better or equivalent and cheaper",
+        }
+    }
+}
+
+/// The end of a race.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub setting: String,
+    /// The value in effect before the race.
+    pub start: String,
+    /// The value carried on (the start value when nothing was shown).
+    pub value: String,
+    pub why: Why,
+    /// The chosen value against the start value (for `NotShown`: the best against the start),
+    /// None when no comparison could be made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+    /// The corrected confidence the comparison was judged at.
+    pub confidence: f64,
+    pub rounds: usize,
+    pub trials: usize,
+}
+
+/// The race of one setting's values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Race {
+    pub setting: String,
+    /// The value in effect when the race began (one of the candidates).
+    pub start: String,
+    pub candidates: Vec<Candidate>,
+    /// Rounds completed.
+    pub rounds: usize,
+    /// Looks taken.
+    pub looks: usize,
+    /// The family size: candidates when the race began.
+    pub family: usize,
+}
+
+/// The confidence of each comparison at look `j` (1-based) among `family` values: error
+/// α·2^−j shared by the family's k(k − 1)/2 pairs. None when that needs more than 99.9%.
+pub fn look_confidence(confidence: f64, look: usize, family: usize) -> Option<f64> {
+    let alpha = 1.0 - confidence;
+    let k = family.max(2);
+    let pairs = k * (k - 1) / 2;
+    let per = alpha * 0.5f64.powi(look.max(1) as i32) / pairs as f64;
+    (per >= 0.001 - 1e-12).then_some(1.0 - per)
+}
+
+impl Race {
+    /// A race of `values` (value, origin), the first being the one in effect.
+    pub fn new(setting: &str, values: Vec<(String, String)>) -> Race {
+        let start = values.first().map(|v| v.0.clone()).unwrap_or_default();
+        let family = values.len();
+        Race {
+            setting: setting.to_string(),
+            start,
+            candidates: values
+                .into_iter()
+                .map(|(value, origin)| Candidate {
+                    value,
+                    origin,
+                    trials: Vec::new(),
+                    dropped: None,
+                })
+                .collect(),
+            rounds: 0,
+            looks: 0,
+            family,
+        }
+    }
+
+    pub fn alive(&self) -> impl Iterator<Item = &Candidate> {
+        self.candidates.iter().filter(|c| c.dropped.is_none())
+    }
+
+    /// The values of the next round, in the order they run: the values still in the race,
+    /// rotated by the round number.
+    pub fn next_order(&self) -> Vec<String> {
+        let alive: Vec<String> = self.alive().map(|c| c.value.clone()).collect();
+        if alive.is_empty() {
+            return alive;
+        }
+        let r = self.rounds % alive.len();
+        alive[r..].iter().chain(&alive[..r]).cloned().collect()
+    }
+
+    /// Record a completed round: one measure per value that ran.
+    pub fn add_round(&mut self, measures: &[(String, f64)]) {
+        for (v, m) in measures {
+            if let Some(c) = self.candidates.iter_mut().find(|c| &c.value == v) {
+                c.trials.push(*m);
+            }
+        }
+        self.rounds += 1;
+    }
+
+    fn best<'a>(
+        cands: impl Iterator<Item = &'a Candidate>,
+        better: Better,
+    ) -> Option<&'a Candidate> {
+        cands
+            .filter_map(|c| median(&c.trials).map(|m| (c, m)))
+            .max_by(|a, b| {
+                let o = a.1.total_cmp(&b.1);
+                if better == Better::Lower {
+                    o.reverse()
+                } else {
+                    o
+                }
+            })
+            .map(|(c, _)| c)
+    }
+
+    /// The value still in the race with the best median.
+    pub fn leader(&self, better: Better) -> Option<&Candidate> {
+        Self::best(self.alive(), better)
+    }
+
+    fn rules_at(&self, rules: &Rules, look: usize) -> Option<Rules> {
+        look_confidence(rules.confidence, look, self.family).map(|confidence| Rules {
+            confidence,
+            ..*rules
+        })
+    }
+
+    /// True when the trials each value has now can reach the next look's level at all.
+    fn look_reachable(&self, r: &Rules) -> bool {
+        let n = self.alive().map(|c| c.trials.len()).min().unwrap_or(0);
+        n >= 1 && crate::measure::ranks::critical_k(n, n, r.confidence).reachable
+    }
+
+    /// After a round: take a look when it is due and drop the values shown worse than the
+    /// leader. Returns the values dropped.
+    pub fn look(&mut self, better: Better, rules: &Rules) -> Vec<String> {
+        if self.rounds < FIRST_LOOK {
+            return Vec::new();
+        }
+        let Some(r) = self.rules_at(rules, self.looks + 1) else {
+            return Vec::new();
+        };
+        if !self.look_reachable(&r) {
+            return Vec::new();
+        }
+        self.looks += 1;
+        let Some(leader) = self.leader(better).cloned() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for c in self.candidates.iter_mut().filter(|c| c.dropped.is_none()) {
+            if c.value == leader.value {
+                continue;
+            }
+            if let Some(cmp) = compare(&c.trials, &leader.trials, better, &r)
+                && cmp.verdict == Verdict::Slower
+            {
+                c.dropped = Some(Dropped {
+                    round: self.rounds,
+                    against: leader.value.clone(),
+                    comparison: cmp,
+                    confidence: r.confidence,
+                });
+                out.push(c.value.clone());
+            }
+        }
+        out
+    }
+
+    /// True when more rounds cannot change the outcome or may not be run: one value left,
+    /// every value left shown equivalent to the leader, or the last look taken.
+    pub fn settled(&self, better: Better, rules: &Rules) -> bool {
+        if self.alive().count() <= 1 || self.rounds >= MAX_ROUNDS {
+            return true;
+        }
+        if self.rounds >= FIRST_LOOK && self.rules_at(rules, self.looks + 1).is_none() {
+            return true;
+        }
+        let (Some(leader), Some(r)) =
+            (self.leader(better), self.rules_at(rules, self.looks.max(1)))
+        else {
+            return false;
+        };
+        self.looks > 0
+            && self.alive().filter(|c| c.value != leader.value).all(|c| {
+                compare(&c.trials, &leader.trials, better, &r).is_some_and(|cmp| cmp.conclusive())
+            })
+    }
+
+    /// The value to carry on, and why: shown better than the start value; else the cheapest
+    /// value shown equivalent to it; else the start value.
+    pub fn decide(&self, better: Better, rules: &Rules) -> Decision {
+        let r = self.rules_at(rules, self.looks.max(1)).unwrap_or(Rules {
+            confidence: 0.999,
+            ..*rules
+        });
+        let start = self.candidates.iter().find(|c| c.value == self.start);
+        let trials = self.candidates.iter().map(|c| c.trials.len()).sum();
+        let mut d = Decision {
+            setting: self.setting.clone(),
+            start: self.start.clone(),
+            value: self.start.clone(),
+            why: Why::NotShown,
+            comparison: None,
+            confidence: r.confidence,
+            rounds: self.rounds,
+            trials,
+        };
+        let Some(start) = start else { return d };
+        // The best of every value (a dropped start value still counts as the reference).
+        if let Some(best) = self.leader(better)
+            && best.value != start.value
+            && let Some(cmp) = compare(&best.trials, &start.trials, better, &r)
+        {
+            if cmp.verdict == Verdict::Faster {
+                d.value = best.value.clone();
+                d.why = Why::Better;
+                d.comparison = Some(cmp);
+                return d;
+            }
+            d.comparison = Some(cmp);
+        }
+        let mut cheaper: Vec<(&Candidate, Comparison)> = self
+            .alive()
+            .filter(|c| is_cheaper(&self.setting, &c.value, &start.value))
+            .filter_map(|c| {
+                let cmp = compare(&c.trials, &start.trials, better, &r)?;
+                (cmp.verdict == Verdict::NoSignificantDifference && cmp.conclusive())
+                    .then_some((c, cmp))
+            })
+            .collect();
+        cheaper.sort_by(|a, b| {
+            if is_cheaper(&self.setting, &a.0.value, &b.0.value) {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        });
+        if let Some((c, cmp)) = cheaper.into_iter().next() {
+            d.value = c.value.clone();
+            d.why = Why::EquivalentCheaper;
+            d.comparison = Some(cmp);
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOISE: [f64; 8] = [1.0, 0.99, 1.01, 0.98, 1.02, 1.0, 0.995, 1.005];
+
+    fn race(values: &[&str]) -> Race {
+        Race::new(
+            "shared_buffers",
+            values
+                .iter()
+                .map(|v| (v.to_string(), "test".to_string()))
+                .collect(),
+        )
+    }
+
+    /// Run `rounds` rounds where value i measures `level[i]` × noise (rows/s).
+    fn feed(r: &mut Race, level: &[(&str, f64)], rounds: usize) -> Vec<String> {
+        let mut dropped = Vec::new();
+        for _ in 0..rounds {
+            if r.settled(Better::Higher, &Rules::default()) {
+                break;
+            }
+            let order = r.next_order();
+            let i = r.rounds;
+            let m: Vec<(String, f64)> = order
+                .iter()
+                .map(|v| {
+                    let base = level.iter().find(|(n, _)| n == v).unwrap().1;
+                    (v.clone(), base * NOISE[(i + v.len()) % NOISE.len()])
+                })
+                .collect();
+            r.add_round(&m);
+            dropped.extend(r.look(Better::Higher, &Rules::default()));
+        }
+        dropped
+    }
+
+    #[test]
+    fn spending_halves_each_look_and_shares_it_in_the_family() {
+        // Three values: three pairs.
+        let c1 = look_confidence(0.95, 1, 3).unwrap();
+        assert!((c1 - (1.0 - 0.025 / 3.0)).abs() < 1e-12);
+        let c2 = look_confidence(0.95, 2, 3).unwrap();
+        assert!((c2 - (1.0 - 0.0125 / 3.0)).abs() < 1e-12);
+        // Two values: one pair.
+        assert!((look_confidence(0.95, 1, 2).unwrap() - 0.975).abs() < 1e-12);
+        // The whole race spends less than α: Σ α·2^−j < α.
+        let spent: f64 = (1..=10)
+            .filter_map(|j| look_confidence(0.95, j, 3))
+            .map(|c| (1.0 - c) * 3.0)
+            .sum();
+        assert!(spent < 0.05);
+        // Past 99.9% a look is not taken.
+        assert_eq!(look_confidence(0.95, 5, 3), None);
+    }
+
+    /// Four values are six pairs: 5 against 5 cannot reach the first look's 99.58%, so round
+    /// 5 is no look and spends nothing; round 6 is the first.
+    #[test]
+    fn a_round_that_cannot_reach_the_level_is_no_look() {
+        let mut r = race(&["a", "bb", "ccc", "dddd"]);
+        let level = [
+            ("a", 1000.0),
+            ("bb", 500.0),
+            ("ccc", 1000.0),
+            ("dddd", 1000.0),
+        ];
+        feed(&mut r, &level, FIRST_LOOK);
+        assert_eq!((r.rounds, r.looks), (FIRST_LOOK, 0));
+        let dropped = feed(&mut r, &level, 1);
+        assert_eq!(r.looks, 1);
+        assert_eq!(dropped, ["bb"]);
+    }
+
+    #[test]
+    fn the_order_rotates_round_by_round() {
+        let mut r = race(&["128MB", "1GB", "4GB"]);
+        assert_eq!(r.next_order(), ["128MB", "1GB", "4GB"]);
+        r.add_round(&[]);
+        assert_eq!(r.next_order(), ["1GB", "4GB", "128MB"]);
+    }
+
+    #[test]
+    fn a_clearly_worse_value_is_dropped_and_a_clearly_better_one_wins() {
+        let mut r = race(&["128MB", "1GB", "32MB"]);
+        let dropped = feed(
+            &mut r,
+            &[("128MB", 1000.0), ("1GB", 1300.0), ("32MB", 600.0)],
+            MAX_ROUNDS,
+        );
+        assert!(dropped.contains(&"32MB".to_string()), "{dropped:?}");
+        let d = r.decide(Better::Higher, &Rules::default());
+        assert_eq!((d.value.as_str(), d.why), ("1GB", Why::Better));
+        let cmp = d.comparison.unwrap();
+        assert_eq!(cmp.verdict, Verdict::Faster);
+        assert!(cmp.ratio > 1.2 && cmp.ratio_low > 1.0);
+    }
+
+    #[test]
+    fn nothing_is_dropped_or_chosen_before_the_first_look() {
+        let mut r = race(&["128MB", "1GB"]);
+        let dropped = feed(
+            &mut r,
+            &[("128MB", 1000.0), ("1GB", 2000.0)],
+            FIRST_LOOK - 1,
+        );
+        assert!(dropped.is_empty());
+        assert_eq!(r.rounds, FIRST_LOOK - 1);
+        let d = r.decide(Better::Higher, &Rules::default());
+        assert_eq!(d.why, Why::NotShown);
+        assert_eq!(d.value, "128MB");
+    }
+
+    #[test]
+    fn an_equivalent_cheaper_value_is_taken_and_an_equivalent_dearer_one_is_not() {
+        let mut r = race(&["128MB", "1GB", "32MB"]);
+        feed(
+            &mut r,
+            &[("128MB", 1000.0), ("1GB", 1001.0), ("32MB", 1000.5)],
+            MAX_ROUNDS,
+        );
+        let d = r.decide(Better::Higher, &Rules::default());
+        assert_eq!((d.value.as_str(), d.why), ("32MB", Why::EquivalentCheaper));
+        // Noise wider than the smallest effect: equivalence is not shown, nothing changes.
+        let mut r = race(&["128MB", "32MB"]);
+        for i in 0..MAX_ROUNDS {
+            let wild = if i % 2 == 0 { 0.8 } else { 1.25 };
+            r.add_round(&[("128MB".into(), 1000.0), ("32MB".into(), 1000.0 * wild)]);
+            r.look(Better::Higher, &Rules::default());
+        }
+        let d = r.decide(Better::Higher, &Rules::default());
+        assert_eq!((d.value.as_str(), d.why), ("128MB", Why::NotShown));
+    }
+
+    #[test]
+    fn a_race_of_equals_settles_early() {
+        let mut r = race(&["on", "off"]);
+        feed(&mut r, &[("on", 1000.0), ("off", 1000.0)], MAX_ROUNDS);
+        assert!(r.rounds <= MAX_ROUNDS);
+        assert!(r.settled(Better::Higher, &Rules::default()));
+    }
+}

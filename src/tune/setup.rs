@@ -1,0 +1,322 @@
+//! A tune before the search, for either front end: the budget, the workload (an experiment,
+//! a preset, a preset file) with its parameter overrides, the settings to search, the host's
+//! hardware for the prior, and the fresh state. Every bad input is one sentence (`Err`), the
+//! caller's to show.
+
+use std::time::Duration;
+
+use tokio_postgres::Client;
+
+use super::candidates::{self, Hardware};
+use super::output::MeasuredOn;
+use super::state::{STATE_VERSION, TuneState};
+use crate::experiment::whatif::Reach;
+use crate::experiment::{ExperimentKind, ExperimentSpec, ParamText};
+use crate::paths::Paths;
+use crate::server::ServerSnapshot;
+
+/// The smallest budget worth starting: a round and a confirmation need some seconds.
+pub const MIN_BUDGET: Duration = Duration::from_secs(10);
+
+type Result<T> = std::result::Result<T, String>;
+
+fn usage(msg: impl Into<String>) -> String {
+    msg.into()
+}
+
+/// `--budget`: a duration of at least [`MIN_BUDGET`].
+pub fn budget(text: &str) -> Result<Duration> {
+    let d =
+        crate::measure::units::parse_duration(text).map_err(|e| usage(format!("--budget: {e}")))?;
+    if d < MIN_BUDGET {
+        return Err(usage(format!(
+            "--budget {text} is too short to measure anything: give at least 10s (e.g. --budget 15min)"
+        )));
+    }
+    Ok(d)
+}
+
+/// `--workload` and `--param`: the workload's spec (its own settings sweep removed: the tune
+/// chooses the settings) and a sentence when there was one.
+pub fn workload(
+    paths: &Paths,
+    name: &str,
+    overrides: &[String],
+) -> Result<(ExperimentSpec, Option<String>)> {
+    let (kind, mut params) = if let Some(k) = ExperimentKind::parse(name) {
+        (k, ParamText::new())
+    } else if name.ends_with(".sql") {
+        // The DBA's statements, `-- name:` comments and all: the query experiment's `file`.
+        if !std::path::Path::new(name).is_file() {
+            return Err(usage(format!(
+                "--workload {name}: no such file; give a .sql file of statements, a preset or an experiment"
+            )));
+        }
+        let mut p = ParamText::new();
+        p.insert("file".to_string(), name.to_string());
+        (ExperimentKind::Query, p)
+    } else if name.ends_with(".toml") || name.contains('/') {
+        let text = std::fs::read_to_string(name)
+            .map_err(|e| usage(format!("--workload {name}: cannot read it ({e})")))?;
+        let p = crate::preset::parse(&text, name, None)
+            .map_err(|e| usage(format!("--workload {name}: {e}")))?;
+        (p.experiment, p.params)
+    } else {
+        let p = crate::preset::load(paths, name).map_err(|e| {
+            usage(format!(
+                "--workload {name}: {e} (or name an experiment: ingest, index-build, growth)"
+            ))
+        })?;
+        (p.experiment, p.params)
+    };
+    for kv in overrides {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(usage(format!(
+                "--param {kv}: write KEY=VALUE, e.g. --param rows=20k"
+            )));
+        };
+        params.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let dropped_set = params.remove("set").filter(|s| !s.trim().is_empty());
+    // Candidate indexes are a query's own sweep, not settings: a tune keeps the indexes as
+    // they are and says so.
+    let dropped_index = if kind == ExperimentKind::Query {
+        params.remove("index").filter(|s| !s.trim().is_empty())
+    } else {
+        None
+    };
+    let mut spec = kind.parse_spec(&params).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|(k, e)| format!("{k}: {e}")).collect();
+        usage(format!("--workload {name}: {}", lines.join("; ")))
+    })?;
+    let mut notes: Vec<String> = Vec::new();
+    // A query's setup builds its tables once for the whole tune (every round is a run): kept
+    // as a dataset of its text, reused by the next round, dropped by `pglab clean --datasets`.
+    if let ExperimentSpec::Query(q) = &mut spec {
+        if !q.setup_sql.is_empty() && !q.keep_setup {
+            q.keep_setup = true;
+            notes.push(
+                "the workload's setup runs once and is kept for every round (pglab clean --datasets drops it)".into(),
+            );
+        }
+    }
+    if let Some(s) = dropped_set {
+        notes.push(format!(
+            "the workload's own settings sweep ({s}) is left out: the tune chooses the settings"
+        ));
+    }
+    if let Some(i) = dropped_index {
+        notes.push(format!(
+            "the workload's candidate indexes ({i}) are left out: a tune searches settings on the tables as they are (measure candidates with pglab run query --index)"
+        ));
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    Ok((spec, note))
+}
+
+/// `--settings`: auto (the kind's list) or names, each checked for a sentence of its own.
+pub fn settings(kind: ExperimentKind, text: &str, durability: bool) -> Result<Vec<String>> {
+    if text.trim() == "auto" {
+        return Ok(candidates::auto_settings(kind, durability)
+            .into_iter()
+            .map(String::from)
+            .collect());
+    }
+    let own: &[(&str, &str)] = match kind {
+        ExperimentKind::Ingest => &[("synchronous_commit", "sync-commit")],
+        ExperimentKind::IndexBuild => &[
+            ("maintenance_work_mem", "mwm"),
+            ("max_parallel_maintenance_workers", "workers"),
+        ],
+        ExperimentKind::Growth | ExperimentKind::Query => &[],
+    };
+    let mut out: Vec<String> = Vec::new();
+    for raw in text.split(',') {
+        let name = raw.trim().to_ascii_lowercase();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return Err(usage(format!(
+                "--settings: '{}' is not a setting name; write e.g. --settings shared_buffers,max_wal_size or auto",
+                raw.trim()
+            )));
+        }
+        if let Some((_, field)) = own.iter().find(|(n, _)| *n == name) {
+            return Err(usage(format!(
+                "--settings: {name} is {kind}'s own parameter: set it with --param {field}=…"
+            )));
+        }
+        if candidates::durability_loss(&name).is_some() && !durability {
+            return Err(usage(format!(
+                "--settings: {name} trades durability for speed; add --allow-durability-tradeoff to search it"
+            )));
+        }
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// The host as the prior sees it: memory (the cgroup limit when lower), cores, and whether
+/// the disk answers like an SSD (a 1 s fsync probe in pglab's own directory on the server's
+/// device, when there is one). Also the fsync rate measured, when it was.
+pub async fn hardware(
+    probe_dir: Option<std::path::PathBuf>,
+    max_connections: u64,
+) -> (Hardware, String, Option<f64>) {
+    let host = tokio::task::spawn_blocking(|| crate::host::HostSnapshot::read(None))
+        .await
+        .unwrap_or_else(|_| crate::host::HostSnapshot::read(None));
+    let ram = host
+        .cgroup
+        .as_ref()
+        .and_then(|c| c.memory_max)
+        .map_or(host.total_memory, |m| m.min(host.total_memory));
+    let (ssd, disk, ops) = match probe_dir {
+        Some(dir) => {
+            let spec = crate::host::probe::FsyncSpec {
+                dir,
+                duration: Duration::from_secs(1),
+                block_bytes: 0,
+            };
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let r = tokio::task::spawn_blocking(move || {
+                crate::host::probe::fsync_latency(&spec, &cancel, &mut |_| {})
+            })
+            .await;
+            match r {
+                Ok(Ok(f)) => (
+                    f.ops_per_s >= 1000.0,
+                    format!("fsync {:.0}/s", f.ops_per_s),
+                    Some(f.ops_per_s),
+                ),
+                _ => (true, "disk not probed (taken as an SSD)".to_string(), None),
+            }
+        }
+        None => (
+            true,
+            "disk not probed: no directory of pglab's on the server's device (taken as an SSD)"
+                .to_string(),
+            None,
+        ),
+    };
+    let hw = Hardware {
+        ram,
+        cores: host.logical_cores.max(1),
+        ssd,
+        max_connections,
+    };
+    let text = format!(
+        "{} · {} cores · {} RAM · {disk}",
+        host.hostname,
+        hw.cores,
+        crate::measure::units::format_bytes(ram)
+    );
+    (hw, text, ops)
+}
+
+/// What a fresh tune is given.
+pub struct Fresh {
+    pub workload: String,
+    pub spec: ExperimentSpec,
+    /// A sentence about the workload (its own settings sweep left out), when there is one.
+    pub note: Option<String>,
+    pub settings: Vec<String>,
+    pub budget: Duration,
+}
+
+/// Why a fresh tune cannot start.
+pub enum SetupError {
+    /// Nothing to search here (bad input: exit 2 headless).
+    Nothing(String),
+    /// The server could not be read.
+    Failed(String),
+}
+
+/// The state of a fresh tune on the server behind `client`: the host read (and its disk
+/// probed in `probe_dir`, pglab's own directory on the server's device), the prior, the
+/// candidates checked against the server.
+pub async fn new_state(
+    client: &Client,
+    server: &ServerSnapshot,
+    target: &str,
+    on_sandbox: bool,
+    probe_dir: Option<std::path::PathBuf>,
+    fresh: Fresh,
+) -> std::result::Result<TuneState, SetupError> {
+    let Fresh {
+        workload,
+        mut spec,
+        note,
+        settings,
+        budget,
+    } = fresh;
+    let reach = Reach::of(on_sandbox, server.citus.is_some());
+    let max_conn = server
+        .setting("max_connections")
+        .and_then(|s| s.value.parse().ok())
+        .unwrap_or(100);
+    let (hw, host_text, fsync_ops) = hardware(probe_dir, max_conn).await;
+    // ingest compares insert commits with the disk's fsync rate: measured once here rather
+    // than by every round's run.
+    if let ExperimentSpec::Ingest(s) = &mut spec
+        && s.fsync_ops_per_s.is_none()
+    {
+        s.fsync_ops_per_s = fsync_ops;
+    }
+    let pg = candidates::pgtune(&hw);
+    let planned = super::plan::plan(client, &settings, reach, &hw, &pg)
+        .await
+        .map_err(SetupError::Failed)?;
+    let mut notes: Vec<String> = note.into_iter().collect();
+    notes.extend(planned.notes);
+    if planned.settings.is_empty() {
+        return Err(SetupError::Nothing(format!(
+            "nothing to search on this server: {}",
+            notes.join("; ")
+        )));
+    }
+    let pass = super::rounds::round_spec(&spec, &[], None, false);
+    let data = format!("a pass: {}", pass.estimate().items().join(", "));
+    Ok(TuneState {
+        version: STATE_VERSION,
+        workload: workload.clone(),
+        measured_on: MeasuredOn {
+            host: host_text,
+            server: format!(
+                "PostgreSQL {}, {}",
+                server.version,
+                if on_sandbox {
+                    "pglab's sandbox"
+                } else {
+                    target
+                }
+            ),
+            data,
+            workload: format!("{workload} ({})", spec.spec_key()),
+        },
+        spec,
+        target: target.to_string(),
+        on_sandbox,
+        budget_s: budget.as_secs_f64(),
+        spent_s: 0.0,
+        hardware: hw,
+        pgtune: pg.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        plan: planned.settings,
+        decisions: Vec::new(),
+        race: None,
+        confirm: None,
+        pace: Default::default(),
+        path: Vec::new(),
+        trials: 0,
+        experiment_trials: 0,
+        race_started_s: 0.0,
+        race_share_s: 0.0,
+        runs: Vec::new(),
+        notes,
+        done: false,
+    })
+}

@@ -1,0 +1,140 @@
+//! What a tune has learnt so far, saved after every round so that Ctrl-C (or a killed
+//! pglab) keeps it: `pglab tune --resume` goes on from the saved state. One JSON file in the
+//! data dir, written atomically (temp file + rename), removed when a tune completes.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::budget::Pace;
+use super::candidates::Hardware;
+use super::confirm::Confirm;
+use super::race::{Decision, Race};
+use crate::experiment::ExperimentSpec;
+use crate::experiment::whatif::Apply;
+
+/// Bumped when the file's meaning changes; an older file is refused with a sentence.
+pub const STATE_VERSION: u32 = 1;
+
+/// One setting of the search and the values it races.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingPlan {
+    pub name: String,
+    pub apply: Apply,
+    /// (value, origin): the current value first.
+    pub candidates: Vec<(String, String)>,
+}
+
+/// One configuration tried, for the search path chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathPoint {
+    /// `max_wal_size=4GB` (the raced setting's value; the carried ones are in `carried`).
+    pub label: String,
+    pub setting: String,
+    /// The settings already decided and carried into this race.
+    pub carried: Vec<(String, String)>,
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    pub level: f64,
+    pub trials: usize,
+    pub dropped: bool,
+}
+
+/// The saved state of a tune.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneState {
+    pub version: u32,
+    /// The workload as given (`ingest`, a preset name, a file).
+    pub workload: String,
+    /// The workload as it runs (parameters included, settings sweep empty).
+    pub spec: ExperimentSpec,
+    /// The target, `user@host:port/db`.
+    pub target: String,
+    pub on_sandbox: bool,
+    pub budget_s: f64,
+    pub spent_s: f64,
+    pub hardware: Hardware,
+    /// pgtune's values for this host ("mixed" profile).
+    pub pgtune: Vec<(String, String)>,
+    /// The settings in search order.
+    pub plan: Vec<SettingPlan>,
+    /// Settings decided, in order.
+    pub decisions: Vec<Decision>,
+    /// The race under way (None between races).
+    pub race: Option<Race>,
+    pub confirm: Option<Confirm>,
+    pub pace: Pace,
+    pub path: Vec<PathPoint>,
+    /// Passes of the workload run so far (each a trial of a configuration of the tune).
+    pub trials: usize,
+    /// The experiments' own trials (a pass holds one per configuration of the workload).
+    #[serde(default)]
+    pub experiment_trials: usize,
+    /// When the race under way started (budget seconds spent) and the share of the budget it
+    /// may take.
+    #[serde(default)]
+    pub race_started_s: f64,
+    #[serde(default)]
+    pub race_share_s: f64,
+    /// Run ids of every round, as the history has them.
+    pub runs: Vec<String>,
+    /// Sentences for the report (settings left out and why, …).
+    pub notes: Vec<String>,
+    /// Where it is measured, for the script's "measured on" line.
+    pub measured_on: super::output::MeasuredOn,
+    pub done: bool,
+}
+
+impl TuneState {
+    /// The decided settings whose value changed: what the next races carry.
+    pub fn carried(&self) -> Vec<(String, String)> {
+        self.decisions
+            .iter()
+            .filter(|d| d.value != d.start)
+            .map(|d| (d.setting.clone(), d.value.clone()))
+            .collect()
+    }
+
+    /// The setting to race next (None: every setting decided).
+    pub fn next_setting(&self) -> Option<&SettingPlan> {
+        self.plan.get(self.decisions.len())
+    }
+}
+
+/// Where the state lives: `tune-state.json` in the data dir.
+pub fn path(data_dir: &Path) -> PathBuf {
+    data_dir.join("tune-state.json")
+}
+
+pub fn save(file: &Path, state: &TuneState) -> Result<(), String> {
+    let text = serde_json::to_vec_pretty(state).map_err(|e| e.to_string())?;
+    crate::paths::write_atomic(file, &text)
+        .map_err(|e| format!("cannot save the tune's state to {}: {e}", file.display()))
+}
+
+/// The saved state (None: there is none).
+pub fn load(file: &Path) -> Result<Option<TuneState>, String> {
+    let text = match std::fs::read(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let state: TuneState = serde_json::from_slice(&text).map_err(|e| {
+        format!(
+            "{} is not a tune state pglab can read ({e}); remove it to start afresh",
+            file.display()
+        )
+    })?;
+    if state.version != STATE_VERSION {
+        return Err(format!(
+            "{} was saved by another pglab version; remove it to start afresh",
+            file.display()
+        ));
+    }
+    Ok(Some(state))
+}
+
+pub fn remove(file: &Path) {
+    std::fs::remove_file(file).ok();
+}

@@ -1,0 +1,509 @@
+//! `pglab tune` on real servers: a small budget on the sandbox writes a script whose every
+//! line is a real setting with a value the server accepts, with its evidence; the sandbox has
+//! its own settings back after the tune, after Ctrl-C and after kill -9 (at the next start);
+//! `--resume` goes on from the saved state; on a server pglab did not start no ALTER SYSTEM
+//! is ever issued (its statement log and postgresql.auto.conf say so); bad flags get one
+//! sentence and exit 2.
+//!
+//! The workload that makes the search decide quickly and every time: one INSERT per
+//! transaction, whose commits wait for the disk's flush unless `fsync` is off (allowed with
+//! --allow-durability-tradeoff): an effect many times the noise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{TestLab, lab, temp_dir};
+use pglab::tune::output::parse_script;
+
+/// The tests change the one sandbox of this binary: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const FSYNC_WORKLOAD: &[&str] = &[
+    "tune",
+    "--workload",
+    "ingest",
+    "--param",
+    "method=insert",
+    "--param",
+    "rows=400",
+    "--settings",
+    "fsync",
+    "--allow-durability-tradeoff",
+];
+
+fn tune(extra: &[&str], dir: &Path) -> Command {
+    let mut c = lab().command();
+    c.current_dir(dir)
+        .arg("--keep-sandbox")
+        .args(FSYNC_WORKLOAD)
+        .args(extra);
+    c
+}
+
+fn state_file() -> PathBuf {
+    lab().paths.data_dir.join("tune-state.json")
+}
+
+/// The sandbox runs on its own settings: nothing in postgresql.auto.conf, no journal.
+fn assert_own_settings() {
+    let sb = &lab().sandbox;
+    assert_eq!(
+        sb.changed_settings(),
+        vec![],
+        "postgresql.auto.conf is clean"
+    );
+    assert!(!sb.whatif_pending(), "no what-if journal left");
+    assert_eq!(lab().show(&["fsync"]), ["on"]);
+}
+
+/// Every (name, value) is a setting of the server and a value its pg_settings accepts.
+fn assert_accepted(pairs: &[(String, String)]) {
+    let lab = lab();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = lab.target().connect().await.expect("connect");
+        let all = pglab::experiment::whatif::catalog::read_all(&c)
+            .await
+            .unwrap();
+        for (n, v) in pairs {
+            let info = all
+                .iter()
+                .find(|s| &s.name == n)
+                .unwrap_or_else(|| panic!("{n} is not a setting"));
+            info.check(v)
+                .unwrap_or_else(|e| panic!("{n} = {v} is not accepted: {e}"));
+        }
+    });
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_small_budget_writes_a_script_with_its_evidence_and_restores_the_sandbox() {
+    let _g = serial();
+    state::remove();
+    let dir = temp_dir("tune-out");
+    let started = Instant::now();
+    let out = tune(&["--budget", "150s"], &dir).output().unwrap();
+    let wall = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The budget is kept (a round's cleanup and the restore of the settings at most past it).
+    assert!(wall < Duration::from_secs(150 + 30), "{wall:?}");
+    let sql =
+        std::fs::read_to_string(dir.join("tune.sql")).expect("tune.sql in the current directory");
+    let lines = parse_script(&sql);
+    assert_eq!(
+        lines,
+        vec![("fsync".to_string(), "off".to_string())],
+        "{sql}"
+    );
+    assert_accepted(&lines);
+    for needle in [
+        "measured on ",
+        "confirmation: the tuned set against the starting configuration",
+        "verdict: tuned set better",
+        "-- fsync: on -> off (shown better)",
+        "--   before (on): median ",
+        "--   after  (off): median ",
+        "interval",
+        "takes effect after a reload",
+        "durability: with fsync off a crash",
+    ] {
+        assert!(sql.contains(needle), "{needle:?} missing from:\n{sql}");
+    }
+    // Stdout is the script; the report and its chart sit beside it.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), sql);
+    let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
+    assert!(md.contains("![search path](tune.svg)"), "{md}");
+    assert!(md.contains("| fsync=off |"), "{md}");
+    let svg = std::fs::read_to_string(dir.join("tune.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("fsync"), "{svg}");
+    // Every configuration tried is in the history like any run.
+    let hist = std::fs::read_to_string(lab().paths.history_file()).unwrap();
+    assert!(
+        hist.lines().count() >= 5 + 2 * 4,
+        "{}",
+        hist.lines().count()
+    );
+    assert!(!state_file().exists(), "a finished tune leaves no state");
+    assert_own_settings();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A tune with a long budget, started in `dir`; returns once the sandbox runs with fsync off
+/// (a trial of the race under way).
+fn start_tune(dir: &Path) -> Child {
+    let child = tune(&["--budget", "10min"], dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let end = Instant::now() + Duration::from_secs(90);
+    loop {
+        let changed = lab().sandbox.changed_settings();
+        if changed.iter().any(|(n, v)| n == "fsync" && v == "off") && state_file().exists() {
+            break;
+        }
+        assert!(Instant::now() < end, "the tune never set fsync off");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+mod state {
+    pub fn remove() {
+        std::fs::remove_file(super::state_file()).ok();
+    }
+}
+
+#[test]
+fn ctrl_c_restores_the_sandbox_and_resume_goes_on() {
+    let _g = serial();
+    state::remove();
+    let dir = temp_dir("tune-cancel");
+    let mut child = start_tune(&dir);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "cancelled");
+    assert_own_settings();
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(state_file()).expect("the state is saved")).unwrap();
+    assert_eq!(saved["workload"], "ingest");
+    let spent = saved["spent_s"].as_f64().unwrap();
+    assert!(spent > 0.0);
+    let rounds_before = saved["race"]["rounds"].as_u64().unwrap_or(0);
+    assert!(
+        !dir.join("tune.sql").exists(),
+        "no script from a cancelled tune"
+    );
+
+    // --resume goes on: the same race, its rounds kept, the clock going on.
+    let mut c = lab().command();
+    c.current_dir(&dir)
+        .args(["--keep-sandbox", "tune", "--resume", "--budget", "150s"]);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("spent)"), "{err}");
+    let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
+    assert_eq!(
+        parse_script(&sql),
+        vec![("fsync".into(), "off".into())],
+        "{sql}"
+    );
+    // The race's trials: at least the rounds run before the cancel, plus what followed.
+    let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
+    assert!(md.contains("fsync: on → off"), "{md}");
+    assert!(rounds_before <= 8);
+    assert!(!state_file().exists());
+    assert_own_settings();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn kill_9_leaves_the_state_and_the_next_start_restores_the_sandbox() {
+    let _g = serial();
+    state::remove();
+    let dir = temp_dir("tune-kill");
+    let mut child = start_tune(&dir);
+    child.kill().unwrap(); // SIGKILL: nothing of pglab runs after this
+    child.wait().unwrap();
+    let sb = &lab().sandbox;
+    assert!(sb.whatif_pending(), "the journal is left");
+    assert!(
+        state_file().exists(),
+        "the state of the rounds before is kept"
+    );
+    let probe = lab()
+        .command()
+        .args(["--keep-sandbox", "probe"])
+        .output()
+        .unwrap();
+    assert!(probe.status.success(), "{}", stderr(&probe));
+    assert_own_settings();
+    state::remove();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A second real cluster, started through pglab's own code in a directory of its own: to a
+/// pglab with another data dir, a server it did not start.
+fn other_cluster() -> (pglab::server::Sandbox, u16, PathBuf) {
+    let dir = temp_dir("tune-other");
+    let paths = pglab::paths::Paths {
+        data_dir: dir.join("data"),
+        config_dir: dir.join("config"),
+    };
+    let sb = pglab::server::Sandbox::locate(&paths, None, None).expect("server binaries");
+    let port = sb.start().expect("second cluster starts");
+    (sb, port, dir)
+}
+
+#[test]
+fn on_a_server_pglab_did_not_start_no_alter_system_is_ever_issued() {
+    let _g = serial();
+    let (other, port, dir) = other_cluster();
+    let db = format!(
+        "host={} port={port} user=pglab dbname=pglab",
+        other.root.display()
+    );
+    // The test's own setup: every statement of the server goes to its log from here.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let t = pglab::server::Target::new(other.conn_params(port), true).unwrap();
+        let c = t.connect().await.unwrap();
+        c.batch_execute("ALTER SYSTEM SET log_statement = 'all'")
+            .await
+            .unwrap();
+        c.batch_execute("SELECT pg_reload_conf()").await.unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let auto_conf = other.data().join("postgresql.auto.conf");
+    let conf_before = std::fs::read(&auto_conf).unwrap();
+    let log_from = std::fs::metadata(other.log_file())
+        .map(|m| m.len())
+        .unwrap_or(0);
+
+    let out = Command::new(TestLab::bin())
+        .current_dir(&dir)
+        .env("PGLAB_DATA_DIR", &lab().paths.data_dir)
+        .env("PGLAB_CONFIG_DIR", &lab().paths.config_dir)
+        .args([
+            "--db",
+            &db,
+            "tune",
+            "--workload",
+            "ingest",
+            "--param",
+            "method=copy",
+            "--param",
+            "rows=2k",
+            "--param",
+            "batch=1000",
+            "--settings",
+            "work_mem,max_wal_size,shared_buffers",
+            "--budget",
+            "25s",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("never ALTER SYSTEM"), "{err}");
+    assert!(
+        err.contains("max_wal_size, shared_buffers need a reload or restart, which pglab does on its own sandbox only"),
+        "{err}"
+    );
+    let log = std::fs::read(other.log_file()).unwrap();
+    let log = String::from_utf8_lossy(&log[log_from as usize..]).to_string();
+    assert!(
+        log.contains("SET work_mem") || log.contains("work_mem"),
+        "the tune ran there: {log}"
+    );
+    assert!(!log.to_ascii_uppercase().contains("ALTER SYSTEM"), "{log}");
+    assert!(!log.contains("pg_reload_conf"), "{log}");
+    assert_eq!(
+        std::fs::read(&auto_conf).unwrap(),
+        conf_before,
+        "postgresql.auto.conf unchanged"
+    );
+    let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
+    for (n, _) in parse_script(&sql) {
+        assert_eq!(n, "work_mem", "only session settings: {sql}");
+    }
+    let _ = other.stop();
+    std::fs::remove_dir_all(&other.root).ok();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The DBA's own statements as the workload: a `.sql` file with a setup that builds its table
+/// once for every round, work_mem raced on a sort that spills at 64kB; a valid script (a real
+/// setting and value, or no change) with the query objective, query runs in the history, the
+/// sandbox's own settings back.
+#[test]
+fn a_file_of_statements_is_a_workload() {
+    let _g = serial();
+    state::remove();
+    let dir = temp_dir("tune-query");
+    std::fs::write(
+        dir.join("report.sql"),
+        "-- name: sorted totals\nSELECT g % 5000 AS k, sum(g) FROM tq_rows GROUP BY 1 ORDER BY 2 DESC;\n",
+    )
+    .unwrap();
+    let out = lab()
+        .command()
+        .current_dir(&dir)
+        .args([
+            "--keep-sandbox",
+            "tune",
+            "--workload",
+            "report.sql",
+            "--param",
+            "setup=CREATE TABLE tq_rows AS SELECT g FROM generate_series(1, 100000) g",
+            "--settings",
+            "work_mem",
+            "--budget",
+            "60s",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("setup runs once and is kept"), "{err}");
+    let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
+    let lines = parse_script(&sql);
+    assert!(
+        lines.iter().all(|(n, _)| n == "work_mem"),
+        "only the raced setting: {sql}"
+    );
+    assert_accepted(&lines);
+    assert!(
+        !lines.is_empty() || sql.contains("-- no change recommended"),
+        "{sql}"
+    );
+    let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
+    assert!(
+        md.contains("seconds of the timed statements of a pass"),
+        "{md}"
+    );
+    assert!(md.contains("work_mem="), "{md}");
+    let hist = std::fs::read_to_string(lab().paths.history_file()).unwrap();
+    assert!(
+        hist.contains("\"experiment\":\"query\""),
+        "query runs in the history"
+    );
+    assert!(!state_file().exists(), "a finished tune leaves no state");
+    assert_own_settings();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_flags_get_one_sentence_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["tune", "--budget", "1min"], "--workload"),
+        (&["tune", "--workload", "ingest"], "--budget"),
+        (
+            &["tune", "--workload", "ingest", "--budget", "1s"],
+            "too short",
+        ),
+        (
+            &["tune", "--workload", "ingest", "--budget", "soon"],
+            "--budget",
+        ),
+        (
+            &["tune", "--workload", "nosuch", "--budget", "1min"],
+            "nosuch",
+        ),
+        (
+            &["tune", "--workload", "nosuch.sql", "--budget", "1min"],
+            "no such file",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--param",
+                "rows",
+            ],
+            "KEY=VALUE",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--param",
+                "rows=lots",
+            ],
+            "rows",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--settings",
+                "work-mem!",
+            ],
+            "not a setting name",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+                "--settings",
+                "synchronous_commit",
+            ],
+            "--param sync-commit",
+        ),
+        (
+            &[
+                "tune",
+                "--workload",
+                "index-build",
+                "--budget",
+                "1min",
+                "--settings",
+                "full_page_writes",
+            ],
+            "--allow-durability-tradeoff",
+        ),
+        (
+            &[
+                "--observe",
+                "tune",
+                "--workload",
+                "ingest",
+                "--budget",
+                "1min",
+            ],
+            "look-only",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = lab().command().args(*args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: one sentence: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // --resume with nothing saved (its own data dir, so no other test's state is seen).
+    let dir = temp_dir("tune-resume-none");
+    let out = Command::new(TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args(["tune", "--resume"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no saved tune"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).ok();
+}
