@@ -26,6 +26,11 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if args.is_empty() {
+        // `cargo test --all-targets` runs every bench once without arguments.
+        eprintln!("tune_compare: no tune.sql given; run `bash benches/tune.sh`");
+        return;
+    }
     if args.len() < 4 {
         eprintln!("usage: tune_compare TUNE.SQL ROUNDS SETTINGS WORKLOAD [KEY=VALUE…]");
         std::process::exit(2);

@@ -117,6 +117,7 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
                 &target,
                 on_sandbox,
                 probe_dir.clone(),
+                &ctx.global.schema,
                 fresh,
             )
             .await
@@ -183,7 +184,7 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
             ..RunOptions::default()
         },
-        rules: st.spec.rules(),
+        rules: crate::tune::setup::rules(&st.spec),
         state_file: state_file.clone(),
         events: tx,
     };

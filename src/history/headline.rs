@@ -1,7 +1,9 @@
 //! One number per run for a glance at past results (the TUI's history strip): the run's
 //! result, not its duration. For a sweep that is the median of its best setting in the
 //! experiment's own measure (build seconds, rows/s); for growth, the write of one version
-//! at the largest step the first design measured, the number the original table grew by.
+//! at the largest step the first design measured, the number the original table grew by; for
+//! a query, the best median of its first statement (or client count) — statements are not
+//! comparable with each other.
 
 use super::compare::settings::samples;
 use crate::experiment::{ReportBody, RunReport};
@@ -12,7 +14,7 @@ use crate::measure::verdict::Better;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Headline {
     pub value: f64,
-    /// The unit of `value`: "s" or "rows/s".
+    /// The unit of `value`: "s", "rows/s" or "tx/s".
     pub unit: &'static str,
     /// What the number is: "best median", "snapshot write at 100 versions".
     pub what: String,
@@ -20,6 +22,29 @@ pub struct Headline {
 }
 
 pub fn headline(report: &RunReport) -> Option<Headline> {
+    if let ReportBody::Query(b) = &report.body {
+        let u = b.summary.units.first()?;
+        let better = b.better();
+        let best = u
+            .finding
+            .settings
+            .iter()
+            .filter_map(|s| s.estimate.map(|e| e.median))
+            .reduce(|a, x| match better {
+                Better::Lower => a.min(x),
+                Better::Higher => a.max(x),
+            })?;
+        return Some(Headline {
+            value: best,
+            unit: if better == Better::Higher {
+                "tx/s"
+            } else {
+                "s"
+            },
+            what: format!("best median of {}", u.name),
+            better,
+        });
+    }
     if let ReportBody::Growth(b) = &report.body {
         let design = *b.params.designs.first()?;
         let step = b

@@ -26,7 +26,7 @@ fn bytes(b: i64) -> String {
 }
 
 /// A confidence reached, as `75%` or `96.9%`.
-fn reached(l: f64) -> String {
+pub(super) fn reached(l: f64) -> String {
     let p = l * 100.0;
     if (p - p.round()).abs() < 0.05 {
         format!("{p:.0}%")

@@ -82,10 +82,14 @@ fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendat
             u.name
         )),
         (Some(Verdict::TooFewTrials), _) => words(format!(
-            "{}: {}. No recommendation; run again with repeat {} or more (or repeat auto).",
+            "{}: {}. No recommendation{}",
             u.name,
             f.sentence_with(&fmt),
-            f.more_repeats_needed.unwrap_or(4)
+            match f.more_repeats_needed {
+                Some(n) =>
+                    format!("; run again with repeat {n} or more (an estimate), or repeat auto."),
+                None => ".".to_string(),
+            }
         )),
         (Some(_), None) => words(format!(
             "{}: {}: keep the current settings.",
@@ -109,10 +113,11 @@ fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendat
                 .and_then(|s| s.estimate)
                 .map(|e| {
                     format!(
-                        " ({} [{}, {}], median of {})",
+                        " ({} [{}, {}] at {:.0}%, median of {})",
                         fmt(e.median),
                         fmt(e.ci_low),
                         fmt(e.ci_high),
+                        e.level * 100.0,
                         e.n
                     )
                 })

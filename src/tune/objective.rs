@@ -26,16 +26,16 @@ pub struct Objective {
 
 impl Objective {
     /// The objective of a workload: its experiment's measure (a query workload in throughput
-    /// mode counts transactions/s).
+    /// mode — clients, or a script — counts transactions/s).
     pub fn of(spec: &ExperimentSpec) -> Objective {
-        if let ExperimentSpec::Query(q) = spec {
-            if !q.clients.is_empty() {
-                return Objective {
-                    better: Better::Higher,
-                    unit: "tx/s",
-                    what: "transactions/s over a pass of the workload",
-                };
-            }
+        if let ExperimentSpec::Query(q) = spec
+            && q.throughput()
+        {
+            return Objective {
+                better: Better::Higher,
+                unit: "tx/s",
+                what: "transactions/s over a pass of the workload",
+            };
         }
         match spec.kind() {
             ExperimentKind::Ingest => Objective {

@@ -66,15 +66,54 @@ pub fn comparison_text(c: &Comparison) -> String {
     )
 }
 
+/// Why the tuned set is not recommended, when it is not: the confirmation decides the whole
+/// set, as a race decided each value. The set goes in when the confirmation shows it better
+/// than the starting configuration, or shown equivalent when every change was only
+/// "equivalent and cheaper" (then the set is cheaper at no shown cost). Anything else —
+/// shown worse, equivalent where a change promised better, undecided, not run — holds the
+/// script back: changes each within the noise of their race may add up to a loss only the
+/// whole set shows, and "not shown worse" is not "as good".
+pub fn withheld(st: &TuneState) -> Option<String> {
+    let changed: Vec<&Decision> = st
+        .decisions
+        .iter()
+        .filter(|d| d.value != d.start && d.why != Why::NotShown)
+        .collect();
+    if changed.is_empty() {
+        return None;
+    }
+    let Some(c) = st.confirm.as_ref() else {
+        return Some(
+            "the confirmation of the tuned set did not run (the budget ran out first): give a larger --budget or --resume".into(),
+        );
+    };
+    let Some(cmp) = c.comparison.as_ref() else {
+        return Some("no round of the confirmation finished: give a larger --budget".into());
+    };
+    let all_cheaper = changed.iter().all(|d| d.why == Why::EquivalentCheaper);
+    match cmp.verdict {
+        Verdict::Faster => None,
+        Verdict::NoSignificantDifference if all_cheaper => None,
+        Verdict::NoSignificantDifference => Some(
+            "the confirmation showed the tuned set equivalent to the starting configuration, not better as its races promised".into(),
+        ),
+        Verdict::Slower => Some(
+            "the confirmation showed the tuned set worse than the starting configuration".into(),
+        ),
+        Verdict::TooFewTrials | Verdict::NotComparable => Some(format!(
+            "the confirmation could not tell the tuned set from the starting configuration ({}{})",
+            comparison_text(cmp),
+            cmp.trials_needed
+                .map(|n| format!("; about {n} rounds would decide"))
+                .unwrap_or_default()
+        )),
+    }
+}
+
 /// The settings to recommend: each race's value when it was shown (better, or equivalent and
-/// cheaper) — none when the confirmation showed the tuned set worse.
+/// cheaper) — none when the confirmation did not confirm the set ([`withheld`]).
 pub fn recommended(st: &TuneState) -> Vec<Recommendation<'_>> {
-    if st
-        .confirm
-        .as_ref()
-        .and_then(|c| c.comparison.as_ref())
-        .is_some_and(|c| c.verdict == Verdict::Slower)
-    {
+    if withheld(st).is_some() {
         return Vec::new();
     }
     st.decisions
@@ -160,16 +199,9 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     line("");
     if recs.is_empty() {
         line("-- no change recommended:");
-        let why = if st
-            .confirm
-            .as_ref()
-            .and_then(|c| c.comparison.as_ref())
-            .is_some_and(|c| c.verdict == Verdict::Slower)
-        {
-            "the confirmation showed the tuned set worse than the starting configuration"
-        } else {
-            "no setting was shown better, or equivalent and cheaper, than its current value"
-        };
+        let why = withheld(st).unwrap_or_else(|| {
+            "no setting was shown better, or equivalent and cheaper, than its current value".into()
+        });
         line(&format!("--   {why}."));
     }
     for r in &recs {

@@ -77,22 +77,37 @@ pub fn workload(
         };
         params.insert(k.trim().to_string(), v.trim().to_string());
     }
-    let dropped_set = params.remove("set").filter(|s| !s.trim().is_empty());
-    // Candidate indexes are a query's own sweep, not settings: a tune keeps the indexes as
-    // they are and says so.
-    let dropped_index = if kind == ExperimentKind::Query {
-        params.remove("index").filter(|s| !s.trim().is_empty())
-    } else {
-        None
-    };
     let mut spec = kind.parse_spec(&params).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(|(k, e)| format!("{k}: {e}")).collect();
         usage(format!("--workload {name}: {}", lines.join("; ")))
     })?;
-    let mut notes: Vec<String> = Vec::new();
-    // A query's setup builds its tables once for the whole tune (every round is a run): kept
-    // as a dataset of its text, reused by the next round, dropped by `pglab clean --datasets`.
-    if let ExperimentSpec::Query(q) = &mut spec {
+    let notes = normalise(&mut spec);
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    Ok((spec, note))
+}
+
+/// What a tune changes in a workload before it races settings on it, one sentence each: its
+/// own settings sweep is left out (the tune chooses the settings); a query's candidate indexes
+/// are left out (a tune searches settings on the tables as they are); a query's setup runs
+/// once and is kept for every round (each round is a run). Both front ends go through it (in
+/// [`new_state`]); a second call finds nothing to say.
+pub fn normalise(spec: &mut ExperimentSpec) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !spec.settings().is_empty() {
+        notes.push(format!(
+            "the workload's own settings sweep ({}) is left out: the tune chooses the settings",
+            spec.settings().text()
+        ));
+        spec.set_settings(crate::experiment::whatif::SettingsSweep::default());
+    }
+    if let ExperimentSpec::Query(q) = spec {
+        if !q.index.is_empty() {
+            notes.push(format!(
+                "the workload's candidate indexes ({}) are left out: a tune searches settings on the tables as they are (measure candidates with pglab run query --index)",
+                q.index.join("; ")
+            ));
+            q.index.clear();
+        }
         if !q.setup_sql.is_empty() && !q.keep_setup {
             q.keep_setup = true;
             notes.push(
@@ -100,18 +115,49 @@ pub fn workload(
             );
         }
     }
-    if let Some(s) = dropped_set {
-        notes.push(format!(
-            "the workload's own settings sweep ({s}) is left out: the tune chooses the settings"
-        ));
+    notes
+}
+
+/// A query workload checked before anything is measured, as `pglab run query` checks it:
+/// the statements parse on the server, no cold cache off the sandbox, no DML on a real
+/// server without `writes rollback` — one sentence each, instead of a failed first round
+/// that `--resume` would only repeat. `client` gets its own search path back after.
+async fn precheck(
+    client: &Client,
+    spec: &ExperimentSpec,
+    schema: &str,
+    on_sandbox: bool,
+) -> std::result::Result<(), SetupError> {
+    let ExperimentSpec::Query(q) = spec else {
+        return Ok(());
+    };
+    let mut problems = crate::experiment::query::precheck::check_spec(q, on_sandbox);
+    if problems.is_empty() {
+        problems = crate::experiment::query::precheck::check_on_server(
+            client, q, schema, on_sandbox, false,
+        )
+        .await;
+        client
+            .batch_execute("RESET search_path")
+            .await
+            .map_err(|e| SetupError::Failed(e.to_string()))?;
     }
-    if let Some(i) = dropped_index {
-        notes.push(format!(
-            "the workload's candidate indexes ({i}) are left out: a tune searches settings on the tables as they are (measure candidates with pglab run query --index)"
-        ));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(SetupError::Nothing(format!(
+            "the workload cannot run here: {}",
+            problems.join("; ")
+        )))
     }
-    let note = (!notes.is_empty()).then(|| notes.join("; "));
-    Ok((spec, note))
+}
+
+/// The rules a tune's races and confirmation compare by: the workload's confidence and
+/// smallest effect for a fixed count — the race spends its own error over its looks
+/// (`race.rs`), so a workload's `repeat auto` must not add a second correction for the same
+/// looks.
+pub fn rules(spec: &ExperimentSpec) -> crate::measure::rules::Rules {
+    spec.rules().fixed()
 }
 
 /// `--settings`: auto (the kind's list) or names, each checked for a sentence of its own.
@@ -245,6 +291,7 @@ pub async fn new_state(
     target: &str,
     on_sandbox: bool,
     probe_dir: Option<std::path::PathBuf>,
+    schema: &str,
     fresh: Fresh,
 ) -> std::result::Result<TuneState, SetupError> {
     let Fresh {
@@ -254,6 +301,8 @@ pub async fn new_state(
         settings,
         budget,
     } = fresh;
+    let normalised = normalise(&mut spec);
+    precheck(client, &spec, schema, on_sandbox).await?;
     let reach = Reach::of(on_sandbox, server.citus.is_some());
     let max_conn = server
         .setting("max_connections")
@@ -272,6 +321,7 @@ pub async fn new_state(
         .await
         .map_err(SetupError::Failed)?;
     let mut notes: Vec<String> = note.into_iter().collect();
+    notes.extend(normalised);
     notes.extend(planned.notes);
     if planned.settings.is_empty() {
         return Err(SetupError::Nothing(format!(

@@ -265,15 +265,15 @@ async fn body(
     let mut bench = Bench::open(ctx, spec, mode).await?;
     let settings_blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
     let blocks = rounds::blocks(spec, &settings_blocks);
-    for (bi, block) in blocks.iter().enumerate() {
-        let v = spec.split_combo(block[0]).0;
+    for group in by_index_value(spec, blocks) {
+        let v = spec.split_combo(group[0][0]).0;
         if v > 0 {
             let cand = report.indexes[v - 1].clone();
             if cand.hypothetical() {
                 let sql = candidate::Candidate::parse(&cand.sql)
                     .map_err(RunError::Failed)?
                     .hypothetical_sql();
-                for &c in block {
+                for &c in group.iter().flatten() {
                     bench.hypothetical(report, c, &sql).await?;
                 }
                 continue;
@@ -283,9 +283,16 @@ async fn body(
                 indexes::build(ctx, &session, &mut report.indexes[v - 1]).await?;
             }
         }
+        // The core decides over every combination run so far and this value's.
+        let family: Vec<usize> = report
+            .combos
+            .iter()
+            .map(|c| c.combo)
+            .filter(|&c| spec.split_combo(c).0 <= v)
+            .collect();
         let mut r = 1;
         loop {
-            let planned = rounds::round(report, block, r);
+            let planned = rounds::group_round(report, &group, &family, r);
             if planned.is_empty() {
                 break;
             }
@@ -300,10 +307,7 @@ async fn body(
             }
             r += 1;
         }
-        let last_of_value = blocks
-            .get(bi + 1)
-            .is_none_or(|next| spec.split_combo(next[0]).0 != v);
-        if v > 0 && last_of_value {
+        if v > 0 {
             let c = &mut report.indexes[v - 1];
             if indexes::drop(ctx, c).await {
                 ctx.note(format!("index {} dropped after its trials", c.value))
@@ -320,7 +324,7 @@ async fn body(
             .count();
         if undecided > 0 {
             ctx.note(format!(
-                "repeat auto stopped at max-repeat {} with {undecided} statement{} still undecided",
+                "repeat auto ended at max-repeat {} with {undecided} statement{} still undecided",
                 spec.decision.max_repeat,
                 if undecided == 1 { "" } else { "s" }
             ))
@@ -328,4 +332,18 @@ async fn body(
         }
     }
     Ok(())
+}
+
+/// The blocks grouped by index value, in order: one group's restart blocks interleave round by
+/// round; a candidate index is built once for its group and dropped after it.
+fn by_index_value(spec: &QuerySpec, blocks: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
+    let mut groups: Vec<Vec<Vec<usize>>> = Vec::new();
+    for b in blocks {
+        let v = spec.split_combo(b[0]).0;
+        match groups.last_mut() {
+            Some(g) if spec.split_combo(g[0][0]).0 == v => g.push(b),
+            _ => groups.push(vec![b]),
+        }
+    }
+    groups
 }

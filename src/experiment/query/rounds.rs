@@ -1,13 +1,17 @@
-//! Which trials run, in what order. A block is the combinations that can interleave: one
-//! value of the index dimension (a built candidate stays for its block) and one restart block
-//! of the swept settings. Within a block every round runs each unit (statement, or client
-//! count) once under every combination, so drift over the run spreads over all of them. With
-//! `repeat = auto`, after the first rounds the statistics core says which combinations of each
-//! unit are still undecided ([`crate::measure::finding::needs_more`]) and each further round
-//! runs just those, until none is or each has `max-repeat` trials.
+//! Which trials run, in what order. A block is the combinations that can interleave without a
+//! restart: one value of the index dimension (a built candidate stays for its trials) and one
+//! restart block of the swept settings. The restart blocks of one index value interleave
+//! round by round ([`group_round`]: every round visits every block, in the order
+//! [`round_blocks`] gives, one restart each), and within a block every round runs each unit
+//! (statement, or client count) once under every combination, so drift over the run spreads
+//! over all of them. With `repeat = auto`, after the first rounds the statistics core says
+//! which combinations of each unit are still undecided ([`crate::measure::finding::needs_more`],
+//! asked of the unit's whole sweep so far, not of one block) and each further round runs just
+//! those, until none is or each has `max-repeat` trials.
 
 use super::report::QueryReport;
 use super::spec::QuerySpec;
+use crate::experiment::whatif::round_blocks;
 use crate::measure::finding::{SettingTrials, needs_more};
 
 /// One trial to run.
@@ -43,10 +47,27 @@ pub fn blocks(spec: &QuerySpec, settings_blocks: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
+/// Round `round` (1-based) of one index value's restart blocks (`group`), every block
+/// visited once in the rotating order of [`round_blocks`]; `family`: the combinations the
+/// core decides over (every combination run so far and this group's).
+pub fn group_round(
+    report: &QueryReport,
+    group: &[Vec<usize>],
+    family: &[usize],
+    round_no: u32,
+) -> Vec<Planned> {
+    let ids: Vec<usize> = (0..group.len()).collect();
+    round_blocks(&ids, round_no.saturating_sub(1) as usize)
+        .into_iter()
+        .flat_map(|b| round(report, &group[b], family, round_no))
+        .collect()
+}
+
 /// Round `round` (1-based) of a block: every unit under every combination for the first
-/// `repeat.initial()` rounds; with `auto`, then what the core still needs, up to
+/// `repeat.initial()` rounds; with `auto`, then what the core still needs of the block's
+/// combinations, deciding over `family` (the block's combinations among them), up to
 /// `max-repeat` per combination.
-pub fn round(report: &QueryReport, block: &[usize], round: u32) -> Vec<Planned> {
+pub fn round(report: &QueryReport, block: &[usize], family: &[usize], round: u32) -> Vec<Planned> {
     let spec = &report.params;
     let units = spec.units();
     if round <= spec.repeat.initial() {
@@ -67,7 +88,7 @@ pub fn round(report: &QueryReport, block: &[usize], round: u32) -> Vec<Planned> 
     }
     let mut out = Vec::new();
     for unit in 0..units {
-        let trials: Vec<SettingTrials> = block
+        let trials: Vec<SettingTrials> = family
             .iter()
             .map(|&c| SettingTrials {
                 label: report.combo_label(c),
@@ -85,9 +106,9 @@ pub fn round(report: &QueryReport, block: &[usize], round: u32) -> Vec<Planned> 
             report.better(),
             &spec.decision.rules_for(spec.repeat),
         ) {
-            if trials[i].values.len() < most {
+            if block.contains(&family[i]) && trials[i].values.len() < most {
                 out.push(Planned {
-                    combo: block[i],
+                    combo: family[i],
                     unit,
                     repeat: round,
                 });
@@ -120,11 +141,69 @@ mod tests {
         // A restart per settings combination: each is a block of its own.
         assert_eq!(blocks(&s, &[0, 1]), [vec![0], vec![1], vec![2], vec![3]]);
         let r = QueryReport::new(&s);
-        let first = round(&r, &[0, 1], 1);
+        let first = round(&r, &[0, 1], &[0, 1], 1);
         let seq: Vec<(usize, usize)> = first.iter().map(|p| (p.combo, p.unit)).collect();
         assert_eq!(seq, [(0, 0), (0, 1), (1, 0), (1, 1)]);
-        assert_eq!(round(&r, &[0, 1], 2).len(), 4);
-        assert!(round(&r, &[0, 1], 3).is_empty());
+        assert_eq!(round(&r, &[0, 1], &[0, 1], 2).len(), 4);
+        assert!(round(&r, &[0, 1], &[0, 1], 3).is_empty());
+    }
+
+    /// Restart blocks are never run all repeats at a time: every round visits every block
+    /// (ABAB for two, rotating for three), one restart each.
+    #[test]
+    fn restart_blocks_interleave_round_by_round() {
+        let s = spec(&[
+            ("sql", "SELECT 1"),
+            ("set", "shared_buffers=16MB,32MB,64MB"),
+            ("repeat", "3"),
+        ]);
+        let r = QueryReport::new(&s);
+        let group = blocks(&s, &[0, 1, 2]);
+        assert_eq!(group, [vec![0], vec![1], vec![2]]);
+        let order: Vec<Vec<usize>> = (1..=3)
+            .map(|n| {
+                group_round(&r, &group, &[0, 1, 2], n)
+                    .iter()
+                    .map(|p| p.combo)
+                    .collect()
+            })
+            .collect();
+        assert_eq!(order, [vec![0, 1, 2], vec![1, 2, 0], vec![2, 0, 1]]);
+        assert!(group_round(&r, &group, &[0, 1, 2], 4).is_empty());
+    }
+
+    /// With auto and one combination per restart block, the core is asked about the whole
+    /// sweep: a block of one keeps running while the sweep is undecided (it used to stop at
+    /// 3 trials, a family of one being "decided").
+    #[test]
+    fn auto_decides_over_the_sweep_not_the_block() {
+        let s = spec(&[
+            ("sql", "SELECT 1"),
+            ("set", "shared_buffers=16MB,32MB"),
+            ("repeat", "auto"),
+        ]);
+        let mut r = QueryReport::new(&s);
+        for c in 0..2 {
+            r.combos.push(super::super::report::ComboInfo {
+                combo: c,
+                label: format!("c{c}"),
+                index_value: 0,
+                settings: Vec::new(),
+            });
+        }
+        for rep in 1..=3 {
+            r.trials
+                .push(QueryTrial::test(0, 1.0 + rep as f64 * 0.01, rep));
+            r.trials
+                .push(QueryTrial::test(1, 1.0 + rep as f64 * 0.011, rep));
+        }
+        let group = blocks(&s, &[0, 1]);
+        let next = group_round(&r, &group, &[0, 1], 4);
+        assert_eq!(next.len(), 2, "both blocks go on: {next:?}");
+        assert!(
+            round(&r, &[0], &[0], 4).is_empty(),
+            "alone, a block of one decides nothing"
+        );
     }
 
     fn s_most(s: &QuerySpec) -> usize {
@@ -147,7 +226,7 @@ mod tests {
                 settings: Vec::new(),
             });
         }
-        assert_eq!(round(&r, &[0, 1], 3).len(), 2);
+        assert_eq!(round(&r, &[0, 1], &[0, 1], 3).len(), 2);
         let push = |r: &mut QueryReport, combo: usize, seconds: f64, repeat: u32| {
             r.trials.push(QueryTrial::test(combo, seconds, repeat));
         };
@@ -160,7 +239,7 @@ mod tests {
         let most = s_most(&s);
         let mut rep = 4;
         loop {
-            let next = round(&r, &[0, 1], rep);
+            let next = round(&r, &[0, 1], &[0, 1], rep);
             if next.is_empty() {
                 break;
             }

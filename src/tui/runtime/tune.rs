@@ -97,6 +97,7 @@ async fn tune(
         &target.describe(),
         run.sandbox.is_some(),
         run.probe_dir.clone(),
+        &run.schema,
         fresh,
     )
     .await
@@ -118,7 +119,7 @@ async fn tune(
     }
     let tuner = Tuner {
         target,
-        rules: st.spec.rules(),
+        rules: crate::tune::setup::rules(&st.spec),
         run,
         state_file: state_file.clone(),
         events: etx,
