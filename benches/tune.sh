@@ -24,6 +24,7 @@ cargo build -q
 BIN=$PWD/target/debug/pglab
 unset PGHOST PGPORT PGDATABASE
 export PGLAB_DATA_DIR=${PGLAB_DATA_DIR:-$(mktemp -d /tmp/pglab-tune.XXXXXX)}
+mkdir -p "$PGLAB_DATA_DIR"
 chmod 755 "$PGLAB_DATA_DIR"
 out=$(mktemp -d /tmp/pglab-tune-out.XXXXXX)
 "$BIN" sandbox start >/dev/null

@@ -142,6 +142,8 @@ pub enum TuneMsg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TuneCmd {
     Start {
+        /// The workload as the view names it (`work-mem-spill (preset)`).
+        workload: String,
         spec: Box<ExperimentSpec>,
         budget: Duration,
         settings: Vec<String>,

@@ -23,8 +23,13 @@ pub fn open(app: &mut App) -> Vec<Command> {
         return Vec::new();
     }
     if app.tune.stage == TuneStage::Form {
+        // The workload as a DBA named it: the preset while its values are on screen, else the
+        // experiment (the script's header gives every parameter).
         app.tune.workload = match app.params.spec_key() {
-            Some(key) => key,
+            Some(_) => match app.params.preset_name() {
+                Some(name) => format!("{name} (preset)"),
+                None => format!("{} (the parameters on screen)", app.params.kind),
+            },
             None => {
                 app.notify(
                     Level::Warn,
@@ -117,6 +122,7 @@ fn start(app: &mut App) -> Vec<Command> {
         ..TuneView::default()
     };
     vec![Command::Tune(TuneCmd::Start {
+        workload: v.workload.clone(),
         spec: Box::new(spec),
         budget,
         settings,

@@ -144,10 +144,7 @@ fn needs(apply: Apply) -> &'static str {
 pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     let obj = Objective::of(&st.spec);
     let mut out = String::new();
-    let mut line = |s: &str| {
-        out.push_str(s);
-        out.push('\n');
-    };
+    let mut line = |s: &str| push_line(&mut out, s);
     line("-- pglab tune: settings measured on a workload, each with its evidence.");
     line("-- Review before applying; pglab never applies this outside its own sandbox.");
     line(&format!(
@@ -263,6 +260,22 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     out
 }
 
+/// Add `s` as a line of the script. A comment stays a comment: text with line breaks in it (a
+/// workload's SQL among its parameters, a note) goes on over lines of their own that start
+/// with `--`, so that pasting the script into psql runs only its ALTER SYSTEM lines.
+fn push_line(out: &mut String, s: &str) {
+    let comment = s.starts_with("--");
+    for (i, part) in s.split('\n').enumerate() {
+        if i > 0 && comment {
+            out.push_str("--   ");
+            out.push_str(part.trim_start());
+        } else {
+            out.push_str(part);
+        }
+        out.push('\n');
+    }
+}
+
 /// The `(name, value)` pairs of a script's `ALTER SYSTEM SET` lines (what a test or a DBA
 /// checks the script by).
 pub fn parse_script(text: &str) -> Vec<(String, String)> {
@@ -284,6 +297,27 @@ pub fn parse_script(text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A workload's SQL in a comment must not leave the comment: every line is a comment.
+    #[test]
+    fn a_comment_with_line_breaks_stays_a_comment() {
+        let mut out = String::new();
+        push_line(
+            &mut out,
+            "-- workload: q (setup=CREATE TABLE t AS\n  SELECT 1;sql=SELECT 2\nFROM t)",
+        );
+        push_line(&mut out, "ALTER SYSTEM SET work_mem = '64MB';");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "-- workload: q (setup=CREATE TABLE t AS",
+                "--   SELECT 1;sql=SELECT 2",
+                "--   FROM t)",
+                "ALTER SYSTEM SET work_mem = '64MB';"
+            ]
+        );
+    }
 
     #[test]
     fn alter_lines_parse_back() {

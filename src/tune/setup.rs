@@ -346,7 +346,14 @@ pub async fn new_state(
                 }
             ),
             data,
-            workload: format!("{workload} ({})", spec.spec_key()),
+            // One line: a query's SQL among the parameters keeps its words, not its breaks.
+            workload: format!(
+                "{workload} ({})",
+                spec.spec_key()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
         },
         spec,
         target: target.to_string(),

@@ -141,6 +141,34 @@ fn query_differences(a: &RunReport, b: &RunReport, out: &mut Vec<Difference>) {
     }
 }
 
+/// Whether a run took a CHECKPOINT before its trials, as its trials recorded it (None: a query
+/// run, or a record from before pglab said). `checkpoint = auto` means yes on the sandbox and
+/// no elsewhere, so the parameter text alone cannot tell two runs' conditions apart.
+fn took_checkpoints(r: &RunReport) -> Option<bool> {
+    match &r.body {
+        ReportBody::IndexBuild(b) => b.trials.iter().find(|t| !t.warmup).map(|t| t.checkpoint),
+        ReportBody::Ingest(b) => b.trials.first().map(|t| t.checkpoint),
+        ReportBody::Growth(b) => b.steps.iter().find_map(|s| s.checkpoint),
+        ReportBody::Query(_) => None,
+    }
+}
+
+/// A run whose trials followed a CHECKPOINT and one whose trials did not measured under
+/// different conditions (dirty buffers written inside the trial or not).
+fn checkpoint_difference(a: &RunReport, b: &RunReport, out: &mut Vec<Difference>) {
+    if let (Some(ca), Some(cb)) = (took_checkpoints(a), took_checkpoints(b))
+        && ca != cb
+    {
+        let words = |c: bool| if c { "before each trial" } else { "none" }.to_string();
+        out.push(Difference {
+            name: "checkpoint taken".into(),
+            baseline: Some(words(ca)),
+            candidate: Some(words(cb)),
+            role: Role::Condition,
+        });
+    }
+}
+
 /// Server settings that do not bear on the speed of what pglab measures.
 const HARMLESS_SETTINGS: &[&str] = &[
     "data_directory",
@@ -245,6 +273,7 @@ pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Differe
     let mut out = Vec::new();
     diff_maps(&params(a), &params(b), &|k| param_role(kind, k), &mut out);
     query_differences(a, b, &mut out);
+    checkpoint_difference(a, b, &mut out);
     match (&a.server, &b.server) {
         (Some(sa), Some(sb)) => {
             if sa.version_num != sb.version_num || sa.version != sb.version {
@@ -353,6 +382,35 @@ mod tests {
             ..d
         };
         assert_eq!(d.reason(), "rows none vs 2M");
+    }
+
+    #[test]
+    fn trials_with_and_without_a_checkpoint_are_not_comparable() {
+        let a = crate::report::example::cybertec_10m("a");
+        let mut b = crate::report::example::cybertec_10m("b");
+        let ReportBody::IndexBuild(ib) = &mut b.body else {
+            panic!("an index-build example")
+        };
+        let before = took_checkpoints(&a).expect("the example records it");
+        for t in &mut ib.trials {
+            t.checkpoint = !before;
+        }
+        let d = differences(&a, &b, &[]);
+        let c = d
+            .iter()
+            .find(|d| d.name == "checkpoint taken")
+            .expect("the conditions differ");
+        assert_eq!(c.role, Role::Condition);
+        assert!(
+            reasons(&d)
+                .iter()
+                .any(|r| r.starts_with("checkpoint taken"))
+        );
+        assert!(
+            differences(&a, &a, &[])
+                .iter()
+                .all(|d| d.name != "checkpoint taken")
+        );
     }
 
     #[test]

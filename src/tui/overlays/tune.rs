@@ -255,18 +255,19 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             lines.push(Line::styled(l, theme.error()));
         }
     }
-    let room = rows.saturating_sub(lines.len());
-    if room > 1 && !v.notes.is_empty() {
-        let shown: Vec<String> = v
-            .notes
-            .iter()
-            .rev()
-            .take(room - 1)
-            .map(|n| fit(&format!("note: {n}"), cols))
-            .collect();
-        for n in shown.into_iter().rev() {
-            lines.push(Line::styled(n, theme.dim()));
+    // The notes, newest last, each wrapped over up to 3 lines, as many as fit below.
+    let room = rows.saturating_sub(lines.len()).saturating_sub(1);
+    let mut shown: Vec<String> = Vec::new();
+    for n in v.notes.iter().rev() {
+        let wrapped = wrap(&format!("note: {n}"), cols, 3);
+        if shown.len() + wrapped.len() > room {
+            break;
         }
+        shown.splice(0..0, wrapped);
+    }
+    if !shown.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(shown.into_iter().map(|n| Line::styled(n, theme.dim())));
     }
     lines.truncate(rows);
     f.render_widget(Paragraph::new(lines), inner);

@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Env;
-use crate::experiment::{ExperimentSpec, RunOptions, preflight};
+use crate::experiment::{RunOptions, preflight};
 use crate::server::snapshot;
 use crate::tui::msg::{Msg, TuneCmd, TuneMsg};
 use crate::tune::budget::Budget;
@@ -28,6 +28,7 @@ impl Tuning {
     pub fn exec(&mut self, cmd: TuneCmd, env: &Env, tx: UnboundedSender<Msg>) {
         match cmd {
             TuneCmd::Start {
+                workload,
                 spec,
                 budget,
                 settings,
@@ -44,8 +45,15 @@ impl Tuning {
                 };
                 let target = env.target.clone();
                 let data_dir = env.paths.data_dir.clone();
+                let fresh = Fresh {
+                    workload,
+                    spec: *spec,
+                    note: None,
+                    settings,
+                    budget,
+                };
                 let task = tokio::spawn(async move {
-                    let r = tune(target, *spec, budget, settings, run, &data_dir, &tx, &c).await;
+                    let r = tune(target, fresh, run, &data_dir, &tx, &c).await;
                     let _ = tx.send(Msg::Tune(TuneMsg::Done(r)));
                 });
                 self.running = Some((cancel, task));
@@ -67,12 +75,9 @@ impl Tuning {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn tune(
     target: std::sync::Arc<crate::server::Target>,
-    spec: ExperimentSpec,
-    total: Duration,
-    settings: Vec<String>,
+    fresh: Fresh,
     run: RunOptions,
     data_dir: &Path,
     tx: &UnboundedSender<Msg>,
@@ -84,13 +89,7 @@ async fn tune(
         .await
         .map_err(|e| e.to_string())?;
     preflight::may_write(&server)?;
-    let fresh = Fresh {
-        workload: format!("{} (the parameters on screen)", spec.kind()),
-        spec,
-        note: None,
-        settings,
-        budget: total,
-    };
+    let total = fresh.budget;
     let mut st = setup::new_state(
         &client,
         &server,
