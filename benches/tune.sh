@@ -10,13 +10,13 @@
 #      with the verdict core's words, the three pairs held together (benches/tune_compare.rs);
 #   3. wall time against the budget over BUDGET_RUNS more tunes of the ingest workload (with
 #      the two tunes of part 1: five runs).
-# Usage: bash benches/tune.sh   (BUDGET=15min ROUNDS=5 ROWS=200k BUDGET_RUNS="45s 60s 90s"
+# Usage: bash benches/tune.sh   (BUDGET=15min ROUNDS=5 ROWS=2M BUDGET_RUNS="45s 60s 90s"
 #                                WORKLOADS="ingest work-mem-spill")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=${BUDGET:-15min}
 ROUNDS=${ROUNDS:-5}
-ROWS=${ROWS:-200k}
+ROWS=${ROWS:-2M}
 BUDGET_RUNS=${BUDGET_RUNS:-"45s 60s 90s"}
 WORKLOADS=${WORKLOADS:-"ingest work-mem-spill"}
 INGEST_SETTINGS=max_wal_size,shared_buffers,wal_compression,wal_buffers,checkpoint_timeout

@@ -109,12 +109,24 @@ impl Tuner {
                 st.race_share_s =
                     budget.remaining().saturating_sub(reserve).as_secs_f64() / left as f64;
             }
-            let race = st.race.as_ref().expect("a race");
             let used = budget.spent().as_secs_f64() - st.race_started_s;
             let next = st
                 .pace
-                .estimate(race.alive().count())
+                .estimate(st.race.as_ref().map_or(0, |r| r.alive().count()))
                 .map_or(0.0, |d| d.as_secs_f64());
+            // Before the first look: plan the looks the race's share affords at the pace so
+            // far (the race's error is split evenly over them).
+            if let Some(race) = st.race.as_mut()
+                && race.planned_looks == 0
+                && race.looks == 0
+                && race.rounds + 1 >= super::race::FIRST_LOOK
+                && next > 0.0
+            {
+                let left = (st.race_share_s - used).max(0.0);
+                let rounds = race.rounds + (left / next).floor() as usize;
+                race.plan_looks(self.rules.confidence, rounds);
+            }
+            let race = st.race.as_ref().expect("a race");
             let over_share = race.rounds >= super::race::FIRST_LOOK
                 && st.plan.len() > st.decisions.len() + 1
                 && used + next > st.race_share_s;

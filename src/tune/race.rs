@@ -12,11 +12,16 @@
 //!   gets its share of the look's error, and whatever the data pick, all statements hold
 //!   together;
 //! - **sequential** (alpha spending): the race looks again and again as trials come in, so
-//!   look j may spend only α·2^−j of the error α = 1 − confidence; over all looks the race
-//!   spends less than α. A round whose trial count cannot reach the next look's level at all
-//!   (fixed by the count and the level, not by the data) is not a look and spends nothing. A
-//!   look whose share would need more than 99.9% confidence (beyond what the core computes)
-//!   is not taken: the race ends there, or at [`MAX_ROUNDS`].
+//!   the error α = 1 − confidence is split over its looks. Before its first look the race
+//!   plans how many looks its share of the budget affords ([`Race::plan_looks`], from the
+//!   pace of the runs so far, never from the comparisons), and each look spends α/L of the L
+//!   planned (Bonferroni over the looks: at most α over the race, whatever the data). A race
+//!   planned before the pace was known (a saved state of an older pglab) spends α·2^−j at
+//!   look j instead. A round whose trial count cannot reach the next look's level at all
+//!   (fixed by the count and the level, not by the data) is not a look and spends nothing.
+//!   A look whose share would need more than 99.9% confidence (beyond what the core
+//!   computes) is not planned: the race ends after its last planned look, or at
+//!   [`MAX_ROUNDS`] without a plan.
 //!
 //! The decision at the end ([`Race::decide`]) uses the same corrected confidence: a value
 //! replaces the one in effect only when it is shown better, or shown equivalent (the whole
@@ -32,8 +37,12 @@ use crate::measure::verdict::{Better, Comparison, Verdict, compare};
 /// The first round after which values are compared (5 against 5 can reach a family-wise
 /// corrected confidence; 4 against 4 tops out at 97%).
 pub const FIRST_LOOK: usize = 5;
-/// A race ends after this many rounds whatever it showed.
+/// A race without a plan of its looks ends after this many rounds whatever it showed.
 pub const MAX_ROUNDS: usize = 8;
+/// At most this many planned looks (a race of two values could afford hundreds).
+pub const MAX_LOOKS: usize = 16;
+/// The highest confidence a look may need: what the core's exact intervals compute.
+const MAX_LEVEL: f64 = 0.999;
 
 /// One value in the race.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,16 +119,42 @@ pub struct Race {
     pub looks: usize,
     /// The family size: candidates when the race began.
     pub family: usize,
+    /// Looks planned before the first (0: not planned, α·2^−j spending).
+    #[serde(default)]
+    pub planned_looks: usize,
 }
 
-/// The confidence of each comparison at look `j` (1-based) among `family` values: error
-/// α·2^−j shared by the family's k(k − 1)/2 pairs. None when that needs more than 99.9%.
-pub fn look_confidence(confidence: f64, look: usize, family: usize) -> Option<f64> {
+/// The confidence of each comparison at look `j` (1-based) among `family` values, with
+/// `planned` looks planned: error α/planned (or α·2^−j when none were planned) shared by the
+/// family's k(k − 1)/2 pairs. None past the plan, or when that needs more than 99.9%.
+pub fn look_confidence(confidence: f64, look: usize, family: usize, planned: usize) -> Option<f64> {
     let alpha = 1.0 - confidence;
+    let pairs = pairs_of(family) as f64;
+    let per = if planned == 0 {
+        alpha * 0.5f64.powi(look.max(1) as i32) / pairs
+    } else if look > planned {
+        return None;
+    } else {
+        alpha / planned as f64 / pairs
+    };
+    (per >= 1.0 - MAX_LEVEL - 1e-12).then_some(1.0 - per)
+}
+
+fn pairs_of(family: usize) -> usize {
     let k = family.max(2);
-    let pairs = k * (k - 1) / 2;
-    let per = alpha * 0.5f64.powi(look.max(1) as i32) / pairs as f64;
-    (per >= 0.001 - 1e-12).then_some(1.0 - per)
+    k * (k - 1) / 2
+}
+
+/// The looks a race of `family` values can plan when it can afford `rounds` rounds in all:
+/// one per round from [`FIRST_LOOK`] on, at least one, no more than [`MAX_LOOKS`] and no more
+/// than keep each look's level within 99.9%.
+pub fn looks_for(confidence: f64, family: usize, rounds: usize) -> usize {
+    let alpha = 1.0 - confidence;
+    let by_level = (alpha / ((1.0 - MAX_LEVEL) * pairs_of(family) as f64) + 1e-9).floor() as usize;
+    (rounds + 1)
+        .saturating_sub(FIRST_LOOK)
+        .clamp(1, MAX_LOOKS)
+        .min(by_level.max(1))
 }
 
 impl Race {
@@ -142,6 +177,24 @@ impl Race {
             rounds: 0,
             looks: 0,
             family,
+            planned_looks: 0,
+        }
+    }
+
+    /// Plan the race's looks, once, before the first: as many as `rounds` rounds in all
+    /// afford ([`looks_for`]).
+    pub fn plan_looks(&mut self, confidence: f64, rounds: usize) {
+        if self.planned_looks == 0 && self.looks == 0 {
+            self.planned_looks = looks_for(confidence, self.family, rounds);
+        }
+    }
+
+    /// The rounds this race may run: through its last planned look, or [`MAX_ROUNDS`].
+    pub fn max_rounds(&self) -> usize {
+        if self.planned_looks == 0 {
+            MAX_ROUNDS
+        } else {
+            FIRST_LOOK - 1 + self.planned_looks
         }
     }
 
@@ -193,9 +246,11 @@ impl Race {
     }
 
     fn rules_at(&self, rules: &Rules, look: usize) -> Option<Rules> {
-        look_confidence(rules.confidence, look, self.family).map(|confidence| Rules {
-            confidence,
-            ..*rules
+        look_confidence(rules.confidence, look, self.family, self.planned_looks).map(|confidence| {
+            Rules {
+                confidence,
+                ..*rules
+            }
         })
     }
 
@@ -244,7 +299,7 @@ impl Race {
     /// True when more rounds cannot change the outcome or may not be run: one value left,
     /// every value left shown equivalent to the leader, or the last look taken.
     pub fn settled(&self, better: Better, rules: &Rules) -> bool {
-        if self.alive().count() <= 1 || self.rounds >= MAX_ROUNDS {
+        if self.alive().count() <= 1 || self.rounds >= self.max_rounds() {
             return true;
         }
         if self.rounds >= FIRST_LOOK && self.rules_at(rules, self.looks + 1).is_none() {
@@ -360,20 +415,61 @@ mod tests {
     #[test]
     fn spending_halves_each_look_and_shares_it_in_the_family() {
         // Three values: three pairs.
-        let c1 = look_confidence(0.95, 1, 3).unwrap();
+        let c1 = look_confidence(0.95, 1, 3, 0).unwrap();
         assert!((c1 - (1.0 - 0.025 / 3.0)).abs() < 1e-12);
-        let c2 = look_confidence(0.95, 2, 3).unwrap();
+        let c2 = look_confidence(0.95, 2, 3, 0).unwrap();
         assert!((c2 - (1.0 - 0.0125 / 3.0)).abs() < 1e-12);
         // Two values: one pair.
-        assert!((look_confidence(0.95, 1, 2).unwrap() - 0.975).abs() < 1e-12);
+        assert!((look_confidence(0.95, 1, 2, 0).unwrap() - 0.975).abs() < 1e-12);
         // The whole race spends less than α: Σ α·2^−j < α.
         let spent: f64 = (1..=10)
-            .filter_map(|j| look_confidence(0.95, j, 3))
+            .filter_map(|j| look_confidence(0.95, j, 3, 0))
             .map(|c| (1.0 - c) * 3.0)
             .sum();
         assert!(spent < 0.05);
         // Past 99.9% a look is not taken.
-        assert_eq!(look_confidence(0.95, 5, 3), None);
+        assert_eq!(look_confidence(0.95, 5, 3, 0), None);
+    }
+
+    #[test]
+    fn planned_looks_split_alpha_evenly_and_stay_within_the_level() {
+        // Three values, 10 looks planned: each look's pairs at α/(3·10).
+        let c = look_confidence(0.95, 1, 3, 10).unwrap();
+        assert!((c - (1.0 - 0.05 / 30.0)).abs() < 1e-12);
+        assert_eq!(look_confidence(0.95, 10, 3, 10), Some(c));
+        assert_eq!(look_confidence(0.95, 11, 3, 10), None, "past the plan");
+        // Over the plan the race spends α exactly.
+        let spent: f64 = (1..=10)
+            .filter_map(|j| look_confidence(0.95, j, 3, 10))
+            .map(|c| (1.0 - c) * 3.0)
+            .sum();
+        assert!((spent - 0.05).abs() < 1e-9);
+        // Looks: one per affordable round from the first look on, capped by the level.
+        assert_eq!(looks_for(0.95, 3, 4), 1);
+        assert_eq!(looks_for(0.95, 3, 12), 8);
+        assert_eq!(looks_for(0.95, 3, 100), 16, "3 pairs: α/(3·16) ≥ 0.1%");
+        assert_eq!(looks_for(0.95, 4, 100), 8, "6 pairs: α/(6·8) ≥ 0.1%");
+        assert_eq!(looks_for(0.95, 2, 100), MAX_LOOKS);
+        for (k, rounds) in [(2, 30), (3, 30), (4, 30), (5, 30), (6, 30)] {
+            let l = looks_for(0.95, k, rounds);
+            assert!(
+                look_confidence(0.95, l, k, l).is_some(),
+                "{k} values, {l} looks"
+            );
+        }
+        let mut r = Race::new(
+            "work_mem",
+            vec![
+                ("a".into(), "current".into()),
+                ("b".into(), "pgtune".into()),
+                ("c".into(), "around".into()),
+            ],
+        );
+        assert_eq!(r.max_rounds(), MAX_ROUNDS);
+        r.plan_looks(0.95, 20);
+        assert_eq!((r.planned_looks, r.max_rounds()), (16, 20));
+        r.plan_looks(0.95, 6);
+        assert_eq!(r.planned_looks, 16, "planned once");
     }
 
     /// Four values are six pairs: 5 against 5 cannot reach the first look's 99.58%, so round
