@@ -164,6 +164,14 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
     }
 }
 
+/// `body` as a finished run on the example host and server (for tests that read a report's
+/// body, such as a tune's objective).
+pub fn with_body(body: ReportBody) -> RunReport {
+    let mut r = cybertec_10m("with-body");
+    r.body = body;
+    r
+}
+
 /// The 10M-row measurements from the design notes (sorted and random, serial, 3 repeats).
 pub fn cybertec_10m(run_id: &str) -> RunReport {
     index_build(

@@ -28,7 +28,7 @@ fn started(size: (u16, u16)) -> App {
     assert!(update(&mut app, key('t')).is_empty());
     assert_eq!(app.overlay, Overlay::Tune);
     assert!(
-        app.tune.workload == "index-build (the parameters on screen)",
+        app.tune.workload == "index-build, the parameters on screen",
         "{}",
         app.tune.workload
     );

@@ -26,10 +26,10 @@ pub fn open(app: &mut App) -> Vec<Command> {
         // The workload as a DBA named it: the preset while its values are on screen, else the
         // experiment (the script's header gives every parameter).
         app.tune.workload = match app.params.spec_key() {
-            Some(_) => match app.params.preset_name() {
-                Some(name) => format!("{name} (preset)"),
-                None => format!("{} (the parameters on screen)", app.params.kind),
-            },
+            Some(_) => app
+                .params
+                .preset_name()
+                .unwrap_or_else(|| format!("{}, the parameters on screen", app.params.kind)),
             None => {
                 app.notify(
                     Level::Warn,

@@ -129,3 +129,43 @@ pub fn trial_count(report: &RunReport) -> usize {
         ReportBody::Query(r) => r.trials.len(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::query::QueryTrial;
+
+    fn query(pairs: &[(&str, &str)]) -> ExperimentSpec {
+        ExperimentSpec::Query(Box::new(crate::experiment::query::test_spec(pairs)))
+    }
+
+    /// A query's pass is every statement once: its seconds summed per combination (lower is
+    /// better); with clients or a script, transactions over seconds (higher is better).
+    #[test]
+    fn a_query_pass_is_its_statements_or_its_transactions() {
+        let timed = query(&[("sql", "SELECT 1; SELECT 2"), ("set", "work_mem=1MB,64MB")]);
+        assert_eq!(Objective::of(&timed).better, Better::Lower);
+        let scripted = query(&[("sql", "SELECT 1"), ("clients", "4")]);
+        assert_eq!(Objective::of(&scripted).better, Better::Higher);
+        assert_eq!(Objective::of(&scripted).unit, "tx/s");
+        let ExperimentSpec::Query(q) = &timed else {
+            unreachable!()
+        };
+        let mut r = crate::experiment::query::QueryReport::new(q);
+        for (statement, combo, s) in [(0, 0, 1.0), (1, 0, 2.0), (0, 1, 0.5), (1, 1, 0.25)] {
+            let mut t = QueryTrial::test(combo, s, 1);
+            t.statement = statement;
+            r.trials.push(t);
+        }
+        let report = crate::report::example::with_body(ReportBody::Query(Box::new(r.clone())));
+        let m = per_combo(&report);
+        assert_eq!((m[&0], m[&1]), (3.0, 0.75));
+        assert_eq!(trial_count(&report), 4);
+        for t in &mut r.trials {
+            t.transactions = Some(100);
+        }
+        let report = crate::report::example::with_body(ReportBody::Query(Box::new(r)));
+        let m = per_combo(&report);
+        assert!((m[&0] - 200.0 / 3.0).abs() < 1e-9, "{m:?}");
+    }
+}

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::candidates::durability_loss;
+use super::confirm::Confirm;
 use super::objective::Objective;
 use super::race::{Decision, Why};
 use super::state::TuneState;
@@ -74,15 +75,19 @@ pub fn comparison_text(c: &Comparison) -> String {
 /// script back: changes each within the noise of their race may add up to a loss only the
 /// whole set shows, and "not shown worse" is not "as good".
 pub fn withheld(st: &TuneState) -> Option<String> {
-    let changed: Vec<&Decision> = st
-        .decisions
+    withheld_by(&st.decisions, st.confirm.as_ref())
+}
+
+/// [`withheld`] on the decisions and the confirmation alone.
+fn withheld_by(decisions: &[Decision], confirm: Option<&Confirm>) -> Option<String> {
+    let changed: Vec<&Decision> = decisions
         .iter()
         .filter(|d| d.value != d.start && d.why != Why::NotShown)
         .collect();
     if changed.is_empty() {
         return None;
     }
-    let Some(c) = st.confirm.as_ref() else {
+    let Some(c) = confirm else {
         return Some(
             "the confirmation of the tuned set did not run (the budget ran out first): give a larger --budget or --resume".into(),
         );
@@ -101,11 +106,9 @@ pub fn withheld(st: &TuneState) -> Option<String> {
             "the confirmation showed the tuned set worse than the starting configuration".into(),
         ),
         Verdict::TooFewTrials | Verdict::NotComparable => Some(format!(
-            "the confirmation could not tell the tuned set from the starting configuration ({}{})",
-            comparison_text(cmp),
-            cmp.trials_needed
-                .map(|n| format!("; about {n} rounds would decide"))
-                .unwrap_or_default()
+            "the confirmation's {} rounds could not tell the tuned set from the starting configuration ({}): measure the set with pglab run --set before applying it",
+            c.rounds,
+            comparison_text(cmp)
         )),
     }
 }
@@ -245,6 +248,14 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
         .map(|d| {
             if d.rounds == 0 {
                 format!("{} (not searched)", d.setting)
+            } else if d.value != d.start && d.why != Why::NotShown {
+                format!(
+                    "{} (its race: {} -> {}, {}; held back with the set, see above)",
+                    d.setting,
+                    d.start,
+                    d.value,
+                    d.why.as_str()
+                )
             } else {
                 format!("{} (stays {}: {})", d.setting, d.start, d.why.as_str())
             }
@@ -297,6 +308,61 @@ pub fn parse_script(text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decision(why: Why, value: &str) -> Decision {
+        Decision {
+            setting: "max_wal_size".into(),
+            start: "1GB".into(),
+            value: value.into(),
+            why,
+            comparison: None,
+            confidence: 0.99,
+            rounds: 6,
+            trials: 18,
+        }
+    }
+
+    /// A confirmation of the tuned (A) against the start (B), lower is better.
+    fn confirmed(tuned: &[f64], start: &[f64]) -> Confirm {
+        let mut c = Confirm::new(vec![("max_wal_size".into(), "4GB".into())]);
+        for (t, s) in tuned.iter().zip(start) {
+            c.add_round(*s, *t);
+        }
+        c.judge(
+            crate::measure::verdict::Better::Lower,
+            &crate::measure::rules::Rules::default(),
+        );
+        c
+    }
+
+    /// The script recommends the tuned set only when the confirmation confirms it; every other
+    /// outcome holds it back with its own reason.
+    #[test]
+    fn only_a_confirmed_set_is_recommended() {
+        let better = [decision(Why::Better, "4GB")];
+        let cheaper = [decision(Why::EquivalentCheaper, "512MB")];
+        let start = [10.0, 10.1, 9.9, 10.05, 9.95, 10.02];
+        let faster = confirmed(&[8.0, 8.1, 7.9, 8.05, 7.95, 8.02], &start);
+        let same = confirmed(&[10.0, 10.1, 9.9, 10.05, 9.95, 10.02], &start);
+        let slower = confirmed(&[12.0, 12.1, 11.9, 12.05, 11.95, 12.02], &start);
+        let open = confirmed(&[9.0, 11.5, 8.0], &start[..3]);
+        assert_eq!(withheld_by(&better, Some(&faster)), None);
+        assert_eq!(
+            withheld_by(&cheaper, Some(&same)),
+            None,
+            "cheaper at no shown cost"
+        );
+        let why = |d: &[Decision], c: Option<&Confirm>| withheld_by(d, c).unwrap_or_default();
+        assert!(why(&better, Some(&same)).contains("not better as its races promised"));
+        assert!(why(&better, Some(&slower)).contains("worse"));
+        assert!(why(&cheaper, Some(&slower)).contains("worse"));
+        assert!(why(&better, Some(&open)).contains("could not tell"));
+        assert!(why(&better, None).contains("did not run"));
+        let unjudged = Confirm::new(Vec::new());
+        assert!(why(&better, Some(&unjudged)).contains("no round"));
+        // Nothing changed: nothing to hold back (the script says no setting was shown).
+        assert_eq!(withheld_by(&[decision(Why::NotShown, "1GB")], None), None);
+    }
 
     /// A workload's SQL in a comment must not leave the comment: every line is a comment.
     #[test]

@@ -319,11 +319,19 @@ impl Race {
     /// The value to carry on, and why: shown better than the start value; else the cheapest
     /// value shown equivalent to it; else the start value.
     pub fn decide(&self, better: Better, rules: &Rules) -> Decision {
-        let r = self.rules_at(rules, self.looks.max(1)).unwrap_or(Rules {
-            confidence: 0.999,
+        // The level of the last look taken (or of the first, had none been): deciding at it on
+        // the same trials spends nothing new. A race whose looks cannot stay within 99.9%
+        // (a very high --confidence among many values) decides nothing.
+        let level = self.rules_at(rules, self.looks.max(1));
+        let r = level.unwrap_or(Rules {
+            confidence: MAX_LEVEL,
             ..*rules
         });
-        let start = self.candidates.iter().find(|c| c.value == self.start);
+        let start = self
+            .candidates
+            .iter()
+            .find(|c| c.value == self.start)
+            .filter(|_| level.is_some());
         let trials = self.candidates.iter().map(|c| c.trials.len()).sum();
         let mut d = Decision {
             setting: self.setting.clone(),

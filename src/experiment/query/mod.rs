@@ -284,11 +284,19 @@ async fn body(
             }
         }
         // The core decides over every combination run so far and this value's.
+        // (A hypothetical candidate's combinations have no trials: they are not in it.)
         let family: Vec<usize> = report
             .combos
             .iter()
+            .filter(|c| c.index_value <= v)
+            .filter(|c| {
+                c.index_value == 0
+                    || report
+                        .indexes
+                        .get(c.index_value - 1)
+                        .is_some_and(|i| !i.hypothetical())
+            })
             .map(|c| c.combo)
-            .filter(|&c| spec.split_combo(c).0 <= v)
             .collect();
         let mut r = 1;
         loop {

@@ -331,7 +331,11 @@ pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Differe
         });
     }
     for d in &mut out {
-        if vary.iter().any(|v| v == &d.name) {
+        // `--vary checkpoint` also names what the checkpoint parameter did to the trials.
+        if vary
+            .iter()
+            .any(|v| v == &d.name || (v == "checkpoint" && d.name == "checkpoint taken"))
+        {
             d.role = Role::Setting;
         }
     }
