@@ -313,6 +313,45 @@ mod tests {
     const A: [f64; 5] = [1.00, 1.02, 0.99, 1.01, 0.98];
     const B: [f64; 5] = [1.01, 0.98, 1.00, 1.02, 0.99];
 
+    /// Builds of ~30 ms are named as too short to mean anything, with the rows that would make
+    /// them last 100 ms; builds of a second are not.
+    #[test]
+    fn builds_under_100_ms_are_a_confounder_with_the_rows_that_would_do() {
+        let short: [f64; 5] = [0.031, 0.030, 0.032, 0.029, 0.030];
+        let r = report(
+            &[("order", "random"), ("mwm", "64MB,65MB"), ("rows", "100k")],
+            &[
+                (Order::Random, 0, "64MB", &short),
+                (Order::Random, 0, "65MB", &short),
+            ],
+        );
+        let c = r
+            .summary
+            .confounders
+            .iter()
+            .find(|c| c.contains("builds as short as"))
+            .unwrap_or_else(|| panic!("{:?}", r.summary.confounders));
+        assert!(
+            c.contains("30 ms") && c.contains("rows would make them last 100 ms"),
+            "{c}"
+        );
+        let r = report(
+            &[("order", "random"), ("mwm", "64MB,65MB")],
+            &[
+                (Order::Random, 0, "64MB", &A),
+                (Order::Random, 0, "65MB", &B),
+            ],
+        );
+        assert!(
+            r.summary
+                .confounders
+                .iter()
+                .all(|c| !c.contains("as short as")),
+            "{:?}",
+            r.summary.confounders
+        );
+    }
+
     #[test]
     fn a_tie_names_no_winner_and_recommends_nothing() {
         let r = report(
