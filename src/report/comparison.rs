@@ -307,3 +307,25 @@ pub fn render(c: &Comparison, format: Format) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three trials a side reach 90% (not 95%): the interval says the level it reaches, the
+    /// header says intervals are at the stated level unless marked, and with several settings
+    /// the verdict says what chance alone gives.
+    #[test]
+    fn short_intervals_are_marked_with_their_level_and_chance_is_said() {
+        let a = crate::report::example::cybertec_10m("a");
+        let b = crate::report::example::cybertec_10m("b");
+        let c = crate::history::compare::compare(&a, &b).expect("comparable");
+        let text = render(&c, Format::Table);
+        assert!(
+            text.contains("intervals at 95% unless marked with the level they reach"),
+            "{text}"
+        );
+        assert!(text.contains("(90%)"), "an n=3 interval is marked: {text}");
+        assert!(text.contains("chance alone"), "{text}");
+    }
+}
