@@ -162,3 +162,68 @@ pub fn recommendations(report: &RunReport, b: &QueryReport) -> Vec<Recommendatio
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::query::{QueryTrial, combos, test_spec};
+
+    /// A query run over work_mem × jit where only work_mem makes the difference: `times`
+    /// gives each combination's seconds (work_mem outermost).
+    fn run(times: [f64; 4]) -> (RunReport, QueryReport) {
+        let spec = test_spec(&[
+            ("sql", "SELECT 1"),
+            ("set", "work_mem=1MB,64MB; jit=on,off"),
+            ("repeat", "6"),
+        ]);
+        let mut q = QueryReport::new(&spec);
+        q.combos = combos(&spec);
+        // The server runs jit=off: a SET jit line would appear were the dimension not
+        // filtered by what mattered.
+        q.current_settings = [("work_mem", "4MB"), ("jit", "off")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let noise = [1.0, 1.002, 0.998, 1.001, 0.999, 1.0005];
+        for (c, base) in times.iter().enumerate() {
+            for (i, n) in noise.iter().enumerate() {
+                let mut t = QueryTrial::test(c, base * n, i as u32 + 1);
+                t.settings = q.combos[c].settings.iter().cloned().collect();
+                q.trials.push(t);
+            }
+        }
+        q.summarize(&[]);
+        let report = crate::report::example::with_body(crate::experiment::ReportBody::Query(
+            Box::new(q.clone()),
+        ));
+        (report, q)
+    }
+
+    /// The SET lines name what the core showed to matter and nothing else: work_mem, not
+    /// jit, whose values were shown equivalent.
+    #[test]
+    fn only_the_settings_that_made_the_difference_get_a_set_line() {
+        let (report, q) = run([2.0, 2.0, 1.0, 1.0]);
+        let recs = recommendations(&report, &q);
+        let sql: Vec<&String> = recs.iter().flat_map(|r| &r.sql).collect();
+        assert_eq!(sql, ["SET work_mem = '64MB';"], "{recs:#?}");
+        assert!(
+            recs[0].text.contains("shown as good as the best"),
+            "{}",
+            recs[0].text
+        );
+    }
+
+    /// Every combination shown equivalent: keep the current settings, no SQL.
+    #[test]
+    fn all_equivalent_keeps_the_current_settings() {
+        let (report, q) = run([1.0, 1.0, 1.0, 1.0]);
+        let recs = recommendations(&report, &q);
+        assert!(recs.iter().all(|r| r.sql.is_empty()), "{recs:#?}");
+        assert!(
+            recs[0].text.contains("keep the current settings"),
+            "{}",
+            recs[0].text
+        );
+    }
+}
