@@ -3,7 +3,7 @@
 #   1. fidelity: pglab's median time of a statement (run query, FID_REPEAT timed executions)
 #      against psql's \timing of the same statement FID_REPEAT times in one session, under the
 #      same settings on the same server, alternating over FID_ROUNDS rounds (goal: median
-#      ratio 0.95–1.05), for a ~250 ms aggregate and a one-row primary-key lookup (tens of µs).
+#      ratio 0.95–1.05), for a ~200 ms aggregate and a one-row primary-key lookup (tens of µs).
 #   2. throughput: `run query --script` against `pgbench -n -f` running the same script
 #      (simple protocol, pgbench's default and pglab's) with the same clients, 1, 4 and 16,
 #      for TPS_SECONDS each, rotating order over TPS_ROUNDS rounds: transactions/s ratio (goal

@@ -380,3 +380,32 @@ async fn an_unprivileged_role_runs_with_checkpoint_skipped_and_fields_marked() {
         b.summary.confounders
     );
 }
+
+/// Headless, a run says what it will cost before it starts — trials, rows and a time — and
+/// labels its progress as the TUI does.
+#[test]
+fn a_headless_run_prints_its_estimate_first() {
+    let lab = common::lab();
+    let out = lab
+        .command()
+        .args(["--db", &lab.db(), "run", "index-build", "--rows", "5k"])
+        .args(["--order", "random", "--mwm", "1MB,4MB", "--repeat", "1"])
+        .args(["--no-history"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let first = err
+        .lines()
+        .find(|l| l.contains("estimate:"))
+        .unwrap_or_else(|| panic!("no estimate line: {err}"));
+    assert!(
+        first.contains("2 trials × 5000 rows") && first.contains("time"),
+        "{first}"
+    );
+    let est = err.find("estimate:").unwrap();
+    assert!(
+        err.find("trial 1").is_none_or(|t| t > est),
+        "the estimate comes before the first trial: {err}"
+    );
+}

@@ -695,6 +695,7 @@ fn bad_input_is_one_sentence_and_exit_2() {
     let (code, err) = usage(&["--script", script.to_str().unwrap(), "--duration", "1s"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("line 3: \\sleep is not supported"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
 
     let (code, err) = usage(&["--sql", "SELECT 1", "--setup", "@/nonexistent/setup.sql"]);
     assert_eq!(code, Some(2), "{err}");
@@ -702,6 +703,7 @@ fn bad_input_is_one_sentence_and_exit_2() {
         err.contains("cannot read /nonexistent/setup.sql: no such file"),
         "{err}"
     );
+    assert_eq!(err.trim().lines().count(), 1, "one sentence: {err}");
     let lab = common::lab();
     let out = lab
         .command()

@@ -236,6 +236,39 @@ async fn round_trip_keeps_every_value_key_index_and_constraint() {
     );
 }
 
+/// `--indexes off`: the keys come along (a primary key is part of the table), the other
+/// indexes do not.
+#[tokio::test]
+async fn indexes_off_keeps_the_keys_and_leaves_the_other_indexes() {
+    let src = source();
+    let admin = src.admin().await;
+    admin
+        .batch_execute(
+            "CREATE SCHEMA noidx;
+             CREATE TABLE noidx.t (id int PRIMARY KEY, v text);
+             CREATE INDEX t_v ON noidx.t (v);
+             INSERT INTO noidx.t SELECT g, md5(g::text) FROM generate_series(1, 2000) g;
+             ANALYZE noidx.t;",
+        )
+        .await
+        .unwrap();
+    let mut s = spec(&["noidx.t"], Sample::All);
+    s.indexes = false;
+    let events = import(&src.conninfo("postgres"), s).await;
+    assert_eq!(finished(&events).records[0].rows, 2000);
+    let sb = common::lab().target().connect().await.unwrap();
+    let idx = strings(
+        &sb,
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = 'noidx' AND tablename = 't' ORDER BY 1",
+    )
+    .await;
+    assert_eq!(idx.len(), 1, "{idx:?}");
+    assert!(
+        idx[0].contains("UNIQUE") && idx[0].contains("(id)"),
+        "{idx:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_sample_is_the_size_it_should_be_and_repeatable() {
     let src = source();

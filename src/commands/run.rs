@@ -50,14 +50,18 @@ pub fn resolve_spec(ctx: &Ctx, args: &RunArgs) -> Result<(ExperimentSpec, Option
     };
     params.extend(args.params.iter().map(|(k, v)| (k.clone(), v.clone())));
     let spec = kind.parse_spec(&params).map_err(|errors| {
-        let lines: Vec<String> = errors
-            .iter()
-            .map(|(k, e)| format!("  --{k}: {e}"))
-            .collect();
-        user_error(
-            EXIT_USAGE,
-            format!("bad parameters for {kind}:\n{}", lines.join("\n")),
-        )
+        // One problem is one sentence; several are listed under one line.
+        let msg = match errors.as_slice() {
+            [(k, e)] => format!("bad parameter for {kind}: --{k}: {e}"),
+            _ => {
+                let lines: Vec<String> = errors
+                    .iter()
+                    .map(|(k, e)| format!("  --{k}: {e}"))
+                    .collect();
+                format!("bad parameters for {kind}:\n{}", lines.join("\n"))
+            }
+        };
+        user_error(EXIT_USAGE, msg)
     })?;
     Ok((spec, preset_name))
 }
