@@ -182,15 +182,7 @@ mod tests {
             ("set", "shared_buffers=16MB,32MB"),
             ("repeat", "auto"),
         ]);
-        let mut r = QueryReport::new(&s);
-        for c in 0..2 {
-            r.combos.push(super::super::report::ComboInfo {
-                combo: c,
-                label: format!("c{c}"),
-                index_value: 0,
-                settings: Vec::new(),
-            });
-        }
+        let mut r = two_combos(&s);
         for rep in 1..=3 {
             r.trials
                 .push(QueryTrial::test(0, 1.0 + rep as f64 * 0.01, rep));
@@ -206,6 +198,20 @@ mod tests {
         );
     }
 
+    /// A report of `s` with two combinations, `c0` and `c1`, and no trials yet.
+    fn two_combos(s: &QuerySpec) -> QueryReport {
+        let mut r = QueryReport::new(s);
+        for c in 0..2 {
+            r.combos.push(super::super::report::ComboInfo {
+                combo: c,
+                label: format!("c{c}"),
+                index_value: 0,
+                settings: Vec::new(),
+            });
+        }
+        r
+    }
+
     fn s_most(s: &QuerySpec) -> usize {
         s.repeat.most(s.decision.max_repeat) as usize
     }
@@ -217,15 +223,7 @@ mod tests {
             ("set", "work_mem=1MB,64MB"),
             ("repeat", "auto"),
         ]);
-        let mut r = QueryReport::new(&s);
-        for c in 0..2 {
-            r.combos.push(super::super::report::ComboInfo {
-                combo: c,
-                label: format!("c{c}"),
-                index_value: 0,
-                settings: Vec::new(),
-            });
-        }
+        let mut r = two_combos(&s);
         assert_eq!(round(&r, &[0, 1], &[0, 1], 3).len(), 2);
         let push = |r: &mut QueryReport, combo: usize, seconds: f64, repeat: u32| {
             r.trials.push(QueryTrial::test(combo, seconds, repeat));
