@@ -32,6 +32,7 @@ cargo build -q --release
 BIN=$PWD/target/release/pglab
 unset PGHOST PGPORT PGDATABASE
 export PGLAB_DATA_DIR=${PGLAB_DATA_DIR:-$(mktemp -d /tmp/pglab-verdicts.XXXXXX)}
+mkdir -p "$PGLAB_DATA_DIR"
 chmod 755 "$PGLAB_DATA_DIR"
 out=$(mktemp -d /tmp/pglab-verdicts-runs.XXXXXX)
 "$BIN" sandbox start >/dev/null
