@@ -111,3 +111,10 @@ impl AsyncPq {
         }
     }
 }
+
+/// Threads for `clients` libpq clients driven in non-blocking mode (both load generators):
+/// one per core, as `pgbench -j` would be given, never more than the clients.
+pub fn client_threads(clients: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    clients.clamp(1, cores.max(1))
+}

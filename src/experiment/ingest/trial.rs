@@ -72,7 +72,7 @@ pub async fn run(
     let session = ctx.session_settings();
     let mut first_id = at.first_id;
     // Clients are dealt round-robin to a thread per core (see `worker`).
-    let threads = worker::threads_for(n);
+    let threads = crate::server::pq_async::client_threads(n);
     let mut groups: Vec<Vec<ClientSetup>> = (0..threads).map(|_| Vec::new()).collect();
     for (index, &rows) in shares.iter().enumerate() {
         let setup = ClientSetup {

@@ -80,13 +80,6 @@ impl Drop for Reporter {
     }
 }
 
-/// Threads for `clients` loading clients: one per core (as `pgbench -j` would be given), never
-/// more than the clients.
-pub fn threads_for(clients: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    clients.clamp(1, cores.max(1))
-}
-
 /// Start a group of clients on one thread of their own. Reports arrive on `reports`; each
 /// loads when `go` carries a value and stops when `stop` is cancelled.
 pub fn start(

@@ -74,12 +74,6 @@ pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
 }
 
-/// Threads for `clients` clients: one per core, never more than the clients.
-pub fn threads_for(clients: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    clients.clamp(1, cores.max(1))
-}
-
 /// One command of the workload, ready to send.
 enum Ready {
     Set {

@@ -68,7 +68,7 @@ impl Clients {
         let (go, go_rx) = watch::channel(None);
         let (tx, rx) = mpsc::unbounded_channel();
         let done = work.done.clone();
-        let threads = loadgen::threads_for(n);
+        let threads = crate::server::pq_async::client_threads(n);
         let clients = Clients {
             n,
             stop: stop.clone(),
