@@ -115,7 +115,7 @@ pub fn start(
                     return;
                 }
             };
-            rt.block_on(futures_util::future::join_all(
+            rt.block_on(crate::server::pq_async::run_all(
                 setups
                     .into_iter()
                     .zip(reporters.iter_mut())

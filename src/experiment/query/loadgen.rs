@@ -26,7 +26,7 @@ use super::expr;
 use super::script::{Command, Part, Script};
 use crate::experiment::sql::SessionSettings;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
-use crate::server::pq_async::AsyncPq;
+use crate::server::pq_async::{self, AsyncPq};
 
 /// Highest transaction latency the histogram resolves: one hour, in microseconds.
 const LATENCY_HIGH_US: u64 = 3_600_000_000;
@@ -131,7 +131,7 @@ pub fn start(
                     return;
                 }
             };
-            rt.block_on(futures_util::future::join_all(ids.iter().map(|&id| {
+            rt.block_on(pq_async::run_all(ids.iter().map(|&id| {
                 client_main(work.clone(), id, stop.clone(), go.clone(), reports.clone())
             })));
         })
@@ -228,10 +228,7 @@ struct Client<'a> {
 impl Client<'_> {
     /// Send one command and read all its results: the rows they returned.
     async fn command(&mut self, sql: &std::ffi::CStr) -> Result<u64, String> {
-        if let Err(e) = self.pq.conn.send_query(sql) {
-            return Err(self.pq.failure(e));
-        }
-        self.pq.flush().await?;
+        self.pq.send_query(sql).await?;
         let mut rows = 0;
         let mut failed = None;
         while let Some(r) = self.pq.next_result().await? {
