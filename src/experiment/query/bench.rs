@@ -304,11 +304,13 @@ impl<'a> Bench<'a> {
                 self.session = PqSession::open(self.ctx, self.mode).await?;
                 self.set_combo().await?;
             }
+            self.ctx.emit.phase(Some(tref.clone()), "executing").await;
             let settings = self
                 .session
                 .shown(self.ctx, &self.ctx.whatif.names())
                 .await?;
-            self.ctx.emit.phase(Some(tref.clone()), "executing").await;
+            // The consumer's work on the events so far stays out of the timed window.
+            self.ctx.emit.settle().await;
             let (name, sql) = (s.name.clone(), s.sql.clone());
             let e = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
             QueryTrial {

@@ -200,6 +200,8 @@ impl RunState {
                 }
                 self.samples.push(s);
             }
+            // A mark for the experiment: dropped here, which lets it go on.
+            RunEvent::Settle(_) => {}
             RunEvent::Note(n) => {
                 if !self.notes.contains(&n) {
                     self.notes.push(n)
