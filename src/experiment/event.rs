@@ -283,3 +283,57 @@ pub struct RunHandle {
 
 /// Channel capacity: enough for bursts of samples; progress beyond it is dropped.
 pub const CHANNEL_CAPACITY: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn settle_waits_until_the_consumer_is_done_with_the_events_before_it() {
+        let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let emit = Emitter::new(tx);
+        emit.note("first").await;
+        let (done_tx, mut done_rx) = oneshot::channel::<()>();
+        let consumer = tokio::spawn(async move {
+            // The note is handled, then the mark is dropped: only then may settle return.
+            let first = rx.recv().await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let _ = done_tx.send(());
+            let mark = rx.recv().await;
+            assert!(matches!(first, Some(RunEvent::Note(_))));
+            assert!(matches!(mark, Some(RunEvent::Settle(_))));
+        });
+        emit.settle().await;
+        assert!(
+            done_rx.try_recv().is_ok(),
+            "settle returned before the consumer handled the note"
+        );
+        consumer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn settle_gives_up_on_a_consumer_that_keeps_its_events_and_on_none() {
+        let (tx, mut rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let emit = Emitter::new(tx);
+        let kept = tokio::spawn(async move {
+            let mut all = Vec::new();
+            while let Some(ev) = rx.recv().await {
+                all.push(ev);
+            }
+            all.len()
+        });
+        let t0 = Instant::now();
+        emit.settle().await;
+        let waited = t0.elapsed();
+        assert!(waited >= SETTLE_WAIT, "returned after {waited:?}");
+        drop(emit);
+        assert_eq!(kept.await.unwrap(), 1);
+
+        // The consumer has gone away: nothing to wait for.
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        drop(rx);
+        Emitter::new(tx).settle().await;
+    }
+}
