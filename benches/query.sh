@@ -19,6 +19,9 @@
 #      ≥ 0.95) and client CPU per transaction — pglab's whole process (setup, EXPLAIN and all)
 #      against pgbench's whole process, both from /usr/bin/time (goal ≤ 1.25×); pglab's
 #      recorded `client_cpu_s` (the trial's window) is shown beside it.
+#   Each round also runs the reference tool a second time (psql, pgbench): the A/A ratio of
+#   the two is the noise floor — how far apart two runs of the same tool land in a round on
+#   this machine; a pglab ratio within that spread is as close as the machine can tell.
 #   3. the three presets' findings as pglab prints them (PRESETS=0 skips).
 # Usage: bash benches/query.sh
 #   (FID_ROUNDS=21 FID_REPEAT=5 FID_REPEAT_FAST=100 TPS_ROUNDS=7 TPS_SECONDS=5 CLIENTS="1 4 16"
@@ -92,7 +95,7 @@ SQL
 SAME_SETTINGS="SET statement_timeout = '5min'; SET lock_timeout = '5s'; SET client_connection_check_interval = '1s';"
 fidelity() { # name sql executions [cpu: pin the server's new backends and both clients to it;
              #  S:C pins the backends to core S and the clients to core C]
-  local name=$1 sql=$2 n=$3 cpu=${4:-} pg=() ps=() rs=() pin=()
+  local name=$1 sql=$2 n=$3 cpu=${4:-} pg=() ps=() rs=() aa=() pin=()
   if [ -n "$cpu" ]; then
     command -v taskset >/dev/null || { echo "query.sh: taskset is missing, the $name runs unpinned" >&2; cpu=; }
   fi
@@ -102,20 +105,20 @@ fidelity() { # name sql executions [cpu: pin the server's new backends and both 
   fi
   for r in $(seq "$FID_ROUNDS"); do
     { echo "$SAME_SETTINGS"; echo '\timing on'; echo "$sql;"; for i in $(seq "$n"); do echo "$sql;"; done; } >"$tmp/fid.sql"
-    for side in $(if (( r % 2 )); then echo pglab psql; else echo psql pglab; fi); do
-      if [ "$side" = pglab ]; then
-        a=$("${pin[@]}" "$BIN" run query --sql "$sql" --repeat "$n" --no-history --format json 2>/dev/null \
-            | json 'sorted(t["seconds"] for t in r["trials"])[len(r["trials"])//2]')
-      else
-        b=$("${pin[@]}" "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median)
-      fi
+    for side in $(if (( r % 2 )); then echo pglab psql psql2; else echo psql2 psql pglab; fi); do
+      case $side in
+        pglab) a=$("${pin[@]}" "$BIN" run query --sql "$sql" --repeat "$n" --no-history --format json 2>/dev/null \
+            | json 'sorted(t["seconds"] for t in r["trials"])[len(r["trials"])//2]') ;;
+        psql) b=$("${pin[@]}" "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median) ;;
+        psql2) b2=$("${pin[@]}" "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median) ;;
+      esac
     done
-    pg+=("$a"); ps+=("$b"); rs+=("$(ratio "$a" "$b")")
+    pg+=("$a"); ps+=("$b"); rs+=("$(ratio "$a" "$b")"); aa+=("$(ratio "$b2" "$b")")
   done
   [ -z "$cpu" ] || taskset -p -c "0-$(( $(nproc) - 1 ))" "$postmaster" >/dev/null
-  printf '%-10s pglab %s s  psql %s s  ratio %s%s\n           per round: %s\n' "$name" \
+  printf '%-10s pglab %s s  psql %s s  ratio %s%s\n           A/A (psql again / psql): %s\n           per round: %s\n' "$name" \
     "$(printf '%s\n' "${pg[@]}" | median)" "$(printf '%s\n' "${ps[@]}" | median)" \
-    "$(ci "${rs[@]}")" "${cpu:+, pinned (server:clients) $cpu}" "${rs[*]}"
+    "$(ci "${rs[@]}")" "${cpu:+, pinned (server:clients) $cpu}" "$(ci "${aa[@]}")" "${rs[*]}"
 }
 if part 1; then
   echo "== 1. fidelity: pglab's median vs psql \\timing ($FID_ROUNDS rounds, order alternating)"
@@ -145,11 +148,15 @@ EOF
     echo "$tps ${tx%%/*} $(awk '{print $1 + $2}' "$tmp/time")"
   }
   for c in $CLIENTS; do
-    r_tps=(); r_proc=(); p_tps=(); b_tps=(); u_rec=(); u_proc=(); u_pgb=()
+    r_tps=(); r_proc=(); p_tps=(); b_tps=(); u_rec=(); u_proc=(); u_pgb=(); a_tps=(); a_proc=()
     for r in $(seq "$TPS_ROUNDS"); do
-      if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); else B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
+      if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); B2=$(pgbench_tps "$c")
+      else B2=$(pgbench_tps "$c"); B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
       read -r ptps prec ptx pproc <<<"$P"
       read -r btps btx bproc <<<"$B"
+      read -r b2tps b2tx b2proc <<<"$B2"
+      a_tps+=("$(ratio "$b2tps" "$btps")")
+      a_proc+=("$(awk -v a="$b2proc" -v n="$b2tx" -v b="$bproc" -v m="$btx" 'BEGIN {printf "%.3f", (a / n) / (b / m)}')")
       p_tps+=("$ptps"); b_tps+=("$btps")
       r_tps+=("$(ratio "$ptps" "$btps")")
       rec_us=$(awk -v a="$prec" -v n="$ptx" 'BEGIN {printf "%.2f", a / n * 1e6}')
@@ -162,8 +169,8 @@ EOF
     med() { printf '%s\n' "$@" | median; }
     printf '%s clients: pglab %.0f tx/s, pgbench %.0f tx/s; CPU per tx pglab %s µs (trial window %s), pgbench %s µs\n' \
       "$c" "$(med "${p_tps[@]}")" "$(med "${b_tps[@]}")" "$(med "${u_proc[@]}")" "$(med "${u_rec[@]}")" "$(med "${u_pgb[@]}")"
-    printf '   tx/s ratio (≥ 0.95)       %s\n   CPU/tx ratio (≤ 1.25)     %s\n   per round: tx/s %s · CPU %s\n' \
-      "$(ci "${r_tps[@]}")" "$(ci "${r_proc[@]}")" "${r_tps[*]}" "${r_proc[*]}"
+    printf '   tx/s ratio (≥ 0.95)       %s\n   CPU/tx ratio (≤ 1.25)     %s\n   A/A pgbench again/pgbench: tx/s %s · CPU/tx %s\n   per round: tx/s %s · CPU %s\n' \
+      "$(ci "${r_tps[@]}")" "$(ci "${r_proc[@]}")" "$(ci "${a_tps[@]}")" "$(ci "${a_proc[@]}")" "${r_tps[*]}" "${r_proc[*]}"
   done
 fi
 
