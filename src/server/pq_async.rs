@@ -95,17 +95,17 @@ impl AsyncPq {
     /// Send a command on the simple protocol and everything queued, then expect its reply
     /// (see the module's notes on readiness).
     pub async fn send_query(&mut self, sql: &CStr) -> Result<(), String> {
+        self.expect_reply();
         if let Err(e) = self.conn.send_query(sql) {
             return Err(self.failure(e));
         }
-        self.flush().await?;
-        self.expect_reply();
-        Ok(())
+        self.flush().await
     }
 
     /// Drop the readiness the last reply left, without a system call: the next wait then
-    /// goes through the reactor. (Polled with a waker that does nothing: should the socket
-    /// not be ready, the real wait registers its own.)
+    /// goes through the reactor. Done before the command is sent, so the readiness cleared
+    /// can never be its reply's, whichever thread runs the reactor. (Polled with a waker
+    /// that does nothing: should the socket not be ready, the real wait registers its own.)
     fn expect_reply(&mut self) {
         let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
         if let Poll::Ready(Ok(mut guard)) = self.fd.poll_read_ready(&mut cx) {
