@@ -99,6 +99,8 @@ fidelity() { # name sql executions [cpu: pin the server's new backends and both 
   if [ -n "$cpu" ]; then
     command -v taskset >/dev/null || { echo "query.sh: taskset is missing, the $name runs unpinned" >&2; cpu=; }
   fi
+  local allowed
+  allowed=$(taskset -p -c "$postmaster" 2>/dev/null | sed 's/.*: //') || allowed=
   if [ -n "$cpu" ]; then
     taskset -p -c "${cpu%%:*}" "$postmaster" >/dev/null
     pin=(taskset -c "${cpu##*:}")
@@ -107,15 +109,15 @@ fidelity() { # name sql executions [cpu: pin the server's new backends and both 
     { echo "$SAME_SETTINGS"; echo '\timing on'; echo "$sql;"; for i in $(seq "$n"); do echo "$sql;"; done; } >"$tmp/fid.sql"
     for side in $(if (( r % 2 )); then echo pglab psql psql2; else echo psql2 psql pglab; fi); do
       case $side in
-        pglab) a=$("${pin[@]}" "$BIN" run query --sql "$sql" --repeat "$n" --no-history --format json 2>/dev/null \
+        pglab) a=$(${pin[@]+"${pin[@]}"} "$BIN" run query --sql "$sql" --repeat "$n" --no-history --format json 2>/dev/null \
             | json 'sorted(t["seconds"] for t in r["trials"])[len(r["trials"])//2]') ;;
-        psql) b=$("${pin[@]}" "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median) ;;
-        psql2) b2=$("${pin[@]}" "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median) ;;
+        psql) b=$(${pin[@]+"${pin[@]}"} "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median) ;;
+        psql2) b2=$(${pin[@]+"${pin[@]}"} "${PSQL[@]}" -f "$tmp/fid.sql" | awk '/^Time:/ {print $2 / 1000}' | tail -n "$n" | median) ;;
       esac
     done
     pg+=("$a"); ps+=("$b"); rs+=("$(ratio "$a" "$b")"); aa+=("$(ratio "$b2" "$b")")
   done
-  [ -z "$cpu" ] || taskset -p -c "0-$(( $(nproc) - 1 ))" "$postmaster" >/dev/null
+  [ -z "$cpu" ] || [ -z "$allowed" ] || taskset -p -c "$allowed" "$postmaster" >/dev/null
   printf '%-10s pglab %s s  psql %s s  ratio %s%s\n           A/A (psql again / psql): %s\n           per round: %s\n' "$name" \
     "$(printf '%s\n' "${pg[@]}" | median)" "$(printf '%s\n' "${ps[@]}" | median)" \
     "$(ci "${rs[@]}")" "${cpu:+, pinned (server:clients) $cpu}" "$(ci "${aa[@]}")" "${rs[*]}"
