@@ -124,10 +124,20 @@ async fn recovers_from_a_stale_postmaster_pid() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    // Dead once the postmaster is gone or a zombie (its cmdline empties a moment earlier).
+    // Dead once the postmaster is gone or a zombie (its cmdline empties a moment earlier,
+    // while the kernel still tears it down: then PostgreSQL's kill(pid, 0) on its socket lock
+    // file still succeeds, and a start in that moment fails — seen once under CI load).
+    let exited = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |st| {
+            st.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state == "Z" || state == "X")
+        })
+    };
     for _ in 0..100 {
         if common::server_processes(&sb.root.to_string_lossy()) == 0
             && sb.live_postmaster().is_none()
+            && exited()
         {
             break;
         }
