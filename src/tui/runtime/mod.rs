@@ -85,6 +85,8 @@ pub async fn run(
     }
     let mut pacer = crate::tui::frame::Pacer::default();
     pacer.changed(true);
+    // Settle marks of a run held until the frame that is due has been drawn (see below).
+    let mut held: Vec<Msg> = Vec::new();
     let result = loop {
         let now = Instant::now();
         if pacer.ready(now) {
@@ -105,6 +107,7 @@ pub async fn run(
             }
             pacer.drawn(now);
         }
+        held.clear();
         if quit {
             break Ok(());
         }
@@ -132,6 +135,14 @@ pub async fn run(
             pending.push(m);
         }
         for m in pending {
+            // The run waits for this mark before it starts a timed execution: when a frame is
+            // due, the mark goes after the frame, so the draw is not inside the timed window.
+            if matches!(m, Msg::Run(crate::experiment::RunEvent::Settle(_))) {
+                if pacer.ready(Instant::now()) {
+                    held.push(m);
+                }
+                continue;
+            }
             app.now = Instant::now();
             pacer.changed(matches!(m, Msg::Key(_) | Msg::Resize(..)));
             for c in update::update(app, m) {
