@@ -7,7 +7,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use pglab::paths::Paths;
-use pglab::server::{Sandbox, SandboxStatus, Target, snapshot};
+use pglab::server::{Sandbox, SandboxStatus, Target, sandbox_pid, snapshot};
 
 fn paths(tag: &str) -> Paths {
     let dir = common::temp_dir(tag);
@@ -127,17 +127,10 @@ async fn recovers_from_a_stale_postmaster_pid() {
     // Dead once the postmaster is gone or a zombie (its cmdline empties a moment earlier,
     // while the kernel still tears it down: then PostgreSQL's kill(pid, 0) on its socket lock
     // file still succeeds, and a start in that moment fails — seen once under CI load).
-    let exited = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |st| {
-            st.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                .is_some_and(|state| state == "Z" || state == "X")
-        })
-    };
     for _ in 0..100 {
         if common::server_processes(&sb.root.to_string_lossy()) == 0
             && sb.live_postmaster().is_none()
-            && exited()
+            && !sandbox_pid::process_alive(pid)
         {
             break;
         }

@@ -13,6 +13,7 @@ pub mod pgpass;
 pub mod pq_async;
 pub mod sandbox;
 pub mod sandbox_access;
+pub mod sandbox_pid;
 pub mod sandbox_settings;
 pub mod snapshot;
 pub mod tls;

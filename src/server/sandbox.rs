@@ -23,6 +23,7 @@ use nix::unistd::{Gid, Uid, User};
 use super::TargetError;
 use super::conninfo::{ConnParams, SslMode};
 use super::pgbin::{self, PgBin};
+use super::sandbox_pid::{self, PidFile};
 use crate::paths::Paths;
 
 /// The role and database pglab creates in its sandbox.
@@ -58,25 +59,6 @@ pub struct Sandbox {
     /// The password file (libpq's pgpass format, mode 0600) holding the generated password
     /// of the `pglab` role: `<root>/pgpass`, shared by every node of a Citus sandbox.
     pub passfile: PathBuf,
-}
-
-/// What `postmaster.pid` says, checked against the process table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum PidFile {
-    /// No pid file (or one that cannot be read).
-    Missing,
-    /// The process it names is gone (or a zombie): a crash left the file.
-    Stale,
-    /// This sandbox's own postmaster.
-    Ours { pid: i32, port: u16 },
-    /// A live process that is not this sandbox's postmaster (the PID was reused, or the
-    /// file was tampered with); what it is, for the sentence. `certain` is false when its
-    /// command line could not be read: then the file is left alone too.
-    Foreign {
-        pid: i32,
-        what: String,
-        certain: bool,
-    },
 }
 
 fn sandbox_err(s: impl Into<String>) -> TargetError {
@@ -219,32 +201,9 @@ impl Sandbox {
         }
     }
 
-    /// Read `postmaster.pid` and check the process it names: alive, a postmaster (not a
-    /// backend, whose command line PostgreSQL rewrites), started with `-D` on this data
-    /// directory.
+    /// What `postmaster.pid` says, checked against the process table.
     fn pid_file(&self) -> PidFile {
-        let Ok(text) = fs::read_to_string(self.data().join("postmaster.pid")) else {
-            return PidFile::Missing;
-        };
-        let mut lines = text.lines();
-        let Some(pid) = lines.next().and_then(|l| l.trim().parse::<i32>().ok()) else {
-            return PidFile::Stale;
-        };
-        // A killed server whose parent does not reap it lingers as a zombie: that is dead.
-        if pid <= 0 || !process_alive(pid) {
-            return PidFile::Stale;
-        }
-        match postmaster_of(pid, &self.data()) {
-            Ok(()) => match lines.nth(2).and_then(|l| l.trim().parse::<u16>().ok()) {
-                Some(port) => PidFile::Ours { pid, port },
-                None => PidFile::Foreign {
-                    pid,
-                    what: "its postmaster.pid names no port".into(),
-                    certain: false,
-                },
-            },
-            Err((what, certain)) => PidFile::Foreign { pid, what, certain },
-        }
+        sandbox_pid::read(&self.data())
     }
 
     /// The sentence refusing to signal `pid`, which `postmaster.pid` names but which is not
@@ -371,23 +330,7 @@ impl Sandbox {
             tracing::warn!("removing stale {}", pidfile.display());
             fs::remove_file(&pidfile).ok();
         }
-        let Ok(entries) = fs::read_dir(&self.root) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if !(name.starts_with(".s.PGSQL.") && name.ends_with(".lock")) {
-                continue;
-            }
-            let pid: Option<i32> = fs::read_to_string(e.path())
-                .ok()
-                .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()));
-            if pid.is_none_or(|p| !process_alive(p)) {
-                tracing::warn!("removing stale socket lock {}", e.path().display());
-                fs::remove_file(e.path()).ok();
-                fs::remove_file(self.root.join(name.trim_end_matches(".lock"))).ok();
-            }
-        }
+        sandbox_pid::clear_stale_socket_locks(&self.root);
     }
 
     /// Make sure the cluster exists and runs; returns the port. Reuses a running server
@@ -650,70 +593,6 @@ impl Sandbox {
 pub struct Lease {
     file: Option<File>,
     pub path: PathBuf,
-}
-
-/// Ok when `pid` is a postmaster started with `-D` on `data` (a relative `-D` is taken from
-/// the process's working directory); otherwise what the process is, for a sentence, and
-/// whether that is certain (false: its command line could not be read).
-fn postmaster_of(pid: i32, data: &Path) -> Result<(), (String, bool)> {
-    let raw = fs::read(format!("/proc/{pid}/cmdline"))
-        .map_err(|e| (format!("its command line cannot be read: {e}"), false))?;
-    let args: Vec<String> = raw
-        .split(|b| *b == 0)
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    let shown = args.join(" ");
-    let shown = if shown.chars().count() > 80 {
-        format!("{}…", shown.chars().take(80).collect::<String>())
-    } else {
-        shown
-    };
-    let program = args
-        .first()
-        .and_then(|a| Path::new(a).file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if program != "postgres" && program != "postmaster" {
-        return Err((format!("it runs `{shown}`"), true));
-    }
-    let dir = args
-        .windows(2)
-        .find(|w| w[0] == "-D")
-        .map(|w| PathBuf::from(&w[1]))
-        .ok_or_else(|| {
-            (
-                format!("it is not a postmaster started with -D: `{shown}`"),
-                true,
-            )
-        })?;
-    let dir = if dir.is_absolute() {
-        dir
-    } else {
-        fs::read_link(format!("/proc/{pid}/cwd"))
-            .map_err(|e| (format!("its working directory cannot be read: {e}"), false))?
-            .join(dir)
-    };
-    let same = match (fs::canonicalize(&dir), fs::canonicalize(data)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => dir == data,
-    };
-    if same {
-        Ok(())
-    } else {
-        Err((format!("a postmaster of {}", dir.display()), true))
-    }
-}
-
-/// True when `pid` runs and is not a zombie.
-fn process_alive(pid: i32) -> bool {
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    !matches!(state, Some("Z") | Some("X") | None)
 }
 
 pub(super) fn tail_lines(s: &str, n: usize) -> String {
