@@ -358,6 +358,10 @@ pub struct TuneArgs {
     /// total budget).
     #[arg(long)]
     pub resume: bool,
+    /// Stop a trial that writes more temporary files than this (e.g. 500MB); default 256MB
+    /// on a server pglab did not start, none on its sandbox.
+    #[arg(long, value_name = "SIZE")]
+    pub max_temp: Option<String>,
     /// Where to write the script.
     #[arg(long, value_name = "FILE", default_value = "tune.sql")]
     pub out: PathBuf,
@@ -378,6 +382,8 @@ pub struct RunArgs {
     pub format: Option<OutputFormat>,
     pub statement_timeout: Option<String>,
     pub lock_timeout: Option<String>,
+    /// `--max-temp`: the temporary files a trial may write.
+    pub max_temp: Option<String>,
     /// Say yes to the large-run confirmation.
     pub yes: bool,
     /// Do not record the run in the history.
@@ -413,6 +419,12 @@ fn common_run_args(cmd: Command) -> Command {
                 .long("lock-timeout")
                 .value_name("DURATION")
                 .help("Give up waiting for a lock after this long [default: 5s]"),
+        )
+        .arg(
+            Arg::new("max-temp")
+                .long("max-temp")
+                .value_name("SIZE")
+                .help("Stop a trial that writes more temporary files than this (e.g. 500MB) [default: 256MB on a server pglab did not start, none on its sandbox]"),
         )
         .arg(
             Arg::new("yes")
@@ -541,6 +553,10 @@ impl RunArgs {
             .get_one::<String>("lock-timeout")
             .cloned()
             .or(out.lock_timeout.take());
+        out.max_temp = m
+            .get_one::<String>("max-temp")
+            .cloned()
+            .or(out.max_temp.take());
         out.yes |= m.get_flag("yes");
         out.no_history |= m.get_flag("no-history");
         out.no_progress_poll |= m.get_flag("no-progress-poll");

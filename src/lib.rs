@@ -20,5 +20,6 @@ pub mod preset;
 pub mod report;
 pub mod server;
 pub mod session;
+pub mod sql;
 pub mod tui;
 pub mod tune;

@@ -551,9 +551,29 @@ async fn a_real_servers_read_only_transaction_refuses_a_delete_and_rollback_undo
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("the server refused a write"), "{stderr}");
+    // PostgreSQL's grammar says it writes: refused before anything runs.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("DELETE modifies rows"), "{stderr}");
     assert!(stderr.contains("--writes rollback"), "{stderr}");
+    assert_eq!(kept_rows(&o).await, 1000, "the table is intact");
+    // A write no parser can see (inside a function): the READ ONLY transaction refuses it.
+    let c = o.target.connect().await.unwrap();
+    c.batch_execute(
+        "CREATE FUNCTION public.del() RETURNS bigint LANGUAGE sql AS 'DELETE FROM public.keep RETURNING 1'",
+    )
+    .await
+    .unwrap();
+    let (error, _) = run(
+        o.target.clone(),
+        spec(&[("sql", "SELECT public.del()"), ("repeat", "1")]),
+        RunOptions {
+            schema: "q_real".into(),
+            ..RunOptions::default()
+        },
+    )
+    .await
+    .expect_err("the server refuses the write");
+    assert!(error.contains("the server refused a write"), "{error}");
     assert_eq!(kept_rows(&o).await, 1000, "the table is intact");
 
     // --writes rollback measures the DELETE, and every execution is rolled back.
@@ -594,7 +614,7 @@ async fn a_real_servers_read_only_transaction_refuses_a_delete_and_rollback_undo
     )
     .await
     .expect_err("a setup writing in public must be refused");
-    assert!(error.contains("wrote outside the lab schema"), "{error}");
+    assert!(error.contains("makes a permanent object"), "{error}");
     let c = o.target.connect().await.unwrap();
     let stray = c
         .query_opt("SELECT 1 FROM pg_class WHERE relname = 'stray'", &[])

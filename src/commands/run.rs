@@ -94,14 +94,15 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     let statement_timeout = dur(&args.statement_timeout, "statement-timeout")?;
     let lock_timeout = dur(&args.lock_timeout, "lock-timeout")?.unwrap_or(Duration::from_secs(5));
     let format = args.format.unwrap_or(OutputFormat::Table);
+    let max_temp = parse_max_temp(args.max_temp.as_deref())?;
 
     let (opened, client) = ctx.open_target().await?;
     let server = snapshot::read(&client, &opened.target)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
-    preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     // Every swept setting is checked against this server before anything runs.
     let on_sandbox = opened.sandbox.is_some();
+    preflight::may_run(&server, &spec, on_sandbox).map_err(|e| user_error(EXIT_FAILED, e))?;
     let plan = match experiment::whatif::plan::check(
         &client,
         spec.settings(),
@@ -190,6 +191,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         poll_progress: !args.no_progress_poll,
         disk_budget: None,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
+        max_temp,
     };
     let kind = spec.kind();
     // What the run will do and how long it should take, before it starts.
@@ -246,6 +248,16 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     };
     opened.close().await;
     Ok(code)
+}
+
+/// `--max-temp SIZE`: bytes, or the sentence.
+pub fn parse_max_temp(v: Option<&str>) -> Result<Option<u64>> {
+    v.map(|v| {
+        crate::measure::units::parse_size(v)
+            .map(|s| s.bytes)
+            .map_err(|e| user_error(EXIT_USAGE, format!("--max-temp: {e}")))
+    })
+    .transpose()
 }
 
 fn report_is_empty(r: &experiment::RunReport) -> bool {

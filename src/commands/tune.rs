@@ -93,8 +93,17 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
     let server = snapshot::read(&client, &opened.target)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
-    preflight::may_write(&server).map_err(|e| user_error(EXIT_FAILED, e))?;
     let on_sandbox = opened.sandbox.is_some();
+    let workload = saved
+        .as_ref()
+        .map(|s| &s.spec)
+        .or(fresh.as_ref().map(|f| &f.spec));
+    match workload {
+        Some(spec) => preflight::may_run(&server, spec, on_sandbox),
+        None => preflight::may_write(&server),
+    }
+    .map_err(|e| user_error(EXIT_FAILED, e))?;
+    let max_temp = super::run::parse_max_temp(args.max_temp.as_deref())?;
     let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
     let mut st = match (saved, fresh) {
         (Some(st), _) => {
@@ -182,6 +191,7 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             local_data_dir: Ctx::local_data_dir(&opened, Some(&server)),
             probe_dir,
             sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
+            max_temp,
             ..RunOptions::default()
         },
         rules: crate::tune::setup::rules(&st.spec),

@@ -63,7 +63,13 @@ pub struct RunOptions {
     /// pglab's own sandbox when it is the target: server settings may be swept on it
     /// (reload, restart); None for any other server.
     pub sandbox: Option<crate::server::Sandbox>,
+    /// The temporary files one trial may write (`--max-temp`); None: the default, 256 MB on
+    /// a server pglab did not start ([`DEFAULT_MAX_TEMP`]) and no cap on the sandbox.
+    pub max_temp: Option<u64>,
 }
+
+/// The temp-file cap of a trial on a server pglab did not start, unless `--max-temp` says.
+pub const DEFAULT_MAX_TEMP: u64 = 256 * 1024 * 1024;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -78,6 +84,7 @@ impl Default for RunOptions {
             poll_progress: true,
             disk_budget: None,
             sandbox: None,
+            max_temp: None,
         }
     }
 }

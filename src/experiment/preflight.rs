@@ -22,6 +22,29 @@ pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
     Ok(())
 }
 
+/// May `spec` run on this server? A query on a server pglab did not start writes nothing
+/// unless it is asked to (see [`super::query::writes_on_foreign`]): it runs on a standby and
+/// in a read-only database; what writes is refused there with the reason. Every other
+/// experiment writes ([`may_write`]).
+pub fn may_run(
+    server: &ServerSnapshot,
+    spec: &ExperimentSpec,
+    on_sandbox: bool,
+) -> Result<(), String> {
+    let ExperimentSpec::Query(q) = spec else {
+        return may_write(server);
+    };
+    if on_sandbox {
+        return may_write(server);
+    }
+    match super::query::writes_on_foreign(q) {
+        Some(what) => may_write(server).map_err(|why| {
+            format!("{what} writes, and {why}; without it the run only reads and measures here")
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The verdict on a run's estimated cost against what the server has.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preflight {

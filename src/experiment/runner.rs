@@ -1,5 +1,6 @@
 //! Spawning an experiment: the common frame around every run — connect, read the server and
-//! host, refuse what must not run, ensure the lab schema, run, clean up, record, report.
+//! host, refuse what must not run, ensure the lab schema (not for a query on a server pglab
+//! did not start: it writes nothing there), run, clean up, record, report.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -109,14 +110,14 @@ async fn run(
         Err(e) => return fail(report, e.to_string()),
     };
     report.server = Some(server.fingerprint());
-    if let Err(why) = super::preflight::may_write(&server) {
+    let on_sandbox = target.is_sandbox() && opts.sandbox.is_some();
+    if let Err(why) = super::preflight::may_run(&server, &spec, on_sandbox) {
         return fail(report, why);
     }
     // Held for the whole run: `pglab clean` leaves the tables of a live run alone.
     if let Err(e) = super::leftovers::hold_run_lock(&control, &run_id).await {
         return fail(report, e);
     }
-    let on_sandbox = target.is_sandbox() && opts.sandbox.is_some();
     let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
     let plan = match super::whatif::plan::check(&control, spec.settings(), reach).await {
         Ok(p) => p,
@@ -155,7 +156,11 @@ async fn run(
         let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, why);
     }
-    if let Err(e) = ctx.ensure_schema(&control).await {
+    // A query on a server pglab did not start writes nothing there: no lab schema (its
+    // setup makes temporary tables on the measuring session, its results stay in pglab's
+    // own data directory).
+    let needs_schema = on_sandbox || !matches!(spec, ExperimentSpec::Query(_));
+    if needs_schema && let Err(e) = ctx.ensure_schema(&control).await {
         let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, e.to_string());
     }

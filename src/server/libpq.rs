@@ -266,6 +266,13 @@ impl PqConn {
         unsafe { pq::PQsslInUse(self.ptr()) == 1 }
     }
 
+    /// Whether the session is outside any transaction and waiting (libpq's
+    /// `PQtransactionStatus` is `PQTRANS_IDLE`): nothing it began is left open.
+    pub fn transaction_idle(&self) -> bool {
+        // SAFETY: a live connection object.
+        unsafe { pq::PQtransactionStatus(self.ptr()) == pq::PGTransactionStatusType::PQTRANS_IDLE }
+    }
+
     /// Whether the connection is gone (libpq closed it: EOF, a read error, lost sync).
     pub fn is_bad(&self) -> bool {
         // SAFETY: a live connection object.

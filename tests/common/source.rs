@@ -135,6 +135,56 @@ impl SourceCluster {
 }
 
 impl SourceCluster {
+    /// A streaming hot standby of this cluster (`pg_basebackup -R` as the server's OS user),
+    /// on a port and socket directory of its own, started and ready for read-only sessions.
+    pub fn standby(&self, base: &std::path::Path) -> SourceCluster {
+        let dir = base.join("standby");
+        std::fs::create_dir_all(&dir).unwrap();
+        if let Some((uid, gid)) = self.run_as {
+            nix::unistd::chown(&dir, Some(uid.into()), Some(gid.into())).unwrap();
+        }
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let c = SourceCluster {
+            dir,
+            port,
+            bin: self.bin.clone(),
+            run_as: self.run_as,
+        };
+        let data = c.dir.join("data");
+        c.run(
+            c.tool("pg_basebackup")
+                .arg("-h")
+                .arg(&self.dir)
+                .arg("-p")
+                .arg(self.port.to_string())
+                .args(["-U", "postgres", "-R", "-X", "stream", "--no-sync", "-D"])
+                .arg(&data),
+        );
+        let conf = format!(
+            "\nunix_socket_directories = '{}'\nport = {port}\nhot_standby = on\n",
+            c.dir.display()
+        );
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))
+            .unwrap()
+            .write_all(conf.as_bytes())
+            .unwrap();
+        c.run(
+            c.tool("pg_ctl")
+                .arg("-D")
+                .arg(&data)
+                .arg("-l")
+                .arg(c.dir.join("log"))
+                .args(["-w", "start"]),
+        );
+        c
+    }
+
     /// Stop the server and remove its directory.
     pub fn stop(&self) {
         let _ = self

@@ -126,6 +126,15 @@ impl<'a> Bench<'a> {
         })
     }
 
+    /// Run the setup on the measuring session (a server pglab did not start): temporary
+    /// tables only, see [`super::setup_foreign`].
+    pub async fn setup_foreign(
+        &mut self,
+        sql: &str,
+    ) -> Result<Option<super::setup::SetupInfo>, RunError> {
+        super::setup_foreign::run(self.ctx, &mut self.session, sql).await
+    }
+
     /// Make combination `c` the one in effect on the measuring session.
     async fn apply(&mut self, c: usize) -> Result<(), RunError> {
         let (_, sc) = self.spec.split_combo(c);
@@ -144,10 +153,11 @@ impl<'a> Bench<'a> {
     /// Enter combination `c`; on its first visit take its plans and warm it up.
     pub async fn enter(&mut self, report: &mut QueryReport, c: usize) -> Result<(), RunError> {
         self.apply(c).await?;
+        let label = report.combo_label(c);
+        self.session.label = label.clone();
         if !self.visited.insert(c) {
             return Ok(());
         }
-        let label = report.combo_label(c);
         for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
             if !guard::explainable(&sql) {
                 if self.spec.script.is_none() && self.no_plan.insert(name.clone()) {
@@ -171,6 +181,17 @@ impl<'a> Bench<'a> {
                 self.block,
             )
             .await?;
+            if let Some(cap) = self.session.max_temp()
+                && facts.temp_bytes > cap
+            {
+                let how = format!(
+                    "its untimed EXPLAIN ANALYZE wrote {} of temporary files, so no trial runs",
+                    crate::measure::units::format_bytes(facts.temp_bytes)
+                );
+                return Err(RunError::failed(super::belts::sentence(
+                    &name, cap, &label, &how,
+                )));
+            }
             if report.data_bytes == 0 {
                 report.data_bytes = self.data_bytes(&json).await;
             }
@@ -227,6 +248,7 @@ impl<'a> Bench<'a> {
     ) -> Result<(), RunError> {
         self.apply(c).await?;
         let label = report.combo_label(c);
+        self.session.label = label.clone();
         for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
             if !guard::explainable(&sql) {
                 continue;
@@ -302,6 +324,7 @@ impl<'a> Bench<'a> {
                 cold.make_cold(self.ctx).await?;
                 report.cold_cache = Some(cold.how.clone());
                 self.session = PqSession::open(self.ctx, self.mode).await?;
+                self.session.label = label.clone();
                 self.set_combo().await?;
             }
             self.ctx.emit.phase(Some(tref.clone()), "executing").await;

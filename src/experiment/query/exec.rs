@@ -32,7 +32,10 @@ pub async fn explain_analyze(
     mode: TxMode,
     block: u64,
 ) -> Result<(serde_json::Value, PlanFacts), RunError> {
-    let text = session.explain(ctx, name, mode.explain(sql)).await?;
+    let explain = format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}");
+    let text = session
+        .explain(ctx, name, mode.explain_begin(), explain)
+        .await?;
     facts_of(text, block).map_err(|e| RunError::failed(format!("{name}: {e}")))
 }
 
@@ -63,8 +66,8 @@ pub async fn explain_hypothetical(
             ),
         )
         .await?;
-    let explain = format!("BEGIN READ ONLY; EXPLAIN (FORMAT JSON) {sql}; ROLLBACK");
-    let text = session.explain(ctx, name, explain).await;
+    let explain = format!("EXPLAIN (FORMAT JSON) {sql}");
+    let text = session.explain(ctx, name, "BEGIN READ ONLY", explain).await;
     let reset = session
         .exec(ctx, &format!("SELECT {hypopg}.hypopg_reset()"))
         .await;

@@ -1,14 +1,16 @@
 //! The transaction the DBA's statements run in, and what they may not do. On any server that
 //! is not pglab's sandbox every execution is a `READ ONLY` transaction (and the session's
 //! default is read-only too), so the server itself refuses a write; `--writes rollback` runs
-//! each execution in a transaction that is always rolled back. pglab owns the transaction:
-//! statements that end or change it are refused before anything runs, and the server's own
-//! parser checks that each statement is one command (see [`check_on_server`]).
+//! each execution in a transaction that is always rolled back. The frame's `BEGIN` and
+//! `COMMIT`/`ROLLBACK` are protocol messages of their own, never joined to the DBA's text.
+//! What may run is decided on PostgreSQL's own parse tree ([`crate::sql::classify`]):
+//! statements that end or change pglab's transaction are refused everywhere, and on a server
+//! pglab did not start only the allow-list of reads runs.
 
 use super::spec::Writes;
-use super::sqltext::{first_keyword, words};
 use crate::experiment::sql::SessionSettings;
 use crate::server::error::sqlstate;
+use crate::sql::{Frame, Place, Rules};
 
 /// How each execution is wrapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,24 +51,34 @@ impl TxMode {
         }
     }
 
-    /// One execution of `sql` as the simple protocol sends it: one round trip.
-    pub fn wrap(self, sql: &str) -> String {
+    /// What opens an execution's transaction, sent as a message of its own before it (None:
+    /// the statement runs as written). Never joined to the DBA's text, so no comment in it
+    /// can swallow pglab's transaction control.
+    pub fn begin(self) -> Option<&'static str> {
         match self {
-            TxMode::Plain => sql.to_string(),
-            TxMode::ReadOnly => format!("BEGIN READ ONLY; {sql}; COMMIT"),
-            TxMode::Rollback => format!("BEGIN; {sql}; ROLLBACK"),
+            TxMode::Plain => None,
+            TxMode::ReadOnly => Some("BEGIN READ ONLY"),
+            TxMode::Rollback => Some("BEGIN"),
         }
     }
 
-    /// The untimed EXPLAIN ANALYZE of `sql`: always in a transaction that is rolled back, so
+    /// What closes it, a message of its own after the statement.
+    pub fn end(self) -> Option<&'static str> {
+        match self {
+            TxMode::Plain => None,
+            TxMode::ReadOnly => Some("COMMIT"),
+            TxMode::Rollback => Some("ROLLBACK"),
+        }
+    }
+
+    /// What opens the untimed EXPLAIN ANALYZE's transaction, always rolled back after it, so
     /// a write is never made once more for the plan.
-    pub fn explain(self, sql: &str) -> String {
-        let begin = if self == TxMode::ReadOnly {
+    pub fn explain_begin(self) -> &'static str {
+        if self == TxMode::ReadOnly {
             "BEGIN READ ONLY"
         } else {
             "BEGIN"
-        };
-        format!("{begin}; EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}; ROLLBACK")
+        }
     }
 
     /// A script transaction's frame: what goes before and after its commands.
@@ -76,79 +88,53 @@ impl TxMode {
             _ => None,
         }
     }
+
+    /// The classifier's name for this frame.
+    pub fn frame(self) -> Frame {
+        match self {
+            TxMode::Plain => Frame::Autocommit,
+            TxMode::ReadOnly => Frame::ReadOnly,
+            TxMode::Rollback => Frame::Rollback,
+        }
+    }
 }
 
-/// Statements that end or change the transaction pglab runs them in.
-const TX_CONTROL: [&str; 8] = [
-    "BEGIN",
-    "START",
-    "COMMIT",
-    "END",
-    "ROLLBACK",
-    "ABORT",
-    "SAVEPOINT",
-    "RELEASE",
-];
-
-/// Whether EXPLAIN takes the statement.
+/// Whether EXPLAIN takes the statement (by PostgreSQL's grammar).
 pub fn explainable(sql: &str) -> bool {
-    matches!(
-        first_keyword(sql).as_str(),
-        "SELECT" | "WITH" | "VALUES" | "TABLE" | "INSERT" | "UPDATE" | "DELETE" | "MERGE"
-    )
+    crate::sql::explainable(sql)
 }
 
 /// Refuse what must not run as a measured statement (`script`: a command of a pgbench-style
-/// script, which may hold its own transaction unless every run is rolled back).
-pub fn check_statement(sql: &str, mode: TxMode, script: bool) -> Result<(), String> {
-    let w = words(sql, 4);
-    let first = w.first().map(String::as_str).unwrap_or("");
-    let lower = sql.to_ascii_lowercase();
-    let read_write = lower.contains("read write");
-    if TX_CONTROL.contains(&first)
-        || (first == "PREPARE" && w.get(1).is_some_and(|x| x == "TRANSACTION"))
-    {
-        if !script || mode == TxMode::Rollback {
-            return Err(format!(
-                "{first} is pglab's to give: each execution runs in a transaction of its own{}",
-                if mode == TxMode::Rollback {
-                    " that is rolled back"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if mode == TxMode::ReadOnly && read_write {
-            return Err(format!(
-                "{first} … READ WRITE: on a server pglab did not start every transaction is READ ONLY (use --writes rollback for DML)"
-            ));
-        }
-    }
-    if matches!(first, "SET" | "RESET" | "DISCARD") {
-        if !script {
-            return Err(format!(
-                "{first} does not belong among the measured statements: sweep settings with --set, prepare state with --setup"
-            ));
-        }
-        let touches_mode = lower.contains("transaction_read_only")
-            || lower.contains("session characteristics")
-            || (first == "SET" && w.get(1).is_some_and(|x| x == "TRANSACTION"))
-            || (first == "RESET" && w.get(1).is_some_and(|x| x == "ALL"))
-            || first == "DISCARD";
-        if mode != TxMode::Plain && touches_mode {
-            return Err(format!(
-                "{first}: this changes the transaction pglab runs the script in ({})",
-                mode.describe()
-            ));
-        }
-    }
-    if mode != TxMode::Plain && lower.contains("set_config") {
-        return Err(format!(
-            "set_config() could change the transaction pglab runs statements in ({}): leave it out",
-            mode.describe()
-        ));
-    }
-    Ok(())
+/// script, which may hold its own transaction unless every run is rolled back; `foreign`: on
+/// a server pglab did not start, where only the allow-list runs). PostgreSQL's own grammar
+/// decides (see [`crate::sql::classify`]).
+pub fn check_statement(sql: &str, mode: TxMode, script: bool, foreign: bool) -> Result<(), String> {
+    let place = if script {
+        Place::Script
+    } else {
+        Place::Measured
+    };
+    crate::sql::check(
+        sql,
+        Rules {
+            place,
+            frame: mode.frame(),
+            foreign,
+        },
+    )
+}
+
+/// Refuse a setup that must not run: checked whole, before any of it runs.
+pub fn check_setup(sql: &str, mode: TxMode, foreign: bool) -> Result<(), String> {
+    crate::sql::check(
+        sql,
+        Rules {
+            place: Place::Setup,
+            frame: mode.frame(),
+            foreign,
+        },
+    )
+    .map_err(|e| format!("setup: {e}"))
 }
 
 /// Whether an error is the server refusing a write in a read-only transaction.
@@ -177,67 +163,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wraps_each_execution_in_its_transaction() {
+    fn each_execution_has_its_frame_as_messages_of_their_own() {
         assert_eq!(TxMode::of(Writes::Auto, true), TxMode::Plain);
         assert_eq!(TxMode::of(Writes::Auto, false), TxMode::ReadOnly);
         assert_eq!(TxMode::of(Writes::Rollback, true), TxMode::Rollback);
-        assert_eq!(
-            TxMode::ReadOnly.wrap("SELECT 1"),
-            "BEGIN READ ONLY; SELECT 1; COMMIT"
-        );
-        assert_eq!(
-            TxMode::Rollback.wrap("DELETE FROM t"),
-            "BEGIN; DELETE FROM t; ROLLBACK"
-        );
-        assert!(
-            TxMode::Plain
-                .explain("DELETE FROM t")
-                .ends_with("; ROLLBACK")
-        );
+        assert_eq!(TxMode::ReadOnly.begin(), Some("BEGIN READ ONLY"));
+        assert_eq!(TxMode::ReadOnly.end(), Some("COMMIT"));
+        assert_eq!(TxMode::Rollback.end(), Some("ROLLBACK"));
+        assert_eq!(TxMode::Plain.begin(), None);
         assert!(explainable("with x as (select 1) select * from x"));
         assert!(!explainable("CALL p()"));
     }
 
     #[test]
-    fn transaction_control_is_pglabs() {
-        for sql in [
-            "COMMIT",
-            "begin read write",
-            "SAVEPOINT a",
-            "prepare transaction 'x'",
-        ] {
-            assert!(
-                check_statement(sql, TxMode::ReadOnly, false).is_err(),
-                "{sql}"
-            );
-        }
+    fn the_guard_is_the_classifier() {
+        assert!(check_statement("COMMIT", TxMode::ReadOnly, false, true).is_err());
+        assert!(check_statement("SELECT 1 /* x", TxMode::ReadOnly, false, true).is_err());
+        assert!(check_statement("SELECT 1 -- x", TxMode::ReadOnly, false, true).is_ok());
+        assert!(check_statement("REINDEX TABLE t", TxMode::ReadOnly, false, true).is_err());
+        assert!(check_statement("REINDEX TABLE t", TxMode::Plain, false, false).is_ok());
         assert!(
-            check_statement("SET work_mem = '1GB'", TxMode::Plain, false)
-                .unwrap_err()
-                .contains("--set")
-        );
-        // A script may hold its own transaction, but not turn read-only off.
-        assert!(check_statement("BEGIN", TxMode::ReadOnly, true).is_ok());
-        assert!(check_statement("BEGIN READ WRITE", TxMode::ReadOnly, true).is_err());
-        assert!(
-            check_statement(
-                "SET default_transaction_read_only = off",
+            check_setup(
+                "COMMIT; DELETE FROM t WHERE id < 50",
                 TxMode::ReadOnly,
                 true
             )
-            .is_err()
+            .unwrap_err()
+            .starts_with("setup: COMMIT")
         );
-        assert!(check_statement("RESET ALL", TxMode::ReadOnly, true).is_err());
-        assert!(check_statement("SET work_mem = '64MB'", TxMode::ReadOnly, true).is_ok());
-        assert!(check_statement("BEGIN", TxMode::Rollback, true).is_err());
-        assert!(
-            check_statement(
-                "SELECT set_config('transaction_read_only', 'off', true)",
-                TxMode::ReadOnly,
-                false
-            )
-            .is_err()
-        );
-        assert!(check_statement("SELECT count(*) FROM t", TxMode::ReadOnly, false).is_ok());
     }
 }

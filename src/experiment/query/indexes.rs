@@ -35,7 +35,8 @@ pub async fn resolve(
             .ok_or_else(|| {
                 RunError::failed(format!("index {value}: there is no table {} here", c.table))
             })?;
-        let real = on_sandbox || schema == ctx.opts.schema;
+        // On a server pglab did not start nothing is built: a query run writes nothing there.
+        let real = on_sandbox;
         if !real && let Err(why) = hypopg(client).await {
             return Err(RunError::failed(format!(
                 "index {value} on {schema}.{table}: on a server pglab did not start, a candidate on the server's own tables is tried only hypothetically through HypoPG, and {why}"

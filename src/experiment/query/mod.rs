@@ -8,12 +8,16 @@
 //! throughput mode a trial is `duration` seconds of N clients in a loop: transactions/s and
 //! latency percentiles.
 //!
-//! Safety: on any server that is not pglab's sandbox every execution is a `READ ONLY`
-//! transaction (`--writes rollback`: one that is rolled back), the setup may write only in the
-//! lab schema, candidate indexes on the server's own tables are only hypothetical (HypoPG),
-//! and `cache = cold` (restarts) is refused. Statements that would end or change pglab's
-//! transaction are refused before anything runs.
+//! Safety: on any server that is not pglab's sandbox a run writes nothing (no lab schema; see
+//! `docs/production.md`): every statement is checked on PostgreSQL's own parse tree against an
+//! allow-list of reads before anything runs, every execution is a `READ ONLY` transaction
+//! (`--writes rollback`: one that is rolled back), the setup may only make temporary tables on
+//! the measuring session (with `--writes rollback`), candidate indexes are only hypothetical
+//! (HypoPG), `cache = cold` (restarts) is refused, and belts (timeouts, `--max-temp`) hold
+//! every trial. Statements that would end or change pglab's transaction are refused
+//! everywhere.
 
+pub mod belts;
 pub mod bench;
 pub mod candidate;
 pub mod cold;
@@ -31,8 +35,10 @@ pub mod rounds;
 pub mod script;
 pub mod session;
 pub mod setup;
+pub mod setup_foreign;
 mod spec;
 pub mod sqltext;
+pub mod standby;
 pub mod summary;
 pub mod throughput;
 pub mod words;
@@ -55,6 +61,18 @@ use super::whatif::combo_label;
 use crate::measure::verdict::Better;
 use bench::Bench;
 use guard::TxMode;
+
+/// What makes a query run write on a server pglab did not start (None: it only reads, so
+/// it runs on a standby, in a read-only database, as a role with SELECT only).
+pub fn writes_on_foreign(spec: &QuerySpec) -> Option<&'static str> {
+    if spec.writes == Writes::Rollback {
+        Some("--writes rollback")
+    } else if !spec.setup_sql.trim().is_empty() {
+        Some("--setup")
+    } else {
+        None
+    }
+}
 
 /// The statement timeout a query run applies when none is given.
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -204,6 +222,7 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
             layout: layout(spec, &report.combos),
         })
         .await;
+    standby::note(ctx).await;
     match mode {
         TxMode::ReadOnly => {
             ctx.note("statements run in READ ONLY transactions: the server refuses any write (--writes rollback measures DML in a transaction that is rolled back)").await
@@ -249,11 +268,24 @@ async fn body(
     if !problems.is_empty() {
         return Err(RunError::Failed(problems.join("; ")));
     }
-    report.setup = setup::run(ctx, &spec.setup_sql, spec.keep_setup, on_sandbox).await?;
+    let mut bench = if on_sandbox {
+        report.setup = setup::run(ctx, &spec.setup_sql, spec.keep_setup).await?;
+        None
+    } else {
+        // On a server pglab did not start the setup's temporary tables live in the
+        // measuring session: it is opened first, and the setup runs on it.
+        let mut b = Bench::open(ctx, spec, mode).await?;
+        report.setup = b.setup_foreign(&spec.setup_sql).await?;
+        Some(b)
+    };
     {
         let control = ctx.session().await?;
+        // The setup's temporary tables are not seen from here: a statement naming them was
+        // checked before the setup and is planned on the measuring session next.
+        let setup_ran = on_sandbox || spec.setup_sql.trim().is_empty();
         let problems =
-            precheck::check_on_server(&control, spec, &ctx.opts.schema, on_sandbox, true).await;
+            precheck::check_on_server(&control, spec, &ctx.opts.schema, on_sandbox, setup_ran)
+                .await;
         if !problems.is_empty() {
             return Err(RunError::Failed(problems.join("; ")));
         }
@@ -262,7 +294,10 @@ async fn body(
     if report.indexes.iter().any(|c| !c.hypothetical()) {
         confounders.push("candidate indexes run in blocks (each built once, its trials together), so drift between blocks is not spread by interleaving as it is between settings".into());
     }
-    let mut bench = Bench::open(ctx, spec, mode).await?;
+    let mut bench = match bench.take() {
+        Some(b) => b,
+        None => Bench::open(ctx, spec, mode).await?,
+    };
     let settings_blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
     let blocks = rounds::blocks(spec, &settings_blocks);
     for group in by_index_value(spec, blocks) {

@@ -11,11 +11,13 @@ use std::ffi::CString;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::belts::{self, TempWatch};
 use super::exec::Executed;
 use super::guard::{self, TxMode};
 use super::session::measuring_settings;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::sql::SessionSettings;
+use crate::measure::units::format_bytes;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 
 /// What one command string gave back.
@@ -30,6 +32,8 @@ struct Reply {
     seconds: f64,
     /// The first error: (SQLSTATE, message).
     error: Option<(Option<String>, String)>,
+    /// The session is outside any transaction afterwards (libpq's transaction status).
+    idle: bool,
 }
 
 /// A libpq session set up for measuring.
@@ -37,6 +41,22 @@ pub struct PqSession {
     /// None only while a blocking call has it.
     conn: Option<PqConn>,
     cancel: Arc<PqCancel>,
+    /// The temporary files one execution may write (`--max-temp`).
+    cap: Option<u64>,
+    /// The cap is the server's own `temp_file_limit` in this session.
+    limit_by_server: bool,
+    /// Else a watch of the session's temporary files, where the role may read them.
+    watch: Option<TempWatch>,
+    /// The combination in effect, for the sentence of a statement stopped past the cap.
+    pub label: String,
+}
+
+/// Wait until the watch sees the cap passed (never, without a watch).
+async fn over(watch: Option<&TempWatch>) -> u64 {
+    match watch {
+        Some(w) => w.over().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Send `sql` and read every result (blocking), timed.
@@ -69,6 +89,7 @@ fn round_trip(conn: &mut PqConn, sql: &str) -> Reply {
         }
     }
     r.seconds = t0.elapsed().as_secs_f64();
+    r.idle = conn.transaction_idle();
     if r.error.is_none() && conn.is_bad() {
         r.error = Some((None, conn.failure(&conn.error_message())));
     }
@@ -95,14 +116,47 @@ impl PqSession {
         .map_err(|e| RunError::failed(format!("the connecting thread failed: {e}")))?
         .map_err(RunError::Failed)?;
         let cancel = Arc::new(conn.canceller().map_err(RunError::Failed)?);
-        Ok(PqSession {
+        let mut session = PqSession {
             conn: Some(conn),
             cancel,
-        })
+            cap: belts::max_temp(ctx),
+            limit_by_server: false,
+            watch: None,
+            label: String::new(),
+        };
+        session.belt(ctx).await?;
+        Ok(session)
+    }
+
+    /// The temp-file cap: the server's `temp_file_limit` where this role may set it, else a
+    /// watch where it may read `pg_ls_tmpdir()` (else the plans' spill only, see
+    /// [`belts`]).
+    async fn belt(&mut self, ctx: &RunCtx) -> Result<(), RunError> {
+        let Some(cap) = self.cap else {
+            return Ok(());
+        };
+        self.limit_by_server = self
+            .exec(ctx, &belts::temp_file_limit_sql(cap))
+            .await
+            .is_ok();
+        if !self.limit_by_server
+            && let Some(pid) = self
+                .exec(ctx, "SELECT pg_catalog.pg_backend_pid()")
+                .await?
+                .and_then(|p| p.parse().ok())
+        {
+            self.watch = TempWatch::open(ctx, pid, cap).await;
+        }
+        Ok(())
+    }
+
+    /// The cap on an execution's temporary files, if any.
+    pub fn max_temp(&self) -> Option<u64> {
+        self.cap
     }
 
     /// Run `sql` on the session (on a blocking thread); cancelling the run cancels it on the
-    /// server.
+    /// server, and so does the temp-file watch when the statement passes `--max-temp`.
     async fn run(&mut self, ctx: &RunCtx, sql: String) -> Result<Reply, RunError> {
         ctx.check()?;
         let mut conn = self
@@ -113,37 +167,124 @@ impl PqSession {
             let r = round_trip(&mut conn, &sql);
             (conn, r)
         });
-        let done = tokio::select! {
-            r = &mut task => r,
-            _ = ctx.cancel.cancelled() => {
-                let c = self.cancel.clone();
-                let _ = tokio::task::spawn_blocking(move || c.cancel()).await;
-                match tokio::time::timeout(Duration::from_secs(10), &mut task).await {
-                    Ok(Ok((conn, _))) => {
-                        self.conn = Some(conn);
-                        return Err(RunError::Cancelled);
-                    }
-                    _ => return Err(RunError::failed("the server did not acknowledge the cancel within 10 s")),
-                }
+        let watch = self.watch.take();
+        let stopped = tokio::select! {
+            r = &mut task => {
+                self.watch = watch;
+                let (conn, reply) = r.map_err(|e| RunError::failed(format!("the measuring thread failed: {e}")))?;
+                self.conn = Some(conn);
+                return Ok(reply);
             }
+            _ = ctx.cancel.cancelled() => RunError::Cancelled,
+            bytes = over(watch.as_ref()) => RunError::failed(belts::sentence(
+                "the statement",
+                self.cap.unwrap_or(0),
+                &self.label,
+                &format!("its temporary files reached {}; pglab cancelled it", format_bytes(bytes)),
+            )),
         };
-        let (conn, reply) =
-            done.map_err(|e| RunError::failed(format!("the measuring thread failed: {e}")))?;
-        self.conn = Some(conn);
-        Ok(reply)
-    }
-
-    /// Leave a transaction a failed command left open.
-    async fn roll_back(&mut self, ctx: &RunCtx, mode: TxMode) {
-        if mode != TxMode::Plain {
-            let _ = self.run(ctx, "ROLLBACK".into()).await;
+        self.watch = watch;
+        let c = self.cancel.clone();
+        let _ = tokio::task::spawn_blocking(move || c.cancel()).await;
+        match tokio::time::timeout(Duration::from_secs(10), &mut task).await {
+            Ok(Ok((conn, _))) => {
+                self.conn = Some(conn);
+                Err(stopped)
+            }
+            _ => Err(RunError::failed(
+                "the server did not acknowledge the cancel within 10 s",
+            )),
         }
     }
 
-    /// A statement's error as a sentence naming it (see [`word`]).
-    fn failed(ctx: &RunCtx, name: &str, (code, msg): (Option<String>, String)) -> RunError {
+    /// Run pglab's own `sql` even when the run is being cancelled (a `ROLLBACK` after a
+    /// cancel): no cancel select, a short blocking round trip.
+    async fn run_anyway(&mut self, sql: &'static str) -> Option<Reply> {
+        let mut conn = self.conn.take()?;
+        let (conn, r) = tokio::task::spawn_blocking(move || {
+            let r = round_trip(&mut conn, sql);
+            (conn, r)
+        })
+        .await
+        .ok()?;
+        self.conn = Some(conn);
+        Some(r)
+    }
+
+    /// Close an execution's transaction (`end`: its COMMIT or ROLLBACK; a failed execution
+    /// always rolls back), then verify that the session is not left in a transaction: if it
+    /// is, roll back, and if that does not help, close the session rather than leave it
+    /// holding locks and snapshots on the server.
+    async fn close(&mut self, end: Option<&'static str>, ok: bool) -> Result<(), RunError> {
+        let mut idle = self.conn.as_ref().is_some_and(|c| c.transaction_idle());
+        if let Some(end) = end {
+            let sent = if ok { end } else { "ROLLBACK" };
+            idle = self.run_anyway(sent).await.is_some_and(|r| r.idle);
+        }
+        if !idle {
+            idle = self.run_anyway("ROLLBACK").await.is_some_and(|r| r.idle);
+        }
+        if idle {
+            return Ok(());
+        }
+        self.conn = None;
+        Err(RunError::failed(
+            "the measuring session was still in a transaction after pglab ended it, so pglab closed it",
+        ))
+    }
+
+    /// Send one of pglab's transaction-control messages (BEGIN …) on its own.
+    async fn control(&mut self, ctx: &RunCtx, sql: &str) -> Result<(), RunError> {
+        let r = self.run(ctx, sql.to_string()).await?;
+        match r.error {
+            Some(e) => {
+                let _ = self.close(None, false).await;
+                Err(self.failed(ctx, "pglab", e))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Run one statement of the DBA's (a setup's) as its own message; its error as a
+    /// sentence naming it. The transaction it is in is the caller's to end.
+    pub async fn command(&mut self, ctx: &RunCtx, name: &str, sql: &str) -> Result<(), RunError> {
+        let r = self.run(ctx, sql.to_string()).await?;
+        match r.error {
+            Some(e) => Err(self.failed(ctx, name, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Open a transaction (`BEGIN`, its own message).
+    pub async fn begin(&mut self, ctx: &RunCtx) -> Result<(), RunError> {
+        self.control(ctx, "BEGIN").await
+    }
+
+    /// End the open transaction with COMMIT (`commit`) or ROLLBACK: Ok(true) when the
+    /// server confirmed it (the command succeeded and the session is out of any
+    /// transaction). Otherwise the session is rolled back again or closed, and Ok(false).
+    pub async fn finish(&mut self, commit: bool) -> bool {
+        let end = if commit { "COMMIT" } else { "ROLLBACK" };
+        let confirmed = self
+            .run_anyway(end)
+            .await
+            .is_some_and(|r| r.error.is_none() && r.idle);
+        confirmed || (self.close(None, false).await.is_ok() && !commit)
+    }
+
+    /// A statement's error as a sentence naming it (see [`word`]); past the temp-file cap,
+    /// the combination that made it spill.
+    fn failed(&self, ctx: &RunCtx, name: &str, (code, msg): (Option<String>, String)) -> RunError {
         if ctx.cancel.is_cancelled() {
             return RunError::Cancelled;
+        }
+        if code.as_deref() == Some("53400") && msg.contains("temp_file_limit") {
+            return RunError::failed(belts::sentence(
+                name,
+                self.cap.unwrap_or(0),
+                &self.label,
+                "the server's temp_file_limit, set by pglab for this session",
+            ));
         }
         word(ctx, name, code.as_deref(), &msg)
     }
@@ -173,12 +314,16 @@ impl PqSession {
     pub async fn exec(&mut self, ctx: &RunCtx, sql: &str) -> Result<Option<String>, RunError> {
         let r = self.run(ctx, sql.to_string()).await?;
         match r.error {
-            Some(e) => Err(Self::failed(ctx, "pglab", e)),
+            Some(e) => Err(self.failed(ctx, "pglab", e)),
             None => Ok(r.first),
         }
     }
 
-    /// One timed execution of `sql` (`name` for messages) in its transaction.
+    /// One timed execution of `sql` (`name` for messages) in its transaction. The
+    /// transaction's `BEGIN` and its `COMMIT`/`ROLLBACK` are messages of their own, sent
+    /// before and after and never joined to the DBA's text (a trailing `-- note` cannot
+    /// swallow them). What is timed is the statement's own round trip alone — from sending it
+    /// to its last result — the same window under every combination and every mode.
     pub async fn timed(
         &mut self,
         ctx: &RunCtx,
@@ -186,43 +331,42 @@ impl PqSession {
         sql: &str,
         mode: TxMode,
     ) -> Result<Executed, RunError> {
-        let r = match self.run(ctx, mode.wrap(sql)).await {
-            Ok(r) => r,
-            Err(e) => {
-                self.roll_back(ctx, mode).await;
-                return Err(e);
-            }
-        };
-        if let Some(e) = r.error {
-            self.roll_back(ctx, mode).await;
-            return Err(Self::failed(ctx, name, e));
+        if let Some(begin) = mode.begin() {
+            self.control(ctx, begin).await?;
         }
+        let r = self.run(ctx, sql.to_string()).await;
+        let ok = matches!(&r, Ok(r) if r.error.is_none());
+        let closed = self.close(mode.end(), ok).await;
+        let r = r?;
+        if let Some(e) = r.error {
+            return Err(self.failed(ctx, name, e));
+        }
+        closed?;
         Ok(Executed {
             seconds: r.seconds,
             rows: if r.rows > 0 { r.rows } else { r.affected },
         })
     }
 
-    /// The text an EXPLAIN of `sql` gave (`explain`: the whole command string, e.g.
-    /// [`TxMode::explain`]), the transaction left clean on every path.
+    /// The text `explain` (an EXPLAIN of the DBA's statement) gave, run in a transaction that
+    /// `begin` opens and that is always rolled back, each a message of its own; the session
+    /// verified out of any transaction on every path.
     pub async fn explain(
         &mut self,
         ctx: &RunCtx,
         name: &str,
+        begin: &str,
         explain: String,
     ) -> Result<Option<String>, RunError> {
+        self.control(ctx, begin).await?;
         let r = self.run(ctx, explain).await;
-        match r {
-            Ok(r) if r.error.is_none() => Ok(r.first),
-            Ok(r) => {
-                let _ = self.run(ctx, "ROLLBACK".into()).await;
-                Err(Self::failed(ctx, name, r.error.unwrap_or_default()))
-            }
-            Err(e) => {
-                let _ = self.run(ctx, "ROLLBACK".into()).await;
-                Err(e)
-            }
+        let closed = self.close(Some("ROLLBACK"), true).await;
+        let r = r?;
+        if let Some(e) = r.error {
+            return Err(self.failed(ctx, name, e));
         }
+        closed?;
+        Ok(r.first)
     }
 
     /// The swept settings as `SHOW` reports them in this session.

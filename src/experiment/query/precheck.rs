@@ -42,8 +42,16 @@ pub fn check_spec(spec: &QuerySpec, on_sandbox: bool) -> Vec<String> {
         problems.push("--cache cold restarts the server and drops the OS page cache: only on pglab's own sandbox (use --cache warm here)".to_string());
     }
     let script = spec.script.is_some();
+    let foreign = !on_sandbox;
+    if !spec.setup_sql.trim().is_empty() {
+        if let Err(e) = guard::check_setup(&spec.setup_sql, mode, foreign) {
+            problems.push(e);
+        } else if foreign && script {
+            problems.push("setup: on a server pglab did not start the setup's temporary tables live in pglab's measuring session, which the clients of --script do not share: measure the script on a copy in pglab's sandbox".to_string());
+        }
+    }
     for (name, sql) in parsed_texts(spec) {
-        if let Err(e) = guard::check_statement(&sql, mode, script) {
+        if let Err(e) = guard::check_statement(&sql, mode, script, foreign) {
             problems.push(format!("{name}: {e}"));
         }
     }

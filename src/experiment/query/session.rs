@@ -21,6 +21,7 @@ pub fn measuring_settings(ctx: &RunCtx, mode: TxMode) -> SessionSettings {
     let mut s = ctx.session_settings();
     s.set("search_path", user_search_path(&ctx.opts.schema));
     mode.add_settings(&mut s);
+    super::belts::add_settings(ctx, &mut s);
     s
 }
 

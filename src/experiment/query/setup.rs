@@ -2,8 +2,8 @@
 //! the `search_path`, so what it creates is the lab's. The relations it creates are marked
 //! as the run's (dropped at the end like every lab table) or, with `keep-setup`, as a dataset
 //! of this setup's text (kept, and reused by the next run with the same setup); the tables
-//! get `VACUUM (ANALYZE)` so the planner knows them. On a server pglab did not start the setup
-//! runs in one transaction that is rolled back if it wrote anywhere but the lab schema.
+//! get `VACUUM (ANALYZE)` so the planner knows them. The setup runs in one transaction. On a
+//! server pglab did not start it runs elsewhere: see [`super::setup_foreign`].
 
 use std::time::Instant;
 
@@ -75,47 +75,6 @@ async fn outside(ctx: &RunCtx, c: &Client) -> Result<(i64, i64), RunError> {
     Ok((r.get(0), r.get(1)))
 }
 
-/// On a server pglab did not start, inside the setup's transaction: what it wrote outside the
-/// lab schema (rows of other tables, relations created, changed or dropped).
-async fn writes_outside(
-    ctx: &RunCtx,
-    c: &Client,
-    before: (i64, i64),
-) -> Result<Vec<String>, RunError> {
-    let q = |e| ctx.error(e);
-    let mut found: Vec<String> = c
-        .query(
-            "SELECT schemaname || '.' || relname FROM pg_stat_xact_all_tables
-              WHERE schemaname <> $1 AND schemaname NOT IN ('pg_catalog', 'information_schema')
-                AND schemaname NOT LIKE 'pg_toast%' AND schemaname NOT LIKE 'pg_temp%'
-                AND n_tup_ins + n_tup_upd + n_tup_del > 0",
-            &[&ctx.opts.schema],
-        )
-        .await
-        .map_err(q)?
-        .iter()
-        .map(|r| format!("rows of {}", r.get::<_, String>(0)))
-        .collect();
-    // Catalog rows this transaction wrote (its own xid or a later subtransaction's).
-    found.extend(
-        c.query(
-            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE n.nspname <> $1 AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-                AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
-                AND c.xmin::text::int8 >= txid_current() % 4294967296",
-            &[&ctx.opts.schema],
-        )
-        .await
-        .map_err(q)?
-        .iter()
-        .map(|r| format!("the definition of {}", r.get::<_, String>(0))),
-    );
-    if outside(ctx, c).await? != before {
-        found.push("relations created or dropped".into());
-    }
-    Ok(found)
-}
-
 /// When the lab schema holds what other setups kept: the way on for a name that is taken.
 async fn kept_elsewhere(ctx: &RunCtx, c: &Client) -> String {
     let kept: Vec<String> = c
@@ -153,23 +112,12 @@ async fn reuse(ctx: &RunCtx, c: &Client, mark: &str) -> Result<Option<Vec<String
     Ok((!kept.is_empty()).then_some(kept))
 }
 
-/// Run the setup's statements: on a server pglab did not start in one transaction, rolled
-/// back and refused when it wrote outside the lab schema.
-async fn execute(
-    ctx: &RunCtx,
-    client: &Client,
-    setup_sql: &str,
-    on_sandbox: bool,
-    outside_before: (i64, i64),
-) -> Result<(), RunError> {
+/// Run the setup's statements in one transaction, each a message of its own (the
+/// classifier has refused transaction control in it, so none of them can end it): a failed
+/// statement leaves nothing of the setup behind.
+async fn execute(ctx: &RunCtx, client: &Client, setup_sql: &str) -> Result<(), RunError> {
     let statements =
         sqltext::split(setup_sql).map_err(|e| RunError::failed(format!("setup: {e}")))?;
-    if !on_sandbox {
-        client
-            .batch_execute("BEGIN")
-            .await
-            .map_err(|e| ctx.error(e))?;
-    }
     // The setup names tables as the statements do (the DBA's search path); pglab's own
     // queries after it resolve in the catalog and the lab schema only.
     let path = |p: String| {
@@ -181,15 +129,16 @@ async fn execute(
         path(user_search_path(&ctx.opts.schema)),
         path(ctx.search_path()),
     );
+    client
+        .batch_execute("BEGIN")
+        .await
+        .map_err(|e| ctx.error(e))?;
     user.apply(client).await.map_err(|e| ctx.error(e))?;
     for s in &statements {
         let r = ctx.cancellable(client, client.simple_query(&s.sql)).await;
         if let Err(e) = r {
-            if !on_sandbox {
-                let _ = client.batch_execute("ROLLBACK").await;
-            } else {
-                let _ = own.apply(client).await;
-            }
+            let _ = client.batch_execute("ROLLBACK").await;
+            let _ = own.apply(client).await;
             return Err(match e {
                 RunError::Failed(m) => {
                     let hint = if m.contains("already exists") {
@@ -203,23 +152,11 @@ async fn execute(
             });
         }
     }
-    own.apply(client).await.map_err(|e| ctx.error(e))?;
-    if !on_sandbox {
-        let wrote = writes_outside(ctx, client, outside_before).await?;
-        if !wrote.is_empty() {
-            let _ = client.batch_execute("ROLLBACK").await;
-            return Err(RunError::failed(format!(
-                "the setup wrote outside the lab schema {} ({}): on a server pglab did not start it may create and fill only the lab's own objects; it was rolled back, nothing was kept",
-                ctx.opts.schema,
-                wrote.join(", ")
-            )));
-        }
-        client
-            .batch_execute("COMMIT")
-            .await
-            .map_err(|e| ctx.error(e))?;
-    }
-    Ok(())
+    client
+        .batch_execute("COMMIT")
+        .await
+        .map_err(|e| ctx.error(e))?;
+    own.apply(client).await.map_err(|e| ctx.error(e))
 }
 
 /// Mark what the setup made as `mark` (the run's, or a kept dataset's) and `VACUUM
@@ -262,13 +199,10 @@ async fn adopt(
     Ok(objects)
 }
 
-/// Run the setup (or reuse a kept one). None when the spec has none.
-pub async fn run(
-    ctx: &RunCtx,
-    setup_sql: &str,
-    keep: bool,
-    on_sandbox: bool,
-) -> Result<Option<SetupInfo>, RunError> {
+/// Run the setup on pglab's sandbox (or reuse a kept one). None when the spec has none. On
+/// a server pglab did not start the setup runs on the measuring session instead
+/// ([`super::setup_foreign`]).
+pub async fn run(ctx: &RunCtx, setup_sql: &str, keep: bool) -> Result<Option<SetupInfo>, RunError> {
     if setup_sql.trim().is_empty() {
         return Ok(None);
     }
@@ -297,7 +231,7 @@ pub async fn run(
     let before = lab_relations(ctx, &client).await?;
     let outside_before = outside(ctx, &client).await?;
     let t0 = Instant::now();
-    execute(ctx, &client, setup_sql, on_sandbox, outside_before).await?;
+    execute(ctx, &client, setup_sql).await?;
     let seconds = t0.elapsed().as_secs_f64();
     let after = lab_relations(ctx, &client).await?;
     let made: Vec<&(u32, i8, String)> = after
@@ -305,7 +239,7 @@ pub async fn run(
         .filter(|(oid, _, _)| !before.iter().any(|(b, _, _)| b == oid))
         .collect();
     let objects = adopt(ctx, &client, &made, &mark).await?;
-    if on_sandbox && outside(ctx, &client).await? != outside_before {
+    if outside(ctx, &client).await? != outside_before {
         ctx.note(format!(
             "setup created or dropped relations outside the lab schema {}: pglab leaves those as they are",
             ctx.opts.schema
