@@ -304,12 +304,17 @@ async fn a_select_only_role_sweeps_without_writing_on_the_primary_and_on_its_hot
         .batch_execute(
             "CREATE ROLE reader LOGIN; GRANT pg_read_all_data TO reader;
              CREATE TABLE public.t AS SELECT g AS id, md5(g::text) AS pad FROM generate_series(1, 20000) g;
-             CREATE EXTENSION pg_walinspect;
-             CREATE DATABASE ro; ALTER DATABASE ro SET default_transaction_read_only = on;
-             CHECKPOINT",
+             CREATE EXTENSION pg_walinspect",
         )
         .await
         .unwrap();
+    for sql in [
+        "CREATE DATABASE ro",
+        "ALTER DATABASE ro SET default_transaction_read_only = on",
+        "CHECKPOINT",
+    ] {
+        admin.batch_execute(sql).await.unwrap();
+    }
     let standby = primary.standby(&base);
     wait_for_replay(&standby).await;
     let data = base.join("pglab");

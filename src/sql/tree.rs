@@ -119,15 +119,12 @@ pub fn leading_words(text: &str) -> String {
             Some("TEMP" | "TEMPORARY" | "UNIQUE" | "OR" | "UNLOGGED" | "MATERIALIZED") => 3,
             _ => 2,
         },
-        Some("LOCK" | "PREPARE" | "SELECT" | "START") => {
+        Some("LOCK" | "PREPARE" | "SELECT" | "START")
             if words
                 .get(1)
-                .is_some_and(|w| w == "TRANSACTION" || w == "TABLE")
-            {
-                2
-            } else {
-                1
-            }
+                .is_some_and(|w| w == "TRANSACTION" || w == "TABLE") =>
+        {
+            2
         }
         _ => 1,
     };
