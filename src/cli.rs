@@ -12,6 +12,16 @@ use clap::{
 use crate::experiment::field::{FieldKind, ParamText};
 use crate::experiment::spec::ExperimentKind;
 
+pub mod generate;
+
+/// `pglab --version`: the package version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("PGLAB_GIT_COMMIT"),
+    ")"
+);
+
 const EXAMPLES: &str = "\
 Examples:
   pglab                                   open the lab on its own sandbox server
@@ -27,7 +37,7 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(
     name = "pglab",
-    version,
+    version = VERSION,
     about = "A terminal tuning lab for PostgreSQL: real experiments on a real server",
     long_about = "pglab runs index builds, ingest tests and growth tests on a real PostgreSQL server \
                   (its own sandbox by default), live in a terminal UI or headless for scripts.",
@@ -109,6 +119,10 @@ pub enum CommandKind {
     /// Search settings for a workload within a time budget; write a reviewed ALTER SYSTEM
     /// script where every line carries its evidence.
     Tune(TuneArgs),
+    /// Print a shell completion script: pglab completions bash > /etc/bash_completion.d/pglab
+    Completions(generate::CompletionsArgs),
+    /// Print the man page (or write one per command with --out DIR).
+    Man(generate::ManArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

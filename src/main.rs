@@ -41,6 +41,8 @@ fn main() {
                 |ctx| async move { commands::tune::run(&ctx, a).await },
             )
         }
+        Some(CommandKind::Completions(a)) => commands::generate::completions(a),
+        Some(CommandKind::Man(a)) => commands::generate::man(a),
         Some(CommandKind::Clean(a)) => {
             session::execute(
                 global,

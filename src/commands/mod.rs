@@ -2,6 +2,7 @@
 //! opening the target, exit codes, user errors, signals) lives in [`crate::session`].
 
 pub mod clean;
+pub mod generate;
 pub mod history;
 pub mod presets;
 pub mod probe;
