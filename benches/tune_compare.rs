@@ -63,7 +63,15 @@ fn main() {
             .unwrap_or(100);
         drop(client);
         let probe = opened.sandbox.as_ref().map(|s| s.sandbox.root.clone());
-        let (hw, host, _) = pglab::tune::setup::hardware(probe, max_conn).await;
+        let (hw, host, _) = pglab::tune::setup::hardware(
+            probe,
+            max_conn,
+            candidates::GivenHardware {
+                local: true,
+                ..Default::default()
+            },
+        )
+        .await;
         let pg = candidates::pgtune(&hw);
         let pgtune: Config = searched
             .iter()

@@ -376,6 +376,22 @@ pub struct TuneArgs {
     /// on a server pglab did not start, none on its sandbox.
     #[arg(long, value_name = "SIZE")]
     pub max_temp: Option<String>,
+    /// The server's memory for pgtune's prior and the memory check (64GB); needed with a
+    /// server on another machine, read on this host otherwise.
+    #[arg(long, value_name = "SIZE")]
+    pub ram: Option<String>,
+    /// The server's cores for pgtune's prior; needed with a server on another machine.
+    #[arg(long, value_name = "N")]
+    pub cores: Option<usize>,
+    /// The server's storage for pgtune's prior (random_page_cost, effective_io_concurrency);
+    /// probed with fsync when the server runs here.
+    #[arg(long, value_name = "ssd|hdd")]
+    pub storage: Option<String>,
+    /// Refuse a tuned set whose worst-case memory (work_mem × hash_mem_multiplier × the sort
+    /// and hash nodes of the workload's plans × max_connections, plus shared_buffers) is past
+    /// this (e.g. 48GB); without it the report warns past the server's RAM.
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
     /// Where to write the script.
     #[arg(long, value_name = "FILE", default_value = "tune.sql")]
     pub out: PathBuf,

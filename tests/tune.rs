@@ -110,8 +110,11 @@ fn a_small_budget_writes_a_script_with_its_evidence_and_restores_the_sandbox() {
     assert_accepted(&lines);
     for needle in [
         "measured on ",
-        "confirmation: the tuned set against the starting configuration",
+        "confirmation: the tuned set and pgtune's set against the starting configuration",
         "verdict: tuned set better",
+        "pgtune's set:           median ",
+        "against the starting configuration, ",
+        "-- memory: ",
         "-- fsync: on -> off (shown better)",
         "--   before (on): median ",
         "--   after  (off): median ",

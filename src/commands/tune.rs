@@ -15,6 +15,7 @@ use crate::measure::units::format_seconds;
 use crate::server::snapshot;
 use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::tune::budget::Budget;
+use crate::tune::candidates::GivenHardware;
 use crate::tune::objective::Objective;
 use crate::tune::output;
 use crate::tune::setup;
@@ -23,6 +24,39 @@ use crate::tune::{End, TuneEvent, Tuner};
 
 fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
     user_error(EXIT_USAGE, msg)
+}
+
+/// `--ram`, `--cores`, `--storage` as the prior takes them; one sentence for a bad value.
+fn given_hardware(args: &TuneArgs) -> std::result::Result<GivenHardware, String> {
+    let ram = args
+        .ram
+        .as_deref()
+        .map(|r| {
+            crate::measure::units::parse_size(r)
+                .map(|s| s.bytes)
+                .map_err(|e| format!("--ram {r}: {e} (write it as 64GB)"))
+        })
+        .transpose()?;
+    if args.cores == Some(0) {
+        return Err("--cores 0: give the server's cores, 1 or more".into());
+    }
+    let ssd = match args
+        .storage
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None => None,
+        Some("ssd") => Some(true),
+        Some("hdd") => Some(false),
+        Some(other) => return Err(format!("--storage {other}: write ssd or hdd")),
+    };
+    Ok(GivenHardware {
+        ram,
+        cores: args.cores,
+        ssd,
+        local: false,
+    })
 }
 
 pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
@@ -39,28 +73,17 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         .map(setup::budget)
         .transpose()
         .map_err(usage)?;
+    let max_memory = args
+        .max_memory
+        .as_deref()
+        .map(|m| {
+            crate::measure::units::parse_size(m)
+                .map(|s| s.bytes)
+                .map_err(|e| usage(format!("--max-memory {m}: {e} (write it as 48GB)")))
+        })
+        .transpose()?;
     let state_file = state::path(&ctx.paths.data_dir);
-    let saved = if args.resume {
-        let st = state::load(&state_file)
-            .map_err(usage)?
-            .ok_or_else(|| usage("--resume: there is no saved tune to go on with; start one with --workload and --budget"))?;
-        if !args.params.is_empty() {
-            return Err(usage(
-                "--resume goes on with the saved workload and its parameters: drop --param, or start afresh without --resume",
-            ));
-        }
-        if let Some(w) = &args.workload
-            && w != &st.workload
-        {
-            return Err(usage(format!(
-                "--resume: the saved tune is of workload '{}', not '{w}'; drop --workload, or start afresh without --resume",
-                st.workload
-            )));
-        }
-        Some(st)
-    } else {
-        None
-    };
+    let saved = saved_state(&args, &state_file)?;
     // Checked before anything is opened: a fresh tune needs a workload and a budget.
     let fresh = match (&saved, &args.workload, budget_arg) {
         (Some(_), _, _) => None,
@@ -85,6 +108,7 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
                 note,
                 settings,
                 budget: b,
+                hardware: given_hardware(&args).map_err(usage)?,
             })
         }
     };
@@ -118,7 +142,12 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             }
             st
         }
-        (None, Some(fresh)) => {
+        (None, Some(mut fresh)) => {
+            fresh.hardware.local = opened.target.location.is_local();
+            if let Some(m) = fresh.hardware.missing_for_remote() {
+                opened.close().await;
+                return Err(usage(m));
+            }
             let target = opened.target.describe();
             match setup::new_state(
                 &client,
@@ -147,34 +176,10 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
     if let Some(b) = budget_arg {
         st.budget_s = b.as_secs_f64();
     }
-    if !on_sandbox {
-        eprintln!(
-            "pglab: note: not pglab's sandbox: the tune uses session settings (SET) only and never ALTER SYSTEM; reload and restart settings need the sandbox"
-        );
+    if max_memory.is_some() {
+        st.max_memory = max_memory;
     }
-    for n in &st.notes {
-        eprintln!("pglab: note: {n}");
-    }
-    eprintln!(
-        "tune: {} · budget {} ({} spent) · {} settings: {}",
-        st.workload,
-        format_seconds(st.budget_s),
-        format_seconds(st.spent_s),
-        st.plan.len(),
-        st.plan
-            .iter()
-            .map(|p| format!(
-                "{} [{}]",
-                p.name,
-                p.candidates
-                    .iter()
-                    .map(|c| c.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-            .collect::<Vec<_>>()
-            .join("; ")
-    );
+    announce(&st, on_sandbox);
 
     let budget = Budget::since(
         clock,
@@ -234,6 +239,63 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             Ok(EXIT_FAILED)
         }
     }
+}
+
+/// The saved state `--resume` goes on with (None without `--resume`); one sentence when there
+/// is none or the flags ask for another workload.
+fn saved_state(args: &TuneArgs, state_file: &std::path::Path) -> Result<Option<TuneState>> {
+    if !args.resume {
+        return Ok(None);
+    }
+    let st = state::load(state_file)
+        .map_err(usage)?
+        .ok_or_else(|| usage("--resume: there is no saved tune to go on with; start one with --workload and --budget"))?;
+    if !args.params.is_empty() {
+        return Err(usage(
+            "--resume goes on with the saved workload and its parameters: drop --param, or start afresh without --resume",
+        ));
+    }
+    if let Some(w) = &args.workload
+        && w != &st.workload
+    {
+        return Err(usage(format!(
+            "--resume: the saved tune is of workload '{}', not '{w}'; drop --workload, or start afresh without --resume",
+            st.workload
+        )));
+    }
+    Ok(Some(st))
+}
+
+/// What the tune is about to do, on stderr: where, its notes, the settings and their values.
+fn announce(st: &TuneState, on_sandbox: bool) {
+    if !on_sandbox {
+        eprintln!(
+            "pglab: note: not pglab's sandbox: the tune uses session settings (SET) only and never ALTER SYSTEM; reload and restart settings need the sandbox"
+        );
+    }
+    for n in &st.notes {
+        eprintln!("pglab: note: {n}");
+    }
+    eprintln!(
+        "tune: {} · budget {} ({} spent) · {} settings: {}",
+        st.workload,
+        format_seconds(st.budget_s),
+        format_seconds(st.spent_s),
+        st.plan.len(),
+        st.plan
+            .iter()
+            .map(|p| format!(
+                "{} [{}]",
+                p.name,
+                p.candidates
+                    .iter()
+                    .map(|c| c.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
 }
 
 /// The script (also on stdout) and the report with its chart.

@@ -104,14 +104,11 @@ pub fn search_cost(st: &TuneState) -> String {
     let configs: usize = st.plan.iter().map(|p| p.candidates.len().max(1)).product();
     let grid = configs * crate::tune::race::FIRST_LOOK;
     format!(
-        "Search: {raced} passes in the races and {confirm} in the confirmation ({} trials of the experiment in all); a full grid over the same values is {configs} configurations × {} passes = {grid} passes ({:.0}% of it spent in the races). Pace: {} per pass (the slowest recent run).",
+        "Search: {raced} passes in the races and {confirm} in the confirmation ({} trials of the experiment in all); a full grid over the same values is {configs} configurations × {} passes = {grid} passes ({:.0}% of it spent in the races). Pace: {}.",
         st.experiment_trials,
         crate::tune::race::FIRST_LOOK,
         100.0 * raced as f64 / grid.max(1) as f64,
-        st.pace
-            .per_pass()
-            .map(fmt_seconds)
-            .unwrap_or_else(|| "unknown".into())
+        st.pace.describe(fmt_seconds)
     )
 }
 
@@ -194,14 +191,20 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
         }
     }
     if let Some(c) = &st.confirm {
-        s.push_str(&format!(
-            "\n## Confirmation\n\nThe tuned set against the starting configuration, {} rounds, interleaved: {}.\n",
-            c.rounds,
-            c.comparison
-                .as_ref()
-                .map(comparison_text)
-                .unwrap_or_else(|| "no verdict".into())
-        ));
+        s.push_str("\n## Confirmation\n\n");
+        if !c.tuned.is_empty() {
+            s.push_str(&format!(
+                "The tuned set against the starting configuration, {} rounds, interleaved: {}.\n",
+                c.rounds,
+                c.comparison
+                    .as_ref()
+                    .map(comparison_text)
+                    .unwrap_or_else(|| "no verdict".into())
+            ));
+        }
+        if let Some(f) = crate::tune::formula::sentence(st) {
+            s.push_str(&format!("\n{f}.\n"));
+        }
     }
     s.push_str("\n## Script\n\n```sql\n");
     s.push_str(&output::script(st, on));

@@ -144,7 +144,7 @@ pub fn on_msg(app: &mut App, m: TuneMsg) -> Vec<Command> {
                 v.race = None;
                 v.decided.push(d);
             }
-            TuneEvent::Confirm(c) => v.confirm = Some(c),
+            TuneEvent::Confirm(c) => v.confirm = Some(*c),
             TuneEvent::Budget { spent_s, total_s } => {
                 v.spent_s = spent_s;
                 v.total_s = total_s;

@@ -35,6 +35,28 @@ pub struct Hardware {
     pub max_connections: u64,
 }
 
+/// The target's hardware as the DBA gave it (`--ram`, `--cores`, `--storage`), and whether the
+/// server runs on this machine (then this host is read for what was not given).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GivenHardware {
+    pub ram: Option<u64>,
+    pub cores: Option<usize>,
+    pub ssd: Option<bool>,
+    /// The server is on this machine (its socket, localhost, pglab's sandbox).
+    pub local: bool,
+}
+
+impl GivenHardware {
+    /// What a server on another machine needs before pgtune's prior means anything: None
+    /// when everything is known, else the sentence asking for it.
+    pub fn missing_for_remote(&self) -> Option<String> {
+        if self.local || (self.ram.is_some() && self.cores.is_some()) {
+            return None;
+        }
+        Some("the server runs on another machine, so this host's memory and cores say nothing about it: give the server's with --ram 64GB --cores 16 (and --storage ssd|hdd) for pgtune's prior and the memory check".into())
+    }
+}
+
 /// A setting's own effect on a crash, for the ones that trade durability for speed.
 pub fn durability_loss(name: &str) -> Option<&'static str> {
     match name {
@@ -174,6 +196,26 @@ fn size(bytes: u64) -> String {
     }
 }
 
+/// A size as a DBA writes it: whole GB from 1GB on (`12GB`, `18GB`), the nearest power of
+/// two in MB below (`30854kB` → `32MB`, `7713kB` → `8MB`), in kB below 1MB. Candidates and
+/// results are written this way; pgtune's own set keeps its exact values, since it is
+/// measured as the formula gives it.
+pub fn dba_size(bytes: u64) -> String {
+    let nearest_pow2 = |x: f64| 2f64.powf(x.log2().round()).max(1.0) as u64;
+    if bytes >= GB {
+        format!("{}GB", (bytes as f64 / GB as f64).round() as u64)
+    } else if bytes >= MB - MB / 4 {
+        let mb = nearest_pow2(bytes as f64 / MB as f64);
+        if mb >= 1024 {
+            "1GB".into()
+        } else {
+            format!("{mb}MB")
+        }
+    } else {
+        format!("{}kB", nearest_pow2((bytes / 1024).max(64) as f64))
+    }
+}
+
 /// Bytes of a size literal (`128MB`, `8kB`), None when it is not one.
 pub fn bytes_of(v: &str) -> Option<u64> {
     crate::measure::units::parse_size(v).ok().map(|s| s.bytes)
@@ -193,8 +235,8 @@ pub fn candidates(name: &str, current: &str, pg: Option<&str>, hw: &Hardware) ->
                 } else {
                     hw.ram
                 };
-                push(size(p.min(cap)));
-                push(size((p / 4).max(MB)));
+                push(dba_size(p.min(cap)));
+                push(dba_size((p / 4).max(MB)));
             }
         }
         "wal_buffers" => {
@@ -232,13 +274,23 @@ pub fn candidates(name: &str, current: &str, pg: Option<&str>, hw: &Hardware) ->
     dedup_by_meaning(v)
 }
 
+/// Whether two values of a setting mean the same (`1024kB` = `1MB`, `On` = `on`).
+pub fn same_value(a: &str, b: &str) -> bool {
+    match (bytes_of(a), bytes_of(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.eq_ignore_ascii_case(b),
+    }
+}
+
+/// Whether candidate `v` is pgtune's value `pg`, as given or as a DBA writes it.
+pub fn is_pgtunes(pg: &str, v: &str) -> bool {
+    same_value(pg, v) || bytes_of(pg).is_some_and(|b| dba_size(b) == v)
+}
+
 fn dedup_by_meaning(v: Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for x in v {
-        let same = |y: &String| match (bytes_of(&x), bytes_of(y)) {
-            (Some(a), Some(b)) => a == b,
-            _ => y.eq_ignore_ascii_case(&x),
-        };
+        let same = |y: &String| same_value(&x, y);
         if !out.iter().any(same) {
             out.push(x);
         }
@@ -307,13 +359,36 @@ mod tests {
             p.get("shared_buffers").map(String::as_str),
             &h,
         );
-        assert_eq!(c, ["128MB", "4096MB", "1024MB"]);
+        assert_eq!(c, ["128MB", "4GB", "1GB"]);
         // The current value equal to pgtune's by meaning is one candidate.
         let c = candidates("max_wal_size", "4GB", Some("4GB"), &h);
         assert_eq!(c, ["4GB", "16GB"]);
         let c = candidates("wal_buffers", "16384kB", Some("16MB"), &h);
         assert_eq!(c, ["16384kB", "64MB"]);
         assert_eq!(candidates("jit", "on", None, &h), ["on", "off"]);
+    }
+
+    /// The values the issue saw, as a DBA writes them.
+    #[test]
+    fn sizes_are_written_as_a_dba_writes_them() {
+        assert_eq!(dba_size(30854 * 1024), "32MB");
+        assert_eq!(dba_size(7713 * 1024), "8MB");
+        assert_eq!(dba_size(18078 * MB), "18GB");
+        assert_eq!(dba_size(12288 * MB), "12GB");
+        assert_eq!(dba_size(1000 * MB), "1GB");
+        assert_eq!(dba_size(MB), "1MB");
+        assert_eq!(dba_size(300 * 1024), "256kB");
+        assert_eq!(dba_size(10), "64kB");
+        let h = hw(32, 8);
+        let p = pgtune(&h);
+        for c in candidates("work_mem", "4MB", p.get("work_mem").map(String::as_str), &h) {
+            let mb: u64 = c.trim_end_matches("MB").parse().unwrap_or(3);
+            assert!(
+                c.ends_with("MB") && mb.is_power_of_two(),
+                "{c} from pgtune's {}",
+                p["work_mem"]
+            );
+        }
     }
 
     #[test]

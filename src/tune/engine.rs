@@ -42,7 +42,7 @@ pub enum TuneEvent {
     },
     Decided(Decision),
     /// The confirmation after a round.
-    Confirm(Confirm),
+    Confirm(Box<Confirm>),
     Budget {
         spent_s: f64,
         total_s: f64,
@@ -103,7 +103,10 @@ impl Tuner {
                 let Some(p) = st.next_setting() else { break };
                 st.race = Some(Race::new(&p.name, p.candidates.clone()));
                 // Each setting left gets an equal share of what the confirmation leaves.
-                let reserve = st.pace.estimate(2 * confirm::ROUNDS).unwrap_or_default();
+                let reserve = st
+                    .pace
+                    .estimate(st.confirm_sides() * confirm::ROUNDS)
+                    .unwrap_or_default();
                 let left = st.plan.len().saturating_sub(st.decisions.len()).max(1);
                 st.race_started_s = budget.spent().as_secs_f64();
                 st.race_share_s =
@@ -138,7 +141,7 @@ impl Tuner {
             let alive = race.alive().count();
             let reserve = st
                 .pace
-                .estimate(2 * confirm::MIN_ROUNDS)
+                .estimate(st.confirm_sides() * confirm::MIN_ROUNDS)
                 .unwrap_or_default();
             let fits = st
                 .pace
@@ -195,7 +198,14 @@ impl Tuner {
             round: round_no,
             order: order.clone(),
         });
-        let round = self.one_run(st, spec, budget, cancel).await?;
+        let round = match self.one_run(st, spec, budget, cancel).await {
+            Err(Stop::Failed(e)) if order.len() > 1 => {
+                return self
+                    .drop_failing(st, budget, cancel, &setting, &order, e)
+                    .await;
+            }
+            other => other?,
+        };
         let measures: Vec<(String, f64)> = order
             .iter()
             .enumerate()
@@ -238,6 +248,56 @@ impl Tuner {
         Ok(())
     }
 
+    /// A round failed: run each of its values alone to find the ones that fail (a
+    /// `shared_buffers` the server cannot start with, a value this server refuses), drop them
+    /// with the server's reason, and go on with the others. The failed round's measures are
+    /// not used. When no value fails alone, or every one does, the failure is the workload's
+    /// and ends the tune as before.
+    async fn drop_failing(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+        setting: &str,
+        order: &[String],
+        error: String,
+    ) -> Result<(), Stop> {
+        let carried = st.carried();
+        let mut failing = Vec::new();
+        for value in order {
+            let one = std::slice::from_ref(value);
+            let spec = rounds::round_spec(&st.spec, &carried, Some((setting, one)), false);
+            match self.one_run(st, spec, budget, cancel).await {
+                Ok(_) => {}
+                Err(Stop::Failed(why)) => failing.push((value.clone(), why)),
+                Err(other) => return Err(other),
+            }
+        }
+        if failing.is_empty() || failing.len() == order.len() {
+            return Err(Stop::Failed(error));
+        }
+        let race = st.race.as_mut().expect("a race");
+        for (value, why) in failing {
+            if value == race.start {
+                return Err(Stop::Failed(format!(
+                    "{setting}={value}, the value in effect, failed on its own: {why}"
+                )));
+            }
+            race.candidates.retain(|c| c.value != value);
+            let sentence = format!(
+                "{setting}={value} dropped: it failed on its own ({why}); the race goes on without it"
+            );
+            st.notes.push(sentence.clone());
+            self.emit(TuneEvent::Dropped {
+                setting: setting.to_string(),
+                value,
+                sentence,
+            });
+        }
+        self.emit(TuneEvent::Race(race.clone()));
+        Ok(())
+    }
+
     /// One run of the workload; its pace, trials and run id go into the state.
     async fn one_run(
         &self,
@@ -262,8 +322,11 @@ impl Tuner {
         .await?;
         st.trials += round.passes;
         st.experiment_trials += round.trials;
-        st.pace.record(round.wall_s, round.passes);
+        st.pace.record(round.wall_s, round.passes, round.work_s);
         st.runs.push(round.run_id.clone());
+        if let Some(n) = round.nodes {
+            st.plan_nodes = Some(st.plan_nodes.map_or(n, |m| m.max(n)));
+        }
         // The run's own findings are about one trial per value; only its troubles are news.
         for n in round.notes.iter().filter(|n| n.contains("failed")) {
             self.emit(TuneEvent::Note(n.clone()));
@@ -337,76 +400,108 @@ impl Tuner {
         cancel: &CancellationToken,
     ) -> End {
         let tuned = st.carried();
-        if tuned.is_empty() {
+        let mut c = st
+            .confirm
+            .take()
+            .unwrap_or_else(|| Confirm::new(tuned.clone(), st.formula.clone()));
+        if c.sides().len() < 2 {
             st.done = true;
             self.save(st, budget);
             return End::Done;
         }
-        let obj = Objective::of(&st.spec);
-        let names: Vec<&str> = tuned.iter().map(|(n, _)| n.as_str()).collect();
-        let warmup = self.uses_restart(st, &names);
-        let mut c = st
-            .confirm
-            .take()
-            .unwrap_or_else(|| Confirm::new(tuned.clone()));
+        // Every side is applied and warmed up the same way: warm-up for all when any side
+        // needs a restart.
+        let names: Vec<&str> = c
+            .sides()
+            .into_iter()
+            .flat_map(|side| c.settings(side).iter().map(|(n, _)| n.as_str()))
+            .collect();
+        let warmup = self.uses_restart(st, &names)
+            || names
+                .iter()
+                .any(|n| is_restart_setting(&st.formula, n, st.on_sandbox));
         let mut end = End::Done;
         while c.rounds < confirm::ROUNDS {
-            let fits = st.pace.estimate(2).is_none_or(|e| e <= budget.remaining());
-            if !fits || budget.is_out() {
-                let note = format!(
-                    "the confirmation ran {} of its {} rounds: the budget held no more",
-                    c.rounds,
-                    confirm::ROUNDS
-                );
-                self.emit(TuneEvent::Note(note.clone()));
-                st.notes.push(note);
-                break;
-            }
-            let mut pair = [None, None]; // [start, tuned]
-            let sides = if confirm::tuned_first(c.rounds) {
-                [1, 0]
-            } else {
-                [0, 1]
-            };
-            for side in sides {
-                let fixed: &[(String, String)] = if side == 1 { &tuned } else { &[] };
-                let spec = rounds::round_spec(&st.spec, fixed, None, warmup);
-                match self.one_run(st, spec, budget, cancel).await {
-                    Ok(r) => pair[side] = r.measures.get(&0).copied(),
-                    Err(Stop::Cancelled) => {
-                        st.confirm = Some(c);
-                        self.save(st, budget);
-                        return End::Cancelled;
-                    }
-                    Err(Stop::BudgetOut) => break,
-                    Err(Stop::Failed(e)) => {
-                        end = End::Failed(e);
-                        break;
-                    }
+            match self.confirm_round(st, &mut c, warmup, budget, cancel).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(Stop::Cancelled) => {
+                    st.confirm = Some(c);
+                    self.save(st, budget);
+                    return End::Cancelled;
+                }
+                Err(Stop::BudgetOut) => break,
+                Err(Stop::Failed(e)) => {
+                    end = End::Failed(e);
+                    break;
                 }
             }
-            match pair {
-                [Some(s), Some(t)] => c.add_round(s, t),
-                _ => break,
-            }
-            self.emit(TuneEvent::Confirm(c.clone()));
-            st.confirm = Some(c.clone());
-            self.save(st, budget);
         }
+        let obj = Objective::of(&st.spec);
         c.judge(obj.better, &self.rules);
-        for (label, trials) in [
-            ("starting configuration", &c.start_trials),
-            ("tuned set", &c.tuned_trials),
+        self.confirm_path(st, &c);
+        self.emit(TuneEvent::Confirm(Box::new(c.clone())));
+        st.confirm = Some(c);
+        if end == End::Done {
+            st.done = true;
+        }
+        self.save(st, budget);
+        end
+    }
+
+    /// One round of the confirmation, every side once in the round's order: Ok(false) when
+    /// the budget holds no further round (said in a note).
+    async fn confirm_round(
+        &self,
+        st: &mut TuneState,
+        c: &mut Confirm,
+        warmup: bool,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<bool, Stop> {
+        let order = c.order();
+        let fits = st
+            .pace
+            .estimate(order.len())
+            .is_none_or(|e| e <= budget.remaining());
+        if !fits || budget.is_out() {
+            let note = format!(
+                "the confirmation ran {} of its {} rounds: the budget held no more",
+                c.rounds,
+                confirm::ROUNDS
+            );
+            self.emit(TuneEvent::Note(note.clone()));
+            st.notes.push(note);
+            return Ok(false);
+        }
+        let mut measures = Vec::new();
+        for side in order {
+            let spec = rounds::round_spec(&st.spec, c.settings(side), None, warmup);
+            let r = self.one_run(st, spec, budget, cancel).await?;
+            match r.measures.get(&0) {
+                Some(m) => measures.push((side, *m)),
+                None => return Ok(false),
+            }
+        }
+        c.add_measures(&measures);
+        self.emit(TuneEvent::Confirm(Box::new(c.clone())));
+        st.confirm = Some(c.clone());
+        self.save(st, budget);
+        Ok(true)
+    }
+
+    /// The confirmation's configurations on the search path (the chart).
+    fn confirm_path(&self, st: &mut TuneState, c: &Confirm) {
+        for (label, trials, carried) in [
+            ("starting configuration", &c.start_trials, Vec::new()),
+            ("tuned set", &c.tuned_trials, c.tuned.clone()),
+            ("pgtune's set", &c.formula_trials, c.formula.clone()),
         ] {
             if let Some(e) = estimate(trials, self.rules.confidence) {
                 st.path.push(PathPoint {
                     label: label.into(),
                     setting: "confirmation".into(),
-                    carried: if label == "tuned set" {
-                        tuned.clone()
-                    } else {
-                        Vec::new()
-                    },
+                    carried,
                     median: e.median,
                     low: e.ci_low,
                     high: e.ci_high,
@@ -416,14 +511,15 @@ impl Tuner {
                 });
             }
         }
-        self.emit(TuneEvent::Confirm(c.clone()));
-        st.confirm = Some(c);
-        if end == End::Done {
-            st.done = true;
-        }
-        self.save(st, budget);
-        end
     }
+}
+
+/// Whether `name` of the formula's set needs a restart on the sandbox (`shared_buffers`,
+/// `wal_buffers`): known from the setting, since the formula's settings are not in the plan.
+fn is_restart_setting(formula: &[(String, String)], name: &str, on_sandbox: bool) -> bool {
+    on_sandbox
+        && formula.iter().any(|(n, _)| n == name)
+        && matches!(name, "shared_buffers" | "wal_buffers" | "max_connections")
 }
 
 /// A line for the running trial: its phase and progress.

@@ -13,6 +13,8 @@ pub mod budget;
 pub mod candidates;
 pub mod confirm;
 pub mod engine;
+pub mod formula;
+pub mod memory;
 pub mod objective;
 pub mod output;
 pub mod plan;

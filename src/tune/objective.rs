@@ -120,6 +120,27 @@ pub fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
         .collect()
 }
 
+/// Seconds of the run's own timed trials (warm-ups and projected steps aside): the work the
+/// budget's pace counts per pass, apart from settings, restarts and preparation.
+pub fn work_seconds(report: &RunReport) -> f64 {
+    match &report.body {
+        ReportBody::Ingest(r) => r.trials.iter().map(|t| t.seconds).sum(),
+        ReportBody::IndexBuild(r) => r
+            .trials
+            .iter()
+            .filter(|t| !t.warmup)
+            .map(|t| t.seconds)
+            .sum(),
+        ReportBody::Growth(r) => r
+            .steps
+            .iter()
+            .filter(|s| !s.projected)
+            .map(|s| s.write_seconds.unwrap_or(0.0) + s.read_seconds.unwrap_or(0.0))
+            .sum(),
+        ReportBody::Query(r) => r.trials.iter().map(|t| t.seconds).sum(),
+    }
+}
+
 /// Trials (timed configurations) the run holds: what the budget's pace is counted in.
 pub fn trial_count(report: &RunReport) -> usize {
     match &report.body {
@@ -161,6 +182,7 @@ mod tests {
         let m = per_combo(&report);
         assert_eq!((m[&0], m[&1]), (3.0, 0.75));
         assert_eq!(trial_count(&report), 4);
+        assert_eq!(work_seconds(&report), 3.75);
         for t in &mut r.trials {
             t.transactions = Some(100);
         }

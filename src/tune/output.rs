@@ -75,7 +75,28 @@ pub fn comparison_text(c: &Comparison) -> String {
 /// script back: changes each within the noise of their race may add up to a loss only the
 /// whole set shows, and "not shown worse" is not "as good".
 pub fn withheld(st: &TuneState) -> Option<String> {
-    withheld_by(&st.decisions, st.confirm.as_ref())
+    withheld_by(&st.decisions, st.confirm.as_ref()).or_else(|| {
+        let (line, refused) = memory_line(st);
+        refused.then_some(line)
+    })
+}
+
+/// The worst-case memory of the tuned set (the decisions' values), and whether `--max-memory`
+/// refuses it.
+pub fn memory_line(st: &TuneState) -> (String, bool) {
+    let set: Vec<(String, String)> = st
+        .decisions
+        .iter()
+        .filter(|d| d.value != d.start && d.why != Why::NotShown)
+        .map(|d| (d.setting.clone(), d.value.clone()))
+        .collect();
+    super::memory::verdict(
+        &st.memory,
+        &set,
+        st.plan_nodes,
+        st.hardware.ram,
+        st.max_memory,
+    )
 }
 
 /// [`withheld`] on the decisions and the confirmation alone.
@@ -169,7 +190,12 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     match st.confirm.as_ref() {
         Some(c) => {
             line(&format!(
-                "-- confirmation: the tuned set against the starting configuration, {} rounds interleaved",
+                "-- confirmation: {} against the starting configuration, {} rounds interleaved",
+                match (c.tuned.is_empty(), c.formula.is_empty()) {
+                    (false, false) => "the tuned set and pgtune's set",
+                    (false, true) => "the tuned set",
+                    _ => "pgtune's set",
+                },
                 c.rounds
             ));
             let est = |t: &[f64]| crate::measure::interval::estimate(t, 0.95);
@@ -185,13 +211,25 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
                     estimate_text(&obj, &e)
                 ));
             }
-            match &c.comparison {
-                Some(cmp) => line(&format!("--   verdict: tuned set {}", comparison_text(cmp))),
-                None => line("--   verdict: none (no round of the confirmation finished)"),
+            if !c.tuned.is_empty() {
+                match &c.comparison {
+                    Some(cmp) => line(&format!("--   verdict: tuned set {}", comparison_text(cmp))),
+                    None => line("--   verdict: none (no round of the confirmation finished)"),
+                }
+            }
+            if let Some(e) = est(&c.formula_trials) {
+                line(&format!(
+                    "--   pgtune's set:           {}",
+                    estimate_text(&obj, &e)
+                ));
+            }
+            if let Some(f) = super::formula::sentence(st) {
+                line(&format!("--   {f}"));
             }
         }
         None => line("-- confirmation: not run (no setting changed)"),
     }
+    line(&format!("-- {}", memory_line(st).0));
     for n in &st.notes {
         line(&format!("-- note: {n}"));
     }
@@ -324,7 +362,7 @@ mod tests {
 
     /// A confirmation of the tuned (A) against the start (B), lower is better.
     fn confirmed(tuned: &[f64], start: &[f64]) -> Confirm {
-        let mut c = Confirm::new(vec![("max_wal_size".into(), "4GB".into())]);
+        let mut c = Confirm::new(vec![("max_wal_size".into(), "4GB".into())], Vec::new());
         for (t, s) in tuned.iter().zip(start) {
             c.add_round(*s, *t);
         }
@@ -358,7 +396,7 @@ mod tests {
         assert!(why(&cheaper, Some(&slower)).contains("worse"));
         assert!(why(&better, Some(&open)).contains("could not tell"));
         assert!(why(&better, None).contains("did not run"));
-        let unjudged = Confirm::new(Vec::new());
+        let unjudged = Confirm::new(Vec::new(), Vec::new());
         assert!(why(&better, Some(&unjudged)).contains("no round"));
         // Nothing changed: nothing to hold back (the script says no setting was shown).
         assert_eq!(withheld_by(&[decision(Why::NotShown, "1GB")], None), None);

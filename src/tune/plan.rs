@@ -81,7 +81,7 @@ pub async fn plan(
                 Ok(_) => {
                     let origin = if &v == now {
                         "current"
-                    } else if pg.is_some_and(|p| p == v) {
+                    } else if pg.is_some_and(|p| candidates::is_pgtunes(p, &v)) {
                         "pgtune"
                     } else {
                         "around"
@@ -113,4 +113,48 @@ pub async fn plan(
         ));
     }
     Ok(out)
+}
+
+/// The formula's whole set as this server can take it: pgtune's value of every setting it has
+/// a formula for, left out where the server cannot change it here (reload and restart
+/// settings off pglab's sandbox), where the server refuses the value, or where it is the value
+/// in effect already. The notes say what was left out, so "pgtune's set" is never more than
+/// what was measured.
+pub async fn formula(
+    client: &Client,
+    reach: Reach,
+    pgtune: &BTreeMap<&'static str, String>,
+) -> Result<(Vec<(String, String)>, Vec<String>), String> {
+    let all = catalog::read_all(client)
+        .await
+        .map_err(|e| format!("cannot read pg_settings: {e}"))?;
+    let names: Vec<String> = pgtune.keys().map(|k| k.to_string()).collect();
+    let current = whatif::apply::shown(client, &names)
+        .await
+        .map_err(|e| format!("cannot read the current settings: {e}"))?;
+    let (mut set, mut left_out) = (Vec::new(), Vec::new());
+    for (name, value) in pgtune {
+        let Some(info) = all.iter().find(|s| s.name == *name) else {
+            continue;
+        };
+        let now = current.get(*name).map(String::as_str).unwrap_or("");
+        if candidates::same_value(now, value) {
+            continue;
+        }
+        let here = apply_of(info).is_some_and(|a| a == Apply::Session || reach == Reach::Sandbox);
+        let sweep = SettingsSweep::parse(&format!("{name}={value}")).map_err(|e| e.to_string())?;
+        if here && whatif::plan::check(client, &sweep, reach).await.is_ok() {
+            set.push((name.to_string(), value.clone()));
+        } else {
+            left_out.push(format!("{name}={value}"));
+        }
+    }
+    let mut notes = Vec::new();
+    if !left_out.is_empty() {
+        notes.push(format!(
+            "pgtune's set is measured without {} (not changeable on this server by pglab, or refused by it)",
+            left_out.join(", ")
+        ));
+    }
+    Ok((set, notes))
 }

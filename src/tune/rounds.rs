@@ -34,11 +34,15 @@ pub struct Round {
     pub measures: BTreeMap<usize, f64>,
     pub run_id: String,
     pub wall_s: f64,
+    /// Seconds of its timed trials (the rest of `wall_s` is settings, restarts, preparation).
+    pub work_s: f64,
     /// Passes of the workload measured (one per configuration of the tune).
     pub passes: usize,
     /// Trials the experiment ran (a pass holds one per configuration of the workload).
     pub trials: usize,
     pub notes: Vec<String>,
+    /// The most memory-taking nodes of one of its plans (query workloads).
+    pub nodes: Option<super::memory::MemoryNodes>,
 }
 
 /// The workload with `fixed` settings (one value each) and, last, `raced` with its values in
@@ -130,10 +134,12 @@ pub async fn run(
     Ok(Round {
         passes: measures.len(),
         trials: objective::trial_count(&report),
+        work_s: objective::work_seconds(&report),
         measures,
         run_id: report.run_id.clone(),
         wall_s: started.elapsed().as_secs_f64(),
         notes: report.notes.clone(),
+        nodes: super::memory::nodes_of(&report),
     })
 }
 

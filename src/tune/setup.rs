@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_postgres::Client;
 
-use super::candidates::{self, Hardware};
+use super::candidates::{self, GivenHardware, Hardware};
 use super::output::MeasuredOn;
 use super::state::{STATE_VERSION, TuneState};
 use crate::experiment::whatif::Reach;
@@ -206,62 +206,133 @@ pub fn settings(kind: ExperimentKind, text: &str, durability: bool) -> Result<Ve
     Ok(out)
 }
 
-/// The host as the prior sees it: memory (the cgroup limit when lower), cores, and whether
-/// the disk answers like an SSD (a 1 s fsync probe in pglab's own directory on the server's
-/// device, when there is one). Also the fsync rate measured, when it was.
+/// The target's hardware for the prior: what the DBA gave (`--ram`, `--cores`, `--storage`),
+/// the rest read on this host when the server runs here (memory the cgroup limit when lower;
+/// the disk an SSD when a 1 s fsync probe in pglab's own directory on the server's device
+/// reaches 1000/s). The text says where each figure came from. Also the fsync rate measured.
 pub async fn hardware(
     probe_dir: Option<std::path::PathBuf>,
     max_connections: u64,
+    given: GivenHardware,
 ) -> (Hardware, String, Option<f64>) {
     let host = tokio::task::spawn_blocking(|| crate::host::HostSnapshot::read(None))
         .await
         .unwrap_or_else(|_| crate::host::HostSnapshot::read(None));
-    let ram = host
+    let here = if given.local {
+        "this host's, the server's"
+    } else {
+        "this host's, NOT the server's (it runs elsewhere)"
+    };
+    let ram_here = host
         .cgroup
         .as_ref()
         .and_then(|c| c.memory_max)
         .map_or(host.total_memory, |m| m.min(host.total_memory));
-    let (ssd, disk, ops) = match probe_dir {
-        Some(dir) => {
-            let spec = crate::host::probe::FsyncSpec {
-                dir,
-                duration: Duration::from_secs(1),
-                block_bytes: 0,
-            };
-            let cancel = tokio_util::sync::CancellationToken::new();
-            let r = tokio::task::spawn_blocking(move || {
-                crate::host::probe::fsync_latency(&spec, &cancel, &mut |_| {})
-            })
-            .await;
-            match r {
-                Ok(Ok(f)) => (
-                    f.ops_per_s >= 1000.0,
-                    format!("fsync {:.0}/s", f.ops_per_s),
-                    Some(f.ops_per_s),
-                ),
-                _ => (true, "disk not probed (taken as an SSD)".to_string(), None),
-            }
-        }
-        None => (
-            true,
-            "disk not probed: no directory of pglab's on the server's device (taken as an SSD)"
-                .to_string(),
+    let (ram, ram_from) = given.ram.map_or((ram_here, here), |r| (r, "--ram"));
+    let (cores, cores_from) = given
+        .cores
+        .map_or((host.logical_cores.max(1), here), |c| (c, "--cores"));
+    let (ssd, disk, ops) = match given.ssd {
+        Some(ssd) => (
+            ssd,
+            format!("{} (--storage)", if ssd { "SSD" } else { "HDD" }),
             None,
         ),
+        None => probe_disk(probe_dir.filter(|_| given.local)).await,
     };
     let hw = Hardware {
         ram,
-        cores: host.logical_cores.max(1),
+        cores,
         ssd,
         max_connections,
     };
     let text = format!(
-        "{} · {} cores · {} RAM · {disk}",
-        host.hostname,
+        "{} · {} cores ({cores_from}) · {} RAM ({ram_from}) · {disk}",
+        if given.local {
+            host.hostname.clone()
+        } else {
+            "the server's host".to_string()
+        },
         hw.cores,
         crate::measure::units::format_bytes(ram)
     );
     (hw, text, ops)
+}
+
+/// Whether the server's disk answers like an SSD: a 1 s fsync probe in `dir`, pglab's own
+/// directory on the server's device, when there is one.
+async fn probe_disk(dir: Option<std::path::PathBuf>) -> (bool, String, Option<f64>) {
+    let Some(dir) = dir else {
+        return (
+            true,
+            "disk not probed: no directory of pglab's on the server's device (taken as an SSD; --storage hdd says otherwise)".to_string(),
+            None,
+        );
+    };
+    let spec = crate::host::probe::FsyncSpec {
+        dir,
+        duration: Duration::from_secs(1),
+        block_bytes: 0,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let r = tokio::task::spawn_blocking(move || {
+        crate::host::probe::fsync_latency(&spec, &cancel, &mut |_| {})
+    })
+    .await;
+    match r {
+        Ok(Ok(f)) => (
+            f.ops_per_s >= 1000.0,
+            format!("fsync {:.0}/s", f.ops_per_s),
+            Some(f.ops_per_s),
+        ),
+        _ => (true, "disk not probed (taken as an SSD)".to_string(), None),
+    }
+}
+
+/// The sandbox's sampled imports, said once: memory settings found on a sample may not hold
+/// for the whole table (a sort or hash that fits in memory on a 10 % sample can spill on all
+/// of it), so a result on them is a lead to measure again, not an answer.
+async fn sampled_note(client: &Client) -> Option<String> {
+    let sampled: Vec<String> = crate::import::record::imported_tables(client)
+        .await
+        .ok()?
+        .into_iter()
+        .filter_map(|r| {
+            r.sample
+                .map(|s| format!("{} ({}% sample, {} rows)", r.table, s.percent, r.rows))
+        })
+        .collect();
+    (!sampled.is_empty()).then(|| {
+        format!(
+            "the sandbox holds sampled imports: {}; where the workload reads them, work_mem, maintenance_work_mem and shared_buffers found here may not carry to the whole tables (what fits in memory on a sample can spill on all of it): measure the chosen values on the whole data before applying them",
+            sampled.join(", ")
+        )
+    })
+}
+
+/// The memory settings in effect, for the worst-case line.
+async fn server_memory(
+    client: &Client,
+) -> std::result::Result<super::memory::ServerMemory, String> {
+    let names: Vec<String> = [
+        "work_mem",
+        "hash_mem_multiplier",
+        "max_connections",
+        "shared_buffers",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let v = crate::experiment::whatif::apply::shown(client, &names)
+        .await
+        .map_err(|e| format!("cannot read the memory settings: {e}"))?;
+    let get = |n: &str| v.get(n).cloned().unwrap_or_default();
+    Ok(super::memory::ServerMemory {
+        work_mem: get("work_mem"),
+        hash_mem_multiplier: get("hash_mem_multiplier").parse().unwrap_or(2.0),
+        max_connections: get("max_connections").parse().unwrap_or(100),
+        shared_buffers: get("shared_buffers"),
+    })
 }
 
 /// What a fresh tune is given.
@@ -272,6 +343,8 @@ pub struct Fresh {
     pub note: Option<String>,
     pub settings: Vec<String>,
     pub budget: Duration,
+    /// The target's hardware as given, and whether it runs on this machine.
+    pub hardware: GivenHardware,
 }
 
 /// Why a fresh tune cannot start.
@@ -300,6 +373,7 @@ pub async fn new_state(
         note,
         settings,
         budget,
+        hardware: given,
     } = fresh;
     let normalised = normalise(&mut spec);
     precheck(client, &spec, schema, on_sandbox).await?;
@@ -308,7 +382,7 @@ pub async fn new_state(
         .setting("max_connections")
         .and_then(|s| s.value.parse().ok())
         .unwrap_or(100);
-    let (hw, host_text, fsync_ops) = hardware(probe_dir, max_conn).await;
+    let (hw, host_text, fsync_ops) = hardware(probe_dir, max_conn, given).await;
     // ingest compares insert commits with the disk's fsync rate: measured once here rather
     // than by every round's run.
     if let ExperimentSpec::Ingest(s) = &mut spec
@@ -320,9 +394,17 @@ pub async fn new_state(
     let planned = super::plan::plan(client, &settings, reach, &hw, &pg)
         .await
         .map_err(SetupError::Failed)?;
+    let memory = server_memory(client).await.map_err(SetupError::Failed)?;
+    let (formula, formula_notes) = super::plan::formula(client, reach, &pg)
+        .await
+        .map_err(SetupError::Failed)?;
     let mut notes: Vec<String> = note.into_iter().collect();
     notes.extend(normalised);
     notes.extend(planned.notes);
+    notes.extend(formula_notes);
+    if on_sandbox {
+        notes.extend(sampled_note(client).await);
+    }
     if planned.settings.is_empty() {
         return Err(SetupError::Nothing(format!(
             "nothing to search on this server: {}",
@@ -362,6 +444,10 @@ pub async fn new_state(
         spent_s: 0.0,
         hardware: hw,
         pgtune: pg.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        formula,
+        memory,
+        plan_nodes: None,
+        max_memory: None,
         plan: planned.settings,
         decisions: Vec::new(),
         race: None,

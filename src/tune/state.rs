@@ -14,7 +14,7 @@ use crate::experiment::ExperimentSpec;
 use crate::experiment::whatif::Apply;
 
 /// Bumped when the file's meaning changes; an older file is refused with a sentence.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 /// One setting of the search and the values it races.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,6 +57,18 @@ pub struct TuneState {
     pub hardware: Hardware,
     /// pgtune's values for this host ("mixed" profile).
     pub pgtune: Vec<(String, String)>,
+    /// pgtune's set as this server can take it: measured in the confirmation.
+    #[serde(default)]
+    pub formula: Vec<(String, String)>,
+    /// The server's memory settings when the tune began, for the worst-case line.
+    #[serde(default)]
+    pub memory: super::memory::ServerMemory,
+    /// The most memory-taking nodes seen in one plan of the workload (query workloads).
+    #[serde(default)]
+    pub plan_nodes: Option<super::memory::MemoryNodes>,
+    /// `--max-memory`: a set whose worst case is past it is not recommended.
+    #[serde(default)]
+    pub max_memory: Option<u64>,
     /// The settings in search order.
     pub plan: Vec<SettingPlan>,
     /// Settings decided, in order.
@@ -97,6 +109,12 @@ impl TuneState {
     }
 
     /// The setting to race next (None: every setting decided).
+    /// Configurations the confirmation will measure a round: the start and the tuned set, and
+    /// pgtune's set when there is one.
+    pub fn confirm_sides(&self) -> usize {
+        2 + usize::from(!self.formula.is_empty())
+    }
+
     pub fn next_setting(&self) -> Option<&SettingPlan> {
         self.plan.get(self.decisions.len())
     }

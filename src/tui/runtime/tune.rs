@@ -51,6 +51,10 @@ impl Tuning {
                     note: None,
                     settings,
                     budget,
+                    hardware: crate::tune::candidates::GivenHardware {
+                        local: env.target.location.is_local(),
+                        ..Default::default()
+                    },
                 };
                 let task = tokio::spawn(async move {
                     let r = tune(target, fresh, run, &data_dir, &tx, &c).await;
