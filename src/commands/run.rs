@@ -190,6 +190,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         poll_progress: !args.no_progress_poll,
         disk_budget: None,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
+        tune: None,
     };
     let kind = spec.kind();
     // What the run will do and how long it should take, before it starts.

@@ -12,6 +12,7 @@ use crate::import::{ImportProgress, ImportRecord, Sample};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
 use crate::tui::app::App;
 use crate::tui::render::overlay_box;
+use crate::tui::secret::{mask, redact};
 use crate::tui::text::{fit, pad, pad_left, spinner, wrap};
 
 /// The samples `←`/`→` step through.
@@ -116,14 +117,38 @@ impl ImportDialog {
         }
     }
 
-    /// Bytes the selection holds on the source, scaled by the sample.
-    pub fn selected_bytes(&self) -> u64 {
+    /// Bytes `tables` hold on the source, scaled by the sample.
+    pub fn bytes_of(&self, tables: &[&Listed]) -> u64 {
         let f = SAMPLES
             .get(self.sample)
             .copied()
             .flatten()
             .map_or(1.0, |p| p / 100.0);
-        (self.selection().iter().map(|t| t.bytes.max(0)).sum::<i64>() as f64 * f) as u64
+        (tables.iter().map(|t| t.bytes.max(0)).sum::<i64>() as f64 * f) as u64
+    }
+
+    /// What the import would copy, in words: the sum of the ticked tables; with none ticked,
+    /// that Enter takes the highlighted one (and its size). False: nothing is ticked.
+    pub fn to_copy(&self) -> (String, bool) {
+        let ticked = self.chosen.iter().filter(|c| **c).count();
+        if ticked > 0 {
+            let text = format!(
+                "≈ {} to copy from {ticked} ticked table{}",
+                format_bytes(self.bytes_of(&self.selection())),
+                if ticked == 1 { "" } else { "s" }
+            );
+            return (text, true);
+        }
+        let under = self.selection();
+        let text = match under.first() {
+            Some(t) => format!(
+                "nothing ticked: Space ticks; Enter alone imports {} (≈ {})",
+                t.name,
+                format_bytes(self.bytes_of(&under))
+            ),
+            None => "nothing ticked".into(),
+        };
+        (text, false)
     }
 }
 
@@ -157,7 +182,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let from = if d.conninfo.is_empty() && d.stage == Stage::Source {
         Span::styled("▏postgresql://me@db1/sales or host=… dbname=…", theme.dim())
     } else if d.stage == Stage::Source {
-        Span::styled(format!("{}▏", d.conninfo), theme.value())
+        Span::styled(format!("{}▏", mask(&d.conninfo)), theme.value())
     } else {
         Span::styled(redact(&d.conninfo), theme.value())
     };
@@ -211,24 +236,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The conninfo without a password (`password=…` and the one in a URL).
-pub fn redact(s: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    for part in s.split_whitespace() {
-        if part.to_ascii_lowercase().starts_with("password=") {
-            out.push("password=…".into());
-        } else if let Some((scheme, rest)) = part.split_once("://")
-            && let Some((auth, host)) = rest.split_once('@')
-            && let Some((user, _)) = auth.split_once(':')
-        {
-            out.push(format!("{scheme}://{user}:…@{host}"));
-        } else {
-            out.push(part.to_string());
-        }
-    }
-    out.join(" ")
-}
-
 fn table_lines(
     app: &App,
     d: &ImportDialog,
@@ -242,12 +249,10 @@ fn table_lines(
         Span::styled(d.sample_text(), theme.value()),
         Span::styled("   indexes  ", theme.label()),
         Span::styled(if d.indexes { "on" } else { "off" }, theme.value()),
-        Span::styled(
-            format!("   ≈ {} to copy", format_bytes(d.selected_bytes())),
-            theme.accent(),
-        ),
     ]));
-    lines.push(Line::default());
+    let (copy, ticked) = d.to_copy();
+    let style = if ticked { theme.accent() } else { theme.dim() };
+    lines.push(Line::styled(fit(&copy, cols), style));
     if d.tables.is_empty() {
         lines.push(Line::styled(
             "the server has no tables this role can see",
