@@ -41,6 +41,14 @@ fn main() {
                 |ctx| async move { commands::tune::run(&ctx, a).await },
             )
         }
+        Some(CommandKind::StandbyRelay(a)) => pglab::server::standby_relay::run_relay(
+            &pglab::server::relay::RelaySpec {
+                listen_port: a.listen_port,
+                to_port: a.to_port,
+                one_way: std::time::Duration::from_micros(a.one_way_us),
+            },
+            &a.ready_file,
+        ),
         Some(CommandKind::Clean(a)) => {
             session::execute(
                 global,

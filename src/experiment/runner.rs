@@ -117,6 +117,17 @@ async fn run(
         return fail(report, e);
     }
     let on_sandbox = target.is_sandbox() && opts.sandbox.is_some();
+    let sync_standby = opts
+        .sandbox
+        .as_ref()
+        .filter(|_| on_sandbox)
+        .and_then(|sb| super::sync_standby::with_sync_standby(&spec, sb));
+    if let Some((sweep, note)) = &sync_standby {
+        spec.set_settings(sweep.clone());
+        report.spec_key = spec.spec_key();
+        report.body = empty_body(&spec);
+        tracing::info!("{note}");
+    }
     let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
     let plan = match super::whatif::plan::check(&control, spec.settings(), reach).await {
         Ok(p) => p,
@@ -154,6 +165,9 @@ async fn run(
     {
         let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, why);
+    }
+    if let Some((_, note)) = sync_standby {
+        ctx.note(note).await;
     }
     if let Err(e) = ctx.ensure_schema(&control).await {
         let _ = ctx.whatif.restore(&ctx.target).await;

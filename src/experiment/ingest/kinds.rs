@@ -87,6 +87,14 @@ impl SyncCommit {
             })
     }
 
+    /// A commit waits for a synchronous standby (when `synchronous_standby_names` names one).
+    pub fn waits_for_standby(self) -> bool {
+        matches!(
+            self,
+            SyncCommit::On | SyncCommit::RemoteWrite | SyncCommit::RemoteApply
+        )
+    }
+
     /// Every commit waits for its WAL to reach the local disk.
     pub fn waits_for_flush(self) -> bool {
         self != SyncCommit::Off

@@ -242,6 +242,8 @@ impl IngestReport {
             s.findings.push(group.finding.clone());
             s.groups.push(group);
         }
+        s.findings
+            .extend(super::sync_levels::findings(&self.trials, rules.confidence));
         if !self.params.set.is_empty() {
             s.findings
                 .extend(whatif::wal_by_settings(&self.trials, &labels));
@@ -476,6 +478,9 @@ impl ConfigStat {
     }
 }
 
+#[cfg(test)]
+#[path = "sync_levels_tests.rs"]
+mod sync_levels_tests;
 #[cfg(test)]
 #[path = "summary_tests.rs"]
 mod tests;

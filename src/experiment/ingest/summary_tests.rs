@@ -7,7 +7,7 @@ use crate::experiment::ingest::report::{FsyncRef, LatencyMs, StopReason, decay_p
 use crate::experiment::ingest::spec::IngestSpec;
 
 /// Relative noise of five trials, small enough for clear verdicts at 5 a side.
-const NOISE: [f64; 5] = [0.99, 1.0, 1.01, 0.995, 1.005];
+pub(super) const NOISE: [f64; 5] = [0.99, 1.0, 1.01, 0.995, 1.005];
 /// Six trials: five settings at once (10 pairs, each at 99.5%) need six each to decide.
 const NOISE6: [f64; 6] = [0.99, 1.0, 1.01, 0.995, 1.005, 1.0];
 
@@ -15,7 +15,13 @@ fn spec() -> IngestSpec {
     IngestSpec::parse(&crate::experiment::ExperimentKind::Ingest.defaults()).unwrap()
 }
 
-fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) -> IngestTrial {
+pub(super) fn trial(
+    method: Method,
+    batch: u64,
+    sync: SyncCommit,
+    rps: f64,
+    repeat: u32,
+) -> IngestTrial {
     IngestTrial {
         combo: 0,
         checkpoints_during: None,
@@ -47,12 +53,15 @@ fn trial(method: Method, batch: u64, sync: SyncCommit, rps: f64, repeat: u32) ->
         client_cpu_share: 0.05,
         host_cpu_share: Some(0.5),
         distribution: Default::default(),
+        stall_seconds: 0,
+        worst_second: None,
+        replicas: vec![],
     }
 }
 
 /// A report whose configurations have `noise.len()` trials each around the given medians,
 /// interleaved by rounds as a run makes them.
-fn report(configs: &[(Method, u64, SyncCommit, f64)], noise: &[f64]) -> IngestReport {
+pub(super) fn report(configs: &[(Method, u64, SyncCommit, f64)], noise: &[f64]) -> IngestReport {
     let mut r = IngestReport::new(&spec());
     for (round, x) in noise.iter().enumerate() {
         for &(m, b, s, rps) in configs {
