@@ -41,6 +41,9 @@ fn main() {
                 |ctx| async move { commands::tune::run(&ctx, a).await },
             )
         }
+        Some(CommandKind::Capture(a)) => session::execute(global, |ctx| async move {
+            commands::capture::run(&ctx, a).await
+        }),
         Some(CommandKind::Clean(a)) => {
             session::execute(
                 global,
