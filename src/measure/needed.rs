@@ -8,12 +8,12 @@
 //! from `1/n_a + 1/n_b` to `2/N`, and finds the smallest `N` per setting at which the
 //! interval would either leave 1 behind with the estimate beyond the smallest effect
 //! (`faster`/`slower`) or fit within the smallest effect (`no significant difference`) — and at
-//! which `N` against `N` can reach the level at all ([`super::ranks::trials_needed`]). It is
+//! which `N` against `N` can be compared at all ([`MIN_TRIALS`]). It is
 //! an estimate: the next trials move both the ratio and the spread, so the text always says
 //! "about" and "estimated from the spread so far". When the ratio sits right at the smallest
 //! effect no count up to [`LIMIT`] decides it, and the answer is None.
 
-use super::ranks::{normal_quantile, trials_needed};
+use super::ranks::normal_quantile;
 use super::verdict::{MIN_TRIALS, Shift};
 
 /// Counts beyond this are not estimated: the difference sits at the smallest effect.
@@ -25,9 +25,7 @@ pub const LIMIT: usize = 100;
 /// rescaling is an approximation of the exact interval, and "4 and 4; about 4 each would
 /// decide" would contradict itself.
 pub(crate) fn trials_to_decide(s: &Shift, confidence: f64, margin: f64) -> Option<usize> {
-    let least = trials_needed(confidence)
-        .max(s.n.max(s.m) + 1)
-        .max(MIN_TRIALS);
+    let least = (s.n.max(s.m) + 1).max(MIN_TRIALS);
     let width = s.high - s.low;
     let z_seen = normal_quantile(1.0 - (1.0 - s.level) / 2.0);
     // No spread yet (one trial a side, identical trials, or nothing reached): all that can

@@ -37,9 +37,7 @@ use serde::{Deserialize, Serialize};
 use super::family::Family;
 use super::interval::{Estimate, estimate};
 use super::needed::trials_to_decide;
-use super::ranks::critical_k;
 use super::rules::Rules;
-use super::stats::median_sorted;
 
 /// Fewer trials than this on either side are never compared.
 pub const MIN_TRIALS: usize = 3;
@@ -200,26 +198,21 @@ impl Shift {
     }
 }
 
-/// The log-differences' shift of `la` against `lb` (logarithms, both non-empty) at
-/// `confidence`.
+/// The shift of `la` against `lb` (logarithms, both non-empty) at `confidence`: the
+/// difference of the mean logarithms and its Welch t interval ([`super::welch`]). Decisive
+/// with at least [`MIN_TRIALS`] a side (the caller also holds back rounds before a planned
+/// first look).
 pub(crate) fn shift(la: &[f64], lb: &[f64], confidence: f64) -> Shift {
     let (n, m) = (la.len(), lb.len());
-    let mut d: Vec<f64> = Vec::with_capacity(n * m);
-    for x in la {
-        for y in lb {
-            d.push(x - y);
-        }
-    }
-    d.sort_by(|p, q| p.total_cmp(q));
-    let crit = critical_k(n, m, confidence);
+    let (point, low, high) = super::welch::interval(la, lb, confidence);
     Shift {
         n,
         m,
-        point: median_sorted(&d),
-        low: d[crit.k - 1],
-        high: d[n * m - crit.k],
-        level: crit.level,
-        decisive: crit.reachable && n >= MIN_TRIALS && m >= MIN_TRIALS,
+        point,
+        low,
+        high,
+        level: confidence,
+        decisive: n >= MIN_TRIALS && m >= MIN_TRIALS,
     }
 }
 
