@@ -171,7 +171,10 @@ pub fn configured_citus_workers(path: &std::path::Path) -> Result<Option<u32>, S
 /// that flushes the log on exit.
 fn init_logging(paths: &Paths) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = paths.log_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    // The log holds SQL text and host names: the directory 0700, the file 0600 (made here,
+    // so the appender only opens it).
+    crate::paths::private_dir(&dir).ok()?;
+    crate::paths::open_private_append(&dir.join("pglab.log")).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "pglab.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("PGLAB_LOG").unwrap_or_else(|_| {

@@ -272,6 +272,7 @@ async fn on_another_server_it_builds_on_a_copy_never_on_the_table() {
             ("column", "note"),
             ("mwm", "1MB"),
             ("repeat", "2"),
+            ("writes", "lab"),
         ],
         false,
     )

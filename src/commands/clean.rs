@@ -1,5 +1,6 @@
 //! `pglab clean [--dry-run] [--datasets] [--drop-schema]`: list and drop what interrupted runs
-//! left in the lab schema. Only tables carrying a pglab mark are ever considered; a live run's
+//! left in the lab schema, and the run-marked objects they left in any other schema (a
+//! trial index on the user's own table). Only tables carrying a pglab mark are ever considered; a live run's
 //! are skipped. `--drop-schema` also drops every dataset and then the schema itself, only when
 //! pglab created it and nothing but pglab's objects is in it. `--observe` lists, as
 //! `--dry-run` does, and drops nothing.
@@ -13,6 +14,7 @@ use crate::experiment::leftovers::{
     LabObject, LabObjectKind, drop_leftovers, drop_schema, foreign_objects, lab_objects,
     schema_comment,
 };
+use crate::experiment::leftovers_elsewhere::{Elsewhere, drop_elsewhere, marked_elsewhere};
 use crate::measure::units::format_bytes_short;
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
@@ -88,6 +90,7 @@ async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
     let (candidates, kept): (Vec<_>, Vec<_>) = objects
         .into_iter()
         .partition(|o| !o.live && (o.kind != LabObjectKind::Dataset || datasets));
+    let elsewhere = elsewhere(client, schema).await?;
     for o in &kept {
         let why = if o.live {
             "a pglab run is still going"
@@ -105,9 +108,18 @@ async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
                 o.comment
             );
         }
+        for o in &elsewhere {
+            println!(
+                "would drop  {}.{}  {}  ({})",
+                o.schema,
+                o.name,
+                format_bytes_short(o.bytes.max(0) as f64),
+                o.comment
+            );
+        }
         if a.drop_schema {
             println!("would drop schema {schema}");
-        } else if candidates.is_empty() {
+        } else if candidates.is_empty() && elsewhere.is_empty() {
             println!("nothing to clean in schema {schema}");
         }
         if ctx.global.observe {
@@ -122,8 +134,16 @@ async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
         }
         return Ok(0);
     }
+    for name in drop_elsewhere(client, &elsewhere)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e))?
+    {
+        println!("dropped  {name}");
+    }
     if candidates.is_empty() && !a.drop_schema {
-        println!("nothing to clean in schema {schema}");
+        if elsewhere.is_empty() {
+            println!("nothing to clean in schema {schema}");
+        }
         return Ok(0);
     }
     let (dropped, note) = drop_leftovers(client, schema, &candidates)
@@ -145,6 +165,25 @@ async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
         println!("dropped schema {schema}");
     }
     Ok(0)
+}
+
+/// The run-marked objects outside the lab schema whose run is gone (a live run's are
+/// listed as kept).
+async fn elsewhere(client: &Client, schema: &str) -> Result<Vec<Elsewhere>> {
+    let (gone, busy): (Vec<_>, Vec<_>) = marked_elsewhere(client, schema)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e))?
+        .into_iter()
+        .partition(|o| !o.live);
+    for o in &busy {
+        println!(
+            "keep  {}.{}  {}  (a pglab run is still going)",
+            o.schema,
+            o.name,
+            format_bytes_short(o.bytes.max(0) as f64)
+        );
+    }
+    Ok(gone)
 }
 
 fn size(o: &LabObject) -> String {

@@ -159,6 +159,10 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             if flagged { format!("--{why}") } else { why },
         ));
     }
+    if let Some(why) = unasked_writes(&client, &spec, on_sandbox).await {
+        opened.close().await;
+        return Err(user_error(EXIT_USAGE, why));
+    }
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
@@ -258,6 +262,24 @@ pub fn parse_max_temp(v: Option<&str>) -> Result<Option<u64>> {
             .map_err(|e| user_error(EXIT_USAGE, format!("--max-temp: {e}")))
     })
     .transpose()
+}
+
+/// On a server pglab did not start, an index-build on its table writes only when asked
+/// (`--writes lab`): else the sentence saying what it would write.
+async fn unasked_writes(
+    client: &tokio_postgres::Client,
+    spec: &ExperimentSpec,
+    on_sandbox: bool,
+) -> Option<String> {
+    use experiment::index_build::{own_table, own_writes};
+    let ExperimentSpec::IndexBuild(s) = spec else {
+        return None;
+    };
+    let own = s.table.as_ref().filter(|_| !on_sandbox)?;
+    match own_table::inspect(client, own, false).await {
+        Ok(info) => own_writes::plan(client, s, own, &info).await.err(),
+        Err(e) => Some(e),
+    }
 }
 
 fn report_is_empty(r: &experiment::RunReport) -> bool {

@@ -17,8 +17,9 @@ const KIND_ORDER: &str =
     "CASE c.relkind WHEN 'v' THEN 0 WHEN 'm' THEN 1 WHEN 'S' THEN 3 ELSE 2 END";
 
 /// The `DROP` for a relation of kind `relkind` (`pg_class.relkind`).
-fn drop_sql(relkind: i8, schema: &str, name: &str) -> String {
+pub(super) fn drop_sql(relkind: i8, schema: &str, name: &str) -> String {
     let what = match relkind as u8 {
+        b'i' | b'I' => "INDEX",
         b'v' => "VIEW",
         b'm' => "MATERIALIZED VIEW",
         b'S' => "SEQUENCE",

@@ -12,6 +12,7 @@ pub mod index_build;
 pub mod ingest;
 pub mod lab;
 pub mod leftovers;
+pub mod leftovers_elsewhere;
 pub mod preflight;
 pub mod query;
 pub mod record;

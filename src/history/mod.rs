@@ -28,11 +28,8 @@ pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {
     }
     let mut line = serde_json::to_vec(report).map_err(std::io::Error::other)?;
     line.push(b'\n');
-    let mut f = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(path)?;
+    // Run reports hold SQL text and host names: only the owner reads them.
+    let mut f = crate::paths::open_private_append(path)?;
     f.lock()?;
     let r = ends_mid_line(&f)
         .and_then(|torn| {

@@ -21,6 +21,7 @@ mod plan_types;
 pub mod record;
 mod run;
 pub mod source;
+pub mod source_guard;
 pub mod types;
 
 use std::sync::Arc;

@@ -139,7 +139,7 @@ pub async fn record_of(c: &Client, t: &TableName) -> Result<Option<ImportRecord>
 /// `sandbox status` can list them while the server is stopped.
 pub fn save_cache(path: &std::path::Path, records: &[ImportRecord]) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(records).unwrap_or_else(|_| "[]".into());
-    crate::paths::write_atomic(path, text.as_bytes())
+    crate::paths::write_private(path, text.as_bytes())
 }
 
 pub fn load_cache(path: &std::path::Path) -> Vec<ImportRecord> {

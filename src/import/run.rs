@@ -183,6 +183,10 @@ async fn with_snapshot(
         ctx.note(n).await;
     }
     check_disk(&sandbox, &plan, opts.free_bytes).await?;
+    let read: u64 = tables.iter().map(|t| t.table_bytes.max(0) as u64).sum();
+    let names: Vec<_> = tables.iter().map(|t| t.name.clone()).collect();
+    ctx.note(super::source_guard::holds_back(&names, read))
+        .await;
     let r = load(ctx, source, &sandbox, info, &tables, &plan).await;
     if r.is_err() {
         // Nothing of the import stays: the staging schema, types and tables go with it.

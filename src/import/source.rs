@@ -2,7 +2,8 @@
 //! whether the named ones exist and may be read, and the one `REPEATABLE READ READ ONLY`
 //! transaction every table is read in (one consistent snapshot, like `pg_dump`'s). No
 //! object, temporary table or setting is created or changed there; the tables are locked in
-//! `ACCESS SHARE` mode (what any `SELECT` takes) so no DDL changes them mid-import.
+//! `ACCESS SHARE` mode (what any `SELECT` takes) so no DDL changes them mid-import, with
+//! row-level security off and a lock timeout ([`super::source_guard`]).
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use tokio_postgres::Client;
 use super::ImportError;
 use super::name::TableName;
 use super::record::SourceFingerprint;
+use super::source_guard::{Readable, inheritance_refusal, lock_wait_sentence, rls_refusal};
 use crate::server::error::{describe_query_error, sqlstate};
 
 /// What the import needs to know about the source besides its tables.
@@ -80,6 +82,7 @@ pub async fn check_tables(
         .map_err(failed)?
         .get(0);
     let mut out: Vec<(TableName, u32)> = Vec::new();
+    let mut parents = Vec::new();
     for n in names {
         if out.iter().any(|(o, _)| o == n) {
             continue;
@@ -92,7 +95,14 @@ pub async fn check_tables(
         let row = c
             .query_opt(
                 "SELECT c.oid, c.relkind::text, has_table_privilege(c.oid, 'SELECT'),
-                        ARRAY(SELECT i.inhrelid::regclass::text FROM pg_inherits i WHERE i.inhparent = c.oid ORDER BY 1 LIMIT 4)
+                        ARRAY(SELECT i.inhrelid::regclass::text FROM pg_inherits i WHERE i.inhparent = c.oid ORDER BY 1 LIMIT 4),
+                        c.relrowsecurity
+                          AND NOT (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
+                          AND (c.relforcerowsecurity OR NOT pg_has_role(c.relowner, 'USAGE')),
+                        ARRAY(SELECT cn.nspname::text FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
+                                JOIN pg_namespace cn ON cn.oid = ch.relnamespace WHERE i.inhparent = c.oid ORDER BY i.inhrelid),
+                        ARRAY(SELECT ch.relname::text FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
+                               WHERE i.inhparent = c.oid ORDER BY i.inhrelid)
                    FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
                   WHERE ns.nspname = $1 AND c.relname = $2",
                 &[&n.schema, &n.name],
@@ -135,7 +145,33 @@ pub async fn check_tables(
                 crate::experiment::sql::ident(&user)
             )));
         }
+        let (schemas, child_names): (Vec<String>, Vec<String>) = (row.get(5), row.get(6));
+        let readable = Readable {
+            name: n,
+            user: &user,
+            rls_filters: row.get(4),
+            children: schemas
+                .iter()
+                .zip(&child_names)
+                .map(|(s, t)| TableName::new(s, t))
+                .collect(),
+        };
+        if let Some(why) = rls_refusal(&readable) {
+            return Err(ImportError::Refused(why));
+        }
+        parents.push((readable.name.clone(), readable.children));
         out.push((n.clone(), row.get(0)));
+    }
+    for (parent, children) in parents {
+        let r = Readable {
+            name: &parent,
+            user: &user,
+            rls_filters: false,
+            children,
+        };
+        if let Some(why) = inheritance_refusal(&r, names) {
+            return Err(ImportError::Refused(why));
+        }
     }
     Ok(out)
 }
@@ -173,23 +209,24 @@ pub async fn begin(
     target: &str,
 ) -> Result<SourceInfo, ImportError> {
     let failed = |e: tokio_postgres::Error| ImportError::Failed(describe_query_error(&e));
-    c.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        .await
-        .map_err(failed)?;
+    c.batch_execute(&format!(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {}",
+        super::source_guard::session_settings()
+    ))
+    .await
+    .map_err(failed)?;
     let list: Vec<String> = tables.iter().map(|(n, _)| n.sql()).collect();
     if let Err(e) = c
         .batch_execute(&format!(
-            "LOCK TABLE {} IN ACCESS SHARE MODE NOWAIT",
+            "LOCK TABLE {} IN ACCESS SHARE MODE",
             list.join(", ")
         ))
         .await
     {
         let _ = c.batch_execute("ROLLBACK").await;
         if sqlstate(&e) == Some("55P03") {
-            return Err(ImportError::Refused(format!(
-                "a table is locked on the source by another session's DDL ({}): try again when it has finished",
-                describe_query_error(&e)
-            )));
+            let oids: Vec<u32> = tables.iter().map(|(_, o)| *o).collect();
+            return Err(ImportError::Refused(lock_wait_sentence(c, &oids).await));
         }
         return Err(failed(e));
     }

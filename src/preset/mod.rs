@@ -284,7 +284,7 @@ pub fn save(paths: &Paths, preset: &Preset, overwrite: bool) -> Result<PathBuf, 
             path,
         });
     }
-    crate::paths::write_atomic(&path, text.as_bytes()).map_err(|e| PresetError::io(&path, e))?;
+    crate::paths::write_private(&path, text.as_bytes()).map_err(|e| PresetError::io(&path, e))?;
     Ok(path)
 }
 

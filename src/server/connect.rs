@@ -7,9 +7,9 @@ use std::time::Duration;
 use tokio_postgres::{Client, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::conninfo::{ConnParams, Secret, SslMode};
+use super::conninfo::{ConnParams, Secret, SessionAttrs, SslMode};
 use super::error::describe_connect_error;
-use super::{TargetError, pgpass, tls};
+use super::{TargetError, pgpass, session_attrs, tls};
 
 /// Where the server is, relative to pglab.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -96,7 +96,7 @@ impl Target {
         let tls = if first.starts_with('/') {
             None
         } else {
-            tls::connector(params.sslmode, params.sslrootcert.as_deref())?
+            tls::connector(&params)?
         };
         let password = params.password.clone();
         let connect_timeout = Duration::from_secs(params.connect_timeout_s.unwrap_or(10).max(1));
@@ -185,15 +185,15 @@ impl Target {
     /// port, user, database, application name, TLS mode and root certificate, options, the
     /// connect timeout, and a password pglab holds (typed at the prompt, from the connection
     /// string or `PGPASSWORD`); otherwise libpq reads the password file itself. Keepalives as
-    /// pglab's own sessions have them; GSS encryption off and any server accepted, as pglab's
-    /// own sessions do, whatever `PGGSSENCMODE` or `PGTARGETSESSIONATTRS` say.
+    /// pglab's own sessions have them; GSS encryption off, whatever `PGGSSENCMODE` says;
+    /// the client certificate, revocation list and `target_session_attrs` as resolved.
     pub fn libpq_conninfo(&self) -> String {
         use super::libpq::conninfo_value as v;
         let p = &self.params;
         let sslmode = p.sslmode.as_str();
         let mut s = format!(
             "host={} port={} user={} dbname={} application_name={} sslmode={sslmode} connect_timeout={} \
-             keepalives=1 keepalives_idle=30 gssencmode=disable target_session_attrs=any",
+             keepalives=1 keepalives_idle=30 gssencmode=disable target_session_attrs={}",
             v(&p.hosts.join(",")),
             p.port,
             v(&p.user),
@@ -201,9 +201,17 @@ impl Target {
             v(&p.application_name),
             // libpq takes whole seconds and treats 1 as 2.
             (self.connect_timeout.as_secs_f64().ceil() as u64).max(2),
+            p.target_session_attrs.as_str(),
         );
-        if let Some(c) = &p.sslrootcert {
-            s.push_str(&format!(" sslrootcert={}", v(&c.to_string_lossy())));
+        for (k, f) in [
+            ("sslrootcert", &p.sslrootcert),
+            ("sslcert", &p.sslcert),
+            ("sslkey", &p.sslkey),
+            ("sslcrl", &p.sslcrl),
+        ] {
+            if let Some(f) = f {
+                s.push_str(&format!(" {k}={}", v(&f.to_string_lossy())));
+            }
         }
         s.push_str(&format!(" options={}", v(&self.options())));
         if let Some(f) = &p.passfile {
@@ -231,58 +239,93 @@ impl Target {
         Ok((client, rx))
     }
 
+    /// Try the hosts in order; with `target_session_attrs` other than `any`, keep a session
+    /// only on a server that is what it asks for (`prefer-standby`: a standby, else any).
     async fn connect_inner(
         &self,
         notices: Option<tokio::sync::mpsc::UnboundedSender<String>>,
     ) -> Result<Client, TargetError> {
+        let attrs = self.params.target_session_attrs;
         let mut last = None;
-        for host in &self.params.hosts {
-            let whom = if host.starts_with('/') {
-                format!("{}/.s.PGSQL.{}", host, self.params.port)
-            } else {
-                format!("{}:{}", host, self.params.port)
-            };
-            let config = self.config_for(host);
-            let attempt = async {
-                match &self.tls {
-                    Some(tls) if !host.starts_with('/') => {
-                        let (client, conn) = config.connect(tls.clone()).await?;
-                        tokio::spawn(drive(conn, notices.clone()));
-                        Ok::<_, tokio_postgres::Error>(client)
+        for &strict in attrs.passes() {
+            for host in &self.params.hosts {
+                let whom = if host.starts_with('/') {
+                    format!("{}/.s.PGSQL.{}", host, self.params.port)
+                } else {
+                    format!("{}:{}", host, self.params.port)
+                };
+                let client = match self.connect_host(host, &whom, notices.clone()).await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        last = Some(e);
+                        continue;
                     }
-                    _ => {
-                        let (client, conn) = config.connect(NoTls).await?;
-                        tokio::spawn(drive(conn, notices.clone()));
-                        Ok(client)
+                };
+                if attrs == SessionAttrs::Any {
+                    return Ok(client);
+                }
+                match session_attrs::state(&client).await {
+                    Ok(st) if attrs.accepts(st, strict) => return Ok(client),
+                    Ok(st) => last = Some(TargetError::Connect(attrs.rejects(&whom, st))),
+                    Err(e) => {
+                        last = Some(TargetError::Connect(format!(
+                            "{whom}: cannot tell what the server is for target_session_attrs={}: {e}",
+                            attrs.as_str()
+                        )))
                     }
-                }
-            };
-            match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await
-            {
-                Ok(Ok(client)) => return Ok(client),
-                Ok(Err(e)) => {
-                    tracing::info!("connect to {whom} failed: {e:?}");
-                    last = Some(describe_connect_error(
-                        &e,
-                        &whom,
-                        &self.params.user,
-                        &self.params.dbname,
-                    ))
-                }
-                Err(_) => {
-                    last = Some(TargetError::Connect(format!(
-                        "timed out after {} s connecting to {whom}: check the host, port and firewall",
-                        self.connect_timeout.as_secs()
-                    )))
                 }
             }
         }
         Err(last.unwrap_or_else(|| TargetError::Connect("no host to connect to".into())))
     }
 
+    /// One connection attempt to one host.
+    async fn connect_host(
+        &self,
+        host: &str,
+        whom: &str,
+        notices: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    ) -> Result<Client, TargetError> {
+        let config = self.config_for(host);
+        let attempt = async {
+            match &self.tls {
+                Some(tls) if !host.starts_with('/') => {
+                    let (client, conn) = config.connect(tls.clone()).await?;
+                    tokio::spawn(drive(conn, notices.clone()));
+                    Ok::<_, tokio_postgres::Error>(client)
+                }
+                _ => {
+                    let (client, conn) = config.connect(NoTls).await?;
+                    tokio::spawn(drive(conn, notices.clone()));
+                    Ok(client)
+                }
+            }
+        };
+        match tokio::time::timeout(self.connect_timeout + Duration::from_secs(1), attempt).await {
+            Ok(Ok(client)) => Ok(client),
+            Ok(Err(e)) => {
+                tracing::info!("connect to {whom} failed: {e:?}");
+                Err(describe_connect_error(
+                    &e,
+                    whom,
+                    &self.params.user,
+                    &self.params.dbname,
+                ))
+            }
+            Err(_) => Err(TargetError::Connect(format!(
+                "timed out after {} s connecting to {whom}: check the host, port and firewall",
+                self.connect_timeout.as_secs()
+            ))),
+        }
+    }
+
     /// The socket file of the first host when it is a local unix socket directory: where
     /// [`Target::connect_lean`] can open a session.
     pub fn lean_socket(&self) -> Option<PathBuf> {
+        // A choice among hosts by what they are goes through [`Target::connect`].
+        if self.params.target_session_attrs != SessionAttrs::Any {
+            return None;
+        }
         let host = self.params.hosts.first().filter(|h| h.starts_with('/'))?;
         Some(PathBuf::from(format!(
             "{host}/.s.PGSQL.{}",

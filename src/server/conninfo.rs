@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::TargetError;
+pub use super::session_attrs::SessionAttrs;
 
 /// A password held in memory only: it prints as `********` and is never serialised.
 #[derive(Clone, PartialEq, Eq)]
@@ -81,6 +82,12 @@ pub struct ConnParams {
     pub password: Option<Secret>,
     pub sslmode: SslMode,
     pub sslrootcert: Option<PathBuf>,
+    /// The client certificate and its key (libpq's default: `~/.postgresql/postgresql.crt`
+    /// and `.key` when they exist), and a certificate revocation list for the server's.
+    pub sslcert: Option<PathBuf>,
+    pub sslkey: Option<PathBuf>,
+    pub sslcrl: Option<PathBuf>,
+    pub target_session_attrs: SessionAttrs,
     pub application_name: String,
     pub connect_timeout_s: Option<u64>,
     pub passfile: Option<PathBuf>,
@@ -113,6 +120,11 @@ const KNOWN_KEYS: &[&str] = &[
     "passfile",
     "sslmode",
     "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslcrl",
+    "target_session_attrs",
+    "service",
     "application_name",
     "connect_timeout",
     "options",
@@ -340,17 +352,36 @@ impl Env for BTreeMap<&str, &str> {
 /// True when the environment names a target (`PGHOST`, `PGPORT`, `PGDATABASE` or
 /// `PGSERVICE`), so that pglab should not default to its sandbox.
 pub fn env_names_target(env: &dyn Env) -> bool {
-    ["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE"]
+    ["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE"]
         .iter()
         .any(|k| env.var(k).is_some())
 }
 
 /// Resolve `--db` (maybe empty) with the environment and libpq's defaults into [`ConnParams`].
-/// The password, if any, comes from the string or `PGPASSWORD`; `~/.pgpass` is consulted
-/// later by the connector, which knows the final host.
+/// As libpq: what the string says, then the service (`service=` or `PGSERVICE`, from
+/// `pg_service.conf`), then the environment, then the defaults. The password, if any, comes
+/// from those; the password file is consulted later by the connector, which knows the host.
 pub fn resolve(db: Option<&str>, env: &dyn Env) -> Result<ConnParams, TargetError> {
     let map = parse(db.unwrap_or(""))?;
-    let get = |key: &str, var: &str| map.get(key).cloned().or_else(|| env.var(var));
+    let service = match map.get("service").cloned().or_else(|| env.var("PGSERVICE")) {
+        Some(name) => {
+            let s = super::service::lookup(&name, env)?;
+            if let Some(k) = s.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+                return Err(TargetError::BadConninfo(format!(
+                    "service '{name}' sets '{k}', which pglab does not know (known: {})",
+                    KNOWN_KEYS.join(", ")
+                )));
+            }
+            s
+        }
+        None => BTreeMap::new(),
+    };
+    let get = |key: &str, var: &str| {
+        map.get(key)
+            .or_else(|| service.get(key))
+            .cloned()
+            .or_else(|| env.var(var))
+    };
     let hosts: Vec<String> = get("host", "PGHOST")
         .or_else(|| get("hostaddr", "PGHOSTADDR"))
         .map(|h| h.split(',').map(str::to_string).collect())
@@ -390,6 +421,13 @@ pub fn resolve(db: Option<&str>, env: &dyn Env) -> Result<ConnParams, TargetErro
         password: get("password", "PGPASSWORD").map(Secret::new),
         sslmode,
         sslrootcert: get("sslrootcert", "PGSSLROOTCERT").map(PathBuf::from),
+        sslcert: get("sslcert", "PGSSLCERT").map(PathBuf::from),
+        sslkey: get("sslkey", "PGSSLKEY").map(PathBuf::from),
+        sslcrl: get("sslcrl", "PGSSLCRL").map(PathBuf::from),
+        target_session_attrs: match get("target_session_attrs", "PGTARGETSESSIONATTRS") {
+            Some(v) => SessionAttrs::parse(&v)?,
+            None => SessionAttrs::Any,
+        },
         application_name: get("application_name", "PGAPPNAME").unwrap_or_else(|| "pglab".into()),
         connect_timeout_s,
         passfile: get("passfile", "PGPASSFILE").map(PathBuf::from),

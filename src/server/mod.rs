@@ -15,8 +15,11 @@ pub mod sandbox;
 pub mod sandbox_access;
 pub mod sandbox_pid;
 pub mod sandbox_settings;
+pub mod service;
+pub mod session_attrs;
 pub mod snapshot;
 pub mod tls;
+pub mod tls_files;
 
 use std::path::PathBuf;
 use std::sync::Arc;

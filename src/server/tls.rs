@@ -6,7 +6,10 @@
 //! - `verify-full`: verify the chain and that the certificate names the host.
 //!
 //! Roots come from `sslrootcert` (or `~/.postgresql/root.crt`); `sslrootcert=system` uses the
-//! Mozilla roots shipped in `webpki-roots`.
+//! Mozilla roots shipped in `webpki-roots`. A verified chain is also checked against
+//! `sslcrl` (or `~/.postgresql/root.crl`); `sslcert`/`sslkey` (or `~/.postgresql/
+//! postgresql.crt`/`.key`) are sent when the server asks for a client certificate
+//! ([`super::tls_files`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +22,7 @@ use rustls::{DigitallySignedStruct, Error as TlsError, RootCertStore, SignatureS
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::TargetError;
-use super::conninfo::SslMode;
+use super::conninfo::{ConnParams, SslMode};
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -63,13 +66,14 @@ fn load_roots(path: &Path) -> Result<RootCertStore, TargetError> {
     Ok(roots)
 }
 
-/// Build the TLS connector for a mode. `None` means plain TCP only (`disable`).
-pub fn connector(
-    mode: SslMode,
-    rootcert: Option<&Path>,
-) -> Result<Option<MakeRustlsConnect>, TargetError> {
-    let explicit = rootcert.map(Path::to_path_buf);
+/// Build the TLS connector for the target's `sslmode`, root certificate, revocation list
+/// and client certificate. `None` means plain TCP only (`disable`).
+pub fn connector(params: &ConnParams) -> Result<Option<MakeRustlsConnect>, TargetError> {
+    let mode = params.sslmode;
+    let explicit = params.sslrootcert.clone();
     let default = default_root_cert().filter(|p| p.is_file());
+    let crls = super::tls_files::crls(params.sslcrl.as_deref())?;
+    let webpki = |p: &Path| webpki(p, crls.clone());
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
         SslMode::Disable => return Ok(None),
         SslMode::Allow | SslMode::Prefer => Arc::new(NoVerify(provider())),
@@ -96,13 +100,24 @@ pub fn connector(
         .with_safe_default_protocol_versions()
         .map_err(|e| TargetError::Tls(e.to_string()))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match super::tls_files::client_cert(params)? {
+        Some((certs, key)) => config.with_client_auth_cert(certs, key).map_err(|e| {
+            TargetError::Tls(format!(
+                "the client certificate and key (sslcert, sslkey) do not go together: {e}"
+            ))
+        })?,
+        None => config.with_no_client_auth(),
+    };
     Ok(Some(MakeRustlsConnect::new(config)))
 }
 
-fn webpki(path: &Path) -> Result<Arc<WebPkiServerVerifier>, TargetError> {
+fn webpki(
+    path: &Path,
+    crls: Vec<rustls::pki_types::CertificateRevocationListDer<'static>>,
+) -> Result<Arc<WebPkiServerVerifier>, TargetError> {
     WebPkiServerVerifier::builder_with_provider(Arc::new(load_roots(path)?), provider())
+        .with_crls(crls)
         .build()
         .map_err(|e| TargetError::Tls(format!("root certificates in {}: {e}", path.display())))
 }

@@ -63,7 +63,7 @@ pub fn save(path: &Path, last: &LastParams) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let json = serde_json::to_vec_pretty(last).map_err(std::io::Error::other)?;
-    crate::paths::write_atomic(path, &json)
+    crate::paths::write_private(path, &json)
 }
 
 #[cfg(test)]

@@ -127,7 +127,7 @@ pub fn path(data_dir: &Path) -> PathBuf {
 
 pub fn save(file: &Path, state: &TuneState) -> Result<(), String> {
     let text = serde_json::to_vec_pretty(state).map_err(|e| e.to_string())?;
-    crate::paths::write_atomic(file, &text)
+    crate::paths::write_private(file, &text)
         .map_err(|e| format!("cannot save the tune's state to {}: {e}", file.display()))
 }
 

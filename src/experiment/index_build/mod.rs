@@ -3,6 +3,7 @@
 
 pub mod dataset;
 pub mod own_table;
+pub mod own_writes;
 pub mod projection;
 mod report;
 pub mod rounds;

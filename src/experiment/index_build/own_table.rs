@@ -251,36 +251,6 @@ async fn drop_stale_indexes(c: &Client, t: &TableName) -> Vec<String> {
     dropped
 }
 
-/// The disk the copies need (their heaps, and the index built on the largest) against what
-/// the server's filesystem has free; a sentence when it does not fit.
-pub fn check_disk(info: &OwnTableInfo, own: &OwnTable, free: Option<u64>) -> Result<(), String> {
-    let Some(free) = free else {
-        return Ok(());
-    };
-    let copies: f64 = own
-        .orders(info.on_sandbox)
-        .iter()
-        .filter_map(|o| match o {
-            Order::Copy(ppm) => Some(*ppm as f64 / 1e6),
-            _ => None,
-        })
-        .sum();
-    let largest = own.sample.map(|p| p / 100.0).unwrap_or(1.0);
-    // A copy of whole rows is the heap's size; of the indexed columns, a guess of half.
-    let share = if info.on_sandbox { 1.0 } else { 0.5 };
-    let heap = info.heap_bytes.max(0) as f64 * share;
-    let need = (heap * copies + heap * largest) as u64;
-    if need > free {
-        return Err(format!(
-            "not enough disk: the copies of {} and their index need about {} but only {} is free on the server's filesystem: use a smaller sample",
-            info.table,
-            format_bytes(need),
-            format_bytes(free)
-        ));
-    }
-    Ok(())
-}
-
 /// At the start of a run on an existing table: check it, say which data the run measures
 /// and where it builds, and return the spec with the datasets as its orders (None: the run
 /// builds on generated data).
@@ -306,11 +276,22 @@ pub async fn prepare(
             .await;
         }
     }
+    let writes = super::own_writes::plan(&c, spec, own, &info)
+        .await
+        .map_err(RunError::Failed)?;
+    if !on_sandbox {
+        ctx.note(format!(
+            "this run writes on {} (--writes lab): {}",
+            ctx.target.describe(),
+            writes.sentence()
+        ))
+        .await;
+    }
     let free = crate::experiment::preflight::free_space(
         ctx.opts.local_data_dir.as_deref(),
         ctx.opts.disk_budget,
     );
-    check_disk(&info, own, free).map_err(RunError::Failed)?;
+    writes.check_free(free).map_err(RunError::Failed)?;
     if let Some(rec) = &info.imported {
         ctx.note(format!("data: {}", rec.describe())).await;
     }

@@ -32,6 +32,7 @@ pub const FIELDS: &[FieldDef] = &[
     super::table_spec::TABLE,
     super::table_spec::COLUMN,
     super::table_spec::SAMPLE,
+    super::table_spec::WRITES,
     FieldDef {
         key: "mwm",
         help: "maintenance_work_mem: 64MB, a list 1MB,16MB or a range 1MB..4GB*4",
@@ -381,7 +382,10 @@ impl IndexBuildSpec {
         let table =
             match super::table_spec::OwnTable::parse(&raw("table"), &raw("column"), &raw("sample"))
             {
-                Ok(t) => t,
+                Ok(t) => t.map(|t| super::table_spec::OwnTable {
+                    writes: raw("writes") == "lab",
+                    ..t
+                }),
                 Err(e) => {
                     r.errors.push(e);
                     None
@@ -478,6 +482,9 @@ impl IndexBuildSpec {
                 t.remove(k);
             }
             t.extend(own.text());
+            if own.writes {
+                t.insert("writes".into(), "lab".into());
+            }
         }
         self.decision.write(&mut t);
         if !self.set.is_empty() {

@@ -32,6 +32,13 @@ pub const SAMPLE: FieldDef = FieldDef {
     kind: FieldKind::Percent,
 };
 
+pub const WRITES: FieldDef = FieldDef {
+    key: "writes",
+    help: "with table, on a server pglab did not start: auto refuses (the run would write there); lab lets it write its copies and their indexes in the lab schema (dropped at the end; it says how much, and the WAL, before it starts)",
+    default: "auto",
+    kind: FieldKind::Choice(&["auto", "lab"]),
+};
+
 /// Sample sizes a sampled run measures at, as shares of the requested sample.
 pub const SAMPLE_STEPS: [f64; 3] = [0.25, 0.5, 1.0];
 
@@ -43,6 +50,9 @@ pub struct OwnTable {
     /// Percent of the rows (None: all of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<f64>,
+    /// `writes = lab`: on a server pglab did not start, the run may write its copies there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writes: bool,
 }
 
 impl OwnTable {
@@ -96,6 +106,7 @@ impl OwnTable {
             table,
             columns,
             sample,
+            writes: false,
         }))
     }
 

@@ -12,8 +12,8 @@ use super::report::{DatasetInfo, IndexTrial};
 use super::shards;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
-use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::{SessionSettings, ident};
+use crate::experiment::lab::{MARK, RunCtx, RunError};
+use crate::experiment::sql::{SessionSettings, ident, literal};
 use crate::measure::units::Size;
 
 /// How often the progress view is read. Measured: polling at this rate costs well under 1%
@@ -172,6 +172,22 @@ pub async fn autovacuum_active(client: &Client, schema: &str, table: &str) -> bo
 }
 
 /// Run one trial.
+/// An index on the user's own table carries pglab's mark from its first moment (the
+/// `COMMENT` goes in the build's transaction), so a killed run's is found by `pglab clean`;
+/// CONCURRENTLY cannot run in a transaction, so there the mark follows at once. None for a
+/// dataset of pglab's own (the table's mark covers it).
+fn mark_sql(ctx: &RunCtx, dataset: &DatasetInfo, qindex: &str, table: &str) -> Option<String> {
+    dataset.schema.is_some().then(|| {
+        format!(
+            "COMMENT ON INDEX {qindex} IS {}",
+            literal(&format!(
+                "{MARK}run={} index-build trial index on {table}",
+                ctx.run_id
+            ))
+        )
+    })
+}
+
 pub async fn run(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
@@ -240,12 +256,20 @@ pub async fn run(
             b.batch_execute(&q).await.map_err(|e| ctx.error(e))?;
         }
     }
+    let mark = mark_sql(ctx, dataset, &qindex, &table);
+    let in_block = mark.is_some() && !spec.concurrently && !s.distributed;
+    if in_block {
+        b.batch_execute("BEGIN").await.map_err(|e| ctx.error(e))?;
+    }
     let started = Instant::now();
     // On a distributed dataset the shards' indexes are committed (two-phase) by the COMMIT:
     // it is part of the build.
     let build = async {
         b.batch_execute(&sql).await?;
-        if s.distributed {
+        if let Some(m) = &mark {
+            b.batch_execute(m).await?;
+        }
+        if s.distributed || in_block {
             b.batch_execute("COMMIT").await?;
         }
         Ok::<(), tokio_postgres::Error>(())
@@ -289,7 +313,7 @@ pub async fn run(
     let seconds = started.elapsed().as_secs_f64();
     let ended = Instant::now();
     if let Err(e) = result {
-        if s.distributed {
+        if s.distributed || in_block {
             // The transaction the build ran in is aborted: end it so the session is clean.
             let _ = b.batch_execute("ROLLBACK").await;
         }
