@@ -112,7 +112,8 @@ pub enum CommandKind {
         #[command(subcommand)]
         action: HistoryAction,
     },
-    /// Write a Markdown report (and an SVG chart beside it) for a past run.
+    /// Write a Markdown report (and an SVG chart beside it) for a past run, or print it in
+    /// another format (--format json|csv|table|md).
     Report(ReportArgs),
     /// List and drop leftovers of interrupted runs (only objects marked as pglab's).
     Clean(CleanArgs),
@@ -329,9 +330,16 @@ pub enum HistoryAction {
 pub struct ReportArgs {
     /// Run id (or a unique prefix; `last` for the newest).
     pub id: String,
-    /// Output Markdown file (the chart is written beside it as .svg).
-    #[arg(long, value_name = "FILE.md")]
+    /// Output file: Markdown with its chart beside it as .svg, or with --format the report
+    /// in that format [default without --format: pglab-ID.md, numbered when taken].
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Print the report on stdout (or write it to --out) as table, json, csv or md.
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Replace --out (and its charts) when it is there already.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -364,8 +372,9 @@ pub struct TuneArgs {
     /// A workload parameter, overriding the preset's (repeatable): --param rows=20k.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Also search settings that trade durability for speed (full_page_writes,
-    /// synchronous_commit); each line proposing one says what a crash would lose.
+    /// Also search settings that trade durability for speed: synchronous_commit and
+    /// full_page_writes (in auto), fsync (only when named in --settings); each line
+    /// proposing one says what a crash would lose.
     #[arg(long)]
     pub allow_durability_tradeoff: bool,
     /// Go on from the saved state of a cancelled tune (same workload; --budget replaces the
@@ -392,13 +401,18 @@ pub struct TuneArgs {
     /// this (e.g. 48GB); without it the report warns past the server's RAM.
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
-    /// Where to write the script.
-    #[arg(long, value_name = "FILE", default_value = "tune.sql")]
-    pub out: PathBuf,
+    /// Where to write the script [default: tune.sql; when that or its report is there
+    /// already, tune-2.sql and so on].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
     /// Where to write the Markdown report (the search-path chart goes beside it as .svg).
     /// Default: the script's name with .md.
     #[arg(long, value_name = "FILE.md")]
     pub report: Option<PathBuf>,
+    /// Replace the script, report or chart when they are there already (a path given with
+    /// --out or --report is otherwise refused before the tune starts).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `pglab run [EXPERIMENT] [--FIELD VALUE]… [--preset NAME] [--format …]`.

@@ -15,6 +15,7 @@ pub mod history;
 pub mod host;
 pub mod import;
 pub mod measure;
+pub mod outputs;
 pub mod paths;
 pub mod preset;
 pub mod report;

@@ -205,6 +205,69 @@ fn own_knobs_refused_in_set_name_the_flag_that_sweeps_them() {
 }
 
 #[test]
+fn settings_an_index_build_never_reads_are_refused_with_the_one_it_does() {
+    for (set, reads, flag) in [
+        (
+            "work_mem=4MB,64MB",
+            "sorts in maintenance_work_mem",
+            "--mwm",
+        ),
+        (
+            "hash_mem_multiplier=1,2",
+            "sorts in maintenance_work_mem",
+            "--mwm",
+        ),
+        (
+            "max_parallel_workers_per_gather=0,4",
+            "max_parallel_maintenance_workers",
+            "--workers",
+        ),
+    ] {
+        let o = pglab(&["run", "index-build", "--set", set]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{set}: {err}");
+        let name = set.split('=').next().unwrap();
+        assert!(
+            err.contains(&format!("{name} does not change this experiment")),
+            "{set}: {err}"
+        );
+        assert!(
+            err.contains(reads) && err.contains(&format!("which {flag} sweeps")),
+            "{set}: {err}"
+        );
+    }
+    // Settings the build does read are swept as before (refused later only for want of a
+    // server, not for the setting).
+    let o = pglab(&["run", "index-build", "--set", "wal_compression=off,pglz"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("does not change"), "{err}");
+}
+
+#[test]
+fn zero_query_clients_is_refused_not_a_quiet_off() {
+    let o = pglab(&["run", "query", "--sql", "SELECT 1", "--clients", "0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("0 clients would run nothing: write off to time single executions"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tune_help_lists_every_setting_the_durability_flag_opens() {
+    let o = pglab(&["tune", "--help"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let at = text
+        .find("--allow-durability-tradeoff")
+        .unwrap_or_else(|| panic!("{text}"));
+    let help = &text[at..text[at..].find("\n\n").map_or(text.len(), |e| at + e)];
+    for s in pglab::tune::candidates::DURABILITY {
+        assert!(help.contains(s), "{s} missing from:\n{help}");
+    }
+}
+
+#[test]
 fn a_reader_that_stops_reading_gets_no_stack_trace() {
     // `pglab presets list | head -1`: the reader is gone before pglab prints.
     let dir = std::env::temp_dir().join(format!("pglab-pipe-{}", std::process::id()));
@@ -222,4 +285,49 @@ fn a_reader_that_stops_reading_gets_no_stack_trace() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(141), "{err}");
+}
+
+#[test]
+fn a_tune_never_replaces_its_script_unasked() {
+    let dir = std::env::temp_dir().join(format!("pglab-cli-tune-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tune = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_pglab"))
+            .env("PGLAB_DATA_DIR", dir.join("data"))
+            .env("PGLAB_CONFIG_DIR", dir.join("config"))
+            .current_dir(&dir)
+            // Nothing listens there: the tune stops at connecting, after the files are settled.
+            .args(["--db", "host=127.0.0.1 port=1 connect_timeout=2", "tune"])
+            .args(["--workload", "ingest", "--budget", "1min"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(dir.join("mine.sql"), "-- mine").unwrap();
+    // A path given with --out: refused before anything runs, the file untouched.
+    let o = tune(&["--out", "mine.sql"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--out: mine.sql already there; add --force to replace it, or choose another path"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("mine.sql")).unwrap(),
+        "-- mine"
+    );
+    // --force goes on (to the connection, which fails here).
+    let err = String::from_utf8_lossy(&tune(&["--out", "mine.sql", "--force"]).stderr).into_owned();
+    assert!(!err.contains("already there"), "{err}");
+    // The default name taken: the numbered one, said before the tune starts.
+    std::fs::write(dir.join("tune.md"), "notes").unwrap();
+    let err = String::from_utf8_lossy(&tune(&[]).stderr).into_owned();
+    assert!(
+        err.contains("tune.md already there: writing tune-2.sql, tune-2.md and tune-2.svg instead (--force replaces)"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

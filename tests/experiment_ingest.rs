@@ -401,6 +401,22 @@ async fn a_time_limit_ends_the_trial_with_exact_counts() {
     assert_eq!(t.rows_counted, t.rows);
     assert!(t.seconds >= 1.5 && t.seconds < 3.0, "{}", t.seconds);
     assert!(!t.series.is_empty());
+    // Where its rows are shown, the trial says it was cut and of how many.
+    let cut = format!(
+        "{} of 10M, cut at 1.5 s",
+        pglab::measure::units::format_count(t.rows as f64)
+    );
+    assert_eq!(t.rows_cell(&body(report).params), cut);
+    let cells = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Sample(s) => Some(s.cells.clone()),
+            _ => None,
+        })
+        .expect("a sample");
+    assert!(cells.contains(&cut), "{cells:?}");
+    let md = pglab::report::markdown::render(report);
+    assert!(md.contains(&cut), "{md}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -724,3 +724,82 @@ fn a_growth_report_with_the_uuid_shape_compares_bytes_per_row_with_the_seed() {
     );
     assert!(svg_texts(&svgs[1].1).iter().any(|t| t == "0"));
 }
+
+/// `pglab ARGS` in `cwd` on the history in `dir`.
+fn pglab_in(dir: &Path, cwd: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(common::TestLab::bin())
+        .env("PGLAB_DATA_DIR", dir.join("data"))
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn pglab_report_prints_any_format_and_replaces_no_file_unasked() {
+    let dir = common::temp_dir("report-formats");
+    let id = "20260301T100000Z-beef";
+    pglab::history::append(
+        &dir.join("data").join("history.jsonl"),
+        &example::decided_10m(id),
+    )
+    .unwrap();
+    // --format: the report on stdout, nothing written.
+    let o = pglab_in(&dir, &dir, &["report", "last", "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["run_id"], id);
+    let o = pglab_in(&dir, &dir, &["report", "last", "--format", "csv"]);
+    let csv = String::from_utf8_lossy(&o.stdout);
+    assert!(csv.starts_with("run_id,experiment,started_at"), "{csv}");
+    assert!(!dir.join(format!("pglab-{id}.md")).exists());
+
+    // The default name, twice: the second is numbered and says so.
+    let o = pglab_in(&dir, &dir, &["report", "last"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(dir.join(format!("pglab-{id}.md")), "my notes").unwrap();
+    let o = pglab_in(&dir, &dir, &["report", "last"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "pglab-{id}.md and pglab-{id}.svg already there: writing pglab-{id}-2.md"
+        )),
+        "{err}"
+    );
+    assert!(dir.join(format!("pglab-{id}-2.md")).exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join(format!("pglab-{id}.md"))).unwrap(),
+        "my notes"
+    );
+
+    // A path given with --out that is there: refused, untouched, unless --force.
+    let mine = dir.join("mine.json");
+    std::fs::write(&mine, "keep").unwrap();
+    let mine_s = mine.to_str().unwrap();
+    let o = pglab_in(
+        &dir,
+        &dir,
+        &["report", "last", "--format", "json", "--out", mine_s],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("already there; add --force to replace it"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "keep");
+    let o = pglab_in(
+        &dir,
+        &dir,
+        &[
+            "report", "last", "--format", "json", "--out", mine_s, "--force",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mine).unwrap()).unwrap();
+    assert_eq!(v["run_id"], id);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -286,8 +286,9 @@ fn at_80x24_the_run_pane_scrolls_and_shows_the_chart() {
     wait_ready(&tmux);
     tmux.cmd(&["resize-window", "-t", "e2e", "-x", "80", "-y", "24"]);
     // A small sweep: 20k rows, two memory settings, four builds each, one order.
-    // rows, key, order, then table, column and sample (left empty), mwm, workers, set, repeat.
-    for (field_down, value) in [(0, "20k"), (2, "random"), (4, "16MB,64MB"), (3, "4")] {
+    // rows, key, order, then table, column, sample and writes (left as they are), mwm,
+    // workers, set, repeat.
+    for (field_down, value) in [(0, "20k"), (2, "random"), (5, "16MB,64MB"), (3, "4")] {
         for _ in 0..field_down {
             tmux.keys(&["Down"]);
         }

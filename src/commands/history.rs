@@ -35,7 +35,7 @@ fn filter(
                 user_error(
                     EXIT_USAGE,
                     format!(
-                        "--experiment: unknown experiment '{e}': use index-build, ingest or growth"
+                        "--experiment: unknown experiment '{e}': use index-build, ingest, growth or query"
                     ),
                 )
             })

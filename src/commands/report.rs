@@ -1,19 +1,67 @@
-//! `pglab report ID [--out FILE.md]`: a Markdown report of a past run, its chart beside it.
+//! `pglab report ID [--out FILE] [--format json|csv|table|md] [--force]`: a past run's report.
+//! Without `--format`, Markdown in a file with its charts beside it; with `--format`, the
+//! report in that format on stdout (or in `--out`). A file that is there is never replaced
+//! without `--force` (see `outputs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use color_eyre::eyre::Result;
 
 use crate::cli::ReportArgs;
+use crate::outputs::OutputSet;
+use crate::report::Format;
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 
 pub async fn run(ctx: &Ctx, args: ReportArgs) -> Result<i32> {
     let runs = super::history::load(ctx);
     let r = super::history::find(&runs, &args.id)?;
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from(format!("pglab-{}.md", r.run_id)));
-    // A typo in --out must not leave a report in a directory nobody meant to create.
+    let format = args.format.map(Format::from);
+    let out = match (&args.out, format) {
+        (None, Some(f)) => {
+            print!("{}", crate::report::render(r, f));
+            return Ok(0);
+        }
+        (Some(out), _) => out.clone(),
+        (None, None) => PathBuf::from(format!("pglab-{}.md", r.run_id)),
+    };
+    check_dir(&out)?;
+    let markdown = matches!(format, None | Some(Format::Md));
+    let mut files = vec![out.clone()];
+    if markdown {
+        files.push(out.with_extension("svg"));
+    }
+    let chosen = args.out.is_some().then_some("--out");
+    let (set, said) = crate::outputs::resolve(&OutputSet::new(files), chosen, args.force)
+        .map_err(|e| user_error(EXIT_USAGE, e))?;
+    if let Some(s) = said {
+        eprintln!("pglab: {s}");
+    }
+    let out = &set.files[0];
+    let cannot = |e: std::io::Error| {
+        user_error(
+            EXIT_FAILED,
+            format!("cannot write the report to {}: {e}", out.display()),
+        )
+    };
+    match format {
+        Some(f) if !markdown => {
+            crate::paths::write_atomic(out, crate::report::render(r, f).as_bytes())
+                .map_err(cannot)?;
+            println!("wrote {}", out.display());
+        }
+        _ => {
+            let written = crate::report::write(r, out).map_err(cannot)?;
+            println!("wrote {}", written.markdown.display());
+            for c in &written.charts {
+                println!("wrote {}", c.display());
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// A typo in --out must not leave a report in a directory nobody meant to create.
+fn check_dir(out: &Path) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {
@@ -27,15 +75,5 @@ pub async fn run(ctx: &Ctx, args: ReportArgs) -> Result<i32> {
             ),
         ));
     }
-    let written = crate::report::write(r, &out).map_err(|e| {
-        user_error(
-            EXIT_FAILED,
-            format!("cannot write the report to {}: {e}", out.display()),
-        )
-    })?;
-    println!("wrote {}", written.markdown.display());
-    for c in &written.charts {
-        println!("wrote {}", c.display());
-    }
-    Ok(0)
+    Ok(())
 }

@@ -196,6 +196,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         disk_budget: None,
         sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
         max_temp,
+        tune: None,
     };
     let kind = spec.kind();
     // What the run will do and how long it should take, before it starts.

@@ -4,6 +4,7 @@
 //! search and keeps what it learnt for `--resume`.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use color_eyre::eyre::Result;
@@ -12,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::TuneArgs;
 use crate::experiment::{RunOptions, preflight};
 use crate::measure::units::format_seconds;
+use crate::outputs::OutputSet;
 use crate::server::snapshot;
 use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::tune::budget::Budget;
@@ -112,6 +114,9 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
             })
         }
     };
+
+    // Where the script and the report go, settled before the budget is spent on the tune.
+    let outputs = outputs(&args)?;
 
     let (opened, client) = ctx.open_target().await?;
     let server = snapshot::read(&client, &opened.target)
@@ -222,7 +227,7 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
     let took = format_seconds(budget.spent().as_secs_f64());
     match end {
         End::Done => {
-            write_outputs(&args, &st)?;
+            write_outputs(&outputs, &st)?;
             state::remove(&state_file);
             Ok(0)
         }
@@ -298,13 +303,29 @@ fn announce(st: &TuneState, on_sandbox: bool) {
     );
 }
 
-/// The script (also on stdout) and the report with its chart.
-fn write_outputs(args: &TuneArgs, st: &TuneState) -> Result<()> {
-    let md = args
-        .report
+/// The script's, the report's and the chart's paths: the ones asked for (or the defaults),
+/// never replacing a file without --force (see `outputs`).
+fn outputs(args: &TuneArgs) -> Result<OutputSet> {
+    let sql = args
+        .out
         .clone()
-        .unwrap_or_else(|| args.out.with_extension("md"));
-    let said = crate::report::tune::write_all(st, &args.out, &md)
+        .unwrap_or_else(|| PathBuf::from("tune.sql"));
+    let set = crate::outputs::tune(sql, args.report.clone());
+    let chosen = match (&args.out, &args.report) {
+        (Some(_), _) => Some("--out"),
+        (None, Some(_)) => Some("--report"),
+        (None, None) => None,
+    };
+    let (set, said) = crate::outputs::resolve(&set, chosen, args.force).map_err(usage)?;
+    if let Some(s) = said {
+        eprintln!("pglab: {s}");
+    }
+    Ok(set)
+}
+
+/// The script (also on stdout) and the report with its chart.
+fn write_outputs(outputs: &OutputSet, st: &TuneState) -> Result<()> {
+    let said = crate::report::tune::write_all(st, &outputs.files[0], &outputs.files[1])
         .map_err(|e| user_error(EXIT_FAILED, e))?;
     let text = output::script(st, &st.measured_on);
     let mut out = std::io::stdout().lock();

@@ -46,6 +46,8 @@ pub struct RunOptions {
     /// How long a statement may wait for a lock before giving up.
     pub lock_timeout: Duration,
     pub preset: Option<String>,
+    /// The tune the run is a round of (recorded with it).
+    pub tune: Option<super::record::TuneRef>,
     /// Where to append the report (None: not recorded, e.g. in some tests).
     pub history: Option<std::path::PathBuf>,
     /// A local directory on the server's data filesystem, for free-space checks (read only:
@@ -78,6 +80,7 @@ impl Default for RunOptions {
             statement_timeout: None,
             lock_timeout: Duration::from_secs(5),
             preset: None,
+            tune: None,
             history: None,
             local_data_dir: None,
             probe_dir: None,

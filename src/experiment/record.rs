@@ -30,6 +30,14 @@ impl Outcome {
     }
 }
 
+/// The tune a run belongs to: its id (shared by every round, kept across `--resume`) and
+/// its workload as given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TuneRef {
+    pub id: String,
+    pub workload: String,
+}
+
 /// A run's report. The experiment-specific part is flattened in: `experiment`, `params`,
 /// `trials`/`steps` and `summary` sit at the top level of the JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +52,9 @@ pub struct RunReport {
     pub finished_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// The tune this run was a round of, when it was one (the history groups them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tune: Option<TuneRef>,
     /// The target as `user@host:port/db` (never a password).
     pub target: String,
     pub server: Option<ServerFingerprint>,

@@ -81,6 +81,7 @@ async fn run(
         started_at,
         finished_at: started_at,
         preset: opts.preset.clone(),
+        tune: opts.tune.clone(),
         target: target.describe(),
         server: None,
         host: host.fingerprint(),

@@ -364,7 +364,7 @@ mod tests {
     #[test]
     fn one_trial_takes_the_first_value_of_every_list_and_of_the_settings() {
         for kind in ExperimentKind::ALL {
-            let mut pairs = vec![("set", "shared_buffers=128MB,25%ram work_mem=4MB,8MB")];
+            let mut pairs = vec![("set", "shared_buffers=128MB,25%ram commit_delay=0,10")];
             if kind == ExperimentKind::Query {
                 pairs.extend([
                     ("sql", "SELECT 1;\nSELECT 2"),
@@ -377,7 +377,7 @@ mod tests {
             let one = s.one_trial();
             assert_eq!(
                 one.settings().text(),
-                "shared_buffers=128MB work_mem=4MB",
+                "shared_buffers=128MB commit_delay=0",
                 "{kind}"
             );
             assert_eq!(one.settings().combo_count(), 1);

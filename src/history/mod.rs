@@ -7,14 +7,18 @@
 //!
 //! Reading never fails as a whole: a corrupt or truncated record is skipped with a warning
 //! naming its line, and everything else stays readable.
+//!
+//! The file stays small: past a size, its records move to archives by year (see [`rotate`]),
+//! which [`read`] reads back with it as one history.
 
 pub mod compare;
 pub mod headline;
 mod query;
+pub mod rotate;
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use compare::{Comparison, Options as CompareOptions, compare, compare_with};
 pub use query::{FindError, HistoryFilter, find, parse_since};
@@ -23,6 +27,11 @@ use crate::experiment::record::{RunReport, SCHEMA_VERSION};
 
 /// Append one report durably. Safe under concurrent pglab processes.
 pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {
+    append_rotating(path, report, rotate::ROTATE_AT)
+}
+
+/// [`append`], rotating the file first when it holds at least `limit` bytes.
+pub fn append_rotating(path: &Path, report: &RunReport, limit: u64) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -31,7 +40,8 @@ pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {
     // Run reports hold SQL text and host names: only the owner reads them.
     let mut f = crate::paths::open_private_append(path)?;
     f.lock()?;
-    let r = ends_mid_line(&f)
+    let r = rotate::rotate_locked(&mut f, path, limit)
+        .and_then(|_| ends_mid_line(&f))
         .and_then(|torn| {
             // After a torn write the new record starts on its own line, so only the torn one
             // is lost, not this one too.
@@ -75,28 +85,50 @@ impl std::fmt::Display for Warning {
     }
 }
 
-/// Every readable run in the file, oldest first, and a warning for each record skipped.
-/// A missing file is an empty history.
+/// Every readable run in the file and its archives, oldest first, and a warning for each
+/// record skipped. A missing file is an empty history.
 pub fn read(path: &Path) -> (Vec<RunReport>, Vec<Warning>) {
     let mut bytes = Vec::new();
+    let mut archived: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     let opened = OpenOptions::new().read(true).open(path).and_then(|mut f| {
-        // A shared lock waits out an append in progress, so its line is read whole.
+        // A shared lock waits out an append (or a rotation) in progress, so its line is read
+        // whole and every record is in exactly one place we read.
         f.lock_shared()?;
+        for a in rotate::archives(path) {
+            if let Ok(b) = std::fs::read(&a) {
+                archived.push((a, b));
+            }
+        }
         let r = f.read_to_end(&mut bytes);
         f.unlock().ok();
         r
     });
-    match opened {
-        Ok(_) => parse_lines(&bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), Vec::new()),
-        Err(e) => (
-            Vec::new(),
-            vec![Warning {
-                line: 0,
-                message: format!("cannot read {}: {e}", path.display()),
-            }],
-        ),
+    let (mut runs, mut warnings) = (Vec::new(), Vec::new());
+    for (file, b) in &archived {
+        let (r, w) = parse_lines(b);
+        runs.extend(r);
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        warnings.extend(w.into_iter().map(|w| Warning {
+            line: 0,
+            message: format!("{name} line {}: {}", w.line, w.message),
+        }));
     }
+    match opened {
+        Ok(_) => {
+            let (r, w) = parse_lines(&bytes);
+            runs.extend(r);
+            warnings.extend(w);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => warnings.push(Warning {
+            line: 0,
+            message: format!("cannot read {}: {e}", path.display()),
+        }),
+    }
+    // A rotation cut short by a crash leaves a record in an archive and in the file too.
+    let mut seen = std::collections::HashSet::new();
+    runs.retain(|r| seen.insert(r.run_id.clone()));
+    (runs, warnings)
 }
 
 /// Parse the bytes of a history file (see [`read`]).

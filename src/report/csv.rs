@@ -25,6 +25,25 @@ fn raw(v: &Value) -> String {
     }
 }
 
+/// A query run's trials name their statement by a name cut for tables (its first line at
+/// most 48 characters): CSV is for scripts, so each row also gets the statement whole.
+fn full_statements(r: &RunReport, rows: &mut [Map<String, Value>]) {
+    let crate::experiment::ReportBody::Query(q) = &r.body else {
+        return;
+    };
+    // Throughput trials run every statement (or a script): no one statement to name.
+    for row in rows.iter_mut().filter(|r| !r.contains_key("clients")) {
+        let sql = row
+            .get("statement")
+            .and_then(Value::as_u64)
+            .and_then(|i| q.params.statements.get(i as usize))
+            .map(|s| s.sql.clone());
+        if let Some(sql) = sql {
+            row.insert("statement_sql".into(), Value::String(sql));
+        }
+    }
+}
+
 pub fn render(report: &RunReport) -> String {
     render_many(&[report])
 }
@@ -41,7 +60,8 @@ pub fn render_many(reports: &[&RunReport]) -> String {
             r.preset.clone().unwrap_or_default(),
             r.outcome.as_str().to_string(),
         ];
-        let flat = flat_rows(&r.body);
+        let mut flat = flat_rows(&r.body);
+        full_statements(r, &mut flat);
         if flat.is_empty() {
             // A run cancelled before its first trial still is a row: its id and outcome.
             rows.push((front.clone(), Map::new()));
@@ -102,5 +122,29 @@ mod tests {
             &[(Order::Random, 0, "1MB", &[1.0, 1.1])],
         );
         assert_eq!(render(&r).lines().count(), 3);
+    }
+
+    #[test]
+    fn a_query_rows_statement_is_whole_and_quoted() {
+        let long = "SELECT o.id, c.name, \"Total\" FROM sales.orders o JOIN sales.customers c ON c.id = o.customer_id WHERE o.placed_at > now() - interval '1 day'";
+        let spec = crate::experiment::query::test_spec(&[("sql", long)]);
+        let mut q = crate::experiment::query::QueryReport::new(&spec);
+        q.trials.push(
+            serde_json::from_value(serde_json::json!({
+                "statement": 0, "name": spec.statements[0].name, "combo": 0,
+                "repeat": 1, "seconds": 0.25, "rows": 3
+            }))
+            .unwrap(),
+        );
+        let r =
+            crate::report::example::with_body(crate::experiment::ReportBody::Query(Box::new(q)));
+        let text = render(&r);
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert!(header.contains(&"statement_sql"), "{text}");
+        // The table name is cut; the CSV row holds the statement whole, RFC 4180 quoted.
+        assert!(spec.statements[0].name.ends_with('…'));
+        let quoted = format!("\"{}\"", long.replace('"', "\"\""));
+        assert!(text.contains(&quoted), "{text}");
     }
 }

@@ -69,6 +69,7 @@ fn run_of(spec: &GrowthSpec, steps: Vec<GrowthStep>) -> RunReport {
         started_at: at,
         finished_at: at,
         preset: Some("pulp-quick".into()),
+        tune: None,
         target: "sandbox".into(),
         server: Some(crate::report::example::server()),
         host: crate::report::example::host(),

@@ -198,7 +198,7 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             t.clients.to_string(),
             t.synchronous_commit.as_str().into(),
             t.repeat.to_string(),
-            format_count(t.rows as f64),
+            t.rows_cell(&b.params),
             crate::measure::units::format_seconds(t.seconds),
             rate(t.rows_per_s),
             ms(t.latency_ms.p50),

@@ -65,6 +65,12 @@ pub enum Confirm {
         objects: Vec<crate::experiment::leftovers::LabObject>,
         question: String,
     },
+    /// A tune's script or report is there already: y replaces them, n writes numbered ones.
+    TuneOutputs {
+        question: String,
+        replace: Box<super::msg::TuneCmd>,
+        numbered: Box<super::msg::TuneCmd>,
+    },
 }
 
 impl Confirm {
@@ -74,7 +80,8 @@ impl Confirm {
             | Confirm::Quit { question }
             | Confirm::OverwritePreset { question, .. }
             | Confirm::DeletePreset { question, .. }
-            | Confirm::CleanLeftovers { question, .. } => question,
+            | Confirm::CleanLeftovers { question, .. }
+            | Confirm::TuneOutputs { question, .. } => question,
         }
     }
 }
@@ -143,11 +150,15 @@ pub struct App {
     /// Which lower pane shows when the lower panes are tabs (small terminals).
     pub lower: Focus,
     pub overlay: Overlay,
+    /// Lines of the help scrolled off the top.
+    pub help_scroll: usize,
     pub notice: Option<Notice>,
     pub target: TargetState,
     pub host: HostState,
     pub params: ParamsState,
     pub run: RunState,
+    /// The last finished run of each experiment not on screen (see `run_shelf`).
+    pub shelf: Vec<RunState>,
     pub history: HistoryState,
     pub presets: PickerState,
     pub runs: RunsState,
@@ -176,6 +187,7 @@ impl App {
             focus: Focus::Params,
             lower: Focus::Params,
             overlay: Overlay::None,
+            help_scroll: 0,
             notice: init.notice,
             target: TargetState::new(init.location),
             host: HostState::new(remote),
@@ -185,6 +197,7 @@ impl App {
                 .map(ParamsState::restore)
                 .unwrap_or_default(),
             run: RunState::default(),
+            shelf: Vec::new(),
             history: HistoryState::default(),
             presets: PickerState::default(),
             runs: RunsState::default(),

@@ -301,6 +301,7 @@ pub fn report(spec_key: &str, outcome: Outcome, seconds: f64) -> RunReport {
         started_at: started,
         finished_at: started + chrono::Duration::milliseconds((seconds * 1000.0) as i64),
         preset: None,
+        tune: None,
         target: "pglab@sandbox".into(),
         server: None,
         host: HostFingerprint {

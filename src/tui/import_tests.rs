@@ -8,7 +8,7 @@ use crossterm::event::KeyCode;
 use super::app::{App, Focus, Overlay};
 use super::fixture::{self, code, key, screen, typed};
 use super::msg::{Command, ImportCmd, ImportMsg, Msg};
-use super::overlays::import::{Stage, redact};
+use super::overlays::import::Stage;
 use super::update::update;
 use crate::experiment::ExperimentKind;
 use crate::import::source::Listed;
@@ -238,7 +238,7 @@ fn the_table_list_draws_with_sizes() {
             "sales.orders",
             "≈42M",
             "40 GB",
-            "(no SELECT)",
+            "no SELECT",
             "all rows",
             "Space tick",
         ] {
@@ -249,17 +249,65 @@ fn the_table_list_draws_with_sizes() {
 }
 
 #[test]
-fn passwords_never_show() {
-    assert_eq!(
-        redact("host=db1 password=x user=me"),
-        "host=db1 password=… user=me"
+fn the_password_is_masked_while_it_is_typed() {
+    let mut app = fixture::idle_app(SMALL, Instant::now());
+    update(&mut app, key('i'));
+    for typed_so_far in ["host=db1 password=sek", "rit dbname=sales"] {
+        typed(&mut app, typed_so_far);
+        let s = screen(&app);
+        assert!(!s.contains("sek"), "{s}");
+        assert!(s.contains("password=•••"), "{s}");
+    }
+    assert!(screen(&app).contains("password=•••••• dbname=sales▏"));
+    // A URL's password, before its @ is typed.
+    update(&mut app, ctrl('u'));
+    typed(&mut app, "postgresql://me:hunter2");
+    let s = screen(&app);
+    assert!(
+        !s.contains("hunter2") && s.contains("postgresql://me:•••••••▏"),
+        "{s}"
     );
-    assert_eq!(
-        redact("postgresql://me:secret@db1/sales"),
-        "postgresql://me:…@db1/sales"
+    // What goes to the server is what was typed.
+    let cmds = update(&mut app, code(KeyCode::Enter));
+    assert!(
+        matches!(cmds.as_slice(), [Command::Import(ImportCmd::List { conninfo })] if conninfo == "postgresql://me:hunter2"),
+        "{cmds:?}"
     );
-    assert_eq!(
-        redact("postgresql://me@db1/sales"),
-        "postgresql://me@db1/sales"
+}
+
+#[test]
+fn the_size_to_copy_sums_what_is_ticked() {
+    let mut app = with_tables(SMALL);
+    // Nothing ticked: no sum, and what Enter alone would take.
+    let s = screen(&app);
+    assert!(!s.contains("to copy"), "{s}");
+    assert!(
+        s.contains("nothing ticked: Space ticks; Enter alone imports sales.orders (≈ 40 GB)"),
+        "{s}"
     );
+    update(&mut app, code(KeyCode::Down));
+    update(&mut app, key(' '));
+    assert!(screen(&app).contains("≈ 30 MB to copy from 1 ticked table"));
+    update(&mut app, code(KeyCode::Up));
+    update(&mut app, key(' '));
+    assert!(
+        screen(&app).contains("≈ 40 GB to copy from 2 ticked tables"),
+        "{}",
+        screen(&app)
+    );
+    // A sample scales it.
+    update(&mut app, code(KeyCode::Right));
+    update(&mut app, key(' '));
+    assert!(
+        screen(&app).contains("≈ 15 MB to copy from 1 ticked table"),
+        "{}",
+        screen(&app)
+    );
+}
+
+fn ctrl(c: char) -> Msg {
+    Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char(c),
+        crossterm::event::KeyModifiers::CONTROL,
+    ))
 }

@@ -14,11 +14,14 @@ pub mod frame;
 pub mod keybar;
 pub mod keys;
 pub mod last_params;
+pub mod line_edit;
 pub mod msg;
 pub mod overlays;
 pub mod panes;
 pub mod render;
+pub mod run_shelf;
 pub mod runtime;
+pub mod secret;
 pub mod terminal;
 pub mod text;
 pub mod theme;
@@ -26,8 +29,11 @@ pub mod update;
 mod update_import;
 mod update_overlays;
 mod update_run;
+mod update_runs;
 mod update_tune;
 
+#[cfg(test)]
+mod field_tests;
 #[cfg(test)]
 mod import_tests;
 #[cfg(test)]
@@ -46,6 +52,10 @@ mod render_tests;
 mod results_tests;
 #[cfg(test)]
 mod run_tests;
+#[cfg(test)]
+mod screens_tests;
+#[cfg(test)]
+mod shelf_tests;
 #[cfg(test)]
 mod tune_tests;
 #[cfg(test)]

@@ -136,6 +136,14 @@ pub enum TuneMsg {
     Event(Box<crate::tune::TuneEvent>),
     /// The tune ended: what was written (or that it was stopped), or why it failed.
     Done(Result<String, String>),
+    /// Not started: files of `taken` (the default names) are there already; `free` is the
+    /// first numbered set that is not. `start` is the command, to send again with an answer.
+    OutputsTaken {
+        existing: Vec<std::path::PathBuf>,
+        taken: crate::outputs::OutputSet,
+        free: crate::outputs::OutputSet,
+        start: Box<TuneCmd>,
+    },
 }
 
 /// What the tune view asks for.
@@ -147,6 +155,9 @@ pub enum TuneCmd {
         spec: Box<ExperimentSpec>,
         budget: Duration,
         settings: Vec<String>,
+        /// Where the script, report and chart go; None: the default names, asking first
+        /// when they are there already.
+        outputs: Option<crate::outputs::OutputSet>,
     },
     Cancel,
 }

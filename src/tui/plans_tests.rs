@@ -59,7 +59,7 @@ fn query_report(depth: usize) -> QueryReport {
     r
 }
 
-fn with_plans(size: (u16, u16), depth: usize) -> super::app::App {
+pub(super) fn with_plans(size: (u16, u16), depth: usize) -> super::app::App {
     let mut app = fixture::finished_app(size, Instant::now());
     app.run.query = Some(Box::new(query_report(depth)));
     app

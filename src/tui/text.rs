@@ -88,6 +88,37 @@ pub fn fit(s: &str, cols: usize) -> String {
     t
 }
 
+/// Fit `s` into `cols` columns by cutting its middle: what tells names apart is often at
+/// their end (`…_by_month_36`), and their start says where they live (`sales_history.`).
+pub fn fit_middle(s: &str, cols: usize) -> String {
+    if width(s) <= cols {
+        return s.to_string();
+    }
+    if cols < 5 {
+        return fit(s, cols);
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let tail_w = (cols - 1) / 2;
+    let mut tail = String::new();
+    for c in chars.iter().rev() {
+        let t = format!("{c}{tail}");
+        if width(&t) > tail_w {
+            break;
+        }
+        tail = t;
+    }
+    let head_w = cols - 1 - width(&tail);
+    let mut head = String::new();
+    for c in &chars {
+        head.push(*c);
+        if width(&head) > head_w {
+            head.pop();
+            break;
+        }
+    }
+    format!("{head}…{tail}")
+}
+
 /// Pack items into rows of at most `cols`, separated by `sep`, in order; an item that does not
 /// fit on the current row starts the next. At most `rows` rows; what does not fit is left out.
 pub fn pack(items: &[String], cols: usize, sep: &str, rows: usize) -> Vec<String> {
@@ -311,6 +342,19 @@ mod tests {
         assert_eq!(spark([f64::NAN, 1.0].iter(), 2, Some(1.0)), " █");
         assert_eq!(spark_range([10.0, 11.0, 12.0].iter(), 3), "▁▅█");
         assert_eq!(spark_range([10.0, 10.0].iter(), 3), " ██");
+    }
+
+    #[test]
+    fn fit_middle_keeps_both_ends_within_the_width() {
+        let name = "sales_history_archive.order_line_items_partitioned_by_month_36";
+        for cols in [8, 20, 49, 61] {
+            let f = fit_middle(name, cols);
+            assert!(width(&f) <= cols, "{f} at {cols}");
+            assert!(f.starts_with("sal") && f.ends_with('6'), "{f}");
+        }
+        assert_eq!(fit_middle("public.t", 20), "public.t");
+        assert!(fit_middle(name, 49).ends_with("_month_36"));
+        assert_eq!(width(&fit("…", 1)), 1, "an ellipsis is one column");
     }
 
     #[test]

@@ -23,7 +23,7 @@ fn clear(app: &mut App) {
 }
 
 /// The view open, budget 2min and settings max_wal_size,shared_buffers typed, started.
-fn started(size: (u16, u16)) -> App {
+pub(super) fn started(size: (u16, u16)) -> App {
     let mut app = fixture::idle_app(size, Instant::now());
     assert!(update(&mut app, key('t')).is_empty());
     assert_eq!(app.overlay, Overlay::Tune);
@@ -76,7 +76,7 @@ fn race() -> Race {
     r
 }
 
-fn feed(app: &mut App) {
+pub(super) fn feed(app: &mut App) {
     let ev = |e| Msg::Tune(TuneMsg::Event(Box::new(e)));
     let mut first = Race::new(
         "max_wal_size",
@@ -169,4 +169,61 @@ fn look_only_refuses_the_tune() {
     app.observe = true;
     update(&mut app, key('t'));
     assert_eq!(app.overlay, Overlay::None);
+}
+
+/// The form filled in and Enter pressed: the view and the start command it sent.
+fn start_cmd() -> (App, TuneCmd) {
+    let mut app = fixture::idle_app(SMALL, Instant::now());
+    update(&mut app, key('t'));
+    let cmds = update(&mut app, code(KeyCode::Enter));
+    let [Command::Tune(start @ TuneCmd::Start { outputs: None, .. })] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    (app, start.clone())
+}
+
+fn outputs_of(cmds: &[Command]) -> Option<crate::outputs::OutputSet> {
+    match cmds {
+        [Command::Tune(TuneCmd::Start { outputs, .. })] => outputs.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_script_already_there_is_asked_about_before_the_tune_starts() {
+    let taken = crate::outputs::tune("tune.sql".into(), None);
+    let taken_msg = |start: &TuneCmd| {
+        Msg::Tune(TuneMsg::OutputsTaken {
+            existing: vec!["tune.sql".into(), "tune.md".into()],
+            taken: taken.clone(),
+            free: taken.numbered(2),
+            start: Box::new(start.clone()),
+        })
+    };
+    // n: the numbered names.
+    let (mut app, start) = start_cmd();
+    update(&mut app, taken_msg(&start));
+    let Overlay::Confirm(c) = &app.overlay else {
+        panic!("{:?}", app.overlay)
+    };
+    assert_eq!(
+        c.question(),
+        "tune.sql and tune.md already there: replace them when the tune ends? n writes tune-2.sql, tune-2.md and tune-2.svg instead"
+    );
+    let s = screen(&app);
+    assert!(s.contains("already there"), "{s}");
+    let cmds = update(&mut app, key('n'));
+    assert_eq!(outputs_of(&cmds), Some(taken.numbered(2)));
+    assert_eq!(app.overlay, Overlay::Tune);
+    // y: replace them.
+    let (mut app, start) = start_cmd();
+    update(&mut app, taken_msg(&start));
+    assert_eq!(outputs_of(&update(&mut app, key('y'))), Some(taken.clone()));
+    // Esc: no tune, the files left alone, the form back.
+    let (mut app, start) = start_cmd();
+    update(&mut app, taken_msg(&start));
+    assert!(update(&mut app, code(KeyCode::Esc)).is_empty());
+    assert_eq!(app.overlay, Overlay::Tune);
+    assert_eq!(app.tune.stage, TuneStage::Form);
+    assert!(screen(&app).contains("not started"), "{}", screen(&app));
 }

@@ -51,6 +51,12 @@ fn on_leftovers(
 }
 
 pub fn update(app: &mut App, msg: Msg) -> Vec<Command> {
+    let cmds = dispatch(app, msg);
+    super::run_shelf::follow_experiment(app);
+    cmds
+}
+
+fn dispatch(app: &mut App, msg: Msg) -> Vec<Command> {
     match msg {
         Msg::Leftovers(objects) => on_leftovers(app, objects),
         Msg::Cleaned(r) => {
@@ -145,10 +151,11 @@ fn on_key(app: &mut App, ev: KeyEvent) -> Vec<Command> {
             if closes {
                 app.overlay = Overlay::None;
             }
+            app.help_scroll = super::overlays::help::scroll(app.help_scroll, key.code);
             return Vec::new();
         }
         Overlay::Presets => return ov::presets_key(app, key),
-        Overlay::Runs => return ov::runs_key(app, key),
+        Overlay::Runs => return super::update_runs::runs_key(app, key),
         Overlay::Plans(c) => {
             let page = app.size.1.saturating_sub(6) as usize;
             app.overlay = match app.run.query.as_deref() {
@@ -186,18 +193,11 @@ fn on_confirm_key(app: &mut App, key: Key) -> Vec<Command> {
     let Overlay::Confirm(c) = std::mem::replace(&mut app.overlay, Overlay::None) else {
         return Vec::new();
     };
-    if matches!(
+    if !matches!(
         c,
-        Confirm::OverwritePreset { .. } | Confirm::DeletePreset { .. }
+        Confirm::StartRun { .. } | Confirm::Quit { .. } | Confirm::CleanLeftovers { .. }
     ) {
-        return match key.code {
-            KeyCode::Char('y' | 'Y') => ov::preset_confirm(app, c, true),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => ov::preset_confirm(app, c, false),
-            _ => {
-                app.overlay = Overlay::Confirm(c);
-                Vec::new()
-            }
-        };
+        return ov::overlay_confirm(app, c, key.code);
     }
     match key.code {
         KeyCode::Char('y' | 'Y') => match c {
@@ -224,6 +224,7 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         Action::Quit => request_quit(app),
         Action::Help => {
             app.overlay = Overlay::Help;
+            app.help_scroll = 0;
             Vec::new()
         }
         Action::Run => request_run(app, RunKind::Single),

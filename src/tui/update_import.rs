@@ -1,7 +1,7 @@
 //! The import dialog's part of `update`: opening it, its keys, and the news from the source
 //! and the import. No I/O: listing and importing are commands for the runtime.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::{App, Level, Overlay};
 use super::msg::{Command, ImportCmd, ImportMsg};
@@ -109,18 +109,9 @@ fn source_key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
             d.stage = Stage::Listing;
             return vec![Command::Import(ImportCmd::List { conninfo })];
         }
-        KeyCode::Backspace => {
-            d.conninfo.pop();
+        _ => {
+            super::line_edit::edit(&mut d.conninfo, ev);
         }
-        KeyCode::Char('u') if ev.modifiers.contains(KeyModifiers::CONTROL) => d.conninfo.clear(),
-        KeyCode::Char(c)
-            if !ev
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
-        {
-            d.conninfo.push(c)
-        }
-        _ => {}
     }
     Vec::new()
 }

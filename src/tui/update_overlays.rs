@@ -6,12 +6,10 @@ use crossterm::event::KeyCode;
 use super::app::{App, Confirm, Focus, Level, Overlay};
 use super::keys::{Action, Key};
 use super::msg::{Command, PresetOp};
-use super::overlays::history::TextView;
 use super::overlays::presets::{InputFor, NameInput};
 use super::update::{set_focus, want_history};
 use crate::experiment::RunReport;
 use crate::preset::{self, Preset, PresetEntry, PresetError};
-use crate::report;
 
 pub fn open_presets(app: &mut App) -> Vec<Command> {
     app.overlay = Overlay::Presets;
@@ -37,15 +35,15 @@ pub fn on_runs(app: &mut App, runs: Vec<RunReport>, warnings: Vec<String>) {
     app.runs.apply(runs, warnings);
 }
 
-fn is_up(app: &App, key: Key) -> bool {
+pub(super) fn is_up(app: &App, key: Key) -> bool {
     key.code == KeyCode::Up || app.keys.action(key) == Some(Action::Up)
 }
 
-fn is_down(app: &App, key: Key) -> bool {
+pub(super) fn is_down(app: &App, key: Key) -> bool {
     key.code == KeyCode::Down || app.keys.action(key) == Some(Action::Down)
 }
 
-fn closes(app: &App, key: Key, own: Action) -> bool {
+pub(super) fn closes(app: &App, key: Key, own: Action) -> bool {
     key.code == KeyCode::Esc
         || matches!(app.keys.action(key), Some(a) if a == own || a == Action::Quit)
 }
@@ -134,14 +132,9 @@ fn name_key(app: &mut App, key: Key) -> Vec<Command> {
             app.presets.input = None;
             app.presets.message = None;
         }
-        KeyCode::Backspace => {
-            inp.text.pop();
-        }
-        KeyCode::Char('u') if key.mods.contains(crossterm::event::KeyModifiers::CONTROL) => {
-            inp.text.clear();
-        }
-        KeyCode::Char(c) if key.mods.is_empty() => {
-            inp.text.push(c);
+        KeyCode::Backspace | KeyCode::Char(_) => {
+            let ev = crossterm::event::KeyEvent::new(key.code, key.mods);
+            super::line_edit::edit(&mut inp.text, &ev);
         }
         KeyCode::Enter => {
             let name = inp.text.trim().to_string();
@@ -180,6 +173,26 @@ fn current_preset(app: &App, name: String) -> Preset {
         experiment: kind,
         params: app.params.current().clone(),
         source: None,
+    }
+}
+
+/// A question an overlay asked (about a preset, a tune's files): the overlay stays open.
+pub fn overlay_confirm(app: &mut App, c: Confirm, key: KeyCode) -> Vec<Command> {
+    let yes = match key {
+        KeyCode::Char('y' | 'Y') => true,
+        KeyCode::Char('n' | 'N') => false,
+        KeyCode::Esc if matches!(c, Confirm::TuneOutputs { .. }) => {
+            return super::update_tune::outputs_answer(app, c, None);
+        }
+        KeyCode::Esc => false,
+        _ => {
+            app.overlay = Overlay::Confirm(c);
+            return Vec::new();
+        }
+    };
+    match c {
+        Confirm::TuneOutputs { .. } => super::update_tune::outputs_answer(app, c, Some(yes)),
+        c => preset_confirm(app, c, yes),
     }
 }
 
@@ -242,101 +255,6 @@ pub fn on_preset_done(
             };
             app.presets.say(Level::Info, text);
             vec![Command::LoadPresets]
-        }
-    }
-}
-
-/// How far ←/→ move a table wider than the screen.
-const HSTEP: usize = 8;
-
-pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
-    let page = app.size.1.saturating_sub(6).max(1) as isize;
-    let up = is_up(app, key);
-    let down = is_down(app, key);
-    // The text columns of the overlay (its box less the borders).
-    let view_cols = crate::tui::render::overlay_width(app.size.0, 200).saturating_sub(2) as usize;
-    if let Some(v) = app.runs.view.as_mut() {
-        match key.code {
-            KeyCode::Left => v.hscroll_by(-(HSTEP as isize), view_cols),
-            KeyCode::Right => v.hscroll_by(HSTEP as isize, view_cols),
-            KeyCode::PageUp => v.scroll_by(-page),
-            KeyCode::PageDown => v.scroll_by(page),
-            KeyCode::Home => v.scroll = 0,
-            _ if up => v.scroll_by(-1),
-            _ if down => v.scroll_by(1),
-            KeyCode::Esc | KeyCode::Enter => app.runs.view = None,
-            _ if closes(app, key, Action::History) => app.runs.view = None,
-            _ => {}
-        }
-        return Vec::new();
-    }
-    app.runs.message = None;
-    if up || down {
-        app.runs.step(down);
-        return Vec::new();
-    }
-    if closes(app, key, Action::History) {
-        app.overlay = Overlay::None;
-        return Vec::new();
-    }
-    match key.code {
-        KeyCode::Left => app.runs.hscroll = app.runs.hscroll.saturating_sub(HSTEP),
-        KeyCode::Right => {
-            // Never past the table's right edge (the rows have a 2-column marker).
-            let table = crate::report::history_table::list_table(&app.runs.shown());
-            let widest = table.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-            let max = widest.saturating_sub(view_cols.saturating_sub(2));
-            app.runs.hscroll = (app.runs.hscroll + HSTEP).min(max);
-        }
-        KeyCode::Char('f') => app.runs.cycle_filter(),
-        KeyCode::Enter => {
-            if let Some(r) = app.runs.selected_run() {
-                let title = format!("Run {} · {}", r.run_id, r.kind().as_str());
-                let text = report::render(r, report::Format::Table);
-                app.runs.view = Some(TextView::new(title, &text));
-            }
-        }
-        KeyCode::Char('b') => {
-            if let Some(id) = app.runs.selected_run().map(|r| r.run_id.clone()) {
-                app.runs.say(
-                    Level::Info,
-                    format!("{id} is the baseline: c compares a run with it"),
-                );
-                app.runs.baseline = Some(id);
-            }
-        }
-        KeyCode::Char('c') => compare_selected(app),
-        _ => {}
-    }
-    Vec::new()
-}
-
-fn compare_selected(app: &mut App) {
-    let Some(b) = app.runs.baseline_run() else {
-        app.runs.say(
-            Level::Warn,
-            "no baseline yet: select a run and press b, then select another and press c",
-        );
-        return;
-    };
-    let Some(r) = app.runs.selected_run() else {
-        return;
-    };
-    if r.run_id == b.run_id {
-        app.runs.say(
-            Level::Warn,
-            "this run is the baseline: select another run to compare with it",
-        );
-        return;
-    }
-    match crate::history::compare(b, r) {
-        Ok(c) => {
-            let title = format!("Compare {} (baseline) with {}", b.run_id, r.run_id);
-            let text = report::comparison::render(&c, report::Format::Table);
-            app.runs.view = Some(TextView::new(title, &text));
-        }
-        Err(e) => {
-            app.runs.say(Level::Error, e);
         }
     }
 }

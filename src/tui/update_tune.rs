@@ -3,9 +3,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::app::{App, Level, Overlay};
+use std::path::PathBuf;
+
+use super::app::{App, Confirm, Level, Overlay};
 use super::msg::{Command, RunKind, TuneCmd, TuneMsg};
 use super::overlays::tune::{TuneStage, TuneView};
+use crate::outputs::OutputSet;
 use crate::tune::TuneEvent;
 use crate::tune::objective::Objective;
 
@@ -75,13 +78,12 @@ fn form_key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
     } else {
         &mut v.settings
     };
+    if super::line_edit::edit(field, ev) {
+        return Vec::new();
+    }
     match ev.code {
         KeyCode::Esc => app.overlay = Overlay::None,
         KeyCode::Tab | KeyCode::Down | KeyCode::Up | KeyCode::BackTab => v.field = 1 - v.field,
-        KeyCode::Backspace => {
-            field.pop();
-        }
-        KeyCode::Char(c) => field.push(c),
         KeyCode::Enter => return start(app),
         _ => {}
     }
@@ -126,7 +128,73 @@ fn start(app: &mut App) -> Vec<Command> {
         spec: Box::new(spec),
         budget,
         settings,
+        outputs: None,
     })]
+}
+
+/// The answer to "the script is there already": y replaces the files, n writes the numbered
+/// ones, Esc (None) does not start the tune.
+pub fn outputs_answer(app: &mut App, c: Confirm, yes: Option<bool>) -> Vec<Command> {
+    app.overlay = Overlay::Tune;
+    let Confirm::TuneOutputs {
+        replace, numbered, ..
+    } = c
+    else {
+        return Vec::new();
+    };
+    match yes {
+        Some(true) => vec![Command::Tune(*replace)],
+        Some(false) => vec![Command::Tune(*numbered)],
+        None => {
+            let v = &app.tune;
+            app.tune = TuneView {
+                budget: v.budget.clone(),
+                settings: v.settings.clone(),
+                workload: v.workload.clone(),
+                error: Some("not started: the files that are there were left alone".into()),
+                ..TuneView::default()
+            };
+            Vec::new()
+        }
+    }
+}
+
+/// The tune did not start because its files are there: ask.
+fn ask_outputs(
+    app: &mut App,
+    existing: Vec<PathBuf>,
+    taken: OutputSet,
+    free: OutputSet,
+    start: TuneCmd,
+) {
+    let with = |set: OutputSet| match start.clone() {
+        TuneCmd::Start {
+            workload,
+            spec,
+            budget,
+            settings,
+            ..
+        } => TuneCmd::Start {
+            workload,
+            spec,
+            budget,
+            settings,
+            outputs: Some(set),
+        },
+        other => other,
+    };
+    let question = format!(
+        "{} already there: replace {} when the tune ends? n writes {} instead",
+        OutputSet::names(&existing),
+        if existing.len() == 1 { "it" } else { "them" },
+        OutputSet::names(&free.files)
+    );
+    app.tune.progress = "waiting for the answer about the files…".into();
+    app.overlay = Overlay::Confirm(Confirm::TuneOutputs {
+        question,
+        replace: Box::new(with(taken)),
+        numbered: Box::new(with(free)),
+    });
 }
 
 pub fn on_msg(app: &mut App, m: TuneMsg) -> Vec<Command> {
@@ -150,6 +218,12 @@ pub fn on_msg(app: &mut App, m: TuneMsg) -> Vec<Command> {
                 v.total_s = total_s;
             }
         },
+        TuneMsg::OutputsTaken {
+            existing,
+            taken,
+            free,
+            start,
+        } => ask_outputs(app, existing, taken, free, *start),
         TuneMsg::Done(r) => {
             v.stage = TuneStage::Done(r);
             v.cancelling = false;

@@ -57,6 +57,10 @@ impl GivenHardware {
     }
 }
 
+/// Every setting that trades durability for speed, which `--allow-durability-tradeoff`
+/// opens (`auto` searches the first two; fsync only when named in `--settings`).
+pub const DURABILITY: [&str; 3] = ["synchronous_commit", "full_page_writes", "fsync"];
+
 /// A setting's own effect on a crash, for the ones that trade durability for speed.
 pub fn durability_loss(name: &str) -> Option<&'static str> {
     match name {
@@ -400,6 +404,11 @@ mod tests {
             assert!(traded.contains(&s));
             assert!(durability_loss(s).unwrap().contains("crash"));
         }
+        // Every one the flag opens says what a crash loses; no other does.
+        for s in DURABILITY {
+            assert!(durability_loss(s).unwrap().contains("crash"), "{s}");
+        }
+        assert!(durability_loss("wal_compression").is_none());
         // ingest's synchronous_commit is its own parameter (sync-commit).
         assert!(!auto_settings(ExperimentKind::Ingest, true).contains(&"synchronous_commit"));
     }

@@ -310,7 +310,13 @@ impl Tuner {
         let round = rounds::run(
             self.target.clone(),
             spec,
-            self.run.clone(),
+            RunOptions {
+                tune: Some(crate::experiment::record::TuneRef {
+                    id: st.id.clone(),
+                    workload: st.workload.clone(),
+                }),
+                ..self.run.clone()
+            },
             budget.deadline(),
             cancel,
             |ev| {

@@ -415,6 +415,7 @@ pub async fn new_state(
     let data = format!("a pass: {}", pass.estimate().items().join(", "));
     Ok(TuneState {
         version: STATE_VERSION,
+        id: super::state::new_id(),
         workload: workload.clone(),
         measured_on: MeasuredOn {
             host: host_text,

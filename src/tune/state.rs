@@ -45,6 +45,9 @@ pub struct PathPoint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneState {
     pub version: u32,
+    /// Names the tune in the history (every round's record carries it): when it started.
+    #[serde(default = "new_id")]
+    pub id: String,
     /// The workload as given (`ingest`, a preset name, a file).
     pub workload: String,
     /// The workload as it runs (parameters included, settings sweep empty).
@@ -96,6 +99,12 @@ pub struct TuneState {
     /// Where it is measured, for the script's "measured on" line.
     pub measured_on: super::output::MeasuredOn,
     pub done: bool,
+}
+
+/// A tune's id: `tune-20261204-183012`, from the clock (a state saved before ids existed
+/// gets one when it is resumed).
+pub fn new_id() -> String {
+    format!("tune-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S"))
 }
 
 impl TuneState {

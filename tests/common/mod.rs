@@ -157,6 +157,24 @@ pub fn skip_or_fail(why: &str) {
     eprintln!("SKIPPED: {why}");
 }
 
+/// None when the server can create extension `name`; otherwise the sentence that says it
+/// cannot and how to install it (for `skip_or_fail`).
+pub async fn extension_missing(c: &tokio_postgres::Client, name: &str) -> Option<String> {
+    let available = c
+        .query_opt(
+            "SELECT 1 FROM pg_available_extensions WHERE name = $1",
+            &[&name],
+        )
+        .await
+        .expect("pg_available_extensions is readable")
+        .is_some();
+    (!available).then(|| {
+        format!(
+            "the extension {name} is not installed for this PostgreSQL (Debian: apt-get install postgresql-15-{name})"
+        )
+    })
+}
+
 /// Mount a tmpfs of `size` (e.g. "8m") on a fresh directory; None (and a skip, or a failure
 /// under CI) when this machine does not allow it.
 pub fn tmpfs(tag: &str, size: &str) -> Option<PathBuf> {

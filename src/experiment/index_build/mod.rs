@@ -26,6 +26,22 @@ use super::whatif::{combo_label, with_combo};
 use crate::measure::units::{format_bytes, format_bytes_short, format_count, format_seconds};
 use trial::{Sessions, TrialSetup};
 
+/// Settings a DBA may expect to matter that CREATE INDEX never reads, and what it reads.
+pub(crate) const UNREAD_SETTINGS: &[(&str, &str)] = &[
+    (
+        "work_mem",
+        "CREATE INDEX sorts in maintenance_work_mem, which --mwm sweeps",
+    ),
+    (
+        "hash_mem_multiplier",
+        "CREATE INDEX sorts in maintenance_work_mem, which --mwm sweeps",
+    ),
+    (
+        "max_parallel_workers_per_gather",
+        "a parallel CREATE INDEX takes its workers from max_parallel_maintenance_workers, which --workers sweeps",
+    ),
+];
+
 /// How the results are drawn: seconds against memory (log axis), one line per order.
 pub fn layout() -> ResultLayout {
     ResultLayout {

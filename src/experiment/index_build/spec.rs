@@ -331,10 +331,13 @@ impl IndexBuildSpec {
             .collect();
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
         let decision = Decision::read(&mut r);
-        let set = r.settings(&[
-            ("maintenance_work_mem", "mwm"),
-            ("max_parallel_maintenance_workers", "workers"),
-        ]);
+        let set = r.settings_read(
+            &[
+                ("maintenance_work_mem", "mwm"),
+                ("max_parallel_maintenance_workers", "workers"),
+            ],
+            super::UNREAD_SETTINGS,
+        );
         let checkpoint = CheckpointMode::read(&mut r);
         let warmup = r.bool("warmup");
         let shuffle = r.bool("shuffle");

@@ -369,7 +369,7 @@ async fn trials(
                     y: t.rows_per_s,
                     projected: false,
                     cells: {
-                        let mut cells = t.cells();
+                        let mut cells = t.cells(spec);
                         if !spec.set.is_empty() {
                             cells.push(t.settings_label());
                         }

@@ -167,14 +167,28 @@ impl IngestTrial {
         }
     }
 
-    pub fn cells(&self) -> Vec<String> {
+    /// The rows it inserted; for a trial `--duration` stopped before its rows were in, of
+    /// how many and where it was cut: "630 of 20k, cut at 2s".
+    pub fn rows_cell(&self, spec: &IngestSpec) -> String {
+        let rows = format_count(self.rows as f64);
+        match (self.stopped_by, spec.duration_s) {
+            (StopReason::Duration, limit) => format!(
+                "{rows} of {}, cut at {}",
+                format_count(spec.rows as f64),
+                limit.map_or("the limit".into(), crate::measure::units::format_seconds)
+            ),
+            (StopReason::Rows, _) => rows,
+        }
+    }
+
+    pub fn cells(&self, spec: &IngestSpec) -> Vec<String> {
         vec![
             self.method.as_str().to_string(),
             self.batch.to_string(),
             self.clients.to_string(),
             self.synchronous_commit.as_str().to_string(),
             self.repeat.to_string(),
-            format_count(self.rows as f64),
+            self.rows_cell(spec),
             format!("{:.2}", self.seconds),
             format_count(self.rows_per_s.round()),
             ms(self.latency_ms.p50),

@@ -170,7 +170,10 @@ impl QuerySpec {
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
         let decision = Decision::read(&mut r);
         let clients = r.get("clients", Vec::new(), |s| match s {
-            "" | "off" | "0" => Ok(Vec::new()),
+            "" | "off" => Ok(Vec::new()),
+            "0" => Err(
+                "0 clients would run nothing: write off to time single executions, or 1.. for throughput".into(),
+            ),
             s => {
                 let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
                 if let Some(bad) = v.iter().find(|n| **n < 1 || **n > MAX_CLIENTS) {
@@ -435,6 +438,19 @@ mod tests {
         assert_eq!(e[0].0, "index");
         let e = parse(&[("sql", "SELECT 1"), ("clients", "0,4")]).unwrap_err();
         assert_eq!(e[0].0, "clients");
+        // 0 is not a quiet "off": it says so and how to write off.
+        let e = parse(&[("sql", "SELECT 1"), ("clients", "0")]).unwrap_err();
+        assert_eq!(e[0].0, "clients");
+        assert!(
+            e[0].1.contains("write off to time single executions"),
+            "{e:?}"
+        );
+        assert!(
+            parse(&[("sql", "SELECT 1"), ("clients", "off")])
+                .unwrap()
+                .clients
+                .is_empty()
+        );
         let e = parse(&[("sql", "SELECT 1"), ("keep-setup", "on")]).unwrap_err();
         assert_eq!(e[0].0, "keep-setup");
     }

@@ -166,8 +166,25 @@ impl FieldReader<'_> {
     /// The `set` field. `own` pairs each setting the experiment sweeps itself with its field
     /// (`("maintenance_work_mem", "mwm")`): those are refused here, the field sweeps them.
     pub fn settings(&mut self, own: &[(&str, &str)]) -> SettingsSweep {
+        self.settings_read(own, &[])
+    }
+
+    /// The `set` field, also refusing the settings the experiment's work never reads, each
+    /// with the sentence that says what it reads instead: `("work_mem", "CREATE INDEX
+    /// sorts in maintenance_work_mem…")`.
+    pub fn settings_read(
+        &mut self,
+        own: &[(&str, &str)],
+        unread: &[(&str, &str)],
+    ) -> SettingsSweep {
         self.get(SET.key, SettingsSweep::default(), |s| {
             let sweep = SettingsSweep::parse(s)?;
+            if let Some((name, why)) = unread
+                .iter()
+                .find(|(n, _)| sweep.items.iter().any(|i| i.name == *n))
+            {
+                return Err(format!("{name} does not change this experiment: {why}"));
+            }
             if let Some((name, field)) = own
                 .iter()
                 .find(|(n, _)| sweep.items.iter().any(|i| i.name == *n))

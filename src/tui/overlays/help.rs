@@ -1,5 +1,6 @@
 //! The help overlay: every key, and where to change them.
 
+use crossterm::event::KeyCode;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -7,7 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::tui::app::App;
 use crate::tui::keys::Action;
-use crate::tui::text::{pad, width, wrap};
+use crate::tui::text::{fit, pad, width, wrap};
 
 /// (keys, what they do), in the order shown.
 pub fn entries(app: &App) -> Vec<(String, String)> {
@@ -21,7 +22,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         (k(Action::Cancel), Action::Cancel.describe().to_string()),
         (
             k(Action::Edit),
-            "edit the parameter; Enter accepts, Esc aborts, C-u clears".into(),
+            "edit the parameter; Enter accepts, Esc aborts; in every text field C-u clears, C-w drops a word".into(),
         ),
         (
             format!(
@@ -48,7 +49,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
         ),
         (
             k(Action::History),
-            "past runs: Enter report, f filter, b baseline, c compare".into(),
+            "past runs (a tune's folded: Enter opens): Enter report, / filter by text, f by experiment, b baseline, c compare".into(),
         ),
         (
             format!("{} {}", k(Action::Import), k(Action::Tune)),
@@ -89,6 +90,20 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
     ]
 }
 
+/// The help's scroll after `key` (↑↓ j k PgUp PgDn Home End); `render` keeps it within the
+/// text.
+pub fn scroll(at: usize, key: KeyCode) -> usize {
+    match key {
+        KeyCode::Down | KeyCode::Char('j') => at.saturating_add(1),
+        KeyCode::Up | KeyCode::Char('k') => at.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') => at.saturating_add(10),
+        KeyCode::PageUp => at.saturating_sub(10),
+        KeyCode::Home => 0,
+        KeyCode::End => usize::MAX / 2,
+        _ => at,
+    }
+}
+
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = app.theme;
     let w = area.width.saturating_sub(4).min(78);
@@ -103,7 +118,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let desc_w = inner_w.saturating_sub(key_w + 2);
     let mut lines: Vec<Line> = Vec::new();
     for (k, d) in &entries {
-        for (i, l) in wrap(d, desc_w, 2).into_iter().enumerate() {
+        for (i, l) in wrap(d, desc_w, 4).into_iter().enumerate() {
             let key = if i == 0 {
                 pad(k, key_w)
             } else {
@@ -136,6 +151,20 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         h,
     );
     let inner = crate::tui::render::framed(f, rect, " Help · keys ", theme.focused_border(), theme);
+    // Taller than the screen: a window of it, and where it is (the last keys are reached).
+    let rows = inner.height as usize;
+    if lines.len() > rows {
+        let room = rows.saturating_sub(1);
+        let top = app.help_scroll.min(lines.len() - room);
+        let pos = format!(
+            "lines {}–{} of {} · ↑↓ PgUp PgDn Home End scroll · Esc close",
+            top + 1,
+            top + room,
+            lines.len()
+        );
+        lines = lines.into_iter().skip(top).take(room).collect();
+        lines.push(Line::styled(fit(&pos, inner_w), theme.dim()));
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }
 

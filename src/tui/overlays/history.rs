@@ -1,5 +1,6 @@
-//! The history overlay (`h`): past runs newest first, filtered by experiment; open a run's
-//! report, mark a baseline and compare a run with it, in a scrollable text view.
+//! The history overlay (`h`): past runs newest first, a tune's rounds folded under one line,
+//! filtered by experiment (`f`) and by text (`/`); open a run's report, mark a baseline and
+//! compare a run with it, in a scrollable text view.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,6 +12,8 @@ use crate::report::history_table::list_table;
 use crate::tui::app::{App, Level, Notice};
 use crate::tui::render::overlay_box;
 use crate::tui::text::{fit, wrap};
+
+use super::history_rows::{self, Row};
 
 /// A report or a comparison as text, scrolled.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +64,13 @@ pub struct RunsState {
     /// Lines of the history file that were skipped.
     pub warnings: Vec<String>,
     pub filter: Option<ExperimentKind>,
-    /// Index into the shown runs.
+    /// The text filter (`/`); empty: none.
+    pub query: String,
+    /// The text filter is being typed.
+    pub typing: bool,
+    /// The tunes opened (their ids): their rounds are listed under them.
+    pub open: Vec<String>,
+    /// Index into the shown rows.
     pub selected: usize,
     /// The run id marked with `b`.
     pub baseline: Option<String>,
@@ -74,16 +83,38 @@ pub struct RunsState {
 }
 
 impl RunsState {
-    /// The runs the filter keeps, newest first.
+    /// The rows the filters keep, newest first (see `history_rows`).
+    pub fn rows(&self) -> Vec<Row<'_>> {
+        history_rows::rows(&self.runs, self.filter, &self.query, &self.open)
+    }
+
+    /// The runs drawn as table rows (not the tunes' own lines).
     pub fn shown(&self) -> Vec<&RunReport> {
-        self.runs
-            .iter()
-            .filter(|r| self.filter.is_none_or(|k| r.kind() == k))
-            .collect()
+        self.rows().iter().filter_map(Row::run).collect()
+    }
+
+    pub fn selected_row(&self) -> Option<Row<'_>> {
+        self.rows().into_iter().nth(self.selected)
     }
 
     pub fn selected_run(&self) -> Option<&RunReport> {
-        self.shown().get(self.selected).copied()
+        self.selected_row().and_then(|r| r.run())
+    }
+
+    /// Enter on a tune's line: open it (its rounds under it) or fold it.
+    pub fn toggle_tune(&mut self, id: &str) {
+        match self.open.iter().position(|o| o == id) {
+            Some(i) => {
+                self.open.remove(i);
+            }
+            None => self.open.push(id.to_string()),
+        }
+    }
+
+    /// The text filter changed: back to the first row.
+    pub fn refiltered(&mut self) {
+        self.selected = 0;
+        self.hscroll = 0;
     }
 
     pub fn baseline_run(&self) -> Option<&RunReport> {
@@ -92,7 +123,7 @@ impl RunsState {
     }
 
     pub fn step(&mut self, down: bool) {
-        let n = self.shown().len();
+        let n = self.rows().len();
         if n == 0 {
             return;
         }
@@ -109,7 +140,7 @@ impl RunsState {
         self.runs = runs;
         self.warnings = warnings;
         self.loading = false;
-        self.selected = self.selected.min(self.shown().len().saturating_sub(1));
+        self.selected = self.selected.min(self.rows().len().saturating_sub(1));
     }
 
     /// All experiments, then each in turn.
@@ -142,13 +173,32 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 }
 
 fn render_list(app: &App, f: &mut Frame, area: Rect) {
+    let st = &app.runs;
+    let kind = st.filter.map(|k| k.as_str()).unwrap_or("all experiments");
+    let title = if st.query.trim().is_empty() {
+        format!(" History · {kind} ")
+    } else {
+        format!(" History · {kind} · “{}” ", st.query.trim())
+    };
+    let inner = overlay_box(app, f, area, &title, 200);
+    let cols = inner.width as usize;
+    let foot = list_foot(app, cols);
+    let room = (inner.height as usize).saturating_sub(foot.len() + 1);
+    let mut lines = list_lines(app, cols, room);
+    while lines.len() < room {
+        lines.push(Line::default());
+    }
+    lines.truncate(room);
+    lines.push(Line::default());
+    lines.extend(foot);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Under the list: skipped lines, the baseline, the last message, the filter being typed
+/// and the keys (wrapped, never cut).
+fn list_foot(app: &App, cols: usize) -> Vec<Line<'static>> {
     let theme = app.theme;
     let st = &app.runs;
-    let filter = st.filter.map(|k| k.as_str()).unwrap_or("all experiments");
-    let inner = overlay_box(app, f, area, &format!(" History · {filter} "), 200);
-    let cols = inner.width as usize;
-    let rows = inner.height as usize;
-
     let mut foot: Vec<Line> = Vec::new();
     if !st.warnings.is_empty() {
         let t = format!(
@@ -170,23 +220,56 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             foot.push(Line::styled(l, style));
         }
     }
-    let shown = st.shown();
+    let hint = if st.typing {
+        foot.push(Line::from(vec![
+            Span::styled("filter ", theme.label()),
+            Span::styled(format!("{}▏", st.query), theme.value()),
+        ]));
+        "type words to match (id, experiment, preset, outcome, result, tune) · Enter keeps · Esc clears"
+    } else {
+        "↑↓ select · ←→ scroll · Enter report (a tune: opens) · / filter · f experiment · b baseline · c compare · Esc close"
+    };
+    for l in wrap(hint, cols, 2) {
+        foot.push(Line::styled(l, theme.dim()));
+    }
+    foot
+}
+
+/// The table: its header, then a window of rows around the selection. A tune's rounds,
+/// when opened, are drawn under its line behind a `│`.
+fn list_lines(app: &App, cols: usize, room: usize) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let st = &app.runs;
+    let rows = st.rows();
+    let shown: Vec<&RunReport> = rows.iter().filter_map(Row::run).collect();
+    if rows.is_empty() {
+        let t = if st.loading {
+            "reading the history…".to_string()
+        } else if st.runs.is_empty() {
+            "no runs yet: r or s starts one".to_string()
+        } else if !st.query.trim().is_empty() {
+            format!(
+                "no run matches “{}”: / changes the filter (Esc in it clears it), f the experiment",
+                st.query.trim()
+            )
+        } else {
+            "no run of this experiment: f changes the filter".to_string()
+        };
+        return wrap(&t, cols, 3)
+            .into_iter()
+            .map(|l| Line::styled(l, theme.dim()))
+            .collect();
+    }
     let table = if shown.is_empty() {
         String::new()
     } else {
         list_table(&shown)
     };
-    let wide = table.lines().any(|l| l.chars().count() + 2 > cols);
-    let hint = if wide {
-        "↑↓ select · ←→ scroll · Enter report · f filter · b baseline · c compare · Esc close"
-    } else {
-        "↑↓ select · Enter report · f filter · b baseline · c compare with baseline · Esc close"
-    };
-    foot.push(Line::styled(fit(hint, cols), theme.dim()));
-
-    let room = rows.saturating_sub(foot.len() + 1);
+    let all: Vec<&str> = table.lines().collect();
+    let head = all.len().saturating_sub(shown.len());
     // Table lines are cut at the edge, not at a word, so the columns stay aligned.
-    let skip = |l: &str, w: usize| -> String {
+    let w = cols.saturating_sub(4);
+    let skip = |l: &str| -> String {
         let t: Vec<char> = l.chars().skip(st.hscroll).collect();
         if t.len() > w {
             t[..w.saturating_sub(1)].iter().collect::<String>() + "…"
@@ -194,49 +277,53 @@ fn render_list(app: &App, f: &mut Frame, area: Rect) {
             t.into_iter().collect()
         }
     };
-    let mut lines: Vec<Line> = Vec::new();
-    if shown.is_empty() {
-        let t = if st.loading {
-            "reading the history…"
-        } else if st.runs.is_empty() {
-            "no runs yet: r or s starts one"
-        } else {
-            "no run of this experiment: f changes the filter"
+    let mut lines: Vec<Line> = all[..head]
+        .iter()
+        .map(|l| Line::styled(format!("    {}", skip(l)), theme.label()))
+        .collect();
+    let visible = room.saturating_sub(head).max(1);
+    let first = st.selected.saturating_sub(visible - 1);
+    let mut table_row = head;
+    for (i, row) in rows.iter().enumerate() {
+        let text = match row {
+            Row::Run { in_tune, .. } => {
+                table_row += 1;
+                let bar = if *in_tune { "│ " } else { "  " };
+                format!("{bar}{}", skip(all[table_row - 1]))
+            }
+            Row::Tune {
+                workload,
+                runs,
+                open,
+                ..
+            } => fit(
+                &history_rows::tune_line(workload, runs, *open),
+                cols.saturating_sub(2),
+            ),
         };
-        lines.push(Line::styled(t, theme.dim()));
-    } else {
-        let all: Vec<&str> = table.lines().collect();
-        let head = all.len().saturating_sub(shown.len());
-        for l in &all[..head] {
-            lines.push(Line::styled(
-                format!("  {}", skip(l, cols.saturating_sub(2))),
-                theme.label(),
-            ));
+        if i < first || i >= first + visible {
+            continue;
         }
-        let visible = room.saturating_sub(head).max(1);
-        let first = st.selected.saturating_sub(visible - 1);
-        for (i, l) in all[head..].iter().enumerate().skip(first).take(visible) {
-            let sel = i == st.selected;
-            let is_base = st.baseline.as_deref() == Some(shown[i].run_id.as_str());
-            let marker = match (sel, is_base) {
-                (true, _) => "▶",
-                (false, true) => "B",
-                _ => " ",
-            };
-            let style = if sel { theme.title() } else { theme.plain() };
-            lines.push(Line::from(vec![
-                Span::styled(format!("{marker} "), theme.key()),
-                Span::styled(skip(l, cols.saturating_sub(2)), style),
-            ]));
-        }
+        let sel = i == st.selected;
+        let is_base = row
+            .run()
+            .is_some_and(|r| st.baseline.as_deref() == Some(r.run_id.as_str()));
+        let marker = match (sel, is_base) {
+            (true, _) => "▶",
+            (false, true) => "B",
+            _ => " ",
+        };
+        let style = match (sel, row) {
+            (true, _) => theme.title(),
+            (false, Row::Tune { .. }) => theme.accent(),
+            _ => theme.plain(),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{marker} "), theme.key()),
+            Span::styled(text, style),
+        ]));
     }
-    while lines.len() < room {
-        lines.push(Line::default());
-    }
-    lines.truncate(room);
-    lines.push(Line::default());
-    lines.extend(foot);
-    f.render_widget(Paragraph::new(lines), inner);
+    lines
 }
 
 fn render_view(app: &App, f: &mut Frame, area: Rect, v: &TextView) {

@@ -12,7 +12,8 @@ use crate::import::{ImportProgress, ImportRecord, Sample};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
 use crate::tui::app::App;
 use crate::tui::render::overlay_box;
-use crate::tui::text::{fit, pad, pad_left, spinner, wrap};
+use crate::tui::secret::{mask, redact};
+use crate::tui::text::{fit, fit_middle, pad, pad_left, spinner, wrap};
 
 /// The samples `←`/`→` step through.
 pub const SAMPLES: [Option<f64>; 7] = [
@@ -116,14 +117,38 @@ impl ImportDialog {
         }
     }
 
-    /// Bytes the selection holds on the source, scaled by the sample.
-    pub fn selected_bytes(&self) -> u64 {
+    /// Bytes `tables` hold on the source, scaled by the sample.
+    pub fn bytes_of(&self, tables: &[&Listed]) -> u64 {
         let f = SAMPLES
             .get(self.sample)
             .copied()
             .flatten()
             .map_or(1.0, |p| p / 100.0);
-        (self.selection().iter().map(|t| t.bytes.max(0)).sum::<i64>() as f64 * f) as u64
+        (tables.iter().map(|t| t.bytes.max(0)).sum::<i64>() as f64 * f) as u64
+    }
+
+    /// What the import would copy, in words: the sum of the ticked tables; with none ticked,
+    /// that Enter takes the highlighted one (and its size). False: nothing is ticked.
+    pub fn to_copy(&self) -> (String, bool) {
+        let ticked = self.chosen.iter().filter(|c| **c).count();
+        if ticked > 0 {
+            let text = format!(
+                "≈ {} to copy from {ticked} ticked table{}",
+                format_bytes(self.bytes_of(&self.selection())),
+                if ticked == 1 { "" } else { "s" }
+            );
+            return (text, true);
+        }
+        let under = self.selection();
+        let text = match under.first() {
+            Some(t) => format!(
+                "nothing ticked: Space ticks; Enter alone imports {} (≈ {})",
+                t.name,
+                format_bytes(self.bytes_of(&under))
+            ),
+            None => "nothing ticked".into(),
+        };
+        (text, false)
     }
 }
 
@@ -157,7 +182,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let from = if d.conninfo.is_empty() && d.stage == Stage::Source {
         Span::styled("▏postgresql://me@db1/sales or host=… dbname=…", theme.dim())
     } else if d.stage == Stage::Source {
-        Span::styled(format!("{}▏", d.conninfo), theme.value())
+        Span::styled(format!("{}▏", mask(&d.conninfo)), theme.value())
     } else {
         Span::styled(redact(&d.conninfo), theme.value())
     };
@@ -211,24 +236,6 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The conninfo without a password (`password=…` and the one in a URL).
-pub fn redact(s: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    for part in s.split_whitespace() {
-        if part.to_ascii_lowercase().starts_with("password=") {
-            out.push("password=…".into());
-        } else if let Some((scheme, rest)) = part.split_once("://")
-            && let Some((auth, host)) = rest.split_once('@')
-            && let Some((user, _)) = auth.split_once(':')
-        {
-            out.push(format!("{scheme}://{user}:…@{host}"));
-        } else {
-            out.push(part.to_string());
-        }
-    }
-    out.join(" ")
-}
-
 fn table_lines(
     app: &App,
     d: &ImportDialog,
@@ -242,12 +249,10 @@ fn table_lines(
         Span::styled(d.sample_text(), theme.value()),
         Span::styled("   indexes  ", theme.label()),
         Span::styled(if d.indexes { "on" } else { "off" }, theme.value()),
-        Span::styled(
-            format!("   ≈ {} to copy", format_bytes(d.selected_bytes())),
-            theme.accent(),
-        ),
     ]));
-    lines.push(Line::default());
+    let (copy, ticked) = d.to_copy();
+    let style = if ticked { theme.accent() } else { theme.dim() };
+    lines.push(Line::styled(fit(&copy, cols), style));
     if d.tables.is_empty() {
         lines.push(Line::styled(
             "the server has no tables this role can see",
@@ -274,7 +279,10 @@ fn table_lines(
         ),
         theme.label(),
     ));
-    let room = rows.saturating_sub(lines.len() + 3).max(1);
+    // Every row left is the list's: the error and notes of this stage are drawn by `render`
+    // below it only when there is one (a line for the gap and up to four of text).
+    let below = if d.error.is_some() { 5 } else { 0 };
+    let room = rows.saturating_sub(lines.len() + below).max(1);
     let first = d.cursor.saturating_sub(room - 1);
     for (i, t) in d.tables.iter().enumerate().skip(first).take(room) {
         let tick = if d.chosen.get(i).copied().unwrap_or(false) {
@@ -282,17 +290,19 @@ fn table_lines(
         } else {
             "[ ]"
         };
-        let rows_txt = if t.rows_estimate < 0.0 {
+        // Said in the rows column, so no width cuts it off (a suffix was cut at 80 columns).
+        let rows_txt = if !t.readable {
+            "no SELECT".into()
+        } else if t.rows_estimate < 0.0 {
             "?".into()
         } else {
             format!("≈{}", format_count(t.rows_estimate))
         };
         let text = format!(
-            "{tick} {}  {}  {}{}",
-            pad(&fit(&t.name.to_string(), name_w), name_w),
+            "{tick} {}  {}  {}",
+            pad(&fit_middle(&t.name.to_string(), name_w), name_w),
             pad_left(&rows_txt, 9),
             pad_left(&format_bytes(t.bytes.max(0) as u64), 10),
-            if t.readable { "" } else { "  (no SELECT)" }
         );
         let style = if i == d.cursor {
             theme.selected()

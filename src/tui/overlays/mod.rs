@@ -4,6 +4,7 @@
 
 pub mod help;
 pub mod history;
+pub mod history_rows;
 pub mod import;
 pub mod plans;
 pub mod presets;

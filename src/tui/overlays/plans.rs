@@ -17,7 +17,7 @@ use crate::experiment::query::QueryReport;
 use crate::experiment::query::summary::changed_keys;
 use crate::tui::app::App;
 use crate::tui::render::overlay_box;
-use crate::tui::text::{fit, width};
+use crate::tui::text::{fit, width, wrap};
 
 /// Where the view is: which statement, which of its combinations, how far down.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -126,9 +126,14 @@ fn tree(
         if width(&together) <= cols {
             out.push((mark, together));
         } else {
+            // The measurements (time, rows, loops, buffers, temp blocks) under the label,
+            // on as many lines as they take: scrolled to, never cut.
             out.push((mark, head));
-            let pad = "  ".repeat(l.depth) + "     ";
-            out.push((mark, format!("{pad}({})", l.detail)));
+            let pad = "  ".repeat(l.depth.min(8)) + "     ";
+            let room = cols.saturating_sub(width(&pad)).max(20);
+            for part in wrap(&format!("({})", l.detail), room, 50) {
+                out.push((mark, format!("{pad}{part}")));
+            }
         }
     }
     out
@@ -185,36 +190,43 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, c: &PlanCursor) {
             facts.push("the server's own settings".into());
         }
     }
-    head.push(Line::styled(fit(&facts.join(" · "), cols), theme.dim()));
+    for l in wrap(&facts.join(" · "), cols, 3) {
+        head.push(Line::styled(l, theme.dim()));
+    }
     let hint = if cols >= 100 {
         "←→ combination · Tab statement · ↑↓ PgUp PgDn Home End scroll · * changes between combinations · Esc close"
     } else {
         "←→ combination · Tab statement · ↑↓ scroll · * changed · Esc"
     };
-    let room = rows.saturating_sub(head.len() + 1);
     let body = tree(r, c.statement, combo, &changed, cols);
+    // The keys under the tree, wrapped (never cut); the tree scrolls in what is left.
+    let foot_for = |room: usize| {
+        let more = if body.len() > room {
+            format!(
+                "lines {}–{} of {} · ",
+                c.scroll.min(body.len().saturating_sub(room)) + 1,
+                (c.scroll.min(body.len().saturating_sub(room)) + room).min(body.len()),
+                body.len()
+            )
+        } else {
+            String::new()
+        };
+        wrap(&format!("{more}{hint}"), cols, 2)
+    };
+    let foot_h = foot_for(rows.saturating_sub(head.len() + 2)).len();
+    let room = rows.saturating_sub(head.len() + foot_h);
+    let foot = foot_for(room);
     let top = c.scroll.min(body.len().saturating_sub(room));
     let mut lines = head;
     for (mark, text) in body.iter().skip(top).take(room) {
         let style = if *mark { theme.warn() } else { theme.plain() };
         lines.push(Line::styled(fit(text, cols), style));
     }
-    while lines.len() < rows.saturating_sub(1) {
+    while lines.len() < rows.saturating_sub(foot.len()) {
         lines.push(Line::default());
     }
-    let more = if body.len() > room {
-        format!(
-            "lines {}–{} of {} · ",
-            top + 1,
-            (top + room).min(body.len()),
-            body.len()
-        )
-    } else {
-        String::new()
-    };
-    lines.push(Line::styled(
-        fit(&format!("{more}{hint}"), cols),
-        theme.dim(),
-    ));
+    for l in foot {
+        lines.push(Line::styled(l, theme.dim()));
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -198,7 +198,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 ]));
             }
             for l in wrap(
-                "The parameters on screen are the workload. The budget counts everything; settings: auto, or names separated by commas. Restart and reload settings are searched on the sandbox only; every setting is put back when the tune ends. The script goes to tune.sql in the current directory.",
+                "The parameters on screen are the workload. The budget counts everything; settings: auto, or names separated by commas. Restart and reload settings are searched on the sandbox only; every setting is put back when the tune ends. The script goes to tune.sql in the current directory (pglab asks before replacing one).",
                 cols,
                 5,
             ) {

@@ -230,6 +230,14 @@ impl ParamsState {
                 ed.text.clear();
                 ed.cursor = 0;
             }
+            KeyCode::Char('w') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                // The word before the cursor, as the one-line fields drop it.
+                let at = byte_at(&ed.text, ed.cursor);
+                let mut head = ed.text[..at].to_string();
+                crate::tui::line_edit::drop_word(&mut head);
+                ed.cursor = head.chars().count();
+                ed.text = head + &ed.text[at..];
+            }
             KeyCode::Char(c)
                 if !k
                     .modifiers

@@ -32,7 +32,35 @@ impl Tuning {
                 spec,
                 budget,
                 settings,
+                outputs,
             } => {
+                // The default names, unless the user answered about them: never replaced
+                // without asking.
+                let outputs = match outputs {
+                    Some(set) => set,
+                    None => {
+                        let taken = crate::outputs::tune("tune.sql".into(), None);
+                        let existing = taken.existing();
+                        if !existing.is_empty() {
+                            let free = taken.free();
+                            let start = TuneCmd::Start {
+                                workload,
+                                spec,
+                                budget,
+                                settings,
+                                outputs: None,
+                            };
+                            let _ = tx.send(Msg::Tune(TuneMsg::OutputsTaken {
+                                existing,
+                                taken,
+                                free,
+                                start: Box::new(start),
+                            }));
+                            return;
+                        }
+                        taken
+                    }
+                };
                 let cancel = CancellationToken::new();
                 let c = cancel.clone();
                 let run = RunOptions {
@@ -57,7 +85,7 @@ impl Tuning {
                     },
                 };
                 let task = tokio::spawn(async move {
-                    let r = tune(target, fresh, run, &data_dir, &tx, &c).await;
+                    let r = tune(target, fresh, run, &data_dir, &outputs, &tx, &c).await;
                     let _ = tx.send(Msg::Tune(TuneMsg::Done(r)));
                 });
                 self.running = Some((cancel, task));
@@ -84,6 +112,7 @@ async fn tune(
     fresh: Fresh,
     run: RunOptions,
     data_dir: &Path,
+    outputs: &crate::outputs::OutputSet,
     tx: &UnboundedSender<Msg>,
     cancel: &CancellationToken,
 ) -> Result<String, String> {
@@ -132,8 +161,7 @@ async fn tune(
     let _ = forward.await;
     match end {
         End::Done => {
-            let said =
-                crate::report::tune::write_all(&st, Path::new("tune.sql"), Path::new("tune.md"))?;
+            let said = crate::report::tune::write_all(&st, &outputs.files[0], &outputs.files[1])?;
             state::remove(&state_file);
             Ok(said)
         }
