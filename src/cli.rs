@@ -9,6 +9,7 @@ use clap::{
     Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Parser, Subcommand, ValueEnum,
 };
 
+pub use crate::cli_sandbox::{ImportArgs, RelayArgs, SandboxAction, StartArgs};
 use crate::experiment::field::{FieldKind, ParamText};
 use crate::experiment::spec::ExperimentKind;
 
@@ -124,6 +125,9 @@ pub enum CommandKind {
     Completions(generate::CompletionsArgs),
     /// Print the man page (or write one per command with --out DIR).
     Man(generate::ManArgs),
+    /// The relay between the sandbox and a standby at a distance (run by pglab itself).
+    #[command(name = "__standby-relay", hide = true)]
+    StandbyRelay(RelayArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -161,45 +165,6 @@ pub struct ProbeArgs {
     /// Duration of the fsync latency probe.
     #[arg(long, default_value = "5s", value_name = "DURATION")]
     pub fsync_time: String,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum SandboxAction {
-    /// Where it lives, which binaries, whether it runs and on which port.
-    Status,
-    /// Create if needed and start; it stays up until `pglab sandbox stop`.
-    Start,
-    /// Stop the server (the cluster stays for next time).
-    Stop,
-    /// Stop and delete the cluster and everything in it.
-    Destroy,
-    /// Copy tables of a real server (whole or sampled, read-only there) into the sandbox.
-    Import(ImportArgs),
-}
-
-/// `pglab sandbox import --from CONNINFO --table SCHEMA.NAME …`.
-#[derive(Debug, Args)]
-pub struct ImportArgs {
-    /// The server to read from: a URL or key=value conninfo. It is only read, in one
-    /// REPEATABLE READ READ ONLY transaction; nothing is created or changed there.
-    #[arg(long, value_name = "CONNINFO")]
-    pub from: String,
-    /// A table to import, SCHEMA.NAME (repeat for more; foreign keys between them are kept).
-    #[arg(long = "table", value_name = "SCHEMA.NAME", required = true)]
-    pub tables: Vec<String>,
-    /// Import about PCT percent of each table's rows (TABLESAMPLE BERNOULLI, in the table's
-    /// physical order).
-    #[arg(long, value_name = "PCT")]
-    pub sample: Option<String>,
-    /// Import about N rows of each table (BERNOULLI at N over its row estimate).
-    #[arg(long, value_name = "N")]
-    pub rows: Option<String>,
-    /// Seed of the sample (REPEATABLE): the same seed picks the same rows.
-    #[arg(long, default_value_t = 42, value_name = "N")]
-    pub seed: u64,
-    /// Recreate the tables' indexes (keys and unique constraints come along either way).
-    #[arg(long, default_value = "on", value_name = "on|off", value_parser = ["on", "off"])]
-    pub indexes: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,7 @@
 //! neither imports the other. `.ci/layering` checks these rules.
 
 pub mod cli;
+pub mod cli_sandbox;
 pub mod closed_stdout;
 pub mod commands;
 pub mod experiment;

@@ -43,6 +43,14 @@ fn main() {
         }
         Some(CommandKind::Completions(a)) => commands::generate::completions(a),
         Some(CommandKind::Man(a)) => commands::generate::man(a),
+        Some(CommandKind::StandbyRelay(a)) => pglab::server::standby_relay::run_relay(
+            &pglab::server::relay::RelaySpec {
+                listen_port: a.listen_port,
+                to_port: a.to_port,
+                one_way: std::time::Duration::from_micros(a.one_way_us),
+            },
+            &a.ready_file,
+        ),
         Some(CommandKind::Clean(a)) => {
             session::execute(
                 global,

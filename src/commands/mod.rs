@@ -12,5 +12,6 @@ pub mod sandbox;
 pub mod sandbox_citus;
 pub mod sandbox_import;
 pub mod sandbox_imports;
+pub mod sandbox_standby;
 pub mod stderr_line;
 pub mod tune;

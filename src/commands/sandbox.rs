@@ -27,15 +27,20 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
         ctx.global.sandbox_port,
     );
     let status = matches!(action, SandboxAction::Status);
+    let rtt = match &action {
+        SandboxAction::Start(a) => super::sandbox_standby::parse_rtt(a)?,
+        _ => None,
+    };
     let outcome = tokio::task::spawn_blocking(move || -> Result<String, String> {
         match action {
             SandboxAction::Status => Ok(describe(&sb) + &clusters_up(&clusters)),
             SandboxAction::Import(_) => Err("internal: import is not a blocking action".into()),
-            SandboxAction::Start => {
+            SandboxAction::Start(a) => {
                 let port = sb.start().map_err(|e| e.to_string())?;
                 sb.set_keep(true);
+                let standbys = super::sandbox_standby::start(&sb, port, a.standbys, rtt)?;
                 Ok(format!(
-                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\n{}",
+                    "sandbox running on port {port} (socket in {}); it stays up until `pglab sandbox stop`\n{}{standbys}",
                     sb.root.display(),
                     connect_text(&sb, port)
                 ))
@@ -49,6 +54,9 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
                     true => "sandbox stopped".to_string(),
                     false => "sandbox was not running".to_string(),
                 }];
+                if crate::server::standby::stop_all(&sb).map_err(|e| e.to_string())? {
+                    said.push("its standbys stopped (with their relays)".into());
+                }
                 for c in clusters.iter().filter(|c| c.running()) {
                     said.push(stop_cluster(c)?);
                 }
@@ -57,6 +65,9 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
             SandboxAction::Destroy => {
                 if !sb.unused() {
                     return Err("another pglab is using the sandbox: quit it first".into());
+                }
+                for s in crate::server::Standby::existing(&sb) {
+                    s.remove(None).map_err(|e| e.to_string())?;
                 }
                 sb.destroy().map_err(|e| e.to_string())?;
                 Ok(format!("sandbox destroyed ({} removed)", sb.root.display()))
@@ -69,6 +80,7 @@ pub async fn run(ctx: &Ctx, action: SandboxAction) -> Result<i32> {
         Ok(text) => {
             println!("{text}");
             if status {
+                print!("{}", super::sandbox_standby::listing(&sandbox).await);
                 print!("{}", super::sandbox_imports::listing(&sandbox).await);
             }
             Ok(0)

@@ -27,7 +27,13 @@ pub async fn run(ctx: &Ctx, action: SandboxAction, workers: u32) -> Result<i32> 
     };
     let text = match action {
         SandboxAction::Status => describe(&cluster),
-        SandboxAction::Start => {
+        SandboxAction::Start(a) => {
+            if a.standbys.is_some() || a.standby_rtt.is_some() {
+                return Err(user_error(
+                    EXIT_USAGE,
+                    "--standbys and --standby-rtt are for the single-server sandbox, not a Citus cluster: leave out --citus-workers",
+                ));
+            }
             if let Some(why) = crate::server::cluster::citus_missing(&cluster.coordinator.bin) {
                 return Err(user_error(EXIT_USAGE, why));
             }

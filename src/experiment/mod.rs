@@ -19,6 +19,7 @@ pub mod record;
 pub mod runner;
 pub mod spec;
 pub mod sql;
+pub mod sync_standby;
 pub mod whatif;
 
 pub use event::{

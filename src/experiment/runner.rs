@@ -119,6 +119,17 @@ async fn run(
     if let Err(e) = super::leftovers::hold_run_lock(&control, &run_id).await {
         return fail(report, e);
     }
+    let sync_standby = opts
+        .sandbox
+        .as_ref()
+        .filter(|_| on_sandbox)
+        .and_then(|sb| super::sync_standby::with_sync_standby(&spec, sb));
+    if let Some((sweep, note)) = &sync_standby {
+        spec.set_settings(sweep.clone());
+        report.spec_key = spec.spec_key();
+        report.body = empty_body(&spec);
+        tracing::info!("{note}");
+    }
     let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
     let plan = match super::whatif::plan::check(&control, spec.settings(), reach).await {
         Ok(p) => p,
@@ -156,6 +167,9 @@ async fn run(
     {
         let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, why);
+    }
+    if let Some((_, note)) = sync_standby {
+        ctx.note(note).await;
     }
     // A query on a server pglab did not start writes nothing there: no lab schema (its
     // setup makes temporary tables on the measuring session, its results stay in pglab's

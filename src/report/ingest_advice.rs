@@ -4,7 +4,9 @@
 //! which ceiling single-row commits hit. A question the run did not ask, or whose verdict is
 //! `too few trials`, gets no claim.
 
-use crate::experiment::ingest::{ConfigStat, IngestGroup, IngestReport, Method, Question};
+use crate::experiment::ingest::{
+    ConfigStat, IngestGroup, IngestReport, IngestTrial, Method, Question, SyncCommit,
+};
 use crate::experiment::{Outcome, RunReport};
 use crate::measure::stats::median;
 use crate::measure::units::{format_bytes, format_count};
@@ -162,6 +164,9 @@ fn sync_off(
     let Some(g) = group_for(b, Question::SyncCommit, best) else {
         return;
     };
+    if !g.settings.iter().any(|s| s.label == "off") {
+        return sync_levels(g, out);
+    }
     let on = g.settings.iter().find(|s| s.label == "on");
     let delay = report
         .server
@@ -199,6 +204,32 @@ fn sync_off(
     }
 }
 
+/// The levels measured, without `off` (a standby's cost: local, on, remote_apply …): what
+/// the stronger ones cost, never a trade of durability for speed said as a win.
+fn sync_levels(g: &IngestGroup, out: &mut Vec<Recommendation>) {
+    let levels: Vec<&str> = g.settings.iter().map(|s| s.label.as_str()).collect();
+    let text = match (g.verdict, g.winner.as_deref()) {
+        (Some(Verdict::Faster), Some(w)) => format!(
+            "`synchronous_commit = {w}` loaded the most ({}); each level above it waits for more before a commit returns, and buys what the findings say it survives: choose the level by the durability you need, then budget its cost.",
+            fixed(g)
+        ),
+        (Some(Verdict::NoSignificantDifference), _) => format!(
+            "The synchronous_commit levels measured ({}) made no significant difference ({}): what they wait for did not limit this load, so the stronger durability costs nothing here.",
+            levels.join(", "),
+            fixed(g)
+        ),
+        (Some(Verdict::TooFewTrials), _) => undecided(
+            g,
+            &format!(
+                "what the stronger synchronous_commit levels cost ({})",
+                levels.join(", ")
+            ),
+        ),
+        _ => return,
+    };
+    out.push(say(text));
+}
+
 fn client_scaling(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommendation>) {
     let Some(g) = group_for(b, Question::Clients, best) else {
         return;
@@ -233,18 +264,27 @@ fn fsync_ceiling(b: &IngestReport, out: &mut Vec<Recommendation>) {
     let Some(fs) = &b.fsync else {
         return;
     };
-    let single: Vec<f64> = b
+    // One level: with a synchronous standby `on` also waits for it, and a median over levels
+    // would mix the disk with the standby's round trip.
+    let walled = |t: &&IngestTrial| {
+        t.method == Method::Insert && t.clients == 1 && t.fsync_fraction.is_some()
+    };
+    let Some(level) = SyncCommit::BY_REACH.into_iter().find(|l| {
+        b.trials
+            .iter()
+            .filter(walled)
+            .any(|t| t.synchronous_commit == *l)
+    }) else {
+        return;
+    };
+    let of: Vec<_> = b
         .trials
         .iter()
-        .filter(|t| t.method == Method::Insert && t.clients == 1)
-        .filter_map(|t| t.fsync_fraction)
+        .filter(walled)
+        .filter(|t| t.synchronous_commit == level)
         .collect();
-    let commits: Vec<f64> = b
-        .trials
-        .iter()
-        .filter(|t| t.method == Method::Insert && t.clients == 1 && t.fsync_fraction.is_some())
-        .map(|t| t.commits_per_s)
-        .collect();
+    let single: Vec<f64> = of.iter().filter_map(|t| t.fsync_fraction).collect();
+    let commits: Vec<f64> = of.iter().map(|t| t.commits_per_s).collect();
     let (Some(f), Some(c)) = (median(&single), median(&commits)) else {
         return;
     };

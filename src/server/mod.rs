@@ -11,6 +11,8 @@ pub mod libpq;
 pub mod pgbin;
 pub mod pgpass;
 pub mod pq_async;
+pub mod relay;
+pub mod replication;
 pub mod sandbox;
 pub mod sandbox_access;
 pub mod sandbox_pid;
@@ -18,6 +20,8 @@ pub mod sandbox_settings;
 pub mod service;
 pub mod session_attrs;
 pub mod snapshot;
+pub mod standby;
+pub mod standby_relay;
 pub mod tls;
 pub mod tls_files;
 
@@ -31,6 +35,7 @@ pub use error::TargetError;
 pub use sandbox::{Lease, Sandbox, SandboxStatus};
 pub use sandbox_settings::WhatIfJournal;
 pub use snapshot::{ServerFingerprint, ServerSnapshot};
+pub use standby::Standby;
 
 use crate::paths::Paths;
 
@@ -80,6 +85,7 @@ impl SandboxSession {
         let stopped = self.sandbox.close(l, self.keep)?;
         if stopped {
             CitusSandbox::stop_workers(&self.workers)?;
+            standby::stop_all(&self.sandbox)?;
         }
         Ok(stopped)
     }
@@ -128,9 +134,16 @@ pub async fn open(
     if opts.wants_sandbox() {
         let sandbox = Sandbox::locate(paths, opts.pg_bin.as_deref(), opts.sandbox_port)?;
         let sb = sandbox.clone();
-        let (port, lease) = tokio::task::spawn_blocking(move || sb.open())
-            .await
-            .map_err(|e| TargetError::Sandbox(format!("sandbox start was interrupted: {e}")))??;
+        // The standbys a past `sandbox start --standbys N` made come up with the primary.
+        let (port, lease) = tokio::task::spawn_blocking(move || {
+            let (port, lease) = sb.open()?;
+            if let Err(e) = standby::resume(&sb, port) {
+                tracing::warn!("the sandbox's standbys did not come back: {e}");
+            }
+            Ok::<_, TargetError>((port, lease))
+        })
+        .await
+        .map_err(|e| TargetError::Sandbox(format!("sandbox start was interrupted: {e}")))??;
         let session = SandboxSession {
             sandbox: sandbox.clone(),
             lease: Some(lease),

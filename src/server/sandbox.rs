@@ -225,7 +225,7 @@ impl Sandbox {
         }
     }
 
-    fn prepare_root(&self) -> Result<(), TargetError> {
+    pub(super) fn prepare_root(&self) -> Result<(), TargetError> {
         fs::create_dir_all(&self.root).map_err(|e| {
             sandbox_err(format!(
                 "cannot create the sandbox directory {}: {e} (choose a writable --data-dir)",

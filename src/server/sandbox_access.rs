@@ -30,8 +30,9 @@ fn err(s: impl Into<String>) -> TargetError {
 }
 
 /// The first line of pglab's `pg_hba.conf`: while it is there the rules are pglab's (lines a
-/// DBA adds below or above are kept); without it the next start writes them again.
-const HBA_MARK: &str = "# pglab sandbox access v1";
+/// DBA adds below or above are kept); without it the next start writes them again. v2 added
+/// the replication rules a sandbox standby connects by (a v1 file is rewritten).
+const HBA_MARK: &str = "# pglab sandbox access v2";
 
 /// The `pg_ident.conf` map the socket rule uses.
 const MAP: &str = "pglab";
@@ -118,9 +119,12 @@ impl Sandbox {
                 "{HBA_MARK}: only pglab's account may connect (pglab writes these rules again when this line is missing)\n\
                  # unix socket (a directory only the server's account may enter): the accounts of pg_ident.conf's map {MAP}\n\
                  local   all   all                   peer map={MAP}\n\
+                 local   replication   {SANDBOX_USER}        peer map={MAP}\n\
                  # TCP on this host: the password pglab keeps in {}\n\
                  host    all   all   127.0.0.1/32    scram-sha-256\n\
-                 host    all   all   ::1/128         scram-sha-256\n",
+                 host    all   all   ::1/128         scram-sha-256\n\
+                 # a sandbox standby (pglab sandbox start --standbys N): the role pglab, on this host only\n\
+                 host    replication   {SANDBOX_USER}   127.0.0.1/32    scram-sha-256\n",
                 self.passfile.display()
             ),
         )?;
@@ -199,7 +203,7 @@ impl Sandbox {
 
     /// Run SQL (given on stdin, never on the command line) with `psql` as the server's
     /// account over the socket.
-    fn psql(&self, port: u16, sql: &str) -> Result<(), TargetError> {
+    pub(super) fn psql(&self, port: u16, sql: &str) -> Result<(), TargetError> {
         if !self.bin.tool("psql").is_file() {
             return Err(err(format!(
                 "psql is missing beside pg_ctl in {}: pglab needs it to set up its sandbox",

@@ -58,6 +58,16 @@ pub enum SyncCommit {
 }
 
 impl SyncCommit {
+    /// The levels that wait for the primary's WAL flush, from the one that waits for nothing
+    /// more to the one that waits for the most (a synchronous standby's replay). A fact about
+    /// the local disk is read at the first of these a run measured.
+    pub const BY_REACH: [SyncCommit; 4] = [
+        SyncCommit::Local,
+        SyncCommit::On,
+        SyncCommit::RemoteWrite,
+        SyncCommit::RemoteApply,
+    ];
+
     pub const ALL: [SyncCommit; 5] = [
         SyncCommit::On,
         SyncCommit::Off,
@@ -85,6 +95,14 @@ impl SyncCommit {
                     "'{s}' is not a synchronous_commit value: use on, off, local, remote_write or remote_apply"
                 )
             })
+    }
+
+    /// A commit waits for a synchronous standby (when `synchronous_standby_names` names one).
+    pub fn waits_for_standby(self) -> bool {
+        matches!(
+            self,
+            SyncCommit::On | SyncCommit::RemoteWrite | SyncCommit::RemoteApply
+        )
     }
 
     /// Every commit waits for its WAL to reach the local disk.

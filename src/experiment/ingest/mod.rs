@@ -32,6 +32,7 @@ mod pq_loader;
 mod report;
 mod spec;
 mod summary;
+pub mod sync_levels;
 mod table;
 mod trial;
 mod verdicts;

@@ -15,6 +15,9 @@ pub struct LatencyMs {
     pub p50: f64,
     pub p95: f64,
     pub p99: f64,
+    /// The 99.9th percentile (absent in records before it was kept).
+    #[serde(default)]
+    pub p999: f64,
     pub max: f64,
 }
 
@@ -99,6 +102,23 @@ pub struct IngestTrial {
     /// The table's distribution and the cluster's node count.
     #[serde(default)]
     pub distribution: crate::experiment::distribute::Distribution,
+    /// Whole seconds of the trial in which no row committed (a stall: commits waiting for a
+    /// standby that is gone, a lock, a checkpoint).
+    #[serde(default)]
+    pub stall_seconds: u32,
+    /// The slowest second's rows/s (None under one second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_second: Option<f64>,
+    /// The primary's standbys as `pg_stat_replication` showed them right after the load
+    /// (empty: none): the lag this load left.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<crate::server::replication::ReplicaLag>,
+}
+
+/// Seconds without a commit, and the slowest second's rate, of a per-second series.
+pub fn stalls_of(series: &[f64]) -> (u32, Option<f64>) {
+    let stalls = series.iter().filter(|r| **r <= 0.0).count() as u32;
+    (stalls, series.iter().copied().reduce(f64::min))
 }
 
 /// The column titles of the results table; `IngestTrial::cells` matches them.
@@ -270,6 +290,13 @@ pub(crate) fn is_zero(n: &usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stalls_are_seconds_without_a_commit() {
+        assert_eq!(stalls_of(&[]), (0, None));
+        assert_eq!(stalls_of(&[500.0, 0.0, 0.0, 420.0]), (2, Some(0.0)));
+        assert_eq!(stalls_of(&[500.0, 380.0]), (0, Some(380.0)));
+    }
 
     #[test]
     fn decay_compares_the_last_quarter_with_the_first() {

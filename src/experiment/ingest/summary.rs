@@ -242,6 +242,8 @@ impl IngestReport {
             s.findings.push(group.finding.clone());
             s.groups.push(group);
         }
+        s.findings
+            .extend(super::sync_levels::findings(&self.trials, rules.confidence));
         if !self.params.set.is_empty() {
             s.findings
                 .extend(whatif::wal_by_settings(&self.trials, &labels));
@@ -301,7 +303,20 @@ impl IngestReport {
         let Some(fewest) = walled.iter().map(|t| t.clients).min() else {
             return;
         };
-        let of: Vec<&&IngestTrial> = walled.iter().filter(|t| t.clients == fewest).collect();
+        // One level only: `on` with a synchronous standby waits for it too, so a median over
+        // levels would mix the disk's wall with the standby's round trip. The most local
+        // level measured says most about the disk.
+        let Some(level) = SyncCommit::BY_REACH.into_iter().find(|l| {
+            walled
+                .iter()
+                .any(|t| t.clients == fewest && t.synchronous_commit == *l)
+        }) else {
+            return;
+        };
+        let of: Vec<&&IngestTrial> = walled
+            .iter()
+            .filter(|t| t.clients == fewest && t.synchronous_commit == level)
+            .collect();
         let commits: Vec<f64> = of.iter().map(|t| t.commits_per_s).collect();
         let Some(e) = estimate(&commits, self.params.decision.confidence) else {
             return;
@@ -476,6 +491,9 @@ impl ConfigStat {
     }
 }
 
+#[cfg(test)]
+#[path = "sync_levels_tests.rs"]
+mod sync_levels_tests;
 #[cfg(test)]
 #[path = "summary_tests.rs"]
 mod tests;

@@ -217,6 +217,10 @@ pub async fn run(
     };
     let (rows_counted, table_bytes, distribution) =
         table::count_and_size(ctx, control, at.name).await?;
+    // Read-only; a role that may not see it (or a server without standbys) gives none.
+    let replicas = crate::server::replication::read(control)
+        .await
+        .unwrap_or_default();
 
     let results: Vec<LoadResult> = results.into_iter().flatten().collect();
     let rows: u64 = results.iter().map(|r| r.rows).sum();
@@ -228,6 +232,7 @@ pub async fn run(
     }
     let q = |q: f64| latency.value_at_quantile(q) as f64 / 1000.0;
     let series = meter.series(seconds);
+    let (stall_seconds, worst_second) = super::report::stalls_of(&series);
     let commits_per_s = commits as f64 / seconds;
     // The swept settings as SHOW reports them in a session set up exactly like the clients'.
     let settings = if ctx.whatif.plan.is_empty() {
@@ -258,6 +263,7 @@ pub async fn run(
             p50: q(0.50),
             p95: q(0.95),
             p99: q(0.99),
+            p999: q(0.999),
             max: latency.max() as f64 / 1000.0,
         },
         wal_bytes,
@@ -282,6 +288,9 @@ pub async fn run(
         client_cpu_share: cpu.client_cpu_share,
         host_cpu_share: cpu.host_cpu_share,
         distribution,
+        stall_seconds,
+        worst_second,
+        replicas,
     })
 }
 

@@ -16,8 +16,9 @@
 //! confidence; the questions of one run are read one at a time, as a DBA asks them). The
 //! cheapest setting shown as good as the best is what pglab recommends: the smallest batch, the fewest
 //! clients, the simplest method (`insert` < `insert-tx` < `values` < `copy`), and the most
-//! durable `synchronous_commit` (`on` < `remote_apply` < `remote_write` < `local` < `off`:
-//! what a commit gives up), and the server settings as listed (the first value is the one to
+//! durable `synchronous_commit` (`remote_apply` < `on` < `remote_write` < `local` < `off`:
+//! what a commit gives up; `remote_apply` has `on`'s durability and visibility on the standby
+//! besides), and the server settings as listed (the first value is the one to
 //! keep on a tie).
 
 use std::collections::BTreeSet;
@@ -135,8 +136,8 @@ pub fn clients(n: u32) -> String {
 /// What a `synchronous_commit` value gives up, least first.
 fn sync_risk(s: SyncCommit) -> usize {
     match s {
-        SyncCommit::On => 0,
-        SyncCommit::RemoteApply => 1,
+        SyncCommit::RemoteApply => 0,
+        SyncCommit::On => 1,
         SyncCommit::RemoteWrite => 2,
         SyncCommit::Local => 3,
         SyncCommit::Off => 4,

@@ -1,0 +1,220 @@
+//! The sandbox's standbys through the `pglab` binary, on real clusters: `sandbox start
+//! --standbys 1` streams (status shows it), a kill -9 of the standby's postmaster or of its
+//! relay is repaired by the next start, `sandbox stop` leaves no process; and at an emulated
+//! 2 ms round trip, `synchronous_commit = on` at one client is bounded below by the RTT while
+//! `local` is not.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use pglab::paths::Paths;
+use pglab::server::{Sandbox, Standby, Target, sandbox_pid};
+
+fn pglab(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pglab"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env_remove("PGHOST")
+        .env_remove("PGPORT")
+        .env_remove("PGDATABASE")
+        .output()
+        .expect("pglab runs")
+}
+
+fn ok(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "pglab failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// Processes whose command line names `needle` (postgres or pglab's relay).
+fn processes(needle: &str) -> usize {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    rd.flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .count()
+}
+
+/// `sandbox status` until it shows the standby streaming (the walreceiver connects a moment
+/// after the standby accepts connections).
+fn wait_streaming(data: &Path) -> String {
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = ok(&pglab(data, &["sandbox", "status"]));
+        if text.contains("replication: pglab_standby_1 streaming") || Instant::now() > end {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+fn kill9(pid: i32) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    for _ in 0..100 {
+        if !sandbox_pid::process_alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("pid {pid} did not die");
+}
+
+fn lab(tag: &str) -> (std::path::PathBuf, Sandbox, Standby) {
+    let dir = common::temp_dir(tag);
+    let data = dir.join("data");
+    let paths = Paths {
+        data_dir: data.clone(),
+        config_dir: dir.join("config"),
+    };
+    let sb = Sandbox::locate(&paths, None, None).unwrap();
+    let standby = Standby::of(&sb, 1).unwrap();
+    (data, sb, standby)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_standby_streams_is_stopped_and_recovers_from_kill_9() {
+    let (data, sb, standby) = lab("standby");
+    let said = ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(said.contains("standby pglab_standby_1 streaming"), "{said}");
+    let status = wait_streaming(&data);
+    assert!(
+        status.contains("replication: pglab_standby_1 streaming (async)"),
+        "{status}"
+    );
+    // A row written on the primary is read on the standby.
+    let (_, port) = sb.live_postmaster().unwrap();
+    let primary = Target::new(sb.conn_params(port), true).unwrap();
+    let c = primary.connect().await.unwrap();
+    c.batch_execute("CREATE TABLE public.seen (x int); INSERT INTO public.seen VALUES (7)")
+        .await
+        .unwrap();
+    let (_, sport) = standby.node.live_postmaster().unwrap();
+    let on_standby = Target::new(standby.node.conn_params(sport), true).unwrap();
+    let s = on_standby.connect().await.unwrap();
+    let mut x = None;
+    for _ in 0..100 {
+        if let Ok(r) = s.query_one("SELECT x FROM public.seen", &[]).await {
+            x = Some(r.get::<_, i32>(0));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(x, Some(7));
+    let in_recovery: bool = s
+        .query_one("SELECT pg_is_in_recovery()", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(in_recovery);
+    drop((c, s));
+
+    // kill -9 of the standby's postmaster: the next start brings it back, streaming.
+    let (pid, _) = standby.node.live_postmaster().unwrap();
+    kill9(pid);
+    ok(&pglab(&data, &["sandbox", "start"]));
+    let status = wait_streaming(&data);
+    assert!(status.contains("pglab_standby_1 streaming"), "{status}");
+
+    let stopped = ok(&pglab(&data, &["sandbox", "stop"]));
+    assert!(stopped.contains("standbys stopped"), "{stopped}");
+    assert_eq!(processes(&standby.node.root.to_string_lossy()), 0);
+    assert_eq!(processes(&sb.root.to_string_lossy()), 0);
+    ok(&pglab(&data, &["sandbox", "destroy"]));
+    assert!(!standby.node.root.exists());
+}
+
+/// One client, one row per commit: the median commit latency of each level.
+fn p50_by_level(json: &serde_json::Value) -> Vec<(String, f64)> {
+    json["trials"]
+        .as_array()
+        .expect("trials")
+        .iter()
+        .map(|t| {
+            (
+                t["synchronous_commit"].as_str().unwrap().to_string(),
+                t["latency_ms"]["p50"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn at_2ms_rtt_sync_commit_on_waits_a_round_trip_and_local_does_not() {
+    let (data, sb, standby) = lab("rtt");
+    let said = ok(&pglab(
+        &data,
+        &[
+            "sandbox",
+            "start",
+            "--standbys",
+            "1",
+            "--standby-rtt",
+            "2ms",
+        ],
+    ));
+    assert!(said.contains("emulated 2 ms round trip"), "{said}");
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    let relay = standby.relay().running().expect("a relay runs");
+
+    let out = ok(&pglab(
+        &data,
+        &[
+            "run",
+            "ingest",
+            "--method",
+            "insert",
+            "--rows",
+            "200",
+            "--clients",
+            "1",
+            "--sync-commit",
+            "local,on",
+            "--repeat",
+            "1",
+            "--duration",
+            "off",
+            "--format",
+            "json",
+            "--no-history",
+        ],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let p50 = p50_by_level(&json);
+    let of = |level: &str| p50.iter().find(|(l, _)| l == level).unwrap().1;
+    assert!(of("on") >= 1.9, "on: {p50:?}");
+    assert!(of("local") < 1.0, "local: {p50:?}");
+    let trial = &json["trials"][0];
+    assert!(trial["replicas"].is_array(), "{trial}");
+    // The run put the primary's settings back.
+    assert!(
+        sb.changed_settings().is_empty(),
+        "{:?}",
+        sb.changed_settings()
+    );
+
+    // kill -9 of the relay: the next start starts it again and the standby streams.
+    kill9(relay.pid);
+    ok(&pglab(&data, &["sandbox", "start"]));
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    let relay = standby.relay().running().expect("the relay is back");
+    ok(&pglab(&data, &["sandbox", "stop"]));
+    assert!(!sandbox_pid::process_alive(relay.pid));
+    assert_eq!(processes(&standby.node.root.to_string_lossy()), 0);
+    ok(&pglab(&data, &["sandbox", "destroy"]));
+}
