@@ -3,6 +3,9 @@
 //! `pglab run <experiment>` takes one flag per experiment parameter, generated from the same
 //! field definitions the TUI editor and presets use, so the three can never disagree.
 
+mod capture;
+pub use capture::CaptureArgs;
+
 use std::path::PathBuf;
 
 use clap::{
@@ -121,6 +124,10 @@ pub enum CommandKind {
     /// Search settings for a workload within a time budget; write a reviewed ALTER SYSTEM
     /// script where every line carries its evidence.
     Tune(TuneArgs),
+    /// Read what a server of yours runs (pg_stat_statements, pg_stat_activity) and write it
+    /// as a workload for run query and tune: statements, weights, values, production's
+    /// figures. Only reads the server (--db).
+    Capture(CaptureArgs),
     /// Print a shell completion script: pglab completions bash > /etc/bash_completion.d/pglab
     Completions(generate::CompletionsArgs),
     /// Print the man page (or write one per command with --out DIR).

@@ -6,6 +6,7 @@
 //! `commands` (headless), share `session` and consume the same experiment event stream;
 //! neither imports the other. `.ci/layering` checks these rules.
 
+pub mod capture;
 pub mod cli;
 pub mod cli_sandbox;
 pub mod closed_stdout;

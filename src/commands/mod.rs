@@ -1,6 +1,7 @@
 //! Headless commands, one file per command. What they share with the TUI (the context,
 //! opening the target, exit codes, user errors, signals) lives in [`crate::session`].
 
+pub mod capture;
 pub mod clean;
 pub mod generate;
 pub mod history;

@@ -55,15 +55,17 @@ fn spec_of(a: &ImportArgs) -> Result<ImportSpec> {
     })
 }
 
-/// The source as a target, connected once (asking for a password on a terminal).
-async fn open_source(from: &str) -> Result<Arc<Target>> {
+/// A server of the DBA's named by `flag` (`--from`, `--db`) as a target, connected once
+/// (asking for a password on a terminal); its sessions say `application` unless the
+/// conninfo names one.
+pub(super) async fn open_source(flag: &str, from: &str, application: &str) -> Result<Arc<Target>> {
     let mut params = conninfo::resolve(Some(from), &conninfo::ProcessEnv)
-        .map_err(|e| user_error(EXIT_USAGE, format!("--from: {e}")))?;
+        .map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}")))?;
     if params.application_name == "pglab" {
-        params.application_name = "pglab import".into();
+        params.application_name = application.into();
     }
     let source = Arc::new(
-        Target::new(params, false).map_err(|e| user_error(EXIT_USAGE, format!("--from: {e}")))?,
+        Target::new(params, false).map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}")))?,
     );
     let ask: &server::connect::AskPassword = &server::connect::ask_password_on_tty;
     let interactive = std::io::stdin().is_terminal();
@@ -80,7 +82,7 @@ pub async fn run(ctx: &Ctx, a: ImportArgs) -> Result<i32> {
         return Err(user_error(EXIT_USAGE, why));
     }
     let spec = spec_of(&a)?;
-    let source = open_source(&a.from).await?;
+    let source = open_source("--from", &a.from, "pglab import").await?;
     opts.force_sandbox = true;
     opts.db = None;
     let (opened, client) = server::open(&opts, &ctx.paths, None)

@@ -5,7 +5,10 @@
 //! - ingest: rows/s over the whole pass (all rows ÷ all loading seconds), higher is better;
 //! - index-build: seconds of all the builds of the pass, lower is better;
 //! - growth: seconds of the measured writes and reads of the pass, lower is better (the
-//!   fill that grows the table between steps is preparation, not the workload).
+//!   fill that grows the table between steps is preparation, not the workload);
+//! - query: seconds of the timed statements of the pass, each counted as often as its
+//!   `-- weight:` says (a captured workload's calls: the pass stands for production's time),
+//!   lower is better; with clients or a script, transactions/s, higher is better.
 
 use std::collections::BTreeMap;
 
@@ -103,7 +106,15 @@ pub fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
             for t in &r.trials {
                 let e = acc.entry(t.combo).or_default();
                 e.0 += t.transactions.unwrap_or(0) as f64;
-                e.1 += t.seconds;
+                // A timed statement counts as often as its weight (a captured workload's calls).
+                let weight = r
+                    .params
+                    .statements
+                    .get(t.statement)
+                    .and_then(|s| s.weight)
+                    .filter(|_| !throughput)
+                    .unwrap_or(1);
+                e.1 += t.seconds * weight as f64;
             }
             if throughput {
                 return acc
@@ -181,6 +192,12 @@ mod tests {
         let report = crate::report::example::with_body(ReportBody::Query(Box::new(r.clone())));
         let m = per_combo(&report);
         assert_eq!((m[&0], m[&1]), (3.0, 0.75));
+        // Weighted statements (a captured workload) count as often as their weight.
+        let mut weighted = r.clone();
+        weighted.params.statements[1].weight = Some(10);
+        let report = crate::report::example::with_body(ReportBody::Query(Box::new(weighted)));
+        let m = per_combo(&report);
+        assert_eq!((m[&0], m[&1]), (21.0, 3.0));
         assert_eq!(trial_count(&report), 4);
         assert_eq!(work_seconds(&report), 3.75);
         for t in &mut r.trials {

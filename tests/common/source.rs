@@ -39,6 +39,12 @@ pub struct SourceCluster {
 impl SourceCluster {
     /// initdb and start a cluster in a fresh directory under `base`.
     pub fn start(base: &std::path::Path) -> SourceCluster {
+        SourceCluster::start_with(base, "")
+    }
+
+    /// As [`SourceCluster::start`], with `extra` lines in its `postgresql.conf`
+    /// (`shared_preload_libraries = 'pg_stat_statements'`).
+    pub fn start_with(base: &std::path::Path, extra: &str) -> SourceCluster {
         let bin = pglab::server::pgbin::find(None)
             .expect("PostgreSQL server binaries")
             .dir;
@@ -75,7 +81,7 @@ impl SourceCluster {
             "--no-sync",
         ]));
         let conf = format!(
-            "\nlisten_addresses = ''\nunix_socket_directories = '{}'\nport = {port}\nautovacuum = off\nfsync = off\n",
+            "\nlisten_addresses = ''\nunix_socket_directories = '{}'\nport = {port}\nautovacuum = off\nfsync = off\n{extra}\n",
             c.dir.display()
         );
         use std::io::Write;
@@ -96,7 +102,8 @@ impl SourceCluster {
         c
     }
 
-    fn tool(&self, name: &str) -> Command {
+    /// A command running one of the server's programs (pgbench, psql) as the cluster's account.
+    pub fn tool(&self, name: &str) -> Command {
         let mut cmd = Command::new(self.bin.join(name));
         cmd.current_dir(&self.dir).env("LC_ALL", "C");
         if let Some((uid, gid)) = self.run_as {

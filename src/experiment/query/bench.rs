@@ -48,7 +48,7 @@ pub fn plan_statements(spec: &QuerySpec) -> Vec<(String, String)> {
                 .commands
                 .iter()
                 .filter_map(|c| match c {
-                    Command::Sql { parts, line } => {
+                    Command::Sql { parts, line, .. } => {
                         Some((format!("line {line}"), script.render(parts, Some(&values))))
                     }
                     Command::Set { .. } => None,

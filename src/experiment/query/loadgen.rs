@@ -4,7 +4,8 @@
 //! single-threaded runtime — the way `pgbench -j` multiplexes its connections, and with the
 //! same library. Commands go on the simple protocol with `:variables` written in as text,
 //! as `pgbench -M simple` (its default) sends them. A transaction is one run of the whole
-//! workload; its latency is from its first command sent to its last reply.
+//! workload (of a weighted mix: its `\set`s and one SQL command drawn by weight); its
+//! latency is from its first command sent to its last reply.
 //!
 //! A client opens its session, reports `Ready`, waits for `Go` (one clock for all), runs
 //! until the deadline (a transaction in flight then finishes and counts, as in pgbench) or a
@@ -192,6 +193,17 @@ async fn client_main(
                     .and_then(|(b, e)| CString::new(b).ok().zip(CString::new(e).ok()))
                     .map(Arc::new),
                 vars: vec![0; work.script.vars.len()],
+                mix: work.script.mix().map(|m| {
+                    let mut total = 0;
+                    Arc::new(
+                        m.into_iter()
+                            .map(|(i, w)| {
+                                total += w;
+                                (i, total)
+                            })
+                            .collect(),
+                    )
+                }),
                 rng: rand_chacha::ChaCha8Rng::seed_from_u64(work.seed ^ (id as u64 + 1)),
                 buf: Vec::new(),
             };
@@ -220,6 +232,8 @@ struct Client<'a> {
     /// The frame's commands (`BEGIN`, `ROLLBACK`), when there is one.
     frame: Option<Arc<(CString, CString)>>,
     vars: Vec<i64>,
+    /// A weighted mix: each SQL command's index with the running sum of the weights.
+    mix: Option<Arc<Vec<(usize, u64)>>>,
     rng: rand_chacha::ChaCha8Rng,
     /// The text of the command being sent, NUL-terminated.
     buf: Vec<u8>,
@@ -252,33 +266,21 @@ impl Client<'_> {
             self.command(&f.0).await?;
         }
         let commands = self.commands.clone();
-        for c in commands.iter() {
-            match c {
-                Ready::Set { var, expr } => {
-                    let v = expr::eval(expr, &self.vars, &mut self.rng)?;
-                    self.vars[*var] = v;
+        match self.mix.clone() {
+            None => {
+                for c in commands.iter() {
+                    rows += self.step(c).await?;
                 }
-                Ready::Fixed(sql) => rows += self.command(sql).await?,
-                Ready::Template(parts) => {
-                    // One buffer for the text, reused: no allocation per command.
-                    let mut buf = std::mem::take(&mut self.buf);
-                    buf.clear();
-                    for p in parts {
-                        match p {
-                            Part::Text(t) => buf.extend_from_slice(t.as_bytes()),
-                            Part::Var(v) => {
-                                let n = self.vars.get(*v).copied().unwrap_or(0);
-                                let _ = write!(buf, "{n}");
-                            }
-                        }
-                    }
-                    buf.push(0);
-                    let r = match CStr::from_bytes_with_nul(&buf) {
-                        Ok(sql) => self.command(sql).await,
-                        Err(_) => Err("a command holds a NUL byte".to_string()),
-                    };
-                    self.buf = buf;
-                    rows += r?;
+            }
+            Some(mix) => {
+                for c in commands.iter().filter(|c| matches!(c, Ready::Set { .. })) {
+                    self.step(c).await?;
+                }
+                let total = mix.last().map_or(1, |m| m.1);
+                let draw = rand::RngExt::random_range(&mut self.rng, 0..total);
+                let at = mix.partition_point(|m| m.1 <= draw);
+                if let Some(c) = mix.get(at).and_then(|m| commands.get(m.0)) {
+                    rows += self.step(c).await?;
                 }
             }
         }
@@ -286,6 +288,39 @@ impl Client<'_> {
             self.command(&f.1).await?;
         }
         Ok(rows)
+    }
+
+    /// One command of the workload: a `\set`, or a SQL command (its rows).
+    async fn step(&mut self, c: &Ready) -> Result<u64, String> {
+        match c {
+            Ready::Set { var, expr } => {
+                let v = expr::eval(expr, &self.vars, &mut self.rng)?;
+                self.vars[*var] = v;
+                Ok(0)
+            }
+            Ready::Fixed(sql) => self.command(sql).await,
+            Ready::Template(parts) => {
+                // One buffer for the text, reused: no allocation per command.
+                let mut buf = std::mem::take(&mut self.buf);
+                buf.clear();
+                for p in parts {
+                    match p {
+                        Part::Text(t) => buf.extend_from_slice(t.as_bytes()),
+                        Part::Var(v) => {
+                            let n = self.vars.get(*v).copied().unwrap_or(0);
+                            let _ = write!(buf, "{n}");
+                        }
+                    }
+                }
+                buf.push(0);
+                let r = match CStr::from_bytes_with_nul(&buf) {
+                    Ok(sql) => self.command(sql).await,
+                    Err(_) => Err("a command holds a NUL byte".to_string()),
+                };
+                self.buf = buf;
+                r
+            }
+        }
     }
 
     async fn run(

@@ -19,7 +19,7 @@ pub fn parsed_texts(spec: &QuerySpec) -> Vec<(String, String)> {
             .commands
             .iter()
             .filter_map(|c| match c {
-                super::script::Command::Sql { parts, line } => Some((
+                super::script::Command::Sql { parts, line, .. } => Some((
                     format!("script line {line}"),
                     script.render(parts, Some(&vec![0; script.vars.len()])),
                 )),

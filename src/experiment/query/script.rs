@@ -4,7 +4,10 @@
 //! current value as text, as `pgbench -M simple` does (outside or inside quotes alike; `::`
 //! casts are left alone; a `:name` no `\set` defines is left as written). `:client_id`
 //! (0-based) and `:scale` (1) are set for every client. Any other meta-command is refused
-//! with its line number.
+//! with its line number. A SQL command may carry a `-- weight: N` comment before it (see
+//! [`sqltext`]): a script with weights is a mix, where each transaction runs the `\set`
+//! commands and then one SQL command drawn by weight (an unweighted one weighs 1), as
+//! `pgbench -f a.sql@5 -f b.sql@3` draws one script per transaction.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,8 +20,17 @@ pub const BUILTINS: [&str; 2] = ["client_id", "scale"];
 /// One command of a script.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    Set { var: usize, expr: Expr, line: usize },
-    Sql { parts: Vec<Part>, line: usize },
+    Set {
+        var: usize,
+        expr: Expr,
+        line: usize,
+    },
+    Sql {
+        parts: Vec<Part>,
+        line: usize,
+        /// From `-- weight: N` (None: not given).
+        weight: Option<u64>,
+    },
 }
 
 /// A piece of a SQL command: text as written, or a variable's value.
@@ -167,11 +179,15 @@ impl Script {
             .map(|s| Command::Sql {
                 parts: vec![Part::Text(s.sql.clone())],
                 line: s.line,
+                weight: s.weight,
             })
             .collect();
         let text = statements
             .iter()
-            .map(|s| format!("{};\n", s.sql))
+            .map(|s| match s.weight {
+                Some(w) => format!("-- weight: {w}\n{};\n", s.sql),
+                None => format!("{};\n", s.sql),
+            })
             .collect::<String>();
         Script {
             text,
@@ -185,10 +201,34 @@ impl Script {
         self.commands
             .iter()
             .filter_map(|c| match c {
-                Command::Sql { parts, line } => Some((*line, self.render(parts, None))),
+                Command::Sql { parts, line, .. } => Some((*line, self.render(parts, None))),
                 Command::Set { .. } => None,
             })
             .collect()
+    }
+
+    /// A mix (some command has a weight): each SQL command's index among the commands with
+    /// its weight, of which a transaction runs one. None: every transaction runs them all.
+    pub fn mix(&self) -> Option<Vec<(usize, u64)>> {
+        let weighted = self.commands.iter().any(|c| {
+            matches!(
+                c,
+                Command::Sql {
+                    weight: Some(_),
+                    ..
+                }
+            )
+        });
+        weighted.then(|| {
+            self.commands
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| match c {
+                    Command::Sql { weight, .. } => Some((i, weight.unwrap_or(1))),
+                    Command::Set { .. } => None,
+                })
+                .collect()
+        })
     }
 
     /// A SQL command's text with the variables' values (`None`: as `:name`).
@@ -240,6 +280,7 @@ fn flush_sql(
         commands.push(Command::Sql {
             parts: template(&s.sql, vars),
             line: first_line + s.line - 1,
+            weight: s.weight,
         });
     }
     sql.clear();
@@ -349,12 +390,27 @@ mod tests {
     #[test]
     fn continuation_lines_and_unknown_variables() {
         let s = Script::parse("\\set n 1 + \\\n  2\nSELECT :n, :other;").unwrap();
-        let Command::Sql { parts, line } = &s.commands[1] else {
+        let Command::Sql { parts, line, .. } = &s.commands[1] else {
             panic!()
         };
         assert_eq!(*line, 3);
         assert_eq!(s.render(parts, Some(&[0, 1, 3])), "SELECT 3, :other");
         let plain = Script::of_statements(&sqltext::split("SELECT 1; SELECT 2").unwrap());
         assert_eq!(plain.sql_commands().len(), 2);
+        assert_eq!(plain.mix(), None);
+    }
+
+    #[test]
+    fn weights_make_a_mix() {
+        let s = Script::parse(
+            "-- the capture's header\n\\set a random(1, 9)\n-- name: q1\n-- weight: 5\nSELECT :a;\n-- weight: 3\nSELECT 2;\nSELECT 3;\n",
+        )
+        .unwrap();
+        assert_eq!(s.mix(), Some(vec![(1, 5), (2, 3), (3, 1)]));
+        let back: Script = serde_json::from_value(serde_json::to_value(&s).unwrap()).unwrap();
+        assert_eq!(back.mix(), s.mix());
+        let stmts = sqltext::split("-- weight: 2\nSELECT 1; SELECT 2").unwrap();
+        let plain = Script::parse(&Script::of_statements(&stmts).text).unwrap();
+        assert_eq!(plain.mix(), Some(vec![(0, 2), (1, 1)]));
     }
 }

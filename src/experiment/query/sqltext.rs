@@ -1,7 +1,9 @@
 //! The DBA's SQL as text: split into statements the way the server's lexer sees them
 //! (quotes, `E''` strings, quoted identifiers, dollar quotes, `--` and nested `/* */`
 //! comments, `BEGIN ATOMIC … END` bodies), each named by a `-- name: …` comment before it or
-//! by its first line, and `@FILE` references read. Splitting more eagerly than the server
+//! by its first line, weighted by a `-- weight: N` comment before it (how often a throughput
+//! replay draws it, as `pgbench -f file@N` weighs a script; what a timed pass counts it as),
+//! and `@FILE` references read. Splitting more eagerly than the server
 //! would is harmless (the pieces fail to parse); the server's own parser has the last word
 //! (see `guard`), so a piece that holds two commands never runs.
 
@@ -16,6 +18,9 @@ pub struct Statement {
     pub sql: String,
     /// 1-based line of its first token in the text it came from.
     pub line: usize,
+    /// From a `-- weight: N` comment before it (None: none given, which weighs 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u64>,
 }
 
 /// Longest name taken from a statement's first line.
@@ -38,6 +43,8 @@ struct Piece {
     first: Option<usize>,
     /// `-- name: x` seen before the first token.
     name: Option<String>,
+    /// `-- weight: n` seen before the first token, as written, with its offset.
+    weight: Option<(String, usize)>,
 }
 
 fn is_ident_char(c: char) -> bool {
@@ -55,6 +62,20 @@ fn dollar_tag(s: &str, i: usize) -> Option<&str> {
     ok.then(|| &s[i..i + close + 2])
 }
 
+impl Piece {
+    /// A `--` comment before the first token (at byte `at`): `name:` or `weight:`.
+    fn read_comment(&mut self, comment: &str, at: usize) {
+        if let Some(n) = comment.strip_prefix("name:") {
+            let n = n.trim();
+            if !n.is_empty() {
+                self.name = Some(n.to_string());
+            }
+        } else if let Some(w) = comment.strip_prefix("weight:") {
+            self.weight = Some((w.trim().to_string(), at));
+        }
+    }
+}
+
 /// Split `text` at top-level semicolons.
 fn pieces(text: &str) -> Vec<Piece> {
     let mut out = Vec::new();
@@ -63,6 +84,7 @@ fn pieces(text: &str) -> Vec<Piece> {
         end: 0,
         first: None,
         name: None,
+        weight: None,
     };
     let mut dollar = String::new();
     // `BEGIN ATOMIC` bodies hold semicolons up to their `END`.
@@ -79,13 +101,8 @@ fn pieces(text: &str) -> Vec<Piece> {
                 if c == '-' && next == b'-' {
                     state = State::LineComment;
                     let line_end = text[i..].find('\n').map_or(text.len(), |e| i + e);
-                    if cur.first.is_none()
-                        && let Some(n) = text[i + 2..line_end].trim().strip_prefix("name:")
-                    {
-                        let n = n.trim();
-                        if !n.is_empty() {
-                            cur.name = Some(n.to_string());
-                        }
+                    if cur.first.is_none() {
+                        cur.read_comment(text[i + 2..line_end].trim(), i);
                     }
                     step = 2;
                 } else if c == '/' && next == b'*' {
@@ -98,6 +115,7 @@ fn pieces(text: &str) -> Vec<Piece> {
                         end: 0,
                         first: None,
                         name: None,
+                        weight: None,
                     };
                     words.clear();
                 } else if !c.is_whitespace() {
@@ -208,7 +226,24 @@ pub fn split(text: &str) -> Result<Vec<Statement>, String> {
             ));
         }
         let name = p.name.unwrap_or_else(|| first_line_name(&sql));
-        out.push(Statement { name, sql, line });
+        let weight = match p.weight {
+            None => None,
+            Some((w, at)) => Some(match w.parse::<u64>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    return Err(format!(
+                        "line {}: weight '{w}' is not a whole number of at least 1 (write -- weight: 5)",
+                        line_of(text, at)
+                    ));
+                }
+            }),
+        };
+        out.push(Statement {
+            name,
+            sql,
+            line,
+            weight,
+        });
     }
     // Names are how findings and trials refer to statements: make them unique.
     for i in 1..out.len() {
@@ -364,6 +399,20 @@ mod tests {
         let long = format!("SELECT {} FROM t", "x, ".repeat(40));
         let n = &split(&long).unwrap()[0].name;
         assert!(n.ends_with('…') && n.chars().count() <= NAME_CHARS, "{n}");
+    }
+
+    #[test]
+    fn weights_come_from_comments_before_a_statement() {
+        let s = split("-- name: a\n-- weight: 5\nSELECT 1;\nSELECT 2 -- weight: 9\n;").unwrap();
+        assert_eq!((s[0].name.as_str(), s[0].weight), ("a", Some(5)));
+        // A comment after the first token is the statement's own, not its weight.
+        assert_eq!(s[1].weight, None);
+        let e = split("SELECT 1;\n-- weight: 0\nSELECT 2").unwrap_err();
+        assert_eq!(
+            e,
+            "line 2: weight '0' is not a whole number of at least 1 (write -- weight: 5)"
+        );
+        assert!(split("-- weight: lots\nSELECT 1").is_err());
     }
 
     #[test]

@@ -1,0 +1,183 @@
+//! The captured workload as a file a DBA can read and edit, and that `pglab run query
+//! --file`/`--script` and `pglab tune --workload` read as it is: one statement per block,
+//! with `-- name:` (stable, from the fingerprint) and `-- weight:` (calls on production) before
+//! it, production's figures, where its values came from and its normalised text as comments;
+//! statements left out are listed at the end with the reason.
+
+use std::fmt::Write;
+
+use super::{Capture, Captured, Values};
+
+/// Every line of `text` as a comment line after `prefix`.
+fn comment(out: &mut String, prefix: &str, text: &str) {
+    for (i, line) in text.lines().enumerate() {
+        let lead = if i == 0 { prefix } else { "--   " };
+        let _ = writeln!(out, "{lead}{line}");
+    }
+}
+
+fn pct(share: f64) -> String {
+    format!("{:.1} %", share * 100.0)
+}
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else {
+        format!("{v:.3} ms")
+    }
+}
+
+fn header(c: &Capture, out: &mut String, now: &str) {
+    let kept: Vec<&Captured> = c.statements.iter().filter(|s| s.sql.is_some()).collect();
+    let _ = writeln!(
+        out,
+        "-- pglab capture: the workload production runs, for pglab run query --file/--script and pglab tune --workload"
+    );
+    let _ = writeln!(
+        out,
+        "-- from: database {} on PostgreSQL {}, {now}",
+        c.database, c.server_version
+    );
+    let of_what = if c.from_statements {
+        "of this database's statement time (pg_stat_statements)"
+    } else {
+        "of the executions seen in pg_stat_activity"
+    };
+    let _ = writeln!(
+        out,
+        "-- statements: {} captured, {} written below ({} {of_what}); {} passed over (transaction control, settings, DDL: not replayed on their own)",
+        c.statements.len(),
+        kept.len(),
+        pct(kept.iter().map(|s| s.share).sum()),
+        c.other
+    );
+    if c.hidden > 0 {
+        let _ = writeln!(
+            out,
+            "-- {} statements of other roles were hidden from this role (grant it pg_read_all_stats to see them)",
+            c.hidden
+        );
+    }
+    if let Some(n) = &c.note {
+        comment(out, "-- note: ", n);
+    }
+    let _ = writeln!(
+        out,
+        "-- values: pg_stat_activity sampled {:.0} s ({} samples, {} executions seen), else column statistics (pg_stats)",
+        c.sample_seconds, c.samples, c.executions_seen
+    );
+    let _ = writeln!(
+        out,
+        "-- weights: {}; a replay draws each transaction's statement by weight, as pgbench -f file@weight does",
+        if c.from_statements {
+            "calls on production"
+        } else {
+            "executions seen"
+        }
+    );
+    if kept.iter().any(|s| s.write) {
+        let _ = writeln!(
+            out,
+            "-- writes: statements marked \"writes\" change data; pglab runs them only on its sandbox, inside --writes rollback or on an imported copy (pglab sandbox import)"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "-- capture's cost on the source: {} queries in {:.1} s, all in read-only transactions",
+        c.queries, c.seconds
+    );
+}
+
+fn baseline(s: &Captured, out: &mut String) {
+    let Some(b) = &s.baseline else {
+        let _ = writeln!(
+            out,
+            "-- seen: {} executions ({} of those seen); no production timings without pg_stat_statements",
+            s.weight,
+            pct(s.share)
+        );
+        return;
+    };
+    let per = |v: f64| if b.calls > 0.0 { v / b.calls } else { 0.0 };
+    let _ = writeln!(
+        out,
+        "-- production: {:.0} calls, {} of the time; mean {}, stddev {}; per call {:.2} rows, {:.1} shared blocks hit, {:.1} read, {:.1} temp",
+        b.calls,
+        pct(s.share),
+        ms(b.mean_ms),
+        ms(b.stddev_ms),
+        per(b.rows),
+        per(b.shared_hit),
+        per(b.shared_read),
+        per(b.temp)
+    );
+}
+
+fn values(s: &Captured, out: &mut String) {
+    match &s.values {
+        Values::None => {
+            let _ = writeln!(out, "-- values: none needed");
+        }
+        Values::Activity { seen, sets } => {
+            let shown: Vec<&str> = sets.iter().take(5).map(String::as_str).collect();
+            let more = if sets.len() > 5 {
+                format!(" and {} more", sets.len() - 5)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "-- values: from pg_stat_activity, {seen} executions seen; sets: {}{more}",
+                shown.join(" | ")
+            );
+        }
+        Values::Statistics(sources) => {
+            let each: Vec<String> = sources.iter().map(|(n, w)| format!("${n} {w}")).collect();
+            let _ = writeln!(
+                out,
+                "-- values: from column statistics (pg_stats), none seen in pg_stat_activity: {}",
+                each.join("; ")
+            );
+        }
+    }
+}
+
+/// The workload text; `now` is the time written in its header.
+pub fn render(c: &Capture, now: &str) -> String {
+    let mut out = String::new();
+    header(c, &mut out, now);
+    for s in &c.statements {
+        let Some(sql) = &s.sql else { continue };
+        out.push('\n');
+        let _ = writeln!(out, "-- name: {}", s.name);
+        let _ = writeln!(out, "-- weight: {}", s.weight);
+        if s.write {
+            let _ = writeln!(
+                out,
+                "-- writes: replayed only on pglab's sandbox, inside --writes rollback or on an imported copy"
+            );
+        }
+        baseline(s, &mut out);
+        values(s, &mut out);
+        if s.sql.as_deref() != Some(s.normalized.as_str()) {
+            comment(&mut out, "-- normalized: ", &s.normalized);
+        }
+        let _ = writeln!(out, "{};", sql.trim_end().trim_end_matches(';'));
+    }
+    let left: Vec<&Captured> = c.statements.iter().filter(|s| s.sql.is_none()).collect();
+    if !left.is_empty() {
+        let _ = writeln!(out, "\n-- left out, with the reason:");
+        for s in left {
+            let _ = writeln!(
+                out,
+                "-- {} ({} of the time): {}",
+                s.name,
+                pct(s.share),
+                s.left_out.as_deref().unwrap_or("no values")
+            );
+            comment(&mut out, "--   ", &s.normalized);
+        }
+    }
+    out
+}

@@ -1,0 +1,270 @@
+//! `pglab capture`: what production runs, turned into a workload pglab replays. The top
+//! statements by total execution time come from `pg_stat_statements` (their calls become
+//! weights, their times, rows and blocks the production baseline); the values of their `$n`
+//! come from sessions seen running them in `pg_stat_activity` ([`activity`], lined up with
+//! [`align`]), else from the statistics of the column each `$n` meets ([`params`],
+//! [`colstats`]); a statement with a `$n` neither gives is left out with the reason. Without
+//! `pg_stat_statements` the samples alone give the statements and weights. Capture only
+//! reads: its session is `default_transaction_read_only`, every query a read-only
+//! transaction. [`file`] writes the workload.
+
+pub mod activity;
+pub mod align;
+pub mod colstats;
+pub mod file;
+pub mod params;
+pub mod pick;
+pub mod shape;
+pub mod statements;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::Client;
+use tokio_util::sync::CancellationToken;
+
+pub use pick::Pick;
+use statements::Baseline;
+
+/// What to capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSpec {
+    pub pick: Pick,
+    /// How long to sample `pg_stat_activity` (zero: not at all).
+    pub sample: Duration,
+}
+
+/// Where a statement's values came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    /// It has no `$n`.
+    None,
+    /// From sessions seen running it: how many executions lined up, and the distinct value
+    /// sets (the first is the one written).
+    Activity { seen: usize, sets: Vec<String> },
+    /// From column statistics: each `$n` with where its value came from.
+    Statistics(Vec<(u32, String)>),
+}
+
+/// One captured statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Captured {
+    /// Stable, from the fingerprint.
+    pub name: String,
+    pub normalized: String,
+    /// The statement with its values (None: left out, see `left_out`).
+    pub sql: Option<String>,
+    pub values: Values,
+    /// Why it is left out.
+    pub left_out: Option<String>,
+    pub write: bool,
+    /// Production's figures (None: from samples alone).
+    pub baseline: Option<Baseline>,
+    /// Calls (or executions seen, without `pg_stat_statements`).
+    pub weight: u64,
+    /// Its share of the database's statement time (or of the executions seen).
+    pub share: f64,
+}
+
+/// A capture: the statements and what they cover.
+#[derive(Debug, Clone, Default)]
+pub struct Capture {
+    pub database: String,
+    pub server_version: String,
+    /// False when `pg_stat_statements` was not available (then `note` says how to enable it).
+    pub from_statements: bool,
+    pub note: Option<String>,
+    pub statements: Vec<Captured>,
+    /// Share of the database's statement time the chosen statements cover (or of the
+    /// executions seen).
+    pub coverage: f64,
+    /// Statements passed over: not replayable on their own (`BEGIN`, `SET`, DDL…).
+    pub other: usize,
+    /// Statements whose text this role may not see.
+    pub hidden: usize,
+    pub samples: u64,
+    pub executions_seen: usize,
+    pub sample_seconds: f64,
+    /// Queries capture sent to the source, and its time there.
+    pub queries: u64,
+    pub seconds: f64,
+}
+
+/// The session: read-only, named, and what the server is.
+async fn prepare(client: &Client) -> Result<(i32, String, String), String> {
+    client
+        .batch_execute(
+            "SET default_transaction_read_only = on; SET application_name = 'pglab capture'; \
+             SET statement_timeout = '30s'",
+        )
+        .await
+        .map_err(|e| format!("setting the session up: {e}"))?;
+    let r = client
+        .query_one(
+            "/* pglab capture */ SELECT current_setting('server_version_num')::int, \
+             current_setting('server_version'), current_database()::text",
+            &[],
+        )
+        .await
+        .map_err(|e| format!("reading the server version: {e}"))?;
+    Ok((r.get(0), r.get(1), r.get(2)))
+}
+
+/// Capture from `client` (a session on the source, which is only read).
+pub async fn capture(
+    client: &Client,
+    spec: &CaptureSpec,
+    stop: &CancellationToken,
+    progress: &mut dyn FnMut(usize, Duration),
+) -> Result<Capture, String> {
+    let started = Instant::now();
+    let (version, server_version, database) = prepare(client).await?;
+    // The session's setup, the version, the extension's schema and its statements.
+    let mut queries = 5;
+    let mut cap = Capture {
+        database,
+        server_version,
+        ..Capture::default()
+    };
+    let stats = statements::read(client, version)
+        .await
+        .map(Some)
+        .or_else(|e| e.map_or(Ok(None), Err))?;
+    if stats.is_none() && spec.sample.is_zero() {
+        return Err(format!(
+            "{}; or give --sample 60s to capture from pg_stat_activity samples alone",
+            statements::ENABLE
+        ));
+    }
+    let sampled = if spec.sample.is_zero() {
+        activity::Sampled::default()
+    } else {
+        activity::sample(client, version, spec.sample, stop, progress).await?
+    };
+    queries += sampled.samples;
+    (cap.samples, cap.executions_seen, cap.sample_seconds) =
+        (sampled.samples, sampled.executions.len(), sampled.seconds);
+    let chosen = match &stats {
+        Some(s) => {
+            cap.from_statements = true;
+            cap.hidden = s.hidden;
+            pick::from_statements(s, spec.pick)
+        }
+        None => {
+            cap.note = Some(format!(
+                "{}; this capture comes from pg_stat_activity samples alone (weights are the executions seen, no production timings)",
+                statements::ENABLE
+            ));
+            pick::from_activity(&sampled, spec.pick)
+        }
+    };
+    cap.other = chosen.other;
+    cap.coverage = chosen.coverage;
+    let by_id = group(&sampled);
+    let mut cache = colstats::StatsCache::default();
+    for c in chosen.statements {
+        // By query id; by fingerprint where the server computes none (the texts must still
+        // line up token by token, see `align`).
+        let seen = c
+            .baseline
+            .as_ref()
+            .and_then(|b| by_id.get(&Key::Id(b.query_id)))
+            .or_else(|| by_id.get(&Key::Fingerprint(c.name.clone())));
+        cap.statements
+            .push(fill(client, c, seen.map_or(&[][..], Vec::as_slice), &mut cache).await?);
+    }
+    cap.queries = queries + cache.queries;
+    cap.seconds = started.elapsed().as_secs_f64();
+    Ok(cap)
+}
+
+/// How executions seen are matched with statements: by `query_id`, or by the statement's name
+/// (its fingerprint) when the server computes no query ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Key {
+    Id(i64),
+    Fingerprint(String),
+}
+
+fn group(sampled: &activity::Sampled) -> BTreeMap<Key, Vec<String>> {
+    let mut out: BTreeMap<Key, Vec<String>> = BTreeMap::new();
+    for e in &sampled.executions {
+        if let Some(id) = e.query_id.filter(|id| *id != 0) {
+            out.entry(Key::Id(id)).or_default().push(e.query.clone());
+        }
+        if let Some(s) = shape::of(&e.query) {
+            out.entry(Key::Fingerprint(s.name))
+                .or_default()
+                .push(e.query.clone());
+        }
+    }
+    out
+}
+
+/// Give a chosen statement its values: from the executions seen, else the statistics, else
+/// it is left out with the reason.
+async fn fill(
+    client: &Client,
+    mut c: Captured,
+    seen: &[String],
+    cache: &mut colstats::StatsCache,
+) -> Result<Captured, String> {
+    let wanted = align::params(&c.normalized);
+    if wanted.is_empty() {
+        c.sql = Some(c.normalized.clone());
+        return Ok(c);
+    }
+    let mut sets: Vec<BTreeMap<u32, String>> = Vec::new();
+    let mut lined_up = 0;
+    for literal in seen {
+        if let Some(v) = align::values(literal, &c.normalized) {
+            lined_up += 1;
+            if !sets.contains(&v) {
+                sets.push(v);
+            }
+        }
+    }
+    if let Some(first) = sets.first() {
+        c.sql = align::fill(&c.normalized, first);
+        c.values = Values::Activity {
+            seen: lined_up,
+            sets: sets.iter().map(set_text).collect(),
+        };
+        return Ok(c);
+    }
+    let targets = params::targets(&c.normalized);
+    let mut values = BTreeMap::new();
+    let mut sources = Vec::new();
+    for n in &wanted {
+        let drawn = match targets.get(n) {
+            Some(t) => cache.draw(client, t).await?,
+            None => None,
+        };
+        let Some(d) = drawn else {
+            c.left_out = Some(format!(
+                "${n} {}, and no session was seen running the statement during the sample (a longer --sample may see one)",
+                match targets.get(n) {
+                    Some(t) => format!(
+                        "meets column {} but no statistics this role may read give a value for it (ANALYZE, or SELECT on the table)",
+                        t.column
+                    ),
+                    None => "meets no column whose statistics could give a value".to_string(),
+                }
+            ));
+            return Ok(c);
+        };
+        values.insert(*n, d.literal);
+        sources.push((*n, d.source));
+    }
+    c.sql = align::fill(&c.normalized, &values);
+    c.values = Values::Statistics(sources);
+    Ok(c)
+}
+
+/// `$1 = 42, $2 = 'x'`.
+fn set_text(v: &BTreeMap<u32, String>) -> String {
+    v.iter()
+        .map(|(n, v)| format!("${n} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
