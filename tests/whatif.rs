@@ -339,7 +339,7 @@ fn bad_names_units_and_ranges_get_a_sentence_each() {
             "above the maximum of checkpoint_timeout",
         ),
         ("wal_compression=maybe", "is not a value of wal_compression"),
-        ("work_mem=lots", "work_mem takes a number"),
+        ("temp_buffers=lots", "temp_buffers takes a number"),
         ("block_size=16384", "cannot be changed"),
         ("maintenance_work_mem=1MB,2MB", "sweep it with --mwm"),
     ] {
