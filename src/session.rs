@@ -222,7 +222,12 @@ where
     Fut: Future<Output = Result<i32>>,
 {
     let paths = Paths::resolve(global.data_dir.clone());
-    let _log = init_logging(&paths);
+    // Look-only writes nothing anywhere, pglab's own log included.
+    let _log = if global.observe {
+        None
+    } else {
+        init_logging(&paths)
+    };
     if let Err(e) = crate::experiment::sql::check_schema_name(&global.schema) {
         eprintln!("pglab: --schema: {e}");
         return EXIT_USAGE;

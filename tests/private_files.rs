@@ -64,3 +64,21 @@ fn private_writes_are_0600_whatever_was_there() {
         "{\"sql\": \"SELECT 1\"}"
     );
 }
+
+#[test]
+fn look_only_writes_no_log_or_anything_else_in_the_data_dir() {
+    let dir = common::temp_dir("observe-writes-nothing");
+    let data = dir.join("data");
+    let out = std::process::Command::new(common::TestLab::bin())
+        .env("PGLAB_DATA_DIR", &data)
+        .env("PGLAB_CONFIG_DIR", dir.join("config"))
+        .args(["--observe", "history", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!data.exists(), "--observe made {}", data.display());
+}
