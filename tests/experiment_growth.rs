@@ -351,7 +351,7 @@ async fn repeat_auto_measures_within_its_cap() {
     ]);
     let (_, report) = run(target.clone(), s.clone(), opts("growth_auto"), None).await;
     let g = body(&report);
-    // 99.5% needs 6 a side: auto runs 3, then more, and stops at 5 undecided.
+    // A cap of 5 is the one planned look: every design runs 5, then decides what it can.
     for st in g.steps.iter().filter(|st| !st.projected) {
         assert_eq!(
             st.write_repeats.len(),
@@ -362,11 +362,11 @@ async fn repeat_auto_measures_within_its_cap() {
         );
         assert_eq!(st.read_repeats.len(), 5);
     }
-    assert!(
-        g.summary
-            .comparisons
-            .iter()
-            .all(|c| c.verdict.as_str() == "too few trials")
-    );
+    // What stays open says about how many would decide.
+    for c in &g.summary.comparisons {
+        if c.verdict.as_str() == "too few trials" {
+            assert!(c.finding.contains("would"), "{}", c.finding);
+        }
+    }
     validate(&report);
 }

@@ -260,7 +260,8 @@ async fn repeat_auto_stops_by_max_repeat_and_records_each_count() {
         r.notes
     );
 
-    // At 99.5% it takes 6 against 6; a cap of 5 stops it first, undecided, and says so.
+    // At 99.5% with a cap of 5 the one planned look is at 5: 16MB and 64MB are not told
+    // apart there, and the run says so with about how many would.
     let (r, _, total) = run(
         spec(&[
             ("rows", "20k"),
@@ -285,7 +286,8 @@ async fn repeat_auto_stops_by_max_repeat_and_records_each_count() {
     assert!(f.more_repeats_needed.is_none_or(|n| n >= 6), "{f:?}");
     assert!(
         b.summary.findings[0]
-            .contains("5 per setting, and 6 each are the fewest that can decide at 99.5%"),
+            .contains("trials each would decide (estimated from the spread so far)")
+            || b.summary.findings[0].contains("more than 100 trials"),
         "{:?}",
         b.summary.findings
     );

@@ -249,7 +249,7 @@ fn export_round_trips() {
     let out = pglab(&dir).args(["history", "list"]).output().unwrap();
     let list = String::from_utf8(out.stdout).unwrap();
     assert!(list.contains("r1") && list.contains("r2"), "{list}");
-    assert!(list.contains("sorted: too few trials"), "{list}");
+    assert!(list.contains("sorted: the best is among"), "{list}");
 
     let out = pglab(&dir)
         .args(["history", "show", "r2", "--format", "csv"])
@@ -428,14 +428,15 @@ fn compare_one_trial_a_side_is_too_few_trials() {
     let c = history::compare(&base, &cand).unwrap();
     let s = &c.settings[0];
     assert_eq!(s.verdict, Some(Verdict::TooFewTrials));
-    assert_eq!(s.trials_needed, Some(4));
+    // One a side: three a side are the fewest ever compared.
+    assert_eq!(s.trials_needed, Some(3));
     assert!((s.ratio.unwrap() - 0.5).abs() < 1e-9);
     assert_eq!(
         c.verdict,
-        "candidate vs baseline: too few trials on 1 of 1 setting (about 4 trials a side would decide, estimated from the spread so far)"
+        "candidate vs baseline: too few trials on 1 of 1 setting (about 3 trials a side would decide, estimated from the spread so far)"
     );
     let text = pglab::report::comparison::render(&c, pglab::report::Format::Table);
-    assert!(text.contains("too few trials (about 4 a side)"), "{text}");
+    assert!(text.contains("too few trials (about 3 a side)"), "{text}");
 }
 
 #[test]

@@ -30,21 +30,18 @@
 //! trials` with the count that would reach it. That is the honest answer.
 //!
 //! **Looks (`--repeat auto`).** Adaptive repeats decide after every round whether to go on,
-//! so a run that stops at the first look where a difference shows is a run that peeked.
-//! pglab splits α evenly over the looks the run can take (Bonferroni over looks, a
-//! Pocock-like spending): the rounds up to `max-repeat` at which some pair could be decided at
-//! all. With `L` such looks each pairwise interval is at `1 − α/(P·L)`. The first look is the
-//! first trial count whose widest interval reaches that level — a fixed point of `k`, the cap
-//! and α, computed before any trial runs — and every earlier round runs every setting once more
-//! (nothing can be decided there, so those rounds spend nothing). The engines guarantee at
-//! most `max-repeat` rounds in all, so a run looks at most `L` times.
+//! so a run that stops at the first look where a difference shows is a run that peeked. The
+//! looks are planned before any trial by the one scheme every sequential decision in pglab
+//! uses ([`super::spending`], the tune's race too): the first at
+//! [`super::spending::FIRST_LOOK`] trials per setting (the cap, when smaller), then one per
+//! round up to `max-repeat`; with `L` looks each pairwise interval is at `1 − α/(P·L)`. Before
+//! the first planned look nothing is decided (every setting runs), so those rounds spend
+//! nothing, and the engines guarantee at most `max-repeat` rounds in all.
 
 use serde::{Deserialize, Serialize};
 
-use super::interval::LEVEL_EPS;
-use super::ranks::widest_level;
 use super::rules::Rules;
-use super::verdict::MIN_TRIALS;
+use super::spending;
 
 /// How many claims a sweep's verdicts make together, and the level each interval is held to.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -56,9 +53,8 @@ pub struct Family {
     /// Looks the trials were added at: 1 for a fixed count; with `--repeat auto`, the rounds
     /// from `first_look` up to the most trials per setting.
     pub looks: usize,
-    /// With `--repeat auto`: the trial count of the first round at which anything can be
-    /// decided (every setting runs until then). Equal to the fixed count otherwise (0 when not
-    /// known).
+    /// With `--repeat auto`: the trials per setting at the first planned look (every setting
+    /// runs until then, and nothing is decided before). 0 for a fixed count.
     pub first_look: usize,
     /// The confidence of each pairwise interval: `1 − (1 − confidence)/(pairs·looks)`.
     pub pair_confidence: f64,
@@ -68,18 +64,20 @@ impl Family {
     /// The family of `k` settings under `rules` (a fixed count when `rules.auto_max` is None).
     pub fn of(k: usize, rules: &Rules) -> Family {
         let rules = rules.effective();
-        let pairs = (k * k.saturating_sub(1) / 2).max(1);
-        let alpha = 1.0 - rules.confidence;
+        let pairs = spending::pairs(k);
         let (first_look, looks) = match rules.auto_max {
             None => (0, 1),
-            Some(max) => first_look(pairs, max as usize, alpha),
+            Some(max) => {
+                let first = spending::first_look(max as usize);
+                (first, spending::looks(first, max as usize))
+            }
         };
         Family {
             settings: k,
             pairs,
             looks,
             first_look,
-            pair_confidence: 1.0 - alpha / (pairs * looks) as f64,
+            pair_confidence: spending::pair_level(rules.confidence, pairs, looks),
         }
     }
 
@@ -87,21 +85,12 @@ impl Family {
     pub fn is_single(&self) -> bool {
         self.pairs == 1 && self.looks == 1
     }
-}
 
-/// The first round `n` (trials per setting, at least [`MIN_TRIALS`]) at which the widest
-/// interval of `n` against `n` trials reaches `1 − α/(pairs·(max − n + 1))`, and the looks
-/// from there to `max`. When no round up to `max` reaches it, the one look at `max`.
-fn first_look(pairs: usize, max: usize, alpha: f64) -> (usize, usize) {
-    let max = max.max(MIN_TRIALS);
-    for n in MIN_TRIALS..=max {
-        let looks = max - n + 1;
-        let level = 1.0 - alpha / (pairs * looks) as f64;
-        if widest_level(n, n) + LEVEL_EPS >= level {
-            return (n, looks);
-        }
+    /// Whether a pair with `n` and `m` trials may be decided: with `--repeat auto`, not before
+    /// the first planned look.
+    pub fn may_decide(&self, n: usize, m: usize) -> bool {
+        n.min(m) >= self.first_look
     }
-    (max, 1)
 }
 
 #[cfg(test)]
@@ -128,20 +117,20 @@ mod tests {
     }
 
     #[test]
-    fn auto_pays_for_its_looks_from_the_first_decidable_round() {
-        // Two settings, at most 10 each. At n = 5 with 6 looks left each look gets
-        // 0.05/6 = 0.0083, and 5 against 5 reach 1 − 2/252 (tail 0.0079): the first look.
-        // n = 4 (7 looks, 0.0071) against 1 − 2/70 (0.029) cannot.
+    fn auto_pays_for_its_looks_from_the_planned_first_look() {
+        // Two settings, at most 10 each: looks at 5..10, each at 1 − 0.05/6.
         let f = Family::of(2, &Rules::default().with_auto(10));
         assert_eq!((f.first_look, f.looks), (5, 6));
         assert!(close(f.pair_confidence, 1.0 - 0.05 / 6.0));
-        // Eight settings: 28 pairs; n = 7 with 4 looks needs 0.05/112 = 0.00045 against
-        // 2/3432 = 0.00058 (no); n = 8 with 3 looks needs 0.05/84 = 0.0006 against
-        // 2/12870 = 0.00016 (yes).
+        assert!(!f.may_decide(4, 10) && f.may_decide(5, 5));
+        // Eight settings: the same plan, 28 pairs.
         let f = Family::of(8, &Rules::default().with_auto(10));
-        assert_eq!((f.first_look, f.looks), (8, 3));
-        // A cap too small to decide anything: one look at the cap.
+        assert_eq!((f.first_look, f.looks), (5, 6));
+        assert!(close(f.pair_confidence, 1.0 - 0.05 / 168.0));
+        // A cap below the first look: one look at the cap.
         let f = Family::of(10, &Rules::default().with_auto(4));
         assert_eq!((f.first_look, f.looks), (4, 1));
+        // A fixed count may decide at any count (the core still needs 3 a side).
+        assert!(Family::of(3, &Rules::default()).may_decide(3, 3));
     }
 }

@@ -119,6 +119,19 @@ pub struct Finding {
     /// (estimated from the spread so far); None there when no count up to
     /// [`super::needed::LIMIT`] would.
     pub more_repeats_needed: Option<usize>,
+    /// The set that may hold the best (Gupta's subset, read from the simultaneous intervals):
+    /// every setting not shown worse than some other, in the order given. The true best is
+    /// among them at the family's confidence.
+    #[serde(default)]
+    pub may_be_best: Vec<String>,
+    /// The settings shown `slower` than the best (by more than the smallest effect).
+    #[serde(default)]
+    pub shown_worse: Vec<String>,
+    /// When the run separates something (some setting shown worse) but decides no winner or
+    /// recommendation: the cheapest setting that may be best, the one to use if its interval
+    /// against the best (its `vs_best`) is acceptable. Not a claim that it is as good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<String>,
 }
 
 /// Every pair's shift, the best and each setting's standing: what [`decide`] and
@@ -134,6 +147,8 @@ struct Analysis {
     standing: Vec<Option<Verdict>>,
     /// Shown as good as the best (the best included when it is).
     as_good: Vec<bool>,
+    /// Not shown worse than any other setting: may be the best.
+    candidate: Vec<bool>,
 }
 
 fn analyse(settings: &[SettingTrials], better: Better, rules: &Rules) -> Analysis {
@@ -157,7 +172,8 @@ fn analyse(settings: &[SettingTrials], better: Better, rules: &Rules) -> Analysi
             if logs[i].is_empty() || logs[j].is_empty() {
                 continue;
             }
-            let s = shift(&logs[i], &logs[j], family.pair_confidence);
+            let mut s = shift(&logs[i], &logs[j], family.pair_confidence);
+            s.decisive &= family.may_decide(logs[i].len(), logs[j].len());
             raw[i][j] = Some(s);
             raw[j][i] = Some(s.flipped());
             cost[i][j] = Some(s.as_cost(better));
@@ -203,6 +219,7 @@ fn analyse(settings: &[SettingTrials], better: Better, rules: &Rules) -> Analysi
         raw,
         standing,
         as_good,
+        candidate,
     }
 }
 
@@ -272,6 +289,7 @@ pub fn decide(settings: &[SettingTrials], better: Better, rules: &Rules) -> Find
         })
         .collect();
     let more_repeats_needed = trials_to_settle(&results, &blocking, &a.family);
+    let set = SetOfBest::of(settings, &a, verdict);
     let matters = recommendation
         .map(|r| matters(settings, r, &a.as_good))
         .unwrap_or_default();
@@ -289,6 +307,43 @@ pub fn decide(settings: &[SettingTrials], better: Better, rules: &Rules) -> Find
         undecided: undecided.iter().map(|&i| label(i)).collect(),
         blocking: blocking.iter().map(|&i| label(i)).collect(),
         more_repeats_needed,
+        may_be_best: set.members.iter().map(|&i| label(i)).collect(),
+        shown_worse: set.worse.iter().map(|&i| label(i)).collect(),
+        pick: set.pick.map(label),
+    }
+}
+
+/// The settings that may be best, those shown worse, and the cheapest of the first when the
+/// run separated something but decided nothing else (multiple comparisons with the best read
+/// from the all-pairs intervals: a setting leaves the set only when some other is shown better).
+struct SetOfBest {
+    members: Vec<usize>,
+    worse: Vec<usize>,
+    pick: Option<usize>,
+}
+
+impl SetOfBest {
+    fn of(settings: &[SettingTrials], a: &Analysis, verdict: Option<Verdict>) -> SetOfBest {
+        let n = settings.len();
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| a.candidate[i] && a.estimates[i].is_some())
+            .collect();
+        let worse: Vec<usize> = (0..n)
+            .filter(|&i| a.standing[i] == Some(Verdict::Slower))
+            .collect();
+        let pick = (verdict == Some(Verdict::TooFewTrials) && !worse.is_empty())
+            .then(|| {
+                members
+                    .iter()
+                    .copied()
+                    .min_by_key(|&i| settings[i].cost_rank)
+            })
+            .flatten();
+        SetOfBest {
+            members,
+            worse,
+            pick,
+        }
     }
 }
 
@@ -303,7 +358,7 @@ fn trials_to_settle(results: &[SettingResult], open: &[usize], family: &Family) 
     open.iter()
         .map(|&i| match &results[i].vs_best {
             Some(c) => c.trials_needed,
-            None => Some(super::ranks::trials_needed(family.pair_confidence)),
+            None => Some(family.first_look.max(MIN_TRIALS)),
         })
         .collect::<Option<Vec<usize>>>()
         .and_then(|v| v.into_iter().max())
@@ -393,3 +448,7 @@ impl Finding {
 #[cfg(test)]
 #[path = "finding_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "finding_set_tests.rs"]
+mod set_tests;

@@ -62,7 +62,9 @@ pub mod rules;
 pub mod short;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod simulate;
+pub mod spending;
 pub mod stats;
 pub mod units;
 pub mod verdict;
+pub mod welch;
 pub mod wording;

@@ -8,12 +8,12 @@
 //! from `1/n_a + 1/n_b` to `2/N`, and finds the smallest `N` per setting at which the
 //! interval would either leave 1 behind with the estimate beyond the smallest effect
 //! (`faster`/`slower`) or fit within the smallest effect (`no significant difference`) — and at
-//! which `N` against `N` can reach the level at all ([`super::ranks::trials_needed`]). It is
+//! which `N` against `N` can be compared at all ([`MIN_TRIALS`]). It is
 //! an estimate: the next trials move both the ratio and the spread, so the text always says
 //! "about" and "estimated from the spread so far". When the ratio sits right at the smallest
 //! effect no count up to [`LIMIT`] decides it, and the answer is None.
 
-use super::ranks::{normal_quantile, trials_needed};
+use super::ranks::normal_quantile;
 use super::verdict::{MIN_TRIALS, Shift};
 
 /// Counts beyond this are not estimated: the difference sits at the smallest effect.
@@ -25,9 +25,7 @@ pub const LIMIT: usize = 100;
 /// rescaling is an approximation of the exact interval, and "4 and 4; about 4 each would
 /// decide" would contradict itself.
 pub(crate) fn trials_to_decide(s: &Shift, confidence: f64, margin: f64) -> Option<usize> {
-    let least = trials_needed(confidence)
-        .max(s.n.max(s.m) + 1)
-        .max(MIN_TRIALS);
+    let least = (s.n.max(s.m) + 1).max(MIN_TRIALS);
     let width = s.high - s.low;
     let z_seen = normal_quantile(1.0 - (1.0 - s.level) / 2.0);
     // No spread yet (one trial a side, identical trials, or nothing reached): all that can
@@ -88,11 +86,12 @@ mod tests {
 
     #[test]
     fn without_a_spread_it_is_the_count_that_can_reach_the_level() {
+        // One a side: the fewest that are ever compared (Welch's t needs a spread).
         let s = shift(&[1.0f64.ln()], &[2.0f64.ln()], 0.95);
-        assert_eq!(trials_to_decide(&s, 0.95, 0.05), Some(4));
+        assert_eq!(trials_to_decide(&s, 0.95, 0.05), Some(MIN_TRIALS));
+        // Identical trials, three a side: one more than there are, whatever the level.
         let s = shift(&logs(&[1.0, 1.0, 1.0]), &logs(&[1.0, 1.0, 1.0]), 0.95);
         assert_eq!(trials_to_decide(&s, 0.95, 0.05), Some(4));
-        // Three settings at once (98.3% each) need 5 a side to reach the level.
-        assert_eq!(trials_to_decide(&s, 1.0 - 0.05 / 3.0, 0.05), Some(5));
+        assert_eq!(trials_to_decide(&s, 1.0 - 0.05 / 3.0, 0.05), Some(4));
     }
 }

@@ -6,10 +6,12 @@
 //! - `no significant difference between 1MB and 64MB: all within 5% of the best`
 //! - `too few trials to decide: 1MB undecided against the best (16MB); about 9 trials each
 //!   would decide (estimated from the spread so far)`
+//! - `the best is among 1MB..256MB at 95%; 1GB (+12% [+3%, +22%]) and 4GB (+37% [+2%, +63%])
+//!   are slower than the best (64MB); use 1MB, the cheapest of them: +4% [−6%, +15%] against
+//!   the best; about 14 trials each would narrow the set (estimated from the spread so far)`
 //! - `one setting run: nothing to compare`
 
 use super::finding::Finding;
-use super::ranks::trials_needed;
 use super::verdict::{Better, Verdict};
 
 impl Finding {
@@ -26,6 +28,7 @@ impl Finding {
         match self.verdict {
             None if self.settings.is_empty() => "no setting run: nothing to compare".into(),
             None => "one setting run: nothing to compare".into(),
+            Some(Verdict::TooFewTrials) if self.pick.is_some() => self.set_sentence(&labels),
             Some(Verdict::TooFewTrials) => format!(
                 "too few trials to decide: {}",
                 self.what_is_open(&self.blocking, &labels)
@@ -67,6 +70,54 @@ impl Finding {
                 s
             }
         }
+    }
+
+    /// The set that may be best, what is shown worse (with its ratio and interval against the
+    /// best), the cheapest member to use with its interval, and what more trials would narrow.
+    fn set_sentence(&self, labels: &[&str]) -> String {
+        let level = format_level(self.rules.confidence);
+        let best = self.best.clone().unwrap_or_default();
+        let against = |l: &String| {
+            self.setting(l)
+                .and_then(|s| s.vs_best.as_ref())
+                .map(|c| format_ratio_interval(c.ratio, c.ratio_low, c.ratio_high))
+        };
+        let worse: Vec<String> = self
+            .shown_worse
+            .iter()
+            .map(|l| format!("{l} ({})", against(l).unwrap_or_default()))
+            .collect();
+        let verb = if worse.len() == 1 { "is" } else { "are" };
+        let mut s = format!(
+            "the best is among {} at {level}; {} {verb} slower than the best ({best})",
+            describe_group(&self.may_be_best, labels),
+            describe_list(&worse)
+        );
+        if let Some(pick) = &self.pick {
+            match against(pick) {
+                Some(i) => s.push_str(&format!(
+                    "; use {pick}, the cheapest of them: {i} against the best"
+                )),
+                None => s.push_str(&format!("; use {pick}, the best and the cheapest of them")),
+            }
+        }
+        let open: Vec<String> = self
+            .may_be_best
+            .iter()
+            .filter(|l| self.undecided.contains(l))
+            .cloned()
+            .collect();
+        match self.trials_to_settle(&open) {
+            Some(n) if !open.is_empty() => s.push_str(&format!(
+                "; about {n} trials each would narrow the set (estimated from the spread so far)"
+            )),
+            _ if !open.is_empty() => s.push_str(&format!(
+                "; more than {} trials each would be needed to narrow the set",
+                super::needed::LIMIT
+            )),
+            _ => {}
+        }
+        s
     }
 
     /// The labels in the order given, for `A..D` runs; empty (so groups are listed, never
@@ -113,7 +164,7 @@ impl Finding {
     /// "1MB and 4MB undecided against the best (16MB); about 9 trials each would decide
     /// (estimated from the spread so far)".
     fn what_is_open(&self, open: &[String], labels: &[&str]) -> String {
-        let least = trials_needed(self.family.pair_confidence);
+        let least = self.family.first_look.max(super::verdict::MIN_TRIALS);
         let counts = self.counts();
         let level = format_level(self.rules.confidence);
         let who = match (&self.best, open.len()) {
@@ -240,6 +291,30 @@ pub fn describe_group(group: &[String], order: &[&str]) -> String {
         [first, .., last] if contiguous => format!("{first}..{last}"),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
+}
+
+/// "A", "A and B", "A, B and C" (items that are not labels of a run).
+fn describe_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// A ratio against the best with its interval, as a change: `+37% [+2%, +63%]`, `−4% [−9%,
+/// +1%]`; from twice on as a factor: `450× [380×, 530×]`.
+pub fn format_ratio_interval(ratio: f64, low: f64, high: f64) -> String {
+    let one = |r: f64| {
+        if ratio >= 2.0 || ratio <= 0.5 {
+            format!("{}×", format_number(r))
+        } else {
+            let p = (r - 1.0) * 100.0;
+            let sign = if p < 0.0 { "−" } else { "+" };
+            format!("{sign}{:.0}%", p.abs())
+        }
+    };
+    format!("{} [{}, {}]", one(ratio), one(low), one(high))
 }
 
 /// A confidence or a share as a percentage with the digits it needs: `95%`, `99.9%`,

@@ -177,7 +177,7 @@ fn ranges_reads_measured_alike_but_projected_far_slower_make_a_trade_off_that_sa
     // Four reads a design do not decide at 100 versions (the verdict says so and how many
     // would); the projection does.
     assert!(
-        text.contains("too few trials at 100 versions (12 each would decide) but projected"),
+        text.contains("too few trials at 100 versions (19 each would decide) but projected"),
         "{text}"
     );
     assert!(

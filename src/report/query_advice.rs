@@ -81,6 +81,17 @@ fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendat
             "{}: one combination ran, nothing to compare: no recommendation.",
             u.name
         )),
+        (Some(Verdict::TooFewTrials), _) if f.pick.is_some() => words(format!(
+            "{}: {}.{}",
+            u.name,
+            f.sentence_with(&fmt),
+            match f.more_repeats_needed {
+                Some(n) => format!(
+                    " Run again with repeat {n} or more (an estimate), or repeat auto, to narrow the set."
+                ),
+                None => String::new(),
+            }
+        )),
         (Some(Verdict::TooFewTrials), _) => words(format!(
             "{}: {}. No recommendation{}",
             u.name,

@@ -61,6 +61,36 @@ fn slower_ones(f: &Finding) -> Vec<String> {
         .collect()
 }
 
+/// The seed presets' lesson, when the trials show it: every setting shown slower than the
+/// best uses more memory than every setting that may be best ("more memory was slower"), or
+/// less ("too little memory was slower"). Empty otherwise.
+fn memory_lesson(f: &Finding) -> String {
+    let rank = |l: &String| f.setting(l).map_or(0, |s| s.cost_rank);
+    let set: Vec<usize> = f.may_be_best.iter().map(rank).collect();
+    let worse: Vec<usize> = f.shown_worse.iter().map(rank).collect();
+    let (Some(lo), Some(hi)) = (set.iter().min(), set.iter().max()) else {
+        return String::new();
+    };
+    let group = f.shown_worse.join(", ");
+    if !worse.is_empty() && worse.iter().all(|w| w > hi) {
+        format!(" More memory was slower here ({group}): a sort that fits needs no more.")
+    } else if !worse.is_empty() && worse.iter().all(|w| w < lo) {
+        format!(" Too little memory was slower here ({group}): the sort spilled.")
+    } else {
+        String::new()
+    }
+}
+
+/// After the set that may be best: how to narrow it.
+fn again_to_narrow(f: &Finding) -> String {
+    match f.more_repeats_needed {
+        Some(n) => format!(
+            " Run again with repeat {n} or more (an estimate), or repeat auto, to narrow the set."
+        ),
+        None => String::new(),
+    }
+}
+
 /// The workers the builds of setting `r` of `order` launched: (fewest, most).
 fn launched(b: &IndexBuildReport, o: &OrderSummary, r: &SettingRef) -> Option<(u32, u32)> {
     let got: Vec<u32> = b
@@ -168,6 +198,14 @@ fn for_order(
                 None,
             )
         }
+        (Some(Verdict::TooFewTrials), _) if f.pick.is_some() => (
+            words(format!(
+                "The {order} index: {sentence} ({at}).{}{}",
+                memory_lesson(f),
+                again_to_narrow(f)
+            )),
+            None,
+        ),
         (Some(Verdict::TooFewTrials), _) => {
             let again = match f.more_repeats_needed {
                 Some(n) => format!(

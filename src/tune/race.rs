@@ -31,17 +31,19 @@ use serde::{Deserialize, Serialize};
 
 use super::candidates::is_cheaper;
 use crate::measure::rules::Rules;
+use crate::measure::spending;
 use crate::measure::stats::median;
 use crate::measure::verdict::{Better, Comparison, Verdict, compare};
 
-/// The first round after which values are compared (5 against 5 can reach a family-wise
-/// corrected confidence; 4 against 4 tops out at 97%).
-pub const FIRST_LOOK: usize = 5;
+/// The first round after which values are compared: the one first look of every sequential
+/// decision in pglab ([`spending::FIRST_LOOK`]).
+pub const FIRST_LOOK: usize = spending::FIRST_LOOK;
 /// A race without a plan of its looks ends after this many rounds whatever it showed.
 pub const MAX_ROUNDS: usize = 8;
 /// At most this many planned looks (a race of two values could afford hundreds).
-pub const MAX_LOOKS: usize = 16;
-/// The highest confidence a look may need: what the core's exact intervals compute.
+pub const MAX_LOOKS: usize = spending::MAX_LOOKS;
+/// The highest confidence a look may need (a level past it is too strict to decide anything
+/// a tune could afford to measure).
 const MAX_LEVEL: f64 = 0.999;
 
 /// One value in the race.
@@ -128,33 +130,28 @@ pub struct Race {
 /// `planned` looks planned: error α/planned (or α·2^−j when none were planned) shared by the
 /// family's k(k − 1)/2 pairs. None past the plan, or when that needs more than 99.9%.
 pub fn look_confidence(confidence: f64, look: usize, family: usize, planned: usize) -> Option<f64> {
-    let alpha = 1.0 - confidence;
-    let pairs = pairs_of(family) as f64;
-    let per = if planned == 0 {
-        alpha * 0.5f64.powi(look.max(1) as i32) / pairs
+    let level = if planned == 0 {
+        let alpha = 1.0 - confidence;
+        1.0 - alpha * 0.5f64.powi(look.max(1) as i32) / pairs_of(family) as f64
     } else if look > planned {
         return None;
     } else {
-        alpha / planned as f64 / pairs
+        spending::pair_level(confidence, pairs_of(family), planned)
     };
-    (per >= 1.0 - MAX_LEVEL - 1e-12).then_some(1.0 - per)
+    (level <= MAX_LEVEL + 1e-12).then_some(level)
 }
 
 fn pairs_of(family: usize) -> usize {
-    let k = family.max(2);
-    k * (k - 1) / 2
+    spending::pairs(family.max(2))
 }
 
 /// The looks a race of `family` values can plan when it can afford `rounds` rounds in all:
-/// one per round from [`FIRST_LOOK`] on, at least one, no more than [`MAX_LOOKS`] and no more
-/// than keep each look's level within 99.9%.
+/// one per round from [`FIRST_LOOK`] on ([`spending::looks`]), and no more than keep each
+/// look's level within 99.9%.
 pub fn looks_for(confidence: f64, family: usize, rounds: usize) -> usize {
     let alpha = 1.0 - confidence;
     let by_level = (alpha / ((1.0 - MAX_LEVEL) * pairs_of(family) as f64) + 1e-9).floor() as usize;
-    (rounds + 1)
-        .saturating_sub(FIRST_LOOK)
-        .clamp(1, MAX_LOOKS)
-        .min(by_level.max(1))
+    spending::looks(FIRST_LOOK, rounds).min(by_level.max(1))
 }
 
 impl Race {
@@ -257,7 +254,7 @@ impl Race {
     /// True when the trials each value has now can reach the next look's level at all.
     fn look_reachable(&self, r: &Rules) -> bool {
         let n = self.alive().map(|c| c.trials.len()).min().unwrap_or(0);
-        n >= 1 && crate::measure::ranks::critical_k(n, n, r.confidence).reachable
+        n >= crate::measure::verdict::MIN_TRIALS && r.confidence <= MAX_LEVEL + 1e-12
     }
 
     /// After a round: take a look when it is due and drop the values shown worse than the
@@ -480,10 +477,11 @@ mod tests {
         assert_eq!(r.planned_looks, 16, "planned once");
     }
 
-    /// Four values are six pairs: 5 against 5 cannot reach the first look's 99.58%, so round
-    /// 5 is no look and spends nothing; round 6 is the first.
+    /// Four values are six pairs: the first planned look is at round [`FIRST_LOOK`], where
+    /// Welch's t on the logs tells a value at half the others' throughput apart at the look's
+    /// level; before it nothing is dropped.
     #[test]
-    fn a_round_that_cannot_reach_the_level_is_no_look() {
+    fn the_first_look_is_the_planned_one() {
         let mut r = race(&["a", "bb", "ccc", "dddd"]);
         let level = [
             ("a", 1000.0),
@@ -491,10 +489,11 @@ mod tests {
             ("ccc", 1000.0),
             ("dddd", 1000.0),
         ];
-        feed(&mut r, &level, FIRST_LOOK);
-        assert_eq!((r.rounds, r.looks), (FIRST_LOOK, 0));
+        let dropped = feed(&mut r, &level, FIRST_LOOK - 1);
+        assert_eq!((r.rounds, r.looks), (FIRST_LOOK - 1, 0));
+        assert!(dropped.is_empty());
         let dropped = feed(&mut r, &level, 1);
-        assert_eq!(r.looks, 1);
+        assert_eq!((r.rounds, r.looks), (FIRST_LOOK, 1));
         assert_eq!(dropped, ["bb"]);
     }
 
@@ -532,9 +531,21 @@ mod tests {
         );
         assert!(dropped.is_empty());
         assert_eq!(r.rounds, FIRST_LOOK - 1);
+        // A race cut short (the budget) decides once, at the first look's level: its one
+        // look, so a value twice as fast is still taken.
         let d = r.decide(Better::Higher, &Rules::default());
-        assert_eq!(d.why, Why::NotShown);
-        assert_eq!(d.value, "128MB");
+        assert_eq!((d.why, d.value.as_str()), (Why::Better, "1GB"));
+        // A value not far from the start is not, on so few trials.
+        let mut r = race(&["128MB", "1GB"]);
+        feed(
+            &mut r,
+            &[("128MB", 1000.0), ("1GB", 1040.0)],
+            FIRST_LOOK - 1,
+        );
+        assert_eq!(
+            r.decide(Better::Higher, &Rules::default()).why,
+            Why::NotShown
+        );
     }
 
     #[test]

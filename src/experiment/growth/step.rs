@@ -303,12 +303,18 @@ mod tests {
         assert!(next_round(&s, 3, &[vec![1.0; 2], vec![2.0; 2]]).is_empty());
         let s = spec("auto", "5");
         let three = vec![1.0, 1.01, 0.99];
-        // 3 against 3 cannot decide at 95%: both designs get a fourth round.
+        // 3 against 3 are before auto's first planned look: both designs get a fourth round.
         assert_eq!(next_round(&s, 4, &[three.clone(), three.clone()]), [0, 1]);
-        // Decided (4 each, clearly apart): no more rounds.
+        // Clearly apart but before the first planned look (5 each, measure::spending):
+        // another round; at 5 each, decided.
         let a = vec![1.0, 1.01, 0.99, 1.0];
         let b = vec![2.0, 2.02, 1.98, 2.0];
-        assert!(next_round(&s, 5, &[a, b]).is_empty());
+        let auto10 = spec("auto", "10");
+        assert_eq!(next_round(&auto10, 5, &[a.clone(), b.clone()]), [0, 1]);
+        let (mut a, mut b) = (a, b);
+        a.push(1.005);
+        b.push(2.01);
+        assert!(next_round(&auto10, 6, &[a, b]).is_empty());
         // Never past max-repeat.
         assert!(next_round(&s, 6, &[vec![1.0], vec![2.0]]).is_empty());
         // One design: only its minimum of 3.

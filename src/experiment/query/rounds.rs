@@ -232,8 +232,9 @@ mod tests {
             push(&mut r, 0, 2.0 + rep as f64 * 0.001, rep);
             push(&mut r, 1, 1.0 + rep as f64 * 0.001, rep);
         }
-        // 3 against 3 cannot reach 95% with auto's looks paid for: one more of each, round by
-        // round, until the core decides — before the cap, on a 2× difference without noise.
+        // 3 against 3 are before auto's first planned look (5 each, measure::spending): one
+        // more of each, round by round, until the core decides — before the cap, on a 2×
+        // difference without noise.
         let most = s_most(&s);
         let mut rep = 4;
         loop {
@@ -247,7 +248,7 @@ mod tests {
             rep += 1;
             assert!(rep as usize <= most, "decided before the cap of {most}");
         }
-        assert!(rep > 4, "3 against 3 is too few at auto's first look");
+        assert!(rep > 4, "3 against 3 come before auto's first look");
         let (trials, _) = r.sweep_of(0);
         let f =
             crate::measure::finding::decide(&trials, r.better(), &s.decision.rules_for(s.repeat));

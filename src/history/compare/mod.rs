@@ -338,7 +338,7 @@ fn setting(
                 level: None,
                 verdict: Some(verdict),
                 trials_needed: (verdict == Verdict::TooFewTrials)
-                    .then(|| crate::measure::ranks::trials_needed(rules.confidence)),
+                    .then_some(crate::measure::verdict::MIN_TRIALS),
                 only_in: None,
             }
         }
