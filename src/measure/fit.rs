@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::interval::estimate;
-use super::ranks::normal_cdf;
+use super::normal::normal_cdf;
 
 /// A projection is called extrapolated, with its factor, when it reaches more than this many
 /// times the largest measured table.

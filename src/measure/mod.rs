@@ -16,11 +16,11 @@
 //! full range and the confidence actually reached.
 //!
 //! **Two settings** ([`verdict`]). The difference is a ratio, `a/b`. pglab takes the logarithm
-//! of every trial, forms all `n·m` differences between a trial of A and a trial of B, and
-//! reports `exp` of their median as the ratio (the Hodges–Lehmann estimate). Its interval is
-//! a pair of those sorted differences chosen from the exact distribution of the Mann–Whitney
-//! rank statistic ([`ranks`]), counted over all equally likely arrangements of the trials
-//! (normal approximation beyond 400 pairs). A is `faster` or `slower` only when the interval
+//! of every trial and reports `exp` of the difference of the mean logarithms as the ratio (the
+//! ratio of the geometric means). Its interval is Welch's t interval on the logarithms
+//! ([`welch`]): times are positive and their noise multiplies, so their logarithms are close
+//! to normal, and the interval reaches any level its spread allows.
+//! A is `faster` or `slower` only when the interval
 //! excludes 1 **and** the ratio is more than 5% from 1: a difference that is real but smaller
 //! than that is not worth a configuration change. `no significant difference` means
 //! equivalence was *shown*: the whole interval lies within 5% either way (a
@@ -56,8 +56,8 @@ pub mod finding;
 pub mod fit;
 pub mod interval;
 pub mod needed;
+pub mod normal;
 pub mod projection;
-pub mod ranks;
 pub mod rules;
 pub mod short;
 #[cfg(any(test, feature = "fixtures"))]

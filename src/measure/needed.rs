@@ -13,7 +13,7 @@
 //! "about" and "estimated from the spread so far". When the ratio sits right at the smallest
 //! effect no count up to [`LIMIT`] decides it, and the answer is None.
 
-use super::ranks::normal_quantile;
+use super::normal::normal_quantile;
 use super::verdict::{MIN_TRIALS, Shift};
 
 /// Counts beyond this are not estimated: the difference sits at the smallest effect.

@@ -1,12 +1,10 @@
 //! Two settings: the ratio of their measures with an interval, and the verdict in fixed words.
 //!
-//! **The ratio.** Timings compare as ratios ("12% slower"), so pglab works on logarithms: it
-//! forms all `n·m` differences `ln(a_i) − ln(b_j)` between the trials of A and of B, sorts
-//! them, and takes `exp` of their median as the ratio `a/b` (the Hodges–Lehmann estimate of
-//! the shift between the log-samples). The interval is `exp(d(k)) … exp(d(nm+1-k))` with the
-//! critical `k` from the exact Mann–Whitney distribution (see [`super::ranks`]). Nothing is
-//! assumed about the shape of the trials' distribution, one wild trial moves the estimate
-//! little, and the result is deterministic: no resampling, no randomness.
+//! **The ratio.** Timings compare as ratios ("12% slower"), so pglab works on logarithms: the
+//! ratio `a/b` is `exp` of the difference of the mean logarithms of A's and B's trials (the
+//! ratio of their geometric means), and its interval is Welch's t interval on those
+//! logarithms ([`super::welch`]; why not a rank test: there). The result is deterministic:
+//! no resampling, no randomness.
 //!
 //! **The verdict**, always one of five exact words, read from that one interval with the
 //! smallest effect `δ` (`min_effect`, default 5%):
@@ -110,7 +108,7 @@ impl std::fmt::Display for Verdict {
 pub struct Comparison {
     pub a: Estimate,
     pub b: Estimate,
-    /// Hodges–Lehmann estimate of `a/b`.
+    /// Ratio of the geometric means, `a/b`.
     pub ratio: f64,
     pub ratio_low: f64,
     pub ratio_high: f64,
@@ -132,8 +130,8 @@ pub struct Comparison {
     pub differences: Vec<String>,
 }
 
-/// The shift `ln(a) − ln(b)` between two sets of log-trials: the Hodges–Lehmann estimate
-/// and its interval at a confidence.
+/// The shift `ln(a) − ln(b)` between two sets of log-trials: the difference of their means
+/// and its Welch t interval at a confidence.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Shift {
     pub n: usize,

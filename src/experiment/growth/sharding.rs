@@ -22,7 +22,7 @@ pub struct ShardComparison {
     pub timed: Timed,
     /// The verdict for the distributed table: `slower` means it took longer than the plain one.
     pub verdict: Verdict,
-    /// distributed ÷ plain seconds (Hodges–Lehmann) with its interval.
+    /// distributed ÷ plain seconds (ratio of geometric means, Welch on logs) with its interval.
     pub ratio: f64,
     pub ratio_low: f64,
     pub ratio_high: f64,

@@ -75,7 +75,7 @@ pub struct DesignComparison {
     pub combo: usize,
     /// The verdict for `ranges`: `faster` means ranges took less time.
     pub verdict: Verdict,
-    /// ranges ÷ snapshot seconds (Hodges–Lehmann) with its interval.
+    /// ranges ÷ snapshot seconds (ratio of geometric means, Welch on logs) with its interval.
     pub ratio: f64,
     pub ratio_low: f64,
     pub ratio_high: f64,

@@ -10,8 +10,7 @@
 //! (decay), WAL bytes per row and commits; for `insert` waiting for every flush, commits/s
 //! as a fraction of the disk's fsync rate.
 //!
-//! Every configuration runs `repeat` times (default 4: the fewest trials a side with which
-//! the exact Mann–Whitney interval can reach 95%), by rounds so that drift spreads over all
+//! Every configuration runs `repeat` times (default 4), by rounds so that drift spreads over all
 //! configurations, each trial after a `CHECKPOINT` when the role may run one. With `auto`,
 //! rounds after the third hold only the configurations some verdict still needs, up to
 //! `max-repeat`. The summary (`summary`) states every finding in the statistics core's words.

@@ -54,7 +54,7 @@ pub struct GroupSetting {
     /// This setting against the best (`slower`: significantly and practically below it);
     /// None for the best itself.
     pub verdict: Option<Verdict>,
-    /// rows/s of this setting ÷ the best's (Hodges–Lehmann) with its interval, at the
+    /// rows/s of this setting ÷ the best's (ratio of geometric means, Welch on logs) with its interval, at the
     /// question's pairwise level (`level`).
     pub ratio: Option<f64>,
     pub ratio_low: Option<f64>,

@@ -69,7 +69,7 @@ pub struct SettingComparison {
     /// Median, interval and n of each side (None: not run there).
     pub baseline: Option<Estimate>,
     pub candidate: Option<Estimate>,
-    /// Candidate / baseline (Hodges–Lehmann) with its interval.
+    /// Candidate / baseline (ratio of geometric means, Welch on logs) with its interval.
     pub ratio: Option<f64>,
     pub ratio_low: Option<f64>,
     pub ratio_high: Option<f64>,
