@@ -29,7 +29,7 @@ for rtt in 0 2ms; do
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))
 by = {}
-for t in r["body"]["trials"]:
+for t in r.get("body", r)["trials"]:
     by.setdefault(t["synchronous_commit"], []).append(t)
 for level in ["off", "local", "remote_write", "on", "remote_apply"]:
     ts = by.get(level, [])

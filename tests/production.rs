@@ -362,6 +362,31 @@ async fn a_select_only_role_sweeps_without_writing_on_the_primary_and_on_its_hot
         "the run is in the history"
     );
 
+    // Look-only, the primary names its standby and the standby says how far it lags.
+    let (code, out, err) = pglab(
+        &data,
+        &[
+            "--observe",
+            "--db",
+            &primary.conninfo("reader"),
+            "probe",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        j["server"]["replicas"].as_array().map(Vec::len),
+        Some(1),
+        "{out}"
+    );
+    let (code, out, err) = pglab(
+        &data,
+        &["--observe", "--db", &standby.conninfo("reader"), "probe"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("standby  replay "), "{out}");
     // The same sweep on the hot standby: it says it is one, and how far it lags.
     let said = sweep_as_reader(&data, &standby.conninfo("reader"));
     assert!(said.contains("hot standby"), "{said}");

@@ -75,7 +75,17 @@ fn kill9(pid: i32) {
     panic!("pid {pid} did not die");
 }
 
-fn lab(tag: &str) -> (std::path::PathBuf, Sandbox, Standby) {
+/// Destroys the sandbox and its standbys when the test ends, passed or not: a failed
+/// assertion must not leave servers and relays running.
+struct Cleanup(std::path::PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = pglab(&self.0, &["sandbox", "destroy"]);
+    }
+}
+
+fn lab(tag: &str) -> (std::path::PathBuf, Sandbox, Standby, Cleanup) {
     let dir = common::temp_dir(tag);
     let data = dir.join("data");
     let paths = Paths {
@@ -84,12 +94,12 @@ fn lab(tag: &str) -> (std::path::PathBuf, Sandbox, Standby) {
     };
     let sb = Sandbox::locate(&paths, None, None).unwrap();
     let standby = Standby::of(&sb, 1).unwrap();
-    (data, sb, standby)
+    (data.clone(), sb, standby, Cleanup(data))
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_standby_streams_is_stopped_and_recovers_from_kill_9() {
-    let (data, sb, standby) = lab("standby");
+    let (data, sb, standby, _cleanup) = lab("standby");
     let said = ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
     assert!(said.contains("standby pglab_standby_1 streaming"), "{said}");
     let status = wait_streaming(&data);
@@ -156,7 +166,7 @@ fn p50_by_level(json: &serde_json::Value) -> Vec<(String, f64)> {
 
 #[test]
 fn at_2ms_rtt_sync_commit_on_waits_a_round_trip_and_local_does_not() {
-    let (data, sb, standby) = lab("rtt");
+    let (data, sb, standby, _cleanup) = lab("rtt");
     let said = ok(&pglab(
         &data,
         &[

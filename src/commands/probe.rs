@@ -186,6 +186,12 @@ fn text(r: &ProbeReport) -> String {
         s.user,
         if s.superuser { " (superuser)" } else { "" }
     ));
+    if let Some(l) = &s.standby_lag {
+        out.push_str(&format!("standby  {}\n", l.words()));
+    }
+    for r in &s.replicas {
+        out.push_str(&format!("replica  {}\n", replica_text(r)));
+    }
     if let Some(c) = &s.citus {
         out.push_str(&format!(
             "citus    {} · extension {}\n",
@@ -299,5 +305,17 @@ mod tests {
             conns_text(3, &["2 active".into(), "1 idle".into()]),
             "conns 3 (2 active, 1 idle)"
         );
+    }
+}
+
+/// One standby as its primary sees it; a role without `pg_read_all_stats` sees its name only.
+fn replica_text(r: &crate::server::replication::ReplicaLag) -> String {
+    if r.state.is_empty() {
+        format!(
+            "{}: its state and lag are hidden from this role (pg_read_all_stats shows them)",
+            r.application_name
+        )
+    } else {
+        r.line()
     }
 }

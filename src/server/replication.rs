@@ -75,3 +75,47 @@ pub async fn read(client: &Client) -> Result<Vec<ReplicaLag>, tokio_postgres::Er
         })
         .collect())
 }
+
+/// How far a hot standby is behind, as it says itself: WAL received but not yet replayed,
+/// and how long ago the last transaction it replayed committed on the primary (on an idle
+/// primary that grows without any lag).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StandbyLag {
+    pub replay_behind_bytes: Option<i64>,
+    pub last_replayed_s: Option<f64>,
+}
+
+impl StandbyLag {
+    /// "replay 0 B behind · last replayed xact 2.1 s ago".
+    pub fn words(&self) -> String {
+        let bytes = self
+            .replay_behind_bytes
+            .map_or("an unknown amount".into(), |b| {
+                crate::measure::units::format_bytes(b.max(0) as u64)
+            });
+        match self.last_replayed_s {
+            Some(s) => format!(
+                "replay {bytes} behind · last replayed xact {} ago",
+                crate::measure::units::format_seconds(s.max(0.0))
+            ),
+            None => format!("replay {bytes} behind"),
+        }
+    }
+}
+
+/// A standby's own view of its lag (None on a primary or when it cannot be read).
+pub async fn standby_lag(client: &Client) -> Option<StandbyLag> {
+    let r = client
+        .query_one(
+            "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_last_wal_receive_lsn(), pg_catalog.pg_last_wal_replay_lsn())::int8,
+                    extract(epoch FROM now() - pg_catalog.pg_last_xact_replay_timestamp())::float8
+              WHERE pg_catalog.pg_is_in_recovery()",
+            &[],
+        )
+        .await
+        .ok()?;
+    Some(StandbyLag {
+        replay_behind_bytes: r.get(0),
+        last_replayed_s: r.get(1),
+    })
+}

@@ -153,6 +153,13 @@ pub struct ServerSnapshot {
     /// The Citus cluster this server coordinates (None: a plain server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub citus: Option<super::CitusInfo>,
+    /// A primary's standbys as its `pg_stat_replication` shows them (read-only, any server;
+    /// the lags are NULL for a role without `pg_read_all_stats`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<super::replication::ReplicaLag>,
+    /// A hot standby's own lag (None on a primary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standby_lag: Option<super::replication::StandbyLag>,
     #[serde(skip)]
     pub taken: Option<Instant>,
 }
@@ -376,6 +383,16 @@ async fn read_in_transaction(
         .unwrap_or_default();
     let total = (counters.blks_hit + counters.blks_read) as f64;
     let citus = super::citus::read(client).await.map_err(q)?;
+    let in_recovery: bool = row.get(3);
+    // Last: reading them cannot fail for want of a privilege (pg_stat_replication shows a
+    // role without pg_read_all_stats its rows with NULL lags), and an error would end the
+    // read-only transaction the other reads share.
+    let replicas = super::replication::read(client).await.unwrap_or_default();
+    let standby_lag = if in_recovery {
+        super::replication::standby_lag(client).await
+    } else {
+        None
+    };
     Ok(ServerSnapshot {
         version: row.get(0),
         version_num,
@@ -383,7 +400,7 @@ async fn read_in_transaction(
         location: target.location.clone(),
         target: target.describe(),
         tls,
-        in_recovery: row.get(3),
+        in_recovery,
         database: row.get(4),
         database_bytes: row.get(5),
         user: row.get(6),
@@ -395,6 +412,8 @@ async fn read_in_transaction(
         altered,
         counters,
         citus,
+        replicas,
+        standby_lag,
         taken: Some(Instant::now()),
     })
 }

@@ -101,6 +101,8 @@ pub fn server(i: u64, taken: Instant) -> ServerSnapshot {
         cache_hit_total: Some(0.992),
         altered: Vec::new(),
         citus: None,
+        replicas: Vec::new(),
+        standby_lag: None,
         taken: Some(taken),
     }
 }

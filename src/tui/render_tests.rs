@@ -472,3 +472,38 @@ fn a_running_what_if_and_altered_settings_are_marked_in_the_panes() {
     assert!(s.contains("ALTER SYSTEM: shared_buffers=1GB"), "{s}");
     assert!(s.contains("shared_buffers 128MB*"), "{s}");
 }
+
+#[test]
+fn a_primary_shows_its_standbys_and_a_standby_its_own_lag() {
+    let mut app = fixture::idle_app(LARGE, Instant::now());
+    if let Some(s) = app.target.latest.as_mut() {
+        s.replicas = vec![crate::server::replication::ReplicaLag {
+            application_name: "db2".into(),
+            state: "streaming".into(),
+            sync_state: "sync".into(),
+            write_lag_ms: Some(0.3),
+            flush_lag_ms: Some(0.4),
+            replay_lag_ms: Some(0.5),
+            replay_behind_bytes: Some(0),
+        }];
+    }
+    let s = screen(&app);
+    assert!(
+        s.contains("standby db2 streaming (sync) replay 0.5 ms, 0 B behind"),
+        "{s}"
+    );
+    if let Some(s) = app.target.latest.as_mut() {
+        s.replicas.clear();
+        s.in_recovery = true;
+        s.standby_lag = Some(crate::server::replication::StandbyLag {
+            replay_behind_bytes: Some(8192),
+            last_replayed_s: Some(2.0),
+        });
+    }
+    let s = screen(&app);
+    assert!(s.contains("in recovery (standby)"), "{s}");
+    assert!(
+        s.contains("replay 8192 B behind · last replayed xact 2.0 s ago"),
+        "{s}"
+    );
+}

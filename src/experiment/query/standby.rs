@@ -4,27 +4,21 @@
 use crate::experiment::lab::RunCtx;
 use crate::measure::units::{format_bytes, format_seconds};
 
-const LAG: &str = "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_last_wal_receive_lsn(), pg_catalog.pg_last_wal_replay_lsn())::int8,
-        extract(epoch FROM now() - pg_catalog.pg_last_xact_replay_timestamp())::float8";
-
 /// Say that the target is a standby and how far behind it replays (nothing on a primary).
 pub async fn note(ctx: &RunCtx) {
     if !ctx.server.in_recovery {
         return;
     }
     let lag = match ctx.target.connect().await {
-        Ok(c) => c.query_one(LAG, &[]).await.ok().map(|r| {
-            let bytes: Option<i64> = r.get(0);
-            let secs: Option<f64> = r.get(1);
-            (bytes, secs)
-        }),
+        Ok(c) => crate::server::replication::standby_lag(&c).await,
         Err(_) => None,
     };
     let how = match lag {
-        Some((bytes, secs)) => format!(
+        Some(l) => format!(
             "replay is {} behind the WAL it has received{}",
-            bytes.map_or("an unknown amount".into(), |b| format_bytes(b.max(0) as u64)),
-            secs.map_or(String::new(), |s| format!(
+            l.replay_behind_bytes
+                .map_or("an unknown amount".into(), |b| format_bytes(b.max(0) as u64)),
+            l.last_replayed_s.map_or(String::new(), |s| format!(
                 ", and the last transaction it replayed committed {} ago on the primary (on an idle primary that is no lag)",
                 format_seconds(s.max(0.0))
             ))

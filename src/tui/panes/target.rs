@@ -184,6 +184,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         for l in pack(&items, cols, " · ", 2.min(rows)) {
             lines.push(plain_line(l, style));
         }
+        replication_lines(s, cols, rows, &mut lines, theme);
         if let Some(c) = &s.citus {
             let mut items = vec![c.summary()];
             items.extend(c.nodes_line().split(" · ").map(str::to_string));
@@ -262,4 +263,42 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let room = rows.saturating_sub(lines.len());
     lines.extend(metric_lines.into_iter().take(room));
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A standby's own lag, or a primary's standbys (one line each, as many as fit): read-only,
+/// on any server, from `pg_stat_replication` and the standby's replay position.
+fn replication_lines(
+    s: &ServerSnapshot,
+    cols: usize,
+    rows: usize,
+    lines: &mut Vec<Line<'static>>,
+    theme: crate::tui::theme::Theme,
+) {
+    if let Some(l) = &s.standby_lag
+        && lines.len() < rows
+    {
+        lines.push(plain_line(fit(&l.words(), cols), theme.warn()));
+    }
+    for r in &s.replicas {
+        if lines.len() >= rows {
+            break;
+        }
+        let lag = r
+            .replay_lag_ms
+            .map(|v| format!("replay {v:.1} ms"))
+            .unwrap_or_else(|| "caught up".into());
+        let behind = r
+            .replay_behind_bytes
+            .map(|b| format!(", {} behind", format_bytes_short(b.max(0) as f64)))
+            .unwrap_or_default();
+        let text = if r.state.is_empty() {
+            format!("standby {}: lag hidden from this role", r.application_name)
+        } else {
+            format!(
+                "standby {} {} ({}) {lag}{behind}",
+                r.application_name, r.state, r.sync_state
+            )
+        };
+        lines.push(plain_line(fit(&text, cols), theme.plain()));
+    }
 }
