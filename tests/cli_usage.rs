@@ -331,3 +331,23 @@ fn a_tune_never_replaces_its_script_unasked() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_bad_size_flag_of_tune_is_one_sentence_with_an_example() {
+    let out = pglab(&[
+        "tune",
+        "--workload",
+        "ingest",
+        "--budget",
+        "60s",
+        "--max-memory",
+        "lots",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--max-memory lots:") && err.contains("(write it as 48GB)"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -294,6 +294,18 @@ fn conns_text(total: i64, parts: &[String]) -> String {
     }
 }
 
+/// One standby as its primary sees it; a role without `pg_read_all_stats` sees its name only.
+fn replica_text(r: &crate::server::replication::ReplicaLag) -> String {
+    if r.state.is_empty() {
+        format!(
+            "{}: its state and lag are hidden from this role (pg_read_all_stats shows them)",
+            r.application_name
+        )
+    } else {
+        r.line()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::conns_text;
@@ -305,17 +317,5 @@ mod tests {
             conns_text(3, &["2 active".into(), "1 idle".into()]),
             "conns 3 (2 active, 1 idle)"
         );
-    }
-}
-
-/// One standby as its primary sees it; a role without `pg_read_all_stats` sees its name only.
-fn replica_text(r: &crate::server::replication::ReplicaLag) -> String {
-    if r.state.is_empty() {
-        format!(
-            "{}: its state and lag are hidden from this role (pg_read_all_stats shows them)",
-            r.application_name
-        )
-    } else {
-        r.line()
     }
 }

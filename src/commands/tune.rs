@@ -28,17 +28,23 @@ fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
     user_error(EXIT_USAGE, msg)
 }
 
+/// A size flag (`--ram 64GB`) in bytes; the sentence names the flag and an example.
+fn size_flag(
+    flag: &str,
+    v: Option<&str>,
+    example: &str,
+) -> std::result::Result<Option<u64>, String> {
+    v.map(|v| {
+        crate::measure::units::parse_size(v)
+            .map(|s| s.bytes)
+            .map_err(|e| format!("{flag} {v}: {e} (write it as {example})"))
+    })
+    .transpose()
+}
+
 /// `--ram`, `--cores`, `--storage` as the prior takes them; one sentence for a bad value.
 fn given_hardware(args: &TuneArgs) -> std::result::Result<GivenHardware, String> {
-    let ram = args
-        .ram
-        .as_deref()
-        .map(|r| {
-            crate::measure::units::parse_size(r)
-                .map(|s| s.bytes)
-                .map_err(|e| format!("--ram {r}: {e} (write it as 64GB)"))
-        })
-        .transpose()?;
+    let ram = size_flag("--ram", args.ram.as_deref(), "64GB")?;
     if args.cores == Some(0) {
         return Err("--cores 0: give the server's cores, 1 or more".into());
     }
@@ -75,15 +81,8 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         .map(setup::budget)
         .transpose()
         .map_err(usage)?;
-    let max_memory = args
-        .max_memory
-        .as_deref()
-        .map(|m| {
-            crate::measure::units::parse_size(m)
-                .map(|s| s.bytes)
-                .map_err(|e| usage(format!("--max-memory {m}: {e} (write it as 48GB)")))
-        })
-        .transpose()?;
+    let max_memory =
+        size_flag("--max-memory", args.max_memory.as_deref(), "48GB").map_err(usage)?;
     let state_file = state::path(&ctx.paths.data_dir);
     let saved = saved_state(&args, &state_file)?;
     // Checked before anything is opened: a fresh tune needs a workload and a budget.
