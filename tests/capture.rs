@@ -280,6 +280,11 @@ fn the_mix_is_found_weighted_filled_and_nothing_is_written() {
             .iter()
             .all(|s| s.name.contains('_') && s.weight.is_some())
     );
+    // Each keeps production's mean, which a replay's report is set beside.
+    assert!(
+        stmts.iter().all(|s| s.production_mean_ns.is_some()),
+        "{stmts:?}"
+    );
 }
 
 #[test]

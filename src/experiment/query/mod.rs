@@ -30,6 +30,7 @@ pub mod loadgen;
 pub mod plan;
 pub mod pqsession;
 pub mod precheck;
+pub mod production;
 mod report;
 pub mod rounds;
 pub mod script;
