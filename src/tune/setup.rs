@@ -355,6 +355,17 @@ pub enum SetupError {
     Failed(String),
 }
 
+/// The note a tune on a hot standby carries: what it measured, and how far behind it was.
+fn standby_note(server: &ServerSnapshot) -> String {
+    let lag = server
+        .standby_lag
+        .map(|l| format!(" ({})", l.words()))
+        .unwrap_or_default();
+    format!(
+        "the target is a hot standby{lag}: the workload's reads were timed there, with the standby's cache and its replay running beside them; settings tuned here are the standby's, and may not carry to the primary"
+    )
+}
+
 /// The state of a fresh tune on the server behind `client`: the host read (and its disk
 /// probed in `probe_dir`, pglab's own directory on the server's device), the prior, the
 /// candidates checked against the server.
@@ -405,6 +416,10 @@ pub async fn new_state(
     if on_sandbox {
         notes.extend(sampled_note(client).await);
     }
+    if server.in_recovery {
+        // What a tune measures on a standby is the standby's reads, and only those.
+        notes.push(standby_note(server));
+    }
     if planned.settings.is_empty() {
         return Err(SetupError::Nothing(format!(
             "nothing to search on this server: {}",
@@ -420,12 +435,17 @@ pub async fn new_state(
         measured_on: MeasuredOn {
             host: host_text,
             server: format!(
-                "PostgreSQL {}, {}",
+                "PostgreSQL {}, {}{}",
                 server.version,
                 if on_sandbox {
                     "pglab's sandbox"
                 } else {
                     target
+                },
+                if server.in_recovery {
+                    " (a hot standby)"
+                } else {
+                    ""
                 }
             ),
             data,
