@@ -182,6 +182,37 @@ async fn a_plan_flip_across_random_page_cost_is_a_plan_change() {
     assert!(b.summary.findings.contains(words));
 }
 
+/// The same flip table at values that all pick the same plan: the planner-only setting did
+/// not change how the statement ran, and the finding says so instead of asking for trials.
+#[tokio::test]
+async fn a_planner_setting_that_leaves_the_plan_alone_is_said_to() {
+    let lab = common::lab();
+    let r = run_ok(
+        lab.target(),
+        &[
+            ("setup", FLIP_SETUP),
+            ("sql", "SELECT count(pad) FROM flip WHERE v < 50000"),
+            ("set", "random_page_cost=4,5"),
+            ("repeat", "3"),
+        ],
+        on_sandbox("q_same"),
+    )
+    .await;
+    let b = body(&r);
+    assert_eq!(
+        b.plan(0, 0).unwrap().facts.fingerprint,
+        b.plan(0, 1).unwrap().facts.fingerprint
+    );
+    assert!(
+        b.summary
+            .findings
+            .iter()
+            .any(|f| f.contains("the same plan at every value of random_page_cost")),
+        "{:?}",
+        b.summary.findings
+    );
+}
+
 /// Indexes in the schema of the candidate test.
 async fn q_index_indexes(cl: &tokio_postgres::Client) -> i64 {
     cl.query_one(

@@ -33,6 +33,7 @@ pub mod precheck;
 pub mod production;
 mod report;
 pub mod rounds;
+pub mod same_plan;
 pub mod script;
 pub mod session;
 pub mod setup;

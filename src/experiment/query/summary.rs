@@ -231,6 +231,8 @@ impl QueryReport {
                     .cloned(),
             );
             s.findings.extend(jit(self, i, &name));
+            s.findings
+                .extend(super::same_plan::same_plan(self, i, &name));
             s.findings.extend(estimates(self, i, &name));
         }
         let mut seen = BTreeSet::new();
