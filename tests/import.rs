@@ -660,3 +660,62 @@ fn not_enough_disk_is_refused_before_anything_is_written() {
     let _ = std::process::Command::new("umount").arg(&mnt).status();
     refused(&out, "not enough disk: the import needs about");
 }
+
+/// A query on imported tables names its data, and a join of a sample with a whole table is a
+/// confounder of what was measured.
+#[tokio::test]
+async fn a_query_names_its_imported_data_and_warns_of_a_sample_joined_with_a_whole_table() {
+    let src = source();
+    src.admin()
+        .await
+        .batch_execute(
+            "CREATE SCHEMA mix; CREATE TABLE mix.facts (id int, dim int);
+             INSERT INTO mix.facts SELECT g, g % 100 FROM generate_series(1, 20000) g;
+             CREATE TABLE mix.dims (id int PRIMARY KEY, label text);
+             INSERT INTO mix.dims SELECT g, 'd' || g FROM generate_series(0, 99) g;
+             ANALYZE mix.facts; ANALYZE mix.dims;",
+        )
+        .await
+        .unwrap();
+    let from = src.conninfo("postgres");
+    for args in [
+        &["--table", "mix.facts", "--sample", "20"][..],
+        &["--table", "mix.dims"][..],
+    ] {
+        let out = cli(&from, args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = common::lab()
+        .command()
+        .args([
+            "--keep-sandbox",
+            "run",
+            "query",
+            "--no-history",
+            "--sql",
+            "SELECT count(*) FROM mix.facts f JOIN mix.dims d ON d.id = f.dim",
+            "--repeat",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("data: mix.facts imported from") && text.contains("20% sample"),
+        "{text}"
+    );
+    assert!(text.contains("data: mix.dims imported from"), "{text}");
+    assert!(
+        text.contains("joins mix.dims (all rows) with mix.facts (20% sample"),
+        "{text}"
+    );
+}

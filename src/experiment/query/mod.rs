@@ -21,6 +21,7 @@ pub mod belts;
 pub mod bench;
 pub mod candidate;
 pub mod cold;
+pub mod data;
 pub mod exec;
 pub mod expr;
 mod fields;
@@ -204,6 +205,22 @@ fn describe(spec: &QuerySpec, mode: TxMode, total: usize) -> String {
     parts.join(" · ")
 }
 
+/// On the sandbox: which imported tables the statements read (a note each) and any statement
+/// that joins a sample with other data (a confounder).
+async fn data_notes(ctx: &RunCtx, report: &QueryReport, confounders: &mut Vec<String>) {
+    let Ok(c) = ctx.target.connect().await else {
+        return;
+    };
+    let Ok(records) = crate::import::record::imported_tables(&c).await else {
+        return;
+    };
+    let (notes, warnings) = data::of(report, &records);
+    for n in notes {
+        ctx.note(n).await;
+    }
+    confounders.extend(warnings);
+}
+
 pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Result<(), RunError> {
     let on_sandbox = ctx.target.is_sandbox() && ctx.opts.sandbox.is_some();
     let mode = TxMode::of(spec.writes, on_sandbox);
@@ -250,6 +267,9 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     if !dropped.is_empty() {
         ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
             .await;
+    }
+    if on_sandbox {
+        data_notes(ctx, report, &mut confounders).await;
     }
     report.summarize(&confounders);
     for f in report.summary.findings.clone() {
