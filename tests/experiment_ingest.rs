@@ -623,18 +623,22 @@ async fn insert_against_copy_is_a_verdict_over_interleaved_rounds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeat_auto_stops_at_max_repeat_when_undecided() {
     let lab = common::lab();
-    // 99.5% needs 6 trials a side (5 against 5 reach 99.2%): with max-repeat 5 the run must
-    // stop at 5, undecided.
+    // Two settings that do the same work (a batch past the row count is one COPY of all
+    // 1000 rows either way) and no practical threshold: "no significant difference" would
+    // need an interval of width zero, and "faster" an interval clear of 0, which a true
+    // difference of 0 gives with at most the 0.5% error. So the run stays undecided and must
+    // stop at max-repeat 5.
     let events = run_all(
         lab.target(),
         spec(&[
             ("method", "copy"),
-            ("batch", "100,200"),
+            ("batch", "1000,2000"),
             ("rows", "1000"),
             ("sync-commit", "off"),
             ("repeat", "auto"),
             ("max-repeat", "5"),
             ("confidence", "99.5%"),
+            ("min-effect", "0"),
         ]),
     )
     .await;
