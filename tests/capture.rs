@@ -316,6 +316,62 @@ fn values_come_from_sessions_seen_running_the_statements() {
 }
 
 #[test]
+fn a_page_takes_its_limit_from_productions_rows_per_call() {
+    let c = cluster();
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // Its own database, so the top statements of the mix's stay the mix's.
+    psql(c, "postgres", "CREATE DATABASE paged");
+    psql(
+        c,
+        "paged",
+        "CREATE EXTENSION pg_stat_statements;
+         CREATE TABLE acc (aid int PRIMARY KEY, bid int);
+         INSERT INTO acc SELECT g, g % 50 FROM generate_series(1, 5000) g;
+         ANALYZE acc;
+         GRANT SELECT ON acc TO watcher;
+         SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = 'paged'), 0);",
+    );
+    // 100 rows per bid: every page is full, 10 rows a call; the offsets vary.
+    let pages: String = (0..20)
+        .map(|i| {
+            format!(
+                "SELECT aid FROM acc WHERE bid = {} ORDER BY aid LIMIT 10 OFFSET {};\n",
+                i % 50,
+                (i % 10) * 10
+            )
+        })
+        .collect();
+    psql(c, "paged", &pages);
+    let (code, _, stderr, file) = capture(c, "watcher", "paged", &["--top", "5", "--sample", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!file.contains("left out"), "{file}");
+    let page = sqltext::split(&file)
+        .unwrap()
+        .into_iter()
+        .find(|s| s.sql.contains("LIMIT"))
+        .unwrap_or_else(|| panic!("the page is captured\n{file}"));
+    assert!(page.sql.contains("LIMIT 10 OFFSET 0"), "{}", page.sql);
+    assert!(
+        file.contains("from column statistics (pg_stats) and production's figures")
+            && file.contains("production's rows per call (10.00)")
+            && file.contains("OFFSET 0, the first page"),
+        "{file}"
+    );
+    // The page replays as it is.
+    assert_eq!(
+        psql(
+            c,
+            "paged",
+            &format!(
+                "SELECT count(*) FROM ({}) p",
+                page.sql.trim_end_matches(';')
+            )
+        ),
+        "10"
+    );
+}
+
+#[test]
 fn without_the_extension_capture_says_how_and_samples_activity() {
     let c = cluster();
     let (code, _, stderr, _) = capture(c, "postgres", "plain", &["--sample", "0"]);

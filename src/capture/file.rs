@@ -134,9 +134,17 @@ fn values(s: &Captured, out: &mut String) {
         }
         Values::Statistics(sources) => {
             let each: Vec<String> = sources.iter().map(|(n, w)| format!("${n} {w}")).collect();
+            let paged = |w: &str| w.starts_with("LIMIT ") || w.starts_with("OFFSET ");
+            let from = if sources.iter().all(|(_, w)| paged(w)) {
+                "production's figures"
+            } else if sources.iter().any(|(_, w)| paged(w)) {
+                "column statistics (pg_stats) and production's figures"
+            } else {
+                "column statistics (pg_stats)"
+            };
             let _ = writeln!(
                 out,
-                "-- values: from column statistics (pg_stats), none seen in pg_stat_activity: {}",
+                "-- values: from {from}, none seen in pg_stat_activity: {}",
                 each.join("; ")
             );
         }

@@ -12,6 +12,7 @@ pub mod activity;
 pub mod align;
 pub mod colstats;
 pub mod file;
+pub mod paging;
 pub mod params;
 pub mod pick;
 pub mod shape;
@@ -233,28 +234,37 @@ async fn fill(
         return Ok(c);
     }
     let targets = params::targets(&c.normalized);
+    let pages = paging::paging(&c.normalized);
+    let rows_per_call = c
+        .baseline
+        .as_ref()
+        .filter(|b| b.calls > 0.0)
+        .map(|b| b.rows / b.calls);
     let mut values = BTreeMap::new();
     let mut sources = Vec::new();
     for n in &wanted {
-        let drawn = match targets.get(n) {
-            Some(t) => cache.draw(client, t).await?,
-            None => None,
+        let drawn = match (targets.get(n), pages.get(n)) {
+            (Some(t), _) => cache.draw(client, t).await?.map(|d| (d.literal, d.source)).ok_or_else(|| {
+                format!(
+                    "meets column {} but no statistics this role may read give a value for it (ANALYZE, or SELECT on the table)",
+                    t.column
+                )
+            }),
+            (None, Some(p)) => paging::value(*p, rows_per_call),
+            (None, None) => Err("meets no column whose statistics could give a value".into()),
         };
-        let Some(d) = drawn else {
-            c.left_out = Some(format!(
-                "${n} {}, and no session was seen running the statement during the sample (a longer --sample may see one)",
-                match targets.get(n) {
-                    Some(t) => format!(
-                        "meets column {} but no statistics this role may read give a value for it (ANALYZE, or SELECT on the table)",
-                        t.column
-                    ),
-                    None => "meets no column whose statistics could give a value".to_string(),
-                }
-            ));
-            return Ok(c);
-        };
-        values.insert(*n, d.literal);
-        sources.push((*n, d.source));
+        match drawn {
+            Ok((literal, source)) => {
+                values.insert(*n, literal);
+                sources.push((*n, source));
+            }
+            Err(why) => {
+                c.left_out = Some(format!(
+                    "${n} {why}, and no session was seen running the statement during the sample (a longer --sample may see one)"
+                ));
+                return Ok(c);
+            }
+        }
     }
     c.sql = align::fill(&c.normalized, &values);
     c.values = Values::Statistics(sources);

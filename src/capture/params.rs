@@ -107,13 +107,13 @@ fn str_of(v: &Value, key: &str) -> String {
 }
 
 /// The node inside a `Node` wrapper: `{"node": {"Kind": {...}}}` → ("Kind", {...}).
-fn node(v: &Value) -> Option<(&str, &Value)> {
+pub(super) fn node(v: &Value) -> Option<(&str, &Value)> {
     let inner = v.get("node")?.as_object()?;
     inner.iter().next().map(|(k, x)| (k.as_str(), x))
 }
 
 /// The `$n` a node is, through casts.
-fn param(v: &Value) -> Option<u32> {
+pub(super) fn param(v: &Value) -> Option<u32> {
     match node(v)? {
         ("ParamRef", p) => p.get("number")?.as_u64().map(|n| n as u32),
         ("TypeCast", c) => param(c.get("arg")?),
