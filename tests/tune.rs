@@ -343,7 +343,7 @@ fn a_file_of_statements_is_a_workload() {
     let dir = temp_dir("tune-query");
     std::fs::write(
         dir.join("report.sql"),
-        "-- name: sorted totals\nSELECT g % 5000 AS k, sum(g) FROM tq_rows GROUP BY 1 ORDER BY 2 DESC;\n",
+        "-- name: sorted totals\nSELECT g % 5000 AS k, sum(g) FROM tq_rows GROUP BY 1 ORDER BY 2 DESC;\n-- name: one row\nSELECT g FROM tq_rows WHERE g = 4242;\n",
     )
     .unwrap();
     let out = lab()
@@ -383,6 +383,16 @@ fn a_file_of_statements_is_a_workload() {
         "{md}"
     );
     assert!(md.contains("work_mem="), "{md}");
+    // The confirmation sets each statement beside itself on every side: a set that speeds
+    // one statement and slows another says both.
+    let per = md
+        .lines()
+        .find(|l| l.contains("per statement"))
+        .unwrap_or_else(|| panic!("each statement's verdict\n{md}"));
+    assert!(
+        per.contains("sorted totals") && per.contains("one row"),
+        "{per}"
+    );
     let hist = std::fs::read_to_string(lab().paths.history_file()).unwrap();
     assert!(
         hist.contains("\"experiment\":\"query\""),

@@ -266,14 +266,27 @@ impl Comparison {
 /// them); None when either side has none.
 pub fn compare(a: &[f64], b: &[f64], better: Better, rules: &Rules) -> Option<Comparison> {
     let rules = rules.effective();
+    let level = Family::of(2, &rules).pair_confidence;
+    compare_at(a, b, better, rules.confidence, level, rules.margin())
+}
+
+/// A against B with the interval of the ratio held to `level` (a level a caller corrected for
+/// its own family of comparisons, which may be above the 99.9% a run's rules allow), each
+/// median's interval at `confidence`, and the smallest effect `margin` (log scale).
+pub fn compare_at(
+    a: &[f64],
+    b: &[f64],
+    better: Better,
+    confidence: f64,
+    level: f64,
+    margin: f64,
+) -> Option<Comparison> {
     let (pa, pb) = (usable(a), usable(b));
-    let ea = estimate(&pa, rules.confidence)?;
-    let eb = estimate(&pb, rules.confidence)?;
+    let ea = estimate(&pa, confidence)?;
+    let eb = estimate(&pb, confidence)?;
     let la: Vec<f64> = pa.iter().map(|x| x.ln()).collect();
     let lb: Vec<f64> = pb.iter().map(|x| x.ln()).collect();
-    let level = Family::of(2, &rules).pair_confidence;
     let s = shift(&la, &lb, level);
-    let margin = rules.margin();
     let verdict = verdict_of(&s, better, margin);
     Some(Comparison::from_shift(ea, eb, &s, verdict, level, margin))
 }

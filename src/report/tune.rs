@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::chart_plot::{Axis, Marker, PALETTE, Plot, RefLine, Scale, Series, draw};
 use crate::measure::units::format_count;
 use crate::tune::TuneState;
+use crate::tune::confirm::Side;
 use crate::tune::objective::Objective;
 use crate::tune::output::{self, comparison_text};
 
@@ -202,8 +203,14 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
                     .unwrap_or_else(|| "no verdict".into())
             ));
         }
+        if let Some(w) = crate::tune::statements::sentence(&c.statements, Side::Tuned) {
+            s.push_str(&format!("\nThe tuned set, {w}.\n"));
+        }
         if let Some(f) = crate::tune::formula::sentence(st) {
             s.push_str(&format!("\n{f}.\n"));
+        }
+        if let Some(w) = crate::tune::statements::sentence(&c.statements, Side::Formula) {
+            s.push_str(&format!("\npgtune's set, {w}.\n"));
         }
     }
     s.push_str("\n## Script\n\n```sql\n");

@@ -34,6 +34,9 @@ pub struct Confirm {
     /// The formula's set against the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub formula_comparison: Option<Comparison>,
+    /// Each statement's times per side (timed query workloads), and its verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<super::statements::StatementSides>,
 }
 
 /// A configuration the confirmation measures.
@@ -60,6 +63,7 @@ impl Confirm {
             formula,
             formula_trials: Vec::new(),
             formula_comparison: None,
+            statements: Vec::new(),
         }
     }
 
@@ -131,6 +135,7 @@ impl Confirm {
         self.formula_comparison = (!self.formula_trials.is_empty())
             .then(|| compare(&self.formula_trials, &self.start_trials, better, &r))
             .flatten();
+        super::statements::judge(&mut self.statements, rules);
     }
 }
 

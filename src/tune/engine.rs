@@ -481,15 +481,18 @@ impl Tuner {
             return Ok(false);
         }
         let mut measures = Vec::new();
+        let mut statements = Vec::new();
         for side in order {
             let spec = rounds::round_spec(&st.spec, c.settings(side), None, warmup);
-            let r = self.one_run(st, spec, budget, cancel).await?;
+            let mut r = self.one_run(st, spec, budget, cancel).await?;
             match r.measures.get(&0) {
                 Some(m) => measures.push((side, *m)),
                 None => return Ok(false),
             }
+            statements.push((side, r.statements.remove(&0).unwrap_or_default()));
         }
         c.add_measures(&measures);
+        super::statements::add_round(&mut c.statements, &statements);
         self.emit(TuneEvent::Confirm(Box::new(c.clone())));
         st.confirm = Some(c.clone());
         self.save(st, budget);

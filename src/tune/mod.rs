@@ -22,6 +22,7 @@ pub mod race;
 pub mod rounds;
 pub mod setup;
 pub mod state;
+pub mod statements;
 
 pub use engine::{End, TuneEvent, Tuner};
 pub use state::TuneState;

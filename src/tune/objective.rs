@@ -131,6 +131,31 @@ pub fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
         .collect()
 }
 
+/// Each statement's seconds per execution in every combination of a timed query workload
+/// (by combination index; the mean when a statement ran more than once there). Empty for
+/// other workloads and for throughput mode, where a trial is not one statement's.
+pub fn per_statement(report: &RunReport) -> BTreeMap<usize, Vec<(String, f64)>> {
+    let mut out: BTreeMap<usize, Vec<(String, f64)>> = BTreeMap::new();
+    let ReportBody::Query(r) = &report.body else {
+        return out;
+    };
+    if r.trials.iter().any(|t| t.transactions.is_some()) {
+        return out;
+    }
+    let mut acc: BTreeMap<(usize, usize), (String, f64, u32)> = BTreeMap::new();
+    for t in &r.trials {
+        let e = acc
+            .entry((t.combo, t.statement))
+            .or_insert_with(|| (t.name.clone(), 0.0, 0));
+        e.1 += t.seconds;
+        e.2 += 1;
+    }
+    for ((combo, _), (name, secs, n)) in acc {
+        out.entry(combo).or_default().push((name, secs / n as f64));
+    }
+    out
+}
+
 /// Seconds of the run's own timed trials (warm-ups and projected steps aside): the work the
 /// budget's pace counts per pass, apart from settings, restarts and preparation.
 pub fn work_seconds(report: &RunReport) -> f64 {

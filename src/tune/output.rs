@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::candidates::durability_loss;
-use super::confirm::Confirm;
+use super::confirm::{Confirm, Side};
 use super::objective::Objective;
 use super::race::{Decision, Why};
 use super::state::TuneState;
@@ -223,8 +223,14 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
                     estimate_text(&obj, &e)
                 ));
             }
+            if let Some(s) = super::statements::sentence(&c.statements, Side::Tuned) {
+                line(&format!("--   tuned set, {s}"));
+            }
             if let Some(f) = super::formula::sentence(st) {
                 line(&format!("--   {f}"));
+            }
+            if let Some(s) = super::statements::sentence(&c.statements, Side::Formula) {
+                line(&format!("--   pgtune's set, {s}"));
             }
         }
         None => line("-- confirmation: not run (no setting changed)"),

@@ -43,6 +43,8 @@ pub struct Round {
     pub notes: Vec<String>,
     /// The most memory-taking nodes of one of its plans (query workloads).
     pub nodes: Option<super::memory::MemoryNodes>,
+    /// Each statement's seconds per execution, by configuration (timed query workloads).
+    pub statements: BTreeMap<usize, Vec<(String, f64)>>,
 }
 
 /// The workload with `fixed` settings (one value each) and, last, `raced` with its values in
@@ -140,6 +142,7 @@ pub async fn run(
         wall_s: started.elapsed().as_secs_f64(),
         notes: report.notes.clone(),
         nodes: super::memory::nodes_of(&report),
+        statements: objective::per_statement(&report),
     })
 }
 
