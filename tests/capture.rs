@@ -9,6 +9,8 @@
 mod common;
 #[path = "common/source.rs"]
 mod source;
+#[path = "common/tmux.rs"]
+mod tmux;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -422,4 +424,68 @@ fn bad_flags_are_one_sentence() {
     let (code, _, stderr, _) = capture(c, "postgres", "postgres", &["--sample", "soon"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--sample"), "{stderr}");
+}
+
+/// The TUI's capture key on the target pane's server: it samples (Esc ends the sample early),
+/// writes the workload into pglab's data directory and opens it as the query experiment's
+/// file, the mix's three statements in it; the source stays unwritten.
+#[test]
+fn the_capture_key_opens_the_workload_in_the_query_experiment() {
+    if tmux::tmux_missing() {
+        return;
+    }
+    let c = cluster();
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = common::temp_dir("capture-tui");
+    let conninfo = format!(
+        "host={} port={} user=watcher dbname=postgres",
+        c.dir.display(),
+        c.port
+    );
+    let script = format!(
+        "env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u PGSERVICE PGLAB_DATA_DIR={} PGLAB_CONFIG_DIR={} {} --db '{conninfo}'; echo \"EXIT=$?\"; sleep 600",
+        tmux::shell_quote(&dir.join("data")),
+        tmux::shell_quote(&dir.join("config")),
+        tmux::shell_quote(Path::new(env!("CARGO_BIN_EXE_pglab"))),
+    );
+    let t = tmux::Tmux::start("capture", 100, 30, &script);
+    let wait = std::time::Duration::from_secs(60);
+    t.wait_for("the target pane", wait, |s| s.contains("conns"));
+    let before = psql(c, "postgres", "SELECT pg_current_wal_insert_lsn()");
+    t.keys(&["c"]);
+    t.wait_for("the sample", wait, |s| s.contains("capture: sampled"));
+    t.keys(&["Escape"]);
+    let s = t.wait_for("the capture to open", wait, |s| s.contains("captured "));
+    println!("{s}");
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.join("data").join("captures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let sql: Vec<String> = sqltext::split(&text)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.sql)
+        .collect();
+    for want in ["FROM acc WHERE aid =", "BETWEEN", "INSERT INTO hist"] {
+        assert!(sql.iter().any(|s| s.contains(want)), "{want}: {text}");
+    }
+    // The query experiment is on screen with the captured file as its workload.
+    assert!(
+        s.contains("Parameters · query") || s.contains("query"),
+        "{s}"
+    );
+    assert!(
+        s.contains("captures/"),
+        "the file field shows the workload\n{s}"
+    );
+    assert_eq!(
+        wal_written_since(c, &before),
+        "",
+        "the capture wrote nothing on the source"
+    );
+    t.keys(&["q"]);
+    t.wait_for("pglab to exit", wait, |s| s.contains("EXIT=0"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

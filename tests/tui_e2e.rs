@@ -2,57 +2,14 @@
 //! data dir. Skipped (with a message) when tmux is not installed.
 
 mod common;
+#[path = "common/tmux.rs"]
+mod tmux;
 
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-/// A tmux server of this test's own, so no one else's sessions are touched.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs")
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "e2e"];
-        args.extend_from_slice(keys);
-        self.cmd(&args);
-    }
-
-    /// Wait until the screen satisfies `ok`; the last screen either way.
-    fn wait_for(&self, what: &str, timeout: Duration, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if ok(&s) {
-                return s;
-            }
-            if start.elapsed() > timeout {
-                panic!("timed out after {timeout:?} waiting for {what}; the screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
+use tmux::{Tmux, shell_quote, tmux_missing};
 
 fn titles_shown(s: &str) -> bool {
     ["Target", "Host", "Parameters", "Run", "History"]
@@ -68,20 +25,6 @@ fn live(s: &str, label: &str) -> bool {
     })
 }
 
-fn shell_quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
-}
-
-fn tmux_missing() -> bool {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        common::skip_or_fail(
-            "tmux is not installed (apt-get install tmux); the TUI end-to-end test did not run",
-        );
-        return true;
-    }
-    false
-}
-
 /// pglab in a fresh tmux session on a sandbox of its own under `dir`; when it exits the pane
 /// shows its exit code and the terminal's modes.
 fn start(dir: &Path, tag: &str) -> Tmux {
@@ -94,26 +37,7 @@ fn start(dir: &Path, tag: &str) -> Tmux {
         shell_quote(&config),
         shell_quote(Path::new(bin)),
     );
-    let tmux = Tmux {
-        socket: format!("pglab-e2e-{}-{tag}", std::process::id()),
-    };
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "e2e",
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &script,
-    ]);
-    assert!(
-        out.status.success(),
-        "tmux: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    tmux
+    Tmux::start(tag, 100, 30, &script)
 }
 
 /// After pglab exited: code 0, the terminal in cooked mode, no server of its data dir left.

@@ -3,7 +3,8 @@
 //! `query_id` matches `pg_stat_statements` from PostgreSQL 14 when query ids are computed).
 //! Each execution counts once however many samples see it (a session's `query_start` tells
 //! executions apart). Every sample is a transaction of its own: within one, the server would
-//! show the same snapshot again.
+//! show the same snapshot again. pglab's own sessions (`application_name` `pglab…`: the TUI's
+//! target pane, a run on the same server) are not the DBA's workload and are left out.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -42,7 +43,8 @@ fn sample_sql(version_num: i32) -> String {
          FROM pg_stat_activity \
          WHERE pid <> pg_backend_pid() AND backend_type = 'client backend' \
          AND datname = current_database() AND coalesce(query, '') <> '' \
-         AND query NOT LIKE '/* pglab capture */%'"
+         AND query NOT LIKE '/* pglab capture */%' \
+         AND coalesce(application_name, '') NOT LIKE 'pglab%'"
     )
 }
 
@@ -52,7 +54,7 @@ pub async fn sample(
     version_num: i32,
     duration: Duration,
     stop: &CancellationToken,
-    progress: &mut dyn FnMut(usize, Duration),
+    progress: &mut (dyn FnMut(usize, Duration) + Send),
 ) -> Result<Sampled, String> {
     let sql = sample_sql(version_num);
     let started = Instant::now();

@@ -116,7 +116,7 @@ pub async fn capture(
     client: &Client,
     spec: &CaptureSpec,
     stop: &CancellationToken,
-    progress: &mut dyn FnMut(usize, Duration),
+    progress: &mut (dyn FnMut(usize, Duration) + Send),
 ) -> Result<Capture, String> {
     let started = Instant::now();
     let (version, server_version, database) = prepare(client).await?;

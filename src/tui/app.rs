@@ -166,6 +166,8 @@ pub struct App {
     pub import: super::overlays::import::ImportDialog,
     /// The tune view (kept while closed, so a tune goes on behind the panes).
     pub tune: super::overlays::tune::TuneView,
+    /// The capture key's capture, while it runs: whether its sample was ended early.
+    pub capture: Option<super::update_capture::Capturing>,
     /// Set when quitting waits for the run to stop.
     pub quitting: Option<Instant>,
     /// The quit came from a signal (exit code).
@@ -203,6 +205,7 @@ impl App {
             runs: RunsState::default(),
             import: Default::default(),
             tune: Default::default(),
+            capture: None,
             quitting: None,
             by_signal: false,
         }

@@ -24,6 +24,7 @@ pub enum Action {
     History,
     Import,
     Tune,
+    Capture,
     Observe,
     View,
     Axis,
@@ -36,7 +37,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 26] = [
+    pub const ALL: [Action; 27] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -52,6 +53,7 @@ impl Action {
         Action::History,
         Action::Import,
         Action::Tune,
+        Action::Capture,
         Action::Observe,
         Action::View,
         Action::Axis,
@@ -85,6 +87,7 @@ impl Action {
             Action::History => "history",
             Action::Import => "import",
             Action::Tune => "tune",
+            Action::Capture => "capture",
             Action::Observe => "observe",
             Action::View => "view",
             Action::Axis => "axis",
@@ -123,6 +126,9 @@ impl Action {
             Action::History => "past runs: reports, baseline, compare",
             Action::Import => "import tables of a server into the sandbox (read-only there)",
             Action::Tune => "tune: search settings for the parameters on screen within a budget",
+            Action::Capture => {
+                "capture the target's top statements (pg_stat_statements, 10 s of pg_stat_activity; only read) as the query experiment's workload"
+            }
             Action::Observe => "look only: turn experiments off (or on again)",
             Action::View => "run pane: summary, trials, chart, findings",
             Action::Axis => {
@@ -157,6 +163,7 @@ impl Action {
             Action::History => c('h'),
             Action::Import => c('i'),
             Action::Tune => c('t'),
+            Action::Capture => c('c'),
             Action::Observe => c('o'),
             Action::View => c('v'),
             Action::Axis => c('a'),

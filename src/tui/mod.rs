@@ -26,12 +26,15 @@ pub mod terminal;
 pub mod text;
 pub mod theme;
 pub mod update;
+mod update_capture;
 mod update_import;
 mod update_overlays;
 mod update_run;
 mod update_runs;
 mod update_tune;
 
+#[cfg(test)]
+mod capture_tests;
 #[cfg(test)]
 mod field_tests;
 #[cfg(test)]

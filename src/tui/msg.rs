@@ -128,6 +128,8 @@ pub enum Msg {
     Import(ImportMsg),
     /// News of the tune.
     Tune(TuneMsg),
+    /// News of the capture key's capture.
+    Capture(CaptureMsg),
 }
 
 /// What the tune view hears back.
@@ -225,6 +227,10 @@ pub enum Command {
     CancelRun,
     StartProbe,
     CancelProbe,
+    /// Capture the target's workload (answer: `Msg::Capture`).
+    StartCapture,
+    /// End the capture's sample early.
+    CancelCapture,
     /// Read the history for this spec: the strip's points and the time estimates.
     LoadHistory {
         spec_key: String,
@@ -245,4 +251,27 @@ pub enum Command {
     /// Start or stop a tune (answers: `Msg::Tune`).
     Tune(TuneCmd),
     Quit,
+}
+
+/// What the capture key reports.
+#[derive(Debug)]
+pub enum CaptureMsg {
+    /// The sample so far: executions seen, seconds sampled.
+    Progress {
+        seen: usize,
+        seconds: f64,
+    },
+    Done(Result<CaptureDone, String>),
+}
+
+/// A finished capture: the workload file written and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureDone {
+    pub path: std::path::PathBuf,
+    pub database: String,
+    pub captured: usize,
+    pub written: usize,
+    /// Share of the database's statement time (or of the executions seen).
+    pub coverage: f64,
+    pub from_statements: bool,
 }

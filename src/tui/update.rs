@@ -92,6 +92,7 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Command> {
             app.host.probe.apply(p, app.now);
             Vec::new()
         }
+        Msg::Capture(m) => super::update_capture::on_msg(app, m),
         Msg::Preflight {
             spec,
             kind,
@@ -291,6 +292,7 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
         Action::History => ov::open_runs(app),
         Action::Import => super::update_import::open(app),
         Action::Tune => super::update_tune::open(app),
+        Action::Capture => super::update_capture::request(app),
         Action::NextPane | Action::PrevPane => {
             let order = Focus::ORDER;
             let i = order.iter().position(|f| *f == app.focus).unwrap_or(0);
@@ -502,7 +504,7 @@ fn cancel(app: &mut App) -> Vec<Command> {
         app.host.probe.cancelling = true;
         return vec![Command::CancelProbe];
     }
-    Vec::new()
+    super::update_capture::cancel(app)
 }
 
 fn request_probe(app: &mut App) -> Vec<Command> {

@@ -320,6 +320,17 @@ fn time_items(app: &App) -> Vec<String> {
     out
 }
 
+/// A value in `cols`: a path (a file field, a captured workload) keeps its file name and the
+/// start of its directory, anything else is cut at a word or list boundary.
+fn fit_value(value: &str, cols: usize) -> String {
+    let path = value.contains('/') && !value.contains(char::is_whitespace);
+    if path {
+        crate::tui::text::fit_middle(value, cols)
+    } else {
+        fit(value, cols)
+    }
+}
+
 pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let st = &app.params;
     let theme = app.theme;
@@ -480,7 +491,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
                             spans.push(Span::styled(" ✗", theme.error()));
                         }
                     }
-                    None => spans.push(Span::styled(fit(value, value_w), value_style)),
+                    None => spans.push(Span::styled(fit_value(value, value_w), value_style)),
                 }
             }
         }

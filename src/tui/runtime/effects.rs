@@ -27,6 +27,7 @@ pub struct Effects {
     probe: Option<(CancellationToken, JoinHandle<()>)>,
     import: super::import::Importer,
     tune: super::tune::Tuning,
+    capture: super::capture::Capturer,
 }
 
 impl Effects {
@@ -38,6 +39,7 @@ impl Effects {
             probe: None,
             import: Default::default(),
             tune: Default::default(),
+            capture: Default::default(),
         }
     }
 
@@ -122,6 +124,8 @@ impl Effects {
                 });
                 self.probe = Some((cancel, task));
             }
+            Command::StartCapture => self.capture.start(&self.env, tx),
+            Command::CancelCapture => self.capture.cancel(),
             Command::CancelProbe => {
                 if let Some((cancel, _)) = &self.probe {
                     cancel.cancel();
@@ -245,6 +249,7 @@ impl Effects {
     pub async fn shutdown(&mut self) {
         self.import.shutdown().await;
         self.tune.shutdown().await;
+        self.capture.shutdown().await;
         if let Some((cancel, task)) = self.probe.take() {
             cancel.cancel();
             let _ = timeout(Duration::from_secs(5), task).await;

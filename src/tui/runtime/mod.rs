@@ -5,6 +5,7 @@
 //! each runs on its own task and reports back by message. [`effects`] carries out the
 //! commands, [`poll`] reads the server and the host, [`strip`] loads the history strip.
 
+mod capture;
 mod effects;
 mod import;
 mod poll;
