@@ -7,7 +7,7 @@ mod tmux;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tmux::{Tmux, shell_quote, tmux_missing};
 
