@@ -373,6 +373,58 @@ fn a_page_takes_its_limit_from_productions_rows_per_call() {
     );
 }
 
+/// The round trip a DBA makes: capture, `sandbox import` of the tables the statements read,
+/// and the file replayed on the sandbox with `run query --file` as it was written: every
+/// statement timed (the write on the imported copy), each set beside production's mean.
+#[test]
+fn the_captured_file_replays_on_the_sandbox_after_an_import() {
+    let c = cluster();
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, _, stderr, file) =
+        capture(c, "watcher", "postgres", &["--top", "3", "--sample", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    let path = write_file(&file);
+    let from = format!(
+        "host={} port={} user=postgres dbname=postgres",
+        c.dir.display(),
+        c.port
+    );
+    let lab = common::lab();
+    let out = lab
+        .command()
+        .args(["--keep-sandbox", "sandbox", "import", "--from", &from])
+        .args(["--table", "public.acc", "--table", "public.hist"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = lab
+        .command()
+        .args(["--keep-sandbox", "run", "query", "--file"])
+        .arg(&path)
+        .args(["--repeat", "3", "--no-history", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trials = report["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 9, "3 statements × 3 trials: {report}");
+    let names: std::collections::BTreeSet<&str> =
+        trials.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let text = report.to_string();
+    for n in &names {
+        assert!(
+            text.contains(&format!("{n}: replay median")) && text.contains("production's mean"),
+            "{n} beside production\n{text}"
+        );
+    }
+}
+
 #[test]
 fn without_the_extension_capture_says_how_and_samples_activity() {
     let c = cluster();
