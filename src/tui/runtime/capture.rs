@@ -48,6 +48,7 @@ impl Capturer {
                     }));
                 })
                 .await?;
+                nothing_to_capture(&cap)?;
                 let path = write(&dir, &cap)?;
                 Ok(CaptureDone {
                     written: cap.statements.iter().filter(|x| x.sql.is_some()).count(),
@@ -80,6 +81,27 @@ impl Capturer {
     }
 }
 
+/// A capture that found no statement writes no file: the reason instead (where the statements
+/// would have come from, and how to get `pg_stat_statements` when it is missing).
+fn nothing_to_capture(cap: &capture::Capture) -> Result<(), String> {
+    if !cap.statements.is_empty() {
+        return Ok(());
+    }
+    Err(if cap.from_statements {
+        format!(
+            "nothing to capture from {}: pg_stat_statements holds no statement a replay can run ({} passed over: transaction control, settings, DDL)",
+            cap.database, cap.other
+        )
+    } else {
+        format!(
+            "nothing to capture from {}: no other session ran a statement during the {:.0} s sample, and {}",
+            cap.database,
+            cap.sample_seconds,
+            capture::statements::ENABLE
+        )
+    })
+}
+
 /// `captures/<database>-<UTC time>.sql`, written atomically.
 fn write(dir: &std::path::Path, cap: &capture::Capture) -> Result<PathBuf, String> {
     crate::paths::private_dir(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
@@ -100,4 +122,34 @@ fn write(dir: &std::path::Path, cap: &capture::Capture) -> Result<PathBuf, Strin
     crate::paths::write_atomic(&path, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_capture_is_a_reason_not_a_file() {
+        let empty = capture::Capture {
+            database: "pglab".into(),
+            sample_seconds: 10.0,
+            ..Default::default()
+        };
+        let e = nothing_to_capture(&empty).unwrap_err();
+        assert!(
+            e.contains("no other session ran a statement during the 10 s sample")
+                && e.contains("shared_preload_libraries"),
+            "{e}"
+        );
+        let from_statements = capture::Capture {
+            from_statements: true,
+            other: 4,
+            ..empty
+        };
+        assert!(
+            nothing_to_capture(&from_statements)
+                .unwrap_err()
+                .contains("4 passed over")
+        );
+    }
 }
