@@ -482,6 +482,7 @@ fn bad_flags_are_one_sentence() {
 /// writes the workload into pglab's data directory and opens it as the query experiment's
 /// file, the mix's three statements in it; the source stays unwritten.
 #[test]
+#[ignore = "its TUI's target-pane queries land in the shared cluster's pg_stat_statements and can push the mix out of the other tests' --top 3; run alone: cargo test --test capture -- --ignored"]
 fn the_capture_key_opens_the_workload_in_the_query_experiment() {
     if tmux::tmux_missing() {
         return;
