@@ -60,11 +60,7 @@ pub fn add_round(all: &mut Vec<StatementSides>, round: &[(Side, Vec<(String, f64
 /// every comparison made.
 pub fn judge(all: &mut [StatementSides], rules: &Rules) {
     let r = rules.effective();
-    let made = all
-        .iter()
-        .map(|s| usize::from(!s.tuned.is_empty()) + usize::from(!s.formula.is_empty()))
-        .sum::<usize>()
-        .max(1);
+    let made = comparisons(all).max(1);
     let level = 1.0 - (1.0 - r.confidence) / made as f64;
     let margin = r.margin();
     for s in all.iter_mut() {
@@ -131,12 +127,13 @@ pub fn sentence(all: &[StatementSides], side: Side) -> Option<String> {
     Some(format!(
         "per statement (time per execution against the start's, each interval at {:.2}% for the {} comparisons made): {}",
         level * 100.0,
-        judged_count(all),
+        comparisons(all),
         parts.join("; ")
     ))
 }
 
-fn judged_count(all: &[StatementSides]) -> usize {
+/// The comparisons the statements make against the start: one per measured side of each.
+fn comparisons(all: &[StatementSides]) -> usize {
     all.iter()
         .map(|s| usize::from(!s.tuned.is_empty()) + usize::from(!s.formula.is_empty()))
         .sum()
