@@ -95,7 +95,7 @@ fn main() {
             );
         }
         let run = RunOptions {
-            history: Some(paths.history_file()),
+            recorder: Some(pglab::history::recorder(paths.history_file())),
             sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
             ..RunOptions::default()
         };

@@ -228,7 +228,7 @@ where
     } else {
         init_logging(&paths)
     };
-    if let Err(e) = crate::experiment::sql::check_schema_name(&global.schema) {
+    if let Err(e) = crate::sql::lab::check_schema_name(&global.schema) {
         eprintln!("pglab: --schema: {e}");
         return EXIT_USAGE;
     }

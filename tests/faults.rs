@@ -63,7 +63,7 @@ async fn terminated_builder_fails_the_run_with_a_sentence_and_cleans_up() {
     let history = lab.dir.join("faults-history.jsonl");
     let opts = RunOptions {
         schema: "fault_term".into(),
-        history: Some(history.clone()),
+        recorder: Some(pglab::history::recorder(history.clone())),
         ..RunOptions::default()
     };
     let s = spec(&[
@@ -114,7 +114,7 @@ async fn server_stopped_mid_run_fails_with_a_sentence_and_history_survives() {
     let history = dir.join("history.jsonl");
     let opts = RunOptions {
         schema: "fault_stop".into(),
-        history: Some(history.clone()),
+        recorder: Some(pglab::history::recorder(history.clone())),
         ..RunOptions::default()
     };
     let s = spec(&[

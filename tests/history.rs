@@ -283,7 +283,7 @@ async fn the_history_never_holds_a_password() {
         .parse_spec(&Default::default())
         .unwrap();
     let opts = RunOptions {
-        history: Some(path.clone()),
+        recorder: Some(pglab::history::recorder(path.clone())),
         ..RunOptions::default()
     };
     let mut h = pglab::experiment::spawn(target, spec, opts);

@@ -66,7 +66,7 @@ async fn cybertec_quick_runs_to_completion() {
     let history = lab.paths.history_file();
     let opts = RunOptions {
         preset: Some(p.name.clone()),
-        history: Some(history.clone()),
+        recorder: Some(pglab::history::recorder(history.clone())),
         ..RunOptions::default()
     };
     let mut h = pglab::experiment::spawn(lab.target(), spec, opts);

@@ -632,7 +632,7 @@ async fn a_backslash_in_a_setting_survives_a_legacy_server() {
     let c = target.connect().await.unwrap();
     let back: String = c
         .query_one(
-            &format!("SELECT {}::text", pglab::experiment::sql::literal(value)),
+            &format!("SELECT {}::text", pglab::sql::quote::literal(value)),
             &[],
         )
         .await

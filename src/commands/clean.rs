@@ -9,7 +9,7 @@ use color_eyre::eyre::Result;
 use tokio_postgres::Client;
 
 use crate::cli::CleanArgs;
-use crate::experiment::lab::MARK;
+use crate::sql::lab::MARK;
 use crate::experiment::leftovers::{
     LabObject, LabObjectKind, drop_leftovers, drop_schema, foreign_objects, lab_objects,
     schema_comment,

@@ -189,7 +189,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         statement_timeout,
         lock_timeout,
         preset,
-        history: (!args.no_history).then(|| ctx.paths.history_file()),
+        recorder: (!args.no_history).then(|| crate::history::recorder(ctx.paths.history_file())),
         local_data_dir: local,
         probe_dir,
         poll_progress: !args.no_progress_poll,

@@ -3,7 +3,8 @@
 
 use chrono::Utc;
 
-use crate::import::{ImportRecord, imported_tables, record::load_cache};
+use crate::import::{ImportRecord, imported_tables};
+use crate::sql::imported::load_cache;
 use crate::measure::units::{format_bytes, format_count};
 use crate::server::{Sandbox, Target};
 

@@ -196,7 +196,7 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         target: opened.target.clone(),
         run: RunOptions {
             schema: ctx.global.schema.clone(),
-            history: Some(ctx.paths.history_file()),
+            recorder: Some(crate::history::recorder(ctx.paths.history_file())),
             local_data_dir: Ctx::local_data_dir(&opened, Some(&server)),
             probe_dir,
             sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),

@@ -12,15 +12,13 @@ use tokio_util::sync::CancellationToken;
 use super::checkpoint::CheckpointPlan;
 use super::event::Emitter;
 use super::leftovers::drop_marked;
-use super::sql::{SessionSettings, ident, literal};
+use crate::sql::lab::MARK;
+use crate::sql::quote::{ident, literal};
+use crate::sql::settings::SessionSettings;
 use super::whatif::{Applier, Combo, Entered};
 use crate::host::HostSnapshot;
 use crate::server::error::{describe_query_error, sqlstate};
 use crate::server::{ServerSnapshot, Target};
-
-/// The prefix of every pglab object comment. `pglab clean` only ever touches objects whose
-/// comment starts with it.
-pub const MARK: &str = "pglab:";
 
 /// Why a run stopped early.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -48,8 +46,9 @@ pub struct RunOptions {
     pub preset: Option<String>,
     /// The tune the run is a round of (recorded with it).
     pub tune: Option<super::record::TuneRef>,
-    /// Where to append the report (None: not recorded, e.g. in some tests).
-    pub history: Option<std::path::PathBuf>,
+    /// Where the finished report goes (the history file; None: not recorded, e.g. in some
+    /// tests).
+    pub recorder: Option<Arc<dyn super::record::Recorder>>,
     /// A local directory on the server's data filesystem, for free-space checks (read only:
     /// nothing is ever written there unless it is pglab's own).
     pub local_data_dir: Option<std::path::PathBuf>,
@@ -81,7 +80,7 @@ impl Default for RunOptions {
             lock_timeout: Duration::from_secs(5),
             preset: None,
             tune: None,
-            history: None,
+            recorder: None,
             local_data_dir: None,
             probe_dir: None,
             poll_progress: true,

@@ -1,13 +1,13 @@
 //! Finding and dropping what runs left behind: every pglab table carries a `pglab:` comment,
 //! every live run holds an advisory lock, so a table whose run holds no lock is a leftover.
 //! Unmarked objects are never listed or touched, and neither are tables imported into the
-//! sandbox (`pglab:imported …`, see [`crate::import::record`]): they are the user's data,
+//! sandbox (`pglab:imported …`, see [`crate::sql::imported`]): they are the user's data,
 //! whatever schema they live in.
 
 use tokio_postgres::Client;
 
-use super::lab::MARK;
-use super::sql::ident;
+use crate::sql::lab::MARK;
+use crate::sql::quote::ident;
 use crate::server::error::describe_query_error;
 
 /// The relation kinds pglab marks and drops: tables, and (from a query run's setup) views,

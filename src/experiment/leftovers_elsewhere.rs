@@ -26,7 +26,7 @@ pub struct Elsewhere {
 /// The `pglab:run=ID` prefix of a run's mark, and the run id it names.
 fn run_of(comment: &str) -> Option<String> {
     comment
-        .strip_prefix(&format!("{}run=", super::lab::MARK))
+        .strip_prefix(&format!("{}run=", crate::sql::lab::MARK))
         .and_then(|rest| rest.split_whitespace().next())
         .map(str::to_string)
 }

@@ -18,7 +18,6 @@ pub mod query;
 pub mod record;
 pub mod runner;
 pub mod spec;
-pub mod sql;
 pub mod sync_standby;
 pub mod whatif;
 

@@ -9,6 +9,14 @@ use super::{growth, index_build, ingest, query};
 use crate::host::HostFingerprint;
 use crate::server::ServerFingerprint;
 
+/// Where the runner hands each finished run's report: pglab's history file
+/// (`history::HistoryFile`), or anything else a front end chooses. The runner owns
+/// this seam so the experiments never reach up into the history; it only calls it.
+pub trait Recorder: Send + Sync + std::fmt::Debug {
+    /// Keep `report`; an error is a sentence the runner logs (the run itself stands).
+    fn record(&self, report: &RunReport) -> Result<(), String>;
+}
+
 /// Bumped when a field changes meaning or disappears (adding fields does not bump it).
 pub const SCHEMA_VERSION: u32 = 1;
 

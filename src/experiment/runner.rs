@@ -12,21 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{CHANNEL_CAPACITY, Emitter, RunEvent, RunHandle};
 use super::lab::{RunCtx, RunError, RunOptions};
-use super::record::{Outcome, ReportBody, RunReport, SCHEMA_VERSION};
+use super::record::{Outcome, Recorder, ReportBody, RunReport, SCHEMA_VERSION};
 use super::spec::ExperimentSpec;
 use super::{growth, index_build, ingest, query};
 use crate::host::HostSnapshot;
 use crate::server::{Target, snapshot};
-
-/// A fresh run id: UTC time to the second plus 4 random hex digits (sortable, unique enough
-/// for two pglab processes starting in the same second).
-pub fn new_run_id() -> String {
-    format!(
-        "{}-{:04x}",
-        Utc::now().format("%Y%m%dT%H%M%SZ"),
-        rand::random::<u16>()
-    )
-}
 
 /// Start an experiment on its own task. Events arrive on the handle; cancel with its token.
 pub fn spawn(target: Arc<Target>, spec: ExperimentSpec, opts: RunOptions) -> RunHandle {
@@ -67,7 +57,7 @@ async fn run(
     if opts.statement_timeout.is_none() {
         opts.statement_timeout = spec.default_statement_timeout();
     }
-    let run_id = new_run_id();
+    let run_id = crate::sql::lab::new_run_id();
     let local = opts.local_data_dir.clone();
     let host = tokio::task::spawn_blocking(move || HostSnapshot::read(local.as_deref()))
         .await
@@ -90,12 +80,12 @@ async fn run(
         whatif: None,
         body: empty_body(&spec),
     };
-    let history = opts.history.clone();
+    let recorder = opts.recorder.clone();
     let fail = |mut report: RunReport, error: String| {
         report.outcome = Outcome::Failed;
         report.error = Some(error.clone());
         report.finished_at = Utc::now();
-        record(history.as_deref(), &report);
+        record(recorder.as_deref(), &report);
         RunEvent::Failed {
             error,
             report: Box::new(report),
@@ -245,12 +235,12 @@ async fn run(
     match result {
         Ok(()) => {
             report.outcome = Outcome::Finished;
-            record(ctx.opts.history.as_deref(), &report);
+            record(ctx.opts.recorder.as_deref(), &report);
             RunEvent::Finished(Box::new(report))
         }
         Err(RunError::Cancelled) => {
             report.outcome = Outcome::Cancelled;
-            record(ctx.opts.history.as_deref(), &report);
+            record(ctx.opts.recorder.as_deref(), &report);
             RunEvent::Cancelled(Box::new(report))
         }
         Err(RunError::Failed(e)) => fail(report, e),
@@ -275,15 +265,11 @@ fn restarts_sentence(restarts: &[f64]) -> Option<String> {
     }
 }
 
-fn record(history: Option<&std::path::Path>, report: &RunReport) {
-    if let Some(path) = history
-        && let Err(e) = crate::history::append(path, report)
+fn record(recorder: Option<&dyn Recorder>, report: &RunReport) {
+    if let Some(r) = recorder
+        && let Err(e) = r.record(report)
     {
-        tracing::error!(
-            "could not record run {} in {}: {e}",
-            report.run_id,
-            path.display()
-        );
+        tracing::error!("could not record run {}: {e}", report.run_id);
     }
 }
 

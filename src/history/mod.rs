@@ -23,7 +23,22 @@ use std::path::{Path, PathBuf};
 pub use compare::{Comparison, Options as CompareOptions, compare, compare_with};
 pub use query::{FindError, HistoryFilter, find, parse_since};
 
-use crate::experiment::record::{RunReport, SCHEMA_VERSION};
+use crate::experiment::record::{Recorder, RunReport, SCHEMA_VERSION};
+
+/// The history file as the runner's [`Recorder`]: each finished run appended to it.
+#[derive(Debug, Clone)]
+pub struct HistoryFile(pub PathBuf);
+
+impl Recorder for HistoryFile {
+    fn record(&self, report: &RunReport) -> Result<(), String> {
+        append(&self.0, report).map_err(|e| format!("{}: {e}", self.0.display()))
+    }
+}
+
+/// A run's recorder that appends to the history file at `path`.
+pub fn recorder(path: PathBuf) -> std::sync::Arc<dyn Recorder> {
+    std::sync::Arc::new(HistoryFile(path))
+}
 
 /// Append one report durably. Safe under concurrent pglab processes.
 pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {

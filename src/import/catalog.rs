@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use tokio_postgres::Client;
 
-use super::name::TableName;
+use crate::sql::names::TableName;
 
 /// Object ids below this are PostgreSQL's own (created by initdb): they exist in any cluster
 /// of the same major version.

@@ -2,8 +2,8 @@
 //! description: pure text, no I/O (the decisions about what to keep are in [`super::plan`]).
 
 use super::catalog::{ForeignKey, Index};
-use super::name::TableName;
-use crate::experiment::sql::{ident, literal};
+use crate::sql::names::TableName;
+use crate::sql::quote::{ident, literal, percent};
 
 /// One column of the sandbox's table, as decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -228,7 +228,7 @@ pub fn copy_out(
         Some((pct, seed)) => format!(
             "COPY (SELECT {cols} FROM ONLY {} TABLESAMPLE BERNOULLI ({}) REPEATABLE ({seed})) TO STDOUT{format}",
             table.sql(),
-            percent_sql(pct)
+            percent(pct)
         ),
     }
 }
@@ -247,17 +247,6 @@ pub fn copy_in(table: &TableName, columns: &[String], binary: bool) -> String {
         table.sql(),
         if binary { "FORMAT binary, " } else { "" }
     )
-}
-
-/// A percentage as SQL: at most 6 decimals, no exponent.
-pub fn percent_sql(pct: f64) -> String {
-    let s = format!("{:.6}", pct.clamp(0.0, 100.0));
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s.is_empty() {
-        "0".into()
-    } else {
-        s.to_string()
-    }
 }
 
 #[cfg(test)]
@@ -334,9 +323,6 @@ mod tests {
             ),
             "ALTER TABLE \"s\".\"t\" ADD CONSTRAINT \"pk\" PRIMARY KEY (id)"
         );
-        assert_eq!(percent_sql(10.0), "10");
-        assert_eq!(percent_sql(2.5), "2.5");
-        assert_eq!(percent_sql(0.0001234567), "0.000123");
         assert_eq!(
             copy_out(&t("public", "t"), &["a".into()], Some((10.0, 42)), true),
             "COPY (SELECT \"a\" FROM ONLY \"public\".\"t\" TABLESAMPLE BERNOULLI (10) REPEATABLE (42)) TO STDOUT (FORMAT binary)"

@@ -14,11 +14,9 @@
 pub mod catalog;
 pub mod copy;
 pub mod ddl;
-pub mod name;
 pub mod plan;
 mod plan_sandbox;
 mod plan_types;
-pub mod record;
 mod run;
 pub mod source;
 pub mod source_guard;
@@ -29,8 +27,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-pub use name::TableName;
-pub use record::{ImportRecord, imported_tables, record_of};
+pub use crate::sql::imported::{ImportRecord, imported_tables, record_of};
+pub use crate::sql::names::TableName;
 pub use source::SourceInfo;
 
 use crate::server::Target;

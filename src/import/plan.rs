@@ -10,12 +10,12 @@ use tokio_postgres::Client;
 
 use super::catalog::{Column, Dependency, FIRST_USER_OID, SourceTable};
 use super::ddl::{self, ColumnDef, ColumnTail};
-use super::name::TableName;
+use crate::sql::names::TableName;
 pub use super::plan_sandbox::SandboxFacts;
 use super::plan_sandbox::{existing_tables, outside_references};
 use super::types::{TypeKind, UserType};
 use super::{ImportError, ImportSpec, Sample, SourceInfo};
-use crate::experiment::sql::{ident, literal};
+use crate::sql::quote::{ident, literal};
 
 /// What to do with a source type in the sandbox.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use tokio_postgres::Client;
 
 use super::catalog::SourceTable;
-use super::name::TableName;
+use crate::sql::names::TableName;
 use super::plan::{Planner, TypeAction};
 use super::{ImportError, SourceInfo};
-use crate::experiment::sql::ident;
+use crate::sql::quote::ident;
 
 /// What the sandbox already has that the plan depends on.
 pub struct SandboxFacts {

@@ -9,7 +9,7 @@ use tokio_postgres::Client;
 use super::ImportError;
 use super::catalog::SourceTable;
 use super::ddl;
-use super::name::TableName;
+use crate::sql::names::TableName;
 use super::plan::{Planner, TypeAction};
 use super::types::{TypeKind, UserType, same_definition, sandbox_twin};
 

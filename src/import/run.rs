@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 use super::catalog::{SourceTable, read_table};
 use super::copy::{self, Ends, Moved};
 use super::plan::{Plan, TablePlan};
-use super::record::{ImportRecord, SampleRecord, imported_tables, save_cache};
+use crate::sql::imported::{ImportRecord, SampleRecord, imported_tables, save_cache};
 use super::{ImportError, ImportEvent, ImportOptions, ImportProgress, ImportReport, ImportSpec};
-use crate::experiment::sql::{ident, literal, plain_name};
+use crate::sql::lab::plain_name;
+use crate::sql::quote::{ident, literal};
 use crate::measure::units::format_bytes;
 use crate::server::Target;
 use crate::server::error::describe_query_error;
@@ -176,7 +177,7 @@ async fn with_snapshot(
         .map_err(|e| ImportError::Failed(e.to_string()))?;
     let staging = format!(
         "pglab_import_{}",
-        plain_name(&crate::experiment::runner::new_run_id())
+        plain_name(&crate::sql::lab::new_run_id())
     );
     let plan = super::plan::plan(spec, info, &tables, &types, &sandbox, &staging).await?;
     for n in plan.notes.clone() {
@@ -313,7 +314,7 @@ async fn stream_table(
         None => "all rows".to_string(),
         Some((p, seed)) => format!(
             "TABLESAMPLE BERNOULLI ({}) REPEATABLE ({seed})",
-            super::ddl::percent_sql(p)
+            crate::sql::quote::percent(p)
         ),
     };
     ctx.phase(format!(

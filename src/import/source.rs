@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Client;
 
 use super::ImportError;
-use super::name::TableName;
-use super::record::SourceFingerprint;
+use crate::sql::names::TableName;
+use crate::sql::imported::SourceFingerprint;
 use super::source_guard::{Readable, inheritance_refusal, lock_wait_sentence, rls_refusal};
 use crate::server::error::{describe_query_error, sqlstate};
 
@@ -110,7 +110,7 @@ pub async fn check_tables(
             .await
             .map_err(failed)?;
         let Some(row) = row else {
-            let hint = closest(c, n).await.map_err(failed)?;
+            let hint = crate::sql::names::closest(c, n).await.map_err(failed)?;
             return Err(ImportError::Refused(format!(
                 "there is no table {n} on the source ({source}){hint}"
             )));
@@ -142,7 +142,7 @@ pub async fn check_tables(
             return Err(ImportError::Refused(format!(
                 "no permission: the role {user} may not read {n} on the source (it needs SELECT: GRANT SELECT ON {} TO {})",
                 n.sql(),
-                crate::experiment::sql::ident(&user)
+                crate::sql::quote::ident(&user)
             )));
         }
         let (schemas, child_names): (Vec<String>, Vec<String>) = (row.get(5), row.get(6));
@@ -174,30 +174,6 @@ pub async fn check_tables(
         }
     }
     Ok(out)
-}
-
-/// ", did you mean public.orders?" for the closest table name the source has.
-pub async fn closest(c: &Client, n: &TableName) -> Result<String, tokio_postgres::Error> {
-    let names: Vec<TableName> = c
-        .query(
-            "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-              WHERE c.relkind IN ('r', 'u', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')",
-            &[],
-        )
-        .await?
-        .iter()
-        .map(|r| TableName::new(&r.get::<_, String>(0), &r.get::<_, String>(1)))
-        .collect();
-    let want = n.to_string();
-    let best = names
-        .iter()
-        .map(|t| (strsim::jaro_winkler(&want, &t.to_string()), t))
-        .filter(|(s, _)| *s > 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    Ok(match best {
-        Some((_, t)) => format!(": did you mean {t}?"),
-        None => ": check the name (SCHEMA.NAME; list them with \\dt *.* in psql)".into(),
-    })
 }
 
 /// Open the import's snapshot: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`, lock the

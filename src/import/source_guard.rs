@@ -6,7 +6,7 @@
 
 use tokio_postgres::Client;
 
-use super::name::TableName;
+use crate::sql::names::TableName;
 use crate::measure::units::{format_bytes, format_seconds};
 
 /// How long the source session waits for any lock before it gives up.
@@ -39,7 +39,7 @@ pub fn rls_refusal(r: &Readable) -> Option<String> {
             "{} has row-level security and the role {} cannot bypass it: the import would copy only the rows its policies show, so it does not start; import as the table's owner or a role with BYPASSRLS (ALTER ROLE {} BYPASSRLS)",
             r.name,
             r.user,
-            crate::experiment::sql::ident(r.user)
+            crate::sql::quote::ident(r.user)
         )
     })
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use tokio_postgres::Client;
 
 use super::catalog::{Dependency, FIRST_USER_OID, dependencies};
-use super::name::TableName;
+use crate::sql::names::TableName;
 
 /// What a non-built-in type is.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use super::recommend::Recommendation;
 use crate::experiment::RunReport;
 use crate::experiment::query::summary::{format_time, format_tps};
 use crate::experiment::query::{QueryReport, UnitSummary};
-use crate::experiment::sql::literal;
+use crate::sql::quote::literal;
 use crate::experiment::whatif::Apply;
 use crate::measure::verdict::{Better, Verdict};
 

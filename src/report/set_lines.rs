@@ -3,7 +3,7 @@
 //! dimensions the statistics core showed to matter ([`crate::measure::finding::Finding::matters`]):
 //! a dimension whose values were all shown equivalent gets no line.
 
-use crate::experiment::sql::literal;
+use crate::sql::quote::literal;
 use crate::experiment::whatif::Apply;
 
 /// One swept setting's value in a recommendation and how it is applied.

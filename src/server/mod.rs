@@ -5,7 +5,8 @@ pub mod citus;
 pub mod cluster;
 pub mod connect;
 pub mod conninfo;
-pub mod error;
+/// What a server error means, in a sentence (it lives in the SQL foundation: [`crate::sql::error`]).
+pub use crate::sql::error;
 pub mod lean;
 pub mod libpq;
 pub mod pgbin;

@@ -1,10 +1,20 @@
-//! SQL as PostgreSQL's own parser reads it (libpg_query, through the `pg_query` crate): what a
-//! statement is and what it may do, decided by the server's grammar rather than by keywords.
-//! A foundation module: it knows nothing of experiments, servers or front ends.
+//! The SQL foundation, below everything that talks to a server: SQL as PostgreSQL's own parser
+//! reads it (libpg_query, through the `pg_query` crate: what a statement is and what it may do,
+//! decided by the server's grammar rather than by keywords), and the SQL pglab writes (quoted
+//! identifiers and literals, table names, setting lines with one quoting rule, the lab's marker
+//! and run ids, the record an imported table carries). It knows nothing of experiments,
+//! imports, servers or front ends; `import` and `experiment` both sit on it and neither imports
+//! the other (`.ci/layering` checks).
 
 pub mod classify;
+pub mod error;
 mod classify_setup;
 pub mod functions;
+pub mod imported;
+pub mod lab;
+pub mod names;
+pub mod quote;
+pub mod settings;
 pub mod tree;
 
 pub use classify::{Frame, Place, Rules, check, explainable};

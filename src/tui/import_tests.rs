@@ -194,7 +194,7 @@ fn progress_and_the_result_draw_and_b_builds_on_the_table() {
         insta::assert_snapshot!(format!("import_progress_{}x{}", size.0, size.1), s);
         let record = crate::import::ImportRecord {
             table: TableName::new("sales", "orders"),
-            source: crate::import::record::SourceFingerprint {
+            source: crate::sql::imported::SourceFingerprint {
                 target: "me@db1:5432/sales".into(),
                 version: "15.4".into(),
                 system_identifier: None,

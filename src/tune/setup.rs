@@ -293,7 +293,7 @@ async fn probe_disk(dir: Option<std::path::PathBuf>) -> (bool, String, Option<f6
 /// for the whole table (a sort or hash that fits in memory on a 10 % sample can spill on all
 /// of it), so a result on them is a lead to measure again, not an answer.
 async fn sampled_note(client: &Client) -> Option<String> {
-    let sampled: Vec<String> = crate::import::record::imported_tables(client)
+    let sampled: Vec<String> = crate::sql::imported::imported_tables(client)
         .await
         .ok()?
         .into_iter()

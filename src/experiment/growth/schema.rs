@@ -7,7 +7,7 @@ use super::key::{Key, KeyShape};
 use super::kinds::{Design, IndexKind};
 use super::spec::GrowthSpec;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::ident;
+use crate::sql::quote::ident;
 
 /// One index of a growth table.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ pub struct TableDef {
 
 /// A name unique to this run: `growth_<what>_<run id>`.
 pub fn run_table_name(run_id: &str, what: &str) -> String {
-    let id = crate::experiment::sql::plain_name(run_id);
+    let id = crate::sql::lab::plain_name(run_id);
     format!("growth_{what}_{id}")
 }
 

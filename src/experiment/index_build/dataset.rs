@@ -18,8 +18,9 @@ use super::report::DatasetInfo;
 use super::spec::{IndexBuildSpec, KeyType, Order};
 use crate::experiment::distribute::{self, Distribution};
 use crate::experiment::event::Progress;
-use crate::experiment::lab::{MARK, RunCtx, RunError};
-use crate::experiment::sql::literal;
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::sql::lab::MARK;
+use crate::sql::quote::literal;
 
 /// Rows per COPY chunk message (~512 kB of text for int4 keys).
 const CHUNK_ROWS: usize = 32_768;

@@ -12,9 +12,12 @@ use super::report::DatasetInfo;
 use super::spec::{IndexBuildSpec, Order};
 use super::table_spec::OwnTable;
 use crate::experiment::distribute::Distribution;
-use crate::experiment::lab::{MARK, RunCtx, RunError};
-use crate::experiment::sql::{ident, literal, plain_name};
-use crate::import::{ImportRecord, TableName};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::sql::lab::MARK;
+use crate::sql::lab::plain_name;
+use crate::sql::quote::{ident, literal};
+use crate::sql::imported::ImportRecord;
+use crate::sql::names::TableName;
 use crate::measure::projection::Projection;
 use crate::measure::units::format_bytes;
 use crate::server::error::describe_query_error;
@@ -97,7 +100,7 @@ pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, String> {
         .await
         .map_err(q)?
     else {
-        let hint = crate::import::source::closest(c, t).await.map_err(q)?;
+        let hint = crate::sql::names::closest(c, t).await.map_err(q)?;
         return Err(format!("table: there is no table {t}{hint}"));
     };
     let oid: u32 = row.get(0);
@@ -177,7 +180,7 @@ pub async fn inspect(c: &Client, own: &OwnTable, on_sandbox: bool) -> Result<Own
         .map_err(q)?
         .and_then(|r| r.get(0));
     let imported = if on_sandbox {
-        crate::import::record_of(c, t).await?
+        crate::sql::imported::record_of(c, t).await?
     } else {
         None
     };
@@ -390,7 +393,7 @@ async fn copy(
     } else {
         format!(
             " TABLESAMPLE BERNOULLI ({}) REPEATABLE ({})",
-            crate::import::ddl::percent_sql(pct),
+            crate::sql::quote::percent(pct),
             spec.seed
         )
     };
@@ -449,7 +452,7 @@ mod tests {
 
     #[test]
     fn a_trial_index_names_its_run() {
-        let id = crate::experiment::runner::new_run_id();
+        let id = crate::sql::lab::new_run_id();
         let name = format!("pglab_ib_{}", plain_name(&id));
         assert_eq!(run_of_index(&name), Some(id));
         assert_eq!(run_of_index("pglab_ib_mine"), None);

@@ -65,7 +65,7 @@ impl WritePlan {
     }
 
     /// On a server pglab did not start without `--writes lab`: the sentence that refuses.
-    pub fn refusal(&self, table: &crate::import::TableName) -> String {
+    pub fn refusal(&self, table: &crate::sql::names::TableName) -> String {
         format!(
             "index-build on {table} writes on this server, which pglab did not start: {}; pass --writes lab to let it (all of it in the lab schema, dropped at the end), or import the table into the sandbox (pglab sandbox import --from … --table {table}) and build there",
             self.sentence()
@@ -200,7 +200,7 @@ mod tests {
             e.starts_with("not enough disk: the run needs about 62 MB"),
             "{e}"
         );
-        let r = p.refusal(&crate::import::TableName::new("public", "customers"));
+        let r = p.refusal(&crate::sql::names::TableName::new("public", "customers"));
         assert!(r.contains("pass --writes lab"), "{r}");
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::distribute::Distribution;
-use crate::experiment::sql::ident;
+use crate::sql::quote::ident;
 
 use super::spec::{IndexBuildSpec, Order};
 use crate::measure::finding::Finding;

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::spec::Order;
 use crate::experiment::field::{FieldDef, FieldKind};
-use crate::import::TableName;
-use crate::import::name::parse_column_list;
+use crate::sql::names::TableName;
+use crate::sql::names::parse_column_list;
 
 pub const TABLE: FieldDef = FieldDef {
     key: "table",
@@ -125,7 +125,7 @@ impl OwnTable {
             (
                 "sample".into(),
                 self.sample
-                    .map(|p| format!("{}%", crate::import::ddl::percent_sql(p)))
+                    .map(|p| format!("{}%", crate::sql::quote::percent(p)))
                     .unwrap_or_else(|| "none".into()),
             ),
         ]

@@ -12,8 +12,10 @@ use super::report::{DatasetInfo, IndexTrial};
 use super::shards;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
-use crate::experiment::lab::{MARK, RunCtx, RunError};
-use crate::experiment::sql::{SessionSettings, ident, literal};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::sql::lab::MARK;
+use crate::sql::quote::{ident, literal};
+use crate::sql::settings::SessionSettings;
 use crate::measure::units::Size;
 
 /// How often the progress view is read. Measured: polling at this rate costs well under 1%

@@ -18,7 +18,7 @@ use super::kinds::{Method, PayloadType, SyncCommit};
 use super::meter::{Meter, Tally};
 use super::payload::{Doc, PayloadGen};
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::server::Target;
 use crate::server::error::describe_query_error;
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use super::client::{Batches, Canceller, Job, values_sql};
 use super::kinds::{Method, SyncCommit};
 use super::payload::PayloadGen;
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::server::Target;
 use crate::server::libpq::{Outcome, PqCancel, PqConn, PqResult};
 use crate::server::pq_async::AsyncPq;

@@ -10,7 +10,7 @@ use crate::experiment::lab::{RunCtx, RunError};
 
 /// The table name for a trial (`None`: the one table an appending run shares).
 pub fn table_name(run_id: &str, trial: Option<usize>) -> String {
-    let id = crate::experiment::sql::plain_name(run_id);
+    let id = crate::sql::lab::plain_name(run_id);
     match trial {
         Some(n) => format!("ingest_{id}_t{n}"),
         None => format!("ingest_{id}_append"),

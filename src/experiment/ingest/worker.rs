@@ -23,7 +23,7 @@ use super::kinds::SyncCommit;
 use super::meter::Meter;
 use super::payload::PayloadGen;
 use super::pq_loader::{self, PqLoader};
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::server::Target;
 
 /// What a client needs to start, all owned (it lives on another thread).

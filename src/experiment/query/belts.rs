@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 use crate::experiment::lab::{DEFAULT_MAX_TEMP, RunCtx};
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::measure::units::format_bytes;
 
 /// How long the measuring session may sit inside one of pglab's transactions doing nothing.

@@ -224,7 +224,7 @@ impl<'a> Bench<'a> {
         relations(json, &mut names);
         let names: Vec<String> = names
             .iter()
-            .map(|n| crate::experiment::sql::literal(n))
+            .map(|n| crate::sql::quote::literal(n))
             .collect();
         let sql = format!(
             "SELECT coalesce(sum(pg_total_relation_size(to_regclass(n))), 0)::int8 FROM unnest(ARRAY[{}]::text[]) AS n",

@@ -3,7 +3,7 @@
 //! to build it under a name of pglab's own: plain (the build is timed, CONCURRENTLY would time
 //! waiting), so two runs never collide and cleanup finds it by name and comment.
 
-use crate::experiment::sql::ident;
+use crate::sql::quote::ident;
 
 /// A parsed candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::QueryReport;
-use crate::import::record::ImportRecord;
+use crate::sql::imported::ImportRecord;
 
 /// (schema, relation) of every scanned relation in an EXPLAIN (FORMAT JSON) plan; the schema
 /// is empty when the plan does not say it.

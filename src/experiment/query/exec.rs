@@ -6,7 +6,7 @@ use super::guard::TxMode;
 use super::plan::{self, PlanFacts};
 use super::pqsession::PqSession;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::{ident, literal};
+use crate::sql::quote::{ident, literal};
 
 /// One timed execution.
 #[derive(Debug, Clone, Copy, PartialEq)]

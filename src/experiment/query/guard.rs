@@ -8,7 +8,7 @@
 //! pglab did not start only the allow-list of reads runs.
 
 use super::spec::Writes;
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::server::error::sqlstate;
 use crate::sql::{Frame, Place, Rules};
 

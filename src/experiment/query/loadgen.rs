@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::expr;
 use super::script::{Command, Part, Script};
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 use crate::server::pq_async::{self, AsyncPq};
 

@@ -211,7 +211,7 @@ async fn data_notes(ctx: &RunCtx, report: &QueryReport, confounders: &mut Vec<St
     let Ok(c) = ctx.target.connect().await else {
         return;
     };
-    let Ok(records) = crate::import::record::imported_tables(&c).await else {
+    let Ok(records) = crate::sql::imported::imported_tables(&c).await else {
         return;
     };
     let (notes, warnings) = data::of(report, &records);

@@ -16,7 +16,7 @@ use super::exec::Executed;
 use super::guard::{self, TxMode};
 use super::session::measuring_settings;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 use crate::measure::units::format_bytes;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 
@@ -380,7 +380,7 @@ impl PqSession {
         }
         let list: Vec<String> = names
             .iter()
-            .map(|n| crate::experiment::sql::literal(n))
+            .map(|n| crate::sql::quote::literal(n))
             .collect();
         let sql = format!(
             "SELECT json_object_agg(n, current_setting(n))::text FROM unnest(ARRAY[{}]::text[]) AS n",

@@ -8,7 +8,8 @@
 
 use super::guard::TxMode;
 use crate::experiment::lab::RunCtx;
-use crate::experiment::sql::{SessionSettings, ident};
+use crate::sql::quote::ident;
+use crate::sql::settings::SessionSettings;
 
 /// `"lab", "$user", public`.
 pub fn user_search_path(schema: &str) -> String {

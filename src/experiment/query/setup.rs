@@ -12,8 +12,10 @@ use tokio_postgres::Client;
 
 use super::session::user_search_path;
 use super::sqltext;
-use crate::experiment::lab::{MARK, RunCtx, RunError};
-use crate::experiment::sql::{SessionSettings, literal};
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::sql::lab::MARK;
+use crate::sql::quote::literal;
+use crate::sql::settings::SessionSettings;
 
 /// What the setup did, kept in the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

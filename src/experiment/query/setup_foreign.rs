@@ -102,7 +102,7 @@ pub async fn run(
         .map(str::to_string)
         .collect();
     for t in objects.iter().filter_map(|o| o.strip_prefix("table ")) {
-        let sql = format!("ANALYZE pg_temp.{}", crate::experiment::sql::ident(t));
+        let sql = format!("ANALYZE pg_temp.{}", crate::sql::quote::ident(t));
         session
             .command(ctx, "pglab's ANALYZE of the setup's tables", &sql)
             .await?;

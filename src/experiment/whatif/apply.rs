@@ -14,7 +14,7 @@ use tokio_postgres::Client;
 
 use super::plan::{Apply, PlannedSetting, WhatIf};
 use super::sweep::{Combo, combo_label};
-use crate::experiment::sql::{ident, literal};
+use crate::sql::quote::{ident, literal};
 use crate::server::{Sandbox, Target, WhatIfJournal};
 
 /// What a run's settings sweep did to the server, kept in the report.
@@ -127,7 +127,7 @@ impl Applier {
     }
 
     /// The session settings of the combination in effect, for a new session.
-    pub fn session_settings(&self) -> crate::experiment::sql::SessionSettings {
+    pub fn session_settings(&self) -> crate::sql::settings::SessionSettings {
         self.plan.session_settings(self.current())
     }
 

@@ -8,7 +8,7 @@ use tokio_postgres::Client;
 
 use super::catalog::{self, SettingInfo};
 use super::sweep::{Combo, SettingsSweep};
-use crate::experiment::sql::SessionSettings;
+use crate::sql::settings::SessionSettings;
 
 /// How a setting reaches the trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

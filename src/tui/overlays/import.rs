@@ -95,7 +95,7 @@ impl ImportDialog {
         match SAMPLES.get(self.sample).copied().flatten() {
             Some(p) => format!(
                 "{}% (BERNOULLI, seed 42)",
-                crate::import::ddl::percent_sql(p)
+                crate::sql::quote::percent(p)
             ),
             None => "all rows".into(),
         }

@@ -83,7 +83,7 @@ impl Effects {
                 let opts = RunOptions {
                     preset,
                     schema: self.env.schema.clone(),
-                    history: Some(self.env.history_file.clone()),
+                    recorder: Some(crate::history::recorder(self.env.history_file.clone())),
                     local_data_dir: self.env.local_data_dir.clone(),
                     probe_dir: self.env.probe_site.on_server_device(),
                     sandbox: self.env.sandbox.clone(),

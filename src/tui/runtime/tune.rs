@@ -65,7 +65,7 @@ impl Tuning {
                 let c = cancel.clone();
                 let run = RunOptions {
                     schema: env.schema.clone(),
-                    history: Some(env.history_file.clone()),
+                    recorder: Some(crate::history::recorder(env.history_file.clone())),
                     local_data_dir: env.local_data_dir.clone(),
                     probe_dir: env.probe_site.on_server_device(),
                     sandbox: env.sandbox.clone().filter(|_| env.target.is_sandbox()),

@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;
 
-use super::name::TableName;
-use crate::experiment::lab::MARK;
+use super::lab::MARK;
+use super::names::TableName;
 
 /// The comment prefix of an imported table.
 pub const IMPORTED: &str = "pglab:imported ";
@@ -81,7 +81,7 @@ impl ImportRecord {
             None => "all rows".into(),
             Some(s) => format!(
                 "{}% sample ({}, seed {})",
-                super::ddl::percent_sql(s.percent),
+                super::quote::percent(s.percent),
                 s.method,
                 s.seed
             ),
@@ -112,7 +112,7 @@ pub async fn imported_tables(c: &Client) -> Result<Vec<ImportRecord>, String> {
             &[&format!("{IMPORTED}%")],
         )
         .await
-        .map_err(|e| crate::server::error::describe_query_error(&e))?;
+        .map_err(|e| super::error::describe_query_error(&e))?;
     let mut out: Vec<ImportRecord> = rows
         .iter()
         .filter_map(|r| ImportRecord::from_comment(&r.get::<_, String>(0)))
@@ -130,7 +130,7 @@ pub async fn record_of(c: &Client, t: &TableName) -> Result<Option<ImportRecord>
             &[&t.schema, &t.name],
         )
         .await
-        .map_err(|e| crate::server::error::describe_query_error(&e))?;
+        .map_err(|e| super::error::describe_query_error(&e))?;
     Ok(r.and_then(|r| r.get::<_, Option<String>>(0))
         .and_then(|c| ImportRecord::from_comment(&c)))
 }

@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::sql::ident;
+use tokio_postgres::Client;
+
+use super::quote::ident;
 
 /// A schema-qualified table name, both parts as stored in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -151,6 +153,30 @@ fn split_parts(s: &str) -> Result<Vec<String>, String> {
     }
     parts.push(cur);
     Ok(parts)
+}
+
+/// ", did you mean public.orders?" for the closest table name the source has.
+pub async fn closest(c: &Client, n: &TableName) -> Result<String, tokio_postgres::Error> {
+    let names: Vec<TableName> = c
+        .query(
+            "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind IN ('r', 'u', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|r| TableName::new(&r.get::<_, String>(0), &r.get::<_, String>(1)))
+        .collect();
+    let want = n.to_string();
+    let best = names
+        .iter()
+        .map(|t| (strsim::jaro_winkler(&want, &t.to_string()), t))
+        .filter(|(s, _)| *s > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(match best {
+        Some((_, t)) => format!(": did you mean {t}?"),
+        None => ": check the name (SCHEMA.NAME; list them with \\dt *.* in psql)".into(),
+    })
 }
 
 #[cfg(test)]

@@ -1,28 +1,11 @@
-//! SQL text pglab builds by hand: quoted identifiers and literals, session settings sent as
-//! parameters, and the lab schema's name rule. Values go as parameters wherever the protocol
-//! allows (every setting through [`SessionSettings`]); [`literal`] is for the places it does
-//! not (DDL such as `COMMENT ON`, `ALTER SYSTEM`).
+//! Settings as SQL: a session's settings sent as parameters of `pg_catalog.set_config` (never
+//! spliced into text), and the `SET` / `ALTER SYSTEM SET` lines pglab writes for a DBA to
+//! paste, all with one quoting rule ([`setting_name`], [`setting_value`]).
 
 use tokio_postgres::Client;
 use tokio_postgres::types::{ToSql, Type};
 
-/// Quote an identifier for SQL.
-pub fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// Quote a string literal for SQL, the way `quote_literal()` does: a string holding a
-/// backslash becomes an escape string (`E'…'`, backslashes doubled), which reads the same
-/// whatever `standard_conforming_strings` says; a plain `'…'` would read `\` as an escape on
-/// a server where it is off.
-pub fn literal(s: &str) -> String {
-    let quoted = s.replace('\'', "''");
-    if s.contains('\\') {
-        format!("E'{}'", quoted.replace('\\', "\\\\"))
-    } else {
-        format!("'{quoted}'")
-    }
-}
+use super::quote::{ident, literal};
 
 /// Settings for a session, in order, sent as the parameters of `pg_catalog.set_config` in
 /// one statement — never spliced into SQL text, so a name or value may hold any character.
@@ -101,51 +84,49 @@ impl SessionSettings {
     }
 }
 
-/// A valid lab schema name: letters, digits, underscores; not a system schema.
-pub fn check_schema_name(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 63 {
-        return Err("the lab schema name must be 1-63 characters".into());
+/// A setting's name as `SET` takes it: bare when every dot-separated part is a plain lower-case
+/// identifier (`work_mem`, `citus.shard_count`), else quoted as one identifier.
+pub fn setting_name(name: &str) -> String {
+    let plain = |p: &str| {
+        p.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    };
+    if !name.is_empty() && name.split('.').all(plain) {
+        name.to_string()
+    } else {
+        ident(name)
     }
-    if !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        || s.starts_with(|c: char| c.is_ascii_digit())
-    {
-        return Err(format!(
-            "'{s}' is not a plain schema name (letters, digits, _)"
-        ));
-    }
-    if s == "public" || s.starts_with("pg_") || s == "information_schema" {
-        return Err(format!(
-            "'{s}' is not pglab's to use: choose a schema of its own, e.g. pglab"
-        ));
-    }
-    Ok(())
 }
 
-/// A run id as a plain identifier part: ASCII letters and digits lowercased, anything else
-/// `_` (run ids look like `20250101T120000Z-ab12`).
-pub fn plain_name(run_id: &str) -> String {
-    run_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// A setting's value as `SET` takes it: a whole number bare, everything else a quoted literal
+/// (`'64MB'`, `'on'`, `'pg_catalog, "lab"'`).
+pub fn setting_value(value: &str) -> String {
+    let number = value.strip_prefix('-').unwrap_or(value);
+    if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()) {
+        value.to_string()
+    } else {
+        literal(value)
+    }
+}
+
+/// `SET name = value;`
+pub fn set_line(name: &str, value: &str) -> String {
+    format!("SET {} = {};", setting_name(name), setting_value(value))
+}
+
+/// `ALTER SYSTEM SET name = value;`
+pub fn alter_system_line(name: &str, value: &str) -> String {
+    format!(
+        "ALTER SYSTEM SET {} = {};",
+        setting_name(name),
+        setting_value(value)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals_read_the_same_whatever_standard_conforming_strings_says() {
-        assert_eq!(literal("it's"), "'it''s'");
-        assert_eq!(literal(r"C:\temp"), r"E'C:\\temp'");
-        assert_eq!(literal(r"a\'b"), r"E'a\\''b'");
-    }
 
     #[test]
     fn settings_are_parameters_in_order() {
@@ -161,5 +142,24 @@ mod tests {
             ["search_path", "pg_catalog, \"lab\"", "work_mem", "4MB"]
         );
         assert!(s.sql(true).ends_with("$4, true)"));
+    }
+
+    #[test]
+    fn setting_lines_have_one_quoting_rule() {
+        assert_eq!(set_line("work_mem", "64MB"), "SET work_mem = '64MB';");
+        assert_eq!(
+            alter_system_line("max_parallel_workers", "8"),
+            "ALTER SYSTEM SET max_parallel_workers = 8;"
+        );
+        assert_eq!(
+            alter_system_line("citus.shard_count", "-1"),
+            "ALTER SYSTEM SET citus.shard_count = -1;"
+        );
+        assert_eq!(
+            set_line("search_path", "pg_catalog, \"lab\""),
+            "SET search_path = 'pg_catalog, \"lab\"';"
+        );
+        assert_eq!(set_line("Odd Name", "it's"), "SET \"Odd Name\" = 'it''s';");
+        assert_eq!(set_line("x", "1.5"), "SET x = '1.5';");
     }
 }
