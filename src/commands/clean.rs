@@ -9,7 +9,6 @@ use color_eyre::eyre::Result;
 use tokio_postgres::Client;
 
 use crate::cli::CleanArgs;
-use crate::sql::lab::MARK;
 use crate::experiment::leftovers::{
     LabObject, LabObjectKind, drop_leftovers, drop_schema, foreign_objects, lab_objects,
     schema_comment,
@@ -17,6 +16,7 @@ use crate::experiment::leftovers::{
 use crate::experiment::leftovers_elsewhere::{Elsewhere, drop_elsewhere, marked_elsewhere};
 use crate::measure::units::format_bytes_short;
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
+use crate::sql::lab::MARK;
 
 pub async fn run(ctx: &Ctx, a: CleanArgs) -> Result<i32> {
     let (opened, client) = ctx.open_target().await?;

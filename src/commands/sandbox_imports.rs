@@ -4,9 +4,9 @@
 use chrono::Utc;
 
 use crate::import::{ImportRecord, imported_tables};
-use crate::sql::imported::load_cache;
 use crate::measure::units::{format_bytes, format_count};
 use crate::server::{Sandbox, Target};
+use crate::sql::imported::load_cache;
 
 /// "imported tables: …" lines (empty when there are none).
 pub async fn listing(sb: &Sandbox) -> String {

@@ -5,24 +5,25 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use color_eyre::eyre::Result;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::TuneArgs;
-use crate::experiment::{RunOptions, preflight};
+use crate::experiment::RunOptions;
 use crate::measure::units::format_seconds;
 use crate::outputs::OutputSet;
+use crate::report::tune_files::TuneFiles;
 use crate::server::snapshot;
 use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
-use crate::tune::budget::Budget;
+use crate::tune::TuneEvent;
 use crate::tune::candidates::GivenHardware;
 use crate::tune::objective::Objective;
 use crate::tune::output;
+use crate::tune::session::{self, Finish, Ready, Refused, Request, Start};
 use crate::tune::setup;
 use crate::tune::state::{self, TuneState};
-use crate::tune::{End, TuneEvent, Tuner};
 
 fn usage(msg: impl Into<String>) -> color_eyre::eyre::Report {
     user_error(EXIT_USAGE, msg)
@@ -69,13 +70,13 @@ fn given_hardware(args: &TuneArgs) -> std::result::Result<GivenHardware, String>
 
 pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
     // The budget's clock: everything from here on counts.
-    let clock = std::time::Instant::now();
+    let clock = Instant::now();
     if ctx.global.observe {
         return Err(usage(
             "look-only (--observe): a tune runs the workload and changes settings, so none runs; drop --observe to tune",
         ));
     }
-    let budget_arg = args
+    let budget = args
         .budget
         .as_deref()
         .map(setup::budget)
@@ -83,160 +84,117 @@ pub async fn run(ctx: &Ctx, args: TuneArgs) -> Result<i32> {
         .map_err(usage)?;
     let max_memory =
         size_flag("--max-memory", args.max_memory.as_deref(), "48GB").map_err(usage)?;
+    let max_temp = super::run::parse_max_temp(args.max_temp.as_deref())?;
     let state_file = state::path(&ctx.paths.data_dir);
-    let saved = saved_state(&args, &state_file)?;
     // Checked before anything is opened: a fresh tune needs a workload and a budget.
-    let fresh = match (&saved, &args.workload, budget_arg) {
-        (Some(_), _, _) => None,
-        (None, None, _) => {
-            return Err(usage(
-                "name the workload: --workload ingest (an experiment, a preset, or a preset file); see pglab tune --help",
-            ));
-        }
-        (None, Some(_), None) => {
-            return Err(usage(
-                "give the time budget: --budget 15min (it counts everything: data, restarts, trials, the confirmation)",
-            ));
-        }
-        (None, Some(w), Some(b)) => {
-            let (spec, note) = setup::workload(&ctx.paths, w, &args.params).map_err(usage)?;
-            let settings =
-                setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)
-                    .map_err(usage)?;
-            Some(setup::Fresh {
-                workload: w.clone(),
-                spec,
-                note,
-                settings,
-                budget: b,
-                hardware: given_hardware(&args).map_err(usage)?,
-            })
-        }
-    };
-
+    let start = start(ctx, &args, &state_file, budget)?;
+    let objective = Objective::of(match &start {
+        Start::Resume(st) => &st.spec,
+        Start::Fresh(f) => &f.spec,
+    });
     // Where the script and the report go, settled before the budget is spent on the tune.
     let outputs = outputs(&args)?;
 
     let (opened, client) = ctx.open_target().await?;
-    let server = snapshot::read(&client, &opened.target)
-        .await
-        .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
-    let on_sandbox = opened.sandbox.is_some();
-    let workload = saved
-        .as_ref()
-        .map(|s| &s.spec)
-        .or(fresh.as_ref().map(|f| &f.spec));
-    match workload {
-        Some(spec) => preflight::may_run(&server, spec, on_sandbox),
-        None => preflight::may_write(&server),
-    }
-    .map_err(|e| user_error(EXIT_FAILED, e))?;
-    let max_temp = super::run::parse_max_temp(args.max_temp.as_deref())?;
-    let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
-    let mut st = match (saved, fresh) {
-        (Some(st), _) => {
-            // The sandbox may come back on another port: it is the same server.
-            if st.on_sandbox != on_sandbox || (!on_sandbox && st.target != opened.target.describe())
-            {
-                opened.close().await;
-                return Err(usage(format!(
-                    "--resume: the saved tune ran on {}, not on this server; point pglab at that server again",
-                    st.target
-                )));
-            }
-            st
+    let server = match snapshot::read(&client, &opened.target).await {
+        Ok(s) => s,
+        Err(e) => {
+            opened.close().await;
+            return Err(user_error(EXIT_FAILED, e.to_string()));
         }
-        (None, Some(mut fresh)) => {
-            fresh.hardware.local = opened.target.location.is_local();
-            if let Some(m) = fresh.hardware.missing_for_remote() {
-                opened.close().await;
-                return Err(usage(m));
-            }
-            let target = opened.target.describe();
-            match setup::new_state(
-                &client,
-                &server,
-                &target,
-                on_sandbox,
-                probe_dir.clone(),
-                &ctx.global.schema,
-                fresh,
-            )
-            .await
-            {
-                Ok(st) => st,
-                Err(e) => {
-                    opened.close().await;
-                    return Err(match e {
-                        setup::SetupError::Nothing(m) => usage(m),
-                        setup::SetupError::Failed(m) => user_error(EXIT_FAILED, m),
-                    });
-                }
-            }
-        }
-        (None, None) => unreachable!("checked above"),
     };
     drop(client);
-    if let Some(b) = budget_arg {
-        st.budget_s = b.as_secs_f64();
-    }
-    if max_memory.is_some() {
-        st.max_memory = max_memory;
-    }
-    announce(&st, on_sandbox);
-
-    let budget = Budget::since(
-        clock,
-        Duration::from_secs_f64(st.budget_s),
-        Duration::from_secs_f64(st.spent_s),
-    );
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let printer = tokio::spawn(print_events(rx, Objective::of(&st.spec)));
-    let tuner = Tuner {
+    let req = Request {
         target: opened.target.clone(),
+        start,
         run: RunOptions {
             schema: ctx.global.schema.clone(),
             recorder: Some(crate::history::recorder(ctx.paths.history_file())),
             local_data_dir: Ctx::local_data_dir(&opened, Some(&server)),
-            probe_dir,
+            probe_dir: ctx.probe_site(&opened, Some(&server)).on_server_device(),
             sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
             max_temp,
             ..RunOptions::default()
         },
-        rules: crate::tune::setup::rules(&st.spec),
-        state_file: state_file.clone(),
-        events: tx,
+        state_file,
+        budget,
+        max_memory,
+        clock,
+        outputs: Box::new(TuneFiles {
+            script: outputs.files[0].clone(),
+            report: outputs.files[1].clone(),
+        }),
     };
-    // Saved before the first round: a tune killed during it can be resumed too.
-    st.spent_s = budget.spent().as_secs_f64();
-    if let Err(e) = state::save(&state_file, &st) {
-        eprintln!("pglab: note: {e}");
-    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(print_events(rx, objective));
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     let signal = tokio::spawn(async move {
         crate::session::shutdown_signal().await;
         c.cancel();
     });
-    let end = tuner.run(&mut st, &budget, &cancel).await;
+    let finish = session::run(req, announce, tx, &cancel).await;
     signal.abort();
-    drop(tuner);
     let _ = printer.await;
     opened.close().await;
-    let took = format_seconds(budget.spent().as_secs_f64());
-    match end {
-        End::Done => {
-            write_outputs(&outputs, &st)?;
-            state::remove(&state_file);
+    say_finish(finish)
+}
+
+/// The saved tune (`--resume`) or a fresh one from the flags; one sentence for what is
+/// missing or does not fit.
+fn start(
+    ctx: &Ctx,
+    args: &TuneArgs,
+    state_file: &std::path::Path,
+    budget: Option<Duration>,
+) -> Result<Start> {
+    if let Some(st) = saved_state(args, state_file)? {
+        return Ok(Start::Resume(Box::new(st)));
+    }
+    let Some(w) = &args.workload else {
+        return Err(usage(
+            "name the workload: --workload ingest (an experiment, a preset, or a preset file); see pglab tune --help",
+        ));
+    };
+    let Some(budget) = budget else {
+        return Err(usage(
+            "give the time budget: --budget 15min (it counts everything: data, restarts, trials, the confirmation)",
+        ));
+    };
+    let (spec, note) = setup::workload(&ctx.paths, w, &args.params).map_err(usage)?;
+    let settings = setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)
+        .map_err(usage)?;
+    Ok(Start::Fresh(Box::new(setup::Fresh {
+        workload: w.clone(),
+        spec,
+        note,
+        settings,
+        budget,
+        hardware: given_hardware(args).map_err(usage)?,
+    })))
+}
+
+/// The end of the tune, said: the script on stdout and what was written; or how to go on.
+fn say_finish(finish: std::result::Result<Finish, Refused>) -> Result<i32> {
+    match finish {
+        Err(Refused::Usage(m)) => Err(usage(m)),
+        Err(Refused::Failed(m)) => Err(user_error(EXIT_FAILED, m)),
+        Ok(Finish::Done { state, said }) => {
+            let text = output::script(&state, &state.measured_on);
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            eprintln!("pglab: {said}");
             Ok(0)
         }
-        End::Cancelled => {
+        Ok(Finish::Cancelled { spent_s }) => {
             eprintln!(
-                "pglab: tune cancelled ({took} of the budget spent); what it learnt is saved: go on with pglab tune --resume"
+                "pglab: tune cancelled ({} of the budget spent); what it learnt is saved: go on with pglab tune --resume",
+                format_seconds(spent_s)
             );
             Ok(EXIT_CANCELLED)
         }
-        End::Failed(e) => {
+        Ok(Finish::Failed(e)) => {
             eprintln!(
                 "pglab: tune failed: {e}; what it learnt is saved: go on with pglab tune --resume"
             );
@@ -271,35 +229,16 @@ fn saved_state(args: &TuneArgs, state_file: &std::path::Path) -> Result<Option<T
 }
 
 /// What the tune is about to do, on stderr: where, its notes, the settings and their values.
-fn announce(st: &TuneState, on_sandbox: bool) {
-    if !on_sandbox {
+fn announce(r: Ready) {
+    if !r.on_sandbox {
         eprintln!(
             "pglab: note: not pglab's sandbox: the tune uses session settings (SET) only and never ALTER SYSTEM; reload and restart settings need the sandbox"
         );
     }
-    for n in &st.notes {
+    for n in &r.notes {
         eprintln!("pglab: note: {n}");
     }
-    eprintln!(
-        "tune: {} · budget {} ({} spent) · {} settings: {}",
-        st.workload,
-        format_seconds(st.budget_s),
-        format_seconds(st.spent_s),
-        st.plan.len(),
-        st.plan
-            .iter()
-            .map(|p| format!(
-                "{} [{}]",
-                p.name,
-                p.candidates
-                    .iter()
-                    .map(|c| c.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-            .collect::<Vec<_>>()
-            .join("; ")
-    );
+    eprintln!("{}", r.line);
 }
 
 /// The script's, the report's and the chart's paths: the ones asked for (or the defaults),
@@ -320,18 +259,6 @@ fn outputs(args: &TuneArgs) -> Result<OutputSet> {
         eprintln!("pglab: {s}");
     }
     Ok(set)
-}
-
-/// The script (also on stdout) and the report with its chart.
-fn write_outputs(outputs: &OutputSet, st: &TuneState) -> Result<()> {
-    let said = crate::report::tune::write_all(st, &outputs.files[0], &outputs.files[1])
-        .map_err(|e| user_error(EXIT_FAILED, e))?;
-    let text = output::script(st, &st.measured_on);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-    eprintln!("pglab: {said}");
-    Ok(())
 }
 
 /// Progress on stderr: a line per round, drop, decision and confirmation round; the running

@@ -12,13 +12,13 @@ use tokio_util::sync::CancellationToken;
 use super::checkpoint::CheckpointPlan;
 use super::event::Emitter;
 use super::leftovers::drop_marked;
-use crate::sql::lab::MARK;
-use crate::sql::quote::{ident, literal};
-use crate::sql::settings::SessionSettings;
 use super::whatif::{Applier, Combo, Entered};
 use crate::host::HostSnapshot;
 use crate::server::error::{describe_query_error, sqlstate};
 use crate::server::{ServerSnapshot, Target};
+use crate::sql::lab::MARK;
+use crate::sql::quote::{ident, literal};
+use crate::sql::settings::SessionSettings;
 
 /// Why a run stopped early.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

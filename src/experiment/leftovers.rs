@@ -6,9 +6,9 @@
 
 use tokio_postgres::Client;
 
+use crate::server::error::describe_query_error;
 use crate::sql::lab::MARK;
 use crate::sql::quote::ident;
-use crate::server::error::describe_query_error;
 
 /// The relation kinds pglab marks and drops: tables, and (from a query run's setup) views,
 /// materialized views and sequences. Views come first: they may depend on the tables.

@@ -10,11 +10,11 @@ use tokio_postgres::Client;
 
 use super::catalog::{Column, Dependency, FIRST_USER_OID, SourceTable};
 use super::ddl::{self, ColumnDef, ColumnTail};
-use crate::sql::names::TableName;
 pub use super::plan_sandbox::SandboxFacts;
 use super::plan_sandbox::{existing_tables, outside_references};
 use super::types::{TypeKind, UserType};
 use super::{ImportError, ImportSpec, Sample, SourceInfo};
+use crate::sql::names::TableName;
 use crate::sql::quote::{ident, literal};
 
 /// What to do with a source type in the sandbox.

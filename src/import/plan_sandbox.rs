@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use tokio_postgres::Client;
 
 use super::catalog::SourceTable;
-use crate::sql::names::TableName;
 use super::plan::{Planner, TypeAction};
 use super::{ImportError, SourceInfo};
+use crate::sql::names::TableName;
 use crate::sql::quote::ident;
 
 /// What the sandbox already has that the plan depends on.

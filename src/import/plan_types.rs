@@ -9,9 +9,9 @@ use tokio_postgres::Client;
 use super::ImportError;
 use super::catalog::SourceTable;
 use super::ddl;
-use crate::sql::names::TableName;
 use super::plan::{Planner, TypeAction};
 use super::types::{TypeKind, UserType, same_definition, sandbox_twin};
+use crate::sql::names::TableName;
 
 impl Planner<'_> {
     /// Decide every type the columns use; refuse the ones that cannot be made.

@@ -14,13 +14,13 @@ use tokio_util::sync::CancellationToken;
 use super::catalog::{SourceTable, read_table};
 use super::copy::{self, Ends, Moved};
 use super::plan::{Plan, TablePlan};
-use crate::sql::imported::{ImportRecord, SampleRecord, imported_tables, save_cache};
 use super::{ImportError, ImportEvent, ImportOptions, ImportProgress, ImportReport, ImportSpec};
-use crate::sql::lab::plain_name;
-use crate::sql::quote::{ident, literal};
 use crate::measure::units::format_bytes;
 use crate::server::Target;
 use crate::server::error::describe_query_error;
+use crate::sql::imported::{ImportRecord, SampleRecord, imported_tables, save_cache};
+use crate::sql::lab::plain_name;
+use crate::sql::quote::{ident, literal};
 
 /// The import's sessions and where its events go.
 struct Ctx<'a> {

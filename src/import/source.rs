@@ -11,10 +11,10 @@ use chrono::{DateTime, Utc};
 use tokio_postgres::Client;
 
 use super::ImportError;
-use crate::sql::names::TableName;
-use crate::sql::imported::SourceFingerprint;
 use super::source_guard::{Readable, inheritance_refusal, lock_wait_sentence, rls_refusal};
 use crate::server::error::{describe_query_error, sqlstate};
+use crate::sql::imported::SourceFingerprint;
+use crate::sql::names::TableName;
 
 /// What the import needs to know about the source besides its tables.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,8 +6,8 @@
 
 use tokio_postgres::Client;
 
-use crate::sql::names::TableName;
 use crate::measure::units::{format_bytes, format_seconds};
+use crate::sql::names::TableName;
 
 /// How long the source session waits for any lock before it gives up.
 pub const LOCK_TIMEOUT_S: u64 = 5;

@@ -33,6 +33,7 @@ pub mod set_lines;
 pub mod table;
 pub mod ticks;
 pub mod tune;
+pub mod tune_files;
 
 use std::path::{Path, PathBuf};
 

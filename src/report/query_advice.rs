@@ -8,9 +8,9 @@ use super::recommend::Recommendation;
 use crate::experiment::RunReport;
 use crate::experiment::query::summary::{format_time, format_tps};
 use crate::experiment::query::{QueryReport, UnitSummary};
-use crate::sql::quote::literal;
 use crate::experiment::whatif::Apply;
 use crate::measure::verdict::{Better, Verdict};
+use crate::sql::quote::literal;
 
 /// The SQL that turns the server's own settings into combination `c`'s, for the dimensions
 /// the core showed to matter (`matters`: positions in the sweep's coords — each swept setting

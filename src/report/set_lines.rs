@@ -3,8 +3,8 @@
 //! dimensions the statistics core showed to matter ([`crate::measure::finding::Finding::matters`]):
 //! a dimension whose values were all shown equivalent gets no line.
 
-use crate::sql::quote::literal;
 use crate::experiment::whatif::Apply;
+use crate::sql::quote::literal;
 
 /// One swept setting's value in a recommendation and how it is applied.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,8 +7,8 @@
 //! the other (`.ci/layering` checks).
 
 pub mod classify;
-pub mod error;
 mod classify_setup;
+pub mod error;
 pub mod functions;
 pub mod imported;
 pub mod lab;

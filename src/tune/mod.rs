@@ -20,6 +20,7 @@ pub mod output;
 pub mod plan;
 pub mod race;
 pub mod rounds;
+pub mod session;
 pub mod setup;
 pub mod state;
 pub mod statements;

@@ -10,10 +10,10 @@ use super::confirm::{Confirm, Side};
 use super::objective::Objective;
 use super::race::{Decision, Why};
 use super::state::TuneState;
-use crate::sql::quote::{ident, literal};
 use crate::experiment::whatif::Apply;
 use crate::measure::interval::Estimate;
 use crate::measure::verdict::{Comparison, Verdict};
+use crate::sql::quote::{ident, literal};
 
 /// Where the tune ran, for the "measured on" line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,14 +13,14 @@ use super::spec::{IndexBuildSpec, Order};
 use super::table_spec::OwnTable;
 use crate::experiment::distribute::Distribution;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::sql::lab::MARK;
-use crate::sql::lab::plain_name;
-use crate::sql::quote::{ident, literal};
-use crate::sql::imported::ImportRecord;
-use crate::sql::names::TableName;
 use crate::measure::projection::Projection;
 use crate::measure::units::format_bytes;
 use crate::server::error::describe_query_error;
+use crate::sql::imported::ImportRecord;
+use crate::sql::lab::MARK;
+use crate::sql::lab::plain_name;
+use crate::sql::names::TableName;
+use crate::sql::quote::{ident, literal};
 
 /// The existing table a run built on, as the report keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,10 +13,10 @@ use super::shards;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::measure::units::Size;
 use crate::sql::lab::MARK;
 use crate::sql::quote::{ident, literal};
 use crate::sql::settings::SessionSettings;
-use crate::measure::units::Size;
 
 /// How often the progress view is read. Measured: polling at this rate costs well under 1%
 /// of build time (see the observer-effect benchmark).

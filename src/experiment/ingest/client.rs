@@ -18,9 +18,9 @@ use super::kinds::{Method, PayloadType, SyncCommit};
 use super::meter::{Meter, Tally};
 use super::payload::{Doc, PayloadGen};
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::sql::settings::SessionSettings;
 use crate::server::Target;
 use crate::server::error::describe_query_error;
+use crate::sql::settings::SessionSettings;
 
 /// Highest batch latency the histogram resolves: one hour, in microseconds.
 const LATENCY_HIGH_US: u64 = 3_600_000_000;

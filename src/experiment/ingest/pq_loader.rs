@@ -23,10 +23,10 @@ use std::sync::Arc;
 use super::client::{Batches, Canceller, Job, values_sql};
 use super::kinds::{Method, SyncCommit};
 use super::payload::PayloadGen;
-use crate::sql::settings::SessionSettings;
 use crate::server::Target;
 use crate::server::libpq::{Outcome, PqCancel, PqConn, PqResult};
 use crate::server::pq_async::AsyncPq;
+use crate::sql::settings::SessionSettings;
 
 const INSERT: &CStr = c"pglab_insert";
 const VALUES_FULL: &CStr = c"pglab_values";

@@ -23,8 +23,8 @@ use super::kinds::SyncCommit;
 use super::meter::Meter;
 use super::payload::PayloadGen;
 use super::pq_loader::{self, PqLoader};
-use crate::sql::settings::SessionSettings;
 use crate::server::Target;
+use crate::sql::settings::SessionSettings;
 
 /// What a client needs to start, all owned (it lives on another thread).
 pub struct ClientSetup {

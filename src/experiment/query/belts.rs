@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 use crate::experiment::lab::{DEFAULT_MAX_TEMP, RunCtx};
-use crate::sql::settings::SessionSettings;
 use crate::measure::units::format_bytes;
+use crate::sql::settings::SessionSettings;
 
 /// How long the measuring session may sit inside one of pglab's transactions doing nothing.
 pub const IDLE_IN_TRANSACTION: &str = "30s";

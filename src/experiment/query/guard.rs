@@ -8,8 +8,8 @@
 //! pglab did not start only the allow-list of reads runs.
 
 use super::spec::Writes;
-use crate::sql::settings::SessionSettings;
 use crate::server::error::sqlstate;
+use crate::sql::settings::SessionSettings;
 use crate::sql::{Frame, Place, Rules};
 
 /// How each execution is wrapped.

@@ -14,12 +14,12 @@ use super::precheck::{candidate_table, hypopg};
 use super::report::IndexCandidate;
 use super::session::user_search_path;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::sql::lab::MARK;
 use crate::experiment::leftovers;
+use crate::measure::units::{format_bytes, format_seconds};
+use crate::sql::lab::MARK;
 use crate::sql::lab::plain_name;
 use crate::sql::quote::{ident, literal};
 use crate::sql::settings::SessionSettings;
-use crate::measure::units::{format_bytes, format_seconds};
 
 /// Find each candidate's table and decide how it is tried; a sentence when it cannot be.
 pub async fn resolve(

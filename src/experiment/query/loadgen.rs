@@ -25,9 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::expr;
 use super::script::{Command, Part, Script};
-use crate::sql::settings::SessionSettings;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 use crate::server::pq_async::{self, AsyncPq};
+use crate::sql::settings::SessionSettings;
 
 /// Highest transaction latency the histogram resolves: one hour, in microseconds.
 const LATENCY_HIGH_US: u64 = 3_600_000_000;

@@ -16,9 +16,9 @@ use super::exec::Executed;
 use super::guard::{self, TxMode};
 use super::session::measuring_settings;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::sql::settings::SessionSettings;
 use crate::measure::units::format_bytes;
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
+use crate::sql::settings::SessionSettings;
 
 /// What one command string gave back.
 #[derive(Debug, Default)]

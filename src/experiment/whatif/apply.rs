@@ -14,7 +14,6 @@ use tokio_postgres::Client;
 
 use super::plan::{Apply, PlannedSetting, WhatIf};
 use super::sweep::{Combo, combo_label};
-use crate::sql::quote::{ident, literal};
 use crate::server::{Sandbox, Target, WhatIfJournal};
 
 /// What a run's settings sweep did to the server, kept in the report.
@@ -230,7 +229,7 @@ impl Applier {
         st.changed = true;
         for (n, v) in &part {
             client
-                .batch_execute(&format!("ALTER SYSTEM SET {} = {}", ident(n), literal(v)))
+                .batch_execute(&crate::sql::settings::alter_system_line(n, v))
                 .await
                 .map_err(|e| format!("ALTER SYSTEM SET {n} = {v}: {}", describe(&e)))?;
         }

@@ -93,10 +93,7 @@ impl ImportDialog {
 
     pub fn sample_text(&self) -> String {
         match SAMPLES.get(self.sample).copied().flatten() {
-            Some(p) => format!(
-                "{}% (BERNOULLI, seed 42)",
-                crate::sql::quote::percent(p)
-            ),
+            Some(p) => format!("{}% (BERNOULLI, seed 42)", crate::sql::quote::percent(p)),
             None => "all rows".into(),
         }
     }

@@ -1,9 +1,9 @@
 //! The tune view's commands: start a tune on the parameters on screen (its events come back
-//! as messages), stop it. The same engine as `pglab tune`: the state is saved for `pglab tune
-//! --resume`, the script and report go to the current directory. Leaving pglab stops a running
-//! tune and waits for the sandbox's settings to be put back.
+//! as messages), stop it. The same session as `pglab tune` ([`crate::tune::session`]): the
+//! state is saved for `pglab tune --resume`, the script and report go to the current
+//! directory. Leaving pglab stops a running tune and waits for the sandbox's settings to be
+//! put back.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -11,12 +11,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Env;
-use crate::experiment::{RunOptions, preflight};
-use crate::server::snapshot;
+use crate::experiment::RunOptions;
+use crate::report::tune_files::TuneFiles;
 use crate::tui::msg::{Msg, TuneCmd, TuneMsg};
-use crate::tune::budget::Budget;
-use crate::tune::setup::{self, Fresh, SetupError};
-use crate::tune::{End, Tuner, state};
+use crate::tune::session::{self, Finish, Ready, Refused, Request, Start};
+use crate::tune::setup::Fresh;
+use crate::tune::{TuneEvent, state};
 
 /// The tune going on, if any.
 #[derive(Default)]
@@ -63,29 +63,35 @@ impl Tuning {
                 };
                 let cancel = CancellationToken::new();
                 let c = cancel.clone();
-                let run = RunOptions {
-                    schema: env.schema.clone(),
-                    recorder: Some(crate::history::recorder(env.history_file.clone())),
-                    local_data_dir: env.local_data_dir.clone(),
-                    probe_dir: env.probe_site.on_server_device(),
-                    sandbox: env.sandbox.clone().filter(|_| env.target.is_sandbox()),
-                    ..RunOptions::default()
-                };
-                let target = env.target.clone();
-                let data_dir = env.paths.data_dir.clone();
-                let fresh = Fresh {
-                    workload,
-                    spec: *spec,
-                    note: None,
-                    settings,
-                    budget,
-                    hardware: crate::tune::candidates::GivenHardware {
-                        local: env.target.location.is_local(),
-                        ..Default::default()
+                let req = Request {
+                    target: env.target.clone(),
+                    start: Start::Fresh(Box::new(Fresh {
+                        workload,
+                        spec: *spec,
+                        note: None,
+                        settings,
+                        budget,
+                        hardware: crate::tune::candidates::GivenHardware::default(),
+                    })),
+                    run: RunOptions {
+                        schema: env.schema.clone(),
+                        recorder: Some(crate::history::recorder(env.history_file.clone())),
+                        local_data_dir: env.local_data_dir.clone(),
+                        probe_dir: env.probe_site.on_server_device(),
+                        sandbox: env.sandbox.clone().filter(|_| env.target.is_sandbox()),
+                        ..RunOptions::default()
                     },
+                    state_file: state::path(&env.paths.data_dir),
+                    budget: None,
+                    max_memory: None,
+                    clock: Instant::now(),
+                    outputs: Box::new(TuneFiles {
+                        script: outputs.files[0].clone(),
+                        report: outputs.files[1].clone(),
+                    }),
                 };
                 let task = tokio::spawn(async move {
-                    let r = tune(target, fresh, run, &data_dir, &outputs, &tx, &c).await;
+                    let r = tune(req, &tx, &c).await;
                     let _ = tx.send(Msg::Tune(TuneMsg::Done(r)));
                 });
                 self.running = Some((cancel, task));
@@ -107,38 +113,12 @@ impl Tuning {
     }
 }
 
+/// The tune session with its events forwarded as messages; its end as the view says it.
 async fn tune(
-    target: std::sync::Arc<crate::server::Target>,
-    fresh: Fresh,
-    run: RunOptions,
-    data_dir: &Path,
-    outputs: &crate::outputs::OutputSet,
+    req: Request,
     tx: &UnboundedSender<Msg>,
     cancel: &CancellationToken,
 ) -> Result<String, String> {
-    let clock = Instant::now();
-    let client = target.connect().await.map_err(|e| e.to_string())?;
-    let server = snapshot::read(&client, &target)
-        .await
-        .map_err(|e| e.to_string())?;
-    preflight::may_write(&server)?;
-    let total = fresh.budget;
-    let mut st = setup::new_state(
-        &client,
-        &server,
-        &target.describe(),
-        run.sandbox.is_some(),
-        run.probe_dir.clone(),
-        &run.schema,
-        fresh,
-    )
-    .await
-    .map_err(|e| match e {
-        SetupError::Nothing(m) | SetupError::Failed(m) => m,
-    })?;
-    drop(client);
-    let state_file = state::path(data_dir);
-    let budget = Budget::since(clock, total, Duration::ZERO);
     let (etx, mut erx) = unbounded_channel();
     let fwd = tx.clone();
     let forward = tokio::spawn(async move {
@@ -146,29 +126,21 @@ async fn tune(
             let _ = fwd.send(Msg::Tune(TuneMsg::Event(Box::new(e))));
         }
     });
-    for n in &st.notes {
-        let _ = etx.send(crate::tune::TuneEvent::Note(n.clone()));
-    }
-    let tuner = Tuner {
-        target,
-        rules: crate::tune::setup::rules(&st.spec),
-        run,
-        state_file: state_file.clone(),
-        events: etx,
-    };
-    let end = tuner.run(&mut st, &budget, cancel).await;
-    drop(tuner);
-    let _ = forward.await;
-    match end {
-        End::Done => {
-            let said = crate::report::tune::write_all(&st, &outputs.files[0], &outputs.files[1])?;
-            state::remove(&state_file);
-            Ok(said)
+    let notes = etx.clone();
+    let ready = move |r: Ready| {
+        for n in r.notes {
+            let _ = notes.send(TuneEvent::Note(n));
         }
-        End::Cancelled => {
+    };
+    let finish = session::run(req, ready, etx, cancel).await;
+    let _ = forward.await;
+    match finish {
+        Err(Refused::Usage(m) | Refused::Failed(m)) => Err(m),
+        Ok(Finish::Done { said, .. }) => Ok(said),
+        Ok(Finish::Cancelled { .. }) => {
             Ok("stopped; what the tune learnt is saved: pglab tune --resume goes on".to_string())
         }
-        End::Failed(e) => Err(format!(
+        Ok(Finish::Failed(e)) => Err(format!(
             "the tune failed: {e}; what it learnt is saved: pglab tune --resume goes on"
         )),
     }
