@@ -138,8 +138,7 @@ pub fn render(
     let axes = axes(layout, series, samples, &names, area);
     let points = points(&axes, series, samples, &names);
     f.render_widget(
-        Paragraph::new(legend(theme, &names, &points))
-            .alignment(ratatui::layout::Alignment::Right),
+        Paragraph::new(legend(theme, &names, &points)).alignment(ratatui::layout::Alignment::Right),
         Rect::new(area.x, area.y, area.width, 1),
     );
     let area = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
@@ -148,7 +147,13 @@ pub fn render(
         .y_axis(y_axis(theme, layout, &axes.yt))
         .legend_position(None);
     f.render_widget(c, area);
-    let y_label_w = axes.yt.labels.iter().map(|l| width_of(l)).max().unwrap_or(0) as u16;
+    let y_label_w = axes
+        .yt
+        .labels
+        .iter()
+        .map(|l| width_of(l))
+        .max()
+        .unwrap_or(0) as u16;
     x_labels(
         f,
         area,

@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-pub use super::params_form::render;
+
 use crate::experiment::field::FieldErrors;
 use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
 use crate::tui::msg::RunKind;
+
+/// Drawn in its own file, the form being the other half of this pane.
+pub use super::params_form::render;
 
 /// A field being edited.
 #[derive(Debug, Clone, PartialEq)]

@@ -45,7 +45,10 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
 fn running<'a>(app: &App, cols: usize, head: &mut Vec<Row<'a>>, foot: &mut Vec<Line<'a>>) {
     let st = &app.run;
     let theme = app.theme;
-    head.push(Row::Text(plain_line(fit(&current(st), cols), theme.plain())));
+    head.push(Row::Text(plain_line(
+        fit(&current(st), cols),
+        theme.plain(),
+    )));
     // One convention, labelled: the bar is the current trial's progress when it can be
     // measured ("trial 37%"), else the whole run's ("run 71%"); the line under it
     // always gives the whole run's share, elapsed time and ETA.
