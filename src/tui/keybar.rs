@@ -12,18 +12,38 @@ use super::text::width;
 /// (key, what it does, priority: lower is kept longer).
 type Item = (String, String, u8);
 
+/// The keys the bar offers now, and a word before them (look-only, quitting).
 pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
-    let k = |a: Action| app.keys.label(a);
+    if let Some(v) = overlay_items(app) {
+        return (None, v);
+    }
+    if app.params.editing.is_some() {
+        return (None, editor_items());
+    }
+    let prefix = app.observe.then(|| {
+        if app.observe_flag {
+            "look-only (--observe)".to_string()
+        } else {
+            "look-only (o)".to_string()
+        }
+    });
+    if app.quitting.is_some() {
+        let v = vec![("C-c".into(), "quit without waiting".into(), 0)];
+        return (Some("quitting: waiting for the run to stop…".into()), v);
+    }
+    (prefix, pane_items(app))
+}
+
+/// An overlay's own keys; None when no overlay is open.
+fn overlay_items(app: &App) -> Option<Vec<Item>> {
     let mut v: Vec<Item> = Vec::new();
     match &app.overlay {
         Overlay::Confirm(_) => {
             v.push(("y".into(), "yes".into(), 0));
             v.push(("n".into(), "no".into(), 0));
-            return (None, v);
         }
         Overlay::Help => {
             v.push(("Esc".into(), "close help".into(), 0));
-            return (None, v);
         }
         Overlay::Presets => {
             if app.presets.input.is_some() {
@@ -37,7 +57,6 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
                 v.push(("D".into(), "delete".into(), 2));
                 v.push(("Esc".into(), "close".into(), 0));
             }
-            return (None, v);
         }
         Overlay::Runs => {
             if app.runs.view.is_some() {
@@ -51,44 +70,39 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
                 v.push(("c".into(), "compare".into(), 1));
                 v.push(("Esc".into(), "close".into(), 0));
             }
-            return (None, v);
         }
         Overlay::Plans(_) => {
             v.push(("←→".into(), "combination".into(), 0));
             v.push(("Tab".into(), "statement".into(), 1));
             v.push(("↑↓".into(), "scroll".into(), 1));
             v.push(("Esc".into(), "close".into(), 0));
-            return (None, v);
         }
         Overlay::Import => {
             v.extend(super::overlays::import::keys(&app.import));
-            return (None, v);
         }
         Overlay::Tune => {
             v.extend(super::overlays::tune::keys(&app.tune));
-            return (None, v);
         }
-        Overlay::None => {}
+        Overlay::None => return None,
     }
-    if app.params.editing.is_some() {
-        v.push(("Enter".into(), "accept".into(), 0));
-        v.push(("Esc".into(), "abort".into(), 0));
-        v.push(("←→".into(), "move".into(), 2));
-        v.push(("C-u".into(), "clear".into(), 3));
-        v.push(("C-c".into(), "quit".into(), 1));
-        return (None, v);
-    }
-    let prefix = app.observe.then(|| {
-        if app.observe_flag {
-            "look-only (--observe)".to_string()
-        } else {
-            "look-only (o)".to_string()
-        }
-    });
-    if app.quitting.is_some() {
-        v.push(("C-c".into(), "quit without waiting".into(), 0));
-        return (Some("quitting: waiting for the run to stop…".into()), v);
-    }
+    Some(v)
+}
+
+/// The keys of a field's editor.
+fn editor_items() -> Vec<Item> {
+    vec![
+        ("Enter".into(), "accept".into(), 0),
+        ("Esc".into(), "abort".into(), 0),
+        ("←→".into(), "move".into(), 2),
+        ("C-u".into(), "clear".into(), 3),
+        ("C-c".into(), "quit".into(), 1),
+    ]
+}
+
+/// The panes' keys: the run's, the focused pane's, then the ones that always work.
+fn pane_items(app: &App) -> Vec<Item> {
+    let k = |a: Action| app.keys.label(a);
+    let mut v: Vec<Item> = Vec::new();
     if app.run.running {
         v.push((k(Action::Cancel), "cancel run".into(), 0));
     } else if !app.observe {
@@ -134,7 +148,7 @@ pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
     v.push((k(Action::NextPane), "focus".into(), 5));
     v.push((k(Action::Help), "help".into(), 0));
     v.push((k(Action::Quit), "quit".into(), 0));
-    (prefix, v)
+    v
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {

@@ -11,6 +11,7 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph};
 
 use super::summary::SeriesSummary;
 use crate::experiment::{ResultLayout, Sample};
+use crate::measure::interval::Estimate;
 use crate::report::ticks::{self, Ticks};
 use crate::tui::text::{unit_in_value, width as width_of};
 use crate::tui::theme::Theme;
@@ -133,35 +134,90 @@ pub fn render(
     if area.height < 5 || area.width < 20 {
         return;
     }
+    let names = names(series, samples);
+    let axes = axes(layout, series, samples, &names, area);
+    let points = points(&axes, series, samples, &names);
+    f.render_widget(
+        Paragraph::new(legend(theme, &names, &points)).alignment(ratatui::layout::Alignment::Right),
+        Rect::new(area.x, area.y, area.width, 1),
+    );
+    let area = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
+    let c = Chart::new(datasets(theme, &names, &points))
+        .x_axis(x_axis(theme, layout, axes.xb))
+        .y_axis(y_axis(theme, layout, &axes.yt))
+        .legend_position(None);
+    f.render_widget(c, area);
+    let y_label_w = axes
+        .yt
+        .labels
+        .iter()
+        .map(|l| width_of(l))
+        .max()
+        .unwrap_or(0) as u16;
+    x_labels(
+        f,
+        area,
+        plot_columns(area, y_label_w),
+        axes.xb,
+        &axes.x_ticks,
+        theme,
+    );
+}
+
+/// The series drawn: the summarized ones, then those only projected.
+fn names<'s>(series: &'s [SeriesSummary], samples: &'s [Sample]) -> Vec<&'s str> {
     let mut names: Vec<&str> = series.iter().map(|s| s.series.as_str()).collect();
     for s in samples.iter().filter(|s| s.projected) {
         if !names.contains(&s.series.as_str()) {
             names.push(&s.series);
         }
     }
-    let estimates = |i: usize| {
-        series
-            .get(i)
-            .into_iter()
-            .flat_map(|s| s.settings.iter())
-            .filter_map(|r| r.estimate.map(|e| (r.x, e)))
-    };
-    fn projected_of<'s>(samples: &'s [Sample], n: &'s str) -> impl Iterator<Item = &'s Sample> {
-        samples
-            .iter()
-            .filter(move |s| s.series == n && s.projected && s.y.is_finite())
-    }
-    // The ticks, from every value drawn, in the room the chart has.
+    names
+}
+
+/// The x and estimate of each setting of the `i`th series that has one.
+fn estimates(series: &[SeriesSummary], i: usize) -> impl Iterator<Item = (f64, Estimate)> + '_ {
+    series
+        .get(i)
+        .into_iter()
+        .flat_map(|s| s.settings.iter())
+        .filter_map(|r| r.estimate.map(|e| (r.x, e)))
+}
+
+/// The projected samples of series `n` that can be drawn.
+fn projected_of<'s>(samples: &'s [Sample], n: &'s str) -> impl Iterator<Item = &'s Sample> {
+    samples
+        .iter()
+        .filter(move |s| s.series == n && s.projected && s.y.is_finite())
+}
+
+/// The chart's axes: the y ticks; the x bounds and the labelled x positions, with the x
+/// ticks when the x axis is numeric (not categories).
+struct Axes {
+    yt: Ticks,
+    xb: [f64; 2],
+    x_ticks: Vec<(f64, String)>,
+    xt: Option<Ticks>,
+}
+
+/// The ticks, from every value drawn, in the room the chart has.
+fn axes(
+    layout: &ResultLayout,
+    series: &[SeriesSummary],
+    samples: &[Sample],
+    names: &[&str],
+    area: Rect,
+) -> Axes {
     let (y_room, x_room) = room(area);
     let mut xs: Vec<f64> = Vec::new();
     let mut ys: Vec<f64> = Vec::new();
     for i in 0..names.len() {
-        for (x, e) in estimates(i) {
+        for (x, e) in estimates(series, i) {
             xs.push(x);
             ys.extend([e.median, e.ci_low, e.ci_high]);
         }
     }
-    for n in &names {
+    for n in names {
         for s in projected_of(samples, n) {
             xs.push(s.x);
             ys.push(s.y);
@@ -180,22 +236,40 @@ pub fn render(
         let (b, ticks) = categories(&layout.x_names);
         (b, ticks, None)
     };
-    let yb = yt.bounds();
-    let tx = |x: f64| xt.as_ref().map_or(x, |t| t.pos(x));
-    let ty = |y: f64| yt.pos(y);
+    Axes {
+        yt,
+        xb,
+        x_ticks,
+        xt,
+    }
+}
+
+/// Where everything is drawn, in the chart's coordinates, per series: the medians, the
+/// intervals (as vertical bars, with their series' index) and the projected points.
+struct Points {
+    medians: Vec<Vec<(f64, f64)>>,
+    bars: Vec<(usize, [(f64, f64); 2])>,
+    projected: Vec<Vec<(f64, f64)>>,
+}
+
+/// Place the medians, intervals and projected points on the axes.
+fn points(axes: &Axes, series: &[SeriesSummary], samples: &[Sample], names: &[&str]) -> Points {
+    let tx = |x: f64| axes.xt.as_ref().map_or(x, |t| t.pos(x));
+    let ty = |y: f64| axes.yt.pos(y);
+    let xb = axes.xb;
     // Series at the same x stand side by side, so that their intervals do not hide each other.
     let k = names.len() as f64;
     let dodge = |i: usize| (i as f64 - (k - 1.0) / 2.0) * (xb[1] - xb[0]) * 0.012;
     let medians: Vec<Vec<(f64, f64)>> = (0..names.len())
         .map(|i| {
-            estimates(i)
+            estimates(series, i)
                 .map(|(x, e)| (tx(x) + dodge(i), ty(e.median)))
                 .collect()
         })
         .collect();
     let bars: Vec<(usize, [(f64, f64); 2])> = (0..names.len())
         .flat_map(|i| {
-            estimates(i)
+            estimates(series, i)
                 .filter(|(_, e)| e.ci_high > e.ci_low)
                 .map(move |(x, e)| {
                     let x = tx(x) + dodge(i);
@@ -211,43 +285,55 @@ pub fn render(
                 .collect()
         })
         .collect();
-    // Without colour, series differ by marker.
-    let marker = |i: usize| {
-        if theme.color {
-            Marker::Dot
-        } else {
-            [Marker::Dot, Marker::Block, Marker::Bar][i % 3]
-        }
-    };
-    let symbol = |i: usize| {
-        if theme.color {
-            "•"
-        } else {
-            ["•", "█", "▄"][i % 3]
-        }
-    };
-    // The legend on a line of its own: ratatui's box hides itself in small charts.
+    Points {
+        medians,
+        bars,
+        projected,
+    }
+}
+
+/// Without colour, series differ by marker.
+fn marker(theme: Theme, i: usize) -> Marker {
+    if theme.color {
+        Marker::Dot
+    } else {
+        [Marker::Dot, Marker::Block, Marker::Bar][i % 3]
+    }
+}
+
+/// The legend's symbol for the `i`th series' marker.
+fn symbol(theme: Theme, i: usize) -> &'static str {
+    if theme.color {
+        "•"
+    } else {
+        ["•", "█", "▄"][i % 3]
+    }
+}
+
+/// The legend on a line of its own: ratatui's box hides itself in small charts.
+fn legend(theme: Theme, names: &[&str], points: &Points) -> Line<'static> {
     let mut legend: Vec<Span> = Vec::new();
     for (i, n) in names.iter().enumerate() {
         if i > 0 {
             legend.push(Span::raw("  "));
         }
-        legend.push(Span::styled(symbol(i), theme.series(i)));
+        legend.push(Span::styled(symbol(theme, i), theme.series(i)));
         legend.push(Span::styled(format!(" {n}"), theme.label()));
     }
-    if !bars.is_empty() {
+    if !points.bars.is_empty() {
         legend.push(Span::styled("  median ⡇ interval", theme.dim()));
     }
-    if projected.iter().any(|p| !p.is_empty()) {
+    if points.projected.iter().any(|p| !p.is_empty()) {
         legend.push(Span::styled("  ⠂ projected", theme.dim()));
     }
-    f.render_widget(
-        Paragraph::new(Line::from(legend)).alignment(ratatui::layout::Alignment::Right),
-        Rect::new(area.x, area.y, area.width, 1),
-    );
-    let area = Rect::new(area.x, area.y + 1, area.width, area.height - 1);
-    // Bars first: the medians are drawn over them.
-    let mut datasets: Vec<Dataset> = bars
+    Line::from(legend)
+}
+
+/// The datasets: bars first, so that the medians are drawn over them; then each series'
+/// medians and projected points.
+fn datasets<'p>(theme: Theme, names: &[&str], points: &'p Points) -> Vec<Dataset<'p>> {
+    let mut datasets: Vec<Dataset> = points
+        .bars
         .iter()
         .map(|(i, b)| {
             Dataset::default()
@@ -258,55 +344,55 @@ pub fn render(
         })
         .collect();
     for (i, n) in names.iter().enumerate() {
-        if !medians[i].is_empty() {
+        if !points.medians[i].is_empty() {
             datasets.push(
                 Dataset::default()
                     .name(n.to_string())
-                    .marker(marker(i))
+                    .marker(marker(theme, i))
                     .graph_type(GraphType::Scatter)
                     .style(theme.series(i))
-                    .data(&medians[i]),
+                    .data(&points.medians[i]),
             );
         }
-        if !projected[i].is_empty() {
+        if !points.projected[i].is_empty() {
             datasets.push(
                 Dataset::default()
                     .name(format!("{n} (projected)"))
                     .marker(Marker::Braille)
                     .graph_type(GraphType::Scatter)
                     .style(theme.series(i).add_modifier(Modifier::DIM))
-                    .data(&projected[i]),
+                    .data(&points.projected[i]),
             );
         }
     }
-    let c = Chart::new(datasets)
-        .x_axis(
-            Axis::default()
-                .title(Span::styled(
-                    axis_title(&layout.x_label, &layout.x_unit, layout.x_log),
-                    theme.label(),
-                ))
-                .bounds(xb)
-                // Empty labels keep the axis line and the row below it; the labels are
-                // drawn there at their own positions (see `x_labels`).
-                .labels(vec![Span::raw(""), Span::raw("")]),
+    datasets
+}
+
+/// The x axis: its title and bounds; its labels are drawn apart (see `x_labels`).
+fn x_axis(theme: Theme, layout: &ResultLayout, xb: [f64; 2]) -> Axis<'static> {
+    Axis::default()
+        .title(Span::styled(
+            axis_title(&layout.x_label, &layout.x_unit, layout.x_log),
+            theme.label(),
+        ))
+        .bounds(xb)
+        // Empty labels keep the axis line and the row below it; the labels are
+        // drawn there at their own positions (see `x_labels`).
+        .labels(vec![Span::raw(""), Span::raw("")])
+}
+
+/// The y axis: its title, bounds and tick labels.
+fn y_axis(theme: Theme, layout: &ResultLayout, yt: &Ticks) -> Axis<'static> {
+    Axis::default()
+        .title(Span::styled(
+            axis_title(&layout.y_label, &layout.y_unit, layout.y_log),
+            theme.label(),
+        ))
+        .bounds(yt.bounds())
+        .labels(
+            yt.labels
+                .iter()
+                .map(|l| Span::styled(l.clone(), theme.dim()))
+                .collect::<Vec<_>>(),
         )
-        .y_axis(
-            Axis::default()
-                .title(Span::styled(
-                    axis_title(&layout.y_label, &layout.y_unit, layout.y_log),
-                    theme.label(),
-                ))
-                .bounds(yb)
-                .labels(
-                    yt.labels
-                        .iter()
-                        .map(|l| Span::styled(l.clone(), theme.dim()))
-                        .collect::<Vec<_>>(),
-                ),
-        )
-        .legend_position(None);
-    f.render_widget(c, area);
-    let y_label_w = yt.labels.iter().map(|l| width_of(l)).max().unwrap_or(0) as u16;
-    x_labels(f, area, plot_columns(area, y_label_w), xb, &x_ticks, theme);
 }

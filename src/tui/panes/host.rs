@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
@@ -118,6 +119,8 @@ impl HostState {
     }
 }
 
+/// Draw the pane: what the machine is and what touches the reading of it, the live metrics,
+/// then the machine's details and the disk probe's line in the rows left.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.host;
     let theme = app.theme;
@@ -127,10 +130,25 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if rows == 0 || cols == 0 {
         return;
     }
-    let mut lines: Vec<Line> = Vec::new();
     let two = cols >= super::target::TWO_COLUMNS;
     let metric_rows = if two { 2 } else { 4 };
+    let mut lines = machine_lines(app, cols, rows, metric_rows);
+    let room = rows.saturating_sub(lines.len() + 1);
+    lines.extend(
+        metrics_grid(theme, &metrics(st), cols, two)
+            .into_iter()
+            .take(room),
+    );
+    probe_and_details(app, cols, rows, &mut lines);
+    f.render_widget(Paragraph::new(lines), inner);
+}
 
+/// The CPU, load and cgroup limits (or that the host is being read), then, when the rows
+/// allow, what the run changes and whose machine this is (a Citus target, a remote one).
+fn machine_lines(app: &App, cols: usize, rows: usize, metric_rows: usize) -> Vec<Line<'static>> {
+    let st = &app.host;
+    let theme = app.theme;
+    let mut lines: Vec<Line> = Vec::new();
     if let Some(i) = &st.info {
         let load = st.last.map(|s| s.load1).unwrap_or(i.load[0]);
         let mut items = vec![i.cpu_model.clone(), format!("load {load:.2}")];
@@ -175,10 +193,14 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             theme.warn(),
         ));
     }
+    lines
+}
 
+/// The live metrics: CPU, memory used, disk reads and writes ("–" before the first reading).
+fn metrics(st: &HostState) -> [Metric<'_>; 4] {
     let last = st.last;
     let total = last.map(|s| s.memory_total as f64);
-    let metrics = [
+    [
         Metric {
             label: "cpu",
             series: &st.cpu,
@@ -211,16 +233,15 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
                 .map(|s| format!("{}/s", format_bytes_short(s.disk_write_bps)))
                 .unwrap_or_else(|| "–".into()),
         },
-    ];
-    let room = rows.saturating_sub(lines.len() + 1);
-    lines.extend(
-        metrics_grid(theme, &metrics, cols, two)
-            .into_iter()
-            .take(room),
-    );
+    ]
+}
 
-    let probe = &st.probe;
-    let (text, style) = if let Some((stage, frac)) = probe.running {
+/// The disk probe's state in a sentence, in its style: running (or cancelling), failed,
+/// its last results, or how to start it.
+fn probe_text(app: &App) -> (String, Style) {
+    let probe = &app.host.probe;
+    let theme = app.theme;
+    if let Some((stage, frac)) = probe.running {
         let what = if probe.cancelling {
             "cancelling the disk probe…".to_string()
         } else {
@@ -257,8 +278,13 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             ),
             theme.dim(),
         )
-    };
-    // The probe line(s) last; what the machine runs in the rows left over.
+    }
+}
+
+/// The probe line(s) last; what the machine runs in the rows left over.
+fn probe_and_details(app: &App, cols: usize, rows: usize, lines: &mut Vec<Line<'static>>) {
+    let st = &app.host;
+    let (text, style) = probe_text(app);
     let room = rows.saturating_sub(lines.len());
     let mut probe_lines = wrap(&text, cols, 2);
     if probe_lines.len() > room {
@@ -283,12 +309,11 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     }
     let extra_rows = room.saturating_sub(probe_lines.len());
     for e in extra.into_iter().take(extra_rows) {
-        lines.push(plain_line(fit(&e, cols), theme.dim()));
+        lines.push(plain_line(fit(&e, cols), app.theme.dim()));
     }
     for l in probe_lines.into_iter().take(room) {
         lines.push(plain_line(l, style));
     }
-    f.render_widget(Paragraph::new(lines), inner);
 }
 
 /// Where the disk probe writes, in the longest of a few wordings that fits `cols`: "probes

@@ -5,6 +5,7 @@ pub mod chart;
 pub mod history_strip;
 pub mod host;
 pub mod params;
+mod params_form;
 pub mod results;
 pub mod run;
 pub mod run_head;

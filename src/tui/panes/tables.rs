@@ -223,8 +223,23 @@ pub struct SettingsInput<'a> {
 /// summary columns; under each series with repeated trials its finding, or under each x the
 /// experiment's findings there.
 pub fn settings<'a>(theme: Theme, input: &SettingsInput, cols: usize, skip: usize) -> Lines<'a> {
+    let rows = if input.layout.compare == Compare::Series {
+        rows_by_x(theme, input, cols)
+    } else {
+        rows_by_series(theme, input, cols)
+    };
+    Table {
+        header: settings_header(input),
+        rows,
+        frozen: 3,
+    }
+    .lines(theme, cols, skip)
+}
+
+/// The header: mark, series, setting, n, the y measure and its interval, each further
+/// measure with its interval, then the layout's summary columns.
+fn settings_header(input: &SettingsInput) -> Vec<String> {
     let layout = input.layout;
-    let rules = input.rules;
     let y_name = if layout.y_name.is_empty() {
         "median".to_string()
     } else {
@@ -247,95 +262,114 @@ pub fn settings<'a>(theme: Theme, input: &SettingsInput, cols: usize, skip: usiz
         header.push("interval".into());
     }
     header.extend(layout.summary_columns.iter().cloned());
-    let median_and_interval = |e: &Option<Estimate>, unit: &str| -> [String; 2] {
-        match e {
-            Some(e) => [
-                crate::tui::text::with_unit(e.median, unit),
-                summary::interval(e, unit, rules),
-            ],
-            None => ["–".into(), String::new()],
-        }
-    };
-    let cells_of = |r: &summary::SettingRow| -> Vec<String> {
-        let mut c = vec![
-            r.mark.symbol().to_string(),
-            r.series.clone(),
-            r.label.clone(),
-            r.estimate.map(|e| e.n.to_string()).unwrap_or("0".into()),
-        ];
-        c.extend(median_and_interval(&r.estimate, &layout.y_unit));
-        for (m, e) in layout.measures.iter().zip(&r.measures) {
-            c.extend(median_and_interval(e, &m.unit));
-        }
-        c.extend(r.cells.iter().cloned());
-        c
-    };
-    let row = |r: &summary::SettingRow| Row::Cells {
-        cells: cells_of(r),
+    header
+}
+
+/// The median and its interval in `unit`, or a dash when there is no estimate.
+fn median_and_interval(e: &Option<Estimate>, unit: &str, rules: &Rules) -> [String; 2] {
+    match e {
+        Some(e) => [
+            crate::tui::text::with_unit(e.median, unit),
+            summary::interval(e, unit, rules),
+        ],
+        None => ["–".into(), String::new()],
+    }
+}
+
+/// One setting's row, its cells in the header's order.
+fn setting_row(theme: Theme, input: &SettingsInput, r: &summary::SettingRow) -> Row {
+    let layout = input.layout;
+    let mut c = vec![
+        r.mark.symbol().to_string(),
+        r.series.clone(),
+        r.label.clone(),
+        r.estimate.map(|e| e.n.to_string()).unwrap_or("0".into()),
+    ];
+    c.extend(median_and_interval(
+        &r.estimate,
+        &layout.y_unit,
+        input.rules,
+    ));
+    for (m, e) in layout.measures.iter().zip(&r.measures) {
+        c.extend(median_and_interval(e, &m.unit, input.rules));
+    }
+    c.extend(r.cells.iter().cloned());
+    Row::Cells {
+        cells: c,
         style: theme.plain(),
         mark: r.mark,
-    };
-    let prose = |rows: &mut Vec<Row>, text: &str| {
-        for (i, l) in wrap(text, cols.saturating_sub(4), 3)
-            .into_iter()
-            .enumerate()
-        {
-            let indent = if i == 0 { "  " } else { "    " };
-            rows.push(Row::Text {
-                text: format!("{indent}{l}"),
-                style: theme.dim(),
-            });
-        }
-    };
+    }
+}
+
+/// A sentence under the rows, indented and wrapped to three lines at most.
+fn prose(theme: Theme, cols: usize, rows: &mut Vec<Row>, text: &str) {
+    for (i, l) in wrap(text, cols.saturating_sub(4), 3)
+        .into_iter()
+        .enumerate()
+    {
+        let indent = if i == 0 { "  " } else { "    " };
+        rows.push(Row::Text {
+            text: format!("{indent}{l}"),
+            style: theme.dim(),
+        });
+    }
+}
+
+/// Layouts that compare the series at each x: every series' settings at that x, then the
+/// experiment's findings there.
+fn rows_by_x(theme: Theme, input: &SettingsInput, cols: usize) -> Vec<Row> {
     let mut rows = Vec::new();
-    if layout.compare == Compare::Series {
-        for (x, findings) in input.findings {
-            for s in input.series {
-                for r in s.settings.iter().filter(|r| r.x == *x) {
-                    rows.push(row(r));
-                }
-            }
-            for f in findings {
-                prose(&mut rows, f);
-            }
-        }
-    } else {
-        let (mut best, mut tied) = (false, false);
+    for (x, findings) in input.findings {
         for s in input.series {
-            for r in &s.settings {
-                best |= r.mark == Mark::Best;
-                tied |= r.mark == Mark::Tied;
-                rows.push(row(r));
-            }
-            // Single trials say nothing about noise: no sentence until some setting has two.
-            if s.settings
-                .iter()
-                .any(|r| r.estimate.is_some_and(|e| e.n > 1))
-            {
-                prose(&mut rows, &format!("{}: {}", s.series, s.sentence));
+            for r in s.settings.iter().filter(|r| r.x == *x) {
+                rows.push(setting_row(theme, input, r));
             }
         }
-        let legend = match (best, tied) {
-            (true, true) => {
-                "★ the one to use: the best, or the cheapest of those shown as good as it (≈)"
-            }
-            (true, false) => "★ the one to use: better than every other setting of its series",
-            (false, true) => "≈ shown as good as the best (within the smallest effect)",
-            (false, false) => "",
-        };
-        for l in wrap(legend, cols, 2) {
-            rows.push(Row::Text {
-                text: l,
-                style: theme.dim(),
-            });
+        for f in findings {
+            prose(theme, cols, &mut rows, f);
         }
     }
-    Table {
-        header,
-        rows,
-        frozen: 3,
+    rows
+}
+
+/// Each series' settings with its finding under them, then what the marks mean.
+fn rows_by_series(theme: Theme, input: &SettingsInput, cols: usize) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let (mut best, mut tied) = (false, false);
+    for s in input.series {
+        for r in &s.settings {
+            best |= r.mark == Mark::Best;
+            tied |= r.mark == Mark::Tied;
+            rows.push(setting_row(theme, input, r));
+        }
+        // Single trials say nothing about noise: no sentence until some setting has two.
+        if s.settings
+            .iter()
+            .any(|r| r.estimate.is_some_and(|e| e.n > 1))
+        {
+            prose(
+                theme,
+                cols,
+                &mut rows,
+                &format!("{}: {}", s.series, s.sentence),
+            );
+        }
     }
-    .lines(theme, cols, skip)
+    let legend = match (best, tied) {
+        (true, true) => {
+            "★ the one to use: the best, or the cheapest of those shown as good as it (≈)"
+        }
+        (true, false) => "★ the one to use: better than every other setting of its series",
+        (false, true) => "≈ shown as good as the best (within the smallest effect)",
+        (false, false) => "",
+    };
+    for l in wrap(legend, cols, 2) {
+        rows.push(Row::Text {
+            text: l,
+            style: theme.dim(),
+        });
+    }
+    rows
 }
 
 #[cfg(test)]

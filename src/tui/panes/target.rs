@@ -125,6 +125,8 @@ impl TargetState {
     }
 }
 
+/// Draw the pane: the connection's trouble or the server's state, what differs from its
+/// own settings, the settings shown and the live rates.
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.target;
     let theme = app.theme;
@@ -134,8 +136,31 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     if rows == 0 || cols == 0 {
         return;
     }
-    let mut lines: Vec<Line> = Vec::new();
+    let mut lines = connection_lines(app, cols, rows);
+    let Some(s) = &st.latest else {
+        f.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    if lines.is_empty() {
+        server_state(s, cols, rows, &mut lines, theme);
+    }
+    changed_settings(app, s, cols, rows, &mut lines);
+    let two = cols >= TWO_COLUMNS;
+    let metric_lines = metrics_grid(theme, &metrics(st), cols, two);
+    let setting_rows = rows.saturating_sub(lines.len() + metric_lines.len());
+    for l in pack(&settings(s), cols, "  ", setting_rows) {
+        lines.push(Line::from(Span::styled(l, theme.label())));
+    }
+    let room = rows.saturating_sub(lines.len());
+    lines.extend(metric_lines.into_iter().take(room));
+    f.render_widget(Paragraph::new(lines), inner);
+}
 
+/// A lost connection and when it is retried, or that the first one is being made.
+fn connection_lines(app: &App, cols: usize, rows: usize) -> Vec<Line<'static>> {
+    let st = &app.target;
+    let theme = app.theme;
+    let mut lines: Vec<Line> = Vec::new();
     match &st.connection {
         Connection::Lost { error, retry_at } => {
             let secs = retry_at
@@ -160,41 +185,55 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         }
         _ => {}
     }
+    lines
+}
 
-    let Some(s) = &st.latest else {
-        f.render_widget(Paragraph::new(lines), inner);
-        return;
-    };
-    if lines.is_empty() {
-        let active = s.connections.get("active").copied().unwrap_or(0);
-        let items = vec![
-            format!("db {}", format_bytes_short(s.database_bytes.max(0) as f64)),
-            format!("conns {}, {active} active", s.connections_total()),
-            if s.in_recovery {
-                "in recovery (standby)".into()
-            } else {
-                "not in recovery".into()
-            },
-        ];
-        let style = if s.in_recovery {
-            theme.warn()
+/// The database's size, its connections and whether it is in recovery; then replication,
+/// and a Citus coordinator's nodes.
+fn server_state(
+    s: &ServerSnapshot,
+    cols: usize,
+    rows: usize,
+    lines: &mut Vec<Line<'static>>,
+    theme: crate::tui::theme::Theme,
+) {
+    let active = s.connections.get("active").copied().unwrap_or(0);
+    let items = vec![
+        format!("db {}", format_bytes_short(s.database_bytes.max(0) as f64)),
+        format!("conns {}, {active} active", s.connections_total()),
+        if s.in_recovery {
+            "in recovery (standby)".into()
         } else {
-            theme.plain()
-        };
-        for l in pack(&items, cols, " · ", 2.min(rows)) {
-            lines.push(plain_line(l, style));
-        }
-        replication_lines(s, cols, rows, &mut lines, theme);
-        if let Some(c) = &s.citus {
-            let mut items = vec![c.summary()];
-            items.extend(c.nodes_line().split(" · ").map(str::to_string));
-            for l in pack(&items, cols, " · ", 2.min(rows.saturating_sub(lines.len()))) {
-                lines.push(plain_line(l, theme.plain()));
-            }
+            "not in recovery".into()
+        },
+    ];
+    let style = if s.in_recovery {
+        theme.warn()
+    } else {
+        theme.plain()
+    };
+    for l in pack(&items, cols, " · ", 2.min(rows)) {
+        lines.push(plain_line(l, style));
+    }
+    replication_lines(s, cols, rows, lines, theme);
+    if let Some(c) = &s.citus {
+        let mut items = vec![c.summary()];
+        items.extend(c.nodes_line().split(" · ").map(str::to_string));
+        for l in pack(&items, cols, " · ", 2.min(rows.saturating_sub(lines.len()))) {
+            lines.push(plain_line(l, theme.plain()));
         }
     }
+}
 
-    // What the running what-if changes, and what differs from the server's own settings.
+/// What the running what-if changes, and what differs from the server's own settings.
+fn changed_settings(
+    app: &App,
+    s: &ServerSnapshot,
+    cols: usize,
+    rows: usize,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let theme = app.theme;
     if app.run.running && !app.run.whatif.is_empty() && lines.len() < rows {
         lines.push(plain_line(
             fit(&format!("this run sweeps {}", app.run.whatif), cols),
@@ -208,7 +247,10 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             theme.warn(),
         ));
     }
-    let two = cols >= TWO_COLUMNS;
+}
+
+/// The live rates: commits, WAL and temp bytes a second, and the cache hit ratio.
+fn metrics(st: &TargetState) -> [Metric<'_>; 4] {
     let hit_text = match st.rates.and_then(|r| r.cache_hit) {
         Some(h) => format!("{:.1}%", h * 100.0),
         // Rates were computed but no block was touched in the interval.
@@ -217,7 +259,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
     };
     let rate = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "–".into());
     let r = st.rates;
-    let metrics = [
+    [
         Metric {
             label: "commits/s",
             series: &st.commits,
@@ -242,10 +284,12 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             max: Some(100.0),
             value: hit_text,
         },
-    ];
-    let metric_lines = metrics_grid(theme, &metrics, cols, two);
-    let setting_rows = rows.saturating_sub(lines.len() + metric_lines.len());
-    let items: Vec<String> = SHOWN
+    ]
+}
+
+/// The settings shown, each with its short label, `*` when ALTER SYSTEM changed it.
+fn settings(s: &ServerSnapshot) -> Vec<String> {
+    SHOWN
         .iter()
         .filter_map(|(name, label)| {
             let mark = if s.altered.iter().any(|(n, _)| n == name) {
@@ -256,13 +300,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             s.setting(name)
                 .map(|v| format!("{label} {}{mark}", v.pretty()))
         })
-        .collect();
-    for l in pack(&items, cols, "  ", setting_rows) {
-        lines.push(Line::from(Span::styled(l, theme.label())));
-    }
-    let room = rows.saturating_sub(lines.len());
-    lines.extend(metric_lines.into_iter().take(room));
-    f.render_widget(Paragraph::new(lines), inner);
+        .collect()
 }
 
 /// A standby's own lag, or a primary's standbys (one line each, as many as fit): read-only,
