@@ -91,8 +91,11 @@ fn run_facts(report: &RunReport) -> Vec<(String, String)> {
     run
 }
 
+/// Labelled facts in the order a report shows them.
+type Facts = Vec<(String, String)>;
+
 /// The server's version, location and cluster, and its settings; or that it was not reached.
-fn server_facts(report: &RunReport) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn server_facts(report: &RunReport) -> (Facts, Facts) {
     match &report.server {
         Some(s) => (
             std::iter::once(("version".to_string(), s.version.clone()))
