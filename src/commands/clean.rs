@@ -31,46 +31,12 @@ fn looking(ctx: &Ctx, a: &CleanArgs) -> bool {
     a.dry_run || ctx.global.observe
 }
 
+/// Keep what a live run uses (and datasets unless asked), then list what would go or drop
+/// it; `--drop-schema` first makes sure the schema is pglab's own and holds nothing else.
 async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
     let schema = &ctx.global.schema;
-    if a.drop_schema {
-        match schema_comment(client, schema)
-            .await
-            .map_err(|e| user_error(EXIT_FAILED, e))?
-        {
-            None => {
-                println!("schema {schema} does not exist: nothing to drop");
-                return Ok(0);
-            }
-            Some(c) if !c.starts_with(MARK) => {
-                return Err(user_error(
-                    EXIT_USAGE,
-                    format!(
-                        "schema {schema} was not created by pglab (it carries no pglab mark), so --drop-schema leaves it: pglab drops only a schema of its own; `pglab clean --datasets` empties pglab's part of it"
-                    ),
-                ));
-            }
-            Some(_) => {}
-        }
-        let foreign = foreign_objects(client, schema)
-            .await
-            .map_err(|e| user_error(EXIT_FAILED, e))?;
-        if !foreign.is_empty() {
-            return Err(user_error(
-                EXIT_USAGE,
-                format!(
-                    "schema {schema} also holds {} that {} not pglab's, so it stays: {}; drop or move {} first, or keep the schema (`pglab clean --datasets` empties pglab's part)",
-                    if foreign.len() == 1 {
-                        "an object".to_string()
-                    } else {
-                        format!("{} objects", foreign.len())
-                    },
-                    if foreign.len() == 1 { "is" } else { "are" },
-                    foreign.join(", "),
-                    if foreign.len() == 1 { "it" } else { "them" }
-                ),
-            ));
-        }
+    if a.drop_schema && !schema_may_go(client, schema).await? {
+        return Ok(0);
     }
     let objects = lab_objects(client, schema)
         .await
@@ -100,41 +66,103 @@ async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
         println!("keep  {schema}.{}  {}  ({why})", o.name, size(o));
     }
     if looking(ctx, a) {
-        for o in &candidates {
-            println!(
-                "would drop  {schema}.{}  {}  ({})",
-                o.name,
-                size(o),
-                o.comment
-            );
-        }
-        for o in &elsewhere {
-            println!(
-                "would drop  {}.{}  {}  ({})",
-                o.schema,
-                o.name,
-                format_bytes_short(o.bytes.max(0) as f64),
-                o.comment
-            );
-        }
-        if a.drop_schema {
-            println!("would drop schema {schema}");
-        } else if candidates.is_empty() && elsewhere.is_empty() {
-            println!("nothing to clean in schema {schema}");
-        }
-        if ctx.global.observe {
-            println!(
-                "look-only (--observe): nothing was dropped; drop --observe to clean{}",
-                if a.drop_schema {
-                    " and drop the schema"
-                } else {
-                    ""
-                }
-            );
-        }
+        list_would_drop(ctx, a, &candidates, &elsewhere);
         return Ok(0);
     }
-    for name in drop_elsewhere(client, &elsewhere)
+    drop_all(client, a, schema, &candidates, &elsewhere).await
+}
+
+/// For `--drop-schema`: true when the schema is there and pglab's own with nothing foreign in
+/// it; false (said so) when it does not exist; the sentence why not otherwise.
+async fn schema_may_go(client: &Client, schema: &str) -> Result<bool> {
+    match schema_comment(client, schema)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e))?
+    {
+        None => {
+            println!("schema {schema} does not exist: nothing to drop");
+            return Ok(false);
+        }
+        Some(c) if !c.starts_with(MARK) => {
+            return Err(user_error(
+                EXIT_USAGE,
+                format!(
+                    "schema {schema} was not created by pglab (it carries no pglab mark), so --drop-schema leaves it: pglab drops only a schema of its own; `pglab clean --datasets` empties pglab's part of it"
+                ),
+            ));
+        }
+        Some(_) => {}
+    }
+    let foreign = foreign_objects(client, schema)
+        .await
+        .map_err(|e| user_error(EXIT_FAILED, e))?;
+    if !foreign.is_empty() {
+        return Err(user_error(
+            EXIT_USAGE,
+            format!(
+                "schema {schema} also holds {} that {} not pglab's, so it stays: {}; drop or move {} first, or keep the schema (`pglab clean --datasets` empties pglab's part)",
+                if foreign.len() == 1 {
+                    "an object".to_string()
+                } else {
+                    format!("{} objects", foreign.len())
+                },
+                if foreign.len() == 1 { "is" } else { "are" },
+                foreign.join(", "),
+                if foreign.len() == 1 { "it" } else { "them" }
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// `--dry-run` or `--observe`: what would be dropped, here and in other schemas, and under
+/// `--observe` that nothing was.
+fn list_would_drop(ctx: &Ctx, a: &CleanArgs, candidates: &[LabObject], elsewhere: &[Elsewhere]) {
+    let schema = &ctx.global.schema;
+    for o in candidates {
+        println!(
+            "would drop  {schema}.{}  {}  ({})",
+            o.name,
+            size(o),
+            o.comment
+        );
+    }
+    for o in elsewhere {
+        println!(
+            "would drop  {}.{}  {}  ({})",
+            o.schema,
+            o.name,
+            format_bytes_short(o.bytes.max(0) as f64),
+            o.comment
+        );
+    }
+    if a.drop_schema {
+        println!("would drop schema {schema}");
+    } else if candidates.is_empty() && elsewhere.is_empty() {
+        println!("nothing to clean in schema {schema}");
+    }
+    if ctx.global.observe {
+        println!(
+            "look-only (--observe): nothing was dropped; drop --observe to clean{}",
+            if a.drop_schema {
+                " and drop the schema"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// Drop the leftovers in other schemas, then the lab schema's, then (for `--drop-schema`)
+/// the schema itself, saying each as it goes.
+async fn drop_all(
+    client: &Client,
+    a: &CleanArgs,
+    schema: &str,
+    candidates: &[LabObject],
+    elsewhere: &[Elsewhere],
+) -> Result<i32> {
+    for name in drop_elsewhere(client, elsewhere)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e))?
     {
@@ -146,7 +174,7 @@ async fn clean(ctx: &Ctx, a: &CleanArgs, client: &Client) -> Result<i32> {
         }
         return Ok(0);
     }
-    let (dropped, note) = drop_leftovers(client, schema, &candidates)
+    let (dropped, note) = drop_leftovers(client, schema, candidates)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e))?;
     for name in &dropped {

@@ -158,8 +158,21 @@ async fn probe(
     })
 }
 
+/// The probe as people read it: the target, its settings, the host, and the disk probes
+/// when they ran.
 fn text(r: &ProbeReport) -> String {
-    let s = &r.server;
+    [
+        target_text(&r.server),
+        settings_text(&r.server),
+        host_text(r),
+        disk_probes_text(r),
+    ]
+    .concat()
+}
+
+/// The server: where and which, its database, connections, recovery and role, then its
+/// standby lag, replicas and Citus nodes when it has them.
+fn target_text(s: &ServerSnapshot) -> String {
     let mut out = String::new();
     let tls = s
         .tls
@@ -200,6 +213,12 @@ fn text(r: &ProbeReport) -> String {
         ));
         out.push_str(&format!("nodes    {}\n", c.nodes_line()));
     }
+    out
+}
+
+/// The server's settings (bar data_directory) wrapped at about 90 columns.
+fn settings_text(s: &ServerSnapshot) -> String {
+    let mut out = String::new();
     out.push_str("settings ");
     let mut line = 0;
     for (name, v) in &s.settings {
@@ -219,6 +238,14 @@ fn text(r: &ProbeReport) -> String {
         out.push_str(&item);
     }
     out.push('\n');
+    out
+}
+
+/// The host pglab runs on (said to be another machine than the server's when it is): CPU,
+/// memory, load, OS, cgroup limits and its disk.
+fn host_text(r: &ProbeReport) -> String {
+    let s = &r.server;
+    let mut out = String::new();
     let h = &r.host;
     out.push_str(&format!(
         "host     {}{} · {} · {} physical / {} logical cores · RAM {} (available {}) · load {:.2} {:.2} {:.2}\n",
@@ -260,6 +287,13 @@ fn text(r: &ProbeReport) -> String {
             format_bytes(d.total_bytes)
         ));
     }
+    out
+}
+
+/// With `--disk`: the sequential write and fsync results, where they wrote and what that
+/// place means for them.
+fn disk_probes_text(r: &ProbeReport) -> String {
+    let mut out = String::new();
     if let Some(p) = &r.disk {
         out.push_str(&format!(
             "probe    seq write {:.0} MB/s ({} in {:.2} s, 64 kB writes + fdatasync) · fsync {:.0}/s p50 {:.0} µs p99 {:.0} µs max {:.0} µs · in {}\n",

@@ -84,17 +84,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             "look-only (--observe): experiments write to the server, so none runs; drop --observe to run one",
         ));
     }
-    let dur = |s: &Option<String>, what: &str| -> Result<Option<Duration>> {
-        s.as_deref()
-            .map(|v| {
-                parse_duration(v).map_err(|e| user_error(EXIT_USAGE, format!("--{what}: {e}")))
-            })
-            .transpose()
-    };
-    let statement_timeout = dur(&args.statement_timeout, "statement-timeout")?;
-    let lock_timeout = dur(&args.lock_timeout, "lock-timeout")?.unwrap_or(Duration::from_secs(5));
-    let format = args.format.unwrap_or(OutputFormat::Table);
-    let max_temp = parse_max_temp(args.max_temp.as_deref())?;
+    let flags = RunFlags::parse(&args)?;
 
     let (opened, client) = ctx.open_target().await?;
     let server = snapshot::read(&client, &opened.target)
@@ -103,38 +93,110 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     // Every swept setting is checked against this server before anything runs.
     let on_sandbox = opened.sandbox.is_some();
     preflight::may_run(&server, &spec, on_sandbox).map_err(|e| user_error(EXIT_FAILED, e))?;
-    let plan = match experiment::whatif::plan::check(
-        &client,
+    if let Err(e) = check_on_server(ctx, &client, &opened, &server, &spec).await {
+        opened.close().await;
+        return Err(e);
+    }
+    drop(client);
+    let local = Ctx::local_data_dir(&opened, Some(&server));
+    let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
+    let free = preflight::free_space(local.as_deref(), None);
+    confirm_preflight(&spec, free, &server, args.yes)?;
+
+    let opts = RunOptions {
+        schema: ctx.global.schema.clone(),
+        statement_timeout: flags.statement_timeout,
+        lock_timeout: flags.lock_timeout,
+        preset,
+        recorder: (!args.no_history).then(|| crate::history::recorder(ctx.paths.history_file())),
+        local_data_dir: local,
+        probe_dir,
+        poll_progress: !args.no_progress_poll,
+        disk_budget: None,
+        sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
+        max_temp: flags.max_temp,
+        tune: None,
+    };
+    let kind = spec.kind();
+    let expected = announce_estimate(ctx, &spec, free);
+    let handle = experiment::spawn(opened.target.clone(), spec, opts);
+    let code = follow(handle, ProgressPrinter::new(kind, expected), flags.format).await;
+    opened.close().await;
+    Ok(code)
+}
+
+/// The flags of a `run` that are read before anything opens, so a typo costs no connection.
+struct RunFlags {
+    statement_timeout: Option<Duration>,
+    lock_timeout: Duration,
+    format: OutputFormat,
+    max_temp: Option<u64>,
+}
+
+impl RunFlags {
+    /// The timeouts (lock_timeout 5 s unless given), the output format (a table unless given)
+    /// and `--max-temp`, or the sentence naming the flag that does not parse.
+    fn parse(args: &RunArgs) -> Result<RunFlags> {
+        let dur = |s: &Option<String>, what: &str| -> Result<Option<Duration>> {
+            s.as_deref()
+                .map(|v| {
+                    parse_duration(v).map_err(|e| user_error(EXIT_USAGE, format!("--{what}: {e}")))
+                })
+                .transpose()
+        };
+        let statement_timeout = dur(&args.statement_timeout, "statement-timeout")?;
+        let lock_timeout =
+            dur(&args.lock_timeout, "lock-timeout")?.unwrap_or(Duration::from_secs(5));
+        let format = args.format.unwrap_or(OutputFormat::Table);
+        let max_temp = parse_max_temp(args.max_temp.as_deref())?;
+        Ok(RunFlags {
+            statement_timeout,
+            lock_timeout,
+            format,
+            max_temp,
+        })
+    }
+}
+
+/// What this server says about the run before it starts: the `--set` sweep must apply here
+/// (and not clash with the sandbox's own settings), a query's SQL must hold, an existing
+/// table must be there and readable, and writes to a table the user owns must be asked for.
+/// The caller closes the target on an error.
+async fn check_on_server(
+    ctx: &Ctx,
+    client: &tokio_postgres::Client,
+    opened: &crate::server::Opened,
+    server: &crate::server::ServerSnapshot,
+    spec: &ExperimentSpec,
+) -> Result<()> {
+    let on_sandbox = opened.sandbox.is_some();
+    let plan = experiment::whatif::plan::check(
+        client,
         spec.settings(),
         experiment::whatif::Reach::of(on_sandbox, server.citus.is_some()),
     )
     .await
-    {
-        Ok(p) => p,
-        Err(problems) => {
-            opened.close().await;
-            return Err(user_error(
-                EXIT_USAGE,
-                if problems.len() == 1 {
-                    format!("--set: {}", problems[0])
-                } else {
-                    format!("--set:\n  {}", problems.join("\n  "))
-                },
-            ));
-        }
-    };
+    .map_err(|problems| {
+        user_error(
+            EXIT_USAGE,
+            if problems.len() == 1 {
+                format!("--set: {}", problems[0])
+            } else {
+                format!("--set:\n  {}", problems.join("\n  "))
+            },
+        )
+    })?;
     if let Some(s) = &opened.sandbox
         && server.citus.is_none()
         && let Some(why) = experiment::whatif::sandbox_conflict(&s.sandbox, &plan)
     {
-        opened.close().await;
         return Err(user_error(EXIT_USAGE, why));
     }
-    if let ExperimentSpec::Query(q) = &spec {
+    if let ExperimentSpec::Query(q) = spec {
         let mut problems = experiment::query::precheck::check_spec(q, on_sandbox);
         if problems.is_empty() {
             problems = experiment::query::precheck::check_on_server(
-                &client,
+                client,
                 q,
                 &ctx.global.schema,
                 on_sandbox,
@@ -143,31 +205,35 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             .await;
         }
         if !problems.is_empty() {
-            opened.close().await;
             return Err(user_error(EXIT_USAGE, problems.join("\n")));
         }
     }
     // An existing table (`--table`) must be there and readable, with its columns.
-    if let ExperimentSpec::IndexBuild(s) = &spec
+    if let ExperimentSpec::IndexBuild(s) = spec
         && let Some(own) = &s.table
-        && let Err(why) = experiment::index_build::own_table::check(&client, own).await
+        && let Err(why) = experiment::index_build::own_table::check(client, own).await
     {
-        opened.close().await;
         let flagged = why.starts_with("table:") || why.starts_with("column:");
         return Err(user_error(
             EXIT_USAGE,
             if flagged { format!("--{why}") } else { why },
         ));
     }
-    if let Some(why) = unasked_writes(&client, &spec, on_sandbox).await {
-        opened.close().await;
+    if let Some(why) = unasked_writes(client, spec, on_sandbox).await {
         return Err(user_error(EXIT_USAGE, why));
     }
-    drop(client);
-    let local = Ctx::local_data_dir(&opened, Some(&server));
-    let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
-    let free = preflight::free_space(local.as_deref(), None);
-    let pf = preflight::preflight(&spec, free, Some(&server), preflight::CONFIRM_ABOVE);
+    Ok(())
+}
+
+/// The disk and size checks: notes go to stderr, a refusal is an error, and a run big enough
+/// to ask about starts only on `--yes` or a "y" on the terminal.
+fn confirm_preflight(
+    spec: &ExperimentSpec,
+    free: Option<u64>,
+    server: &crate::server::ServerSnapshot,
+    yes: bool,
+) -> Result<()> {
+    let pf = preflight::preflight(spec, free, Some(server), preflight::CONFIRM_ABOVE);
     for w in &pf.warnings {
         eprintln!("pglab: note: {w}");
     }
@@ -175,7 +241,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         return Err(user_error(EXIT_USAGE, why));
     }
     if let Some(q) = pf.confirm
-        && !args.yes
+        && !yes
         && !ask_yes(&q)
     {
         return Err(user_error(
@@ -183,26 +249,20 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             format!("{q} Not started (pass --yes to skip this question)"),
         ));
     }
+    Ok(())
+}
 
-    let opts = RunOptions {
-        schema: ctx.global.schema.clone(),
-        statement_timeout,
-        lock_timeout,
-        preset,
-        recorder: (!args.no_history).then(|| crate::history::recorder(ctx.paths.history_file())),
-        local_data_dir: local,
-        probe_dir,
-        poll_progress: !args.no_progress_poll,
-        disk_budget: None,
-        sandbox: opened.sandbox.as_ref().map(|s| s.sandbox.clone()),
-        max_temp,
-        tune: None,
-    };
+/// What the run will do and how long it should take, said on stderr before it starts; the
+/// history's expectation is returned for the progress line's ETA.
+fn announce_estimate(
+    ctx: &Ctx,
+    spec: &ExperimentSpec,
+    free: Option<u64>,
+) -> Option<experiment::eta::Eta> {
     let kind = spec.kind();
-    // What the run will do and how long it should take, before it starts.
     let expected = {
         let (runs, _) = crate::history::read(&ctx.paths.history_file());
-        experiment::eta::estimate(&spec, &runs, Some(&crate::host::hostname()))
+        experiment::eta::estimate(spec, &runs, Some(&crate::host::hostname()))
     };
     let mut plan = spec.estimate_with_free(free).items();
     plan.push(match &expected {
@@ -210,12 +270,20 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
         None => format!("time: no estimate yet (no past {kind} run on this host to go by)"),
     });
     eprintln!("estimate: {}", plan.join(" · "));
-    let mut handle = experiment::spawn(opened.target.clone(), spec, opts);
-    let mut printer = ProgressPrinter::new(kind, expected);
+    expected
+}
+
+/// Show the run's progress until it ends, print its report, and return the exit code; the
+/// first Ctrl-C asks the server to stop the running statement.
+async fn follow(
+    mut handle: experiment::RunHandle,
+    mut printer: ProgressPrinter,
+    format: OutputFormat,
+) -> i32 {
     let signal = crate::session::shutdown_signal();
     tokio::pin!(signal);
     let mut cancelled_at: Option<Instant> = None;
-    let code = loop {
+    loop {
         tokio::select! {
             _ = &mut signal, if cancelled_at.is_none() => {
                 cancelled_at = Some(Instant::now());
@@ -224,35 +292,58 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
             }
             ev = handle.events.recv() => {
                 let Some(ev) = ev else { break EXIT_FAILED };
-                match ev {
-                    RunEvent::Finished(report) => {
-                        printer.clear();
-                        print_report(&report, format);
-                        break 0;
-                    }
-                    RunEvent::Cancelled(report) => {
-                        printer.clear();
-                        // The time is the cancel's (Ctrl-C to stopped), not the run's: said so.
-                        let took = cancelled_at.map(|t| format!(" (stopped {} after the interrupt)", format_seconds(t.elapsed().as_secs_f64()))).unwrap_or_default();
-                        eprintln!("pglab: run cancelled{took}; a trial cut short is not counted; the finished trials follow and are in the history");
-                        print_report(&report, format);
-                        break EXIT_CANCELLED;
-                    }
-                    RunEvent::Failed { error, report } => {
-                        printer.clear();
-                        eprintln!("pglab: run failed: {error}");
-                        if !report_is_empty(&report) {
-                            print_report(&report, format);
-                        }
-                        break EXIT_FAILED;
-                    }
-                    other => printer.event(&other),
+                if let Some(code) = finish(ev, &mut printer, format, cancelled_at) {
+                    break code;
                 }
             }
         }
-    };
-    opened.close().await;
-    Ok(code)
+    }
+}
+
+/// An event of the run: the exit code when it ends the run (its report printed), else
+/// `None` after showing it.
+fn finish(
+    ev: RunEvent,
+    printer: &mut ProgressPrinter,
+    format: OutputFormat,
+    cancelled_at: Option<Instant>,
+) -> Option<i32> {
+    match ev {
+        RunEvent::Finished(report) => {
+            printer.clear();
+            print_report(&report, format);
+            Some(0)
+        }
+        RunEvent::Cancelled(report) => {
+            printer.clear();
+            // The time is the cancel's (Ctrl-C to stopped), not the run's: said so.
+            let took = cancelled_at
+                .map(|t| {
+                    format!(
+                        " (stopped {} after the interrupt)",
+                        format_seconds(t.elapsed().as_secs_f64())
+                    )
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "pglab: run cancelled{took}; a trial cut short is not counted; the finished trials follow and are in the history"
+            );
+            print_report(&report, format);
+            Some(EXIT_CANCELLED)
+        }
+        RunEvent::Failed { error, report } => {
+            printer.clear();
+            eprintln!("pglab: run failed: {error}");
+            if !report_is_empty(&report) {
+                print_report(&report, format);
+            }
+            Some(EXIT_FAILED)
+        }
+        other => {
+            printer.event(&other);
+            None
+        }
+    }
 }
 
 /// `--max-temp SIZE`: bytes, or the sentence.

@@ -2,7 +2,9 @@
 //! result tables, findings, recommendation, confounders and notes. The table and Markdown
 //! formats lay this out; neither computes anything of its own.
 
+use crate::experiment::growth::GrowthReport;
 use crate::experiment::{ReportBody, RunReport};
+use crate::host::HostFingerprint;
 use crate::measure::units::{format_bytes, format_seconds};
 
 use super::grid::Grid;
@@ -37,7 +39,38 @@ pub fn params_of(report: &RunReport) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What `report` shows: its facts, parameters, server and host, then its kind's tables,
+/// findings and advice.
 pub fn content(report: &RunReport) -> Content {
+    let (server, settings) = server_facts(report);
+    let mut c = Content {
+        title: match &report.preset {
+            Some(p) => format!("{} · {p}", report.kind()),
+            None => report.kind().to_string(),
+        },
+        run: run_facts(report),
+        params: params_of(report),
+        server,
+        settings,
+        host: host_facts(&report.host),
+        error: report.error.clone(),
+        grids: Vec::new(),
+        blocks: Vec::new(),
+        findings: Vec::new(),
+        recommendations: Vec::new(),
+        confounders: Vec::new(),
+        notes: report.notes.clone(),
+    };
+    add_body(&mut c, report);
+    // The run's notes include the findings as it reached them: say each once.
+    c.notes
+        .retain(|n| !c.findings.contains(n) && !c.confounders.contains(n));
+    c
+}
+
+/// The run's facts: id, outcome, when it started, how long it took, the preset if any, the
+/// target and pglab's version.
+fn run_facts(report: &RunReport) -> Vec<(String, String)> {
     let mut run = vec![
         ("run".to_string(), report.run_id.clone()),
         ("outcome".to_string(), report.outcome.as_str().to_string()),
@@ -55,8 +88,15 @@ pub fn content(report: &RunReport) -> Content {
     }
     run.push(("target".to_string(), report.target.clone()));
     run.push(("pglab".to_string(), report.pglab_version.clone()));
+    run
+}
 
-    let (server, settings) = match &report.server {
+/// Labelled facts in the order a report shows them.
+type Facts = Vec<(String, String)>;
+
+/// The server's version, location and cluster, and its settings; or that it was not reached.
+fn server_facts(report: &RunReport) -> (Facts, Facts) {
+    match &report.server {
         Some(s) => (
             std::iter::once(("version".to_string(), s.version.clone()))
                 .chain(std::iter::once((
@@ -77,8 +117,11 @@ pub fn content(report: &RunReport) -> Content {
             )],
             Vec::new(),
         ),
-    };
-    let h = &report.host;
+    }
+}
+
+/// The host: name, CPU, cores, memory, OS and (when known) the filesystem.
+fn host_facts(h: &HostFingerprint) -> Vec<(String, String)> {
     let cores = match h.physical_cores {
         Some(p) => format!("{} logical, {p} physical", h.logical_cores),
         None => format!("{} logical", h.logical_cores),
@@ -93,25 +136,11 @@ pub fn content(report: &RunReport) -> Content {
     if let Some(fs) = &h.filesystem {
         host.push(("filesystem".to_string(), fs.clone()));
     }
+    host
+}
 
-    let mut c = Content {
-        title: match &report.preset {
-            Some(p) => format!("{} · {p}", report.kind()),
-            None => report.kind().to_string(),
-        },
-        run,
-        params: params_of(report),
-        server,
-        settings,
-        host,
-        error: report.error.clone(),
-        grids: Vec::new(),
-        blocks: Vec::new(),
-        findings: Vec::new(),
-        recommendations: Vec::new(),
-        confounders: Vec::new(),
-        notes: report.notes.clone(),
-    };
+/// The tables, plans, findings, confounders and recommendations of the report's kind.
+fn add_body(c: &mut Content, report: &RunReport) {
     match &report.body {
         ReportBody::IndexBuild(b) => {
             // Which data the run measured: an imported table says where it came from.
@@ -140,30 +169,7 @@ pub fn content(report: &RunReport) -> Content {
             c.confounders = b.summary.confounders.clone();
             c.recommendations = super::ingest_advice::recommendations(report, b);
         }
-        ReportBody::Growth(b) => {
-            c.grids = super::growth::grids(b);
-            if let Some(d) = super::growth_advice::decision_grid(report, b) {
-                c.grids.insert(0, d);
-            }
-            c.findings = b.summary.findings.clone();
-            let ram = report.host.total_memory;
-            for &d in &b.params.designs {
-                if let Some(x) = super::growth_advice::ram_crossing(b, d, ram) {
-                    c.findings.push(format!(
-                        "{}: {} ({} of RAM on this host; by the index-size projection)",
-                        d.as_str(),
-                        super::growth_advice::crossing_text(x),
-                        crate::measure::units::format_bytes_short(ram as f64)
-                    ));
-                }
-            }
-            c.findings
-                .extend(super::growth_seed::seed_comparison(report, b));
-            c.confounders = b.summary.confounders.clone();
-            c.recommendations = super::growth_advice::recommendations(report, b);
-            c.recommendations
-                .extend(super::growth_citus::recommendations(report, b));
-        }
+        ReportBody::Growth(b) => add_growth(c, report, b),
         ReportBody::Query(b) => {
             c.grids = super::query::grids(b);
             c.blocks = super::query_plans::blocks(b);
@@ -172,10 +178,33 @@ pub fn content(report: &RunReport) -> Content {
             c.recommendations = super::query_advice::recommendations(report, b);
         }
     }
-    // The run's notes include the findings as it reached them: say each once.
-    c.notes
-        .retain(|n| !c.findings.contains(n) && !c.confounders.contains(n));
-    c
+}
+
+/// A growth run's parts: the decision table first, then where each design's indexes would
+/// outgrow this host's RAM, the seed comparison, and the single-server and Citus advice.
+fn add_growth(c: &mut Content, report: &RunReport, b: &GrowthReport) {
+    c.grids = super::growth::grids(b);
+    if let Some(d) = super::growth_advice::decision_grid(report, b) {
+        c.grids.insert(0, d);
+    }
+    c.findings = b.summary.findings.clone();
+    let ram = report.host.total_memory;
+    for &d in &b.params.designs {
+        if let Some(x) = super::growth_advice::ram_crossing(b, d, ram) {
+            c.findings.push(format!(
+                "{}: {} ({} of RAM on this host; by the index-size projection)",
+                d.as_str(),
+                super::growth_advice::crossing_text(x),
+                crate::measure::units::format_bytes_short(ram as f64)
+            ));
+        }
+    }
+    c.findings
+        .extend(super::growth_seed::seed_comparison(report, b));
+    c.confounders = b.summary.confounders.clone();
+    c.recommendations = super::growth_advice::recommendations(report, b);
+    c.recommendations
+        .extend(super::growth_citus::recommendations(report, b));
 }
 
 #[cfg(test)]

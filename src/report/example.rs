@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use chrono::{TimeZone, Utc};
 
+use crate::experiment::growth::{
+    Design, GrowMode, GrowStats, GrowthReport, GrowthSpec, GrowthStep,
+};
 use crate::experiment::index_build::{
     IndexBuildReport, IndexBuildSpec, IndexMethod, IndexTrial, KeyType, Order,
 };
@@ -60,6 +63,24 @@ pub type Timing<'a> = (Order, u32, &'a str, &'a [f64]);
 
 /// A finished index-build run on `rows` int4 rows with these timings (summary computed).
 pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport {
+    let spec = index_build_spec(rows, timings);
+    let mut body = IndexBuildReport::new(&spec);
+    for (order, w, m, secs) in timings {
+        let bytes = parse_size(m).map(|s| s.bytes).unwrap_or(1 << 20);
+        for (i, s) in secs.iter().enumerate() {
+            body.trials
+                .push(index_trial(rows, *order, *w, m, bytes, i, *s));
+        }
+    }
+    body.summarize(&[]);
+    let took: f64 = timings.iter().flat_map(|t| t.3.iter()).sum();
+    index_build_report(run_id, spec, body, took)
+}
+
+/// The spec a sweep over `timings` would have had: each order, worker count and
+/// maintenance_work_mem they name (in first-seen order, sizes ascending), and as many repeats
+/// as the longest timing.
+fn index_build_spec(rows: u64, timings: &[Timing<'_>]) -> IndexBuildSpec {
     let mut orders: Vec<Order> = Vec::new();
     let mut workers: Vec<u32> = Vec::new();
     let mut mwm = Vec::new();
@@ -77,7 +98,7 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         }
     }
     mwm.sort_by_key(|s| s.bytes);
-    let spec = IndexBuildSpec {
+    IndexBuildSpec {
         set: Default::default(),
         checkpoint: Default::default(),
         rows,
@@ -97,54 +118,69 @@ pub fn index_build(run_id: &str, rows: u64, timings: &[Timing<'_>]) -> RunReport
         distribute: false,
         shards: None,
         table: None,
-    };
-    let mut body = IndexBuildReport::new(&spec);
-    for (order, w, m, secs) in timings {
-        let bytes = parse_size(m).map(|s| s.bytes).unwrap_or(1 << 20);
-        for (i, s) in secs.iter().enumerate() {
-            body.trials.push(IndexTrial {
-                combo: 0,
-                settings: Default::default(),
-                order: *order,
-                rows,
-                key_type: "int4".into(),
-                maintenance_work_mem: m.to_string(),
-                maintenance_work_mem_bytes: bytes,
-                workers_requested: *w,
-                workers_launched: *w,
-                repeat: i as u32 + 1,
-                warmup: false,
-                seconds: *s,
-                phase_seconds: BTreeMap::from([
-                    ("building index: scanning table".to_string(), s * 0.55),
-                    ("building index: sorting live tuples".to_string(), s * 0.05),
-                    (
-                        "building index: loading tuples in tree".to_string(),
-                        s * 0.40,
-                    ),
-                ]),
-                index_bytes: (rows * 22) as i64,
-                temp_bytes: if bytes < rows * 80 {
-                    (rows * 24) as i64
-                } else {
-                    0
-                },
-                checkpoint: true,
-                distribution: Default::default(),
-                sort: Some(if bytes < rows * 80 {
-                    "external sort".into()
-                } else {
-                    "internal sort".into()
-                }),
-            });
-        }
     }
-    body.summarize(&[]);
+}
+
+/// Repeat `i` (from 0) of one setting that took `s` seconds, its phases split 55/5/40 and a
+/// sort that spills when maintenance_work_mem (`bytes`) is under 80 bytes a row.
+fn index_trial(
+    rows: u64,
+    order: Order,
+    w: u32,
+    m: &str,
+    bytes: u64,
+    i: usize,
+    s: f64,
+) -> IndexTrial {
+    IndexTrial {
+        combo: 0,
+        settings: Default::default(),
+        order,
+        rows,
+        key_type: "int4".into(),
+        maintenance_work_mem: m.to_string(),
+        maintenance_work_mem_bytes: bytes,
+        workers_requested: w,
+        workers_launched: w,
+        repeat: i as u32 + 1,
+        warmup: false,
+        seconds: s,
+        phase_seconds: BTreeMap::from([
+            ("building index: scanning table".to_string(), s * 0.55),
+            ("building index: sorting live tuples".to_string(), s * 0.05),
+            (
+                "building index: loading tuples in tree".to_string(),
+                s * 0.40,
+            ),
+        ]),
+        index_bytes: (rows * 22) as i64,
+        temp_bytes: if bytes < rows * 80 {
+            (rows * 24) as i64
+        } else {
+            0
+        },
+        checkpoint: true,
+        distribution: Default::default(),
+        sort: Some(if bytes < rows * 80 {
+            "external sort".into()
+        } else {
+            "internal sort".into()
+        }),
+    }
+}
+
+/// The run around an index-build `body`: started 2026-03-01 10:00 UTC, finished `took`
+/// seconds plus two later, on the example host and server.
+fn index_build_report(
+    run_id: &str,
+    spec: IndexBuildSpec,
+    body: IndexBuildReport,
+    took: f64,
+) -> RunReport {
     let started_at = Utc
         .with_ymd_and_hms(2026, 3, 1, 10, 0, 0)
         .single()
         .unwrap_or_default();
-    let took: f64 = timings.iter().flat_map(|t| t.3.iter()).sum();
     RunReport {
         whatif: None,
         schema_version: SCHEMA_VERSION,
@@ -242,7 +278,15 @@ type Step<'a> = (
 /// A finished `pulp-quick` growth run (1k units, steps 0/10/100, projected to 1G pairs),
 /// with the numbers a sandbox measured, its summary computed.
 pub fn growth(run_id: &str) -> RunReport {
-    use crate::experiment::growth::{Design, GrowMode, GrowStats, GrowthReport, GrowthStep};
+    let spec = growth_spec();
+    let mut body = GrowthReport::new(&spec);
+    body.steps.extend(GROWTH_STEPS.into_iter().map(growth_step));
+    body.summarize(&[], true);
+    growth_report(run_id, spec, body)
+}
+
+/// The `pulp-quick` growth parameters over the kind's defaults, parsed.
+fn growth_spec() -> GrowthSpec {
     let mut p = crate::experiment::ExperimentKind::Growth.defaults();
     for (k, v) in [
         ("units", "1k"),
@@ -258,160 +302,176 @@ pub fn growth(run_id: &str) -> RunReport {
     else {
         unreachable!("the example's parameters parse")
     };
-    const MB: u64 = 1 << 20;
-    let steps: [Step; 8] = [
-        (
-            "snapshot",
-            0,
-            0,
-            &[0.045, 0.040, 0.050, 0.046],
-            &[0.00035, 0.00034, 0.0035, 0.00036],
-            &[0.00073, 0.00064, 0.00088, 0.00075],
-            0,
-            32 << 10,
-            false,
-        ),
-        (
-            "snapshot",
-            10,
-            10_000,
-            &[0.118, 0.048, 0.180, 0.120],
-            &[0.00037, 0.00034, 0.00040, 0.00038],
-            &[0.00073, 0.00061, 0.0019, 0.00074],
-            784 << 10,
-            MB,
-            false,
-        ),
-        (
-            "snapshot",
-            100,
-            100_000,
-            &[0.058, 0.036, 0.078, 0.060],
-            &[0.00037, 0.00033, 0.00040, 0.00038],
-            &[0.0012, 0.00080, 0.0036, 0.0013],
-            7_654_604,
-            9_646_899,
-            false,
-        ),
-        (
-            "snapshot",
-            1_000_000,
-            1_000_000_000,
-            &[],
-            &[],
-            &[],
-            76_772_802_560,
-            95_998_101_504,
-            true,
-        ),
-        (
-            "ranges",
-            0,
-            0,
-            &[0.0035, 0.0034, 0.046, 0.0036],
-            &[0.00033, 0.00031, 0.00058, 0.00034],
-            &[0.00069, 0.00056, 0.0043, 0.00070],
-            0,
-            24 << 10,
-            false,
-        ),
-        (
-            "ranges",
-            10,
-            1090,
-            &[0.0051, 0.0037, 0.0100, 0.0052],
-            &[0.00033, 0.00032, 0.00035, 0.00034],
-            &[0.00061, 0.00053, 0.00072, 0.00062],
-            112 << 10,
-            128 << 10,
-            false,
-        ),
-        (
-            "ranges",
-            100,
-            1990,
-            &[0.0027, 0.0012, 0.0037, 0.0028],
-            &[0.00039, 0.00035, 0.00056, 0.00040],
-            &[0.00073, 0.00057, 0.00092, 0.00074],
-            216 << 10,
-            208 << 10,
-            false,
-        ),
-        (
-            "ranges",
-            1_000_000,
-            10_000_000,
-            &[],
-            &[],
-            &[],
-            1_846_835_200,
-            1_534_304_256,
-            true,
-        ),
-    ];
+    spec
+}
+
+/// A mebibyte, for the step sizes below.
+const MB: u64 = 1 << 20;
+
+/// The steps of [`growth`], as a sandbox measured them (the 1M-version ones projected).
+const GROWTH_STEPS: [Step<'static>; 8] = [
+    (
+        "snapshot",
+        0,
+        0,
+        &[0.045, 0.040, 0.050, 0.046],
+        &[0.00035, 0.00034, 0.0035, 0.00036],
+        &[0.00073, 0.00064, 0.00088, 0.00075],
+        0,
+        32 << 10,
+        false,
+    ),
+    (
+        "snapshot",
+        10,
+        10_000,
+        &[0.118, 0.048, 0.180, 0.120],
+        &[0.00037, 0.00034, 0.00040, 0.00038],
+        &[0.00073, 0.00061, 0.0019, 0.00074],
+        784 << 10,
+        MB,
+        false,
+    ),
+    (
+        "snapshot",
+        100,
+        100_000,
+        &[0.058, 0.036, 0.078, 0.060],
+        &[0.00037, 0.00033, 0.00040, 0.00038],
+        &[0.0012, 0.00080, 0.0036, 0.0013],
+        7_654_604,
+        9_646_899,
+        false,
+    ),
+    (
+        "snapshot",
+        1_000_000,
+        1_000_000_000,
+        &[],
+        &[],
+        &[],
+        76_772_802_560,
+        95_998_101_504,
+        true,
+    ),
+    (
+        "ranges",
+        0,
+        0,
+        &[0.0035, 0.0034, 0.046, 0.0036],
+        &[0.00033, 0.00031, 0.00058, 0.00034],
+        &[0.00069, 0.00056, 0.0043, 0.00070],
+        0,
+        24 << 10,
+        false,
+    ),
+    (
+        "ranges",
+        10,
+        1090,
+        &[0.0051, 0.0037, 0.0100, 0.0052],
+        &[0.00033, 0.00032, 0.00035, 0.00034],
+        &[0.00061, 0.00053, 0.00072, 0.00062],
+        112 << 10,
+        128 << 10,
+        false,
+    ),
+    (
+        "ranges",
+        100,
+        1990,
+        &[0.0027, 0.0012, 0.0037, 0.0028],
+        &[0.00039, 0.00035, 0.00056, 0.00040],
+        &[0.00073, 0.00057, 0.00092, 0.00074],
+        216 << 10,
+        208 << 10,
+        false,
+    ),
+    (
+        "ranges",
+        1_000_000,
+        10_000_000,
+        &[],
+        &[],
+        &[],
+        1_846_835_200,
+        1_534_304_256,
+        true,
+    ),
+];
+
+/// One step of the table as the report records it: medians of the repeats, or for a projected
+/// step the design's fixed estimates, the disk it would need and how far it reaches.
+fn growth_step(step: Step<'static>) -> GrowthStep {
+    let (design, versions, rows, w, r, c, table, index, projected) = step;
     let median = |v: &[f64]| crate::measure::stats::median(v);
-    let mut body = GrowthReport::new(&spec);
-    for (design, versions, rows, w, r, c, table, index, projected) in steps {
-        let design = if design == "snapshot" {
-            Design::Snapshot
-        } else {
-            Design::Ranges
-        };
-        let (write, read) = if projected {
-            (
-                Some(if design == Design::Snapshot {
-                    0.073
-                } else {
-                    0.0038
-                }),
-                Some(if design == Design::Snapshot {
-                    0.00036
-                } else {
-                    0.616
-                }),
-            )
-        } else {
-            (median(w), median(r))
-        };
-        body.steps.push(GrowthStep {
-            design,
-            versions,
-            rows,
-            pairs: versions * 1000,
-            projected,
-            write_seconds: write,
-            write_repeats: w.to_vec(),
-            read_seconds: read,
-            read_repeats: r.to_vec(),
-            read_cold_seconds: median(c),
-            read_cold_repeats: c.to_vec(),
-            read_rows: (!projected).then_some(1000),
-            read_versions: Vec::new(),
-            content_digest: None,
-            table_bytes: table,
-            index_bytes: BTreeMap::from([("all".to_string(), index)]),
-            node_bytes: Vec::new(),
-            bytes_per_row: (rows > 0).then(|| (table + index) as f64 / rows as f64),
-            grow: (!projected && versions > 0).then(|| GrowStats {
-                mode: GrowMode::Rebuild,
-                from_versions: 0,
-                rows,
-                seconds: 0.3,
-                copy_seconds: 0.1,
-                index_seconds: 0.15,
-                vacuum_seconds: 0.05,
-                copy_rows_per_second: rows as f64 / 0.1,
-                rows_per_second: rows as f64 / 0.3,
+    let design = if design == "snapshot" {
+        Design::Snapshot
+    } else {
+        Design::Ranges
+    };
+    let (write, read) = if projected {
+        (
+            Some(if design == Design::Snapshot {
+                0.073
+            } else {
+                0.0038
             }),
-            disk_needed_bytes: projected.then_some(215 << 30),
-            fits_disk: projected.then_some(false),
-            reach: projected.then_some(10_000.0),
-            combo: 0,
-            settings: BTreeMap::new(),
-            checkpoint: (!projected).then_some(true),
-        });
+            Some(if design == Design::Snapshot {
+                0.00036
+            } else {
+                0.616
+            }),
+        )
+    } else {
+        (median(w), median(r))
+    };
+    GrowthStep {
+        design,
+        versions,
+        rows,
+        pairs: versions * 1000,
+        projected,
+        write_seconds: write,
+        write_repeats: w.to_vec(),
+        read_seconds: read,
+        read_repeats: r.to_vec(),
+        read_cold_seconds: median(c),
+        read_cold_repeats: c.to_vec(),
+        read_rows: (!projected).then_some(1000),
+        read_versions: Vec::new(),
+        content_digest: None,
+        table_bytes: table,
+        index_bytes: BTreeMap::from([("all".to_string(), index)]),
+        node_bytes: Vec::new(),
+        bytes_per_row: (rows > 0).then(|| (table + index) as f64 / rows as f64),
+        grow: (!projected && versions > 0).then(|| rebuild_stats(rows)),
+        disk_needed_bytes: projected.then_some(215 << 30),
+        fits_disk: projected.then_some(false),
+        reach: projected.then_some(10_000.0),
+        combo: 0,
+        settings: BTreeMap::new(),
+        checkpoint: (!projected).then_some(true),
     }
-    body.summarize(&[], true);
+}
+
+/// A rebuild of `rows` rows in 0.3 s (copy 0.1, index 0.15, vacuum 0.05).
+fn rebuild_stats(rows: u64) -> GrowStats {
+    GrowStats {
+        mode: GrowMode::Rebuild,
+        from_versions: 0,
+        rows,
+        seconds: 0.3,
+        copy_seconds: 0.1,
+        index_seconds: 0.15,
+        vacuum_seconds: 0.05,
+        copy_rows_per_second: rows as f64 / 0.1,
+        rows_per_second: rows as f64 / 0.3,
+    }
+}
+
+/// The run around a growth `body`: 3.8 s on 2026-12-03 on the example host and sandbox.
+fn growth_report(run_id: &str, spec: GrowthSpec, body: GrowthReport) -> RunReport {
     let started_at = Utc
         .with_ymd_and_hms(2026, 12, 3, 15, 3, 41)
         .single()

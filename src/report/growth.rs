@@ -53,8 +53,18 @@ pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
     v
 }
 
+/// The growth tables in reading order: every step, the timings with their intervals, and
+/// ranges against snapshot (each only when it has rows).
 pub fn grids(b: &GrowthReport) -> Vec<Grid> {
-    let mut out = Vec::new();
+    [steps_grid(b), timings_grid(b), comparison_grid(b)]
+        .into_iter()
+        .filter(|g| !g.rows.is_empty())
+        .collect()
+}
+
+/// Every step of every design, measured or projected: rows, times, sizes and bytes per row
+/// (and the settings, when the run swept some).
+fn steps_grid(b: &GrowthReport) -> Grid {
     let mut steps = Grid::new(
         "Steps (projected rows are carried along the measured ones' growth, times with their interval)",
         &[
@@ -73,37 +83,7 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
         ],
     );
     for s in ordered(b) {
-        let each: Vec<String> = s
-            .index_bytes
-            .iter()
-            .map(|(k, v)| format!("{k} {}", size(*v)))
-            .collect();
-        // A projected time carries its interval; the row says how far it was carried.
-        let p = b.projection(s);
-        let timed = |v: Option<f64>, pick: &dyn Fn(&StepProjection) -> Option<Projected>| match p
-            .as_ref()
-            .and_then(pick)
-        {
-            Some(x) => x.show(&time),
-            None => opt_time(v),
-        };
-        steps.rows.push(vec![
-            s.design.as_str().into(),
-            format_count(s.versions as f64),
-            format_count(s.rows as f64),
-            match &p {
-                Some(p) => p.words(),
-                None => "measured".into(),
-            },
-            timed(s.write_seconds, &|p| p.write),
-            timed(s.read_seconds, &|p| p.read),
-            opt_time(s.read_cold_seconds),
-            size(s.table_bytes),
-            size(s.index_total()),
-            per_row(s.table_bytes, s),
-            per_row(s.index_total(), s),
-            each.join(" · "),
-        ]);
+        steps.rows.push(step_row(b, s));
     }
     if !b.params.set.is_empty() {
         steps.with_column(
@@ -113,9 +93,48 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
                 .map(|s| super::index_build::shown(&s.settings)),
         );
     }
-    if !steps.rows.is_empty() {
-        out.push(steps);
-    }
+    steps
+}
+
+/// One step as a row of the steps table; a projected time carries its interval and the row
+/// says how far it was carried.
+fn step_row(b: &GrowthReport, s: &GrowthStep) -> Vec<String> {
+    let each: Vec<String> = s
+        .index_bytes
+        .iter()
+        .map(|(k, v)| format!("{k} {}", size(*v)))
+        .collect();
+    // A projected time carries its interval; the row says how far it was carried.
+    let p = b.projection(s);
+    let timed = |v: Option<f64>, pick: &dyn Fn(&StepProjection) -> Option<Projected>| match p
+        .as_ref()
+        .and_then(pick)
+    {
+        Some(x) => x.show(&time),
+        None => opt_time(v),
+    };
+    vec![
+        s.design.as_str().into(),
+        format_count(s.versions as f64),
+        format_count(s.rows as f64),
+        match &p {
+            Some(p) => p.words(),
+            None => "measured".into(),
+        },
+        timed(s.write_seconds, &|p| p.write),
+        timed(s.read_seconds, &|p| p.read),
+        opt_time(s.read_cold_seconds),
+        size(s.table_bytes),
+        size(s.index_total()),
+        per_row(s.table_bytes, s),
+        per_row(s.index_total(), s),
+        each.join(" · "),
+    ]
+}
+
+/// Each design's timings per step: the median over the repeats and its interval (and the
+/// settings, when the run swept some).
+fn timings_grid(b: &GrowthReport) -> Grid {
     let mut est = Grid::new(
         "Timings (median over the repeats, with its interval)",
         &[
@@ -158,9 +177,11 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
             }),
         );
     }
-    if !est.rows.is_empty() {
-        out.push(est);
-    }
+    est
+}
+
+/// ranges against snapshot, the most versions first, in the verdict vocabulary.
+fn comparison_grid(b: &GrowthReport) -> Grid {
     let mut cmp = Grid::new(
         "ranges against snapshot",
         &[
@@ -186,8 +207,5 @@ pub fn grids(b: &GrowthReport) -> Vec<Grid> {
             c.verdict.to_string(),
         ]);
     }
-    if !cmp.rows.is_empty() {
-        out.push(cmp);
-    }
-    out
+    cmp
 }

@@ -76,20 +76,31 @@ pub fn shown(settings: &std::collections::BTreeMap<String, String>) -> String {
         .join(" ")
 }
 
+/// The index-build tables in reading order: the summary, the datasets, the projections to a
+/// whole table, and every trial (each only when it has rows).
 pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
-    // Every order of a run compares the same settings, so one family says the level.
-    let level = b
-        .summary
-        .orders
-        .iter()
-        .map(|o| o.finding.level_words())
-        .max_by_key(|w| w.len())
-        .unwrap_or_else(|| {
-            format!(
-                "{} confidence",
-                format_percent(b.params.decision.confidence)
-            )
-        });
+    let mut out = Vec::new();
+    let summary = summary_grid(b);
+    if !summary.rows.is_empty() {
+        out.push(summary);
+    }
+    if !b.datasets.is_empty() {
+        out.push(datasets_grid(b));
+    }
+    if let Some(p) = projections(b) {
+        out.push(p);
+    }
+    let trials = trials_grid(b);
+    if !trials.rows.is_empty() {
+        out.push(trials);
+    }
+    out
+}
+
+/// Per setting of each order: the median and its interval, the level reached and the verdict
+/// against the best, at the level the title names (and the settings, when the run swept some).
+fn summary_grid(b: &IndexBuildReport) -> Grid {
+    let level = verdict_level(b);
     let mut summary = Grid::new(
         &format!(
             "Summary (seconds: median and its interval over the repeats, reached level beside it; verdicts at {level})"
@@ -134,6 +145,31 @@ pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
             ]);
         }
     }
+    if !b.params.set.is_empty() {
+        summary.with_column("settings", summary_settings);
+    }
+    summary
+}
+
+/// The level the summary's verdicts are at: every order of a run compares the same settings,
+/// so one family says it (else the confidence asked for).
+fn verdict_level(b: &IndexBuildReport) -> String {
+    b.summary
+        .orders
+        .iter()
+        .map(|o| o.finding.level_words())
+        .max_by_key(|w| w.len())
+        .unwrap_or_else(|| {
+            format!(
+                "{} confidence",
+                format_percent(b.params.decision.confidence)
+            )
+        })
+}
+
+/// Every trial: its setting, repeat (or warm-up), time, index size, temp written and sort
+/// (and the settings as SHOW reported them, when the run swept some).
+fn trials_grid(b: &IndexBuildReport) -> Grid {
     let mut trials = Grid::new(
         "Trials",
         &[
@@ -171,48 +207,40 @@ pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
         ]);
     }
     if !b.params.set.is_empty() {
-        summary.with_column("settings", summary_settings);
         trials.with_column("settings", b.trials.iter().map(|t| shown(&t.settings)));
     }
-    let mut out = Vec::new();
-    if !summary.rows.is_empty() {
-        out.push(summary);
+    trials
+}
+
+/// The tables the run built its indexes on: rows, heap, correlation and how long each took
+/// to make (or that it was reused).
+fn datasets_grid(b: &IndexBuildReport) -> Grid {
+    let mut ds = Grid::new(
+        "Datasets",
+        &[
+            ("table", false),
+            ("order", false),
+            ("rows", true),
+            ("heap", true),
+            ("correlation", true),
+            ("made in", true),
+        ],
+    );
+    for d in &b.datasets {
+        ds.rows.push(vec![
+            d.table.clone(),
+            d.order.name(),
+            crate::measure::units::format_count(d.rows as f64),
+            bytes(d.heap_bytes),
+            d.correlation.map(|c| format!("{c:.3}")).unwrap_or_default(),
+            if d.reused {
+                "reused".into()
+            } else {
+                format_seconds(d.generate_seconds)
+            },
+        ]);
     }
-    if !b.datasets.is_empty() {
-        let mut ds = Grid::new(
-            "Datasets",
-            &[
-                ("table", false),
-                ("order", false),
-                ("rows", true),
-                ("heap", true),
-                ("correlation", true),
-                ("made in", true),
-            ],
-        );
-        for d in &b.datasets {
-            ds.rows.push(vec![
-                d.table.clone(),
-                d.order.name(),
-                crate::measure::units::format_count(d.rows as f64),
-                bytes(d.heap_bytes),
-                d.correlation.map(|c| format!("{c:.3}")).unwrap_or_default(),
-                if d.reused {
-                    "reused".into()
-                } else {
-                    format_seconds(d.generate_seconds)
-                },
-            ]);
-        }
-        out.push(ds);
-    }
-    if let Some(p) = projections(b) {
-        out.push(p);
-    }
-    if !trials.rows.is_empty() {
-        out.push(trials);
-    }
-    out
+    ds
 }
 
 /// A sampled run on an existing table: each setting's build time projected to the whole

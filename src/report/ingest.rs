@@ -84,8 +84,18 @@ fn on_curve(b: &IngestReport, c: &ConfigStat) -> String {
     marks.join(", ")
 }
 
+/// The ingest tables in reading order (configurations, batch curves, trials), each only when
+/// it has rows.
 pub fn grids(b: &IngestReport) -> Vec<Grid> {
-    let mut out = Vec::new();
+    [configs_grid(b), knees_grid(b), trials_grid(b)]
+        .into_iter()
+        .filter(|g| !g.rows.is_empty())
+        .collect()
+}
+
+/// Rows/s per configuration: median, interval, batch latencies, WAL and its place on its
+/// batch curve (and the settings, when the run swept some).
+fn configs_grid(b: &IngestReport) -> Grid {
     let mut configs = Grid::new(
         "Rows per second by configuration (median over the repeats)",
         &[
@@ -136,9 +146,11 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             b.summary.configs.iter().map(|c| c.settings.clone()),
         );
     }
-    if !configs.rows.is_empty() {
-        out.push(configs);
-    }
+    configs
+}
+
+/// Each batch curve: its highest median, its knee and why.
+fn knees_grid(b: &IngestReport) -> Grid {
     let mut knees = Grid::new(
         "Batch curves",
         &[
@@ -160,14 +172,12 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
             k.knee_note.clone(),
         ]);
     }
-    if !knees.rows.is_empty() {
-        out.push(knees);
-    }
-    // A record from before pglab measured its own CPU has 0 s: no share to show.
-    let cpu_share = |cpu_s: f64, share: Option<f64>| match share {
-        Some(v) if cpu_s > 0.0 => format!("{:.0}%", v * 100.0),
-        _ => "–".to_string(),
-    };
+    knees
+}
+
+/// Every trial in the order it ran (with checkpoints during it when any happened, and the
+/// settings when the run swept some).
+fn trials_grid(b: &IngestReport) -> Grid {
     let mut trials = Grid::new(
         "Trials",
         &[
@@ -191,28 +201,7 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
         ],
     );
     for (i, t) in b.trials.iter().enumerate() {
-        trials.rows.push(vec![
-            (i + 1).to_string(),
-            t.method.as_str().into(),
-            t.batch.to_string(),
-            t.clients.to_string(),
-            t.synchronous_commit.as_str().into(),
-            t.repeat.to_string(),
-            t.rows_cell(&b.params),
-            crate::measure::units::format_seconds(t.seconds),
-            rate(t.rows_per_s),
-            ms(t.latency_ms.p50),
-            ms(t.latency_ms.p99),
-            rate(t.commits_per_s),
-            format!("{:.0} B", t.wal_bytes_per_row),
-            cpu_share(t.client_cpu_s, Some(t.client_cpu_share)),
-            cpu_share(t.client_cpu_s, t.host_cpu_share),
-            format_bytes_short(t.table_bytes.max(0) as f64),
-            match t.stopped_by {
-                crate::experiment::ingest::StopReason::Rows => "all rows".into(),
-                crate::experiment::ingest::StopReason::Duration => "duration".into(),
-            },
-        ]);
+        trials.rows.push(trial_row(b, i, t));
     }
     if b.trials
         .iter()
@@ -230,8 +219,40 @@ pub fn grids(b: &IngestReport) -> Vec<Grid> {
     if !b.params.set.is_empty() {
         trials.with_column("settings", b.trials.iter().map(|t| t.settings_label()));
     }
-    if !trials.rows.is_empty() {
-        out.push(trials);
+    trials
+}
+
+/// Trial `i` (from 0) as a row of the trials table.
+fn trial_row(b: &IngestReport, i: usize, t: &IngestTrial) -> Vec<String> {
+    vec![
+        (i + 1).to_string(),
+        t.method.as_str().into(),
+        t.batch.to_string(),
+        t.clients.to_string(),
+        t.synchronous_commit.as_str().into(),
+        t.repeat.to_string(),
+        t.rows_cell(&b.params),
+        crate::measure::units::format_seconds(t.seconds),
+        rate(t.rows_per_s),
+        ms(t.latency_ms.p50),
+        ms(t.latency_ms.p99),
+        rate(t.commits_per_s),
+        format!("{:.0} B", t.wal_bytes_per_row),
+        cpu_share(t.client_cpu_s, Some(t.client_cpu_share)),
+        cpu_share(t.client_cpu_s, t.host_cpu_share),
+        format_bytes_short(t.table_bytes.max(0) as f64),
+        match t.stopped_by {
+            crate::experiment::ingest::StopReason::Rows => "all rows".into(),
+            crate::experiment::ingest::StopReason::Duration => "duration".into(),
+        },
+    ]
+}
+
+/// A CPU share as a percentage; a record from before pglab measured its own CPU has 0 s: no
+/// share to show.
+fn cpu_share(cpu_s: f64, share: Option<f64>) -> String {
+    match share {
+        Some(v) if cpu_s > 0.0 => format!("{:.0}%", v * 100.0),
+        _ => "–".to_string(),
     }
-    out
 }
