@@ -175,7 +175,10 @@ pub async fn run(
         lines.push(l);
     }
     let trace = SortTrace::parse(&lines);
-    let launched = trace.participants.saturating_sub(1).max(watched.max_workers_seen);
+    let launched = trace
+        .participants
+        .saturating_sub(1)
+        .max(watched.max_workers_seen);
     // Temp-file statistics reach pg_stat_database when the builder reports its stats.
     let b = &s.builder;
     let _ = b.batch_execute("SELECT pg_stat_force_next_flush()").await;
@@ -378,7 +381,11 @@ async fn builder_tick(
         return;
     };
     let phases = &mut watched.phases;
-    if phases.last().map(|(name, _)| name != &p.phase).unwrap_or(true) {
+    if phases
+        .last()
+        .map(|(name, _)| name != &p.phase)
+        .unwrap_or(true)
+    {
         phases.push((p.phase.clone(), Instant::now()));
     }
     watched.max_workers_seen = watched.max_workers_seen.max(p.workers);
