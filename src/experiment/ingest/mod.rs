@@ -234,10 +234,10 @@ fn next_round(
 }
 
 /// Fail early if the server has no room for this experiment's sessions. The guard checked
-/// this before the run when the caller used it; check again here. The snapshot was taken on the runner's control session, which stays open, so it is already
-/// counted as in use: this experiment needs its own session plus one per client.
-/// The loader choice (an environment variable for the benchmark) is checked before anything
-/// is created.
+/// this before the run when the caller used it; check again here. The snapshot was taken
+/// on the runner's control session, which stays open, so it is already counted as in use:
+/// this experiment needs its own session plus one per client. The loader choice (an
+/// environment variable for the benchmark) is checked before anything is created.
 fn check_connections(ctx: &RunCtx, spec: &IngestSpec) -> Result<(), RunError> {
     pq_loader::wanted(kinds::Method::Insert).map_err(RunError::Failed)?;
     let need = spec.max_clients() as i64 + 1;
