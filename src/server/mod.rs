@@ -1,6 +1,7 @@
 //! The server pglab experiments on: connecting the libpq way, pglab's own sandbox cluster,
 //! and snapshots of the server.
 
+pub mod cancel;
 pub mod citus;
 pub mod cluster;
 pub mod connect;

@@ -2,7 +2,7 @@
 //! per field, no per-row round trip), cancellable between chunks, with live progress.
 
 use std::pin::Pin;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::SinkExt;
@@ -11,6 +11,7 @@ use tokio_postgres::{Client, CopyInSink};
 use super::key::Key;
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::server::cancel::cancel_then_wait;
 use crate::server::error::sqlstate;
 
 /// Why growing stopped.
@@ -162,9 +163,8 @@ pub async fn guarded<T>(
     tokio::select! {
         r = &mut fut => r.map_err(|e| FillError::of(ctx, e)),
         _ = ctx.cancel.cancelled() => {
-            ctx.target.cancel_query(&token).await;
             // Wait for the server to abort the statement so the session is clean.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(10), &mut fut).await;
+            let _ = cancel_then_wait(ctx.target.cancel_query(&token), &mut fut, Duration::from_secs(10)).await;
             Err(FillError::Run(RunError::Cancelled))
         }
     }

@@ -23,6 +23,7 @@ mod run;
 mod schema;
 mod sharding;
 mod spec;
+mod spec_values;
 mod step;
 mod summary;
 mod verdicts;

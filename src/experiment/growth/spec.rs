@@ -5,11 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use super::key::KeyShape;
 use super::kinds::{Design, GrowMode, IndexKind, WriteMethod};
+use super::spec_values::{
+    churn_of, designs_of, distribute_of, indexes_of, optional_count, series_of, steps_of,
+};
 use crate::experiment::checkpoint::CheckpointMode;
 use crate::experiment::decision::{self, Decision, Repeat};
 use crate::experiment::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::experiment::whatif::SettingsSweep;
-use crate::measure::units::{format_count, parse_count, parse_count_list};
+use crate::measure::units::format_count;
 
 pub const DESIGNS: &[&str] = &["snapshot", "ranges"];
 pub const INDEXES: &[&str] = &["pk", "version", "content", "version_content"];
@@ -141,105 +144,18 @@ pub struct GrowthSpec {
 /// Largest number of (version, content) pairs a spec may describe.
 pub const MAX_PAIRS: u64 = 1_000_000_000_000;
 
-fn optional_count(s: &str) -> Result<Option<u64>, String> {
-    match s {
-        "" | "none" | "off" => Ok(None),
-        _ => parse_count(s).map(Some).map_err(|e| e.0),
-    }
-}
-
-/// `N` versions or `rows:N`: the version count (rows rounded up to whole versions).
-fn versions_of(s: &str, units: u64) -> Result<(Vec<u64>, bool), String> {
-    let (list, as_rows) = match s.strip_prefix("rows:") {
-        Some(rest) => (rest, true),
-        None => (s, false),
-    };
-    let values = parse_count_list(list).map_err(|e| e.0)?;
-    let versions = if as_rows {
-        values.iter().map(|r| r.div_ceil(units.max(1))).collect()
-    } else {
-        values
-    };
-    Ok((versions, as_rows))
-}
-
 impl GrowthSpec {
     pub fn parse(p: &ParamText) -> Result<GrowthSpec, FieldErrors> {
         let mut r = FieldReader::new(p);
         let units = r.count("units", 1, 10_000_000);
-        let (steps, steps_as_rows) = r.get("steps", (vec![0], false), |s| {
-            let (v, rows) = versions_of(s, units)?;
-            if v.windows(2).any(|w| w[0] >= w[1]) {
-                return Err("steps must increase: e.g. 0,100,1000,10000".into());
-            }
-            if let Some(last) = v.last()
-                && last.saturating_mul(units) > MAX_PAIRS
-            {
-                return Err(format!(
-                    "the last step is {} rows; at most {} are supported",
-                    format_count(last.saturating_mul(units) as f64),
-                    format_count(MAX_PAIRS as f64)
-                ));
-            }
-            Ok((v, rows))
-        });
-        let indexes = r.get("indexes", vec![], |s| {
-            let mut v = Vec::new();
-            if s.is_empty() || s == "none" {
-                return Ok(v);
-            }
-            for item in s.split(',').map(str::trim) {
-                let k = match item {
-                    "pk" => IndexKind::Pk,
-                    "version" => IndexKind::Version,
-                    "content" => IndexKind::Content,
-                    "version_content" | "version,content" => IndexKind::VersionContent,
-                    other => {
-                        return Err(format!(
-                            "unknown index '{other}': use pk, version, content, version_content or none"
-                        ));
-                    }
-                };
-                if !v.contains(&k) {
-                    v.push(k);
-                }
-            }
-            v.sort();
-            Ok(v)
-        });
-        let designs = r.get("design", vec![Design::Snapshot], |s| {
-            let mut v = Vec::new();
-            for item in s.split(',').map(str::trim) {
-                let d = match item {
-                    "snapshot" => Design::Snapshot,
-                    "ranges" => Design::Ranges,
-                    other => {
-                        return Err(format!(
-                            "unknown design '{other}': use snapshot, ranges or both (snapshot,ranges)"
-                        ));
-                    }
-                };
-                if !v.contains(&d) {
-                    v.push(d);
-                }
-            }
-            v.sort();
-            Ok(v)
-        });
+        let (steps, steps_as_rows) = r.get("steps", (vec![0], false), |s| steps_of(s, units));
+        let indexes = r.get("indexes", vec![], indexes_of);
+        let designs = r.get("design", vec![Design::Snapshot], designs_of);
         let key_shape = r.choice(
             "key-shape",
             &[("int", KeyShape::Int), ("uuid", KeyShape::Uuid)],
         );
-        let churn_pct = r.get("churn", 0.0, |s| {
-            let n = s.trim_end_matches('%').trim();
-            let v: f64 = n
-                .parse()
-                .map_err(|_| format!("'{s}' is not a percentage: write e.g. 1% or 0.5"))?;
-            if !(0.0..=100.0).contains(&v) {
-                return Err("churn must be 0..100%".into());
-            }
-            Ok(v)
-        });
+        let churn_pct = r.get("churn", 0.0, churn_of);
         let write_method = r.choice(
             "write-method",
             &[
@@ -272,45 +188,8 @@ impl GrowthSpec {
             s.parse::<u64>()
                 .map_err(|_| format!("'{s}' is not a whole number"))
         });
-        let distribute = r.get("distribute", vec![None], |s| {
-            let mut v: Vec<Option<&'static str>> = Vec::new();
-            for item in s.split(',').map(str::trim) {
-                let d = match item {
-                    "none" | "" => None,
-                    "version" => Some("version"),
-                    "content" => Some("content"),
-                    other => {
-                        return Err(format!(
-                            "unknown distribution '{other}': use none, version, content or a list of them"
-                        ));
-                    }
-                };
-                if !v.contains(&d) {
-                    v.push(d);
-                }
-            }
-            Ok(v)
-        });
-        // Each design at each distribution is a series of its own.
-        let mut series = Vec::new();
-        for d in &designs {
-            for col in &distribute {
-                match d.distributed(*col) {
-                    Some(x) => series.push(x),
-                    None => r.errors.push((
-                        "distribute".into(),
-                        format!(
-                            "the {} design has no {} column to shard by (a row spans the versions version_added..version_removed): distribute it as none, or leave ranges out of the design list",
-                            d.as_str(),
-                            col.unwrap_or("none")
-                        ),
-                    )),
-                }
-            }
-        }
-        series.sort();
-        series.dedup();
-        let designs = series;
+        let distribute = r.get("distribute", vec![None], distribute_of);
+        let designs = series_of(&mut r, &designs, &distribute);
         let spec = GrowthSpec {
             units,
             steps,

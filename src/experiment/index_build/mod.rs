@@ -8,6 +8,7 @@ pub mod projection;
 mod report;
 pub mod rounds;
 pub mod shards;
+mod sort_trace;
 mod spec;
 pub mod summary;
 pub mod table_spec;

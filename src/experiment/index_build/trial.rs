@@ -10,10 +10,12 @@ use tokio_postgres::Client;
 
 use super::report::{DatasetInfo, IndexTrial};
 use super::shards;
+use super::sort_trace::SortTrace;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::Size;
+use crate::server::cancel::cancel_then_wait;
 use crate::sql::lab::MARK;
 use crate::sql::quote::{ident, literal};
 use crate::sql::settings::SessionSettings;
@@ -88,66 +90,6 @@ pub fn index_name(table: &str) -> String {
     format!("{table}_idx")
 }
 
-/// What `trace_sort` said: participants and how the sort went.
-#[derive(Debug, Default, PartialEq)]
-pub struct SortTrace {
-    /// Parallel participants that sorted (leader included when it participates).
-    pub participants: u32,
-    pub external: bool,
-    pub disk_blocks: u64,
-    pub memory_kb: Option<u64>,
-}
-
-impl SortTrace {
-    pub fn parse(lines: &[String]) -> SortTrace {
-        let mut t = SortTrace::default();
-        let mut workers = std::collections::BTreeSet::new();
-        for l in lines {
-            if let Some(rest) = l.split("of worker ").nth(1)
-                && let Some(n) = rest.split(|c: char| !c.is_ascii_digit() && c != '-').next()
-                && let Ok(n) = n.parse::<i32>()
-                && n >= 0
-            {
-                workers.insert(n);
-            }
-            if l.contains("external sort") || l.contains("switching to external sort") {
-                t.external = true;
-            }
-            if let Some(pos) = l.find(" disk blocks used") {
-                let num = l[..pos]
-                    .rsplit(' ')
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok());
-                if let Some(n) = num
-                    && (l.contains("worker -1") || workers.is_empty())
-                {
-                    t.disk_blocks = n;
-                }
-            }
-            if let Some(pos) = l.find(" KB used") {
-                t.memory_kb = l[..pos].rsplit(' ').next().and_then(|n| n.parse().ok());
-            }
-        }
-        t.participants = workers.len() as u32;
-        t
-    }
-
-    pub fn describe(&self) -> String {
-        let kind = if self.external {
-            format!("external sort, {} kB on disk", self.disk_blocks * 8)
-        } else if let Some(kb) = self.memory_kb {
-            format!("in-memory sort, {kb} kB")
-        } else {
-            "sort".to_string()
-        };
-        if self.participants > 1 {
-            format!("{kind}, {} participants", self.participants)
-        } else {
-            kind
-        }
-    }
-}
-
 async fn temp_bytes(client: &Client) -> Option<i64> {
     client
         .query_one(
@@ -173,7 +115,6 @@ pub async fn autovacuum_active(client: &Client, schema: &str, table: &str) -> bo
         .is_some()
 }
 
-/// Run one trial.
 /// An index on the user's own table carries pglab's mark from its first moment (the
 /// `COMMENT` goes in the build's transaction), so a killed run's is found by `pglab clean`;
 /// CONCURRENTLY cannot run in a transaction, so there the mark follows at once. None for a
@@ -190,6 +131,7 @@ fn mark_sql(ctx: &RunCtx, dataset: &DatasetInfo, qindex: &str, table: &str) -> O
     })
 }
 
+/// Run one trial.
 pub async fn run(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
@@ -207,16 +149,92 @@ pub async fn run(
         b.batch_execute(&format!("DROP INDEX IF EXISTS {qindex}")),
     )
     .await?;
-    let mut checkpoint = false;
-    if checkpoint_allowed {
-        ctx.emit
-            .phase(Some(setup.trial.clone()), "CHECKPOINT")
-            .await;
-        ctx.cancellable(b, b.batch_execute("CHECKPOINT")).await?;
-        checkpoint = !s.distributed || shards::checkpoint(&s.workers).await;
+    let checkpoint = checkpoint_allowed && checkpoint_first(ctx, s, setup).await?;
+    let settings = set_knobs(ctx, s, setup).await?;
+    while s.notices.try_recv().is_ok() {}
+    let temp_before = temp_now(s).await;
+    let sql = create_index_sql(spec, dataset, &table, &index);
+    ctx.emit
+        .phase(Some(setup.trial.clone()), "building index")
+        .await;
+
+    let mark = mark_sql(ctx, dataset, &qindex, &table);
+    let in_block = mark.is_some() && !spec.concurrently && !s.distributed;
+    open_build(ctx, s, setup, in_block).await?;
+    let started = Instant::now();
+    let watched = build(ctx, s, setup, started, &sql, mark.as_deref(), in_block).await;
+    let seconds = started.elapsed().as_secs_f64();
+    let ended = Instant::now();
+    let watched = match watched {
+        Ok(w) => w,
+        Err(e) => {
+            clean_up_failed_build(ctx, spec, s, in_block, &qindex).await;
+            return Err(e);
+        }
+    };
+    let mut lines = Vec::new();
+    while let Ok(l) = s.notices.try_recv() {
+        lines.push(l);
     }
-    // The knobs (on a distributed table they go with the build, as SET LOCAL), then the
-    // swept server settings (`--set`) of this trial's combination, then what SHOW says.
+    let trace = SortTrace::parse(&lines);
+    let launched = trace
+        .participants
+        .saturating_sub(1)
+        .max(watched.max_workers_seen);
+    // Temp-file statistics reach pg_stat_database when the builder reports its stats.
+    let b = &s.builder;
+    let _ = b.batch_execute("SELECT pg_stat_force_next_flush()").await;
+    let _ = b.batch_execute("SELECT 1").await;
+    let temp_after = temp_now(s).await;
+    let index_bytes = index_bytes(ctx, s, &table, &qindex).await?;
+    Ok(IndexTrial {
+        order: setup.order,
+        rows: dataset.rows,
+        key_type: dataset.key_type.clone(),
+        maintenance_work_mem: setup.mwm.text.clone(),
+        maintenance_work_mem_bytes: setup.mwm.bytes,
+        workers_requested: setup.workers,
+        workers_launched: launched,
+        repeat: setup.repeat,
+        warmup: setup.warmup,
+        seconds,
+        phase_seconds: watched.phase_seconds(ended),
+        index_bytes,
+        temp_bytes: match (temp_before, temp_after) {
+            (Some(a), Some(b)) => (b - a).max(0),
+            _ => 0,
+        },
+        checkpoint,
+        sort: (!lines.is_empty()).then(|| trace.describe()),
+        combo: setup.combo,
+        settings,
+        distribution: dataset.distribution.clone(),
+    })
+}
+
+/// A `CHECKPOINT` before the build, so the build does not pay for earlier writes; whether
+/// it reached every server (on a distributed dataset, the workers too).
+async fn checkpoint_first(
+    ctx: &RunCtx,
+    s: &Sessions,
+    setup: &TrialSetup,
+) -> Result<bool, RunError> {
+    let b = &s.builder;
+    ctx.emit
+        .phase(Some(setup.trial.clone()), "CHECKPOINT")
+        .await;
+    ctx.cancellable(b, b.batch_execute("CHECKPOINT")).await?;
+    Ok(!s.distributed || shards::checkpoint(&s.workers).await)
+}
+
+/// Set the knobs (on a distributed table they go with the build, as SET LOCAL), then the
+/// swept server settings (`--set`) of this trial's combination; what SHOW then says.
+async fn set_knobs(
+    ctx: &RunCtx,
+    s: &Sessions,
+    setup: &TrialSetup,
+) -> Result<BTreeMap<String, String>, RunError> {
+    let b = &s.builder;
     let mut knobs = SessionSettings::new();
     if !s.distributed {
         knobs
@@ -228,47 +246,100 @@ pub async fn run(
     }
     knobs.extend(&ctx.whatif.plan.session_settings(setup.combo));
     knobs.apply(b).await.map_err(|e| ctx.error(e))?;
-    let settings = ctx.shown_settings(b).await?;
-    while s.notices.try_recv().is_ok() {}
-    let temp_before = if s.distributed {
+    ctx.shown_settings(b).await
+}
+
+/// The temporary bytes written so far: on the workers for a distributed dataset.
+async fn temp_now(s: &Sessions) -> Option<i64> {
+    if s.distributed {
         shards::temp_bytes(&s.workers).await
     } else {
         temp_bytes(&s.watcher).await
-    };
+    }
+}
+
+/// The trial's `CREATE INDEX` statement.
+fn create_index_sql(
+    spec: &IndexBuildSpec,
+    dataset: &DatasetInfo,
+    table: &str,
+    index: &str,
+) -> String {
     let using = match spec.method {
         IndexMethod::Btree => String::new(),
         m => format!(" USING {}", m.as_str()),
     };
-    let sql = format!(
+    format!(
         "CREATE INDEX{} {} ON {table}{using} {}",
         if spec.concurrently {
             " CONCURRENTLY"
         } else {
             ""
         },
-        ident(&index),
+        ident(index),
         dataset.columns_sql()
-    );
-    ctx.emit
-        .phase(Some(setup.trial.clone()), "building index")
-        .await;
+    )
+}
 
+/// Open the transaction the build runs in, if it runs in one: a distributed build's (with
+/// its knobs as SET LOCAL), or the one that carries the index's mark.
+async fn open_build(
+    ctx: &RunCtx,
+    s: &Sessions,
+    setup: &TrialSetup,
+    in_block: bool,
+) -> Result<(), RunError> {
+    let b = &s.builder;
     if s.distributed {
         for q in shards::begin_sql(&setup.mwm.as_kb_setting(), setup.workers) {
             b.batch_execute(&q).await.map_err(|e| ctx.error(e))?;
         }
     }
-    let mark = mark_sql(ctx, dataset, &qindex, &table);
-    let in_block = mark.is_some() && !spec.concurrently && !s.distributed;
     if in_block {
         b.batch_execute("BEGIN").await.map_err(|e| ctx.error(e))?;
     }
-    let started = Instant::now();
+    Ok(())
+}
+
+/// The phases the build went through, as the progress polls saw them.
+#[derive(Default)]
+struct Watched {
+    phases: Vec<(String, Instant)>,
+    max_workers_seen: u32,
+}
+
+impl Watched {
+    /// Seconds spent in each phase, a phase lasting until the next one began (the last
+    /// until `ended`).
+    fn phase_seconds(&self, ended: Instant) -> BTreeMap<String, f64> {
+        let phases = &self.phases;
+        let mut phase_seconds = BTreeMap::new();
+        for (i, (name, at)) in phases.iter().enumerate() {
+            let end = phases.get(i + 1).map(|(_, t)| *t).unwrap_or(ended);
+            *phase_seconds.entry(name.clone()).or_insert(0.0) +=
+                end.duration_since(*at).as_secs_f64();
+        }
+        phase_seconds
+    }
+}
+
+/// Build the index (`sql`, then its mark, then the COMMIT of the transaction it runs in)
+/// while polling its progress; cancelling the run cancels the build on the server.
+async fn build(
+    ctx: &RunCtx,
+    s: &Sessions,
+    setup: &TrialSetup,
+    started: Instant,
+    sql: &str,
+    mark: Option<&str>,
+    in_block: bool,
+) -> Result<Watched, RunError> {
+    let b = &s.builder;
     // On a distributed dataset the shards' indexes are committed (two-phase) by the COMMIT:
     // it is part of the build.
     let build = async {
-        b.batch_execute(&sql).await?;
-        if let Some(m) = &mark {
+        b.batch_execute(sql).await?;
+        if let Some(m) = mark {
             b.batch_execute(m).await?;
         }
         if s.distributed || in_block {
@@ -277,80 +348,92 @@ pub async fn run(
         Ok::<(), tokio_postgres::Error>(())
     };
     tokio::pin!(build);
-    let mut phases: Vec<(String, Instant)> = Vec::new();
-    let mut max_workers_seen = 0u32;
+    let mut watched = Watched::default();
     let mut tick = tokio::time::interval(POLL_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let token = b.cancel_token();
-    let result = loop {
+    loop {
         tokio::select! {
-            r = &mut build => break r.map_err(|e| ctx.error(e)),
+            r = &mut build => break r.map(|()| watched).map_err(|e| ctx.error(e)),
             _ = ctx.cancel.cancelled() => {
                 // Dropping the future would leave the backend building: ask the server.
-                ctx.target.cancel_query(&token).await;
-                let _ = tokio::time::timeout(Duration::from_secs(10), &mut build).await;
+                let _ = cancel_then_wait(ctx.target.cancel_query(&token), &mut build, Duration::from_secs(10)).await;
                 break Err(RunError::Cancelled);
             }
             _ = tick.tick(), if ctx.opts.poll_progress => {
                 if s.distributed {
-                    shard_tick(ctx, s, setup, started, &mut phases, &mut max_workers_seen).await;
-                } else if let Some(p) = poll(&s.watcher, s.builder_pid).await {
-                    if phases.last().map(|(name, _)| name != &p.phase).unwrap_or(true) {
-                        phases.push((p.phase.clone(), Instant::now()));
-                    }
-                    max_workers_seen = max_workers_seen.max(p.workers);
-                    let el = started.elapsed().as_secs_f64();
-                    ctx.emit.progress(Progress {
-                        trial: Some(setup.trial.clone()),
-                        phase: p.phase,
-                        fraction: p.fraction,
-                        elapsed_s: el,
-                        rate: (el > 0.0 && p.tuples_done > 0).then(|| p.tuples_done as f64 / el),
-                        rate_unit: "tuples/s".into(),
-                    });
+                    shard_tick(ctx, s, setup, started, &mut watched.phases, &mut watched.max_workers_seen).await;
+                } else {
+                    builder_tick(ctx, s, setup, started, &mut watched).await;
                 }
             }
         }
+    }
+}
+
+/// One reading of the builder's progress, sent on with its rate.
+async fn builder_tick(
+    ctx: &RunCtx,
+    s: &Sessions,
+    setup: &TrialSetup,
+    started: Instant,
+    watched: &mut Watched,
+) {
+    let Some(p) = poll(&s.watcher, s.builder_pid).await else {
+        return;
     };
-    let seconds = started.elapsed().as_secs_f64();
-    let ended = Instant::now();
-    if let Err(e) = result {
-        if s.distributed || in_block {
-            // The transaction the build ran in is aborted: end it so the session is clean.
-            let _ = b.batch_execute("ROLLBACK").await;
-        }
-        // A cancelled plain CREATE INDEX rolls back; a CONCURRENTLY one leaves an invalid
-        // index behind, which must go.
-        if spec.concurrently
-            && let Ok(c) = ctx.target.connect().await
-        {
-            let _ = c
-                .batch_execute(&format!("DROP INDEX IF EXISTS {qindex}"))
-                .await;
-        }
-        return Err(e);
+    let phases = &mut watched.phases;
+    if phases
+        .last()
+        .map(|(name, _)| name != &p.phase)
+        .unwrap_or(true)
+    {
+        phases.push((p.phase.clone(), Instant::now()));
     }
-    let mut phase_seconds = BTreeMap::new();
-    for (i, (name, at)) in phases.iter().enumerate() {
-        let end = phases.get(i + 1).map(|(_, t)| *t).unwrap_or(ended);
-        *phase_seconds.entry(name.clone()).or_insert(0.0) += end.duration_since(*at).as_secs_f64();
+    watched.max_workers_seen = watched.max_workers_seen.max(p.workers);
+    let el = started.elapsed().as_secs_f64();
+    ctx.emit.progress(Progress {
+        trial: Some(setup.trial.clone()),
+        phase: p.phase,
+        fraction: p.fraction,
+        elapsed_s: el,
+        rate: (el > 0.0 && p.tuples_done > 0).then(|| p.tuples_done as f64 / el),
+        rate_unit: "tuples/s".into(),
+    });
+}
+
+/// After a failed or cancelled build: end the aborted transaction it ran in, and drop the
+/// invalid index a CONCURRENTLY build leaves behind (a plain CREATE INDEX rolls back).
+async fn clean_up_failed_build(
+    ctx: &RunCtx,
+    spec: &IndexBuildSpec,
+    s: &Sessions,
+    in_block: bool,
+    qindex: &str,
+) {
+    if s.distributed || in_block {
+        // The transaction the build ran in is aborted: end it so the session is clean.
+        let _ = s.builder.batch_execute("ROLLBACK").await;
     }
-    let mut lines = Vec::new();
-    while let Ok(l) = s.notices.try_recv() {
-        lines.push(l);
+    if spec.concurrently
+        && let Ok(c) = ctx.target.connect().await
+    {
+        let _ = c
+            .batch_execute(&format!("DROP INDEX IF EXISTS {qindex}"))
+            .await;
     }
-    let trace = SortTrace::parse(&lines);
-    let launched = trace.participants.saturating_sub(1).max(max_workers_seen);
-    // Temp-file statistics reach pg_stat_database when the builder reports its stats.
-    let _ = b.batch_execute("SELECT pg_stat_force_next_flush()").await;
-    let _ = b.batch_execute("SELECT 1").await;
-    let temp_after = if s.distributed {
-        shards::temp_bytes(&s.workers).await
-    } else {
-        temp_bytes(&s.watcher).await
-    };
-    let index_bytes: i64 = if s.distributed {
-        crate::experiment::distribute::sizes(b, &table, true)
+}
+
+/// The built index's size: the shards' indexes summed on a distributed dataset.
+async fn index_bytes(
+    ctx: &RunCtx,
+    s: &Sessions,
+    table: &str,
+    qindex: &str,
+) -> Result<i64, RunError> {
+    let b = &s.builder;
+    Ok(if s.distributed {
+        crate::experiment::distribute::sizes(b, table, true)
             .await
             .map_err(|e| ctx.error(e))?
             .1
@@ -365,29 +448,6 @@ pub async fn run(
         .await
         .map_err(|e| ctx.error(e))?
         .get(0)
-    };
-    Ok(IndexTrial {
-        order: setup.order,
-        rows: dataset.rows,
-        key_type: dataset.key_type.clone(),
-        maintenance_work_mem: setup.mwm.text.clone(),
-        maintenance_work_mem_bytes: setup.mwm.bytes,
-        workers_requested: setup.workers,
-        workers_launched: launched,
-        repeat: setup.repeat,
-        warmup: setup.warmup,
-        seconds,
-        phase_seconds,
-        index_bytes,
-        temp_bytes: match (temp_before, temp_after) {
-            (Some(a), Some(b)) => (b - a).max(0),
-            _ => 0,
-        },
-        checkpoint,
-        sort: (!lines.is_empty()).then(|| trace.describe()),
-        combo: setup.combo,
-        settings,
-        distribution: dataset.distribution.clone(),
     })
 }
 
@@ -453,31 +513,4 @@ async fn poll(watcher: &Client, pid: i32) -> Option<Polled> {
         tuples_done: td,
         workers: r.get::<_, i32>(7).max(0) as u32,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trace_sort_is_read() {
-        let lines: Vec<String> = [
-            "begin index sort: unique = f, workMem = 32768, randomAccess = f",
-            "performsort of worker 0 starting: CPU: user: 0.05 s",
-            "performsort of worker 1 starting: CPU: user: 0.03 s",
-            "worker 1 switching to external sort with 6 tapes: CPU",
-            "parallel external sort of worker 0 ended, 422 disk blocks used: CPU",
-            "parallel external sort of worker -1 ended, 735 disk blocks used: CPU",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let t = SortTrace::parse(&lines);
-        assert_eq!((t.participants, t.external, t.disk_blocks), (2, true, 735));
-        let serial = SortTrace::parse(&["internal sort ended, 45678 KB used: CPU".to_string()]);
-        assert_eq!(
-            (serial.participants, serial.external, serial.memory_kb),
-            (0, false, Some(45678))
-        );
-    }
 }

@@ -19,6 +19,7 @@ use super::meter::{Meter, Tally};
 use super::payload::{Doc, PayloadGen};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::Target;
+use crate::server::cancel::{cancel_then_wait, pq_cancel};
 use crate::server::error::describe_query_error;
 use crate::sql::settings::SessionSettings;
 
@@ -323,12 +324,8 @@ impl Canceller {
             } => target.cancel_query_at(token, path).await,
             Canceller::Tokio { token, target, .. } => target.cancel_query(token).await,
             Canceller::Pq(c) => {
-                // PQcancel blocks (it opens a connection of its own): off the client's thread.
-                let c = c.clone();
-                match tokio::task::spawn_blocking(move || c.cancel()).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => tracing::warn!("cancel request failed: {e}"),
-                    Err(e) => tracing::warn!("cancel request failed: {e}"),
+                if let Err(e) = pq_cancel(c).await {
+                    tracing::warn!("cancel request failed: {e}");
                 }
             }
         }
@@ -381,9 +378,8 @@ pub(crate) async fn run_load<B: Batches>(
                 biased;
                 r = &mut fut => Some(r),
                 _ = &mut cancelled => {
-                    canceller.cancel().await;
                     // Let the server abort it so the session ends clean.
-                    let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
+                    let _ = cancel_then_wait(canceller.cancel(), &mut fut, Duration::from_secs(5)).await;
                     None
                 }
             }

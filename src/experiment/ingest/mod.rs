@@ -233,17 +233,12 @@ fn next_round(
         .collect()
 }
 
-async fn trials(
-    ctx: &RunCtx,
-    spec: &IngestSpec,
-    report: &mut IngestReport,
-    confounders: &mut Vec<String>,
-) -> Result<(), RunError> {
-    // The guard checked this before the run when the caller used it; check again here. The
-    // snapshot was taken on the runner's control session, which stays open, so it is already
-    // counted as in use: this experiment needs its own session plus one per client.
-    // The loader choice (an environment variable for the benchmark) is checked before anything
-    // is created.
+/// Fail early if the server has no room for this experiment's sessions. The guard checked
+/// this before the run when the caller used it; check again here. The snapshot was taken
+/// on the runner's control session, which stays open, so it is already counted as in use:
+/// this experiment needs its own session plus one per client. The loader choice (an
+/// environment variable for the benchmark) is checked before anything is created.
+fn check_connections(ctx: &RunCtx, spec: &IngestSpec) -> Result<(), RunError> {
     pq_loader::wanted(kinds::Method::Insert).map_err(RunError::Failed)?;
     let need = spec.max_clients() as i64 + 1;
     if let Some(free) = ctx.server.free_connection_slots()
@@ -255,8 +250,12 @@ async fn trials(
             free.max(0)
         )));
     }
-    // Progress counts the most trials the run may take (`auto` usually stops earlier).
-    let total = spec.trials();
+    Ok(())
+}
+
+/// Tell the run has started (with the most trials it may take) and note what the spec
+/// leaves out and what may confound it.
+async fn announce(ctx: &RunCtx, spec: &IngestSpec, total: usize, confounders: &mut Vec<String>) {
     ctx.emit
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
@@ -279,6 +278,81 @@ async fn trials(
     if spec.append && spec.rounds() > 1 {
         confounders.push("append with repeats: every round loads into a larger table; rounds interleave the configurations, so each sees a similar spread of sizes".into());
     }
+}
+
+/// The trial's place in the run and its label: the configuration, its settings, and the
+/// round when there are several.
+fn trial_ref(
+    spec: &IngestSpec,
+    p: &TrialPlan,
+    labels: &[String],
+    (index, total): (usize, usize),
+    round: u32,
+) -> TrialRef {
+    let mut label = p.label();
+    if let Some(l) = labels.get(p.combo).filter(|l| !l.is_empty()) {
+        label.push_str(&format!(" · {l}"));
+    }
+    TrialRef {
+        index,
+        total,
+        label: if spec.rounds() > 1 {
+            format!("{label} · #{round}")
+        } else {
+            label
+        },
+    }
+}
+
+/// The chart's point for a trial: its rows per second at its batch size.
+fn sample_of(spec: &IngestSpec, t: &IngestTrial, labels: &[String]) -> Sample {
+    Sample {
+        series: t.series_name(),
+        x: t.batch as f64,
+        y: t.rows_per_s,
+        projected: false,
+        cells: {
+            let mut cells = t.cells(spec);
+            if !spec.set.is_empty() {
+                cells.push(t.settings_label());
+            }
+            cells
+        },
+        settings: labels.get(t.combo).cloned().unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+/// With `repeat auto`, say how many configurations were still undecided when the rounds ran out.
+async fn note_undecided(ctx: &RunCtx, spec: &IngestSpec, report: &IngestReport) {
+    if spec.repeat.is_auto() {
+        let left = verdicts::undecided(
+            &spec.plan(),
+            &report.trials,
+            &spec.decision.rules_for(spec.repeat),
+        );
+        if !left.is_empty() {
+            ctx.note(format!(
+                "repeat auto stopped at max-repeat {} with {} configuration{} still undecided",
+                spec.decision.max_repeat,
+                left.len(),
+                if left.len() == 1 { "" } else { "s" }
+            ))
+            .await;
+        }
+    }
+}
+
+async fn trials(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    report: &mut IngestReport,
+    confounders: &mut Vec<String>,
+) -> Result<(), RunError> {
+    check_connections(ctx, spec)?;
+    // Progress counts the most trials the run may take (`auto` usually stops earlier).
+    let total = spec.trials();
+    announce(ctx, spec, total, confounders).await;
 
     let mut control = ctx.session().await?;
     if spec.distribute {
@@ -319,19 +393,7 @@ async fn trials(
                     }
                 }
                 index += 1;
-                let mut label = p.label();
-                if let Some(l) = labels.get(p.combo).filter(|l| !l.is_empty()) {
-                    label.push_str(&format!(" · {l}"));
-                }
-                let tref = TrialRef {
-                    index,
-                    total,
-                    label: if spec.rounds() > 1 {
-                        format!("{label} · #{round}")
-                    } else {
-                        label
-                    },
-                };
+                let tref = trial_ref(spec, p, &labels, (index, total), round);
                 let name = if spec.append {
                     append.clone()
                 } else {
@@ -363,21 +425,7 @@ async fn trials(
                 } else {
                     table::drop(ctx, &control, &name).await?;
                 }
-                let sample = Sample {
-                    series: t.series_name(),
-                    x: t.batch as f64,
-                    y: t.rows_per_s,
-                    projected: false,
-                    cells: {
-                        let mut cells = t.cells(spec);
-                        if !spec.set.is_empty() {
-                            cells.push(t.settings_label());
-                        }
-                        cells
-                    },
-                    settings: labels.get(t.combo).cloned().unwrap_or_default(),
-                    ..Default::default()
-                };
+                let sample = sample_of(spec, &t, &labels);
                 report.trials.push(t);
                 report.summarize(confounders);
                 ctx.emit.sample(sample).await;
@@ -388,21 +436,6 @@ async fn trials(
         }
         round += 1;
     }
-    if spec.repeat.is_auto() {
-        let left = verdicts::undecided(
-            &spec.plan(),
-            &report.trials,
-            &spec.decision.rules_for(spec.repeat),
-        );
-        if !left.is_empty() {
-            ctx.note(format!(
-                "repeat auto stopped at max-repeat {} with {} configuration{} still undecided",
-                spec.decision.max_repeat,
-                left.len(),
-                if left.len() == 1 { "" } else { "s" }
-            ))
-            .await;
-        }
-    }
+    note_undecided(ctx, spec, report).await;
     Ok(())
 }

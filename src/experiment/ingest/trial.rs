@@ -1,15 +1,16 @@
 //! One trial: open the clients' sessions, split the rows among them exactly, start them
 //! together, report progress while they load, and read WAL, row count and size afterwards.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 use tokio_postgres::Client;
+use tokio_util::sync::CancellationToken;
 
 use super::client::{Job, LoadError, LoadResult, latency_histogram};
-use super::cpu::CpuWindow;
+use super::cpu::{CpuUse, CpuWindow};
 use super::kinds::Method;
 use super::meter::Meter;
 use super::payload::PayloadGen;
@@ -18,8 +19,10 @@ use super::report::{IngestTrial, LatencyMs, StopReason, decay_pct};
 use super::spec::IngestSpec;
 use super::table;
 use super::worker::{self, ClientMsg, ClientSetup, Go};
+use crate::experiment::distribute::Distribution;
 use crate::experiment::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::server::replication::ReplicaLag;
 
 /// How often progress is sent (at most ~10 a second).
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -56,6 +59,51 @@ pub async fn run(
     at: &TrialTable<'_>,
 ) -> Result<IngestTrial, RunError> {
     ctx.emit.phase(Some(tref.clone()), "opening sessions").await;
+    let stop = ctx.cancel.child_token();
+    // However this function ends, no client goes on loading.
+    let _stop_on_exit = stop.clone().drop_guard();
+    let (go_tx, go_rx) = watch::channel(None::<Go>);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let groups = client_groups(ctx, spec, plan, at);
+    let n = groups.iter().map(Vec::len).sum();
+    start_groups(groups, &stop, go_rx, tx, &mut rx).await?;
+    all_ready(ctx, n, &stop, &mut rx).await?;
+    let wal_from = table::wal_position(ctx, control).await?;
+    let checkpoints_from = table::checkpoints(ctx, control).await;
+
+    ctx.emit.phase(Some(tref.clone()), "loading").await;
+    let load = load(ctx, spec, tref, n, &stop, &go_tx, &mut rx).await;
+    if ctx.cancel.is_cancelled() {
+        return Err(RunError::Cancelled);
+    }
+    if let Some(e) = &load.failure {
+        return Err(RunError::Failed(format!(
+            "{} ({}): {e}; the other clients were stopped and the trial's table is dropped",
+            tref.label,
+            plan.series()
+        )));
+    }
+
+    ctx.emit.phase(Some(tref.clone()), "counting rows").await;
+    let after = read_after(ctx, control, at.name, &wal_from, checkpoints_from).await?;
+    // The swept settings as SHOW reports them in a session set up exactly like the clients'.
+    let settings = if ctx.whatif.plan.is_empty() {
+        Default::default()
+    } else {
+        let s = ctx.session().await?;
+        ctx.shown_settings(&s).await?
+    };
+    Ok(trial_of(spec, plan, at, load, after, settings))
+}
+
+/// Each client's setup, its share of the rows split exactly and its ids following the
+/// previous client's, dealt round-robin to a thread per core (see `worker`).
+fn client_groups(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    plan: &TrialPlan,
+    at: &TrialTable<'_>,
+) -> Vec<Vec<ClientSetup>> {
     let payload = Arc::new(PayloadGen::new(
         spec.payload_type,
         spec.payload.bytes,
@@ -64,14 +112,8 @@ pub async fn run(
     ));
     let shares = split_rows(spec.rows, plan.clients);
     let n = shares.len();
-    let stop = ctx.cancel.child_token();
-    // However this function ends, no client goes on loading.
-    let _stop_on_exit = stop.clone().drop_guard();
-    let (go_tx, go_rx) = watch::channel(None::<Go>);
-    let (tx, mut rx) = mpsc::unbounded_channel();
     let session = ctx.session_settings();
     let mut first_id = at.first_id;
-    // Clients are dealt round-robin to a thread per core (see `worker`).
     let threads = crate::server::pq_async::client_threads(n);
     let mut groups: Vec<Vec<ClientSetup>> = (0..threads).map(|_| Vec::new()).collect();
     for (index, &rows) in shares.iter().enumerate() {
@@ -95,16 +137,35 @@ pub async fn run(
         first_id += rows as i64;
         groups[index % threads].push(setup);
     }
+    groups
+}
+
+/// Start a worker thread per group; if one cannot start, stop those already started
+/// and wait for them before failing.
+async fn start_groups(
+    groups: Vec<Vec<ClientSetup>>,
+    stop: &CancellationToken,
+    go_rx: watch::Receiver<Option<Go>>,
+    tx: mpsc::UnboundedSender<(usize, ClientMsg)>,
+    rx: &mut mpsc::UnboundedReceiver<(usize, ClientMsg)>,
+) -> Result<(), RunError> {
     for group in groups.into_iter().filter(|g| !g.is_empty()) {
         if let Err(e) = worker::start(group, stop.clone(), go_rx.clone(), tx.clone()) {
             stop.cancel();
-            drain(&mut rx).await;
+            drain(rx).await;
             return Err(RunError::Failed(e));
         }
     }
-    drop((tx, go_rx));
+    Ok(())
+}
 
-    // Everyone ready, or nobody starts.
+/// Everyone ready, or nobody starts: wait for the `n` clients' sessions to open.
+async fn all_ready(
+    ctx: &RunCtx,
+    n: usize,
+    stop: &CancellationToken,
+    rx: &mut mpsc::UnboundedReceiver<(usize, ClientMsg)>,
+) -> Result<(), RunError> {
     let mut ready = 0;
     let mut failure: Option<String> = None;
     while ready < n {
@@ -123,16 +184,36 @@ pub async fn run(
     }
     if ready < n {
         stop.cancel();
-        drain(&mut rx).await;
+        drain(rx).await;
         return Err(match failure {
             Some(e) if !ctx.cancel.is_cancelled() => RunError::Failed(e),
             _ => RunError::Cancelled,
         });
     }
-    let wal_from = table::wal_position(ctx, control).await?;
-    let checkpoints_from = table::checkpoints(ctx, control).await;
+    Ok(())
+}
 
-    ctx.emit.phase(Some(tref.clone()), "loading").await;
+/// What the load phase gave: each client's result and the clock and CPU around them.
+struct Loaded {
+    results: Vec<LoadResult>,
+    meter: Arc<Meter>,
+    last_commit: Instant,
+    cpu: CpuUse,
+    /// The first client's failure; the others were stopped because of it.
+    failure: Option<String>,
+}
+
+/// Start the clients together and report progress until every one has ended; the first
+/// failure stops the others.
+async fn load(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    tref: &TrialRef,
+    n: usize,
+    stop: &CancellationToken,
+    go_tx: &watch::Sender<Option<Go>>,
+    rx: &mut mpsc::UnboundedReceiver<(usize, ClientMsg)>,
+) -> Loaded {
     let meter = Arc::new(Meter::new());
     let deadline = spec
         .duration_s
@@ -143,6 +224,7 @@ pub async fn run(
         deadline,
     }));
     let mut results: Vec<Option<LoadResult>> = (0..n).map(|_| None).collect();
+    let mut failure: Option<String> = None;
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut window: VecDeque<(Instant, u64)> = VecDeque::from([(meter.start(), 0)]);
@@ -168,81 +250,133 @@ pub async fn run(
                     stop.cancel();
                 }
             },
-            _ = tick.tick() => {
-                let now = Instant::now();
-                let done = meter.done();
-                window.push_back((now, done));
-                while window.len() > 2 && now.duration_since(window[1].0) >= Duration::from_secs(1) {
-                    window.pop_front();
-                }
-                let (t0, d0) = window[0];
-                let dt = now.duration_since(t0).as_secs_f64();
-                let elapsed = now.duration_since(meter.start()).as_secs_f64();
-                let mut fraction = done as f64 / spec.rows.max(1) as f64;
-                if let Some(limit) = spec.duration_s {
-                    fraction = fraction.max(elapsed / limit);
-                }
-                ctx.emit.progress(Progress {
-                    trial: Some(tref.clone()),
-                    phase: "loading".into(),
-                    fraction: Some(fraction.min(1.0)),
-                    elapsed_s: elapsed,
-                    rate: (dt > 0.05).then(|| (done - d0) as f64 / dt),
-                    rate_unit: "rows/s".into(),
-                });
-            }
+            _ = tick.tick() => progress(ctx, spec, tref, &meter, &mut window),
         }
     }
-    let cpu = cpu.finish();
-    if ctx.cancel.is_cancelled() {
-        return Err(RunError::Cancelled);
+    Loaded {
+        results: results.into_iter().flatten().collect(),
+        meter,
+        last_commit,
+        cpu: cpu.finish(),
+        failure,
     }
-    if let Some(e) = failure {
-        return Err(RunError::Failed(format!(
-            "{} ({}): {e}; the other clients were stopped and the trial's table is dropped",
-            tref.label,
-            plan.series()
-        )));
-    }
-    let seconds = last_commit
-        .duration_since(meter.start())
-        .as_secs_f64()
-        .max(1e-6);
+}
 
-    ctx.emit.phase(Some(tref.clone()), "counting rows").await;
-    let wal_bytes = table::wal_since(ctx, control, &wal_from).await?;
+/// Send the loading progress: the fraction done (of the rows, or of the time limit if
+/// that is further) and the rate over about the last second (`window`).
+fn progress(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    tref: &TrialRef,
+    meter: &Meter,
+    window: &mut VecDeque<(Instant, u64)>,
+) {
+    let now = Instant::now();
+    let done = meter.done();
+    window.push_back((now, done));
+    while window.len() > 2 && now.duration_since(window[1].0) >= Duration::from_secs(1) {
+        window.pop_front();
+    }
+    let (t0, d0) = window[0];
+    let dt = now.duration_since(t0).as_secs_f64();
+    let elapsed = now.duration_since(meter.start()).as_secs_f64();
+    let mut fraction = done as f64 / spec.rows.max(1) as f64;
+    if let Some(limit) = spec.duration_s {
+        fraction = fraction.max(elapsed / limit);
+    }
+    ctx.emit.progress(Progress {
+        trial: Some(tref.clone()),
+        phase: "loading".into(),
+        fraction: Some(fraction.min(1.0)),
+        elapsed_s: elapsed,
+        rate: (dt > 0.05).then(|| (done - d0) as f64 / dt),
+        rate_unit: "rows/s".into(),
+    });
+}
+
+/// What the server says after the load: WAL written, checkpoints, rows and size.
+struct After {
+    wal_bytes: i64,
+    checkpoints_during: Option<i64>,
+    rows_counted: u64,
+    table_bytes: i64,
+    distribution: Distribution,
+    replicas: Vec<ReplicaLag>,
+}
+
+/// Read what the load left on the server, on the run's own session.
+async fn read_after(
+    ctx: &RunCtx,
+    control: &Client,
+    name: &str,
+    wal_from: &str,
+    checkpoints_from: Option<i64>,
+) -> Result<After, RunError> {
+    let wal_bytes = table::wal_since(ctx, control, wal_from).await?;
     let checkpoints_during = match (checkpoints_from, table::checkpoints(ctx, control).await) {
         (Some(a), Some(b)) => Some((b - a).max(0)),
         _ => None,
     };
     let (rows_counted, table_bytes, distribution) =
-        table::count_and_size(ctx, control, at.name).await?;
+        table::count_and_size(ctx, control, name).await?;
     // Read-only; a role that may not see it (or a server without standbys) gives none.
     let replicas = crate::server::replication::read(control)
         .await
         .unwrap_or_default();
+    Ok(After {
+        wal_bytes,
+        checkpoints_during,
+        rows_counted,
+        table_bytes,
+        distribution,
+        replicas,
+    })
+}
 
-    let results: Vec<LoadResult> = results.into_iter().flatten().collect();
-    let rows: u64 = results.iter().map(|r| r.rows).sum();
-    let commits: u64 = results.iter().map(|r| r.commits).sum();
+/// The clients' latencies merged, in milliseconds.
+fn latency_ms(results: &[LoadResult]) -> LatencyMs {
     let mut latency = latency_histogram();
-    for r in &results {
+    for r in results {
         // Same bounds, so adding cannot fail.
         let _ = latency.add(&r.latency_us);
     }
     let q = |q: f64| latency.value_at_quantile(q) as f64 / 1000.0;
+    LatencyMs {
+        p50: q(0.50),
+        p95: q(0.95),
+        p99: q(0.99),
+        p999: q(0.999),
+        max: latency.max() as f64 / 1000.0,
+    }
+}
+
+/// The trial's record, from what the clients did and what the server read afterwards.
+fn trial_of(
+    spec: &IngestSpec,
+    plan: &TrialPlan,
+    at: &TrialTable<'_>,
+    load: Loaded,
+    after: After,
+    settings: BTreeMap<String, String>,
+) -> IngestTrial {
+    let Loaded {
+        results,
+        meter,
+        last_commit,
+        cpu,
+        ..
+    } = load;
+    let seconds = last_commit
+        .duration_since(meter.start())
+        .as_secs_f64()
+        .max(1e-6);
+    let rows: u64 = results.iter().map(|r| r.rows).sum();
+    let commits: u64 = results.iter().map(|r| r.commits).sum();
     let series = meter.series(seconds);
     let (stall_seconds, worst_second) = super::report::stalls_of(&series);
     let commits_per_s = commits as f64 / seconds;
-    // The swept settings as SHOW reports them in a session set up exactly like the clients'.
-    let settings = if ctx.whatif.plan.is_empty() {
-        Default::default()
-    } else {
-        let s = ctx.session().await?;
-        ctx.shown_settings(&s).await?
-    };
-    Ok(IngestTrial {
-        checkpoints_during,
+    IngestTrial {
+        checkpoints_during: after.checkpoints_during,
         combo: plan.combo,
         settings,
         // The run sets the round and whether a CHECKPOINT preceded the trial.
@@ -255,20 +389,14 @@ pub async fn run(
         pipeline: spec.pipeline && plan.method == Method::InsertTx,
         rows,
         client_rows: results.iter().map(|r| r.rows).collect(),
-        rows_counted,
+        rows_counted: after.rows_counted,
         rows_before: at.rows_before,
         seconds,
         rows_per_s: rows as f64 / seconds,
-        latency_ms: LatencyMs {
-            p50: q(0.50),
-            p95: q(0.95),
-            p99: q(0.99),
-            p999: q(0.999),
-            max: latency.max() as f64 / 1000.0,
-        },
-        wal_bytes,
+        latency_ms: latency_ms(&results),
+        wal_bytes: after.wal_bytes,
         wal_bytes_per_row: if rows > 0 {
-            wal_bytes as f64 / rows as f64
+            after.wal_bytes as f64 / rows as f64
         } else {
             0.0
         },
@@ -276,7 +404,7 @@ pub async fn run(
         commits_per_s,
         decay_pct: decay_pct(&series),
         series,
-        table_bytes,
+        table_bytes: after.table_bytes,
         stopped_by: if rows < spec.rows {
             StopReason::Duration
         } else {
@@ -287,11 +415,11 @@ pub async fn run(
         client_cpu_s: cpu.client_cpu_s,
         client_cpu_share: cpu.client_cpu_share,
         host_cpu_share: cpu.host_cpu_share,
-        distribution,
+        distribution: after.distribution,
         stall_seconds,
         worst_second,
-        replicas,
-    })
+        replicas: after.replicas,
+    }
 }
 
 #[cfg(test)]

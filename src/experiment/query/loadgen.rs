@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::expr;
 use super::script::{Command, Part, Script};
+use crate::server::cancel::{cancel_then_wait, pq_cancel};
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 use crate::server::pq_async::{self, AsyncPq};
 use crate::sql::settings::SessionSettings;
@@ -341,9 +342,10 @@ impl Client<'_> {
                     biased;
                     r = &mut fut => Some(r),
                     _ = &mut cancelled => {
-                        let c = cancel.clone();
-                        let _ = tokio::task::spawn_blocking(move || c.cancel()).await;
-                        let _ = tokio::time::timeout(Duration::from_secs(5), &mut fut).await;
+                        let ask = async {
+                            let _ = pq_cancel(cancel).await;
+                        };
+                        let _ = cancel_then_wait(ask, &mut fut, Duration::from_secs(5)).await;
                         None
                     }
                 }

@@ -17,6 +17,7 @@ use super::guard::{self, TxMode};
 use super::session::measuring_settings;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::format_bytes;
+use crate::server::cancel::{cancel_then_wait, pq_cancel};
 use crate::server::libpq::{Outcome, PqCancel, PqConn};
 use crate::sql::settings::SessionSettings;
 
@@ -184,10 +185,11 @@ impl PqSession {
             )),
         };
         self.watch = watch;
-        let c = self.cancel.clone();
-        let _ = tokio::task::spawn_blocking(move || c.cancel()).await;
-        match tokio::time::timeout(Duration::from_secs(10), &mut task).await {
-            Ok(Ok((conn, _))) => {
+        let cancel = async {
+            let _ = pq_cancel(&self.cancel).await;
+        };
+        match cancel_then_wait(cancel, &mut task, Duration::from_secs(10)).await {
+            Some(Ok((conn, _))) => {
                 self.conn = Some(conn);
                 Err(stopped)
             }
