@@ -10,7 +10,7 @@ use crate::experiment::query::summary::{format_time, format_tps};
 use crate::experiment::query::{QueryReport, UnitSummary};
 use crate::experiment::whatif::Apply;
 use crate::measure::verdict::{Better, Verdict};
-use crate::sql::quote::literal;
+use crate::sql::settings::{alter_system_line, set_line};
 
 /// The SQL that turns the server's own settings into combination `c`'s, for the dimensions
 /// the core showed to matter (`matters`: positions in the sweep's coords — each swept setting
@@ -48,13 +48,13 @@ fn lines_for(report: &RunReport, b: &QueryReport, c: usize, matters: &[usize]) -
             .and_then(|w| w.settings.iter().find(|s| &s.name == name))
             .map_or(Apply::Session, |s| s.apply);
         match apply {
-            Apply::Session => sql.push(format!("SET {name} = {};", literal(value))),
+            Apply::Session => sql.push(set_line(name, value)),
             Apply::Reload => {
-                sql.push(format!("ALTER SYSTEM SET {name} = {};", literal(value)));
+                sql.push(alter_system_line(name, value));
                 sql.push("SELECT pg_reload_conf();".into());
             }
             Apply::Restart => {
-                sql.push(format!("ALTER SYSTEM SET {name} = {};", literal(value)));
+                sql.push(alter_system_line(name, value));
                 sql.push("-- then restart the server".into());
             }
         }

@@ -4,7 +4,7 @@
 //! a dimension whose values were all shown equivalent gets no line.
 
 use crate::experiment::whatif::Apply;
-use crate::sql::quote::literal;
+use crate::sql::settings::{alter_system_line, set_line};
 
 /// One swept setting's value in a recommendation and how it is applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,18 +20,14 @@ pub struct SweptValue {
 pub fn lines(settings: &[SweptValue]) -> Vec<String> {
     let mut out = Vec::new();
     for s in settings.iter().filter(|s| s.how == Apply::Session) {
-        out.push(format!("SET {} = {};", s.name, value(&s.value)));
+        out.push(set_line(&s.name, &s.value));
     }
     let server: Vec<&SweptValue> = settings
         .iter()
         .filter(|s| s.how != Apply::Session)
         .collect();
     for s in &server {
-        out.push(format!(
-            "ALTER SYSTEM SET {} = {};",
-            s.name,
-            value(&s.value)
-        ));
+        out.push(alter_system_line(&s.name, &s.value));
     }
     let restart: Vec<&str> = server
         .iter()
@@ -48,15 +44,6 @@ pub fn lines(settings: &[SweptValue]) -> Vec<String> {
         out.push("SELECT pg_reload_conf();".into());
     }
     out
-}
-
-/// A value as PostgreSQL takes it: numbers bare, everything else quoted.
-fn value(v: &str) -> String {
-    if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
-        v.to_string()
-    } else {
-        literal(v)
-    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use super::state::TuneState;
 use crate::experiment::whatif::Apply;
 use crate::measure::interval::Estimate;
 use crate::measure::verdict::{Comparison, Verdict};
-use crate::sql::quote::{ident, literal};
 
 /// Where the tune ran, for the "measured on" line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -279,10 +278,8 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
         if let Some(loss) = durability_loss(&d.setting) {
             line(&format!("--   durability: {loss}"));
         }
-        line(&format!(
-            "ALTER SYSTEM SET {} = {};",
-            ident(&d.setting),
-            literal(&d.value)
+        line(&crate::sql::settings::alter_system_line(
+            &d.setting, &d.value,
         ));
     }
     let searched: Vec<String> = st
