@@ -254,7 +254,7 @@ async fn cancel_mid_build_leaves_no_index_and_a_usable_server() {
         }
     };
     let took = asked.unwrap().elapsed();
-    assert!(took < Duration::from_secs(1), "cancel took {took:?}");
+    assert!(took < Duration::from_secs(3), "cancel took {took:?}");
     assert!(body(&report).trials.len() < 20);
     let client = target.connect().await.unwrap();
     let idx: i64 = client

@@ -141,8 +141,10 @@ mod tests {
         std::thread::spawn(move || serve(&spec, &r));
         let mut port = None;
         for _ in 0..200 {
-            if let Ok(t) = std::fs::read_to_string(&ready) {
-                port = t.trim().parse::<u16>().ok();
+            port = std::fs::read_to_string(&ready)
+                .ok()
+                .and_then(|t| t.trim().parse::<u16>().ok());
+            if port.is_some() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -156,8 +158,12 @@ mod tests {
             c.read_exact(&mut got).unwrap();
             let rtt = t.elapsed();
             assert!(got.iter().all(|b| *b == round));
+            // The floor is the relay's promise and holds however busy the machine is. There is
+            // no tight ceiling: a shared machine can stall any thread for tens of milliseconds
+            // (CI saw 78 ms). The ceiling only catches a relay that holds a packet many times
+            // over; what it adds on top of the RTT is measured in benches/standby.sh.
             assert!(rtt >= Duration::from_millis(10), "round trip {rtt:?}");
-            assert!(rtt < Duration::from_millis(60), "round trip {rtt:?}");
+            assert!(rtt < Duration::from_secs(2), "round trip {rtt:?}");
         }
     }
 }
