@@ -13,8 +13,8 @@ use clap::{
 };
 
 pub use crate::cli_sandbox::{ImportArgs, RelayArgs, SandboxAction, StartArgs};
-use crate::experiment::field::{FieldKind, ParamText};
-use crate::experiment::spec::ExperimentKind;
+use crate::experiment::lab::field::{FieldKind, ParamText};
+use crate::experiment::lab::spec::ExperimentKind;
 
 pub mod generate;
 

@@ -217,11 +217,11 @@ async fn a_step_beyond_free_disk_is_projected_not_run() {
     let budget = 15 * 1024 * 1024;
     assert_eq!(s.planned_steps(Some(budget)), [0, 100]);
     // The one pre-run check both front ends call costs only the steps that will run.
-    let pf = pglab::experiment::preflight::preflight(
+    let pf = pglab::experiment::lab::preflight::preflight(
         &ExperimentSpec::Growth(s.clone()),
         Some(budget),
         None,
-        pglab::experiment::preflight::CONFIRM_ABOVE,
+        pglab::experiment::lab::preflight::CONFIRM_ABOVE,
     );
     assert_eq!(
         pf.cost.rows, 10_000,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pglab::experiment::ingest::{self, IngestReport, Method, StopReason, SyncCommit};
 use pglab::experiment::{
     self, Emitter, ExperimentKind, ExperimentSpec, ParamText, ReportBody, RunCtx, RunEvent,
-    RunOptions, RunReport, preflight,
+    RunOptions, RunReport, lab::preflight,
 };
 use pglab::server::{Target, snapshot};
 use tokio_util::sync::CancellationToken;

@@ -96,7 +96,7 @@ async fn clean_drops_only_marked_leftovers_of_dead_runs() {
     .unwrap();
     // A live run holds its advisory lock.
     let live = lab.target().connect().await.unwrap();
-    pglab::experiment::leftovers::hold_run_lock(&live, "live-1")
+    pglab::experiment::lab::leftovers::hold_run_lock(&live, "live-1")
         .await
         .unwrap();
     let db = format!(
@@ -592,7 +592,7 @@ async fn names_never_resolve_in_public() {
     )
     .await;
     // pglab's cleanup of leftovers goes through the same sessions.
-    let objects = pglab::experiment::leftovers::lab_objects(&c, "safety_hijack")
+    let objects = pglab::experiment::lab::leftovers::lab_objects(&c, "safety_hijack")
         .await
         .unwrap();
     assert!(

@@ -70,7 +70,7 @@ fn assert_accepted(pairs: &[(String, String)]) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let c = lab.target().connect().await.expect("connect");
-        let all = pglab::experiment::whatif::catalog::read_all(&c)
+        let all = pglab::experiment::lab::whatif::catalog::read_all(&c)
             .await
             .unwrap();
         for (n, v) in pairs {

@@ -9,11 +9,11 @@ use color_eyre::eyre::Result;
 use tokio_postgres::Client;
 
 use crate::cli::CleanArgs;
-use crate::experiment::leftovers::{
+use crate::experiment::lab::leftovers::{
     LabObject, LabObjectKind, drop_leftovers, drop_schema, foreign_objects, lab_objects,
     schema_comment,
 };
-use crate::experiment::leftovers_elsewhere::{Elsewhere, drop_elsewhere, marked_elsewhere};
+use crate::experiment::lab::leftovers_elsewhere::{Elsewhere, drop_elsewhere, marked_elsewhere};
 use crate::measure::units::format_bytes_short;
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
 use crate::sql::lab::MARK;

@@ -3,7 +3,7 @@
 use color_eyre::eyre::Result;
 
 use crate::cli::{HistoryAction, OutputFormat};
-use crate::experiment::decision::{parse_confidence, parse_min_effect};
+use crate::experiment::lab::decision::{parse_confidence, parse_min_effect};
 use crate::experiment::{ExperimentKind, RunReport};
 use crate::history::{self, HistoryFilter};
 use crate::measure::rules::Rules;

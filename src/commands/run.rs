@@ -9,7 +9,7 @@ use color_eyre::eyre::Result;
 
 use crate::cli::{OutputFormat, RunArgs};
 use crate::experiment::{
-    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, preflight,
+    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, lab::preflight,
 };
 use crate::measure::units::{format_seconds, parse_duration};
 use crate::server::snapshot;
@@ -170,10 +170,10 @@ async fn check_on_server(
     spec: &ExperimentSpec,
 ) -> Result<()> {
     let on_sandbox = opened.sandbox.is_some();
-    let plan = experiment::whatif::plan::check(
+    let plan = experiment::lab::whatif::plan::check(
         client,
         spec.settings(),
-        experiment::whatif::Reach::of(on_sandbox, server.citus.is_some()),
+        experiment::lab::whatif::Reach::of(on_sandbox, server.citus.is_some()),
     )
     .await
     .map_err(|problems| {
@@ -188,7 +188,7 @@ async fn check_on_server(
     })?;
     if let Some(s) = &opened.sandbox
         && server.citus.is_none()
-        && let Some(why) = experiment::whatif::sandbox_conflict(&s.sandbox, &plan)
+        && let Some(why) = experiment::lab::whatif::sandbox_conflict(&s.sandbox, &plan)
     {
         return Err(user_error(EXIT_USAGE, why));
     }
@@ -258,11 +258,11 @@ fn announce_estimate(
     ctx: &Ctx,
     spec: &ExperimentSpec,
     free: Option<u64>,
-) -> Option<experiment::eta::Eta> {
+) -> Option<experiment::lab::eta::Eta> {
     let kind = spec.kind();
     let expected = {
         let (runs, _) = crate::history::read(&ctx.paths.history_file());
-        experiment::eta::estimate(spec, &runs, Some(&crate::host::hostname()))
+        experiment::lab::eta::estimate(spec, &runs, Some(&crate::host::hostname()))
     };
     let mut plan = spec.estimate_with_free(free).items();
     plan.push(match &expected {
@@ -397,11 +397,11 @@ struct ProgressPrinter {
     last_phase: String,
     started: Instant,
     /// How long the history expected the run to take.
-    expected: Option<experiment::eta::Eta>,
+    expected: Option<experiment::lab::eta::Eta>,
 }
 
 impl ProgressPrinter {
-    fn new(kind: ExperimentKind, expected: Option<experiment::eta::Eta>) -> Self {
+    fn new(kind: ExperimentKind, expected: Option<experiment::lab::eta::Eta>) -> Self {
         ProgressPrinter {
             out: super::stderr_line::StderrLine::new(),
             kind,

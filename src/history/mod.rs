@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 pub use compare::{Comparison, Options as CompareOptions, compare, compare_with};
 pub use query::{FindError, HistoryFilter, find, parse_since};
 
-use crate::experiment::record::{Recorder, RunReport, SCHEMA_VERSION};
+use crate::experiment::lab::record::{Recorder, RunReport, SCHEMA_VERSION};
 
 /// The history file as the runner's [`Recorder`]: each finished run appended to it.
 #[derive(Debug, Clone)]

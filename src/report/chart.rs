@@ -49,7 +49,7 @@ fn index_build(b: &IndexBuildReport) -> Option<Plot> {
         .set
         .combos()
         .iter()
-        .map(crate::experiment::whatif::combo_label)
+        .map(crate::experiment::lab::whatif::combo_label)
         .collect();
     let series = groups
         .iter()

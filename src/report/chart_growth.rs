@@ -71,7 +71,7 @@ fn pair(
         .set
         .combos()
         .iter()
-        .map(crate::experiment::whatif::combo_label)
+        .map(crate::experiment::lab::whatif::combo_label)
         .collect();
     let named = |combo: usize| match labels.get(combo).filter(|_| labels.len() > 1) {
         Some(l) => format!("{} {name} · {l}", design.as_str()),

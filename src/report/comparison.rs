@@ -92,7 +92,7 @@ fn results_grids(c: &Comparison) -> Vec<Grid> {
             metrics.push(&s.metric);
         }
     }
-    let level = crate::experiment::decision::format_percent(c.rules.confidence);
+    let level = crate::experiment::lab::decision::format_percent(c.rules.confidence);
     metrics
         .into_iter()
         .map(|m| {
@@ -192,8 +192,8 @@ fn run_line(label: &str, r: &RunRef) -> String {
 fn rules_line(c: &Comparison) -> String {
     format!(
         "rules: {} confidence, {} smallest effect (from {})",
-        crate::experiment::decision::format_percent(c.rules.confidence),
-        crate::experiment::decision::format_percent(c.rules.min_effect),
+        crate::experiment::lab::decision::format_percent(c.rules.confidence),
+        crate::experiment::lab::decision::format_percent(c.rules.min_effect),
         c.rules_from
     )
 }

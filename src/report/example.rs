@@ -11,7 +11,7 @@ use crate::experiment::growth::{
 use crate::experiment::index_build::{
     IndexBuildReport, IndexBuildSpec, IndexMethod, IndexTrial, KeyType, Order,
 };
-use crate::experiment::record::SCHEMA_VERSION;
+use crate::experiment::lab::record::SCHEMA_VERSION;
 use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
 use crate::host::HostFingerprint;
 use crate::measure::units::parse_size;
@@ -106,7 +106,7 @@ fn index_build_spec(rows: u64, timings: &[Timing<'_>]) -> IndexBuildSpec {
         orders,
         mwm,
         workers,
-        repeat: crate::experiment::decision::Repeat::Fixed(
+        repeat: crate::experiment::lab::decision::Repeat::Fixed(
             timings.iter().map(|t| t.3.len()).max().unwrap_or(1) as u32,
         ),
         decision: Default::default(),

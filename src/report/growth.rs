@@ -172,7 +172,7 @@ fn timings_grid(b: &GrowthReport) -> Grid {
             b.summary.estimates.iter().map(|e| {
                 combos
                     .get(e.combo)
-                    .map(crate::experiment::whatif::combo_label)
+                    .map(crate::experiment::lab::whatif::combo_label)
                     .unwrap_or_default()
             }),
         );

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use chrono::{TimeZone, Utc};
 
 use super::*;
-use crate::experiment::field::ParamText;
 use crate::experiment::growth::{Design, GrowthReport, GrowthSpec, GrowthStep, project_rest};
-use crate::experiment::record::SCHEMA_VERSION;
-use crate::experiment::spec::ExperimentKind;
+use crate::experiment::lab::field::ParamText;
+use crate::experiment::lab::record::SCHEMA_VERSION;
+use crate::experiment::lab::spec::ExperimentKind;
 use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
 use crate::measure::fit::{Projected, Shape};
 use crate::measure::verdict::Verdict;

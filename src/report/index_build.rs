@@ -1,8 +1,8 @@
 //! index-build result tables: the summary (per setting the median, its interval and the
 //! verdict against the best of its order) and every trial.
 
-use crate::experiment::decision::format_percent;
 use crate::experiment::index_build::{IndexBuildReport, OrderSummary};
+use crate::experiment::lab::decision::format_percent;
 use crate::measure::units::{format_bytes, format_seconds};
 use crate::measure::verdict::Verdict;
 
@@ -120,7 +120,7 @@ fn summary_grid(b: &IndexBuildReport) -> Grid {
     for o in &b.summary.orders {
         for (i, (r, s)) in o.settings.iter().zip(&o.finding.settings).enumerate() {
             let Some(e) = s.estimate else { continue };
-            summary_settings.push(crate::experiment::whatif::combo_label(&r.settings));
+            summary_settings.push(crate::experiment::lab::whatif::combo_label(&r.settings));
             let noisy = b
                 .summary
                 .groups

@@ -105,7 +105,7 @@ fn method_and_batch(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommend
             (Some(Verdict::NoSignificantDifference), _) => format!(
                 "The methods {} are within {} of the best ({}; at {}); {} is the simplest of them.",
                 g.equivalent.join(", "),
-                crate::experiment::decision::format_percent(b.params.decision.min_effect),
+                crate::experiment::lab::decision::format_percent(b.params.decision.min_effect),
                 fixed(g),
                 g.level,
                 // Every method shown equivalent: the core names no recommendation (nothing
@@ -195,7 +195,7 @@ fn sync_off(
         (Some(Verdict::NoSignificantDifference), _) => out.push(say(format!(
             "`synchronous_commit = off` made no significant difference ({}; shown within {} of `on`): the commits were not what limited this load, so keep `on` and its durability.",
             fixed(g),
-            crate::experiment::decision::format_percent(b.params.decision.min_effect)
+            crate::experiment::lab::decision::format_percent(b.params.decision.min_effect)
         ))),
         (Some(Verdict::TooFewTrials), _) => {
             out.push(say(undecided(g, "what synchronous_commit = off buys")))
@@ -252,7 +252,7 @@ fn client_scaling(b: &IngestReport, best: &ConfigStat, out: &mut Vec<Recommendat
         (Some(Verdict::NoSignificantDifference), _, _) => format!(
             "More clients made no significant difference ({}; shown within {} of the best): something shared — the WAL flush, the disk or the CPUs — is the limit, not the client.",
             fixed(g),
-            crate::experiment::decision::format_percent(b.params.decision.min_effect)
+            crate::experiment::lab::decision::format_percent(b.params.decision.min_effect)
         ),
         (Some(Verdict::TooFewTrials), _, _) => undecided(g, "how loading scales with clients"),
         _ => return,

@@ -6,9 +6,9 @@
 
 use super::recommend::Recommendation;
 use crate::experiment::RunReport;
+use crate::experiment::lab::whatif::Apply;
 use crate::experiment::query::summary::{format_time, format_tps};
 use crate::experiment::query::{QueryReport, UnitSummary};
-use crate::experiment::whatif::Apply;
 use crate::measure::verdict::{Better, Verdict};
 use crate::sql::settings::{alter_system_line, set_line};
 

@@ -8,10 +8,10 @@
 //! The worker count gets a `SET` only when the recommended setting's builds launched the
 //! workers asked for. Nothing here changes the core's answer.
 
-use crate::experiment::decision::format_percent;
 use crate::experiment::index_build::summary::dimension_names;
 use crate::experiment::index_build::{IndexBuildReport, OrderSummary, SettingRef};
-use crate::experiment::whatif::Apply;
+use crate::experiment::lab::decision::format_percent;
+use crate::experiment::lab::whatif::Apply;
 use crate::experiment::{Outcome, RunReport};
 use crate::measure::finding::{Finding, SettingResult};
 use crate::measure::units::{format_bytes, format_count, format_seconds};

@@ -4,9 +4,9 @@
 //! when the workers launched.
 
 use super::*;
-use crate::experiment::field::ParamText;
 use crate::experiment::index_build::{IndexTrial, Order};
-use crate::experiment::whatif::{PlannedSetting, WhatIfRecord};
+use crate::experiment::lab::field::ParamText;
+use crate::experiment::lab::whatif::{PlannedSetting, WhatIfRecord};
 use crate::experiment::{ExperimentSpec, ReportBody};
 
 /// One measured setting: order, settings combination, workers asked, workers launched,

@@ -3,7 +3,7 @@
 //! dimensions the statistics core showed to matter ([`crate::measure::finding::Finding::matters`]):
 //! a dimension whose values were all shown equivalent gets no line.
 
-use crate::experiment::whatif::Apply;
+use crate::experiment::lab::whatif::Apply;
 use crate::sql::settings::{alter_system_line, set_line};
 
 /// One swept setting's value in a recommendation and how it is applied.

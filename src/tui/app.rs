@@ -62,7 +62,7 @@ pub enum Confirm {
     },
     /// Drop what interrupted runs left in the lab schema (offered at start-up).
     CleanLeftovers {
-        objects: Vec<crate::experiment::leftovers::LabObject>,
+        objects: Vec<crate::experiment::lab::leftovers::LabObject>,
         question: String,
     },
     /// A tune's script or report is there already: y replaces them, n writes numbered ones.

@@ -19,8 +19,8 @@ use super::msg::{Command, Estimates, HistoryPoint, Msg, Past, ServerMsg};
 use super::render::render;
 use super::theme::Theme;
 use super::update::update;
-use crate::experiment::eta::Eta;
 use crate::experiment::index_build::{IndexBuildReport, IndexBuildSpec};
+use crate::experiment::lab::eta::Eta;
 use crate::experiment::{
     ExperimentKind, Outcome, Progress, ReportBody, ResultLayout, RunEvent, RunReport, Sample,
     TrialRef,
@@ -295,7 +295,7 @@ pub fn report(spec_key: &str, outcome: Outcome, seconds: f64) -> RunReport {
         .expect("a date");
     RunReport {
         whatif: None,
-        schema_version: crate::experiment::record::SCHEMA_VERSION,
+        schema_version: crate::experiment::lab::record::SCHEMA_VERSION,
         run_id: "20250102T030405Z-abcd".into(),
         pglab_version: "0.1.0".into(),
         outcome,
@@ -559,7 +559,7 @@ pub fn whatif_app(size: (u16, u16), base: Instant) -> App {
         .params
         .spec_for(super::msg::RunKind::Sweep)
         .expect("the fixture's parameters parse");
-    let layout = crate::experiment::whatif::layout_with(
+    let layout = crate::experiment::lab::whatif::layout_with(
         crate::experiment::index_build::layout(),
         spec.settings(),
     );

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crossterm::event::KeyEvent;
 
 use crate::experiment::RunReport;
-use crate::experiment::preflight::Preflight;
+use crate::experiment::lab::preflight::Preflight;
 use crate::experiment::{ExperimentSpec, RunEvent};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
 use crate::host::{HostSample, HostSnapshot};
@@ -70,8 +70,8 @@ pub struct HistoryPoint {
 /// How long the parameters on screen would take: the sweep (`s`) and one trial (`r`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Estimates {
-    pub sweep: Option<crate::experiment::eta::Eta>,
-    pub one: Option<crate::experiment::eta::Eta>,
+    pub sweep: Option<crate::experiment::lab::eta::Eta>,
+    pub one: Option<crate::experiment::lab::eta::Eta>,
 }
 
 /// What the history says about the spec on screen.
@@ -84,7 +84,7 @@ pub struct Past {
 #[derive(Debug)]
 pub enum Msg {
     /// What interrupted runs left in the lab schema (found at start-up).
-    Leftovers(Vec<crate::experiment::leftovers::LabObject>),
+    Leftovers(Vec<crate::experiment::lab::leftovers::LabObject>),
     /// The outcome of dropping them.
     Cleaned(Result<Vec<String>, String>),
     Key(KeyEvent),
@@ -245,7 +245,7 @@ pub enum Command {
     /// Look for leftovers of interrupted runs (answer: `Msg::Leftovers`).
     FindLeftovers,
     /// Drop them, each only if still marked as pglab's (answer: `Msg::Cleaned`).
-    CleanLeftovers(Vec<crate::experiment::leftovers::LabObject>),
+    CleanLeftovers(Vec<crate::experiment::lab::leftovers::LabObject>),
     /// The import dialog's listing, import and cancel (answers: `Msg::Import`).
     Import(ImportCmd),
     /// Start or stop a tune (answers: `Msg::Tune`).

@@ -66,7 +66,7 @@ fn the_selected_fields_error_comes_first_and_the_rest_are_counted() {
 fn r_is_one_trial_in_every_experiment() {
     use super::msg::RunKind;
     use crate::experiment::ExperimentSpec;
-    use crate::experiment::decision::Repeat;
+    use crate::experiment::lab::decision::Repeat;
     let mut app = fixture::idle_app((100, 30), Instant::now());
     let spec = app.params.spec_for(RunKind::Single).unwrap();
     assert_eq!(spec.estimate().trials, 1, "index-build: {spec:?}");

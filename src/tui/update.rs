@@ -11,7 +11,7 @@ use super::overlays::plans;
 use super::panes::params::Edit;
 use super::update_overlays as ov;
 use super::update_run;
-use crate::experiment::preflight::Preflight;
+use crate::experiment::lab::preflight::Preflight;
 use crate::experiment::{ExperimentKind, ExperimentSpec, RunEvent};
 
 /// How long quitting waits for a cancelled run to clean up before leaving anyway.
@@ -29,7 +29,7 @@ pub fn init(app: &mut App) -> Vec<Command> {
 /// Offer to drop what interrupted runs left (never datasets, never a live run's tables).
 fn on_leftovers(
     app: &mut App,
-    objects: Vec<crate::experiment::leftovers::LabObject>,
+    objects: Vec<crate::experiment::lab::leftovers::LabObject>,
 ) -> Vec<Command> {
     if objects.is_empty() || app.overlay != Overlay::None {
         return Vec::new();
@@ -480,7 +480,7 @@ fn start_run(app: &mut App, mut spec: Box<ExperimentSpec>, kind: RunKind) -> Vec
 }
 
 /// How long the history says a run of this kind of the parameters on screen takes.
-fn expected(app: &App, kind: RunKind) -> Option<crate::experiment::eta::Eta> {
+fn expected(app: &App, kind: RunKind) -> Option<crate::experiment::lab::eta::Eta> {
     match kind {
         RunKind::Sweep => app.history.eta.sweep.clone(),
         RunKind::Single => app.history.eta.one.clone(),

@@ -11,7 +11,7 @@ use super::keys::KeyMap;
 use super::msg::{Command, Msg, ProbeMsg, RunKind, ServerMsg};
 use super::theme::Theme;
 use super::update::update;
-use crate::experiment::preflight::{self, Preflight};
+use crate::experiment::lab::preflight::{self, Preflight};
 use crate::experiment::{ExperimentKind, ExperimentSpec};
 
 pub(super) fn ctrl_c() -> Msg {
@@ -135,7 +135,7 @@ fn r_runs_one_trial_of_the_first_values_and_s_the_sweep() {
     assert_eq!(s.mwm.len(), 1);
     assert_eq!(s.mwm[0].text, "1MB");
     assert_eq!(s.workers, [0]);
-    assert_eq!(s.repeat, crate::experiment::decision::Repeat::Fixed(1));
+    assert_eq!(s.repeat, crate::experiment::lab::decision::Repeat::Fixed(1));
     assert_eq!(s.trials(), 1);
     // While it runs, another run is refused.
     assert!(update(&mut app, key('s')).is_empty());
@@ -427,7 +427,7 @@ fn history_answers_for_another_spec_are_dropped() {
 
 #[test]
 fn leftovers_found_at_start_are_offered_for_cleaning() {
-    use crate::experiment::leftovers::{LabObject, LabObjectKind};
+    use crate::experiment::lab::leftovers::{LabObject, LabObjectKind};
     let mut a = app();
     assert!(super::update::init(&mut a).contains(&Command::FindLeftovers));
     let obj = LabObject {

@@ -15,7 +15,7 @@ use super::objective::Objective;
 use super::race::{Decision, Race, Why};
 use super::rounds::{self, Round, Stop};
 use super::state::{self, PathPoint, TuneState};
-use crate::experiment::whatif::Apply;
+use crate::experiment::lab::whatif::Apply;
 use crate::experiment::{RunEvent, RunOptions};
 use crate::measure::interval::estimate;
 use crate::measure::rules::Rules;
@@ -311,7 +311,7 @@ impl Tuner {
             self.target.clone(),
             spec,
             RunOptions {
-                tune: Some(crate::experiment::record::TuneRef {
+                tune: Some(crate::experiment::lab::record::TuneRef {
                     id: st.id.clone(),
                     workload: st.workload.clone(),
                 }),

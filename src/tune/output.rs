@@ -10,7 +10,7 @@ use super::confirm::{Confirm, Side};
 use super::objective::Objective;
 use super::race::{Decision, Why};
 use super::state::TuneState;
-use crate::experiment::whatif::Apply;
+use crate::experiment::lab::whatif::Apply;
 use crate::measure::interval::Estimate;
 use crate::measure::verdict::{Comparison, Verdict};
 

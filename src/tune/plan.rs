@@ -9,8 +9,8 @@ use tokio_postgres::Client;
 
 use super::candidates::{self, Hardware};
 use super::state::SettingPlan;
-use crate::experiment::whatif::catalog::{self, SettingInfo};
-use crate::experiment::whatif::{self, Apply, Reach, SettingsSweep};
+use crate::experiment::lab::whatif::catalog::{self, SettingInfo};
+use crate::experiment::lab::whatif::{self, Apply, Reach, SettingsSweep};
 
 /// The plan and the sentences about what was left out.
 pub struct Planned {

@@ -12,9 +12,9 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::objective;
-use crate::experiment::decision::Repeat;
-use crate::experiment::whatif::SettingsSweep;
-use crate::experiment::whatif::sweep::SweptSetting;
+use crate::experiment::lab::decision::Repeat;
+use crate::experiment::lab::whatif::SettingsSweep;
+use crate::experiment::lab::whatif::sweep::SweptSetting;
 use crate::experiment::{self, ExperimentSpec, RunEvent, RunOptions, RunReport};
 use crate::server::Target;
 

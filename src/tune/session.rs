@@ -15,7 +15,8 @@ use super::budget::Budget;
 use super::engine::{End, TuneEvent, Tuner};
 use super::setup::{self, Fresh, SetupError};
 use super::state::{self, TuneState};
-use crate::experiment::{RunOptions, preflight};
+use crate::experiment::RunOptions;
+use crate::experiment::lab::preflight;
 use crate::measure::units::format_seconds;
 use crate::server::{ServerSnapshot, Target, snapshot};
 

@@ -10,7 +10,7 @@ use tokio_postgres::Client;
 use super::candidates::{self, GivenHardware, Hardware};
 use super::output::MeasuredOn;
 use super::state::{STATE_VERSION, TuneState};
-use crate::experiment::whatif::Reach;
+use crate::experiment::lab::whatif::Reach;
 use crate::experiment::{ExperimentKind, ExperimentSpec, ParamText};
 use crate::paths::Paths;
 use crate::server::ServerSnapshot;
@@ -98,7 +98,7 @@ pub fn normalise(spec: &mut ExperimentSpec) -> Vec<String> {
             "the workload's own settings sweep ({}) is left out: the tune chooses the settings",
             spec.settings().text()
         ));
-        spec.set_settings(crate::experiment::whatif::SettingsSweep::default());
+        spec.set_settings(crate::experiment::lab::whatif::SettingsSweep::default());
     }
     if let ExperimentSpec::Query(q) = spec {
         if !q.index.is_empty() {
@@ -323,7 +323,7 @@ async fn server_memory(
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let v = crate::experiment::whatif::apply::shown(client, &names)
+    let v = crate::experiment::lab::whatif::apply::shown(client, &names)
         .await
         .map_err(|e| format!("cannot read the memory settings: {e}"))?;
     let get = |n: &str| v.get(n).cloned().unwrap_or_default();

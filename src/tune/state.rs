@@ -11,7 +11,7 @@ use super::candidates::Hardware;
 use super::confirm::Confirm;
 use super::race::{Decision, Race};
 use crate::experiment::ExperimentSpec;
-use crate::experiment::whatif::Apply;
+use crate::experiment::lab::whatif::Apply;
 
 /// Bumped when the file's meaning changes; an older file is refused with a sentence.
 pub const STATE_VERSION: u32 = 2;

@@ -9,7 +9,7 @@ use futures_util::SinkExt;
 use tokio_postgres::{Client, CopyInSink};
 
 use super::key::Key;
-use crate::experiment::event::{Progress, TrialRef};
+use crate::experiment::lab::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::cancel::cancel_then_wait;
 use crate::server::error::sqlstate;

@@ -4,7 +4,7 @@
 use super::key::KeyShape;
 use super::kinds::GrowMode;
 use super::spec::GrowthSpec;
-use crate::experiment::field::Cost;
+use crate::experiment::lab::field::Cost;
 
 /// Conservative btree bytes per row before anything is measured (POSTGRES-NOTES: 31–37 B
 /// for (int8, int8); single int8 columns are smaller, deduplicated ones much smaller). A
@@ -107,10 +107,10 @@ pub fn wal_allowance(written: u64, max_wal: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+    use crate::experiment::lab::spec::{ExperimentKind, ExperimentSpec};
 
     fn parse(pairs: &[(&str, &str)]) -> GrowthSpec {
-        let p: crate::experiment::field::ParamText = pairs
+        let p: crate::experiment::lab::field::ParamText = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();

@@ -13,7 +13,7 @@ use super::kinds::{Design, GrowMode};
 use super::report::{FillBaseline, GrowStats, GrowthReport};
 use super::schema::{TableDef, columns, create_marked, run_table_name};
 use super::spec::GrowthSpec;
-use crate::experiment::event::{Progress, TrialRef};
+use crate::experiment::lab::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::format_bytes_short;
 

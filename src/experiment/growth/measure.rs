@@ -15,7 +15,7 @@ use super::key::Key;
 use super::kinds::{Design, WriteMethod};
 use super::report::NodeBytes;
 use super::schema::TableDef;
-use crate::experiment::distribute;
+use crate::experiment::lab::distribute;
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// Rows per multi-row INSERT statement.

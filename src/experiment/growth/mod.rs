@@ -8,10 +8,10 @@
 //! projected along the growth each design's measurements showed, with intervals, and marked
 //! as such (see [`crate::measure::fit`]).
 
-pub(crate) mod cache;
 mod churn;
 mod copy;
 mod cost;
+mod experiment;
 mod fill;
 mod key;
 mod kinds;
@@ -40,7 +40,7 @@ pub use sharding::ShardComparison;
 pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};
 pub use verdicts::{DesignComparison, StepEstimate, Timed};
 
-use super::event::{ResultLayout, Sample};
+use super::lab::event::{ResultLayout, Sample};
 use crate::measure::units::{format_bytes_short, format_count};
 
 /// The results table and chart: as the original's table, the write of one version against
@@ -48,7 +48,7 @@ use crate::measure::units::{format_bytes_short, format_count};
 /// summary compares the designs at each step (the engine's verdicts, in each sample's
 /// findings), not the steps of a design.
 pub fn layout() -> ResultLayout {
-    let seconds = |name: &str| super::event::MeasureDef {
+    let seconds = |name: &str| super::lab::event::MeasureDef {
         name: name.into(),
         unit: "s".into(),
     };
@@ -75,7 +75,7 @@ pub fn layout() -> ResultLayout {
         .to_vec(),
         y_name: "write".into(),
         measures: vec![seconds("read"), seconds("read cold")],
-        compare: super::event::Compare::Series,
+        compare: super::lab::event::Compare::Series,
         summary_columns: ["rows", "table", "indexes"].map(String::from).to_vec(),
         ..Default::default()
     }
@@ -101,15 +101,15 @@ pub fn sample_of(spec: &GrowthSpec, s: &GrowthStep, findings: Vec<String>) -> Sa
         },
     ];
     if !spec.set.is_empty() {
-        cells.push(crate::experiment::whatif::combo_label(&combo));
+        cells.push(crate::experiment::lab::whatif::combo_label(&combo));
     }
     Sample {
-        series: crate::experiment::whatif::with_combo(s.design.as_str(), &combo),
+        series: crate::experiment::lab::whatif::with_combo(s.design.as_str(), &combo),
         x: s.versions as f64,
         y: s.write_seconds.unwrap_or(f64::NAN),
         projected: s.projected,
         cells,
-        settings: crate::experiment::whatif::combo_label(&combo),
+        settings: crate::experiment::lab::whatif::combo_label(&combo),
         values: s.write_repeats.clone(),
         measures: vec![s.read_repeats.clone(), s.read_cold_repeats.clone()],
         findings,
@@ -130,6 +130,6 @@ fn combo_labels(spec: &GrowthSpec) -> Vec<String> {
     spec.set
         .combos()
         .iter()
-        .map(crate::experiment::whatif::combo_label)
+        .map(crate::experiment::lab::whatif::combo_label)
         .collect()
 }

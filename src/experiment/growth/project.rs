@@ -250,7 +250,7 @@ pub fn disk_needed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::field::ParamText;
+    use crate::experiment::lab::field::ParamText;
     use crate::measure::fit::Shape;
 
     fn step(
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn projects_along_the_shapes_shown_and_says_how_far() {
-        let mut p = crate::experiment::spec::ExperimentKind::Growth.defaults();
+        let mut p = crate::experiment::lab::spec::ExperimentKind::Growth.defaults();
         p.extend(ParamText::from([
             ("units".to_string(), "100".to_string()),
             ("design".to_string(), "snapshot".to_string()),

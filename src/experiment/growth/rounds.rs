@@ -7,9 +7,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::run::{Growth, sessions};
 use super::step::StepMeasure;
-use crate::experiment::event::TrialRef;
+use crate::experiment::lab::event::TrialRef;
+use crate::experiment::lab::whatif::{Entered, round_blocks};
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::whatif::{Entered, round_blocks};
 
 /// One combination's measurements of a step and the settings its session showed.
 pub(super) type Measured = Option<(StepMeasure, BTreeMap<String, String>)>;

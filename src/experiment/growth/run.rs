@@ -6,7 +6,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::Client;
 
-use super::cache::ColdCache;
 use super::copy::FillError;
 use super::fill::{self, DesignState, Watcher};
 use super::kinds::Design;
@@ -15,9 +14,10 @@ use super::rounds::{Measured, combo_order};
 use super::schema::{ContentTable, TableDef};
 use super::spec::GrowthSpec;
 use super::{DEFAULT_MAX_WAL, layout, measure, project, sample_of, step_findings};
-use crate::experiment::event::{RunEvent, TrialRef};
+use crate::experiment::lab::event::{RunEvent, TrialRef};
+use crate::experiment::lab::page_cache::ColdCache;
+use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::whatif::Entered;
 use crate::measure::units::{format_bytes_short, format_count};
 
 /// Why measuring stopped before the last step.
@@ -97,7 +97,7 @@ async fn announce(ctx: &RunCtx, spec: &GrowthSpec) {
                 spec.grow_mode.as_str()
             ),
             trials: spec.samples(),
-            layout: crate::experiment::whatif::layout_with(layout(), &spec.set),
+            layout: crate::experiment::lab::whatif::layout_with(layout(), &spec.set),
         })
         .await;
 }
@@ -165,7 +165,7 @@ impl<'a> Growth<'a> {
 
     /// Free space on the server's disk as this host sees it (or the run's disk budget).
     fn local_free(&self) -> Option<u64> {
-        crate::experiment::preflight::free_space(
+        crate::experiment::lab::preflight::free_space(
             self.ctx.opts.local_data_dir.as_deref(),
             self.ctx.opts.disk_budget,
         )

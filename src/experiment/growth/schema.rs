@@ -135,7 +135,7 @@ impl TableDef {
         .await?;
         if let Some(col) = self.design.distribution() {
             // Before the indexes, so that each is created on every shard.
-            crate::experiment::distribute::distribute(ctx, client, &self.qualified, col, None)
+            crate::experiment::lab::distribute::distribute(ctx, client, &self.qualified, col, None)
                 .await?;
         }
         for i in &self.indexes {

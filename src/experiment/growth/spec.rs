@@ -8,10 +8,10 @@ use super::kinds::{Design, GrowMode, IndexKind, WriteMethod};
 use super::spec_values::{
     churn_of, designs_of, distribute_of, indexes_of, optional_count, series_of, steps_of,
 };
-use crate::experiment::checkpoint::CheckpointMode;
-use crate::experiment::decision::{self, Decision, Repeat};
-use crate::experiment::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
-use crate::experiment::whatif::SettingsSweep;
+use crate::experiment::lab::checkpoint::CheckpointMode;
+use crate::experiment::lab::decision::{self, Decision, Repeat};
+use crate::experiment::lab::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::format_count;
 
 pub const DESIGNS: &[&str] = &["snapshot", "ranges"];
@@ -60,7 +60,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "insert",
         kind: FieldKind::Choice(&["insert", "multi", "copy"]),
     },
-    crate::experiment::whatif::SET,
+    crate::experiment::lab::whatif::SET,
     decision::repeat_field(
         "writes and reads per step (median of these), or auto: until the designs' verdicts are decided",
         "4",
@@ -68,7 +68,7 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
-    crate::experiment::checkpoint::FIELD,
+    crate::experiment::lab::checkpoint::FIELD,
     FieldDef {
         key: "grow-mode",
         help: "between steps: rebuild (drop indexes, COPY, rebuild) or keep (COPY into the indexed table)",
@@ -367,7 +367,7 @@ impl GrowthSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+    use crate::experiment::lab::spec::{ExperimentKind, ExperimentSpec};
 
     fn parse(pairs: &[(&str, &str)]) -> Result<GrowthSpec, FieldErrors> {
         let p: ParamText = pairs

@@ -3,7 +3,7 @@
 
 use super::kinds::{Design, IndexKind};
 use super::spec::MAX_PAIRS;
-use crate::experiment::field::FieldReader;
+use crate::experiment::lab::field::FieldReader;
 use crate::measure::units::{format_count, parse_count, parse_count_list};
 
 /// A count, or none for an empty value, `none` or `off`.

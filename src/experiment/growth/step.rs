@@ -16,12 +16,12 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::Client;
 
-use super::cache::{self, ColdCache};
 use super::fill::DesignState;
 use super::measure::{digest, read_sql, read_version, sizes, write_version};
 use super::report::{GrowStats, GrowthStep, NodeBytes};
 use super::spec::GrowthSpec;
-use crate::experiment::event::TrialRef;
+use crate::experiment::lab::event::TrialRef;
+use crate::experiment::lab::page_cache::{self as cache, ColdCache};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::finding::{SettingTrials, needs_more};
 use crate::measure::stats::median;
@@ -96,9 +96,10 @@ impl StepMeasure {
         let mut got = Vec::new();
         for st in states.iter() {
             if st.design().distribution().is_some() {
-                let n = crate::experiment::distribute::rows_in_shards(client, &st.def.qualified)
-                    .await
-                    .map_err(|e| ctx.error(e))?;
+                let n =
+                    crate::experiment::lab::distribute::rows_in_shards(client, &st.def.qualified)
+                        .await
+                        .map_err(|e| ctx.error(e))?;
                 if n != st.rows as i64 {
                     return Err(RunError::failed(format!(
                         "{}: the shards hold {n} rows where the step made {}",
@@ -284,7 +285,7 @@ impl Gathered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+    use crate::experiment::lab::spec::{ExperimentKind, ExperimentSpec};
 
     fn spec(repeat: &str, max: &str) -> GrowthSpec {
         let mut p = ExperimentKind::Growth.defaults();

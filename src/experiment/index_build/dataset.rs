@@ -16,8 +16,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::report::DatasetInfo;
 use super::spec::{IndexBuildSpec, KeyType, Order};
-use crate::experiment::distribute::{self, Distribution};
-use crate::experiment::event::Progress;
+use crate::experiment::lab::distribute::{self, Distribution};
+use crate::experiment::lab::event::Progress;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::sql::lab::MARK;
 use crate::sql::quote::literal;

@@ -2,6 +2,7 @@
 //! the physical order of the input vary (the first founding experiment).
 
 pub mod dataset;
+mod experiment;
 pub mod own_table;
 pub mod own_writes;
 pub mod projection;
@@ -20,10 +21,10 @@ pub use report::{
 };
 pub use spec::{FIELDS, IndexBuildSpec, IndexMethod, KeyType, MWM_MAX, MWM_MIN, Order};
 
-use super::decision::Repeat;
-use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
+use super::lab::decision::Repeat;
+use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
+use super::lab::whatif::{combo_label, with_combo};
 use super::lab::{RunCtx, RunError};
-use super::whatif::{combo_label, with_combo};
 use crate::measure::units::{format_bytes, format_bytes_short, format_count, format_seconds};
 use trial::{Sessions, TrialSetup};
 
@@ -138,7 +139,7 @@ pub async fn run(
                 total
             ),
             trials: total,
-            layout: crate::experiment::whatif::layout_with(layout(), &spec.set),
+            layout: crate::experiment::lab::whatif::layout_with(layout(), &spec.set),
         })
         .await;
     let mut confounders = Vec::new();
@@ -246,7 +247,7 @@ async fn sweep(
             for p in round {
                 ctx.check()?;
                 // A restart ends every session: the builder and watcher start again.
-                if let crate::experiment::whatif::Entered::Restarted { .. } =
+                if let crate::experiment::lab::whatif::Entered::Restarted { .. } =
                     ctx.enter_combo(p.combo).await?
                 {
                     sessions = Sessions::open(ctx, distributed).await?;

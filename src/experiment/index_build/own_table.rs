@@ -11,7 +11,7 @@ use tokio_postgres::Client;
 use super::report::DatasetInfo;
 use super::spec::{IndexBuildSpec, Order};
 use super::table_spec::OwnTable;
-use crate::experiment::distribute::Distribution;
+use crate::experiment::lab::distribute::Distribution;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::projection::Projection;
 use crate::measure::units::format_bytes;
@@ -243,7 +243,7 @@ async fn drop_stale_indexes(c: &Client, t: &TableName) -> Vec<String> {
         let Some(run) = run_of_index(&name) else {
             continue;
         };
-        if crate::experiment::leftovers::run_is_live(c, &run).await {
+        if crate::experiment::lab::leftovers::run_is_live(c, &run).await {
             continue;
         }
         let sql = format!("DROP INDEX IF EXISTS {}.{}", ident(&t.schema), ident(&name));
@@ -290,7 +290,7 @@ pub async fn prepare(
         ))
         .await;
     }
-    let free = crate::experiment::preflight::free_space(
+    let free = crate::experiment::lab::preflight::free_space(
         ctx.opts.local_data_dir.as_deref(),
         ctx.opts.disk_budget,
     );

@@ -9,7 +9,7 @@ use super::own_table::ProjectionLine;
 use super::report::IndexBuildReport;
 use super::spec::Order;
 use super::summary::{seconds_of, setting_label, settings};
-use crate::experiment::decision::format_percent;
+use crate::experiment::lab::decision::format_percent;
 use crate::measure::projection::project_nlogn;
 use crate::measure::units::{format_bytes, format_count, format_seconds};
 

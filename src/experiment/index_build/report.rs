@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::distribute::Distribution;
+use crate::experiment::lab::distribute::Distribution;
 use crate::sql::quote::ident;
 
 use super::spec::{IndexBuildSpec, Order};
@@ -207,7 +207,7 @@ pub struct SettingRef {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub combo: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub settings: crate::experiment::whatif::Combo,
+    pub settings: crate::experiment::lab::whatif::Combo,
 }
 
 /// What one order's sweep found: every (workers, maintenance_work_mem) setting that ran,

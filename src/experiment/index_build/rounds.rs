@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use super::report::{IndexBuildReport, IndexTrial};
 use super::spec::{IndexBuildSpec, Order};
 use super::summary::sweep_of;
-use crate::experiment::whatif::{WhatIf, distinct_blocks, round_blocks};
+use crate::experiment::lab::whatif::{WhatIf, distinct_blocks, round_blocks};
 use crate::measure::finding::needs_more;
 use crate::measure::units::Size;
 use crate::measure::verdict::Better;
@@ -208,9 +208,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
-    use crate::experiment::decision::Repeat;
-    use crate::experiment::field::ParamText;
     use crate::experiment::index_build::IndexTrial;
+    use crate::experiment::lab::decision::Repeat;
+    use crate::experiment::lab::field::ParamText;
 
     fn spec(pairs: &[(&str, &str)]) -> IndexBuildSpec {
         let p: ParamText = pairs

@@ -2,10 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::checkpoint::CheckpointMode;
-use crate::experiment::decision::{self, Decision, Repeat};
-use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
-use crate::experiment::whatif::SettingsSweep;
+use crate::experiment::lab::checkpoint::CheckpointMode;
+use crate::experiment::lab::decision::{self, Decision, Repeat};
+use crate::experiment::lab::field::{
+    Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
+};
+use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::{Size, format_count, parse_size_list};
 
 pub const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];
@@ -45,7 +47,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "0",
         kind: FieldKind::CountList,
     },
-    crate::experiment::whatif::SET,
+    crate::experiment::lab::whatif::SET,
     decision::repeat_field(
         "timed builds per setting (median of these), or auto: until the verdicts are decided",
         "6",
@@ -53,7 +55,7 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
-    crate::experiment::checkpoint::FIELD,
+    crate::experiment::lab::checkpoint::FIELD,
     FieldDef {
         key: "warmup",
         help: "one untimed build per dataset first (on/off)",
@@ -84,7 +86,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "42",
         kind: FieldKind::Number,
     },
-    crate::experiment::distribute::field(
+    crate::experiment::lab::distribute::field(
         &["none", "id"],
         "Citus: none (a plain table) or id (the dataset distributed by id; CREATE INDEX propagates to the shards)",
     ),
@@ -162,7 +164,7 @@ impl Order {
                     return Ok(Order::Copy(1_000_000));
                 }
                 if let Some(p) = other.strip_prefix("copy:") {
-                    let v = crate::experiment::decision::parse_percent(p)?;
+                    let v = crate::experiment::lab::decision::parse_percent(p)?;
                     return Ok(Order::Copy((v * 1_000_000.0).round().clamp(1.0, 1e6) as u32));
                 }
                 if let Some(p) = other
@@ -197,7 +199,7 @@ impl Order {
             Order::Copy(1_000_000) => "copy".into(),
             Order::Copy(ppm) => format!(
                 "copy:{}",
-                crate::experiment::decision::format_percent(ppm as f64 / 1e6)
+                crate::experiment::lab::decision::format_percent(ppm as f64 / 1e6)
             ),
         }
     }

@@ -2,14 +2,14 @@
 //! their field.
 
 use super::*;
-use crate::experiment::spec::ExperimentKind;
+use crate::experiment::lab::spec::ExperimentKind;
 
 #[test]
 fn defaults_parse() {
     let s = ExperimentKind::IndexBuild
         .parse_spec(&ParamText::new())
         .unwrap();
-    let crate::experiment::spec::ExperimentSpec::IndexBuild(s) = s else {
+    let crate::experiment::lab::spec::ExperimentSpec::IndexBuild(s) = s else {
         panic!()
     };
     assert_eq!(s.rows, 1_000_000);

@@ -13,7 +13,7 @@ use super::report::{
     GroupSummary, IndexBuildReport, IndexSummary, MwmStat, OrderSummary, SettingRef,
 };
 use super::spec::{IndexBuildSpec, Order};
-use crate::experiment::whatif::{Combo, combo_label, with_combo};
+use crate::experiment::lab::whatif::{Combo, combo_label, with_combo};
 use crate::measure::finding::{SettingTrials, decide};
 use crate::measure::short::{nice_up, too_short};
 use crate::measure::stats::{Summary, median};
@@ -282,8 +282,8 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
-    use crate::experiment::field::ParamText;
     use crate::experiment::index_build::IndexTrial;
+    use crate::experiment::lab::field::ParamText;
     use crate::measure::verdict::Verdict;
 
     fn report(pairs: &[(&str, &str)], timings: &[(Order, u32, &str, &[f64])]) -> IndexBuildReport {

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::spec::Order;
-use crate::experiment::field::{FieldDef, FieldKind};
+use crate::experiment::lab::field::{FieldDef, FieldKind};
 use crate::sql::names::TableName;
 use crate::sql::names::parse_column_list;
 
@@ -67,7 +67,7 @@ impl OwnTable {
         let sample = match sample.trim() {
             "" | "none" | "off" => None,
             s => {
-                let v = crate::experiment::decision::parse_percent(s)
+                let v = crate::experiment::lab::decision::parse_percent(s)
                     .map_err(|e| err("sample", e))?
                     * 100.0;
                 if !(v > 0.0 && v <= 100.0) {

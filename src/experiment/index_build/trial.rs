@@ -12,7 +12,7 @@ use super::report::{DatasetInfo, IndexTrial};
 use super::shards;
 use super::sort_trace::SortTrace;
 use super::spec::{IndexBuildSpec, IndexMethod, Order};
-use crate::experiment::event::{Progress, TrialRef};
+use crate::experiment::lab::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::Size;
 use crate::server::cancel::cancel_then_wait;
@@ -71,7 +71,7 @@ impl Sessions {
             .get(0);
         let watcher = ctx.session().await?;
         let workers = if distributed {
-            crate::experiment::distribute::worker_sessions(ctx).await
+            crate::experiment::lab::distribute::worker_sessions(ctx).await
         } else {
             Vec::new()
         };
@@ -433,7 +433,7 @@ async fn index_bytes(
 ) -> Result<i64, RunError> {
     let b = &s.builder;
     Ok(if s.distributed {
-        crate::experiment::distribute::sizes(b, table, true)
+        crate::experiment::lab::distribute::sizes(b, table, true)
             .await
             .map_err(|e| ctx.error(e))?
             .1

@@ -22,7 +22,8 @@
 
 pub mod citus_copy;
 mod client;
-pub(crate) mod cpu;
+mod client_cpu;
+mod experiment;
 mod kinds;
 mod meter;
 mod payload;
@@ -49,9 +50,9 @@ pub use verdicts::Question;
 
 use std::time::Duration;
 
-use super::event::{ResultLayout, RunEvent, Sample, TrialRef};
+use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
-use crate::experiment::decision::Repeat;
+use crate::experiment::lab::decision::Repeat;
 use crate::host::probe::{FsyncSpec, ProbeError, fsync_latency};
 use crate::measure::units::format_count;
 
@@ -261,7 +262,7 @@ async fn announce(ctx: &RunCtx, spec: &IngestSpec, total: usize, confounders: &m
             run_id: ctx.run_id.clone(),
             description: describe(spec, total),
             trials: total,
-            layout: crate::experiment::whatif::layout_with(layout(), &spec.set),
+            layout: crate::experiment::lab::whatif::layout_with(layout(), &spec.set),
         })
         .await;
     if spec.methods.contains(&Method::Insert) && spec.batches != [1] {
@@ -371,12 +372,12 @@ async fn trials(
     // or rotating with three or more), so no value runs all its repeats in one block; the
     // others (reloads, session settings) interleave trial by trial.
     let blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
-    let distinct = crate::experiment::whatif::distinct_blocks(&blocks);
+    let distinct = crate::experiment::lab::whatif::distinct_blocks(&blocks);
     let labels = spec.combo_labels();
     let mut round = 1;
     loop {
         let mut any = false;
-        for block in crate::experiment::whatif::round_blocks(&distinct, round as usize - 1) {
+        for block in crate::experiment::lab::whatif::round_blocks(&distinct, round as usize - 1) {
             let configs = next_round(spec, round, &report.trials, |p| {
                 blocks.get(p.combo) == Some(&block)
             });
@@ -384,7 +385,7 @@ async fn trials(
             for p in &configs {
                 ctx.check()?;
                 // A restart ends every session: the run's own one starts again.
-                if let crate::experiment::whatif::Entered::Restarted { .. } =
+                if let crate::experiment::lab::whatif::Entered::Restarted { .. } =
                     ctx.enter_combo(p.combo).await?
                 {
                     control = ctx.session().await?;

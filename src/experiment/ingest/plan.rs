@@ -7,7 +7,7 @@
 
 use super::kinds::{Method, SyncCommit};
 use super::spec::IngestSpec;
-use crate::experiment::whatif::combo_label;
+use crate::experiment::lab::whatif::combo_label;
 
 /// One configuration the run loads `rows` rows with, `repeat` times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,7 +93,7 @@ impl IngestSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::field::ParamText;
+    use crate::experiment::lab::field::ParamText;
 
     fn spec(pairs: &[(&str, &str)]) -> IngestSpec {
         let p: ParamText = pairs

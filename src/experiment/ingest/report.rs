@@ -101,7 +101,7 @@ pub struct IngestTrial {
     pub settings: std::collections::BTreeMap<String, String>,
     /// The table's distribution and the cluster's node count.
     #[serde(default)]
-    pub distribution: crate::experiment::distribute::Distribution,
+    pub distribution: crate::experiment::lab::distribute::Distribution,
     /// Whole seconds of the trial in which no row committed (a stall: commits waiting for a
     /// standby that is gone, a lock, a checkpoint).
     #[serde(default)]

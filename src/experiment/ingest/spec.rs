@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::checkpoint::CheckpointMode;
-use crate::experiment::decision::{self, Decision, Repeat};
-use crate::experiment::field::{Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
-use crate::experiment::whatif::SettingsSweep;
+use crate::experiment::lab::checkpoint::CheckpointMode;
+use crate::experiment::lab::decision::{self, Decision, Repeat};
+use crate::experiment::lab::field::{
+    Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
+};
+use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
 use super::kinds::{
@@ -89,7 +91,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "off",
         kind: FieldKind::Bool,
     },
-    crate::experiment::whatif::SET,
+    crate::experiment::lab::whatif::SET,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
         "5",
@@ -97,8 +99,8 @@ pub const FIELDS: &[FieldDef] = &[
     decision::MAX_REPEAT,
     decision::MIN_EFFECT,
     decision::CONFIDENCE,
-    crate::experiment::checkpoint::FIELD,
-    crate::experiment::distribute::field(
+    crate::experiment::lab::checkpoint::FIELD,
+    crate::experiment::lab::distribute::field(
         &["none", "id"],
         "Citus: none (a plain table) or id (each trial's table distributed by id; the coordinator routes the rows)",
     ),
@@ -421,7 +423,7 @@ impl IngestSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+    use crate::experiment::lab::spec::{ExperimentKind, ExperimentSpec};
 
     fn parse(pairs: &[(&str, &str)]) -> Result<IngestSpec, FieldErrors> {
         let p: ParamText = pairs

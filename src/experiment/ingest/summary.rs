@@ -12,13 +12,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cpu;
+use super::client_cpu;
 use super::kinds::{Method, SyncCommit};
 use super::plan::TrialPlan;
 use super::report::{IngestReport, IngestTrial};
 use super::verdicts::{self, Group, Question};
 use super::whatif;
-use crate::experiment::decision::format_percent;
+use crate::experiment::lab::decision::format_percent;
 use crate::measure::finding::{Finding, decide};
 use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
@@ -251,7 +251,7 @@ impl IngestReport {
                 .extend(whatif::checkpoints_by_settings(&self.trials, &labels));
         }
         s.best = method_bests(&s);
-        s.confounders.extend(cpu::confounder(&self.trials));
+        s.confounders.extend(client_cpu::confounder(&self.trials));
         s.confounders.extend(self.short_trials(&configs));
         s.confounders.extend(super::citus_copy::confounder(
             &self.trials,

@@ -2,9 +2,9 @@
 //! knee in each of its cases.
 
 use super::*;
-use crate::experiment::field::ParamText;
 use crate::experiment::ingest::report::{FsyncRef, LatencyMs, StopReason, decay_pct};
 use crate::experiment::ingest::spec::IngestSpec;
+use crate::experiment::lab::field::ParamText;
 
 /// Relative noise of five trials, small enough for clear verdicts at 5 a side.
 pub(super) const NOISE: [f64; 5] = [0.99, 1.0, 1.01, 0.995, 1.005];
@@ -208,7 +208,7 @@ fn three_trials_each_are_too_few() {
     let rules = r
         .params
         .decision
-        .rules_for(crate::experiment::decision::Repeat::Auto);
+        .rules_for(crate::experiment::lab::decision::Repeat::Auto);
     assert_eq!(verdicts::undecided(&plan, &r.trials, &rules).len(), 3);
     let r = report(
         &copy_curve(&[(1, 700.0), (16, 9000.0), (256, 19_000.0)]),
@@ -390,8 +390,8 @@ fn swept_settings_are_a_question_and_their_wal_and_checkpoints_are_stated_with_a
 
 #[test]
 fn small_copies_into_a_distributed_table_name_the_citus_connection_settings() {
-    use crate::experiment::distribute::Distribution;
     use crate::experiment::ingest::citus_copy::{CACHED, CitusConnections, POOL};
+    use crate::experiment::lab::distribute::Distribution;
     let distributed = |mut t: IngestTrial, pool: Option<&str>| {
         t.distribution = Distribution {
             column: Some("id".into()),

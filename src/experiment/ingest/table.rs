@@ -5,7 +5,7 @@ use tokio_postgres::Client;
 
 use super::payload::index_expression;
 use super::spec::IngestSpec;
-use crate::experiment::distribute::{self, Distribution};
+use crate::experiment::lab::distribute::{self, Distribution};
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// The table name for a trial (`None`: the one table an appending run shares).

@@ -10,7 +10,6 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Job, LoadError, LoadResult, latency_histogram};
-use super::cpu::{CpuUse, CpuWindow};
 use super::kinds::Method;
 use super::meter::Meter;
 use super::payload::PayloadGen;
@@ -19,8 +18,9 @@ use super::report::{IngestTrial, LatencyMs, StopReason, decay_pct};
 use super::spec::IngestSpec;
 use super::table;
 use super::worker::{self, ClientMsg, ClientSetup, Go};
-use crate::experiment::distribute::Distribution;
-use crate::experiment::event::{Progress, TrialRef};
+use crate::experiment::lab::cpu::{CpuUse, CpuWindow};
+use crate::experiment::lab::distribute::Distribution;
+use crate::experiment::lab::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::replication::ReplicaLag;
 

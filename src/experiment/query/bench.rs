@@ -16,9 +16,9 @@ use super::script::{Command, Script};
 use super::spec::{Cache, QuerySpec};
 use super::summary::{format_time, format_tps};
 use super::throughput;
-use crate::experiment::event::{Sample, TrialRef};
+use crate::experiment::lab::event::{Sample, TrialRef};
+use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::whatif::Entered;
 use rand::SeedableRng;
 
 /// The measuring state of a run.

@@ -1,8 +1,8 @@
 //! The query experiment's fields: what the editor, the flags (`--sql`, `--index`, …) and the
 //! presets set, each with its help and default.
 
-use crate::experiment::decision;
-use crate::experiment::field::{FieldDef, FieldKind};
+use crate::experiment::lab::decision;
+use crate::experiment::lab::field::{FieldDef, FieldKind};
 
 pub const FIELDS: &[FieldDef] = &[
     FieldDef {
@@ -35,7 +35,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "",
         kind: FieldKind::Sql,
     },
-    crate::experiment::whatif::SET,
+    crate::experiment::lab::whatif::SET,
     FieldDef {
         key: "cache",
         help: "warm: one untimed execution per combination first; cold (sandbox only): a restart and the OS page cache dropped before every trial",

@@ -23,6 +23,7 @@ pub mod candidate;
 pub mod cold;
 pub mod data;
 pub mod exec;
+mod experiment;
 pub mod expr;
 mod fields;
 pub mod guard;
@@ -58,9 +59,9 @@ pub use summary::{QuerySummary, UnitSummary};
 
 use std::time::Duration;
 
-use super::event::{ResultLayout, RunEvent};
+use super::lab::event::{ResultLayout, RunEvent};
+use super::lab::whatif::combo_label;
 use super::lab::{RunCtx, RunError};
-use super::whatif::combo_label;
 use crate::measure::verdict::Better;
 use bench::Bench;
 use guard::TxMode;
@@ -228,7 +229,7 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     report.combos = combos(spec);
     report.current_combo = current_combo(ctx, spec);
     if let Ok(c) = ctx.target.connect().await {
-        report.current_settings = super::whatif::apply::shown(&c, &ctx.whatif.names())
+        report.current_settings = super::lab::whatif::apply::shown(&c, &ctx.whatif.names())
             .await
             .unwrap_or_default();
     }

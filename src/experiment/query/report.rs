@@ -10,7 +10,7 @@ use super::plan::PlanFacts;
 use super::setup::SetupInfo;
 use super::spec::QuerySpec;
 use super::summary::QuerySummary;
-use crate::experiment::whatif::Combo;
+use crate::experiment::lab::whatif::Combo;
 
 /// One combination of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

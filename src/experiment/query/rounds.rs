@@ -11,7 +11,7 @@
 
 use super::report::QueryReport;
 use super::spec::QuerySpec;
-use crate::experiment::whatif::round_blocks;
+use crate::experiment::lab::whatif::round_blocks;
 use crate::measure::finding::{SettingTrials, needs_more};
 
 /// One trial to run.

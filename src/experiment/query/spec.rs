@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::script::Script;
 use super::sqltext::{self, Statement};
-use crate::experiment::decision::{Decision, Repeat};
-use crate::experiment::field::{Cost, FieldErrors, FieldReader, ParamText};
-use crate::experiment::whatif::SettingsSweep;
+use crate::experiment::lab::decision::{Decision, Repeat};
+use crate::experiment::lab::field::{Cost, FieldErrors, FieldReader, ParamText};
+use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::parse_duration;
 
 /// How warm the caches are when a timed execution starts.
@@ -382,7 +382,7 @@ fn format_duration(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::spec::{ExperimentKind, ExperimentSpec};
+    use crate::experiment::lab::spec::{ExperimentKind, ExperimentSpec};
 
     fn parse(pairs: &[(&str, &str)]) -> Result<QuerySpec, FieldErrors> {
         let p: ParamText = pairs

@@ -15,8 +15,8 @@ use super::loadgen::{self, ClientMsg, ClientResult, Go, Workload, histogram};
 use super::report::Latency;
 use super::script::Script;
 use super::spec::QuerySpec;
-use crate::experiment::event::{Progress, TrialRef};
-use crate::experiment::ingest::cpu::CpuWindow;
+use crate::experiment::lab::cpu::CpuWindow;
+use crate::experiment::lab::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// What a throughput trial measured.

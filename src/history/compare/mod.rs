@@ -16,7 +16,7 @@ pub mod settings;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::decision::Decision;
+use crate::experiment::lab::decision::Decision;
 use crate::experiment::{ExperimentKind, Outcome, ReportBody, RunReport};
 use crate::measure::interval::Estimate;
 use crate::measure::rules::Rules;

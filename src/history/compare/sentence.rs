@@ -96,7 +96,7 @@ pub fn chance_alone(matched: usize, rules: &Rules) -> Option<String> {
     let any = 1.0 - rules.confidence.powi(matched as i32);
     Some(format!(
         "{matched} settings compared at {} each: when nothing changed, chance alone calls about {expected:.1} of them faster or slower (at least one in up to {:.0}% of such compares)",
-        crate::experiment::decision::format_percent(rules.confidence),
+        crate::experiment::lab::decision::format_percent(rules.confidence),
         any * 100.0
     ))
 }

@@ -90,7 +90,7 @@ fn query(b: &crate::experiment::query::QueryReport) -> Vec<Sample> {
                 0 => String::new(),
                 v => b.params.index.get(v - 1).cloned().unwrap_or_default(),
             };
-            let set = crate::experiment::whatif::combo_label(&c.settings);
+            let set = crate::experiment::lab::whatif::combo_label(&c.settings);
             out.push(Sample {
                 key: format!("{unit}|{set}|{index}"),
                 label: format!("{unit} · {}", c.label),

@@ -122,7 +122,7 @@ pub fn tune_line(workload: &str, runs: &[&RunReport], open: bool) -> String {
     };
     let finished = runs
         .iter()
-        .filter(|r| r.outcome == crate::experiment::record::Outcome::Finished)
+        .filter(|r| r.outcome == crate::experiment::lab::record::Outcome::Finished)
         .count();
     format!(
         "{} tune {workload} · {} run{} · {when} · {finished} finished · Enter {}",
@@ -136,7 +136,7 @@ pub fn tune_line(workload: &str, runs: &[&RunReport], open: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::record::TuneRef;
+    use crate::experiment::lab::record::TuneRef;
     use crate::report::example::cybertec_10m;
 
     fn history() -> Vec<RunReport> {

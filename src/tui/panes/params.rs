@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::experiment::field::FieldErrors;
+use crate::experiment::lab::field::FieldErrors;
 use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
 use crate::tui::msg::RunKind;
 

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::params::{Editor, ParamsState};
 use super::{framed_pane, plain_line};
-use crate::experiment::field::FieldErrors;
+use crate::experiment::lab::field::FieldErrors;
 use crate::experiment::{ExperimentSpec, FieldDef};
 use crate::tui::app::{App, Focus};
 use crate::tui::text::{fit, pack, pad, width, wrap};

@@ -63,14 +63,14 @@ pub struct RunState {
     pub rules: Rules,
     /// Once the run is over: the findings its report decided (the summary view shows these,
     /// so its marks and sentences are the report's).
-    pub decided: Vec<crate::experiment::findings::Decided>,
+    pub decided: Vec<crate::experiment::lab::findings::Decided>,
     /// What the body shows; kept from run to run.
     pub view: RunView,
     pub scroll: Scroll,
     /// Columns of the tables scrolled off to the left (after the ones that stay).
     pub hscroll: usize,
     /// How long the run was expected to take when it started (from the history).
-    pub expected: Option<crate::experiment::eta::Eta>,
+    pub expected: Option<crate::experiment::lab::eta::Eta>,
     /// The run's recommendation (the decision), once it finished.
     pub decision: Vec<String>,
     /// The last query run's report, for the plan view (`e`).
@@ -210,7 +210,7 @@ impl RunState {
             RunEvent::Finished(r) => {
                 self.keep_plans(&r);
                 self.merge_notes(&r.notes);
-                self.decided = crate::experiment::findings::decided(&r);
+                self.decided = crate::experiment::lab::findings::decided(&r);
                 self.decision = decision(&r);
                 end(self, Outcome::Finished, None, r.seconds());
                 return true;
@@ -218,14 +218,14 @@ impl RunState {
             RunEvent::Failed { error, report } => {
                 self.keep_plans(&report);
                 self.merge_notes(&report.notes);
-                self.decided = crate::experiment::findings::decided(&report);
+                self.decided = crate::experiment::lab::findings::decided(&report);
                 end(self, Outcome::Failed, Some(error), report.seconds());
                 return true;
             }
             RunEvent::Cancelled(r) => {
                 self.keep_plans(&r);
                 self.merge_notes(&r.notes);
-                self.decided = crate::experiment::findings::decided(&r);
+                self.decided = crate::experiment::lab::findings::decided(&r);
                 end(self, Outcome::Cancelled, None, r.seconds());
                 return true;
             }

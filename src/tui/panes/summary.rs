@@ -186,7 +186,7 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
 /// its settings in the finding's order (cheapest first), each with its estimate and mark.
 pub fn from_decided(
     layout: &ResultLayout,
-    decided: &[crate::experiment::findings::Decided],
+    decided: &[crate::experiment::lab::findings::Decided],
 ) -> Vec<SeriesSummary> {
     let unit = layout.y_unit.clone();
     decided
@@ -424,7 +424,7 @@ mod tests {
                 (Order::Random, 2, "64MB", &d),
             ],
         );
-        let decided = crate::experiment::findings::decided(&r);
+        let decided = crate::experiment::lab::findings::decided(&r);
         assert_eq!(decided.len(), 1);
         let s = from_decided(&layout(Better::Lower), &decided);
         assert_eq!(s[0].series, "random");

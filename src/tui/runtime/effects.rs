@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Env;
 use super::strip;
-use crate::experiment::{self, ExperimentSpec, RunOptions, preflight};
+use crate::experiment::lab::preflight;
+use crate::experiment::{self, ExperimentSpec, RunOptions};
 use crate::host::probe::{self, FsyncSpec, ProbeError, SeqWriteSpec};
 use crate::server::ServerSnapshot;
 use crate::tui::msg::{Command, Msg, PresetOp, ProbeMsg, ProbeStage, RunKind};
@@ -167,7 +168,7 @@ impl Effects {
         tokio::spawn(async move {
             let found = async {
                 let c = target.connect().await.ok()?;
-                crate::experiment::leftovers::lab_objects(&c, &schema)
+                crate::experiment::lab::leftovers::lab_objects(&c, &schema)
                     .await
                     .ok()
             };
@@ -177,7 +178,8 @@ impl Effects {
                 let leftovers = objects
                     .into_iter()
                     .filter(|o| {
-                        !o.live && o.kind != crate::experiment::leftovers::LabObjectKind::Dataset
+                        !o.live
+                            && o.kind != crate::experiment::lab::leftovers::LabObjectKind::Dataset
                     })
                     .collect();
                 let _ = tx.send(Msg::Leftovers(leftovers));
@@ -188,13 +190,15 @@ impl Effects {
     /// Drop the leftovers the user chose.
     fn clean_leftovers(
         &self,
-        objects: Vec<crate::experiment::leftovers::LabObject>,
+        objects: Vec<crate::experiment::lab::leftovers::LabObject>,
         tx: UnboundedSender<Msg>,
     ) {
         let (target, schema) = (self.env.target.clone(), self.env.schema.clone());
         tokio::spawn(async move {
             let r = match target.connect().await {
-                Ok(c) => crate::experiment::leftovers::drop_objects(&c, &schema, &objects).await,
+                Ok(c) => {
+                    crate::experiment::lab::leftovers::drop_objects(&c, &schema, &objects).await
+                }
                 Err(e) => Err(e.to_string()),
             };
             let _ = tx.send(Msg::Cleaned(r));

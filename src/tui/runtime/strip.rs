@@ -1,10 +1,11 @@
 //! Past runs for the spec on screen, read in one pass of the history: the history strip's
 //! points (one result per finished run of the same parameters) and how long the sweep and
-//! one trial would take (`experiment::eta`).
+//! one trial would take (`experiment::lab::eta`).
 
 use std::path::Path;
 
-use crate::experiment::{ExperimentSpec, Outcome, RunReport, eta};
+use crate::experiment::lab::eta;
+use crate::experiment::{ExperimentSpec, Outcome, RunReport};
 use crate::history::headline::headline;
 use crate::tui::msg::{Estimates, HistoryPoint, Past};
 

@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn the_field_reads_auto_on_off_and_refuses_the_rest() {
-        let mut p = crate::experiment::field::ParamText::new();
+        let mut p = crate::experiment::lab::field::ParamText::new();
         for (text, want) in [
             ("", CheckpointMode::Auto),
             ("auto", CheckpointMode::Auto),

@@ -6,8 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use super::field::{Cost, FieldDef, FieldErrors};
 
+use super::experiment::{Experiment, each_kind};
 pub use super::field::ParamText;
-use super::{growth, index_build, ingest, query};
+use crate::experiment::growth::GrowthSpec;
+use crate::experiment::index_build::IndexBuildSpec;
+use crate::experiment::ingest::IngestSpec;
+use crate::experiment::query::QuerySpec;
 
 /// The three founding experiments and the DBA's own statements (`query`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -42,10 +46,10 @@ impl ExperimentKind {
 
     pub fn fields(self) -> &'static [FieldDef] {
         match self {
-            ExperimentKind::IndexBuild => index_build::FIELDS,
-            ExperimentKind::Ingest => ingest::FIELDS,
-            ExperimentKind::Growth => growth::FIELDS,
-            ExperimentKind::Query => query::FIELDS,
+            ExperimentKind::IndexBuild => IndexBuildSpec::FIELDS,
+            ExperimentKind::Ingest => IngestSpec::FIELDS,
+            ExperimentKind::Growth => GrowthSpec::FIELDS,
+            ExperimentKind::Query => QuerySpec::FIELDS,
         }
     }
 
@@ -77,14 +81,10 @@ impl ExperimentKind {
         let mut full = self.defaults();
         full.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
         let parsed = match self {
-            ExperimentKind::IndexBuild => {
-                index_build::IndexBuildSpec::parse(&full).map(ExperimentSpec::IndexBuild)
-            }
-            ExperimentKind::Ingest => ingest::IngestSpec::parse(&full).map(ExperimentSpec::Ingest),
-            ExperimentKind::Growth => growth::GrowthSpec::parse(&full).map(ExperimentSpec::Growth),
-            ExperimentKind::Query => {
-                query::QuerySpec::parse(&full).map(|s| ExperimentSpec::Query(Box::new(s)))
-            }
+            ExperimentKind::IndexBuild => parse_as::<IndexBuildSpec>(&full),
+            ExperimentKind::Ingest => parse_as::<IngestSpec>(&full),
+            ExperimentKind::Growth => parse_as::<GrowthSpec>(&full),
+            ExperimentKind::Query => parse_as::<QuerySpec>(&full),
         };
         match parsed {
             Ok(spec) if errors.is_empty() => Ok(spec),
@@ -97,6 +97,11 @@ impl ExperimentKind {
     }
 }
 
+/// A kind's spec from its full text parameters, as the enum the lab carries.
+fn parse_as<K: Experiment>(full: &ParamText) -> Result<ExperimentSpec, FieldErrors> {
+    K::parse(full).map(K::into_spec)
+}
+
 impl std::fmt::Display for ExperimentKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -107,39 +112,26 @@ impl std::fmt::Display for ExperimentKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "experiment", content = "params", rename_all = "kebab-case")]
 pub enum ExperimentSpec {
-    IndexBuild(index_build::IndexBuildSpec),
-    Ingest(ingest::IngestSpec),
-    Growth(growth::GrowthSpec),
-    Query(Box<query::QuerySpec>),
+    IndexBuild(IndexBuildSpec),
+    Ingest(IngestSpec),
+    Growth(GrowthSpec),
+    Query(Box<QuerySpec>),
 }
 
 impl ExperimentSpec {
     pub fn kind(&self) -> ExperimentKind {
-        match self {
-            ExperimentSpec::IndexBuild(_) => ExperimentKind::IndexBuild,
-            ExperimentSpec::Ingest(_) => ExperimentKind::Ingest,
-            ExperimentSpec::Growth(_) => ExperimentKind::Growth,
-            ExperimentSpec::Query(_) => ExperimentKind::Query,
-        }
+        each_kind!(self, s => kind_of(s))
     }
 
     /// What the run will cost, shown before it starts and checked against free space.
     pub fn estimate(&self) -> Cost {
-        match self {
-            ExperimentSpec::IndexBuild(s) => s.estimate(),
-            ExperimentSpec::Ingest(s) => s.estimate(),
-            ExperimentSpec::Growth(s) => s.estimate(),
-            ExperimentSpec::Query(s) => s.estimate(),
-        }
+        each_kind!(self, s => s.estimate())
     }
 
     /// The estimate given the free disk space (None: unknown). growth fills only the steps
     /// that fit and projects the rest, so its cost depends on the space there is.
     pub fn estimate_with_free(&self, free: Option<u64>) -> Cost {
-        match self {
-            ExperimentSpec::Growth(s) => s.estimate_with_free(free),
-            _ => self.estimate(),
-        }
+        each_kind!(self, s => s.estimate_with_free(free))
     }
 
     /// The run the TUI's `r` starts: one trial, in every experiment the first value of every
@@ -149,40 +141,7 @@ impl ExperimentSpec {
     /// step; query: the first statement, or the first client count, without candidate
     /// indexes).
     pub fn one_trial(&self) -> ExperimentSpec {
-        let once = super::decision::Repeat::Fixed(1);
-        let mut spec = match self.clone() {
-            ExperimentSpec::IndexBuild(mut s) => {
-                s.orders.truncate(1);
-                s.mwm.truncate(1);
-                s.workers.truncate(1);
-                s.repeat = once;
-                s.warmup = false;
-                ExperimentSpec::IndexBuild(s)
-            }
-            ExperimentSpec::Ingest(mut s) => {
-                s.methods.truncate(1);
-                s.batches.truncate(1);
-                s.clients.truncate(1);
-                s.sync.truncate(1);
-                s.repeat = once;
-                s.warmup = false;
-                ExperimentSpec::Ingest(s)
-            }
-            ExperimentSpec::Growth(mut s) => {
-                s.designs.truncate(1);
-                s.steps.truncate(1);
-                s.target_rows = None;
-                s.repeat = once;
-                ExperimentSpec::Growth(s)
-            }
-            ExperimentSpec::Query(mut s) => {
-                s.statements.truncate(1);
-                s.index.clear();
-                s.clients.truncate(1);
-                s.repeat = once;
-                ExperimentSpec::Query(s)
-            }
-        };
+        let mut spec = each_kind!(self, s => s.one_trial().into_spec());
         let mut set = self.settings().clone();
         for item in &mut set.items {
             item.values.truncate(1);
@@ -194,12 +153,7 @@ impl ExperimentSpec {
     /// The confidence and smallest effect the run's verdicts use (with `--repeat auto`, its
     /// looks paid for).
     pub fn rules(&self) -> crate::measure::rules::Rules {
-        match self {
-            ExperimentSpec::IndexBuild(s) => s.decision.rules_for(s.repeat),
-            ExperimentSpec::Ingest(s) => s.decision.rules_for(s.repeat),
-            ExperimentSpec::Growth(s) => s.decision.rules_for(s.repeat),
-            ExperimentSpec::Query(s) => s.decision.rules_for(s.repeat),
-        }
+        each_kind!(self, s => s.rules())
     }
 
     /// The work of each trial relative to the others, in trial order, for a progress
@@ -208,79 +162,32 @@ impl ExperimentSpec {
     /// of the large ones; a point only projected (the target rows, steps past the fill
     /// limit) costs next to nothing.
     pub fn trial_weights(&self) -> Vec<f64> {
-        let ExperimentSpec::Growth(s) = self else {
-            return Vec::new();
-        };
-        let filled = s.planned_steps(None);
-        let mut out = Vec::new();
-        let mut prev = 0;
-        for p in s.points() {
-            let w = if filled.contains(&p) {
-                let w = p.saturating_sub(prev).max(1);
-                prev = p;
-                w
-            } else {
-                1
-            };
-            out.extend(s.designs.iter().map(|_| w as f64));
-        }
-        out
+        each_kind!(self, s => s.trial_weights())
     }
 
     /// The server settings the run sweeps (`--set`).
     pub fn settings(&self) -> &super::whatif::SettingsSweep {
-        match self {
-            ExperimentSpec::IndexBuild(s) => &s.set,
-            ExperimentSpec::Ingest(s) => &s.set,
-            ExperimentSpec::Growth(s) => &s.set,
-            ExperimentSpec::Query(s) => &s.set,
-        }
+        each_kind!(self, s => s.settings())
     }
 
     /// The `checkpoint` field: a CHECKPOINT before each trial (see [`super::checkpoint`]).
     pub fn checkpoint_mode(&self) -> super::checkpoint::CheckpointMode {
-        match self {
-            ExperimentSpec::IndexBuild(s) => s.checkpoint,
-            ExperimentSpec::Ingest(s) => s.checkpoint,
-            ExperimentSpec::Growth(s) => s.checkpoint,
-            // A statement trial is milliseconds of mostly reads: a CHECKPOINT before each
-            // would cost more than it measures, and query has no such field.
-            ExperimentSpec::Query(_) => super::checkpoint::CheckpointMode::Off,
-        }
+        each_kind!(self, s => s.checkpoint_mode())
     }
 
     /// Replace the settings sweep (with `all` and `N%ram` written out for this server).
     pub fn set_settings(&mut self, set: super::whatif::SettingsSweep) {
-        match self {
-            ExperimentSpec::IndexBuild(s) => s.set = set,
-            ExperimentSpec::Ingest(s) => s.set = set,
-            ExperimentSpec::Growth(s) => s.set = set,
-            ExperimentSpec::Query(s) => s.set = set,
-        }
+        each_kind!(mut self, s => *s.settings_mut() = set)
     }
 
     /// Citus: the columns the run distributes its tables by (empty: plain tables only).
     pub fn distributed_columns(&self) -> Vec<String> {
-        match self {
-            ExperimentSpec::IndexBuild(s) => {
-                s.distribute.then(|| "id".to_string()).into_iter().collect()
-            }
-            ExperimentSpec::Ingest(s) => {
-                s.distribute.then(|| "id".to_string()).into_iter().collect()
-            }
-            ExperimentSpec::Growth(s) => s.distributed_columns(),
-            ExperimentSpec::Query(_) => Vec::new(),
-        }
+        each_kind!(self, s => s.distributed_columns())
     }
 
     /// The text form (for presets, history and "same spec" matching).
     pub fn to_text(&self) -> ParamText {
-        match self {
-            ExperimentSpec::IndexBuild(s) => s.to_text(),
-            ExperimentSpec::Ingest(s) => s.to_text(),
-            ExperimentSpec::Growth(s) => s.to_text(),
-            ExperimentSpec::Query(s) => s.to_text(),
-        }
+        each_kind!(self, s => Experiment::to_text(s))
     }
 
     /// A stable key for "the same experiment and parameters" (history strip, comparison).
@@ -293,13 +200,21 @@ impl ExperimentSpec {
         format!("{}:{}", self.kind().as_str(), joined.join(";"))
     }
 
+    /// Whether a run needs the lab schema on a server pglab did not start (a query writes
+    /// nothing there).
+    pub fn writes_on_foreign_servers(&self) -> bool {
+        each_kind!(self, s => s.writes_on_foreign_servers())
+    }
+
     /// The statement timeout a run of this experiment gets when none is given.
     pub fn default_statement_timeout(&self) -> Option<std::time::Duration> {
-        match self {
-            ExperimentSpec::Query(_) => Some(query::DEFAULT_STATEMENT_TIMEOUT),
-            _ => None,
-        }
+        each_kind!(self, s => s.default_statement_timeout())
     }
+}
+
+/// The kind of a spec, from the trait its type implements.
+fn kind_of<K: Experiment>(_: &K) -> ExperimentKind {
+    K::KIND
 }
 
 /// A value in a spec key: `\` and `;` escaped (SQL holds both), everything else as is, so

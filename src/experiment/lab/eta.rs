@@ -9,8 +9,8 @@
 //! statements. The range spans the paces seen. No
 //! past run that says anything: no estimate, and the caller says so.
 
-use super::ingest::{Method, SyncCommit};
-use super::{ExperimentSpec, Outcome, ReportBody, RunReport};
+use crate::experiment::ingest::{Method, SyncCommit};
+use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
 use crate::measure::units::format_seconds;
 
 /// The most recent runs an estimate looks at.
@@ -162,8 +162,8 @@ fn by_pace(spec: &ExperimentSpec, past: &[&RunReport]) -> Option<Eta> {
 
 /// Seconds per timed trial of past runs of the same statements (or script) in the same mode,
 /// setup, plans and warm-ups included: the DBA's own statements have no pace but their own.
-fn query(s: &super::query::QuerySpec, recent: &[&RunReport]) -> Option<Eta> {
-    let digest = super::query::statements_digest(s);
+fn query(s: &crate::experiment::query::QuerySpec, recent: &[&RunReport]) -> Option<Eta> {
+    let digest = crate::experiment::query::statements_digest(s);
     let paces: Vec<f64> = recent
         .iter()
         .filter_map(|r| match &r.body {
@@ -198,8 +198,8 @@ fn ranged(paces: &[f64], work: f64, what: &str) -> Option<Eta> {
 /// Each planned trial at the rows/s past trials of its method, synchronous_commit and
 /// (nearest) batch reached, capped by the trial's duration, plus the runs' own time between
 /// trials.
-fn ingest(s: &super::ingest::IngestSpec, recent: &[&RunReport]) -> Option<Eta> {
-    let reports: Vec<(&RunReport, &super::ingest::IngestReport)> = recent
+fn ingest(s: &crate::experiment::ingest::IngestSpec, recent: &[&RunReport]) -> Option<Eta> {
+    let reports: Vec<(&RunReport, &crate::experiment::ingest::IngestReport)> = recent
         .iter()
         .filter_map(|r| match &r.body {
             ReportBody::Ingest(b) => Some((*r, b.as_ref())),
@@ -258,12 +258,12 @@ fn ingest(s: &super::ingest::IngestSpec, recent: &[&RunReport]) -> Option<Eta> {
 /// (log-log, rows/s grow with the batch until something else limits them), or at the
 /// nearest one on one side.
 fn rates(
-    reports: &[(&RunReport, &super::ingest::IngestReport)],
+    reports: &[(&RunReport, &crate::experiment::ingest::IngestReport)],
     method: Method,
     sync: SyncCommit,
     batch: u64,
 ) -> Option<(f64, f64)> {
-    let trials: Vec<&super::ingest::IngestTrial> = reports
+    let trials: Vec<&crate::experiment::ingest::IngestTrial> = reports
         .iter()
         .flat_map(|(_, b)| b.trials.iter())
         .filter(|t| t.method == method && t.synchronous_commit == sync && t.rows_per_s > 0.0)

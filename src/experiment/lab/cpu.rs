@@ -9,8 +9,6 @@
 
 use std::time::Instant;
 
-use super::report::IngestTrial;
-
 /// Above this share of the host's CPU capacity, a trial's load generator is named as a
 /// confounder.
 pub const CLIENT_CPU_LIMIT: f64 = 0.25;
@@ -137,36 +135,6 @@ impl CpuWindow {
             ticks_per_s(),
         )
     }
-}
-
-/// The confounder for the trials whose load generator used more than [`CLIENT_CPU_LIMIT`]
-/// of the host's CPU: named once, by the worst of them.
-pub fn confounder(trials: &[IngestTrial]) -> Option<String> {
-    let over: Vec<&IngestTrial> = trials
-        .iter()
-        .filter(|t| t.client_cpu_share > CLIENT_CPU_LIMIT)
-        .collect();
-    let worst = over
-        .iter()
-        .max_by(|a, b| a.client_cpu_share.total_cmp(&b.client_cpu_share))?;
-    let others = match over.len() {
-        1 => String::new(),
-        2 => format!(
-            ", and above {:.0}% in 1 other trial",
-            CLIENT_CPU_LIMIT * 100.0
-        ),
-        n => format!(
-            ", and above {:.0}% in {} other trials",
-            CLIENT_CPU_LIMIT * 100.0,
-            n - 1
-        ),
-    };
-    Some(format!(
-        "the load generator used {:.0}% of the CPU ({} #{}{others}): the server may be faster than shown",
-        worst.client_cpu_share * 100.0,
-        worst.series_name(),
-        worst.repeat
-    ))
 }
 
 #[cfg(test)]

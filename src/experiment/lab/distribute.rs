@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use tokio_postgres::Client;
 
+use super::context::{RunCtx, RunError};
 use super::field::{FieldDef, FieldKind};
-use super::lab::{RunCtx, RunError};
 use crate::server::{CitusNode, ServerSnapshot, Target};
 
 /// How a trial's table was laid out.

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::spec::ExperimentKind;
-use super::{growth, index_build, ingest, query};
+use crate::experiment::{growth, index_build, ingest, query};
 use crate::host::HostFingerprint;
 use crate::server::ServerFingerprint;
 

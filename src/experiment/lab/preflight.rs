@@ -23,7 +23,7 @@ pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
 }
 
 /// May `spec` run on this server? A query on a server pglab did not start writes nothing
-/// unless it is asked to (see [`super::query::writes_on_foreign`]): it runs on a standby and
+/// unless it is asked to (see [`crate::experiment::query::writes_on_foreign`]): it runs on a standby and
 /// in a read-only database; what writes is refused there with the reason. Every other
 /// experiment writes ([`may_write`]).
 pub fn may_run(
@@ -37,7 +37,7 @@ pub fn may_run(
     if on_sandbox {
         return may_write(server);
     }
-    match super::query::writes_on_foreign(q) {
+    match crate::experiment::query::writes_on_foreign(q) {
         Some(what) => may_write(server).map_err(|why| {
             format!("{what} writes, and {why}; without it the run only reads and measures here")
         }),
@@ -124,14 +124,15 @@ pub fn preflight(
         let copies: Vec<(u64, u64)> = ing
             .plan()
             .iter()
-            .filter(|t| t.method == super::ingest::Method::Copy)
+            .filter(|t| t.method == crate::experiment::ingest::Method::Copy)
             .map(|t| (t.batch, ing.rows.div_ceil(t.batch) * ing.rounds() as u64))
             .collect();
-        p.warnings.extend(super::ingest::citus_copy::preflight_note(
-            &copies,
-            citus.shard_count,
-            citus.workers().len() as u32,
-        ));
+        p.warnings
+            .extend(crate::experiment::ingest::citus_copy::preflight_note(
+                &copies,
+                citus.shard_count,
+                citus.workers().len() as u32,
+            ));
     }
     if let Some(free_slots) = server.and_then(|s| s.free_connection_slots())
         && cost.connections as i64 > free_slots

@@ -10,11 +10,11 @@ use futures_util::FutureExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{RunCtx, RunError, RunOptions};
 use super::event::{CHANNEL_CAPACITY, Emitter, RunEvent, RunHandle};
-use super::lab::{RunCtx, RunError, RunOptions};
+use super::experiment::{Experiment, each_kind};
 use super::record::{Outcome, Recorder, ReportBody, RunReport, SCHEMA_VERSION};
 use super::spec::ExperimentSpec;
-use super::{growth, index_build, ingest, query};
 use crate::host::HostSnapshot;
 use crate::server::{Target, snapshot};
 
@@ -36,13 +36,23 @@ pub fn spawn(target: Arc<Target>, spec: ExperimentSpec, opts: RunOptions) -> Run
 }
 
 fn empty_body(spec: &ExperimentSpec) -> ReportBody {
-    match spec {
-        ExperimentSpec::IndexBuild(s) => {
-            ReportBody::IndexBuild(Box::new(index_build::IndexBuildReport::new(s)))
-        }
-        ExperimentSpec::Ingest(s) => ReportBody::Ingest(Box::new(ingest::IngestReport::new(s))),
-        ExperimentSpec::Growth(s) => ReportBody::Growth(Box::new(growth::GrowthReport::new(s))),
-        ExperimentSpec::Query(s) => ReportBody::Query(Box::new(query::QueryReport::new(s))),
+    each_kind!(spec, s => empty_body_of(s))
+}
+
+fn empty_body_of<K: Experiment>(spec: &K) -> ReportBody {
+    K::into_body(spec.new_report())
+}
+
+/// Run a kind's trials, filling its report inside `body` as results arrive (what it filled
+/// before a failure, a cancel or a panic stays there).
+async fn run_kind<K: Experiment>(
+    ctx: &RunCtx,
+    spec: &K,
+    body: &mut ReportBody,
+) -> Result<(), RunError> {
+    match K::report_in(body) {
+        Some(report) => spec.run(ctx, report).await,
+        None => Err(RunError::failed("internal: report does not match the spec")),
     }
 }
 
@@ -164,7 +174,7 @@ async fn run(
     // A query on a server pglab did not start writes nothing there: no lab schema (its
     // setup makes temporary tables on the measuring session, its results stay in pglab's
     // own data directory).
-    let needs_schema = on_sandbox || !matches!(spec, ExperimentSpec::Query(_));
+    let needs_schema = on_sandbox || spec.writes_on_foreign_servers();
     if needs_schema && let Err(e) = ctx.ensure_schema(&control).await {
         let _ = ctx.whatif.restore(&ctx.target).await;
         return fail(report, e.to_string());
@@ -172,17 +182,7 @@ async fn run(
 
     // A panic inside the experiment (a bug) ends the run like a failure: the cleanup and the
     // settings' restore below still run before the what-if lock is released.
-    let body = async {
-        match (&spec, &mut report.body) {
-            (ExperimentSpec::IndexBuild(s), ReportBody::IndexBuild(r)) => {
-                index_build::run(&ctx, s, r).await
-            }
-            (ExperimentSpec::Ingest(s), ReportBody::Ingest(r)) => ingest::run(&ctx, s, r).await,
-            (ExperimentSpec::Growth(s), ReportBody::Growth(r)) => growth::run(&ctx, s, r).await,
-            (ExperimentSpec::Query(s), ReportBody::Query(r)) => query::run(&ctx, s, r).await,
-            _ => Err(RunError::failed("internal: report does not match the spec")),
-        }
-    };
+    let body = async { each_kind!(&spec, s => run_kind(&ctx, s, &mut report.body).await) };
     let result = match AssertUnwindSafe(body).catch_unwind().await {
         Ok(r) => r,
         Err(panic) => {

@@ -3,7 +3,7 @@
 //! the report, the recommendation and the JSON read (the statistics core decided each once,
 //! when the run was summarized).
 
-use super::{ReportBody, RunReport};
+use crate::experiment::{ReportBody, RunReport};
 use crate::measure::finding::Finding;
 
 /// One decided question of a run: its name ("random", "copy ×1 sync=on by batch",

@@ -254,7 +254,7 @@ impl Applier {
                 }
             };
             let lock = target.connect().await.map_err(|e| e.to_string())?;
-            crate::experiment::leftovers::hold_run_lock(&lock, run_id).await?;
+            crate::experiment::lab::leftovers::hold_run_lock(&lock, run_id).await?;
             st.lock_session = Some(lock);
             st.record.restarts.push(took.as_secs_f64());
             Entered::Restarted {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::field::{FieldDef, FieldKind, FieldReader};
+use crate::experiment::lab::field::{FieldDef, FieldKind, FieldReader};
 
 /// The field: `--set NAME=V1,V2` (repeatable), preset key `set`, the editor's "set".
 pub const SET: FieldDef = FieldDef {

@@ -1,0 +1,106 @@
+//! How growth plugs into the lab: its spec implements [`Experiment`].
+
+use crate::experiment::lab::checkpoint::CheckpointMode;
+use crate::experiment::lab::decision::Repeat;
+use crate::experiment::lab::experiment::Experiment;
+use crate::experiment::lab::field::{Cost, FieldDef, FieldErrors, ParamText};
+use crate::experiment::lab::whatif::SettingsSweep;
+use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody};
+use crate::measure::rules::Rules;
+
+use super::{GrowthReport, GrowthSpec};
+
+impl Experiment for GrowthSpec {
+    const KIND: ExperimentKind = ExperimentKind::Growth;
+    const FIELDS: &'static [FieldDef] = super::FIELDS;
+    type Report = GrowthReport;
+
+    fn parse(params: &ParamText) -> Result<Self, FieldErrors> {
+        GrowthSpec::parse(params)
+    }
+
+    fn to_text(&self) -> ParamText {
+        GrowthSpec::to_text(self)
+    }
+
+    fn into_spec(self) -> ExperimentSpec {
+        ExperimentSpec::Growth(self)
+    }
+
+    fn estimate(&self) -> Cost {
+        GrowthSpec::estimate(self)
+    }
+
+    fn estimate_with_free(&self, free: Option<u64>) -> Cost {
+        GrowthSpec::estimate_with_free(self, free)
+    }
+
+    /// Growth trials fill ever larger steps: each weighs the versions it adds, so that the
+    /// first small steps do not set the pace of the large ones; a point only projected (the
+    /// target rows, steps past the fill limit) costs next to nothing.
+    fn trial_weights(&self) -> Vec<f64> {
+        let filled = self.planned_steps(None);
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for p in self.points() {
+            let w = if filled.contains(&p) {
+                let w = p.saturating_sub(prev).max(1);
+                prev = p;
+                w
+            } else {
+                1
+            };
+            out.extend(self.designs.iter().map(|_| w as f64));
+        }
+        out
+    }
+
+    fn rules(&self) -> Rules {
+        self.decision.rules_for(self.repeat)
+    }
+
+    fn settings(&self) -> &SettingsSweep {
+        &self.set
+    }
+
+    fn settings_mut(&mut self) -> &mut SettingsSweep {
+        &mut self.set
+    }
+
+    fn checkpoint_mode(&self) -> CheckpointMode {
+        self.checkpoint
+    }
+
+    fn distributed_columns(&self) -> Vec<String> {
+        GrowthSpec::distributed_columns(self)
+    }
+
+    fn one_trial(&self) -> Self {
+        let mut s = self.clone();
+        s.designs.truncate(1);
+        s.steps.truncate(1);
+        s.target_rows = None;
+        s.repeat = Repeat::Fixed(1);
+        s
+    }
+
+    fn new_report(&self) -> GrowthReport {
+        GrowthReport::new(self)
+    }
+
+    fn into_body(report: GrowthReport) -> ReportBody {
+        ReportBody::Growth(Box::new(report))
+    }
+
+    fn report_in(body: &mut ReportBody) -> Option<&mut Self::Report> {
+        match body {
+            ReportBody::Growth(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    async fn run(&self, ctx: &RunCtx, report: &mut GrowthReport) -> Result<(), RunError> {
+        super::run(ctx, self, report).await
+    }
+}

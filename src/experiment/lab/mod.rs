@@ -1,0 +1,28 @@
+//! The lab: the machinery every experiment kind shares. A run's context on the server
+//! (`context`: its schema, sessions, cancel), the runner that frames every run, the spec
+//! vocabulary (`spec`, `field`), the event stream, what-if settings, findings and decisions,
+//! ETAs, preflight refusals, leftovers, checkpoints, cold caches and the load generator's CPU.
+//! The kinds themselves (`index_build`, `ingest`, `growth`, `query`) live beside this folder,
+//! one folder each, and meet the lab through [`experiment::Experiment`].
+
+pub mod checkpoint;
+pub mod context;
+pub mod cpu;
+pub mod decision;
+pub mod distribute;
+pub mod eta;
+pub mod event;
+pub mod experiment;
+pub mod field;
+pub mod findings;
+pub mod leftovers;
+pub mod leftovers_elsewhere;
+pub mod page_cache;
+pub mod preflight;
+pub mod record;
+pub mod runner;
+pub mod spec;
+pub mod sync_standby;
+pub mod whatif;
+
+pub use context::*;
