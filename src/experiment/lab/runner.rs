@@ -15,6 +15,7 @@ use super::event::{CHANNEL_CAPACITY, Emitter, RunEvent, RunHandle};
 use super::experiment::{Experiment, each_kind};
 use super::record::{Outcome, Recorder, ReportBody, RunReport, SCHEMA_VERSION};
 use super::spec::ExperimentSpec;
+use super::whatif::SettingsSweep;
 use crate::host::HostSnapshot;
 use crate::server::{Target, snapshot};
 
@@ -56,6 +57,8 @@ async fn run_kind<K: Experiment>(
     }
 }
 
+/// The frame around a run: read the host, open the server and plan its settings, run the
+/// kind's trials, then clean up, put the settings back and record, whatever happened.
 async fn run(
     target: Arc<Target>,
     mut spec: ExperimentSpec,
@@ -63,7 +66,6 @@ async fn run(
     emit: Emitter,
     cancel: CancellationToken,
 ) -> RunEvent {
-    let started_at = Utc::now();
     if opts.statement_timeout.is_none() {
         opts.statement_timeout = spec.default_statement_timeout();
     }
@@ -72,9 +74,36 @@ async fn run(
     let host = tokio::task::spawn_blocking(move || HostSnapshot::read(local.as_deref()))
         .await
         .unwrap_or_else(|_| HostSnapshot::read(None));
-    let mut report = RunReport {
+    let mut report = new_report(&target, &spec, &opts, &host, &run_id);
+    let recorder = opts.recorder.clone();
+    let open = Opening {
+        target,
+        opts,
+        emit,
+        cancel,
+        run_id,
+        host,
+    };
+    let (ctx, control) = match open.prepare(&mut spec, &mut report).await {
+        Ok(opened) => opened,
+        Err(why) => return failed(recorder.as_deref(), report, why),
+    };
+    let result = run_trials(&ctx, &spec, &mut report).await;
+    finish(ctx, control, report, result).await
+}
+
+/// The record a run fills, before anything is known of the server.
+fn new_report(
+    target: &Target,
+    spec: &ExperimentSpec,
+    opts: &RunOptions,
+    host: &HostSnapshot,
+    run_id: &str,
+) -> RunReport {
+    let started_at = Utc::now();
+    RunReport {
         schema_version: SCHEMA_VERSION,
-        run_id: run_id.clone(),
+        run_id: run_id.to_string(),
         pglab_version: env!("CARGO_PKG_VERSION").into(),
         outcome: Outcome::Failed,
         error: None,
@@ -88,102 +117,155 @@ async fn run(
         spec_key: spec.spec_key(),
         notes: Vec::new(),
         whatif: None,
-        body: empty_body(&spec),
-    };
-    let recorder = opts.recorder.clone();
-    let fail = |mut report: RunReport, error: String| {
-        report.outcome = Outcome::Failed;
-        report.error = Some(error.clone());
-        report.finished_at = Utc::now();
-        record(recorder.as_deref(), &report);
-        RunEvent::Failed {
-            error,
-            report: Box::new(report),
-        }
-    };
+        body: empty_body(spec),
+    }
+}
 
-    let control = match target.connect().await {
-        Ok(c) => c,
-        Err(e) => return fail(report, e.to_string()),
-    };
-    let server = match snapshot::read(&control, &target).await {
-        Ok(s) => s,
-        Err(e) => return fail(report, e.to_string()),
-    };
-    report.server = Some(server.fingerprint());
-    let on_sandbox = target.is_sandbox() && opts.sandbox.is_some();
-    if let Err(why) = super::preflight::may_run(&server, &spec, on_sandbox) {
-        return fail(report, why);
+/// A run that ends before its first trial: recorded as failed, with the reason.
+fn failed(recorder: Option<&dyn Recorder>, mut report: RunReport, error: String) -> RunEvent {
+    report.outcome = Outcome::Failed;
+    report.error = Some(error.clone());
+    report.finished_at = Utc::now();
+    record(recorder, &report);
+    RunEvent::Failed {
+        error,
+        report: Box::new(report),
     }
-    // Held for the whole run: `pglab clean` leaves the tables of a live run alone.
-    if let Err(e) = super::leftovers::hold_run_lock(&control, &run_id).await {
-        return fail(report, e);
+}
+
+/// A spec whose settings sweep was rewritten (a synchronous standby, `all` and `N%ram` written
+/// out for this server): the record says what runs.
+fn respec(report: &mut RunReport, spec: &mut ExperimentSpec, sweep: SettingsSweep) {
+    spec.set_settings(sweep);
+    report.spec_key = spec.spec_key();
+    report.body = empty_body(spec);
+}
+
+/// What a run has before it touches the server.
+struct Opening {
+    target: Arc<Target>,
+    opts: RunOptions,
+    emit: Emitter,
+    cancel: CancellationToken,
+    run_id: String,
+    host: HostSnapshot,
+}
+
+impl Opening {
+    /// Connect, refuse what must not run, plan the settings, hold the what-if lock and ensure
+    /// the lab schema: the context trials run in, and the control session that holds the
+    /// run's lock until the end. Past the what-if lock, a refusal puts the settings back.
+    async fn prepare(
+        self,
+        spec: &mut ExperimentSpec,
+        report: &mut RunReport,
+    ) -> Result<(RunCtx, tokio_postgres::Client), String> {
+        let target = self.target.clone();
+        let control = target.connect().await.map_err(|e| e.to_string())?;
+        let server = snapshot::read(&control, &target)
+            .await
+            .map_err(|e| e.to_string())?;
+        report.server = Some(server.fingerprint());
+        let on_sandbox = target.is_sandbox() && self.opts.sandbox.is_some();
+        super::preflight::may_run(&server, spec, on_sandbox)?;
+        // Held for the whole run: `pglab clean` leaves the tables of a live run alone.
+        super::leftovers::hold_run_lock(&control, &self.run_id).await?;
+        let sandbox = self.opts.sandbox.clone().filter(|_| on_sandbox);
+        let sync_note = with_sync_standby(spec, report, sandbox.as_ref());
+        let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
+        let plan = super::whatif::plan::check(&control, spec.settings(), reach)
+            .await
+            .map_err(|problems| problems.join("; "))?;
+        if !plan.is_empty() && &plan.sweep != spec.settings() {
+            respec(report, spec, plan.sweep.clone());
+        }
+        if let Some(why) = sandbox
+            .as_ref()
+            .and_then(|sb| super::whatif::sandbox_conflict(sb, &plan))
+        {
+            return Err(why);
+        }
+        // pglab's own sandbox (Citus included) is the one server that is pglab's to checkpoint.
+        let checkpoint = super::checkpoint::CheckpointPlan::decide(
+            spec.checkpoint_mode(),
+            target.is_sandbox(),
+            server.can_checkpoint,
+        );
+        let mut ctx = RunCtx::new(
+            target,
+            self.emit,
+            self.cancel,
+            self.run_id,
+            self.opts,
+            server,
+            self.host,
+        );
+        ctx.whatif = super::whatif::Applier::new(plan, sandbox.clone());
+        ctx.checkpoint = checkpoint;
+        enter(
+            &ctx,
+            &control,
+            spec,
+            sandbox.as_ref(),
+            on_sandbox,
+            sync_note,
+        )
+        .await?;
+        Ok((ctx, control))
     }
-    let sync_standby = opts
-        .sandbox
-        .as_ref()
-        .filter(|_| on_sandbox)
-        .and_then(|sb| super::sync_standby::with_sync_standby(&spec, sb));
-    if let Some((sweep, note)) = &sync_standby {
-        spec.set_settings(sweep.clone());
-        report.spec_key = spec.spec_key();
-        report.body = empty_body(&spec);
-        tracing::info!("{note}");
-    }
-    let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
-    let plan = match super::whatif::plan::check(&control, spec.settings(), reach).await {
-        Ok(p) => p,
-        Err(problems) => return fail(report, problems.join("; ")),
-    };
-    if !plan.is_empty() && &plan.sweep != spec.settings() {
-        spec.set_settings(plan.sweep.clone());
-        report.spec_key = spec.spec_key();
-        report.body = empty_body(&spec);
-    }
-    let sandbox = opts.sandbox.clone();
-    if let Some(sb) = sandbox.as_ref().filter(|_| on_sandbox)
-        && let Some(why) = super::whatif::sandbox_conflict(sb, &plan)
-    {
-        return fail(report, why);
-    }
-    // pglab's own sandbox (Citus included) is the one server that is pglab's to checkpoint.
-    let checkpoint = super::checkpoint::CheckpointPlan::decide(
-        spec.checkpoint_mode(),
-        target.is_sandbox(),
-        server.can_checkpoint,
-    );
-    let mut ctx = RunCtx::new(target, emit, cancel, run_id, opts, server, host);
-    ctx.whatif = super::whatif::Applier::new(plan, sandbox.clone().filter(|_| on_sandbox));
-    ctx.checkpoint = checkpoint;
-    // A run that reloads or restarts the sandbox holds the what-if lock from here, before its
-    // first trial (before its dataset, even): a pglab starting meanwhile is refused rather
-    // than measuring settings this run is about to change. One that got in just before is
-    // seen by its lease, and this run gives way.
-    if let Err(e) = ctx.whatif.begin(&ctx.target).await {
-        return fail(report, e);
-    }
-    if let Some(sb) = sandbox.as_ref().filter(|_| on_sandbox)
-        && let Some(why) = super::whatif::users_conflict(sb, &ctx.whatif.plan)
-    {
+}
+
+/// With sandbox standbys, a sweep of synchronous commit levels names them as synchronous:
+/// the spec and the record say so, and the note why.
+fn with_sync_standby(
+    spec: &mut ExperimentSpec,
+    report: &mut RunReport,
+    sandbox: Option<&crate::server::sandbox::Sandbox>,
+) -> Option<String> {
+    let (sweep, note) = super::sync_standby::with_sync_standby(spec, sandbox?)?;
+    respec(report, spec, sweep);
+    tracing::info!("{note}");
+    Some(note)
+}
+
+/// Take the what-if lock and the lab schema. A run that reloads or restarts the sandbox holds
+/// the what-if lock from here, before its first trial (before its dataset, even): a pglab
+/// starting meanwhile is refused rather than measuring settings this run is about to change.
+/// One that got in just before is seen by its lease, and this run gives way.
+async fn enter(
+    ctx: &RunCtx,
+    control: &tokio_postgres::Client,
+    spec: &ExperimentSpec,
+    sandbox: Option<&crate::server::sandbox::Sandbox>,
+    on_sandbox: bool,
+    sync_note: Option<String>,
+) -> Result<(), String> {
+    ctx.whatif.begin(&ctx.target).await?;
+    if let Some(why) = sandbox.and_then(|sb| super::whatif::users_conflict(sb, &ctx.whatif.plan)) {
         let _ = ctx.whatif.restore(&ctx.target).await;
-        return fail(report, why);
+        return Err(why);
     }
-    if let Some((_, note)) = sync_standby {
+    if let Some(note) = sync_note {
         ctx.note(note).await;
     }
-    // A query on a server pglab did not start writes nothing there: no lab schema (its
-    // setup makes temporary tables on the measuring session, its results stay in pglab's
-    // own data directory).
+    // A query on a server pglab did not start writes nothing there: no lab schema.
     let needs_schema = on_sandbox || spec.writes_on_foreign_servers();
-    if needs_schema && let Err(e) = ctx.ensure_schema(&control).await {
+    if needs_schema && let Err(e) = ctx.ensure_schema(control).await {
         let _ = ctx.whatif.restore(&ctx.target).await;
-        return fail(report, e.to_string());
+        return Err(e.to_string());
     }
+    Ok(())
+}
 
-    // A panic inside the experiment (a bug) ends the run like a failure: the cleanup and the
-    // settings' restore below still run before the what-if lock is released.
-    let body = async { each_kind!(&spec, s => run_kind(&ctx, s, &mut report.body).await) };
-    let result = match AssertUnwindSafe(body).catch_unwind().await {
+/// The kind's trials. A panic inside the experiment (a bug) ends the run like a failure: the
+/// cleanup and the settings' restore after it still run before the what-if lock is released.
+async fn run_trials(
+    ctx: &RunCtx,
+    spec: &ExperimentSpec,
+    report: &mut RunReport,
+) -> Result<(), RunError> {
+    let body = async { each_kind!(spec, s => run_kind(ctx, s, &mut report.body).await) };
+    match AssertUnwindSafe(body).catch_unwind().await {
         Ok(r) => r,
         Err(panic) => {
             let what = panic
@@ -196,22 +278,18 @@ async fn run(
                 "internal error, a bug in pglab ({what}): the run was stopped and is cleaned up"
             )))
         }
-    };
-    // Whatever happened, this run's transient tables go; a fresh session does it because the
-    // experiment's own may be the one that broke.
-    match ctx.drop_run_tables().await {
-        Ok(dropped) if !dropped.is_empty() => {
-            ctx.note(format!("cleaned up: dropped {}", dropped.join(", ")))
-                .await
-        }
-        Ok(_) => {}
-        Err(e) => {
-            ctx.note(format!(
-                "cleanup failed ({e}); run `pglab clean` when the server is back"
-            ))
-            .await
-        }
     }
+}
+
+/// After the trials, whatever happened: drop the run's tables, release the run's lock (the
+/// control session), put the settings back, say both, and record the run with its outcome.
+async fn finish(
+    ctx: RunCtx,
+    control: tokio_postgres::Client,
+    mut report: RunReport,
+    result: Result<(), RunError>,
+) -> RunEvent {
+    clean_up(&ctx).await;
     drop(control);
     // The sandbox's own settings come back whatever happened; the sentence says how.
     match ctx.whatif.restore(&ctx.target).await {
@@ -232,18 +310,37 @@ async fn run(
     }
     report.notes = ctx.take_notes();
     report.finished_at = Utc::now();
+    let recorder = ctx.opts.recorder.as_deref();
     match result {
         Ok(()) => {
             report.outcome = Outcome::Finished;
-            record(ctx.opts.recorder.as_deref(), &report);
+            record(recorder, &report);
             RunEvent::Finished(Box::new(report))
         }
         Err(RunError::Cancelled) => {
             report.outcome = Outcome::Cancelled;
-            record(ctx.opts.recorder.as_deref(), &report);
+            record(recorder, &report);
             RunEvent::Cancelled(Box::new(report))
         }
-        Err(RunError::Failed(e)) => fail(report, e),
+        Err(RunError::Failed(e)) => failed(recorder, report, e),
+    }
+}
+
+/// This run's transient tables go; a fresh session does it because the experiment's own may
+/// be the one that broke.
+async fn clean_up(ctx: &RunCtx) {
+    match ctx.drop_run_tables().await {
+        Ok(dropped) if !dropped.is_empty() => {
+            ctx.note(format!("cleaned up: dropped {}", dropped.join(", ")))
+                .await
+        }
+        Ok(_) => {}
+        Err(e) => {
+            ctx.note(format!(
+                "cleanup failed ({e}); run `pglab clean` when the server is back"
+            ))
+            .await
+        }
     }
 }
 

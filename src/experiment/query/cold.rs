@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use tokio_postgres::Client;
 
+use crate::experiment::lab::leftovers::hold_run_lock;
 use crate::experiment::lab::page_cache::evict;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::lab::leftovers::hold_run_lock;
 use crate::server::Sandbox;
 
 /// The means to make the caches cold.
