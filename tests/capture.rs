@@ -440,6 +440,14 @@ fn without_the_extension_capture_says_how_and_samples_activity() {
             && stderr.contains("restart"),
         "{stderr}"
     );
+    // A sample in which no session ran anything: the reason, and no file (as the TUI's key).
+    let (code, _, stderr, file) = capture(c, "postgres", "plain", &["--sample", "1s"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("nothing to capture from plain: no other session ran a statement"),
+        "{stderr}"
+    );
+    assert!(file.is_empty(), "{file}");
     // A session on that database running a statement: seen in the samples.
     let mut busy = c
         .tool("psql")

@@ -15,6 +15,7 @@ pub mod file;
 pub mod paging;
 pub mod params;
 pub mod pick;
+pub mod session;
 pub mod shape;
 pub mod statements;
 

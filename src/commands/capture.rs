@@ -8,7 +8,8 @@ use color_eyre::eyre::Result;
 
 use super::sandbox_import::open_source;
 use super::stderr_line::StderrLine;
-use crate::capture::{self, Capture, CaptureSpec, Pick, Values};
+use crate::capture::session::{self, Destination};
+use crate::capture::{Capture, CaptureSpec, Pick, Values};
 use crate::cli::CaptureArgs;
 use crate::measure::units::{format_seconds, parse_duration};
 use crate::session::{Ctx, EXIT_FAILED, EXIT_USAGE, user_error};
@@ -67,23 +68,22 @@ pub async fn run(ctx: &Ctx, a: CaptureArgs) -> Result<i32> {
             format_seconds(spec.sample.as_secs_f64())
         ));
     }
-    let result = capture::capture(&client, &spec, &stop, &mut |n, t| {
-        line.draw(&format!(
-            "sampled {}: {n} executions seen",
-            format_seconds(t.as_secs_f64())
-        ))
-    })
+    let result = session::run(
+        &client,
+        &spec,
+        &stop,
+        &mut |n, t| {
+            line.draw(&format!(
+                "sampled {}: {n} executions seen",
+                format_seconds(t.as_secs_f64())
+            ))
+        },
+        Destination::File(a.out.clone()),
+    )
     .await;
     line.clear();
     signal.abort();
-    let cap = result.map_err(|e| user_error(EXIT_FAILED, e))?;
-    let now = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC").to_string();
-    std::fs::write(&a.out, capture::file::render(&cap, &now)).map_err(|e| {
-        user_error(
-            EXIT_FAILED,
-            format!("cannot write {}: {e}", a.out.display()),
-        )
-    })?;
+    let cap = result.map_err(|e| user_error(EXIT_FAILED, e))?.capture;
     print!("{}", summary(&cap, &a.out.display().to_string()));
     Ok(0)
 }

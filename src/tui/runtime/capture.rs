@@ -3,7 +3,6 @@
 //! workload into pglab's data directory, and report back. Cancel ends the sample early (the
 //! capture goes on with what was seen); leaving pglab stops it.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -11,7 +10,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Env;
-use crate::capture::{self, CaptureSpec, Pick};
+use crate::capture::session::{self, Destination};
+use crate::capture::{CaptureSpec, Pick};
 use crate::tui::msg::{CaptureDone, CaptureMsg, Msg};
 
 /// How long the key samples `pg_stat_activity` (the command's default).
@@ -41,15 +41,20 @@ impl Capturer {
                     sample: SAMPLE,
                 };
                 let progress_tx = tx.clone();
-                let cap = capture::capture(&client, &spec, &s, &mut |seen, t| {
-                    let _ = progress_tx.send(Msg::Capture(CaptureMsg::Progress {
-                        seen,
-                        seconds: t.as_secs_f64(),
-                    }));
-                })
+                let done = session::run(
+                    &client,
+                    &spec,
+                    &s,
+                    &mut |seen, t| {
+                        let _ = progress_tx.send(Msg::Capture(CaptureMsg::Progress {
+                            seen,
+                            seconds: t.as_secs_f64(),
+                        }));
+                    },
+                    Destination::Dir(dir),
+                )
                 .await?;
-                nothing_to_capture(&cap)?;
-                let path = write(&dir, &cap)?;
+                let (cap, path) = (done.capture, done.path);
                 Ok(CaptureDone {
                     written: cap.statements.iter().filter(|x| x.sql.is_some()).count(),
                     captured: cap.statements.len(),
@@ -78,78 +83,5 @@ impl Capturer {
             task.abort();
             let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
         }
-    }
-}
-
-/// A capture that found no statement writes no file: the reason instead (where the statements
-/// would have come from, and how to get `pg_stat_statements` when it is missing).
-fn nothing_to_capture(cap: &capture::Capture) -> Result<(), String> {
-    if !cap.statements.is_empty() {
-        return Ok(());
-    }
-    Err(if cap.from_statements {
-        format!(
-            "nothing to capture from {}: pg_stat_statements holds no statement a replay can run ({} passed over: transaction control, settings, DDL)",
-            cap.database, cap.other
-        )
-    } else {
-        format!(
-            "nothing to capture from {}: no other session ran a statement during the {:.0} s sample, and {}",
-            cap.database,
-            cap.sample_seconds,
-            capture::statements::ENABLE
-        )
-    })
-}
-
-/// `captures/<database>-<UTC time>.sql`, written atomically.
-fn write(dir: &std::path::Path, cap: &capture::Capture) -> Result<PathBuf, String> {
-    crate::paths::private_dir(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-    let now = chrono::Utc::now();
-    let safe: String = cap
-        .database
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let path = dir.join(format!("{safe}-{}.sql", now.format("%Y%m%d-%H%M%S")));
-    let text = capture::file::render(cap, &now.format("%Y-%m-%d %H:%M UTC").to_string());
-    crate::paths::write_atomic(&path, text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_empty_capture_is_a_reason_not_a_file() {
-        let empty = capture::Capture {
-            database: "pglab".into(),
-            sample_seconds: 10.0,
-            ..Default::default()
-        };
-        let e = nothing_to_capture(&empty).unwrap_err();
-        assert!(
-            e.contains("no other session ran a statement during the 10 s sample")
-                && e.contains("shared_preload_libraries"),
-            "{e}"
-        );
-        let from_statements = capture::Capture {
-            from_statements: true,
-            other: 4,
-            ..empty
-        };
-        assert!(
-            nothing_to_capture(&from_statements)
-                .unwrap_err()
-                .contains("4 passed over")
-        );
     }
 }
