@@ -49,7 +49,9 @@
 //! [`finding::Finding`] (`sentence_with`, `level_words`, `recommendation`, `matters`,
 //! `blocking`, each setting's `vs_best`). [`finding::needs_more`] drives `--repeat auto`: the
 //! caller runs every index it returns once more per round, stops at the cap, and runs at most
-//! `max` rounds in all. [`verdict::compare`] is the two-setting case (a family of one pair).
+//! `max` rounds in all. [`verdict::compare`] is the two-setting case (a family of one pair);
+//! [`verdict::compare_paired`] the same for rounds that ran both settings one after the other
+//! (the tune), on the within-round ratios ([`paired`]).
 
 pub mod family;
 pub mod finding;
@@ -57,6 +59,7 @@ pub mod fit;
 pub mod interval;
 pub mod needed;
 pub mod normal;
+pub mod paired;
 pub mod projection;
 pub mod rules;
 pub mod short;

@@ -291,6 +291,45 @@ pub fn compare_at(
     Some(Comparison::from_shift(ea, eb, &s, verdict, level, margin))
 }
 
+/// A against B where round `i` of A and round `i` of B ran one after the other (the tune's
+/// race and confirmation): the interval is on the within-round ratios ([`super::paired`]), so
+/// drift between rounds cancels. Held at the level of a family of one pair, like [`compare`].
+pub fn compare_paired(a: &[f64], b: &[f64], better: Better, rules: &Rules) -> Option<Comparison> {
+    let rules = rules.effective();
+    let level = Family::of(2, &rules).pair_confidence;
+    compare_paired_at(a, b, better, rules.confidence, level, rules.margin())
+}
+
+/// [`compare_at`] for paired rounds: each median's interval at `confidence` from its own
+/// trials, the ratio's interval at `level` from the within-round log ratios.
+pub fn compare_paired_at(
+    a: &[f64],
+    b: &[f64],
+    better: Better,
+    confidence: f64,
+    level: f64,
+    margin: f64,
+) -> Option<Comparison> {
+    let d = super::paired::log_ratios(a, b);
+    if d.is_empty() {
+        return None;
+    }
+    let ea = estimate(&usable(a), confidence)?;
+    let eb = estimate(&usable(b), confidence)?;
+    let (point, low, high) = super::paired::interval(&d, level);
+    let s = Shift {
+        n: d.len(),
+        m: d.len(),
+        point,
+        low,
+        high,
+        level,
+        decisive: d.len() >= MIN_TRIALS,
+    };
+    let verdict = verdict_of(&s, better, margin);
+    Some(Comparison::from_shift(ea, eb, &s, verdict, level, margin))
+}
+
 impl Comparison {
     /// Mark the comparison `not comparable` because of `differences` (e.g. "server 16.2 vs
     /// 17.0"); unchanged when the list is empty. The numbers stay, for the record.
@@ -315,7 +354,7 @@ impl Comparison {
     }
 }
 
-fn is_usable(x: f64) -> bool {
+pub(crate) fn is_usable(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
 

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::rules::Rules;
-use crate::measure::verdict::{Better, Comparison, compare};
+use crate::measure::verdict::{Better, Comparison, compare_paired};
 
 /// Rounds the confirmation wants: 5 against 5 reaches 95% with room to spare.
 pub const ROUNDS: usize = 5;
@@ -130,10 +130,10 @@ impl Confirm {
             r.confidence = 1.0 - (1.0 - rules.confidence) / 2.0;
         }
         self.comparison = (!self.tuned_trials.is_empty())
-            .then(|| compare(&self.tuned_trials, &self.start_trials, better, &r))
+            .then(|| compare_paired(&self.tuned_trials, &self.start_trials, better, &r))
             .flatten();
         self.formula_comparison = (!self.formula_trials.is_empty())
-            .then(|| compare(&self.formula_trials, &self.start_trials, better, &r))
+            .then(|| compare_paired(&self.formula_trials, &self.start_trials, better, &r))
             .flatten();
         super::statements::judge(&mut self.statements, rules);
     }
