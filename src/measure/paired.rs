@@ -53,7 +53,7 @@ mod tests {
         let d = log_ratios(&a, &b);
         let (point, low, high) = interval(&d, 0.99);
         assert!((point - (100.0f64 / 105.0).ln()).abs() < 1e-12);
-        assert_eq!((low, high), (point, point));
+        assert!(high - low < 1e-9, "{low} {high}");
         // Welch on the same trials cannot tell them apart.
         let la: Vec<f64> = a.iter().map(|x| x.ln()).collect();
         let lb: Vec<f64> = b.iter().map(|x| x.ln()).collect();
