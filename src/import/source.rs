@@ -75,11 +75,10 @@ pub async fn check_tables(
     names: &[TableName],
     source: &str,
 ) -> Result<Vec<(TableName, u32)>, ImportError> {
-    let failed = |e: tokio_postgres::Error| ImportError::Failed(describe_query_error(&e));
     let user: String = c
         .query_one("SELECT current_user::text", &[])
         .await
-        .map_err(failed)?
+        .map_err(query_failed)?
         .get(0);
     let mut out: Vec<(TableName, u32)> = Vec::new();
     let mut parents = Vec::new();
@@ -87,85 +86,146 @@ pub async fn check_tables(
         if out.iter().any(|(o, _)| o == n) {
             continue;
         }
-        if n.schema == "information_schema" || n.schema.starts_with("pg_") {
-            return Err(ImportError::Refused(format!(
-                "{n} is in a system schema: pglab imports the tables of your own schemas"
-            )));
-        }
-        let row = c
-            .query_opt(
-                "SELECT c.oid, c.relkind::text, has_table_privilege(c.oid, 'SELECT'),
-                        ARRAY(SELECT i.inhrelid::regclass::text FROM pg_inherits i WHERE i.inhparent = c.oid ORDER BY 1 LIMIT 4),
-                        c.relrowsecurity
-                          AND NOT (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
-                          AND (c.relforcerowsecurity OR NOT pg_has_role(c.relowner, 'USAGE')),
-                        ARRAY(SELECT cn.nspname::text FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
-                                JOIN pg_namespace cn ON cn.oid = ch.relnamespace WHERE i.inhparent = c.oid ORDER BY i.inhrelid),
-                        ARRAY(SELECT ch.relname::text FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
-                               WHERE i.inhparent = c.oid ORDER BY i.inhrelid)
-                   FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
-                  WHERE ns.nspname = $1 AND c.relname = $2",
-                &[&n.schema, &n.name],
-            )
-            .await
-            .map_err(failed)?;
-        let Some(row) = row else {
-            let hint = crate::sql::names::closest(c, n).await.map_err(failed)?;
-            return Err(ImportError::Refused(format!(
-                "there is no table {n} on the source ({source}){hint}"
-            )));
-        };
-        let kind: String = row.get(1);
-        let what = match kind.as_str() {
-            "r" | "u" => None,
-            "v" => Some("a view"),
-            "m" => Some("a materialized view"),
-            "f" => Some("a foreign table"),
-            "S" => Some("a sequence"),
-            "i" | "I" => Some("an index"),
-            "p" => {
-                let parts: Vec<String> = row.get(3);
-                return Err(ImportError::Refused(format!(
-                    "{n} is partitioned: import its partitions as tables instead ({}{})",
-                    parts.join(", "),
-                    if parts.len() >= 4 { ", …" } else { "" }
-                )));
-            }
-            _ => Some("not a table"),
-        };
-        if let Some(what) = what {
-            return Err(ImportError::Refused(format!(
-                "{n} is {what} on the source, not a table: pglab imports tables"
-            )));
-        }
-        if !row.get::<_, bool>(2) {
-            return Err(ImportError::Refused(format!(
-                "no permission: the role {user} may not read {n} on the source (it needs SELECT: GRANT SELECT ON {} TO {})",
-                n.sql(),
-                crate::sql::quote::ident(&user)
-            )));
-        }
-        let (schemas, child_names): (Vec<String>, Vec<String>) = (row.get(5), row.get(6));
+        refuse_system_schema(n)?;
+        let found = find_table(c, n, source).await?;
+        refuse_not_a_table(n, &found)?;
+        refuse_without_select(n, &user, &found)?;
         let readable = Readable {
             name: n,
             user: &user,
-            rls_filters: row.get(4),
-            children: schemas
-                .iter()
-                .zip(&child_names)
-                .map(|(s, t)| TableName::new(s, t))
-                .collect(),
+            rls_filters: found.rls_filters,
+            children: found.children,
         };
         if let Some(why) = rls_refusal(&readable) {
             return Err(ImportError::Refused(why));
         }
         parents.push((readable.name.clone(), readable.children));
-        out.push((n.clone(), row.get(0)));
+        out.push((n.clone(), found.oid));
     }
+    refuse_partial_inheritance(parents, &user, names)?;
+    Ok(out)
+}
+
+fn query_failed(e: tokio_postgres::Error) -> ImportError {
+    ImportError::Failed(describe_query_error(&e))
+}
+
+/// pglab imports the tables of the user's own schemas, not the catalogs.
+fn refuse_system_schema(n: &TableName) -> Result<(), ImportError> {
+    if n.schema == "information_schema" || n.schema.starts_with("pg_") {
+        return Err(ImportError::Refused(format!(
+            "{n} is in a system schema: pglab imports the tables of your own schemas"
+        )));
+    }
+    Ok(())
+}
+
+/// A named relation as the source's catalog shows it.
+struct Found {
+    oid: u32,
+    /// `pg_class.relkind`.
+    kind: String,
+    /// The role has `SELECT` on it.
+    may_select: bool,
+    /// A partitioned table's first partitions (at most 4), for the refusal.
+    partitions: Vec<String>,
+    rls_filters: bool,
+    /// Its inheritance children.
+    children: Vec<TableName>,
+}
+
+/// `n` in the source's catalog; refused, naming the closest table there, when there is none.
+async fn find_table(c: &Client, n: &TableName, source: &str) -> Result<Found, ImportError> {
+    let row = c
+        .query_opt(
+            "SELECT c.oid, c.relkind::text, has_table_privilege(c.oid, 'SELECT'),
+                    ARRAY(SELECT i.inhrelid::regclass::text FROM pg_inherits i WHERE i.inhparent = c.oid ORDER BY 1 LIMIT 4),
+                    c.relrowsecurity
+                      AND NOT (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
+                      AND (c.relforcerowsecurity OR NOT pg_has_role(c.relowner, 'USAGE')),
+                    ARRAY(SELECT cn.nspname::text FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
+                            JOIN pg_namespace cn ON cn.oid = ch.relnamespace WHERE i.inhparent = c.oid ORDER BY i.inhrelid),
+                    ARRAY(SELECT ch.relname::text FROM pg_inherits i JOIN pg_class ch ON ch.oid = i.inhrelid
+                           WHERE i.inhparent = c.oid ORDER BY i.inhrelid)
+               FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+              WHERE ns.nspname = $1 AND c.relname = $2",
+            &[&n.schema, &n.name],
+        )
+        .await
+        .map_err(query_failed)?;
+    let Some(row) = row else {
+        let hint = crate::sql::names::closest(c, n)
+            .await
+            .map_err(query_failed)?;
+        return Err(ImportError::Refused(format!(
+            "there is no table {n} on the source ({source}){hint}"
+        )));
+    };
+    let (schemas, child_names): (Vec<String>, Vec<String>) = (row.get(5), row.get(6));
+    Ok(Found {
+        oid: row.get(0),
+        kind: row.get(1),
+        may_select: row.get(2),
+        partitions: row.get(3),
+        rls_filters: row.get(4),
+        children: schemas
+            .iter()
+            .zip(&child_names)
+            .map(|(s, t)| TableName::new(s, t))
+            .collect(),
+    })
+}
+
+/// Refused unless `found` is a table (plain or unlogged): a view, an index, … say what they
+/// are, a partitioned table names its partitions to import instead.
+fn refuse_not_a_table(n: &TableName, found: &Found) -> Result<(), ImportError> {
+    let what = match found.kind.as_str() {
+        "r" | "u" => None,
+        "v" => Some("a view"),
+        "m" => Some("a materialized view"),
+        "f" => Some("a foreign table"),
+        "S" => Some("a sequence"),
+        "i" | "I" => Some("an index"),
+        "p" => {
+            let parts = &found.partitions;
+            return Err(ImportError::Refused(format!(
+                "{n} is partitioned: import its partitions as tables instead ({}{})",
+                parts.join(", "),
+                if parts.len() >= 4 { ", …" } else { "" }
+            )));
+        }
+        _ => Some("not a table"),
+    };
+    if let Some(what) = what {
+        return Err(ImportError::Refused(format!(
+            "{n} is {what} on the source, not a table: pglab imports tables"
+        )));
+    }
+    Ok(())
+}
+
+/// Refused, with the GRANT that would allow it, when `user` may not read `n`.
+fn refuse_without_select(n: &TableName, user: &str, found: &Found) -> Result<(), ImportError> {
+    if !found.may_select {
+        return Err(ImportError::Refused(format!(
+            "no permission: the role {user} may not read {n} on the source (it needs SELECT: GRANT SELECT ON {} TO {})",
+            n.sql(),
+            crate::sql::quote::ident(user)
+        )));
+    }
+    Ok(())
+}
+
+/// Refused when a named parent's children are not all named too ([`inheritance_refusal`]).
+fn refuse_partial_inheritance(
+    parents: Vec<(TableName, Vec<TableName>)>,
+    user: &str,
+    names: &[TableName],
+) -> Result<(), ImportError> {
     for (parent, children) in parents {
         let r = Readable {
             name: &parent,
-            user: &user,
+            user,
             rls_filters: false,
             children,
         };
@@ -173,7 +233,7 @@ pub async fn check_tables(
             return Err(ImportError::Refused(why));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Open the import's snapshot: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`, lock the

@@ -7,6 +7,7 @@
 //! tick is labelled "0". Ticks carry the axis' unit ("10 ms", "1 MB", "100k"), so titles
 //! name the quantity only and never repeat the unit.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -272,11 +273,41 @@ fn wrap(s: &str, n: usize) -> Vec<String> {
     out
 }
 
+/// The plot's chart area: values on both axes as coordinates, drawn to SVG.
+type Canvas<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 /// The plot as an SVG document; None when no series has a point.
 pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
     if plot.series.iter().all(|s| s.points.is_empty()) {
         return Ok(None);
     }
+    let (xl, yl) = layouts(plot);
+    let mut buf = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut buf, (WIDTH + LEGEND_WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (area, legend_area) = root.split_horizontally(WIDTH);
+        let mut chart = chart_with_mesh(&area, plot, &xl, &yl)?;
+        let (x0, x1) = (xl.range().start, xl.range().end);
+        let mut legend = Legend::new(&legend_area);
+        for r in &plot.refs {
+            let y = yl.pos(r.y);
+            let style = r.color.stroke_width(2);
+            chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))?;
+            legend.entry(&r.name, true, None, style, style)?;
+        }
+        for s in &plot.series {
+            draw_series(&mut chart, &mut legend, s, &xl, &yl)?;
+        }
+        root.present()?;
+    }
+    Ok(Some(buf))
+}
+
+/// The x and y axes laid out for every value drawn: points, trials' dots, whiskers and
+/// reference lines.
+fn layouts(plot: &Plot) -> (Layout, Layout) {
     let xs: Vec<f64> = plot
         .series
         .iter()
@@ -294,88 +325,91 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
         .chain(plot.refs.iter().map(|r| r.y))
         .chain(plot.series.iter().flat_map(|s| s.dots.iter().map(|d| d.1)))
         .collect();
-    let xl = Layout::new(plot.x.scale, &xs);
-    let yl = Layout::new(plot.y.scale, &ys);
-    let mut buf = String::new();
-    {
-        let root =
-            SVGBackend::with_string(&mut buf, (WIDTH + LEGEND_WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (area, legend_area) = root.split_horizontally(WIDTH);
-        let mut chart = ChartBuilder::on(&area)
-            .caption(&plot.caption, ("sans-serif", 18))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(xl.range(), yl.range())?;
-        chart
-            .configure_mesh()
-            .x_desc(plot.x.title.as_str())
-            .y_desc(plot.y.title.as_str())
-            .x_labels(xl.ticks())
-            .y_labels(yl.ticks())
-            .x_label_formatter(&|v| xl.label(*v))
-            .y_label_formatter(&|v| yl.label(*v))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(240, 240, 240))
-            .draw()?;
-        let (x0, x1) = (xl.range().start, xl.range().end);
-        let mut legend = Legend::new(&legend_area);
-        for r in &plot.refs {
-            let y = yl.pos(r.y);
-            let style = r.color.stroke_width(2);
-            chart.draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], 8, 5, style))?;
-            legend.entry(&r.name, true, None, style, style)?;
-        }
-        for s in &plot.series {
-            let pts: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .map(|p| (xl.pos(p.0), yl.pos(p.1)))
-                .collect();
-            let c = s.color;
-            let line = c.stroke_width(2);
-            for w in &s.whiskers {
-                let x = xl.pos(w.0);
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, yl.pos(w.1)), (x, yl.pos(w.2))],
-                    c.mix(0.55).stroke_width(1),
-                )))?;
-            }
-            if pts.len() > 1 {
-                if s.dashed {
-                    chart.draw_series(DashedLineSeries::new(pts.clone(), 7, 5, line))?;
-                } else {
-                    chart.draw_series(LineSeries::new(pts.clone(), line))?;
-                }
-            }
-            let faint = c.mix(0.45).filled();
-            chart.draw_series(
-                s.dots
-                    .iter()
-                    .map(|p| Circle::new((xl.pos(p.0), yl.pos(p.1)), 2, faint)),
-            )?;
-            let mark = if s.hollow {
-                c.stroke_width(2)
-            } else {
-                c.filled()
-            };
-            match s.marker {
-                Marker::Circle => {
-                    chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, mark)))?;
-                }
-                Marker::Triangle => {
-                    chart.draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, mark)))?;
-                }
-                Marker::Cross => {
-                    chart.draw_series(pts.iter().map(|p| Cross::new(*p, 4, mark)))?;
-                }
-            }
-            legend.entry(&s.name, s.dashed, Some(s.marker), line, mark)?;
-        }
-        root.present()?;
+    (
+        Layout::new(plot.x.scale, &xs),
+        Layout::new(plot.y.scale, &ys),
+    )
+}
+
+/// The chart on `area` with its caption, axes titles, ticks and light grid drawn.
+fn chart_with_mesh<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    plot: &Plot,
+    xl: &Layout,
+    yl: &Layout,
+) -> DrawResult<Canvas<'a, 'b>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(&plot.caption, ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(xl.range(), yl.range())?;
+    chart
+        .configure_mesh()
+        .x_desc(plot.x.title.as_str())
+        .y_desc(plot.y.title.as_str())
+        .x_labels(xl.ticks())
+        .y_labels(yl.ticks())
+        .x_label_formatter(&|v| xl.label(*v))
+        .y_label_formatter(&|v| yl.label(*v))
+        .max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .draw()?;
+    Ok(chart)
+}
+
+/// One series: its whiskers, its line, its trials' dots, its markers, then its legend entry.
+fn draw_series(
+    chart: &mut Canvas<'_, '_>,
+    legend: &mut Legend<'_, '_>,
+    s: &Series,
+    xl: &Layout,
+    yl: &Layout,
+) -> DrawResult<()> {
+    let pts: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (xl.pos(p.0), yl.pos(p.1)))
+        .collect();
+    let c = s.color;
+    let line = c.stroke_width(2);
+    for w in &s.whiskers {
+        let x = xl.pos(w.0);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, yl.pos(w.1)), (x, yl.pos(w.2))],
+            c.mix(0.55).stroke_width(1),
+        )))?;
     }
-    Ok(Some(buf))
+    if pts.len() > 1 {
+        if s.dashed {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 7, 5, line))?;
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), line))?;
+        }
+    }
+    let faint = c.mix(0.45).filled();
+    chart.draw_series(
+        s.dots
+            .iter()
+            .map(|p| Circle::new((xl.pos(p.0), yl.pos(p.1)), 2, faint)),
+    )?;
+    let mark = if s.hollow {
+        c.stroke_width(2)
+    } else {
+        c.filled()
+    };
+    match s.marker {
+        Marker::Circle => {
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, mark)))?;
+        }
+        Marker::Triangle => {
+            chart.draw_series(pts.iter().map(|p| TriangleMarker::new(*p, 5, mark)))?;
+        }
+        Marker::Cross => {
+            chart.draw_series(pts.iter().map(|p| Cross::new(*p, 4, mark)))?;
+        }
+    }
+    legend.entry(&s.name, s.dashed, Some(s.marker), line, mark)
 }
 
 #[cfg(test)]

@@ -4,16 +4,18 @@
 //! and how far they are carried) and one sentence naming the design the evidence points to
 //! and why. Time claims weigh two things, never re-derived here: the statistics core's
 //! verdict at the largest step both designs measured, and whether the projections to the
-//! target are told apart by their intervals. A claim that rests on a projection says so.
+//! target are told apart by their intervals (both in [`super::growth_timing`]). A claim
+//! that rests on a projection says so.
 
 use crate::experiment::RunReport;
 use crate::experiment::growth::{Design, GrowthReport, GrowthStep, StepProjection, Timed};
 use crate::measure::fit::{Projected, Shape, extrapolated, reach, reach_words};
 use crate::measure::units::format_count;
-use crate::measure::verdict::Verdict;
 
 use super::grid::Grid;
 use super::growth::{size, time};
+pub use super::growth_timing::{Apart, AtTarget, Measured, apart, weigh};
+use super::growth_timing::{Timing, timing};
 use super::recommend::Recommendation;
 
 /// Where a design's indexes reach the host's memory, by the index-size projection.
@@ -163,195 +165,6 @@ pub fn decision_grid(report: &RunReport, b: &GrowthReport) -> Option<Grid> {
     Some(g)
 }
 
-/// The core's verdict for ranges at the largest step both designs measured, for a timing.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Measured {
-    pub verdict: Verdict,
-    pub ratio: f64,
-    pub versions: u64,
-    pub trials_needed: Option<usize>,
-}
-
-fn measured(b: &GrowthReport, timed: Timed) -> Option<Measured> {
-    b.summary
-        .comparisons
-        .iter()
-        .filter(|c| c.timed == timed && c.combo == 0)
-        .max_by_key(|c| c.versions)
-        .map(|c| Measured {
-            verdict: c.verdict,
-            ratio: c.ratio,
-            versions: c.versions,
-            trials_needed: c.trials_needed,
-        })
-}
-
-/// The projections of ranges and snapshot at the target, as their intervals tell them apart.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Apart {
-    /// Ranges' whole interval lies above snapshot's.
-    RangesSlower,
-    /// Ranges' whole interval lies below snapshot's.
-    RangesFaster,
-    /// The intervals overlap: the projections cannot tell the designs apart.
-    Overlap,
-}
-
-pub fn apart(ranges: &Projected, snapshot: &Projected) -> Apart {
-    if ranges.low > snapshot.high {
-        Apart::RangesSlower
-    } else if ranges.high < snapshot.low {
-        Apart::RangesFaster
-    } else {
-        Apart::Overlap
-    }
-}
-
-/// What one timing says about ranges at the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AtTarget {
-    Faster,
-    Slower,
-    /// Shown equivalent: the core's `no significant difference`, the projections not apart.
-    Equivalent,
-    /// Undecided: too few trials, nothing compared, or measurement and projection disagree.
-    Open,
-}
-
-/// The answer for one timing and whether it rests on a projection alone. The measured verdict
-/// comes from the core unchanged; a projection counts only where its interval separates the
-/// designs, and where it contradicts the measurement the answer is open.
-pub fn weigh(m: Option<&Measured>, p: Option<Apart>) -> (AtTarget, bool) {
-    let v = m.map(|m| m.verdict);
-    match (v, p) {
-        (Some(Verdict::Faster), Some(Apart::RangesSlower))
-        | (Some(Verdict::Slower), Some(Apart::RangesFaster)) => (AtTarget::Open, false),
-        (Some(Verdict::Slower), _) => (AtTarget::Slower, false),
-        (Some(Verdict::Faster), _) => (AtTarget::Faster, false),
-        (_, Some(Apart::RangesSlower)) => (AtTarget::Slower, true),
-        (_, Some(Apart::RangesFaster)) => (AtTarget::Faster, true),
-        (Some(Verdict::NoSignificantDifference), _) => (AtTarget::Equivalent, false),
-        _ => (AtTarget::Open, false),
-    }
-}
-
-/// One timing: its answer, whether it rests on a projection, whether more repeats (rather
-/// than larger steps) would settle it, and the sentence.
-struct Timing {
-    timed: Timed,
-    at: AtTarget,
-    on_projection: bool,
-    repeats_decide: bool,
-    sentence: String,
-}
-
-fn timing(b: &GrowthReport, timed: Timed, target: (&GrowthStep, &GrowthStep)) -> Timing {
-    let (s, r) = target;
-    let what = match timed {
-        Timed::Write => "writing one version",
-        _ => "reading one version",
-    };
-    let m = measured(b, timed);
-    let pick = |st: &GrowthStep| {
-        b.projection(st).and_then(|p| match timed {
-            Timed::Write => p.write,
-            _ => p.read,
-        })
-    };
-    let projections = pick(r).zip(pick(s));
-    let p = projections.map(|(pr, ps)| apart(&pr, &ps));
-    let (mut at, on_projection) = weigh(m.as_ref(), p);
-    // Ranges reads scan every range added before the version read: growth no measured step
-    // could show. Carried flat far past the measurements, their projection is a floor, and a
-    // floor cannot show that ranges keeps up.
-    let floor = timed == Timed::Read
-        && projections.is_some_and(|(pr, _)| pr.shape == Shape::Flat)
-        && r.reach.is_some_and(extrapolated)
-        && at != AtTarget::Slower;
-    if floor {
-        at = AtTarget::Open;
-    }
-    let mut sentence = format!("{what}: ");
-    sentence.push_str(&match m {
-        Some(m) => {
-            let step = format_count(m.versions as f64);
-            match m.verdict {
-                Verdict::Faster | Verdict::Slower => format!(
-                    "ranges {} at {step} versions ({:.2}× snapshot's time, measured)",
-                    m.verdict, m.ratio
-                ),
-                Verdict::NoSignificantDifference => {
-                    format!("no significant difference at {step} versions (measured)")
-                }
-                v => format!(
-                    "{v} at {step} versions{}",
-                    m.trials_needed
-                        .map(|n| format!(" ({n} each would decide)"))
-                        .unwrap_or_default()
-                ),
-            }
-        }
-        None => "not measured on both designs".into(),
-    });
-    if let (Some((pr, ps)), Some(p)) = (projections, p) {
-        let words = reach_words(s.reach.unwrap_or(f64::INFINITY).max(r.reach.unwrap_or(0.0)));
-        let both = format!(
-            "ranges {} against snapshot {}, {words}",
-            pr.show(&time),
-            ps.show(&time)
-        );
-        let target = format_count(s.versions as f64);
-        sentence.push_str(&match p {
-            Apart::RangesSlower | Apart::RangesFaster => format!(
-                " {} projected {}× {} at {target} versions ({both})",
-                match (m.map(|m| m.verdict), p) {
-                    (Some(Verdict::Faster), Apart::RangesFaster)
-                    | (Some(Verdict::Slower), Apart::RangesSlower) => "and",
-                    _ => "but",
-                },
-                times_figure(if p == Apart::RangesSlower {
-                    pr.value / ps.value.max(f64::MIN_POSITIVE)
-                } else {
-                    ps.value / pr.value.max(f64::MIN_POSITIVE)
-                }),
-                if p == Apart::RangesSlower {
-                    "slower"
-                } else {
-                    "faster"
-                }
-            ),
-            Apart::Overlap => {
-                format!(", with projections to {target} versions that overlap ({both})")
-            }
-        });
-    }
-    if floor {
-        sentence.push_str(
-            " — but ranges' reads scan every range added before the version read, which steps this small cannot show, so its flat projection is a floor, not an estimate",
-        );
-    }
-    let repeats_decide = at == AtTarget::Open
-        && !floor
-        && matches!(m, Some(m) if m.verdict == Verdict::TooFewTrials)
-        && !matches!(p, Some(Apart::RangesFaster | Apart::RangesSlower));
-    Timing {
-        timed,
-        at,
-        on_projection,
-        repeats_decide,
-        sentence,
-    }
-}
-
-/// A ratio as a factor: "1.8", "15", "2011".
-fn times_figure(r: f64) -> String {
-    if r >= 10.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.1}")
-    }
-}
-
 /// Sizes at the target: ranges' and snapshot's totals, each an interval when projected.
 fn totals(b: &GrowthReport, st: &GrowthStep) -> Projected {
     let exact = st.total_bytes() as f64;
@@ -371,6 +184,8 @@ fn totals(b: &GrowthReport, st: &GrowthStep) -> Projected {
     }
 }
 
+/// The one sentence naming the design the evidence points to (or the trade-off, or that none
+/// is named), with what the sizes and both timings say and what it rests on.
 pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendation> {
     let steps = at_target(b);
     let (Some(s), Some(r)) = (
@@ -380,27 +195,76 @@ pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendati
         return Vec::new();
     };
     let ram = report.host.total_memory;
-    let (ts, tr) = (totals(b, s), totals(b, r));
-    let share = tr.value / ts.value.max(1.0);
-    let projected = s.projected || r.projected;
-    let reach_max = s.reach.unwrap_or(f64::INFINITY).max(r.reach.unwrap_or(0.0));
-    let sizes = format!(
-        "at {} versions ranges needs {} against snapshot's {} ({:.1}%{})",
-        format_count(s.versions as f64),
-        tr.show(&bytes),
-        ts.show(&bytes),
-        share * 100.0,
-        if projected {
-            format!(", {}", reach_words(reach_max))
-        } else {
-            String::new()
-        }
-    );
+    let sizes = Sizes::at(b, s, r);
     let read = timing(b, Timed::Read, (s, r));
     let write = timing(b, Timed::Write, (s, r));
     let times = format!("{}; {}", read.sentence, write.sentence);
     let both = [&read, &write];
-    let mut ram_note = String::new();
+    let ram_note = ram_note(b, (s, r), ram, sizes.projected);
+    let e = b.params.decision.min_effect;
+    let text = choice_text(choice(e, &sizes, &both), e, &sizes.sentence, &times, &both);
+    let mut text = text + &ram_note;
+    if sizes.projected && (extrapolated(sizes.reach_max) || both.iter().any(|t| t.on_projection)) {
+        text.push_str(&format!(
+            " This rests on projections {} past the largest table measured: measure steps nearer {} versions before building on it.",
+            reach_words(sizes.reach_max),
+            format_count(s.versions as f64)
+        ));
+    }
+    vec![Recommendation {
+        text,
+        sql: Vec::new(),
+    }]
+}
+
+/// Snapshot's (`ts`) and ranges' (`tr`) totals at the target, ranges' share of snapshot's,
+/// whether either was projected and how far, and the sentence that says so.
+struct Sizes {
+    ts: Projected,
+    tr: Projected,
+    share: f64,
+    projected: bool,
+    reach_max: f64,
+    sentence: String,
+}
+
+impl Sizes {
+    fn at(b: &GrowthReport, s: &GrowthStep, r: &GrowthStep) -> Sizes {
+        let (ts, tr) = (totals(b, s), totals(b, r));
+        let share = tr.value / ts.value.max(1.0);
+        let projected = s.projected || r.projected;
+        let reach_max = s.reach.unwrap_or(f64::INFINITY).max(r.reach.unwrap_or(0.0));
+        let sentence = format!(
+            "at {} versions ranges needs {} against snapshot's {} ({:.1}%{})",
+            format_count(s.versions as f64),
+            tr.show(&bytes),
+            ts.show(&bytes),
+            share * 100.0,
+            if projected {
+                format!(", {}", reach_words(reach_max))
+            } else {
+                String::new()
+            }
+        );
+        Sizes {
+            ts,
+            tr,
+            share,
+            projected,
+            reach_max,
+            sentence,
+        }
+    }
+}
+
+/// " Snapshot's indexes … would no longer fit …" when only ranges' indexes fit in RAM at the
+/// target; empty otherwise.
+fn ram_note(
+    b: &GrowthReport,
+    (s, r): (&GrowthStep, &GrowthStep),
+    ram: u64,
+    projected: bool,
+) -> String {
     let (is, ir) = (
         b.projection(s)
             .and_then(|p| p.index)
@@ -410,35 +274,50 @@ pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendati
             .map_or(r.index_total() as f64, |i| i.value),
     );
     if ram > 0 && is > ram as f64 && ir <= ram as f64 {
-        ram_note = format!(
+        format!(
             " Snapshot's indexes ({}{}) would no longer fit in this host's {} of RAM, ranges' ({}) would.",
             bytes(is),
             if projected { ", projected" } else { "" },
             size(ram),
             bytes(ir)
-        );
+        )
+    } else {
+        String::new()
     }
+}
+
+/// What the sizes (by more than the smallest effect `e`) and the two timings point to.
+fn choice(e: f64, sizes: &Sizes, both: &[&Timing; 2]) -> Choice {
     // Sizes are exact readings, but a difference below the smallest effect is not worth a
     // design, and projected sizes count only when their intervals are apart.
-    let e = b.params.decision.min_effect;
-    let ranges_smaller = share < 1.0 - e && tr.high < ts.low;
-    let snapshot_smaller = share > 1.0 + e && tr.low > ts.high;
-    let open: Vec<&&Timing> = both.iter().filter(|t| t.at == AtTarget::Open).collect();
+    let Sizes { ts, tr, share, .. } = sizes;
+    let ranges_smaller = *share < 1.0 - e && tr.high < ts.low;
+    let snapshot_smaller = *share > 1.0 + e && tr.low > ts.high;
     let ranges_faster = both.iter().any(|t| t.at == AtTarget::Faster);
     let ranges_slower = both.iter().any(|t| t.at == AtTarget::Slower);
-    let within = e * 100.0;
-    let settle = if open.iter().any(|t| t.repeats_decide) {
-        "more repeats (--repeat auto) would decide it"
-    } else {
-        "measuring larger steps (--steps) would decide it"
-    };
-    let text = match choose(
+    let undecided = both.iter().any(|t| t.at == AtTarget::Open);
+    choose(
         ranges_smaller,
         snapshot_smaller,
         ranges_faster,
         ranges_slower,
-        !open.is_empty(),
-    ) {
+        undecided,
+    )
+}
+
+/// The recommendation's sentence for `choice`, built from the sizes' and the times' sentences.
+fn choice_text(choice: Choice, e: f64, sizes: &str, times: &str, both: &[&Timing; 2]) -> String {
+    let within = e * 100.0;
+    let settle = if both
+        .iter()
+        .filter(|t| t.at == AtTarget::Open)
+        .any(|t| t.repeats_decide)
+    {
+        "more repeats (--repeat auto) would decide it"
+    } else {
+        "measuring larger steps (--steps) would decide it"
+    };
+    match choice {
         Choice::RangesOnTime => format!(
             "The sizes are within {within:.0}% of each other ({sizes}); on time the evidence points to **ranges** — {times}."
         ),
@@ -475,19 +354,7 @@ pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendati
             )
         }
         Choice::Snapshot => format!("The evidence points to **snapshot**: {sizes}; {times}."),
-    };
-    let mut text = text + &ram_note;
-    if projected && (extrapolated(reach_max) || both.iter().any(|t| t.on_projection)) {
-        text.push_str(&format!(
-            " This rests on projections {} past the largest table measured: measure steps nearer {} versions before building on it.",
-            reach_words(reach_max),
-            format_count(s.versions as f64)
-        ));
     }
-    vec![Recommendation {
-        text,
-        sql: Vec::new(),
-    }]
 }
 
 /// What the evidence points to, from sizes (each side smaller by more than the smallest

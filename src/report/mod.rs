@@ -19,6 +19,7 @@ pub mod growth;
 pub mod growth_advice;
 pub mod growth_citus;
 pub mod growth_seed;
+pub mod growth_timing;
 pub mod history_table;
 mod index_build;
 pub mod ingest;

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::chart::{HEIGHT, WIDTH};
@@ -12,7 +13,7 @@ use super::chart_plot::PALETTE;
 use super::charts::Chart;
 use super::grid::Grid;
 use crate::experiment::query::summary::{format_time, format_tps};
-use crate::experiment::query::{QueryReport, clients_name};
+use crate::experiment::query::{QueryReport, UnitSummary, clients_name};
 use crate::measure::units::format_bytes;
 use crate::measure::verdict::Better;
 
@@ -248,102 +249,23 @@ pub fn grids(b: &QueryReport) -> Vec<Grid> {
 
 type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// The chart area: combinations along x, the value up y, drawn to SVG.
+type Canvas<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The chart's SVG; None when no statement was summarized or there is no combination.
 fn draw(b: &QueryReport) -> DrawResult<Option<String>> {
     if b.summary.units.is_empty() || b.combos.is_empty() {
         return Ok(None);
     }
-    let fmt = fmt_value(b);
-    let n = b.combos.len();
-    let y_max = b
-        .trials
-        .iter()
-        .map(|t| t.value())
-        .chain(b.summary.units.iter().flat_map(|u| {
-            u.finding
-                .settings
-                .iter()
-                .filter_map(|s| s.estimate.map(|e| e.ci_high))
-        }))
-        .fold(0.0f64, f64::max)
-        .max(1e-6)
-        * 1.15;
-    let labels: Vec<String> = b.combos.iter().map(|c| c.label.clone()).collect();
+    let y_max = y_max(b);
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let what = if b.params.throughput() {
-            "transactions/s"
-        } else {
-            "time of each statement"
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{what} per combination"), ("sans-serif", 20))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
-            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)?;
-        chart
-            .configure_mesh()
-            .x_desc("combination")
-            .y_desc(if b.params.throughput() {
-                "transactions/s"
-            } else {
-                "time"
-            })
-            .x_labels(n + 1)
-            .x_label_formatter(&|v| {
-                let i = v.round();
-                if (v - i).abs() > 1e-6 || i < 0.0 {
-                    return String::new();
-                }
-                labels.get(i as usize).cloned().unwrap_or_default()
-            })
-            .y_label_formatter(&|v| fmt(*v))
-            .max_light_lines(1)
-            .light_line_style(RGBColor(240, 240, 240))
-            .draw()?;
+        let mut chart = chart_with_mesh(&root, b, y_max)?;
         let k = b.summary.units.len() as f64;
         for (i, u) in b.summary.units.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            let shift = (i as f64 - (k - 1.0) / 2.0) * 0.12;
-            let points: Vec<(f64, f64, f64, f64)> = u
-                .finding
-                .settings
-                .iter()
-                .zip(&u.combos)
-                .filter_map(|(s, &c)| {
-                    s.estimate
-                        .map(|e| (c as f64 + shift, e.median, e.ci_low, e.ci_high))
-                })
-                .collect();
-            chart
-                .draw_series(
-                    points
-                        .iter()
-                        .map(|p| Circle::new((p.0, p.1), 5, color.filled())),
-                )?
-                .label(u.name.clone())
-                .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
-            let cap = 0.04;
-            chart.draw_series(points.iter().flat_map(|&(x, _, lo, hi)| {
-                [
-                    PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)),
-                    PathElement::new(vec![(x - cap, lo), (x + cap, lo)], color.stroke_width(1)),
-                    PathElement::new(vec![(x - cap, hi), (x + cap, hi)], color.stroke_width(1)),
-                ]
-            }))?;
-            let counts = b.params.client_counts();
-            let dots: Vec<(f64, f64)> = b
-                .trials
-                .iter()
-                .filter(|t| match t.clients {
-                    Some(c) => counts.get(i) == Some(&c),
-                    None => t.name == u.name,
-                })
-                .map(|t| (t.combo as f64 + shift + 0.03, t.value()))
-                .collect();
-            chart.draw_series(dots.iter().map(|p| Circle::new(*p, 2, color.mix(0.5))))?;
+            draw_unit(&mut chart, b, i, u, k)?;
         }
         chart
             .configure_series_labels()
@@ -354,6 +276,116 @@ fn draw(b: &QueryReport) -> DrawResult<Option<String>> {
         root.present()?;
     }
     Ok(Some(buf))
+}
+
+/// The top of the y axis: the highest trial or interval end, with room above it.
+fn y_max(b: &QueryReport) -> f64 {
+    b.trials
+        .iter()
+        .map(|t| t.value())
+        .chain(b.summary.units.iter().flat_map(|u| {
+            u.finding
+                .settings
+                .iter()
+                .filter_map(|s| s.estimate.map(|e| e.ci_high))
+        }))
+        .fold(0.0f64, f64::max)
+        .max(1e-6)
+        * 1.15
+}
+
+/// The chart on `root` with its caption, axes titles, the combinations' labels and light grid.
+fn chart_with_mesh<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    b: &QueryReport,
+    y_max: f64,
+) -> DrawResult<Canvas<'a, 'b>> {
+    let fmt = fmt_value(b);
+    let n = b.combos.len();
+    let labels: Vec<String> = b.combos.iter().map(|c| c.label.clone()).collect();
+    let what = if b.params.throughput() {
+        "transactions/s"
+    } else {
+        "time of each statement"
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("{what} per combination"), ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .x_desc("combination")
+        .y_desc(if b.params.throughput() {
+            "transactions/s"
+        } else {
+            "time"
+        })
+        .x_labels(n + 1)
+        .x_label_formatter(&|v| {
+            let i = v.round();
+            if (v - i).abs() > 1e-6 || i < 0.0 {
+                return String::new();
+            }
+            labels.get(i as usize).cloned().unwrap_or_default()
+        })
+        .y_label_formatter(&|v| fmt(*v))
+        .max_light_lines(1)
+        .light_line_style(RGBColor(240, 240, 240))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Statement (or client count) `i` of `k`, shifted beside the others: each combination's
+/// median (named in the legend) with its interval, and every trial as a faint dot.
+fn draw_unit(
+    chart: &mut Canvas<'_, '_>,
+    b: &QueryReport,
+    i: usize,
+    u: &UnitSummary,
+    k: f64,
+) -> DrawResult<()> {
+    let color = PALETTE[i % PALETTE.len()];
+    let shift = (i as f64 - (k - 1.0) / 2.0) * 0.12;
+    let points: Vec<(f64, f64, f64, f64)> = u
+        .finding
+        .settings
+        .iter()
+        .zip(&u.combos)
+        .filter_map(|(s, &c)| {
+            s.estimate
+                .map(|e| (c as f64 + shift, e.median, e.ci_low, e.ci_high))
+        })
+        .collect();
+    chart
+        .draw_series(
+            points
+                .iter()
+                .map(|p| Circle::new((p.0, p.1), 5, color.filled())),
+        )?
+        .label(u.name.clone())
+        .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+    let cap = 0.04;
+    chart.draw_series(points.iter().flat_map(|&(x, _, lo, hi)| {
+        [
+            PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)),
+            PathElement::new(vec![(x - cap, lo), (x + cap, lo)], color.stroke_width(1)),
+            PathElement::new(vec![(x - cap, hi), (x + cap, hi)], color.stroke_width(1)),
+        ]
+    }))?;
+    let counts = b.params.client_counts();
+    let dots: Vec<(f64, f64)> = b
+        .trials
+        .iter()
+        .filter(|t| match t.clients {
+            Some(c) => counts.get(i) == Some(&c),
+            None => t.name == u.name,
+        })
+        .map(|t| (t.combo as f64 + shift + 0.03, t.value()))
+        .collect();
+    chart.draw_series(dots.iter().map(|p| Circle::new(*p, 2, color.mix(0.5))))?;
+    Ok(())
 }
 
 /// The report's chart: the combinations side by side.

@@ -135,6 +135,17 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
     if let Some(f) = svg {
         s.push_str(&format!("![search path]({f})\n\n"));
     }
+    push_search_path(&mut s, st, &obj);
+    push_decisions(&mut s, st);
+    push_confirmation(&mut s, st);
+    s.push_str("\n## Script\n\n```sql\n");
+    s.push_str(&output::script(st, on));
+    s.push_str("```\n");
+    s
+}
+
+/// The search path's table: every configuration tried, in order, with what it carried.
+fn push_search_path(s: &mut String, st: &TuneState, obj: &Objective) {
     s.push_str("## Search path\n\n| # | configuration | median | interval | level | trials | |\n|---|---|---|---|---|---|---|\n");
     for (i, p) in st.path.iter().enumerate() {
         let carried = if p.carried.is_empty() {
@@ -161,6 +172,10 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
             if p.dropped { "dropped" } else { "" }
         ));
     }
+}
+
+/// Each race's decision, one line a setting.
+fn push_decisions(s: &mut String, st: &TuneState) {
     s.push_str("\n## Decisions\n\n");
     for d in &st.decisions {
         let cmp = d
@@ -191,32 +206,33 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
             ));
         }
     }
-    if let Some(c) = &st.confirm {
-        s.push_str("\n## Confirmation\n\n");
-        if !c.tuned.is_empty() {
-            s.push_str(&format!(
-                "The tuned set against the starting configuration, {} rounds, interleaved: {}.\n",
-                c.rounds,
-                c.comparison
-                    .as_ref()
-                    .map(comparison_text)
-                    .unwrap_or_else(|| "no verdict".into())
-            ));
-        }
-        if let Some(w) = crate::tune::statements::sentence(&c.statements, Side::Tuned) {
-            s.push_str(&format!("\nThe tuned set, {w}.\n"));
-        }
-        if let Some(f) = crate::tune::formula::sentence(st) {
-            s.push_str(&format!("\n{f}.\n"));
-        }
-        if let Some(w) = crate::tune::statements::sentence(&c.statements, Side::Formula) {
-            s.push_str(&format!("\npgtune's set, {w}.\n"));
-        }
+}
+
+/// The confirmation's verdict and its statements' and pgtune's sentences, when it ran.
+fn push_confirmation(s: &mut String, st: &TuneState) {
+    let Some(c) = &st.confirm else {
+        return;
+    };
+    s.push_str("\n## Confirmation\n\n");
+    if !c.tuned.is_empty() {
+        s.push_str(&format!(
+            "The tuned set against the starting configuration, {} rounds, interleaved: {}.\n",
+            c.rounds,
+            c.comparison
+                .as_ref()
+                .map(comparison_text)
+                .unwrap_or_else(|| "no verdict".into())
+        ));
     }
-    s.push_str("\n## Script\n\n```sql\n");
-    s.push_str(&output::script(st, on));
-    s.push_str("```\n");
-    s
+    if let Some(w) = crate::tune::statements::sentence(&c.statements, Side::Tuned) {
+        s.push_str(&format!("\nThe tuned set, {w}.\n"));
+    }
+    if let Some(f) = crate::tune::formula::sentence(st) {
+        s.push_str(&format!("\n{f}.\n"));
+    }
+    if let Some(w) = crate::tune::statements::sentence(&c.statements, Side::Formula) {
+        s.push_str(&format!("\npgtune's set, {w}.\n"));
+    }
 }
 
 /// Write the script to `out`, the report to `md` and its chart beside it, each atomically;

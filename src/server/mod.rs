@@ -17,6 +17,7 @@ pub mod relay;
 pub mod replication;
 pub mod sandbox;
 pub mod sandbox_access;
+pub mod sandbox_lifecycle;
 pub mod sandbox_pid;
 pub mod sandbox_settings;
 pub mod service;

@@ -257,10 +257,67 @@ pub async fn read(client: &Client, target: &Target) -> Result<ServerSnapshot, Ta
     }
 }
 
+/// The snapshot's reads, in the order they run inside [`read`]'s transaction.
 async fn read_in_transaction(
     client: &Client,
     target: &Target,
 ) -> Result<ServerSnapshot, TargetError> {
+    let id = read_identity(client).await?;
+    let can_checkpoint = may_checkpoint(client, id.superuser, id.version_num).await;
+    let tls = read_tls(client).await;
+    let connections = read_connections(client).await?;
+    let settings = read_settings(client).await?;
+    let counters = read_counters(client, id.version_num).await?;
+    let altered = read_altered(client).await;
+    let total = (counters.blks_hit + counters.blks_read) as f64;
+    let citus = super::citus::read(client).await.map_err(q)?;
+    // Last: reading them cannot fail for want of a privilege (pg_stat_replication shows a
+    // role without pg_read_all_stats its rows with NULL lags), and an error would end the
+    // read-only transaction the other reads share.
+    let replicas = super::replication::read(client).await.unwrap_or_default();
+    let standby_lag = if id.in_recovery {
+        super::replication::standby_lag(client).await
+    } else {
+        None
+    };
+    Ok(ServerSnapshot {
+        version: id.version,
+        version_num: id.version_num,
+        version_full: id.version_full,
+        location: target.location.clone(),
+        target: target.describe(),
+        tls,
+        in_recovery: id.in_recovery,
+        database: id.database,
+        database_bytes: id.database_bytes,
+        user: id.user,
+        superuser: id.superuser,
+        can_checkpoint,
+        connections,
+        settings,
+        cache_hit_total: (total > 0.0).then(|| counters.blks_hit as f64 / total),
+        altered,
+        counters,
+        citus,
+        replicas,
+        standby_lag,
+        taken: Some(Instant::now()),
+    })
+}
+
+/// Who and where the server is: the snapshot's first read, in one row.
+struct Identity {
+    version: String,
+    version_num: i32,
+    version_full: String,
+    in_recovery: bool,
+    database: String,
+    database_bytes: i64,
+    user: String,
+    superuser: bool,
+}
+
+async fn read_identity(client: &Client) -> Result<Identity, TargetError> {
     let row = client
         .query_one(
             "SELECT current_setting('server_version'), current_setting('server_version_num')::int,
@@ -271,9 +328,21 @@ async fn read_in_transaction(
         )
         .await
         .map_err(q)?;
-    let version_num: i32 = row.get(1);
-    let superuser: bool = row.get::<_, Option<bool>>(7).unwrap_or(false);
-    let can_checkpoint = superuser
+    Ok(Identity {
+        version: row.get(0),
+        version_num: row.get(1),
+        version_full: row.get(2),
+        in_recovery: row.get(3),
+        database: row.get(4),
+        database_bytes: row.get(5),
+        user: row.get(6),
+        superuser: row.get::<_, Option<bool>>(7).unwrap_or(false),
+    })
+}
+
+/// A superuser may; from PostgreSQL 15 so may a member of `pg_checkpoint` (asked only then).
+async fn may_checkpoint(client: &Client, superuser: bool, version_num: i32) -> bool {
+    superuser
         || (version_num >= 150000
             && client
                 .query_one(
@@ -282,8 +351,12 @@ async fn read_in_transaction(
                 )
                 .await
                 .map(|r| r.get::<_, bool>(0))
-                .unwrap_or(false));
-    let tls = client
+                .unwrap_or(false))
+}
+
+/// This session's TLS version (None: not encrypted, or not readable).
+async fn read_tls(client: &Client) -> Option<String> {
+    client
         .query_opt(
             "SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
             &[],
@@ -297,7 +370,11 @@ async fn read_in_transaction(
                 r.get::<_, Option<String>>(1)
                     .unwrap_or_else(|| "TLS".into())
             })
-        });
+        })
+}
+
+/// Client sessions by state, not counting this one.
+async fn read_connections(client: &Client) -> Result<BTreeMap<String, i64>, TargetError> {
     let mut connections = BTreeMap::new();
     for r in client
         .query(
@@ -311,6 +388,13 @@ async fn read_in_transaction(
     {
         connections.insert(r.get::<_, String>(0), r.get::<_, i64>(1));
     }
+    Ok(connections)
+}
+
+/// Every name in [`SETTINGS`]: its `pg_settings` row, or denied when the role may not see it.
+async fn read_settings(
+    client: &Client,
+) -> Result<BTreeMap<String, Readable<Setting>>, TargetError> {
     let names: Vec<String> = SETTINGS.iter().map(|s| s.to_string()).collect();
     let mut settings: BTreeMap<String, Readable<Setting>> = names
         .iter()
@@ -340,6 +424,11 @@ async fn read_in_transaction(
             }),
         );
     }
+    Ok(settings)
+}
+
+/// This database's counters, with the WAL bytes (14+) and checkpoints when they can be read.
+async fn read_counters(client: &Client, version_num: i32) -> Result<Counters, TargetError> {
     let c = client
         .query_one(
             "SELECT xact_commit, xact_rollback, blks_hit, blks_read, temp_files, temp_bytes
@@ -371,8 +460,13 @@ async fn read_in_transaction(
         "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
     };
     counters.checkpoints = client.query_one(cp_sql, &[]).await.ok().map(|r| r.get(0));
+    Ok(counters)
+}
+
+/// The settings `ALTER SYSTEM` set, as `SHOW` prints them.
+async fn read_altered(client: &Client) -> Vec<(String, String)> {
     // sourcefile is NULL for roles that may not read it: then nothing is marked.
-    let altered: Vec<(String, String)> = client
+    client
         .query(
             "SELECT name, current_setting(name) FROM pg_settings \
               WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY name",
@@ -380,42 +474,7 @@ async fn read_in_transaction(
         )
         .await
         .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-        .unwrap_or_default();
-    let total = (counters.blks_hit + counters.blks_read) as f64;
-    let citus = super::citus::read(client).await.map_err(q)?;
-    let in_recovery: bool = row.get(3);
-    // Last: reading them cannot fail for want of a privilege (pg_stat_replication shows a
-    // role without pg_read_all_stats its rows with NULL lags), and an error would end the
-    // read-only transaction the other reads share.
-    let replicas = super::replication::read(client).await.unwrap_or_default();
-    let standby_lag = if in_recovery {
-        super::replication::standby_lag(client).await
-    } else {
-        None
-    };
-    Ok(ServerSnapshot {
-        version: row.get(0),
-        version_num,
-        version_full: row.get(2),
-        location: target.location.clone(),
-        target: target.describe(),
-        tls,
-        in_recovery,
-        database: row.get(4),
-        database_bytes: row.get(5),
-        user: row.get(6),
-        superuser,
-        can_checkpoint,
-        connections,
-        settings,
-        cache_hit_total: (total > 0.0).then(|| counters.blks_hit as f64 / total),
-        altered,
-        counters,
-        citus,
-        replicas,
-        standby_lag,
-        taken: Some(Instant::now()),
-    })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

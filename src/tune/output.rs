@@ -167,7 +167,27 @@ fn needs(apply: Apply) -> &'static str {
 pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     let obj = Objective::of(&st.spec);
     let mut out = String::new();
-    let mut line = |s: &str| push_line(&mut out, s);
+    push_header(&mut out, st, &obj, on);
+    push_confirmation(&mut out, st, &obj);
+    push_line(&mut out, &format!("-- {}", memory_line(st).0));
+    for n in &st.notes {
+        push_line(&mut out, &format!("-- note: {n}"));
+    }
+    let recs = recommended(st);
+    push_line(&mut out, "");
+    if recs.is_empty() {
+        push_no_change(&mut out, st);
+    }
+    for r in &recs {
+        push_recommendation(&mut out, &obj, r);
+    }
+    push_also_searched(&mut out, st, &recs);
+    out
+}
+
+/// What the script is, where it was measured, and what the tune spent on it.
+fn push_header(out: &mut String, st: &TuneState, obj: &Objective, on: &MeasuredOn) {
+    let mut line = |s: &str| push_line(out, s);
     line("-- pglab tune: settings measured on a workload, each with its evidence.");
     line("-- Review before applying; pglab never applies this outside its own sandbox.");
     line(&format!(
@@ -186,102 +206,111 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
         crate::measure::units::format_seconds(st.spent_s),
         crate::measure::units::format_seconds(st.budget_s)
     ));
-    match st.confirm.as_ref() {
-        Some(c) => {
-            line(&format!(
-                "-- confirmation: {} against the starting configuration, {} rounds interleaved",
-                match (c.tuned.is_empty(), c.formula.is_empty()) {
-                    (false, false) => "the tuned set and pgtune's set",
-                    (false, true) => "the tuned set",
-                    _ => "pgtune's set",
-                },
-                c.rounds
-            ));
-            let est = |t: &[f64]| crate::measure::interval::estimate(t, 0.95);
-            if let Some(e) = est(&c.start_trials) {
-                line(&format!(
-                    "--   starting configuration: {}",
-                    estimate_text(&obj, &e)
-                ));
-            }
-            if let Some(e) = est(&c.tuned_trials) {
-                line(&format!(
-                    "--   tuned set:              {}",
-                    estimate_text(&obj, &e)
-                ));
-            }
-            if !c.tuned.is_empty() {
-                match &c.comparison {
-                    Some(cmp) => line(&format!("--   verdict: tuned set {}", comparison_text(cmp))),
-                    None => line("--   verdict: none (no round of the confirmation finished)"),
-                }
-            }
-            if let Some(e) = est(&c.formula_trials) {
-                line(&format!(
-                    "--   pgtune's set:           {}",
-                    estimate_text(&obj, &e)
-                ));
-            }
-            if let Some(s) = super::statements::sentence(&c.statements, Side::Tuned) {
-                line(&format!("--   tuned set, {s}"));
-            }
-            if let Some(f) = super::formula::sentence(st) {
-                line(&format!("--   {f}"));
-            }
-            if let Some(s) = super::statements::sentence(&c.statements, Side::Formula) {
-                line(&format!("--   pgtune's set, {s}"));
-            }
-        }
-        None => line("-- confirmation: not run (no setting changed)"),
-    }
-    line(&format!("-- {}", memory_line(st).0));
-    for n in &st.notes {
-        line(&format!("-- note: {n}"));
-    }
-    let recs = recommended(st);
-    line("");
-    if recs.is_empty() {
-        line("-- no change recommended:");
-        let why = withheld(st).unwrap_or_else(|| {
-            "no setting was shown better, or equivalent and cheaper, than its current value".into()
-        });
-        line(&format!("--   {why}."));
-    }
-    for r in &recs {
-        let d = r.decision;
+}
+
+/// The confirmation's sides against the starting configuration, its verdict, and the
+/// statements and pgtune sentences; or that it did not run.
+fn push_confirmation(out: &mut String, st: &TuneState, obj: &Objective) {
+    let mut line = |s: &str| push_line(out, s);
+    let Some(c) = st.confirm.as_ref() else {
+        line("-- confirmation: not run (no setting changed)");
+        return;
+    };
+    line(&format!(
+        "-- confirmation: {} against the starting configuration, {} rounds interleaved",
+        match (c.tuned.is_empty(), c.formula.is_empty()) {
+            (false, false) => "the tuned set and pgtune's set",
+            (false, true) => "the tuned set",
+            _ => "pgtune's set",
+        },
+        c.rounds
+    ));
+    let est = |t: &[f64]| crate::measure::interval::estimate(t, 0.95);
+    if let Some(e) = est(&c.start_trials) {
         line(&format!(
-            "-- {}: {} -> {} ({})",
-            d.setting,
-            d.start,
-            d.value,
-            d.why.as_str()
-        ));
-        if let Some(c) = &d.comparison {
-            line(&format!(
-                "--   before ({}): {}",
-                d.start,
-                estimate_text(&obj, &c.b)
-            ));
-            line(&format!(
-                "--   after  ({}): {}",
-                d.value,
-                estimate_text(&obj, &c.a)
-            ));
-            line(&format!(
-                "--   verdict: {}; {} rounds, {} trials in its race, family-wise and sequentially corrected",
-                comparison_text(c),
-                d.rounds,
-                d.trials
-            ));
-        }
-        line(&format!("--   {}", needs(r.apply)));
-        if let Some(loss) = durability_loss(&d.setting) {
-            line(&format!("--   durability: {loss}"));
-        }
-        line(&crate::sql::settings::alter_system_line(
-            &d.setting, &d.value,
+            "--   starting configuration: {}",
+            estimate_text(obj, &e)
         ));
     }
+    if let Some(e) = est(&c.tuned_trials) {
+        line(&format!(
+            "--   tuned set:              {}",
+            estimate_text(obj, &e)
+        ));
+    }
+    if !c.tuned.is_empty() {
+        match &c.comparison {
+            Some(cmp) => line(&format!("--   verdict: tuned set {}", comparison_text(cmp))),
+            None => line("--   verdict: none (no round of the confirmation finished)"),
+        }
+    }
+    if let Some(e) = est(&c.formula_trials) {
+        line(&format!(
+            "--   pgtune's set:           {}",
+            estimate_text(obj, &e)
+        ));
+    }
+    if let Some(s) = super::statements::sentence(&c.statements, Side::Tuned) {
+        line(&format!("--   tuned set, {s}"));
+    }
+    if let Some(f) = super::formula::sentence(st) {
+        line(&format!("--   {f}"));
+    }
+    if let Some(s) = super::statements::sentence(&c.statements, Side::Formula) {
+        line(&format!("--   pgtune's set, {s}"));
+    }
+}
+
+/// Nothing recommended, and why ([`withheld`], or no setting shown).
+fn push_no_change(out: &mut String, st: &TuneState) {
+    push_line(out, "-- no change recommended:");
+    let why = withheld(st).unwrap_or_else(|| {
+        "no setting was shown better, or equivalent and cheaper, than its current value".into()
+    });
+    push_line(out, &format!("--   {why}."));
+}
+
+/// One recommended setting: its evidence, what it needs to take effect, what durability it
+/// gives up, then its `ALTER SYSTEM SET` line.
+fn push_recommendation(out: &mut String, obj: &Objective, r: &Recommendation<'_>) {
+    let mut line = |s: &str| push_line(out, s);
+    let d = r.decision;
+    line(&format!(
+        "-- {}: {} -> {} ({})",
+        d.setting,
+        d.start,
+        d.value,
+        d.why.as_str()
+    ));
+    if let Some(c) = &d.comparison {
+        line(&format!(
+            "--   before ({}): {}",
+            d.start,
+            estimate_text(obj, &c.b)
+        ));
+        line(&format!(
+            "--   after  ({}): {}",
+            d.value,
+            estimate_text(obj, &c.a)
+        ));
+        line(&format!(
+            "--   verdict: {}; {} rounds, {} trials in its race, family-wise and sequentially corrected",
+            comparison_text(c),
+            d.rounds,
+            d.trials
+        ));
+    }
+    line(&format!("--   {}", needs(r.apply)));
+    if let Some(loss) = durability_loss(&d.setting) {
+        line(&format!("--   durability: {loss}"));
+    }
+    line(&crate::sql::settings::alter_system_line(
+        &d.setting, &d.value,
+    ));
+}
+
+/// The settings searched but not recommended, each with why it stays.
+fn push_also_searched(out: &mut String, st: &TuneState, recs: &[Recommendation<'_>]) {
     let searched: Vec<String> = st
         .decisions
         .iter()
@@ -303,13 +332,12 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
         })
         .collect();
     if !searched.is_empty() {
-        line("");
-        line(&format!(
-            "-- also searched, no change: {}",
-            searched.join("; ")
-        ));
+        push_line(out, "");
+        push_line(
+            out,
+            &format!("-- also searched, no change: {}", searched.join("; ")),
+        );
     }
-    out
 }
 
 /// Add `s` as a line of the script. A comment stays a comment: text with line breaks in it (a

@@ -389,18 +389,7 @@ pub async fn new_state(
     let normalised = normalise(&mut spec);
     precheck(client, &spec, schema, on_sandbox).await?;
     let reach = Reach::of(on_sandbox, server.citus.is_some());
-    let max_conn = server
-        .setting("max_connections")
-        .and_then(|s| s.value.parse().ok())
-        .unwrap_or(100);
-    let (hw, host_text, fsync_ops) = hardware(probe_dir, max_conn, given).await;
-    // ingest compares insert commits with the disk's fsync rate: measured once here rather
-    // than by every round's run.
-    if let ExperimentSpec::Ingest(s) = &mut spec
-        && s.fsync_ops_per_s.is_none()
-    {
-        s.fsync_ops_per_s = fsync_ops;
-    }
+    let (hw, host_text) = read_host(server, probe_dir, given, &mut spec).await;
     let pg = candidates::pgtune(&hw);
     let planned = super::plan::plan(client, &settings, reach, &hw, &pg)
         .await
@@ -413,51 +402,19 @@ pub async fn new_state(
     notes.extend(normalised);
     notes.extend(planned.notes);
     notes.extend(formula_notes);
-    if on_sandbox {
-        notes.extend(sampled_note(client).await);
-    }
-    if server.in_recovery {
-        // What a tune measures on a standby is the standby's reads, and only those.
-        notes.push(standby_note(server));
-    }
+    notes.extend(server_notes(client, server, on_sandbox).await);
     if planned.settings.is_empty() {
         return Err(SetupError::Nothing(format!(
             "nothing to search on this server: {}",
             notes.join("; ")
         )));
     }
-    let pass = super::rounds::round_spec(&spec, &[], None, false);
-    let data = format!("a pass: {}", pass.estimate().items().join(", "));
+    let measured_on = measured_on(server, target, on_sandbox, host_text, &workload, &spec);
     Ok(TuneState {
         version: STATE_VERSION,
         id: super::state::new_id(),
-        workload: workload.clone(),
-        measured_on: MeasuredOn {
-            host: host_text,
-            server: format!(
-                "PostgreSQL {}, {}{}",
-                server.version,
-                if on_sandbox {
-                    "pglab's sandbox"
-                } else {
-                    target
-                },
-                if server.in_recovery {
-                    " (a hot standby)"
-                } else {
-                    ""
-                }
-            ),
-            data,
-            // One line: a query's SQL among the parameters keeps its words, not its breaks.
-            workload: format!(
-                "{workload} ({})",
-                spec.spec_key()
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ),
-        },
+        workload,
+        measured_on,
         spec,
         target: target.to_string(),
         on_sandbox,
@@ -483,4 +440,79 @@ pub async fn new_state(
         notes,
         done: false,
     })
+}
+
+/// The target's [`hardware`] (with the server's `max_connections`) and the text saying where
+/// each figure came from; an ingest workload keeps the fsync rate measured.
+async fn read_host(
+    server: &ServerSnapshot,
+    probe_dir: Option<std::path::PathBuf>,
+    given: GivenHardware,
+    spec: &mut ExperimentSpec,
+) -> (Hardware, String) {
+    let max_conn = server
+        .setting("max_connections")
+        .and_then(|s| s.value.parse().ok())
+        .unwrap_or(100);
+    let (hw, host_text, fsync_ops) = hardware(probe_dir, max_conn, given).await;
+    // ingest compares insert commits with the disk's fsync rate: measured once here rather
+    // than by every round's run.
+    if let ExperimentSpec::Ingest(s) = spec
+        && s.fsync_ops_per_s.is_none()
+    {
+        s.fsync_ops_per_s = fsync_ops;
+    }
+    (hw, host_text)
+}
+
+/// The notes the server itself calls for: the sandbox's sampled imports, a hot standby.
+async fn server_notes(client: &Client, server: &ServerSnapshot, on_sandbox: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if on_sandbox {
+        notes.extend(sampled_note(client).await);
+    }
+    if server.in_recovery {
+        // What a tune measures on a standby is the standby's reads, and only those.
+        notes.push(standby_note(server));
+    }
+    notes
+}
+
+/// The script's "measured on" line: the host, the server, a pass's data and the workload.
+fn measured_on(
+    server: &ServerSnapshot,
+    target: &str,
+    on_sandbox: bool,
+    host: String,
+    workload: &str,
+    spec: &ExperimentSpec,
+) -> MeasuredOn {
+    let pass = super::rounds::round_spec(spec, &[], None, false);
+    let data = format!("a pass: {}", pass.estimate().items().join(", "));
+    MeasuredOn {
+        host,
+        server: format!(
+            "PostgreSQL {}, {}{}",
+            server.version,
+            if on_sandbox {
+                "pglab's sandbox"
+            } else {
+                target
+            },
+            if server.in_recovery {
+                " (a hot standby)"
+            } else {
+                ""
+            }
+        ),
+        data,
+        // One line: a query's SQL among the parameters keeps its words, not its breaks.
+        workload: format!(
+            "{workload} ({})",
+            spec.spec_key()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
 }
