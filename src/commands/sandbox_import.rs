@@ -1,5 +1,6 @@
 //! `pglab sandbox import --from CONNINFO --table SCHEMA.NAME …`: the DBA's own tables into
-//! the sandbox. Progress on stderr (one live line on a terminal), what was imported on
+//! the sandbox. The import is the engine's session ([`crate::import::session`]), as in the
+//! TUI; this shows it: progress on stderr (one live line on a terminal), what was imported on
 //! stdout; Ctrl-C cancels and leaves the sandbox as it was.
 
 use std::io::IsTerminal;
@@ -7,14 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use color_eyre::eyre::Result;
+use tokio::sync::mpsc::unbounded_channel;
+use tokio_util::sync::CancellationToken;
 
 use super::stderr_line::StderrLine;
 use crate::cli::ImportArgs;
-use crate::import::{
-    self, ImportEvent, ImportOptions, ImportReport, ImportSpec, Sample, TableName,
-};
+use crate::import::session::{self, Finish, Refused, Request, SourceError};
+use crate::import::{ImportEvent, ImportReport, ImportSpec, Sample, TableName};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
-use crate::server::{self, Target, TargetOptions, conninfo};
+use crate::server::{self, Target, TargetOptions};
 use crate::session::{Ctx, EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, user_error};
 
 /// What `sandbox import` refuses before reading anything, as the sentence to print.
@@ -59,21 +61,13 @@ fn spec_of(a: &ImportArgs) -> Result<ImportSpec> {
 /// (asking for a password on a terminal); its sessions say `application` unless the
 /// conninfo names one.
 pub(super) async fn open_source(flag: &str, from: &str, application: &str) -> Result<Arc<Target>> {
-    let mut params = conninfo::resolve(Some(from), &conninfo::ProcessEnv)
-        .map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}")))?;
-    if params.application_name == "pglab" {
-        params.application_name = application.into();
-    }
-    let source = Arc::new(
-        Target::new(params, false).map_err(|e| user_error(EXIT_USAGE, format!("{flag}: {e}")))?,
-    );
     let ask: &server::connect::AskPassword = &server::connect::ask_password_on_tty;
     let interactive = std::io::stdin().is_terminal();
-    source
-        .connect_first(interactive.then_some(ask))
-        .await
-        .map_err(|e| user_error(EXIT_FAILED, format!("the source: {e}")))?;
-    Ok(source)
+    match session::open_source(from, application, interactive.then_some(ask)).await {
+        Ok((source, _)) => Ok(source),
+        Err(SourceError::Conninfo(e)) => Err(user_error(EXIT_USAGE, format!("{flag}: {e}"))),
+        Err(SourceError::Connect(e)) => Err(user_error(EXIT_FAILED, format!("the source: {e}"))),
+    }
 }
 
 pub async fn run(ctx: &Ctx, a: ImportArgs) -> Result<i32> {
@@ -82,65 +76,80 @@ pub async fn run(ctx: &Ctx, a: ImportArgs) -> Result<i32> {
         return Err(user_error(EXIT_USAGE, why));
     }
     let spec = spec_of(&a)?;
-    let source = open_source("--from", &a.from, "pglab import").await?;
+    let source = open_source("--from", &a.from, session::APPLICATION).await?;
     opts.force_sandbox = true;
     opts.db = None;
     let (opened, client) = server::open(&opts, &ctx.paths, None)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
     drop(client);
-    let root = opened.sandbox.as_ref().map(|s| s.sandbox.root.clone());
-    let import_opts = ImportOptions {
-        free_bytes: root.as_deref().and_then(crate::host::free_bytes),
-        cache_file: root.map(|r| r.join("imports.json")),
+    let req = Request {
+        source,
+        sandbox: opened.target.clone(),
+        sandbox_dir: opened.sandbox.as_ref().map(|s| s.sandbox.root.clone()),
+        spec,
     };
-    let mut handle = import::spawn(source, opened.target.clone(), spec, import_opts);
-    let code = follow(&mut handle).await;
+    let code = follow(req).await;
     opened.close().await;
     code
 }
 
-/// Print the events until the end; Ctrl-C cancels.
-async fn follow(handle: &mut import::ImportHandle) -> Result<i32> {
-    let mut live = Live::new();
+/// Run the import, printing its events as they come and its end; Ctrl-C cancels.
+async fn follow(req: Request) -> Result<i32> {
+    let (tx, mut rx) = unbounded_channel();
+    let cancel = CancellationToken::new();
+    let import = session::run(req, tx, &cancel);
+    tokio::pin!(import);
     let signal = crate::session::shutdown_signal();
     tokio::pin!(signal);
+    let mut live = Live::new();
     let mut cancelled = false;
-    loop {
+    let end = loop {
         tokio::select! {
             _ = &mut signal, if !cancelled => {
                 cancelled = true;
                 live.line("cancelling: the sandbox's transaction is rolled back…");
-                handle.cancel.cancel();
+                cancel.cancel();
             }
-            ev = handle.events.recv() => {
-                let Some(ev) = ev else {
-                    return Err(user_error(EXIT_FAILED, "the import stopped without saying why (see the log)"));
-                };
-                match ev {
-                    ImportEvent::Phase(p) => live.line(&p),
-                    ImportEvent::Note(n) => live.line(&format!("note: {n}")),
-                    ImportEvent::Progress(p) => live.progress(&p.line()),
-                    ImportEvent::Finished(r) => {
-                        live.clear();
-                        print!("{}", summary(&r));
-                        return Ok(0);
-                    }
-                    ImportEvent::Cancelled => {
-                        live.clear();
-                        eprintln!("pglab: import cancelled; the sandbox is as it was");
-                        return Ok(EXIT_CANCELLED);
-                    }
-                    ImportEvent::Failed { error, refused } => {
-                        live.clear();
-                        return Err(user_error(
-                            if refused { EXIT_USAGE } else { EXIT_FAILED },
-                            if refused { error } else { format!("import failed: {error}; the sandbox is as it was") },
-                        ));
-                    }
-                }
-            }
+            Some(ev) = rx.recv() => live.show(ev),
+            end = &mut import => break end,
         }
+    };
+    // The session has ended: what it sent before its end comes first.
+    while let Ok(ev) = rx.try_recv() {
+        live.show(ev);
+    }
+    say_end(end, &mut live)
+}
+
+/// The import's end: what was imported on stdout, or the sentence and its exit code.
+fn say_end(end: std::result::Result<Finish, Refused>, live: &mut Live) -> Result<i32> {
+    match end {
+        Ok(Finish::Done(r)) => {
+            live.clear();
+            print!("{}", summary(&r));
+            Ok(0)
+        }
+        Ok(Finish::Cancelled) => {
+            live.clear();
+            eprintln!("pglab: import cancelled; the sandbox is as it was");
+            Ok(EXIT_CANCELLED)
+        }
+        Err(Refused(error)) => {
+            live.clear();
+            Err(user_error(EXIT_USAGE, error))
+        }
+        Ok(Finish::Failed(error)) => {
+            live.clear();
+            Err(user_error(
+                EXIT_FAILED,
+                format!("import failed: {error}; the sandbox is as it was"),
+            ))
+        }
+        Ok(Finish::Lost) => Err(user_error(
+            EXIT_FAILED,
+            "the import stopped without saying why (see the log)",
+        )),
     }
 }
 
@@ -189,6 +198,16 @@ impl Live {
         Live {
             out: StderrLine::new(),
             last: None,
+        }
+    }
+
+    /// One event of the import as it goes (its end is the session's answer, never an event).
+    fn show(&mut self, ev: ImportEvent) {
+        match ev {
+            ImportEvent::Phase(p) => self.line(&p),
+            ImportEvent::Note(n) => self.line(&format!("note: {n}")),
+            ImportEvent::Progress(p) => self.progress(&p.line()),
+            ImportEvent::Finished(_) | ImportEvent::Cancelled | ImportEvent::Failed { .. } => {}
         }
     }
 

@@ -9,7 +9,11 @@
 //! moved under its own schema and name at once. All of it is one sandbox transaction: a
 //! cancel, a failure or a killed pglab leaves the sandbox as it was, and a re-import replaces
 //! a table only when it completes. Each table carries a record of where it came from
-//! ([`record`]).
+//! ([`ImportRecord`], in `sql::imported`).
+//!
+//! [`session`] is the one way in for a front end: it opens the source, runs the import on the
+//! sandbox and says how it ended; `pglab sandbox import` and the TUI's import dialog only show
+//! it.
 
 pub mod catalog;
 pub mod copy;
@@ -18,6 +22,7 @@ pub mod plan;
 mod plan_sandbox;
 mod plan_types;
 mod run;
+pub mod session;
 pub mod source;
 pub mod source_guard;
 pub mod types;
@@ -185,6 +190,8 @@ pub enum ImportEvent {
     Cancelled,
 }
 
+/// A running import: its events (ending with exactly one of finished, failed, cancelled),
+/// its cancel and its task.
 pub struct ImportHandle {
     pub events: mpsc::Receiver<ImportEvent>,
     pub cancel: CancellationToken,
@@ -201,7 +208,8 @@ pub struct ImportOptions {
 }
 
 /// Start an import on its own task. `source` must already have been connected to once (so a
-/// password typed at a prompt is known).
+/// password typed at a prompt is known). A front end runs [`session::run`], which starts it
+/// here.
 pub fn spawn(
     source: Arc<Target>,
     sandbox: Arc<Target>,

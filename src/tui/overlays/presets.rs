@@ -10,6 +10,7 @@ use crate::preset::PresetEntry;
 use crate::tui::app::{App, Level, Notice};
 use crate::tui::render::overlay_box;
 use crate::tui::text::{fit, pad, wrap};
+use crate::tui::theme::Theme;
 
 /// What the one-line name input is for.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,12 +87,24 @@ pub fn origin(e: &PresetEntry) -> &'static str {
 }
 
 pub fn render(app: &App, f: &mut Frame, area: Rect) {
-    let theme = app.theme;
-    let st = &app.presets;
     let inner = overlay_box(app, f, area, " Presets ", 100);
     let cols = inner.width as usize;
     let rows = inner.height as usize;
+    let foot = foot(app.theme, &app.presets, cols);
+    let room = rows.saturating_sub(foot.len() + 1);
+    let mut lines = entry_lines(app.theme, &app.presets, cols, room);
+    while lines.len() < room {
+        lines.push(Line::default());
+    }
+    lines.truncate(room);
+    lines.push(Line::default());
+    lines.extend(foot);
+    f.render_widget(Paragraph::new(lines), inner);
+}
 
+/// Below the list: the files that did not load, the last action's outcome, then the name
+/// being typed or the keys.
+fn foot(theme: Theme, st: &PickerState, cols: usize) -> Vec<Line<'static>> {
     let mut foot: Vec<Line> = Vec::new();
     for p in st.problems.iter().take(2) {
         foot.push(Line::styled(
@@ -105,30 +118,40 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             foot.push(Line::styled(l, style));
         }
     }
-    if let Some(inp) = &st.input {
-        let prompt = match &inp.purpose {
-            InputFor::Save => "save the current parameters as: ".to_string(),
-            InputFor::Rename { from } => format!("rename '{from}' to: "),
-        };
-        foot.push(Line::from(vec![
-            Span::styled(prompt, theme.label()),
-            Span::styled(format!("{}▏", inp.text), theme.value()),
-        ]));
-        foot.push(Line::styled(
-            "Enter accepts · Esc aborts · letters, digits, - and _",
-            theme.dim(),
-        ));
-    } else {
-        foot.push(Line::styled(
+    match &st.input {
+        Some(inp) => foot.extend(name_input(theme, inp)),
+        None => foot.push(Line::styled(
             fit(
                 "↑↓ select · Enter load · S save current · R rename · D delete · Esc close",
                 cols,
             ),
             theme.dim(),
-        ));
+        )),
     }
+    foot
+}
 
-    let room = rows.saturating_sub(foot.len() + 1);
+/// The one-line name input and its keys.
+fn name_input(theme: Theme, inp: &NameInput) -> [Line<'static>; 2] {
+    let prompt = match &inp.purpose {
+        InputFor::Save => "save the current parameters as: ".to_string(),
+        InputFor::Rename { from } => format!("rename '{from}' to: "),
+    };
+    [
+        Line::from(vec![
+            Span::styled(prompt, theme.label()),
+            Span::styled(format!("{}▏", inp.text), theme.value()),
+        ]),
+        Line::styled(
+            "Enter accepts · Esc aborts · letters, digits, - and _",
+            theme.dim(),
+        ),
+    ]
+}
+
+/// The presets in `room` lines: two lines an entry, the selected one's description in full
+/// (wrapped); scrolled so the selected one shows.
+fn entry_lines(theme: Theme, st: &PickerState, cols: usize, room: usize) -> Vec<Line<'static>> {
     let mut lines: Vec<Line> = Vec::new();
     if st.entries.is_empty() {
         let t = if st.loading {
@@ -137,56 +160,62 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
             "no presets"
         };
         lines.push(Line::styled(t, theme.dim()));
-    } else {
-        let name_w = st
-            .entries
-            .iter()
-            .map(|e| e.preset.name.chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(cols / 3);
-        // Two lines an entry, the selected one's description in full (wrapped); scroll so the
-        // selected one shows.
-        let per = 2;
-        let desc =
-            |e: &PresetEntry, n: usize| wrap(&e.preset.description, cols.saturating_sub(4), n);
-        let extra = st
-            .entries
-            .get(st.selected)
-            .map_or(0, |e| desc(e, 4).len().saturating_sub(1));
-        let visible = (room.saturating_sub(extra) / per).max(1);
-        let first = st.selected.saturating_sub(visible - 1);
-        for (i, e) in st.entries.iter().enumerate().skip(first).take(visible) {
-            let sel = i == st.selected;
-            let marker = if sel { "▶ " } else { "  " };
-            let head = format!(
-                "{}  {:<11}  {}",
-                pad(&fit(&e.preset.name, name_w), name_w),
-                e.preset.experiment.as_str(),
-                origin(e)
-            );
-            let style = if sel { theme.title() } else { theme.plain() };
-            lines.push(Line::from(vec![
-                Span::styled(marker, theme.key()),
-                Span::styled(fit(&head, cols.saturating_sub(2)), style),
-            ]));
-            if sel {
-                for l in desc(e, 4) {
-                    lines.push(Line::styled(format!("    {l}"), theme.dim()));
-                }
-            } else {
-                lines.push(Line::styled(
-                    fit(&format!("    {}", e.preset.description), cols),
-                    theme.dim(),
-                ));
-            }
+        return lines;
+    }
+    let name_w = st
+        .entries
+        .iter()
+        .map(|e| e.preset.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(cols / 3);
+    let per = 2;
+    let extra = st
+        .entries
+        .get(st.selected)
+        .map_or(0, |e| description(e, cols, 4).len().saturating_sub(1));
+    let visible = (room.saturating_sub(extra) / per).max(1);
+    let first = st.selected.saturating_sub(visible - 1);
+    for (i, e) in st.entries.iter().enumerate().skip(first).take(visible) {
+        lines.extend(entry(theme, e, i == st.selected, name_w, cols));
+    }
+    lines
+}
+
+/// A preset's description wrapped over at most `n` lines, indented under its name.
+fn description(e: &PresetEntry, cols: usize, n: usize) -> Vec<String> {
+    wrap(&e.preset.description, cols.saturating_sub(4), n)
+}
+
+/// One entry: its name, experiment and origin, then its description (in full when selected).
+fn entry(
+    theme: Theme,
+    e: &PresetEntry,
+    sel: bool,
+    name_w: usize,
+    cols: usize,
+) -> Vec<Line<'static>> {
+    let marker = if sel { "▶ " } else { "  " };
+    let head = format!(
+        "{}  {:<11}  {}",
+        pad(&fit(&e.preset.name, name_w), name_w),
+        e.preset.experiment.as_str(),
+        origin(e)
+    );
+    let style = if sel { theme.title() } else { theme.plain() };
+    let mut lines = vec![Line::from(vec![
+        Span::styled(marker, theme.key()),
+        Span::styled(fit(&head, cols.saturating_sub(2)), style),
+    ])];
+    if sel {
+        for l in description(e, cols, 4) {
+            lines.push(Line::styled(format!("    {l}"), theme.dim()));
         }
+    } else {
+        lines.push(Line::styled(
+            fit(&format!("    {}", e.preset.description), cols),
+            theme.dim(),
+        ));
     }
-    while lines.len() < room {
-        lines.push(Line::default());
-    }
-    lines.truncate(room);
-    lines.push(Line::default());
-    lines.extend(foot);
-    f.render_widget(Paragraph::new(lines), inner);
+    lines
 }

@@ -181,82 +181,101 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         Span::styled(fit(&v.workload, cols.saturating_sub(10)), theme.value()),
     ]));
     match &v.stage {
-        TuneStage::Form => {
-            for (i, (name, value)) in [("budget", &v.budget), ("settings", &v.settings)]
-                .into_iter()
-                .enumerate()
-            {
-                let cursor = if v.field == i { "▏" } else { "" };
-                let style = if v.field == i {
-                    theme.selected()
-                } else {
-                    theme.value()
-                };
-                lines.push(Line::from(vec![
-                    Span::styled(format!("{name:<10}"), theme.label()),
-                    Span::styled(format!("{value}{cursor}"), style),
-                ]));
-            }
-            for l in wrap(
-                "The parameters on screen are the workload. The budget counts everything; settings: auto, or names separated by commas. Restart and reload settings are searched on the sandbox only; every setting is put back when the tune ends. The script goes to tune.sql in the current directory (pglab asks before replacing one).",
-                cols,
-                5,
-            ) {
-                lines.push(Line::styled(l, theme.dim()));
-            }
-        }
-        TuneStage::Running | TuneStage::Done(_) => {
-            lines.push(Line::styled(
-                bar(v.spent_s, v.total_s, cols),
-                theme.accent(),
-            ));
-            race_lines(app, v, cols, &mut lines);
-            decided_lines(app, v, cols, &mut lines);
-            if let Some(c) = &v.confirm {
-                let verdict = c
-                    .comparison
-                    .as_ref()
-                    .map(|cmp| format!(": tuned set {}", crate::tune::output::comparison_text(cmp)))
-                    .unwrap_or_default();
-                lines.push(Line::styled(
-                    fit(&format!("confirmation: {} rounds{verdict}", c.rounds), cols),
-                    theme.plain(),
-                ));
-            }
-            match &v.stage {
-                TuneStage::Running => lines.push(Line::styled(
-                    fit(
-                        &format!(
-                            "{} {}{}",
-                            spinner(app.tick()),
-                            if v.cancelling { "stopping… " } else { "" },
-                            v.progress
-                        ),
-                        cols,
-                    ),
-                    theme.dim(),
-                )),
-                TuneStage::Done(Ok(s)) => {
-                    for l in wrap(s, cols, 3) {
-                        lines.push(Line::styled(l, theme.good()));
-                    }
-                }
-                TuneStage::Done(Err(e)) => {
-                    for l in wrap(e, cols, 3) {
-                        lines.push(Line::styled(l, theme.error()));
-                    }
-                }
-                TuneStage::Form => {}
-            }
-        }
+        TuneStage::Form => form_lines(app, v, cols, &mut lines),
+        TuneStage::Running | TuneStage::Done(_) => search_lines(app, v, cols, &mut lines),
     }
     if let Some(e) = &v.error {
         for l in wrap(e, cols, 3) {
             lines.push(Line::styled(l, theme.error()));
         }
     }
-    // The notes, newest last, each wrapped over up to 3 lines, as many as fit below.
     let room = rows.saturating_sub(lines.len()).saturating_sub(1);
+    let shown = notes(v, cols, room);
+    if !shown.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(shown.into_iter().map(|n| Line::styled(n, theme.dim())));
+    }
+    lines.truncate(rows);
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The form: the budget and the settings (the one being typed in marked), then what a tune does.
+fn form_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'static>>) {
+    let theme = app.theme;
+    for (i, (name, value)) in [("budget", &v.budget), ("settings", &v.settings)]
+        .into_iter()
+        .enumerate()
+    {
+        let cursor = if v.field == i { "▏" } else { "" };
+        let style = if v.field == i {
+            theme.selected()
+        } else {
+            theme.value()
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{name:<10}"), theme.label()),
+            Span::styled(format!("{value}{cursor}"), style),
+        ]));
+    }
+    for l in wrap(
+        "The parameters on screen are the workload. The budget counts everything; settings: auto, or names separated by commas. Restart and reload settings are searched on the sandbox only; every setting is put back when the tune ends. The script goes to tune.sql in the current directory (pglab asks before replacing one).",
+        cols,
+        5,
+    ) {
+        lines.push(Line::styled(l, theme.dim()));
+    }
+}
+
+/// The search: the budget bar, the race, the settings decided, the confirmation, then what
+/// is going on or how it ended.
+fn search_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'static>>) {
+    let theme = app.theme;
+    lines.push(Line::styled(
+        bar(v.spent_s, v.total_s, cols),
+        theme.accent(),
+    ));
+    race_lines(app, v, cols, lines);
+    decided_lines(app, v, cols, lines);
+    if let Some(c) = &v.confirm {
+        let verdict = c
+            .comparison
+            .as_ref()
+            .map(|cmp| format!(": tuned set {}", crate::tune::output::comparison_text(cmp)))
+            .unwrap_or_default();
+        lines.push(Line::styled(
+            fit(&format!("confirmation: {} rounds{verdict}", c.rounds), cols),
+            theme.plain(),
+        ));
+    }
+    match &v.stage {
+        TuneStage::Running => lines.push(Line::styled(
+            fit(
+                &format!(
+                    "{} {}{}",
+                    spinner(app.tick()),
+                    if v.cancelling { "stopping… " } else { "" },
+                    v.progress
+                ),
+                cols,
+            ),
+            theme.dim(),
+        )),
+        TuneStage::Done(Ok(s)) => {
+            for l in wrap(s, cols, 3) {
+                lines.push(Line::styled(l, theme.good()));
+            }
+        }
+        TuneStage::Done(Err(e)) => {
+            for l in wrap(e, cols, 3) {
+                lines.push(Line::styled(l, theme.error()));
+            }
+        }
+        TuneStage::Form => {}
+    }
+}
+
+/// The notes, newest last, each wrapped over up to 3 lines, as many as fit in `room` lines.
+fn notes(v: &TuneView, cols: usize, room: usize) -> Vec<String> {
     let mut shown: Vec<String> = Vec::new();
     for n in v.notes.iter().rev() {
         let wrapped = wrap(&format!("note: {n}"), cols, 3);
@@ -265,12 +284,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
         }
         shown.splice(0..0, wrapped);
     }
-    if !shown.is_empty() {
-        lines.push(Line::raw(""));
-        lines.extend(shown.into_iter().map(|n| Line::styled(n, theme.dim())));
-    }
-    lines.truncate(rows);
-    f.render_widget(Paragraph::new(lines), inner);
+    shown
 }
 
 #[cfg(test)]

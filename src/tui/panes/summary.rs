@@ -79,74 +79,17 @@ pub fn summarize(layout: &ResultLayout, samples: &[Sample], rules: &Rules) -> Ve
 }
 
 fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) -> SeriesSummary {
-    let measured: Vec<&Sample> = samples
-        .iter()
-        .filter(|s| !s.projected && s.series == name && s.x.is_finite())
-        .collect();
-    let mut xs: Vec<f64> = measured.iter().map(|s| s.x).collect();
-    xs.sort_by(|a, b| a.total_cmp(b));
-    xs.dedup();
-    let mut labels: Vec<String> = Vec::new();
-    for x in &xs {
-        let mut l = super::axis::x_text(layout, *x);
-        // Two values that print alike stay two settings.
-        if labels.contains(&l) {
-            l = format!("{l} #{}", labels.len() + 1);
-        }
-        labels.push(l);
-    }
-    let at = |x: f64| measured.iter().filter(move |s| s.x == x);
-    let trials: Vec<SettingTrials> = xs
-        .iter()
-        .zip(&labels)
-        .enumerate()
-        .map(|(rank, (x, label))| SettingTrials {
-            label: label.clone(),
-            cost_rank: rank,
-            values: at(*x).flat_map(|s| s.trials()).collect(),
-            ..SettingTrials::default()
-        })
-        .collect();
-    let columns: Vec<Option<usize>> = layout
-        .summary_columns
-        .iter()
-        .map(|c| layout.columns.iter().position(|k| k == c))
-        .collect();
-    let extra = |x: f64| -> (Vec<Option<Estimate>>, Vec<String>) {
-        let measures = (0..layout.measures.len())
-            .map(|m| {
-                let v: Vec<f64> = at(x)
-                    .flat_map(|s| s.measures.get(m).cloned().unwrap_or_default())
-                    .collect();
-                estimate(&v, rules.confidence)
-            })
-            .collect();
-        let last = at(x).next_back();
-        let cells = columns
-            .iter()
-            .map(|i| {
-                i.and_then(|i| last.and_then(|s| s.cells.get(i).cloned()))
-                    .unwrap_or_default()
-            })
-            .collect();
-        (measures, cells)
-    };
+    let set = Settings::of(layout, samples, name, rules);
+    let trials = set.trials();
     if layout.compare == Compare::Series {
         // The series are compared at each x by the experiment itself: no ranking of x here.
-        let settings = xs
+        let settings = set
+            .xs
             .iter()
             .zip(trials)
             .map(|(x, t)| {
-                let (measures, cells) = extra(*x);
-                SettingRow {
-                    series: name.to_string(),
-                    x: *x,
-                    label: t.label,
-                    estimate: estimate(&t.values, rules.confidence),
-                    measures,
-                    cells,
-                    mark: Mark::None,
-                }
+                let estimate = estimate(&t.values, rules.confidence);
+                set.row(*x, t.label, estimate, Mark::None)
             })
             .collect();
         return SeriesSummary {
@@ -161,24 +104,123 @@ fn series(layout: &ResultLayout, samples: &[Sample], name: &str, rules: &Rules) 
     let settings = finding
         .settings
         .iter()
-        .zip(&xs)
-        .map(|(r, x)| {
-            let (measures, cells) = extra(*x);
-            SettingRow {
-                series: name.to_string(),
-                x: *x,
-                label: r.label.clone(),
-                estimate: r.estimate,
-                measures,
-                cells,
-                mark: mark(&finding, &r.label),
-            }
-        })
+        .zip(&set.xs)
+        .map(|(r, x)| set.row(*x, r.label.clone(), r.estimate, mark(&finding, &r.label)))
         .collect();
     SeriesSummary {
         series: name.to_string(),
         settings,
         sentence,
+    }
+}
+
+/// One series' measured samples and its settings: each distinct `x`, ascending, labelled.
+struct Settings<'a> {
+    layout: &'a ResultLayout,
+    rules: &'a Rules,
+    name: &'a str,
+    measured: Vec<&'a Sample>,
+    xs: Vec<f64>,
+    labels: Vec<String>,
+    /// Where each of the layout's summary columns is among its columns.
+    columns: Vec<Option<usize>>,
+}
+
+impl<'a> Settings<'a> {
+    fn of(
+        layout: &'a ResultLayout,
+        samples: &'a [Sample],
+        name: &'a str,
+        rules: &'a Rules,
+    ) -> Settings<'a> {
+        let measured: Vec<&Sample> = samples
+            .iter()
+            .filter(|s| !s.projected && s.series == name && s.x.is_finite())
+            .collect();
+        let mut xs: Vec<f64> = measured.iter().map(|s| s.x).collect();
+        xs.sort_by(|a, b| a.total_cmp(b));
+        xs.dedup();
+        let mut labels: Vec<String> = Vec::new();
+        for x in &xs {
+            let mut l = super::axis::x_text(layout, *x);
+            // Two values that print alike stay two settings.
+            if labels.contains(&l) {
+                l = format!("{l} #{}", labels.len() + 1);
+            }
+            labels.push(l);
+        }
+        let columns = layout
+            .summary_columns
+            .iter()
+            .map(|c| layout.columns.iter().position(|k| k == c))
+            .collect();
+        Settings {
+            layout,
+            rules,
+            name,
+            measured,
+            xs,
+            labels,
+            columns,
+        }
+    }
+
+    /// The samples of the setting at `x`, in the order they came.
+    fn at(&self, x: f64) -> impl DoubleEndedIterator<Item = &&'a Sample> {
+        self.measured.iter().filter(move |s| s.x == x)
+    }
+
+    /// Every setting's trials, ranked by cost in ascending `x`.
+    fn trials(&self) -> Vec<SettingTrials> {
+        self.xs
+            .iter()
+            .zip(&self.labels)
+            .enumerate()
+            .map(|(rank, (x, label))| SettingTrials {
+                label: label.clone(),
+                cost_rank: rank,
+                values: self.at(*x).flat_map(|s| s.trials()).collect(),
+                ..SettingTrials::default()
+            })
+            .collect()
+    }
+
+    /// The setting at `x` as the pane lists it.
+    fn row(&self, x: f64, label: String, estimate: Option<Estimate>, mark: Mark) -> SettingRow {
+        SettingRow {
+            series: self.name.to_string(),
+            x,
+            label,
+            estimate,
+            measures: self.measures(x),
+            cells: self.cells(x),
+            mark,
+        }
+    }
+
+    /// The estimate of each of the layout's further measures at `x`.
+    fn measures(&self, x: f64) -> Vec<Option<Estimate>> {
+        (0..self.layout.measures.len())
+            .map(|m| {
+                let v: Vec<f64> = self
+                    .at(x)
+                    .flat_map(|s| s.measures.get(m).cloned().unwrap_or_default())
+                    .collect();
+                estimate(&v, self.rules.confidence)
+            })
+            .collect()
+    }
+
+    /// The summary columns of the last sample at `x`.
+    fn cells(&self, x: f64) -> Vec<String> {
+        let last = self.at(x).next_back();
+        self.columns
+            .iter()
+            .map(|i| {
+                i.and_then(|i| last.and_then(|s| s.cells.get(i).cloned()))
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 }
 

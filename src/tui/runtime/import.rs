@@ -1,17 +1,20 @@
 //! The import dialog's commands: list a server's tables, run an import into the sandbox (its
-//! events come back as messages), cancel it. Leaving pglab cancels a running import and waits
-//! for the sandbox's transaction to roll back.
+//! events come back as messages), cancel it. The same session as `pglab sandbox import`
+//! ([`crate::import::session`]). Leaving pglab cancels a running import and waits for the
+//! sandbox's transaction to roll back.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Env;
-use crate::import::{self, ImportOptions, source};
-use crate::server::{Target, TargetError, conninfo};
+use crate::import::session::{self, Finish, Refused, Request, SourceError};
+use crate::import::{ImportEvent, ImportSpec, source};
+use crate::server::{Target, TargetError};
 use crate::tui::msg::{ImportCmd, ImportMsg, Msg};
 
 /// The import going on, if any.
@@ -20,21 +23,17 @@ pub struct Importer {
     running: Option<(CancellationToken, JoinHandle<()>)>,
 }
 
-/// The source as a target, connected once (no prompt: the TUI owns the terminal).
+/// The source as a target, connected once (no prompt: the TUI owns the terminal); why not,
+/// as the dialog says it.
 async fn open_source(conninfo: &str) -> Result<(Arc<Target>, tokio_postgres::Client), String> {
-    let mut params =
-        conninfo::resolve(Some(conninfo), &conninfo::ProcessEnv).map_err(|e| e.to_string())?;
-    if params.application_name == "pglab" {
-        params.application_name = "pglab import".into();
-    }
-    let target = Arc::new(Target::new(params, false).map_err(|e| e.to_string())?);
-    match target.connect().await {
-        Ok(c) => Ok((target, c)),
-        Err(TargetError::NeedPassword) => Err(
-            "the server wants a password and none is known: put it in ~/.pgpass or PGPASSWORD, or password=… in the conninfo (pglab never saves it)".into(),
-        ),
-        Err(e) => Err(e.to_string()),
-    }
+    session::open_source(conninfo, session::APPLICATION, None)
+        .await
+        .map_err(|e| match e {
+            SourceError::Connect(TargetError::NeedPassword) => {
+                "the server wants a password and none is known: put it in ~/.pgpass or PGPASSWORD, or password=… in the conninfo (pglab never saves it)".into()
+            }
+            SourceError::Conninfo(e) | SourceError::Connect(e) => e.to_string(),
+        })
 }
 
 impl Importer {
@@ -51,7 +50,7 @@ impl Importer {
             }
             ImportCmd::Start { conninfo, spec } => {
                 let Some(sandbox) = env.sandbox.clone().filter(|_| env.target.is_sandbox()) else {
-                    let _ = tx.send(Msg::Import(ImportMsg::Event(import::ImportEvent::Failed {
+                    let _ = tx.send(Msg::Import(ImportMsg::Event(ImportEvent::Failed {
                         error: "import fills pglab's sandbox, and this pglab is not using it"
                             .into(),
                         refused: true,
@@ -62,40 +61,9 @@ impl Importer {
                 let cancel = CancellationToken::new();
                 let c = cancel.clone();
                 let task = tokio::spawn(async move {
-                    let source = match open_source(&conninfo).await {
-                        Ok((t, _)) => t,
-                        Err(error) => {
-                            let _ = tx.send(Msg::Import(ImportMsg::Event(
-                                import::ImportEvent::Failed {
-                                    error,
-                                    refused: true,
-                                },
-                            )));
-                            return;
-                        }
-                    };
-                    let opts = ImportOptions {
-                        free_bytes: crate::host::free_bytes(&sandbox.root),
-                        cache_file: Some(sandbox.root.join("imports.json")),
-                    };
-                    let mut h = import::spawn(source, target, spec, opts);
-                    loop {
-                        tokio::select! {
-                            _ = c.cancelled(), if !h.cancel.is_cancelled() => h.cancel.cancel(),
-                            ev = h.events.recv() => {
-                                let Some(ev) = ev else { return };
-                                let last = matches!(
-                                    ev,
-                                    import::ImportEvent::Finished(_)
-                                        | import::ImportEvent::Failed { .. }
-                                        | import::ImportEvent::Cancelled
-                                );
-                                let _ = tx.send(Msg::Import(ImportMsg::Event(ev)));
-                                if last {
-                                    return;
-                                }
-                            }
-                        }
+                    if let Some(end) = import(&conninfo, target, sandbox.root, spec, &tx, &c).await
+                    {
+                        let _ = tx.send(Msg::Import(ImportMsg::Event(end)));
                     }
                 });
                 self.running = Some((cancel, task));
@@ -114,5 +82,55 @@ impl Importer {
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(20), task).await;
         }
+    }
+}
+
+/// The import session into the sandbox (its directory `dir`) with its events forwarded as
+/// messages; its end as the event the dialog shows (None: the import ended without saying
+/// how, and the dialog hears nothing more).
+async fn import(
+    conninfo: &str,
+    sandbox: Arc<Target>,
+    dir: PathBuf,
+    spec: ImportSpec,
+    tx: &UnboundedSender<Msg>,
+    cancel: &CancellationToken,
+) -> Option<ImportEvent> {
+    let source = match open_source(conninfo).await {
+        Ok((t, _)) => t,
+        Err(error) => {
+            return Some(ImportEvent::Failed {
+                error,
+                refused: true,
+            });
+        }
+    };
+    let (etx, mut erx) = unbounded_channel();
+    let fwd = tx.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(e) = erx.recv().await {
+            let _ = fwd.send(Msg::Import(ImportMsg::Event(e)));
+        }
+    });
+    let req = Request {
+        source,
+        sandbox,
+        sandbox_dir: Some(dir),
+        spec,
+    };
+    let end = session::run(req, etx, cancel).await;
+    let _ = forward.await;
+    match end {
+        Ok(Finish::Done(r)) => Some(ImportEvent::Finished(r)),
+        Ok(Finish::Cancelled) => Some(ImportEvent::Cancelled),
+        Ok(Finish::Failed(error)) => Some(ImportEvent::Failed {
+            error,
+            refused: false,
+        }),
+        Err(Refused(error)) => Some(ImportEvent::Failed {
+            error,
+            refused: true,
+        }),
+        Ok(Finish::Lost) => None,
     }
 }

@@ -12,12 +12,14 @@ mod poll;
 mod strip;
 mod tune;
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::unbounded_channel;
-use tokio::time::{MissedTickBehavior, interval, sleep_until};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::time::{Interval, MissedTickBehavior, interval, sleep_until};
 use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +27,7 @@ use self::effects::Effects;
 use crate::paths::Paths;
 use crate::server::Target;
 use crate::tui::app::App;
+use crate::tui::frame::Pacer;
 use crate::tui::msg::{Command, Msg};
 use crate::tui::terminal::{Input, Tui};
 use crate::tui::{render, update};
@@ -57,8 +60,34 @@ pub async fn run(
     client: Option<Client>,
     launched: Instant,
 ) -> std::io::Result<()> {
-    let (tx, mut rx) = unbounded_channel::<Msg>();
+    let (tx, rx) = unbounded_channel::<Msg>();
     let stop = CancellationToken::new();
+    start_readings(&env, client, &tx, &stop);
+    let sync = env.synchronized_output;
+    let mut lp = EventLoop::new(Effects::new(env, tx.clone()), rx);
+    let signal = crate::session::shutdown_signal();
+    tokio::pin!(signal);
+    for c in update::init(app) {
+        lp.fx.exec(c);
+    }
+    let screen = Screen {
+        term,
+        sync,
+        launched,
+    };
+    let result = lp.until_quit(screen, app, signal).await;
+    stop.cancel();
+    lp.fx.shutdown().await;
+    result
+}
+
+/// The server's readings and the host's samples, each on its own task until `stop`.
+fn start_readings(
+    env: &Env,
+    client: Option<Client>,
+    tx: &UnboundedSender<Msg>,
+    stop: &CancellationToken,
+) {
     tokio::spawn(poll::poll_server(
         env.target.clone(),
         client,
@@ -70,92 +99,157 @@ pub async fn run(
         tx.clone(),
         stop.clone(),
     ));
-    let sync = env.synchronized_output;
-    let mut fx = Effects::new(env, tx.clone());
-    let mut input = Input::new();
-    let mut input_open = true;
-    let signal = crate::session::shutdown_signal();
-    tokio::pin!(signal);
-    let mut signalled = false;
-    let mut tick = interval(TICK);
-    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+}
 
-    let mut quit = false;
-    for c in update::init(app) {
-        fx.exec(c);
+/// The terminal the frames go to.
+struct Screen<'a> {
+    term: &'a mut Tui,
+    /// Wrap frames in synchronized output.
+    sync: bool,
+    /// When pglab started (the first frame's delay is logged).
+    launched: Instant,
+}
+
+/// The loop's state between two messages.
+struct EventLoop {
+    fx: Effects,
+    rx: UnboundedReceiver<Msg>,
+    input: Input,
+    input_open: bool,
+    signalled: bool,
+    tick: Interval,
+    pacer: Pacer,
+    /// Settle marks of a run held until the frame that is due has been drawn (see [`Self::apply`]).
+    held: Vec<Msg>,
+    quit: bool,
+}
+
+impl EventLoop {
+    fn new(fx: Effects, rx: UnboundedReceiver<Msg>) -> EventLoop {
+        let input = Input::new();
+        let mut tick = interval(TICK);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        let mut pacer = Pacer::default();
+        pacer.changed(true);
+        EventLoop {
+            fx,
+            rx,
+            input,
+            input_open: true,
+            signalled: false,
+            tick,
+            pacer,
+            held: Vec::new(),
+            quit: false,
+        }
     }
-    let mut pacer = crate::tui::frame::Pacer::default();
-    pacer.changed(true);
-    // Settle marks of a run held until the frame that is due has been drawn (see below).
-    let mut held: Vec<Msg> = Vec::new();
-    let result = loop {
-        let now = Instant::now();
-        if pacer.ready(now) {
-            if let Err(e) = crate::tui::frame::draw(term, sync, |f| render::render(app, f)) {
-                if crate::tui::terminal::is_gone(&e) {
-                    // The terminal went away (SSH dropped, tmux killed): leave as on SIGHUP,
-                    // through the same clean shutdown (the run cancelled, the sandbox stopped).
-                    tracing::info!("the terminal is gone ({e}): shutting down");
-                    break Ok(());
-                }
-                break Err(e);
+
+    /// Draw when a frame is due, wait for the next messages, update the app with them; until
+    /// the user quits or the terminal fails.
+    async fn until_quit(
+        &mut self,
+        mut screen: Screen<'_>,
+        app: &mut App,
+        mut signal: Pin<&mut impl Future<Output = ()>>,
+    ) -> std::io::Result<()> {
+        loop {
+            let now = Instant::now();
+            if let Some(end) = self.draw_if_due(&mut screen, app, now) {
+                return end;
             }
-            if pacer.first() {
-                tracing::info!(
-                    "first frame {} ms after launch",
-                    launched.elapsed().as_millis()
-                );
+            self.held.clear();
+            if self.quit {
+                return Ok(());
             }
-            pacer.drawn(now);
+            let msg = self.next(app, signal.as_mut(), now).await?;
+            let mut pending: Vec<Msg> = msg.into_iter().collect();
+            while let Ok(m) = self.rx.try_recv() {
+                pending.push(m);
+            }
+            self.apply(app, pending);
         }
-        held.clear();
-        if quit {
-            break Ok(());
+    }
+
+    /// Draw the frame when one is due; Some(end) when the terminal failed or went away.
+    fn draw_if_due(
+        &mut self,
+        screen: &mut Screen<'_>,
+        app: &App,
+        now: Instant,
+    ) -> Option<std::io::Result<()>> {
+        if !self.pacer.ready(now) {
+            return None;
         }
-        let next_frame = pacer.due();
-        let msg = tokio::select! {
-            ev = input.next(), if input_open => match ev {
+        if let Err(e) =
+            crate::tui::frame::draw(screen.term, screen.sync, |f| render::render(app, f))
+        {
+            if crate::tui::terminal::is_gone(&e) {
+                // The terminal went away (SSH dropped, tmux killed): leave as on SIGHUP,
+                // through the same clean shutdown (the run cancelled, the sandbox stopped).
+                tracing::info!("the terminal is gone ({e}): shutting down");
+                return Some(Ok(()));
+            }
+            return Some(Err(e));
+        }
+        if self.pacer.first() {
+            tracing::info!(
+                "first frame {} ms after launch",
+                screen.launched.elapsed().as_millis()
+            );
+        }
+        self.pacer.drawn(now);
+        None
+    }
+
+    /// The next key, message, tick or signal; None when only a frame fell due.
+    async fn next(
+        &mut self,
+        app: &App,
+        signal: Pin<&mut impl Future<Output = ()>>,
+        now: Instant,
+    ) -> std::io::Result<Option<Msg>> {
+        let next_frame = self.pacer.due();
+        Ok(tokio::select! {
+            ev = self.input.next(), if self.input_open => match ev {
                 Some(Ok(m)) => Some(m),
-                Some(Err(e)) => break Err(e),
+                Some(Err(e)) => return Err(e),
                 None => {
                     // The terminal is gone: leave as on SIGHUP.
-                    input_open = false;
+                    self.input_open = false;
                     Some(Msg::Shutdown)
                 }
             },
-            m = rx.recv() => m,
-            _ = tick.tick(), if app.animating() => Some(Msg::Tick),
-            _ = &mut signal, if !signalled => {
-                signalled = true;
+            m = self.rx.recv() => m,
+            _ = self.tick.tick(), if app.animating() => Some(Msg::Tick),
+            _ = signal, if !self.signalled => {
+                self.signalled = true;
                 Some(Msg::Shutdown)
             }
             _ = sleep_until(next_frame.unwrap_or(now).into()), if next_frame.is_some() => None,
-        };
-        let mut pending: Vec<Msg> = msg.into_iter().collect();
-        while let Ok(m) = rx.try_recv() {
-            pending.push(m);
-        }
+        })
+    }
+
+    /// Update the app with each message and carry out the commands it returns.
+    fn apply(&mut self, app: &mut App, pending: Vec<Msg>) {
         for m in pending {
             // The run waits for this mark before it starts a timed execution: when a frame is
             // due, the mark goes after the frame, so the draw is not inside the timed window.
             if matches!(m, Msg::Run(crate::experiment::RunEvent::Settle(_))) {
-                if pacer.ready(Instant::now()) {
-                    held.push(m);
+                if self.pacer.ready(Instant::now()) {
+                    self.held.push(m);
                 }
                 continue;
             }
             app.now = Instant::now();
-            pacer.changed(matches!(m, Msg::Key(_) | Msg::Resize(..)));
+            self.pacer
+                .changed(matches!(m, Msg::Key(_) | Msg::Resize(..)));
             for c in update::update(app, m) {
                 if c == Command::Quit {
-                    quit = true;
+                    self.quit = true;
                 } else {
-                    fx.exec(c);
+                    self.fx.exec(c);
                 }
             }
         }
-    };
-    stop.cancel();
-    fx.shutdown().await;
-    result
+    }
 }
