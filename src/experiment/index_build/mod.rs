@@ -10,6 +10,7 @@ pub mod rounds;
 pub mod shards;
 mod sort_trace;
 mod spec;
+mod spec_values;
 pub mod summary;
 pub mod table_spec;
 pub mod trial;
