@@ -29,116 +29,15 @@ pub async fn write_version(
     st: &mut DesignState,
     method: WriteMethod,
 ) -> Result<f64, RunError> {
-    let mut delta = Delta::default();
-    st.churn.advance(&mut delta);
-    let shape = st.def.shape;
-    let rows: Vec<(Key, Key)> = match st.design().base() {
-        Design::Snapshot => st
-            .churn
-            .alive()
-            .iter()
-            .map(|&c| (shape.version(delta.version), shape.content(c)))
-            .collect(),
-        _ => delta
-            .added
-            .iter()
-            .map(|&c| (shape.content(c), Key::Int(delta.version)))
-            .collect(),
-    };
-    let removed: Vec<Key> = delta.removed.iter().map(|&c| shape.content(c)).collect();
-    let def = &st.def;
+    let version = NextVersion::of(st);
     // Statements are prepared outside the timing, as a driver or ORM caches them.
-    let (insert_cols, update) = match st.design().base() {
-        Design::Snapshot => ("version, content", None),
-        _ => (
-            "content, version_added",
-            Some((
-                client
-                    .prepare(&format!(
-                        "UPDATE {} SET version_removed = $1 WHERE content = $2 AND version_removed IS NULL",
-                        def.qualified
-                    ))
-                    .await
-                    .map_err(|e| ctx.error(e))?,
-                client
-                    .prepare(&format!(
-                        "UPDATE {} SET version_removed = $1 WHERE content = ANY($2) AND version_removed IS NULL",
-                        def.qualified
-                    ))
-                    .await
-                    .map_err(|e| ctx.error(e))?,
-            )),
-        ),
-    };
-    let single = client
-        .prepare(&format!(
-            "INSERT INTO {} ({insert_cols}) VALUES ($1, $2)",
-            def.qualified
-        ))
-        .await
-        .map_err(|e| ctx.error(e))?;
-
+    let prepared = Prepared::new(ctx, client, &st.def).await?;
     let started = Instant::now();
     client
         .batch_execute("BEGIN")
         .await
         .map_err(|e| ctx.error(e))?;
-    let body = async {
-        match method {
-            WriteMethod::Insert => {
-                for (i, (a, b)) in rows.iter().enumerate() {
-                    if i % 256 == 0 {
-                        ctx.check()?;
-                    }
-                    client
-                        .execute(&single, &[a, b])
-                        .await
-                        .map_err(|e| ctx.error(e))?;
-                }
-                if let Some((one, _)) = &update {
-                    for r in &removed {
-                        ctx.check()?;
-                        client
-                            .execute(one, &[&delta.version, r])
-                            .await
-                            .map_err(|e| ctx.error(e))?;
-                    }
-                }
-            }
-            WriteMethod::Multi => {
-                multi_insert(ctx, client, &def.qualified, insert_cols, &rows).await?;
-                if let Some((_, many)) = &update
-                    && !removed.is_empty()
-                {
-                    ctx.cancellable(client, client.execute(many, &[&delta.version, &removed]))
-                        .await?;
-                }
-            }
-            WriteMethod::Copy => {
-                let cols = match st.design().base() {
-                    Design::Snapshot => "version, content",
-                    _ => "content, version_added",
-                };
-                let mut copy =
-                    CopyStream::start(ctx, client, &def.qualified, cols, String::new(), 0, None)
-                        .await
-                        .map_err(|e| e.into_run())?;
-                for (a, b) in &rows {
-                    copy.row(&[Some(*a), Some(*b)])
-                        .await
-                        .map_err(|e| e.into_run())?;
-                }
-                copy.finish(client).await.map_err(|e| e.into_run())?;
-                if let Some((_, many)) = &update
-                    && !removed.is_empty()
-                {
-                    ctx.cancellable(client, client.execute(many, &[&delta.version, &removed]))
-                        .await?;
-                }
-            }
-        }
-        Ok::<(), RunError>(())
-    };
+    let body = write_rows(ctx, client, &st.def.qualified, method, &prepared, &version);
     match body.await {
         Ok(()) => {
             ctx.cancellable(client, client.batch_execute("COMMIT"))
@@ -150,8 +49,183 @@ pub async fn write_version(
         }
     }
     let secs = started.elapsed().as_secs_f64();
-    st.rows += rows.len() as u64;
+    st.rows += version.rows.len() as u64;
     Ok(secs)
+}
+
+/// What one new version writes: its rows, and the contents it removes.
+struct NextVersion {
+    version: i64,
+    /// Snapshot: (version, content) of every live content; ranges: (content, version_added)
+    /// of the added ones.
+    rows: Vec<(Key, Key)>,
+    /// Ranges: the contents whose range the version closes.
+    removed: Vec<Key>,
+}
+
+impl NextVersion {
+    /// Advance `st`'s churn by one version.
+    fn of(st: &mut DesignState) -> NextVersion {
+        let mut delta = Delta::default();
+        st.churn.advance(&mut delta);
+        let shape = st.def.shape;
+        let rows: Vec<(Key, Key)> = match st.design().base() {
+            Design::Snapshot => st
+                .churn
+                .alive()
+                .iter()
+                .map(|&c| (shape.version(delta.version), shape.content(c)))
+                .collect(),
+            _ => delta
+                .added
+                .iter()
+                .map(|&c| (shape.content(c), Key::Int(delta.version)))
+                .collect(),
+        };
+        let removed: Vec<Key> = delta.removed.iter().map(|&c| shape.content(c)).collect();
+        NextVersion {
+            version: delta.version,
+            rows,
+            removed,
+        }
+    }
+}
+
+/// The statements a version's write runs, prepared before it is timed.
+struct Prepared {
+    /// The columns rows are written to: `version, content` (snapshot) or `content,
+    /// version_added` (ranges).
+    cols: &'static str,
+    /// One row's INSERT.
+    single: tokio_postgres::Statement,
+    /// Ranges: the UPDATEs that close one removed content's range, and many at once.
+    update: Option<(tokio_postgres::Statement, tokio_postgres::Statement)>,
+}
+
+impl Prepared {
+    /// Prepare the UPDATEs (ranges only), then the INSERT.
+    async fn new(ctx: &RunCtx, client: &Client, def: &TableDef) -> Result<Prepared, RunError> {
+        let (cols, update) = match def.design.base() {
+            Design::Snapshot => ("version, content", None),
+            _ => (
+                "content, version_added",
+                Some((
+                    client
+                        .prepare(&format!(
+                            "UPDATE {} SET version_removed = $1 WHERE content = $2 AND version_removed IS NULL",
+                            def.qualified
+                        ))
+                        .await
+                        .map_err(|e| ctx.error(e))?,
+                    client
+                        .prepare(&format!(
+                            "UPDATE {} SET version_removed = $1 WHERE content = ANY($2) AND version_removed IS NULL",
+                            def.qualified
+                        ))
+                        .await
+                        .map_err(|e| ctx.error(e))?,
+                )),
+            ),
+        };
+        let single = client
+            .prepare(&format!(
+                "INSERT INTO {} ({cols}) VALUES ($1, $2)",
+                def.qualified
+            ))
+            .await
+            .map_err(|e| ctx.error(e))?;
+        Ok(Prepared {
+            cols,
+            single,
+            update,
+        })
+    }
+}
+
+/// The version's rows and removals, inside its transaction, by `method`.
+async fn write_rows(
+    ctx: &RunCtx,
+    client: &Client,
+    table: &str,
+    method: WriteMethod,
+    p: &Prepared,
+    v: &NextVersion,
+) -> Result<(), RunError> {
+    match method {
+        WriteMethod::Insert => insert_each(ctx, client, p, v).await,
+        WriteMethod::Multi => {
+            multi_insert(ctx, client, table, p.cols, &v.rows).await?;
+            remove_at_once(ctx, client, p, v).await
+        }
+        WriteMethod::Copy => {
+            copy_rows(ctx, client, table, p.cols, &v.rows).await?;
+            remove_at_once(ctx, client, p, v).await
+        }
+    }
+}
+
+/// One INSERT per row, then one UPDATE per removed content.
+async fn insert_each(
+    ctx: &RunCtx,
+    client: &Client,
+    p: &Prepared,
+    v: &NextVersion,
+) -> Result<(), RunError> {
+    for (i, (a, b)) in v.rows.iter().enumerate() {
+        if i % 256 == 0 {
+            ctx.check()?;
+        }
+        client
+            .execute(&p.single, &[a, b])
+            .await
+            .map_err(|e| ctx.error(e))?;
+    }
+    if let Some((one, _)) = &p.update {
+        for r in &v.removed {
+            ctx.check()?;
+            client
+                .execute(one, &[&v.version, r])
+                .await
+                .map_err(|e| ctx.error(e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Ranges: one UPDATE closes the range of every removed content.
+async fn remove_at_once(
+    ctx: &RunCtx,
+    client: &Client,
+    p: &Prepared,
+    v: &NextVersion,
+) -> Result<(), RunError> {
+    if let Some((_, many)) = &p.update
+        && !v.removed.is_empty()
+    {
+        ctx.cancellable(client, client.execute(many, &[&v.version, &v.removed]))
+            .await?;
+    }
+    Ok(())
+}
+
+/// The rows by one binary COPY.
+async fn copy_rows(
+    ctx: &RunCtx,
+    client: &Client,
+    table: &str,
+    cols: &str,
+    rows: &[(Key, Key)],
+) -> Result<(), RunError> {
+    let mut copy = CopyStream::start(ctx, client, table, cols, String::new(), 0, None)
+        .await
+        .map_err(|e| e.into_run())?;
+    for (a, b) in rows {
+        copy.row(&[Some(*a), Some(*b)])
+            .await
+            .map_err(|e| e.into_run())?;
+    }
+    copy.finish(client).await.map_err(|e| e.into_run())?;
+    Ok(())
 }
 
 async fn multi_insert(

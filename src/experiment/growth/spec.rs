@@ -184,10 +184,7 @@ impl GrowthSpec {
             Ok(v)
         });
         let baseline = r.bool("baseline");
-        let seed = r.get("seed", 42, |s| {
-            s.parse::<u64>()
-                .map_err(|_| format!("'{s}' is not a whole number"))
-        });
+        let seed = r.whole("seed", 42);
         let distribute = r.get("distribute", vec![None], distribute_of);
         let designs = series_of(&mut r, &designs, &distribute);
         let spec = GrowthSpec {

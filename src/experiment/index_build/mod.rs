@@ -11,6 +11,7 @@ pub mod rounds;
 pub mod shards;
 mod sort_trace;
 mod spec;
+mod spec_values;
 pub mod summary;
 pub mod table_spec;
 pub mod trial;
@@ -26,6 +27,7 @@ use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::whatif::{combo_label, with_combo};
 use super::lab::{RunCtx, RunError};
 use crate::measure::units::{format_bytes, format_bytes_short, format_count, format_seconds};
+use tokio_postgres::Client;
 use trial::{Sessions, TrialSetup};
 
 /// Settings a DBA may expect to matter that CREATE INDEX never reads, and what it reads.
@@ -87,6 +89,48 @@ fn series_name(spec: &IndexBuildSpec, order: Order, workers: u32, combo: usize) 
     with_combo(&name, &summary::combo_of(spec, combo))
 }
 
+/// The run's description in its Started event: the data, the sweep, the trials at the most.
+fn describe(spec: &IndexBuildSpec, report: &IndexBuildReport, total: usize) -> String {
+    let times = match spec.repeat {
+        Repeat::Auto => format!("×auto (≤{})", spec.repeat.most(spec.decision.max_repeat)),
+        Repeat::Fixed(n) => format!("×{n}"),
+    };
+    format!(
+        "{} · {} · mwm {} · workers {}{} · {} → {}{} trials",
+        match &report.own {
+            Some(o) => format!("{} ({})", o.table, o.columns.join(", ")),
+            None => format!(
+                "{} rows of {}",
+                format_count(spec.rows as f64),
+                spec.key.as_str()
+            ),
+        },
+        spec.orders
+            .iter()
+            .map(|o| o.name())
+            .collect::<Vec<_>>()
+            .join(","),
+        spec.mwm
+            .iter()
+            .map(|m| m.text.clone())
+            .collect::<Vec<_>>()
+            .join(","),
+        spec.workers
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        if spec.set.is_empty() {
+            String::new()
+        } else {
+            format!(" · set {}", spec.set.text())
+        },
+        times,
+        if spec.repeat.is_auto() { "≤" } else { "" },
+        total
+    )
+}
+
 pub async fn run(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
@@ -97,47 +141,10 @@ pub async fn run(
     // With repeat auto the total is the most it can take; the run may end sooner.
     let blocks = rounds::blocks(spec, &ctx.whatif.plan);
     let total: usize = spec.orders.len() * rounds::most_per_dataset(spec, &blocks);
-    let times = match spec.repeat {
-        Repeat::Auto => format!("×auto (≤{})", spec.repeat.most(spec.decision.max_repeat)),
-        Repeat::Fixed(n) => format!("×{n}"),
-    };
     ctx.emit
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
-            description: format!(
-                "{} · {} · mwm {} · workers {}{} · {} → {}{} trials",
-                match &report.own {
-                    Some(o) => format!("{} ({})", o.table, o.columns.join(", ")),
-                    None => format!(
-                        "{} rows of {}",
-                        format_count(spec.rows as f64),
-                        spec.key.as_str()
-                    ),
-                },
-                spec.orders
-                    .iter()
-                    .map(|o| o.name())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                spec.mwm
-                    .iter()
-                    .map(|m| m.text.clone())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                spec.workers
-                    .iter()
-                    .map(|w| w.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                if spec.set.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · set {}", spec.set.text())
-                },
-                times,
-                if spec.repeat.is_auto() { "≤" } else { "" },
-                total
-            ),
+            description: describe(spec, report, total),
             trials: total,
             layout: crate::experiment::lab::whatif::layout_with(layout(), &spec.set),
         })
@@ -146,59 +153,8 @@ pub async fn run(
     let result = sweep(ctx, spec, report, (total, &blocks), &mut confounders).await;
     // The index of the last trial goes on every path; the dataset stays for reuse.
     if let Ok(c) = ctx.target.connect().await {
-        let mut dropped = Vec::new();
-        for d in &report.datasets {
-            let name = d.index_name();
-            let existed = c
-                .query_opt(
-                    "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                      WHERE n.nspname = $1 AND c.relname = $2",
-                    &[&d.schema_in(&ctx.opts.schema), &name],
-                )
-                .await
-                .ok()
-                .flatten()
-                .is_some();
-            if existed
-                && c.batch_execute(&format!(
-                    "DROP INDEX IF EXISTS {}",
-                    d.index_qualified(&ctx.opts.schema)
-                ))
-                .await
-                .is_ok()
-            {
-                dropped.push(name);
-            }
-        }
-        if !dropped.is_empty() {
-            ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
-                .await;
-        }
-        // On every path, finished or cancelled: what stays in the lab schema and its size
-        // (generated datasets only: an existing table is the user's, its copies are the run's).
-        let mut kept = Vec::new();
-        for d in report.datasets.iter().filter(|_| report.own.is_none()) {
-            let bytes: Option<i64> = c
-                .query_opt(
-                    "SELECT pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                      WHERE n.nspname = $1 AND c.relname = $2",
-                    &[&ctx.opts.schema, &d.table],
-                )
-                .await
-                .ok()
-                .flatten()
-                .map(|r| r.get(0));
-            if let Some(b) = bytes {
-                kept.push(format!(
-                    "{} ({})",
-                    d.table,
-                    format_bytes_short(b.max(0) as f64)
-                ));
-            }
-        }
-        if let Some(note) = kept_note(&ctx.opts.schema, &kept) {
-            ctx.note(note).await;
-        }
+        drop_last_indexes(ctx, &c, report).await;
+        note_kept_datasets(ctx, &c, report).await;
     }
     if let Some(c) = &ctx.checkpoint.confounder {
         confounders.push(c.clone());
@@ -208,6 +164,67 @@ pub async fn run(
         ctx.note(f).await;
     }
     result
+}
+
+/// Drop the index a dataset still holds (the last trial's, when the run ended before its
+/// drop), with a note naming them.
+async fn drop_last_indexes(ctx: &RunCtx, c: &Client, report: &IndexBuildReport) {
+    let mut dropped = Vec::new();
+    for d in &report.datasets {
+        let name = d.index_name();
+        let existed = c
+            .query_opt(
+                "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = $1 AND c.relname = $2",
+                &[&d.schema_in(&ctx.opts.schema), &name],
+            )
+            .await
+            .ok()
+            .flatten()
+            .is_some();
+        if existed
+            && c.batch_execute(&format!(
+                "DROP INDEX IF EXISTS {}",
+                d.index_qualified(&ctx.opts.schema)
+            ))
+            .await
+            .is_ok()
+        {
+            dropped.push(name);
+        }
+    }
+    if !dropped.is_empty() {
+        ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
+            .await;
+    }
+}
+
+/// On every path, finished or cancelled: a note of what stays in the lab schema and its size
+/// (generated datasets only: an existing table is the user's, its copies are the run's).
+async fn note_kept_datasets(ctx: &RunCtx, c: &Client, report: &IndexBuildReport) {
+    let mut kept = Vec::new();
+    for d in report.datasets.iter().filter(|_| report.own.is_none()) {
+        let bytes: Option<i64> = c
+            .query_opt(
+                "SELECT pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = $1 AND c.relname = $2",
+                &[&ctx.opts.schema, &d.table],
+            )
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.get(0));
+        if let Some(b) = bytes {
+            kept.push(format!(
+                "{} ({})",
+                d.table,
+                format_bytes_short(b.max(0) as f64)
+            ));
+        }
+    }
+    if let Some(note) = kept_note(&ctx.opts.schema, &kept) {
+        ctx.note(note).await;
+    }
 }
 
 async fn sweep(

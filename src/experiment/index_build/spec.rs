@@ -8,7 +8,9 @@ use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
 use crate::experiment::lab::whatif::SettingsSweep;
-use crate::measure::units::{Size, format_count, parse_size_list};
+use crate::measure::units::{Size, format_count};
+
+use super::spec_values::{check_citus, distribute_of, mwm_of, orders_of, own_table_of, shards_of};
 
 pub const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];
 
@@ -283,49 +285,30 @@ pub struct IndexBuildSpec {
 pub const MWM_MIN: u64 = 1024 * 1024;
 pub const MWM_MAX: u64 = 2_147_483_647 * 1024;
 
+/// The `key` field's values.
+const KEYS: &[(&str, KeyType)] = &[
+    ("int4", KeyType::Int4),
+    ("int8", KeyType::Int8),
+    ("text", KeyType::Text),
+    ("uuid", KeyType::Uuid),
+];
+
+/// The `method` field's values.
+const METHODS: &[(&str, IndexMethod)] = &[
+    ("btree", IndexMethod::Btree),
+    ("hash", IndexMethod::Hash),
+    ("brin", IndexMethod::Brin),
+];
+
 impl IndexBuildSpec {
+    /// Read every field (one sentence per bad field, in the fields' order), then the checks
+    /// across fields: Citus, the existing table, the key's row limit.
     pub fn parse(p: &ParamText) -> Result<IndexBuildSpec, FieldErrors> {
         let mut r = FieldReader::new(p);
         let rows = r.count("rows", 1, 4_000_000_000);
-        let key = r.choice(
-            "key",
-            &[
-                ("int4", KeyType::Int4),
-                ("int8", KeyType::Int8),
-                ("text", KeyType::Text),
-                ("uuid", KeyType::Uuid),
-            ],
-        );
-        let orders = r.get("order", vec![Order::Sorted], |s| {
-            if s.is_empty() {
-                return Err(
-                    "the order list is empty: give sorted, random, reverse or partial:P".into(),
-                );
-            }
-            let mut v = Vec::new();
-            for item in s.split(',') {
-                let o = Order::parse(item)?;
-                if !v.contains(&o) {
-                    v.push(o);
-                }
-            }
-            Ok(v)
-        });
-        let mwm = r.get("mwm", vec![], |s| {
-            let v = parse_size_list(s).map_err(|e| e.0)?;
-            for m in &v {
-                if m.bytes < MWM_MIN {
-                    return Err(format!("{} is below PostgreSQL's minimum of 1MB", m.text));
-                }
-                if m.bytes > MWM_MAX {
-                    return Err(format!(
-                        "{} is above PostgreSQL's maximum of 2147483647kB (2TB)",
-                        m.text
-                    ));
-                }
-            }
-            Ok(v)
-        });
+        let key = r.choice("key", KEYS);
+        let orders = r.get("order", vec![Order::Sorted], orders_of);
+        let mwm = r.get("mwm", vec![], mwm_of);
         let workers = r
             .count_list("workers", 0, 1024)
             .into_iter()
@@ -343,73 +326,13 @@ impl IndexBuildSpec {
         let checkpoint = CheckpointMode::read(&mut r);
         let warmup = r.bool("warmup");
         let shuffle = r.bool("shuffle");
-        let method = r.choice(
-            "method",
-            &[
-                ("btree", IndexMethod::Btree),
-                ("hash", IndexMethod::Hash),
-                ("brin", IndexMethod::Brin),
-            ],
-        );
+        let method = r.choice("method", METHODS);
         let concurrently = r.bool("concurrently");
-        let seed = r.get("seed", 42, |s| {
-            s.parse::<u64>()
-                .map_err(|_| format!("'{s}' is not a whole number"))
-        });
-        let distribute = r.get("distribute", false, |s| match s {
-            // Missing from the text form of a run on one server: none.
-            "none" | "" => Ok(false),
-            "id" => Ok(true),
-            other => Err(format!("'{other}' is not one of none, id")),
-        });
-        let shards = r.get("shards", None, |s| match s {
-            "default" | "" => Ok(None),
-            n => match n.parse::<u32>() {
-                Ok(n) if (1..=64_000).contains(&n) => Ok(Some(n)),
-                _ => Err(format!(
-                    "'{n}' is not a shard count: give 1..64000, or default for the server's citus.shard_count"
-                )),
-            },
-        });
-        if shards.is_some() && !distribute {
-            r.errors.push((
-                "shards".into(),
-                "a shard count needs distribute = id (a plain table has no shards)".into(),
-            ));
-        }
-        if distribute && concurrently {
-            r.errors.push((
-                "concurrently".into(),
-                "on a distributed table the knobs reach the shards only through SET LOCAL inside a transaction, which CREATE INDEX CONCURRENTLY cannot run in: use concurrently = off with distribute = id".into(),
-            ));
-        }
-        let raw = |k: &str| r.params.get(k).cloned().unwrap_or_default();
-        let table =
-            match super::table_spec::OwnTable::parse(&raw("table"), &raw("column"), &raw("sample"))
-            {
-                Ok(t) => t.map(|t| super::table_spec::OwnTable {
-                    writes: raw("writes") == "lab",
-                    ..t
-                }),
-                Err(e) => {
-                    r.errors.push(e);
-                    None
-                }
-            };
-        if let Some(t) = &table {
-            if distribute {
-                r.errors.push((
-                    "distribute".into(),
-                    "distribute = id works on generated datasets: use none with table".into(),
-                ));
-            }
-            if method == IndexMethod::Hash && t.columns.len() > 1 {
-                r.errors.push((
-                    "column".into(),
-                    "a hash index has one column: name one, or use method = btree".into(),
-                ));
-            }
-        }
+        let seed = r.whole("seed", 42);
+        let distribute = r.get("distribute", false, distribute_of);
+        let shards = r.get("shards", None, shards_of);
+        check_citus(&mut r, distribute, shards, concurrently);
+        let table = own_table_of(&mut r, distribute, method);
         if key == KeyType::Uuid && rows > u32::MAX as u64 {
             r.errors.push(("rows".into(), "at most 4G rows".into()));
         }

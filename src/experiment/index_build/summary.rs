@@ -14,7 +14,8 @@ use super::report::{
 };
 use super::spec::{IndexBuildSpec, Order};
 use crate::experiment::lab::whatif::{Combo, combo_label, with_combo};
-use crate::measure::finding::{SettingTrials, decide};
+use crate::measure::finding::{Finding, SettingTrials, decide};
+use crate::measure::rules::Rules;
 use crate::measure::short::{nice_up, too_short};
 use crate::measure::stats::{Summary, median};
 use crate::measure::units::{Size, format_count, format_seconds};
@@ -161,81 +162,76 @@ impl IndexBuildReport {
     /// Recompute the summary from the trials so far (also for partial, cancelled runs).
     pub fn summarize(&mut self, extra_confounders: &[String]) {
         let rules = self.params.decision.rules_for(self.params.repeat);
-        let mut groups = Vec::new();
-        let mut orders = Vec::new();
-        let mut findings = Vec::new();
-        let mut confounders: Vec<String> = extra_confounders.to_vec();
+        let mut summary = IndexSummary {
+            groups: Vec::new(),
+            orders: Vec::new(),
+            confounders: extra_confounders.to_vec(),
+            findings: Vec::new(),
+        };
         for &order in &self.params.orders {
-            let (trials, refs) = sweep_of(self, order);
-            if trials.is_empty() {
-                continue;
+            self.summarize_order(order, &rules, &mut summary);
+        }
+        if let Some(c) = self.fewer_workers() {
+            summary.confounders.push(c);
+        }
+        let projected = super::projection::project(self);
+        summary.findings.extend(projected.findings);
+        summary.confounders.extend(projected.confounders);
+        if let Some(own) = self.own.as_mut() {
+            own.projections = projected.lines;
+        }
+        let mut seen = BTreeSet::new();
+        summary.confounders.retain(|c| seen.insert(c.clone()));
+        self.summary = summary;
+    }
+
+    /// One order's part of the summary (nothing when none of its settings ran): the core's
+    /// finding over its settings, a group per (combination, workers) line with a confounder
+    /// per noisy setting, and the confounder of builds too short.
+    fn summarize_order(&self, order: Order, rules: &Rules, summary: &mut IndexSummary) {
+        let (trials, refs) = sweep_of(self, order);
+        if trials.is_empty() {
+            return;
+        }
+        let finding = decide(&trials, Better::Lower, rules);
+        summary.findings.push(format!(
+            "{}: {}",
+            order.name(),
+            finding.sentence_with(&format_seconds)
+        ));
+        let mut lines: Vec<(usize, u32)> = refs.iter().map(|r| (r.combo, r.workers)).collect();
+        lines.dedup();
+        for (c, w) in lines {
+            let by_mwm = mwm_stats(&refs, &finding, &trials, (c, w));
+            let combo = combo_label(&combo_of(&self.params, c));
+            let wtxt = line_suffix(&self.params, w, &combo);
+            for m in by_mwm.iter().filter(|m| m.noisy) {
+                summary.confounders.push(format!(
+                    "{}{wtxt} at {}: repeats spread {:.0}% (noisy)",
+                    order.name(),
+                    m.maintenance_work_mem,
+                    (m.max - m.min) / m.median * 100.0
+                ));
             }
-            let finding = decide(&trials, Better::Lower, &rules);
-            findings.push(format!(
-                "{}: {}",
-                order.name(),
-                finding.sentence_with(&format_seconds)
-            ));
-            let mut lines: Vec<(usize, u32)> = refs.iter().map(|r| (r.combo, r.workers)).collect();
-            lines.dedup();
-            for (c, w) in lines {
-                let by_mwm: Vec<MwmStat> = refs
-                    .iter()
-                    .zip(&finding.settings)
-                    .zip(&trials)
-                    .filter(|((r, _), _)| r.workers == w && r.combo == c)
-                    .filter_map(|((r, s), t)| {
-                        let e = s.estimate?;
-                        let noisy = Summary::of(&t.values).is_some_and(|s| s.is_noisy());
-                        Some(MwmStat {
-                            maintenance_work_mem: r.maintenance_work_mem.clone(),
-                            maintenance_work_mem_bytes: r.maintenance_work_mem_bytes,
-                            n: e.n,
-                            median: e.median,
-                            min: e.min,
-                            max: e.max,
-                            ci_low: e.ci_low,
-                            ci_high: e.ci_high,
-                            level: e.level,
-                            vs_best: s.vs_best.as_ref().map(|c| c.verdict),
-                            equivalent: finding.is_equivalent(&s.label),
-                            noisy,
-                        })
-                    })
-                    .collect();
-                let combo = combo_label(&combo_of(&self.params, c));
-                let mut wtxt = if shows_workers(&self.params) {
-                    format!(" ({w} workers)")
-                } else {
-                    String::new()
-                };
-                if !combo.is_empty() {
-                    wtxt.push_str(&format!(" with {combo}"));
-                }
-                for m in by_mwm.iter().filter(|m| m.noisy) {
-                    confounders.push(format!(
-                        "{}{wtxt} at {}: repeats spread {:.0}% (noisy)",
-                        order.name(),
-                        m.maintenance_work_mem,
-                        (m.max - m.min) / m.median * 100.0
-                    ));
-                }
-                groups.push(GroupSummary {
-                    order,
-                    workers: w,
-                    settings: combo,
-                    by_mwm,
-                });
-            }
-            if let Some(c) = self.short_builds(order, &trials) {
-                confounders.push(c);
-            }
-            orders.push(OrderSummary {
+            summary.groups.push(GroupSummary {
                 order,
-                settings: refs,
-                finding,
+                workers: w,
+                settings: combo,
+                by_mwm,
             });
         }
+        if let Some(c) = self.short_builds(order, &trials) {
+            summary.confounders.push(c);
+        }
+        summary.orders.push(OrderSummary {
+            order,
+            settings: refs,
+            finding,
+        });
+    }
+
+    /// The confounder of parallel builds that launched fewer workers than asked for.
+    fn fewer_workers(&self) -> Option<String> {
         let fewer: BTreeSet<String> = self
             .trials
             .iter()
@@ -247,27 +243,61 @@ impl IndexBuildReport {
                 )
             })
             .collect();
-        if !fewer.is_empty() {
-            confounders.push(format!(
-                "fewer parallel workers launched than asked for: {} (the server sizes the worker count from the table's size, gives each participant at least 32MB of maintenance_work_mem, and launches fewer when worker slots are busy)",
-                fewer.into_iter().collect::<Vec<_>>().join(", ")
-            ));
+        if fewer.is_empty() {
+            return None;
         }
-        let projected = super::projection::project(self);
-        findings.extend(projected.findings);
-        confounders.extend(projected.confounders);
-        if let Some(own) = self.own.as_mut() {
-            own.projections = projected.lines;
-        }
-        let mut seen = BTreeSet::new();
-        confounders.retain(|c| seen.insert(c.clone()));
-        self.summary = IndexSummary {
-            groups,
-            orders,
-            confounders,
-            findings,
-        };
+        Some(format!(
+            "fewer parallel workers launched than asked for: {} (the server sizes the worker count from the table's size, gives each participant at least 32MB of maintenance_work_mem, and launches fewer when worker slots are busy)",
+            fewer.into_iter().collect::<Vec<_>>().join(", ")
+        ))
     }
+}
+
+/// The statistics of one line's settings (combination `c`, `w` workers), by memory: each
+/// setting with an estimate, its verdict against the best, and whether its repeats are noisy.
+fn mwm_stats(
+    refs: &[SettingRef],
+    finding: &Finding,
+    trials: &[SettingTrials],
+    (c, w): (usize, u32),
+) -> Vec<MwmStat> {
+    refs.iter()
+        .zip(&finding.settings)
+        .zip(trials)
+        .filter(|((r, _), _)| r.workers == w && r.combo == c)
+        .filter_map(|((r, s), t)| {
+            let e = s.estimate?;
+            let noisy = Summary::of(&t.values).is_some_and(|s| s.is_noisy());
+            Some(MwmStat {
+                maintenance_work_mem: r.maintenance_work_mem.clone(),
+                maintenance_work_mem_bytes: r.maintenance_work_mem_bytes,
+                n: e.n,
+                median: e.median,
+                min: e.min,
+                max: e.max,
+                ci_low: e.ci_low,
+                ci_high: e.ci_high,
+                level: e.level,
+                vs_best: s.vs_best.as_ref().map(|c| c.verdict),
+                equivalent: finding.is_equivalent(&s.label),
+                noisy,
+            })
+        })
+        .collect()
+}
+
+/// What a line's confounders say after the order: ` (2 workers)` when workers are shown,
+/// ` with work_mem=64MB` when settings are swept.
+fn line_suffix(spec: &IndexBuildSpec, workers: u32, combo: &str) -> String {
+    let mut wtxt = if shows_workers(spec) {
+        format!(" ({workers} workers)")
+    } else {
+        String::new()
+    };
+    if !combo.is_empty() {
+        wtxt.push_str(&format!(" with {combo}"));
+    }
+    wtxt
 }
 
 #[cfg(test)]

@@ -190,57 +190,122 @@ fn parse_limit(s: &str) -> Result<Option<f64>, String> {
     Ok(Some(d.as_secs_f64()))
 }
 
+/// `batch`: rows per transaction or statement, 1..1M, each once and in order.
+fn batches_of(s: &str) -> Result<Vec<u64>, String> {
+    let mut v: Vec<u64> = Vec::new();
+    for n in parse_count_list(s).map_err(|e| e.0)? {
+        if n == 0 {
+            return Err("batch 0 holds no rows: a batch is at least 1 row".into());
+        }
+        if n > 1_000_000 {
+            return Err(format!("batch {n} is above the limit of 1M rows"));
+        }
+        if !v.contains(&n) {
+            v.push(n);
+        }
+    }
+    Ok(v)
+}
+
+/// `clients`: concurrent loading sessions, 1..1000, each once and in order.
+fn clients_of(s: &str) -> Result<Vec<u32>, String> {
+    let mut v: Vec<u32> = Vec::new();
+    for n in parse_count_list(s).map_err(|e| e.0)? {
+        if n == 0 {
+            return Err("0 clients load nothing: give at least 1".into());
+        }
+        if n > 1000 {
+            return Err(format!("{n} clients is above the limit of 1000"));
+        }
+        if !v.contains(&(n as u32)) {
+            v.push(n as u32);
+        }
+    }
+    Ok(v)
+}
+
+/// `payload`: bytes per row, at most [`PAYLOAD_MAX`].
+fn payload_of(s: &str) -> Result<Size, String> {
+    let size = parse_size(s).map_err(|e| e.0)?;
+    if size.bytes > PAYLOAD_MAX {
+        return Err(format!(
+            "{} per row is above the limit of 64MB (PostgreSQL fields stop at 1GB, and every row is built in memory)",
+            size.text
+        ));
+    }
+    Ok(size)
+}
+
+/// `distribute`: whether each trial's table is distributed by `id`.
+fn distribute_of(s: &str) -> Result<bool, String> {
+    match s {
+        // Missing from the text form of a run on one server: none.
+        "none" | "" => Ok(false),
+        "id" => Ok(true),
+        other => Err(format!("'{other}' is not one of none, id")),
+    }
+}
+
+/// Every client loads at least one row.
+fn check_rows_per_client(r: &mut FieldReader<'_>, rows: u64, clients: &[u32]) {
+    let max_clients = clients.iter().copied().max().unwrap_or(1) as u64;
+    if rows < max_clients {
+        r.errors.push((
+            "rows".into(),
+            format!(
+                "{rows} rows cannot be split among {max_clients} clients: give at least one row per client"
+            ),
+        ));
+    }
+}
+
+/// With `values`, every batch fits one INSERT: its parameters and its statement size.
+fn check_values_batches(
+    r: &mut FieldReader<'_>,
+    methods: &[Method],
+    batches: &[u64],
+    payload: &Size,
+) {
+    if !methods.contains(&Method::Values) {
+        return;
+    }
+    if let Some(b) = batches.iter().find(|b| **b > VALUES_MAX_BATCH) {
+        r.errors.push((
+            "batch".into(),
+            format!(
+                "batch {b} is too large for values: one INSERT takes at most {VALUES_MAX_BATCH} rows (65535 parameters, 2 per row); use copy for larger batches"
+            ),
+        ));
+    } else if let Some(b) = batches
+        .iter()
+        .find(|b| **b * payload.bytes > VALUES_MAX_STATEMENT_BYTES)
+    {
+        r.errors.push((
+            "batch".into(),
+            format!(
+                "batch {b} of {} rows makes one values statement larger than 256MB: use smaller batches or copy",
+                payload.text
+            ),
+        ));
+    }
+}
+
 impl IngestSpec {
+    /// Read every field (one sentence per bad field, in the fields' order); the checks across
+    /// the load's fields (rows per client, values batches) come before the measuring ones.
     pub fn parse(p: &ParamText) -> Result<IngestSpec, FieldErrors> {
         let mut r = FieldReader::new(p);
         let methods = r.get("method", vec![Method::Copy], |s| {
             list_of(s, "method", Method::parse)
         });
-        let batches = r.get("batch", vec![1], |s| {
-            let mut v: Vec<u64> = Vec::new();
-            for n in parse_count_list(s).map_err(|e| e.0)? {
-                if n == 0 {
-                    return Err("batch 0 holds no rows: a batch is at least 1 row".into());
-                }
-                if n > 1_000_000 {
-                    return Err(format!("batch {n} is above the limit of 1M rows"));
-                }
-                if !v.contains(&n) {
-                    v.push(n);
-                }
-            }
-            Ok(v)
-        });
-        let clients: Vec<u32> = r.get("clients", vec![1], |s| {
-            let mut v: Vec<u32> = Vec::new();
-            for n in parse_count_list(s).map_err(|e| e.0)? {
-                if n == 0 {
-                    return Err("0 clients load nothing: give at least 1".into());
-                }
-                if n > 1000 {
-                    return Err(format!("{n} clients is above the limit of 1000"));
-                }
-                if !v.contains(&(n as u32)) {
-                    v.push(n as u32);
-                }
-            }
-            Ok(v)
-        });
+        let batches = r.get("batch", vec![1], batches_of);
+        let clients = r.get("clients", vec![1], clients_of);
         let sync = r.get("sync-commit", vec![SyncCommit::On], |s| {
             list_of(s, "synchronous_commit", SyncCommit::parse)
         });
         let rows = r.count("rows", 1, 1_000_000_000_000);
         let duration_s = r.get("duration", None, parse_limit);
-        let payload = r.get("payload", Size::from_bytes(100), |s| {
-            let size = parse_size(s).map_err(|e| e.0)?;
-            if size.bytes > PAYLOAD_MAX {
-                return Err(format!(
-                    "{} per row is above the limit of 64MB (PostgreSQL fields stop at 1GB, and every row is built in memory)",
-                    size.text
-                ));
-            }
-            Ok(size)
-        });
+        let payload = r.get("payload", Size::from_bytes(100), payload_of);
         let payload_type = r.choice(
             "payload-type",
             &[("text", PayloadType::Text), ("json", PayloadType::Json)],
@@ -249,47 +314,13 @@ impl IngestSpec {
         let append = r.bool("append");
         let pipeline = r.bool("pipeline");
         let warmup = r.bool("warmup");
-
-        let max_clients = clients.iter().copied().max().unwrap_or(1) as u64;
-        if rows < max_clients {
-            r.errors.push((
-                "rows".into(),
-                format!(
-                    "{rows} rows cannot be split among {max_clients} clients: give at least one row per client"
-                ),
-            ));
-        }
-        if methods.contains(&Method::Values) {
-            if let Some(b) = batches.iter().find(|b| **b > VALUES_MAX_BATCH) {
-                r.errors.push((
-                    "batch".into(),
-                    format!(
-                        "batch {b} is too large for values: one INSERT takes at most {VALUES_MAX_BATCH} rows (65535 parameters, 2 per row); use copy for larger batches"
-                    ),
-                ));
-            } else if let Some(b) = batches
-                .iter()
-                .find(|b| **b * payload.bytes > VALUES_MAX_STATEMENT_BYTES)
-            {
-                r.errors.push((
-                    "batch".into(),
-                    format!(
-                        "batch {b} of {} rows makes one values statement larger than 256MB: use smaller batches or copy",
-                        payload.text
-                    ),
-                ));
-            }
-        }
+        check_rows_per_client(&mut r, rows, &clients);
+        check_values_batches(&mut r, &methods, &batches, &payload);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
         let set = r.settings(&[("synchronous_commit", "sync-commit")]);
         let checkpoint = CheckpointMode::read(&mut r);
-        let distribute = r.get("distribute", false, |s| match s {
-            // Missing from the text form of a run on one server: none.
-            "none" | "" => Ok(false),
-            "id" => Ok(true),
-            other => Err(format!("'{other}' is not one of none, id")),
-        });
+        let distribute = r.get("distribute", false, distribute_of);
         r.finish(IngestSpec {
             methods,
             batches,

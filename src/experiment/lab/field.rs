@@ -191,6 +191,14 @@ impl<'a> FieldReader<'a> {
         })
     }
 
+    /// A whole number of any size (`seed`); on error `fallback`.
+    pub fn whole(&mut self, key: &str, fallback: u64) -> u64 {
+        self.get(key, fallback, |s| {
+            s.parse::<u64>()
+                .map_err(|_| format!("'{s}' is not a whole number"))
+        })
+    }
+
     pub fn bool(&mut self, key: &str) -> bool {
         self.get(key, false, |s| match s {
             "on" | "true" | "yes" | "1" => Ok(true),

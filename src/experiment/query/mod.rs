@@ -279,6 +279,8 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     result
 }
 
+/// The run's work after its description: the checks, the setup, the candidates resolved,
+/// then each index value's blocks in turn.
 async fn body(
     ctx: &RunCtx,
     spec: &QuerySpec,
@@ -291,113 +293,180 @@ async fn body(
     if !problems.is_empty() {
         return Err(RunError::Failed(problems.join("; ")));
     }
-    let mut bench = if on_sandbox {
-        report.setup = setup::run(ctx, &spec.setup_sql, spec.keep_setup).await?;
-        None
-    } else {
-        // On a server pglab did not start the setup's temporary tables live in the
-        // measuring session: it is opened first, and the setup runs on it.
-        let mut b = Bench::open(ctx, spec, mode).await?;
-        report.setup = b.setup_foreign(&spec.setup_sql).await?;
-        Some(b)
-    };
-    {
-        let control = ctx.session().await?;
-        // The setup's temporary tables are not seen from here: a statement naming them was
-        // checked before the setup and is planned on the measuring session next.
-        let setup_ran = on_sandbox || spec.setup_sql.trim().is_empty();
-        let problems =
-            precheck::check_on_server(&control, spec, &ctx.opts.schema, on_sandbox, setup_ran)
-                .await;
-        if !problems.is_empty() {
-            return Err(RunError::Failed(problems.join("; ")));
-        }
-        report.indexes = indexes::resolve(ctx, &control, &spec.index, on_sandbox).await?;
-    }
+    let bench = run_setup(ctx, spec, report, mode, on_sandbox).await?;
+    check_on_server(ctx, spec, report, on_sandbox).await?;
     if report.indexes.iter().any(|c| !c.hypothetical()) {
         confounders.push("candidate indexes run in blocks (each built once, its trials together), so drift between blocks is not spread by interleaving as it is between settings".into());
     }
-    let mut bench = match bench.take() {
+    let mut bench = match bench {
         Some(b) => b,
         None => Bench::open(ctx, spec, mode).await?,
     };
     let settings_blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
     let blocks = rounds::blocks(spec, &settings_blocks);
     for group in by_index_value(spec, blocks) {
-        let v = spec.split_combo(group[0][0]).0;
-        if v > 0 {
-            let cand = report.indexes[v - 1].clone();
-            if cand.hypothetical() {
-                let sql = candidate::Candidate::parse(&cand.sql)
-                    .map_err(RunError::Failed)?
-                    .hypothetical_sql();
-                for &c in group.iter().flatten() {
-                    bench.hypothetical(report, c, &sql).await?;
-                }
-                continue;
-            }
-            if cand.build_seconds.is_none() {
-                let session = ctx.session().await?;
-                indexes::build(ctx, &session, &mut report.indexes[v - 1]).await?;
-            }
-        }
-        // The core decides over every combination run so far and this value's.
-        // (A hypothetical candidate's combinations have no trials: they are not in it.)
-        let family: Vec<usize> = report
-            .combos
-            .iter()
-            .filter(|c| c.index_value <= v)
-            .filter(|c| {
-                c.index_value == 0
-                    || report
-                        .indexes
-                        .get(c.index_value - 1)
-                        .is_some_and(|i| !i.hypothetical())
-            })
-            .map(|c| c.combo)
-            .collect();
-        let mut r = 1;
-        loop {
-            let planned = rounds::group_round(report, &group, &family, r);
-            if planned.is_empty() {
-                break;
-            }
-            let mut entered = None;
-            for p in planned {
-                if entered != Some(p.combo) {
-                    bench.enter(report, p.combo).await?;
-                    entered = Some(p.combo);
-                }
-                bench.trial(report, p).await?;
-                report.summarize(confounders);
-            }
-            r += 1;
-        }
-        if v > 0 {
-            let c = &mut report.indexes[v - 1];
-            if indexes::drop(ctx, c).await {
-                ctx.note(format!("index {} dropped after its trials", c.value))
-                    .await;
-            }
-        }
+        run_group(ctx, spec, report, &mut bench, &group, confounders).await?;
     }
     if spec.repeat.is_auto() {
-        let undecided = report
-            .summary
-            .units
-            .iter()
-            .filter(|u| !u.finding.undecided.is_empty())
-            .count();
-        if undecided > 0 {
-            ctx.note(format!(
-                "repeat auto ended at max-repeat {} with {undecided} statement{} still undecided",
-                spec.decision.max_repeat,
-                if undecided == 1 { "" } else { "s" }
-            ))
-            .await;
+        note_undecided(ctx, spec, report).await;
+    }
+    Ok(())
+}
+
+/// Run the setup: on the sandbox on a session of its own (None: the measuring session is
+/// opened later); elsewhere on the measuring session, returned.
+async fn run_setup<'a>(
+    ctx: &'a RunCtx,
+    spec: &'a QuerySpec,
+    report: &mut QueryReport,
+    mode: TxMode,
+    on_sandbox: bool,
+) -> Result<Option<Bench<'a>>, RunError> {
+    if on_sandbox {
+        report.setup = setup::run(ctx, &spec.setup_sql, spec.keep_setup).await?;
+        Ok(None)
+    } else {
+        // On a server pglab did not start the setup's temporary tables live in the
+        // measuring session: it is opened first, and the setup runs on it.
+        let mut b = Bench::open(ctx, spec, mode).await?;
+        report.setup = b.setup_foreign(&spec.setup_sql).await?;
+        Ok(Some(b))
+    }
+}
+
+/// On a control session: the checks that need the server, then the candidate indexes
+/// resolved.
+async fn check_on_server(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    report: &mut QueryReport,
+    on_sandbox: bool,
+) -> Result<(), RunError> {
+    let control = ctx.session().await?;
+    // The setup's temporary tables are not seen from here: a statement naming them was
+    // checked before the setup and is planned on the measuring session next.
+    let setup_ran = on_sandbox || spec.setup_sql.trim().is_empty();
+    let problems =
+        precheck::check_on_server(&control, spec, &ctx.opts.schema, on_sandbox, setup_ran).await;
+    if !problems.is_empty() {
+        return Err(RunError::Failed(problems.join("; ")));
+    }
+    report.indexes = indexes::resolve(ctx, &control, &spec.index, on_sandbox).await?;
+    Ok(())
+}
+
+/// One index value's blocks: its candidate built (a hypothetical one only gets its plans),
+/// its rounds, then the candidate dropped.
+async fn run_group(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    report: &mut QueryReport,
+    bench: &mut Bench<'_>,
+    group: &[Vec<usize>],
+    confounders: &[String],
+) -> Result<(), RunError> {
+    let v = spec.split_combo(group[0][0]).0;
+    if v > 0 {
+        let cand = report.indexes[v - 1].clone();
+        if cand.hypothetical() {
+            return hypothetical_plans(report, bench, group, &cand).await;
+        }
+        if cand.build_seconds.is_none() {
+            let session = ctx.session().await?;
+            indexes::build(ctx, &session, &mut report.indexes[v - 1]).await?;
+        }
+    }
+    let family = family(report, v);
+    run_rounds(report, bench, group, &family, confounders).await?;
+    if v > 0 {
+        let c = &mut report.indexes[v - 1];
+        if indexes::drop(ctx, c).await {
+            ctx.note(format!("index {} dropped after its trials", c.value))
+                .await;
         }
     }
     Ok(())
+}
+
+/// A hypothetical candidate's combinations: their plans under it, no trials.
+async fn hypothetical_plans(
+    report: &mut QueryReport,
+    bench: &mut Bench<'_>,
+    group: &[Vec<usize>],
+    cand: &IndexCandidate,
+) -> Result<(), RunError> {
+    let sql = candidate::Candidate::parse(&cand.sql)
+        .map_err(RunError::Failed)?
+        .hypothetical_sql();
+    for &c in group.iter().flatten() {
+        bench.hypothetical(report, c, &sql).await?;
+    }
+    Ok(())
+}
+
+/// The combinations the core decides over with index value `v`: every one run so far and
+/// this value's. (A hypothetical candidate's combinations have no trials: they are not in it.)
+fn family(report: &QueryReport, v: usize) -> Vec<usize> {
+    report
+        .combos
+        .iter()
+        .filter(|c| c.index_value <= v)
+        .filter(|c| {
+            c.index_value == 0
+                || report
+                    .indexes
+                    .get(c.index_value - 1)
+                    .is_some_and(|i| !i.hypothetical())
+        })
+        .map(|c| c.combo)
+        .collect()
+}
+
+/// The group's rounds until none is planned: each trial in its combination (entered when it
+/// changes), the summary after each.
+async fn run_rounds(
+    report: &mut QueryReport,
+    bench: &mut Bench<'_>,
+    group: &[Vec<usize>],
+    family: &[usize],
+    confounders: &[String],
+) -> Result<(), RunError> {
+    let mut r = 1;
+    loop {
+        let planned = rounds::group_round(report, group, family, r);
+        if planned.is_empty() {
+            break;
+        }
+        let mut entered = None;
+        for p in planned {
+            if entered != Some(p.combo) {
+                bench.enter(report, p.combo).await?;
+                entered = Some(p.combo);
+            }
+            bench.trial(report, p).await?;
+            report.summarize(confounders);
+        }
+        r += 1;
+    }
+    Ok(())
+}
+
+/// With repeat auto: a note when max-repeat ended the run with statements still undecided.
+async fn note_undecided(ctx: &RunCtx, spec: &QuerySpec, report: &QueryReport) {
+    let undecided = report
+        .summary
+        .units
+        .iter()
+        .filter(|u| !u.finding.undecided.is_empty())
+        .count();
+    if undecided > 0 {
+        ctx.note(format!(
+            "repeat auto ended at max-repeat {} with {undecided} statement{} still undecided",
+            spec.decision.max_repeat,
+            if undecided == 1 { "" } else { "s" }
+        ))
+        .await;
+    }
 }
 
 /// The blocks grouped by index value, in order: one group's restart blocks interleave round by

@@ -131,118 +131,94 @@ fn read_candidates(raw: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// Read the `file` field: a file of statements (`@` optional), split.
+fn read_file_statements(f: &str) -> Result<Vec<Statement>, String> {
+    if f.is_empty() {
+        return Ok(Vec::new());
+    }
+    sqltext::split(&sqltext::read_file(f.trim_start_matches('@'))?)
+}
+
+/// Read the `clients` field: `off`, or client counts (each once, in order).
+fn clients_of(s: &str) -> Result<Vec<u32>, String> {
+    match s {
+        "" | "off" => Ok(Vec::new()),
+        "0" => Err(
+            "0 clients would run nothing: write off to time single executions, or 1.. for throughput".into(),
+        ),
+        s => {
+            let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
+            if let Some(bad) = v.iter().find(|n| **n < 1 || **n > MAX_CLIENTS) {
+                return Err(format!("{bad} clients: give 1..{MAX_CLIENTS}, or off"));
+            }
+            let mut out: Vec<u32> = Vec::new();
+            for n in v {
+                if !out.contains(&(n as u32)) {
+                    out.push(n as u32);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Read the `duration` field: seconds of a throughput trial, at least 0.1.
+fn duration_of(s: &str) -> Result<f64, String> {
+    let d = parse_duration(s).map_err(|e| e.0)?.as_secs_f64();
+    if d < 0.1 {
+        return Err("a trial needs at least 100ms".into());
+    }
+    Ok(d)
+}
+
+/// Read the `script` field: a pgbench-style script file (`@` optional), parsed.
+fn read_script(f: &str) -> Result<Option<Script>, String> {
+    if f.is_empty() {
+        return Ok(None);
+    }
+    let text = sqltext::read_file(f.trim_start_matches('@'))?;
+    Script::parse(&text).map(Some)
+}
+
+/// A field's text as given, trimmed: what the spec keeps beside what it read from it.
+fn given(p: &ParamText, key: &str) -> String {
+    p.get(key).cloned().unwrap_or_default().trim().to_string()
+}
+
+/// The `cache` field's values.
+const CACHES: &[(&str, Cache)] = &[("warm", Cache::Warm), ("cold", Cache::Cold)];
+
+/// The `writes` field's values.
+const WRITES: &[(&str, Writes)] = &[
+    ("auto", Writes::Auto),
+    ("read-only", Writes::ReadOnly),
+    ("rollback", Writes::Rollback),
+];
+
 impl QuerySpec {
+    /// Read every field (one sentence per bad field, files read here), then, when they all
+    /// read, the checks across them.
     pub fn parse(p: &ParamText) -> Result<QuerySpec, FieldErrors> {
         let mut r = FieldReader::new(p);
-        let sql = p.get("sql").cloned().unwrap_or_default().trim().to_string();
-        let file = p
-            .get("file")
-            .cloned()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
         let mut statements = r.get("sql", Vec::new(), read_statements);
-        statements.extend(r.get("file", Vec::new(), |f| {
-            if f.is_empty() {
-                return Ok(Vec::new());
-            }
-            sqltext::split(&sqltext::read_file(f.trim_start_matches('@'))?)
-        }));
-        let setup = p
-            .get("setup")
-            .cloned()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
+        statements.extend(r.get("file", Vec::new(), read_file_statements));
         let setup_sql = r.get("setup", String::new(), sqltext::resolve);
         let keep_setup = r.bool("keep-setup");
         let index = r.get("index", Vec::new(), read_candidates);
         let set = r.settings(&[]);
-        let cache = r.choice("cache", &[("warm", Cache::Warm), ("cold", Cache::Cold)]);
-        let writes = r.choice(
-            "writes",
-            &[
-                ("auto", Writes::Auto),
-                ("read-only", Writes::ReadOnly),
-                ("rollback", Writes::Rollback),
-            ],
-        );
+        let cache = r.choice("cache", CACHES);
+        let writes = r.choice("writes", WRITES);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
         let decision = Decision::read(&mut r);
-        let clients = r.get("clients", Vec::new(), |s| match s {
-            "" | "off" => Ok(Vec::new()),
-            "0" => Err(
-                "0 clients would run nothing: write off to time single executions, or 1.. for throughput".into(),
-            ),
-            s => {
-                let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
-                if let Some(bad) = v.iter().find(|n| **n < 1 || **n > MAX_CLIENTS) {
-                    return Err(format!("{bad} clients: give 1..{MAX_CLIENTS}, or off"));
-                }
-                let mut out: Vec<u32> = Vec::new();
-                for n in v {
-                    if !out.contains(&(n as u32)) {
-                        out.push(n as u32);
-                    }
-                }
-                Ok(out)
-            }
-        });
-        let duration_s = r.get("duration", 10.0, |s| {
-            let d = parse_duration(s).map_err(|e| e.0)?.as_secs_f64();
-            if d < 0.1 {
-                return Err("a trial needs at least 100ms".into());
-            }
-            Ok(d)
-        });
-        let script_file = p
-            .get("script")
-            .cloned()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
-        let script = r.get("script", None, |f| {
-            if f.is_empty() {
-                return Ok(None);
-            }
-            let text = sqltext::read_file(f.trim_start_matches('@'))?;
-            Script::parse(&text).map(Some)
-        });
-        let seed = r.get("seed", 42, |s| {
-            s.parse::<u64>()
-                .map_err(|_| format!("'{s}' is not a whole number"))
-        });
-        let fields_ok = r.errors.is_empty();
-        if fields_ok && statements.is_empty() && script.is_none() {
-            r.errors.push((
-                "sql".into(),
-                "nothing to measure: give a statement (--sql \"SELECT …\"), a file of them (--file q.sql) or a pgbench-style --script".into(),
-            ));
-        }
-        if fields_ok && script.is_some() && !statements.is_empty() {
-            r.errors.push((
-                "script".into(),
-                "a script runs instead of the statements: give --script or --sql/--file, not both"
-                    .into(),
-            ));
-        }
-        if fields_ok && keep_setup && setup_sql.is_empty() {
-            r.errors.push((
-                "keep-setup".into(),
-                "there is no setup to keep: give --setup too".into(),
-            ));
-        }
-        if fields_ok && cache == Cache::Cold && (!clients.is_empty() || script.is_some()) {
-            r.errors.push((
-                "cache".into(),
-                "cold applies to single timed executions: a throughput trial runs warm after its first seconds".into(),
-            ));
-        }
-        r.finish(QuerySpec {
-            sql,
-            file,
+        let clients = r.get("clients", Vec::new(), clients_of);
+        let duration_s = r.get("duration", 10.0, duration_of);
+        let script = r.get("script", None, read_script);
+        let seed = r.whole("seed", 42);
+        let spec = QuerySpec {
+            sql: given(p, "sql"),
+            file: given(p, "file"),
             statements,
-            setup,
+            setup: given(p, "setup"),
             setup_sql,
             keep_setup,
             index,
@@ -253,10 +229,44 @@ impl QuerySpec {
             decision,
             clients,
             duration_s,
-            script_file,
+            script_file: given(p, "script"),
             script,
             seed,
-        })
+        };
+        if r.errors.is_empty() {
+            spec.check_together(&mut r.errors);
+        }
+        r.finish(spec)
+    }
+
+    /// The checks across fields: something to measure, a script or statements (not both),
+    /// a setup to keep, cold cache only for single timed executions.
+    fn check_together(&self, errors: &mut FieldErrors) {
+        if self.statements.is_empty() && self.script.is_none() {
+            errors.push((
+                "sql".into(),
+                "nothing to measure: give a statement (--sql \"SELECT …\"), a file of them (--file q.sql) or a pgbench-style --script".into(),
+            ));
+        }
+        if self.script.is_some() && !self.statements.is_empty() {
+            errors.push((
+                "script".into(),
+                "a script runs instead of the statements: give --script or --sql/--file, not both"
+                    .into(),
+            ));
+        }
+        if self.keep_setup && self.setup_sql.is_empty() {
+            errors.push((
+                "keep-setup".into(),
+                "there is no setup to keep: give --setup too".into(),
+            ));
+        }
+        if self.cache == Cache::Cold && (!self.clients.is_empty() || self.script.is_some()) {
+            errors.push((
+                "cache".into(),
+                "cold applies to single timed executions: a throughput trial runs warm after its first seconds".into(),
+            ));
+        }
     }
 
     pub fn to_text(&self) -> ParamText {

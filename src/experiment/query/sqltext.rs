@@ -41,6 +41,7 @@ enum State {
 }
 
 /// A piece of text between two top-level `;`, with the comments before its first token.
+#[derive(Default)]
 struct Piece {
     end: usize,
     /// Byte offset of the first token (None: only comments and space).
@@ -98,134 +99,190 @@ fn production_mean(line: &str) -> Option<u64> {
 
 /// Split `text` at top-level semicolons.
 fn pieces(text: &str) -> Vec<Piece> {
-    let mut out = Vec::new();
-    let mut state = State::Normal;
-    let mut cur = Piece {
-        end: 0,
-        first: None,
-        name: None,
-        weight: None,
-        production_mean_ns: None,
-    };
-    let mut dollar = String::new();
-    // `BEGIN ATOMIC` bodies hold semicolons up to their `END`.
-    let mut words: Vec<String> = Vec::new();
-    let mut atomic = 0u32;
-    let b = text.as_bytes();
+    let mut splitter = Splitter::new(text);
     let mut i = 0;
     while i < text.len() {
-        let c = text[i..].chars().next().unwrap_or(' ');
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        let mut step = c.len_utf8();
-        match state {
-            State::Normal => {
-                if c == '-' && next == b'-' {
-                    state = State::LineComment;
-                    let line_end = text[i..].find('\n').map_or(text.len(), |e| i + e);
-                    if cur.first.is_none() {
-                        cur.read_comment(text[i + 2..line_end].trim(), i);
-                    }
-                    step = 2;
-                } else if c == '/' && next == b'*' {
-                    state = State::Block(1);
-                    step = 2;
-                } else if c == ';' && atomic == 0 {
-                    cur.end = i;
-                    out.push(cur);
-                    cur = Piece {
-                        end: 0,
-                        first: None,
-                        name: None,
-                        weight: None,
-                        production_mean_ns: None,
-                    };
-                    words.clear();
-                } else if !c.is_whitespace() {
-                    if cur.first.is_none() {
-                        cur.first = Some(i);
-                    }
-                    if c == '\'' {
-                        let prev = text[..i].chars().next_back();
-                        let e = matches!(prev, Some('e' | 'E'))
-                            && !text[..i - 1].chars().next_back().is_some_and(is_ident_char);
-                        state = State::Quote { escapes: e };
-                    } else if c == '"' {
-                        state = State::Ident;
-                    } else if c == '$'
-                        && !text[..i].chars().next_back().is_some_and(is_ident_char)
-                        && let Some(tag) = dollar_tag(text, i)
-                    {
-                        dollar = tag.to_string();
-                        state = State::Dollar;
-                        step = tag.len();
-                    } else if c.is_alphabetic() || c == '_' {
-                        let end = text[i..]
-                            .find(|ch: char| !is_ident_char(ch))
-                            .map_or(text.len(), |e| i + e);
-                        let w = text[i..end].to_ascii_uppercase();
-                        if w == "ATOMIC" && words.last().is_some_and(|p| p == "BEGIN") {
-                            atomic += 1;
-                        } else if w == "END" && atomic > 0 {
-                            atomic -= 1;
-                        } else if w == "CASE" && atomic > 0 {
-                            // CASE … END inside an atomic body closes its own END.
-                            atomic += 1;
-                        }
-                        words.push(w);
-                        step = end - i;
-                    }
-                }
-            }
-            State::Quote { escapes } => {
-                if escapes && c == '\\' {
-                    step = 1 + text[i + 1..].chars().next().map_or(0, char::len_utf8);
-                } else if c == '\'' {
-                    if next == b'\'' {
-                        step = 2;
-                    } else {
-                        state = State::Normal;
-                    }
-                }
-            }
-            State::Ident => {
-                if c == '"' {
-                    if next == b'"' {
-                        step = 2;
-                    } else {
-                        state = State::Normal;
-                    }
-                }
-            }
-            State::Dollar => {
-                if text[i..].starts_with(dollar.as_str()) {
-                    step = dollar.len();
-                    state = State::Normal;
-                }
-            }
+        i += splitter.step(i);
+    }
+    splitter.finish()
+}
+
+/// The lexer `pieces` runs over the text: its state, the pieces so far and the one being read.
+struct Splitter<'t> {
+    text: &'t str,
+    state: State,
+    out: Vec<Piece>,
+    cur: Piece,
+    /// The tag that closes the open dollar quote (`$x$`).
+    dollar: String,
+    /// The words of the current piece: `BEGIN ATOMIC` bodies hold semicolons up to their `END`.
+    words: Vec<String>,
+    /// `BEGIN ATOMIC` bodies (and `CASE`s inside them) open.
+    atomic: u32,
+}
+
+impl<'t> Splitter<'t> {
+    fn new(text: &'t str) -> Self {
+        Splitter {
+            text,
+            state: State::Normal,
+            out: Vec::new(),
+            cur: Piece::default(),
+            dollar: String::new(),
+            words: Vec::new(),
+            atomic: 0,
+        }
+    }
+
+    /// Read the character at byte `i`; the bytes it takes (with what it opens or closes).
+    fn step(&mut self, i: usize) -> usize {
+        let c = self.text[i..].chars().next().unwrap_or(' ');
+        let next = self.text.as_bytes().get(i + 1).copied().unwrap_or(0);
+        match self.state {
+            State::Normal => self.normal(i, c, next),
+            State::Quote { escapes } => self.quote(i, c, next, escapes),
+            State::Ident => self.ident(c, next),
+            State::Dollar => self.dollar_body(i, c),
             State::LineComment => {
                 if c == '\n' {
-                    state = State::Normal;
+                    self.state = State::Normal;
                 }
+                c.len_utf8()
             }
-            State::Block(depth) => {
-                if c == '*' && next == b'/' {
-                    state = if depth == 1 {
-                        State::Normal
-                    } else {
-                        State::Block(depth - 1)
-                    };
-                    step = 2;
-                } else if c == '/' && next == b'*' {
-                    state = State::Block(depth + 1);
-                    step = 2;
-                }
-            }
+            State::Block(depth) => self.block(c, next, depth),
         }
-        i += step;
     }
-    cur.end = text.len();
-    out.push(cur);
-    out
+
+    /// Outside quotes and comments: a comment opens (a `--` one before the first token is
+    /// read), a `;` outside `BEGIN ATOMIC` ends the piece, or a token starts.
+    fn normal(&mut self, i: usize, c: char, next: u8) -> usize {
+        if c == '-' && next == b'-' {
+            self.state = State::LineComment;
+            let text = self.text;
+            let line_end = text[i..].find('\n').map_or(text.len(), |e| i + e);
+            if self.cur.first.is_none() {
+                self.cur.read_comment(text[i + 2..line_end].trim(), i);
+            }
+            2
+        } else if c == '/' && next == b'*' {
+            self.state = State::Block(1);
+            2
+        } else if c == ';' && self.atomic == 0 {
+            self.cur.end = i;
+            self.out.push(std::mem::take(&mut self.cur));
+            self.words.clear();
+            c.len_utf8()
+        } else if !c.is_whitespace() {
+            if self.cur.first.is_none() {
+                self.cur.first = Some(i);
+            }
+            self.token(i, c)
+        } else {
+            c.len_utf8()
+        }
+    }
+
+    /// A token's first character: a string, a quoted identifier, a dollar quote or a word
+    /// starts here.
+    fn token(&mut self, i: usize, c: char) -> usize {
+        let text = self.text;
+        if c == '\'' {
+            let prev = text[..i].chars().next_back();
+            let e = matches!(prev, Some('e' | 'E'))
+                && !text[..i - 1].chars().next_back().is_some_and(is_ident_char);
+            self.state = State::Quote { escapes: e };
+        } else if c == '"' {
+            self.state = State::Ident;
+        } else if c == '$'
+            && !text[..i].chars().next_back().is_some_and(is_ident_char)
+            && let Some(tag) = dollar_tag(text, i)
+        {
+            self.dollar = tag.to_string();
+            self.state = State::Dollar;
+            return tag.len();
+        } else if c.is_alphabetic() || c == '_' {
+            return self.word(i);
+        }
+        c.len_utf8()
+    }
+
+    /// A word: `BEGIN ATOMIC` opens a body, `END` closes one, and a `CASE` inside one opens
+    /// its own `END`.
+    fn word(&mut self, i: usize) -> usize {
+        let text = self.text;
+        let end = text[i..]
+            .find(|ch: char| !is_ident_char(ch))
+            .map_or(text.len(), |e| i + e);
+        let w = text[i..end].to_ascii_uppercase();
+        if w == "ATOMIC" && self.words.last().is_some_and(|p| p == "BEGIN") {
+            self.atomic += 1;
+        } else if w == "END" && self.atomic > 0 {
+            self.atomic -= 1;
+        } else if w == "CASE" && self.atomic > 0 {
+            // CASE … END inside an atomic body closes its own END.
+            self.atomic += 1;
+        }
+        self.words.push(w);
+        end - i
+    }
+
+    /// Inside a string: `''` stays in it, a backslash escapes in an `E''` one, `'` closes it.
+    fn quote(&mut self, i: usize, c: char, next: u8, escapes: bool) -> usize {
+        if escapes && c == '\\' {
+            return 1 + self.text[i + 1..].chars().next().map_or(0, char::len_utf8);
+        }
+        if c == '\'' {
+            if next == b'\'' {
+                return 2;
+            }
+            self.state = State::Normal;
+        }
+        c.len_utf8()
+    }
+
+    /// Inside a quoted identifier: `""` stays in it, `"` closes it.
+    fn ident(&mut self, c: char, next: u8) -> usize {
+        if c == '"' {
+            if next == b'"' {
+                return 2;
+            }
+            self.state = State::Normal;
+        }
+        c.len_utf8()
+    }
+
+    /// Inside a dollar quote: only its own tag closes it.
+    fn dollar_body(&mut self, i: usize, c: char) -> usize {
+        if self.text[i..].starts_with(self.dollar.as_str()) {
+            self.state = State::Normal;
+            return self.dollar.len();
+        }
+        c.len_utf8()
+    }
+
+    /// Inside a block comment: `/*` nests, `*/` closes one level.
+    fn block(&mut self, c: char, next: u8, depth: u32) -> usize {
+        if c == '*' && next == b'/' {
+            self.state = if depth == 1 {
+                State::Normal
+            } else {
+                State::Block(depth - 1)
+            };
+            2
+        } else if c == '/' && next == b'*' {
+            self.state = State::Block(depth + 1);
+            2
+        } else {
+            c.len_utf8()
+        }
+    }
+
+    /// The last piece ends with the text.
+    fn finish(mut self) -> Vec<Piece> {
+        self.cur.end = self.text.len();
+        self.out.push(self.cur);
+        self.out
+    }
 }
 
 /// 1-based line of byte offset `at`.
