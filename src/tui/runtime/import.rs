@@ -131,6 +131,11 @@ async fn import(
             error,
             refused: true,
         }),
-        Ok(Finish::Lost) => None,
+        // The import's task ended without an end (a panic): the dialog says so instead of
+        // staying on "running" for good.
+        Ok(Finish::Lost) => Some(ImportEvent::Failed {
+            error: "the import stopped without saying why (see the log)".into(),
+            refused: false,
+        }),
     }
 }
