@@ -119,8 +119,11 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     };
     let kind = spec.kind();
     let expected = announce_estimate(ctx, &spec, free);
+    let live =
+        experiment::lab::live_eta::LiveEta::new(spec.estimate().trials, spec.trial_weights());
     let handle = experiment::spawn(opened.target.clone(), spec, opts);
-    let code = follow(handle, ProgressPrinter::new(kind, expected), flags.format).await;
+    let printer = ProgressPrinter::new(kind, expected, live);
+    let code = follow(handle, printer, flags.format).await;
     opened.close().await;
     Ok(code)
 }
@@ -398,33 +401,38 @@ struct ProgressPrinter {
     started: Instant,
     /// How long the history expected the run to take.
     expected: Option<experiment::lab::eta::Eta>,
+    /// What the run measured so far says is left.
+    live: experiment::lab::live_eta::LiveEta,
 }
 
 impl ProgressPrinter {
-    fn new(kind: ExperimentKind, expected: Option<experiment::lab::eta::Eta>) -> Self {
+    fn new(
+        kind: ExperimentKind,
+        expected: Option<experiment::lab::eta::Eta>,
+        live: experiment::lab::live_eta::LiveEta,
+    ) -> Self {
         ProgressPrinter {
             out: super::stderr_line::StderrLine::new(),
             kind,
             last_phase: String::new(),
             started: Instant::now(),
             expected,
+            live,
         }
     }
 
-    /// "run 3/40 · run eta 1m 10s": from the trials done, or before one is done from what
-    /// the history expected.
+    /// "run 3/40 · run eta 1m 10s": from what the run measured (see
+    /// [`experiment::lab::live_eta`]), or before that says anything from what the history
+    /// expected.
     fn run_eta(&self, index: usize, total: usize) -> String {
         let elapsed = self.started.elapsed().as_secs_f64();
-        let done = index.saturating_sub(1);
-        let eta = if done > 0 && total > 0 {
-            Some(format_seconds(
-                elapsed * (total - done.min(total)) as f64 / done as f64,
-            ))
-        } else {
-            self.expected
+        let eta = match self.live.remaining(Instant::now()) {
+            Some(left) => Some(format_seconds(left)),
+            None => self
+                .expected
                 .as_ref()
                 .and_then(|e| e.remaining(elapsed))
-                .map(|e| e.range_text())
+                .map(|e| e.range_text()),
         };
         match eta {
             Some(e) => format!(" · run {index}/{total} · run eta {e}"),
@@ -442,10 +450,16 @@ impl ProgressPrinter {
 
     fn event(&mut self, ev: &RunEvent) {
         match ev {
-            RunEvent::Started { description, .. } => {
+            RunEvent::Started {
+                description,
+                trials,
+                ..
+            } => {
+                self.live.set_total(*trials);
                 self.line(&format!("{}: {description}", self.kind))
             }
             RunEvent::Phase { trial, phase } => {
+                self.live.trial(trial.as_ref(), None, Instant::now());
                 let t = trial
                     .as_ref()
                     .map(|t| format!("[{}/{}] {} · ", t.index, t.total, t.label))
@@ -453,9 +467,19 @@ impl ProgressPrinter {
                 self.last_phase = phase.clone();
                 if !self.out.tty {
                     self.line(&format!("{t}{phase}"));
+                } else {
+                    // A run of short trials (a query's executions) has phases and no
+                    // progress: its line still moves.
+                    let run = trial
+                        .as_ref()
+                        .map(|t| self.run_eta(t.index, t.total))
+                        .unwrap_or_default();
+                    self.out.draw(&format!("{t}{phase}{run}"));
                 }
             }
             RunEvent::Progress(p) => {
+                self.live
+                    .trial(p.trial.as_ref(), p.fraction, Instant::now());
                 if !self.out.due() {
                     return;
                 }
@@ -493,7 +517,10 @@ impl ProgressPrinter {
                 );
                 self.out.draw(&s);
             }
-            RunEvent::Sample(s) => self.line(&format!("  {}", s.cells.join("  "))),
+            RunEvent::Sample(s) => {
+                self.live.done();
+                self.line(&format!("  {}", s.cells.join("  ")))
+            }
             RunEvent::Note(n) => self.line(&format!("  note: {n}")),
             _ => {}
         }

@@ -17,6 +17,7 @@ pub mod field;
 pub mod findings;
 pub mod leftovers;
 pub mod leftovers_elsewhere;
+pub mod live_eta;
 pub mod page_cache;
 pub mod preflight;
 pub mod record;

@@ -59,6 +59,8 @@ pub struct RunState {
     pub done: usize,
     /// The work of each trial relative to the others (growth steps grow); empty: equal.
     pub weights: Vec<f64>,
+    /// What the run measured so far says is left (see [`crate::experiment::lab::live_eta`]).
+    pub live: crate::experiment::lab::live_eta::LiveEta,
     /// The run's confidence and smallest effect: the intervals and best groups shown.
     pub rules: Rules,
     /// Once the run is over: the findings its report decided (the summary view shows these,
@@ -124,6 +126,7 @@ impl RunState {
             phase: "starting".into(),
             rules: spec.rules(),
             weights: spec.trial_weights(),
+            live: crate::experiment::lab::live_eta::LiveEta::new(c.trials, spec.trial_weights()),
             view,
             scroll: Scroll::new(view),
             ..RunState::default()
@@ -173,15 +176,18 @@ impl RunState {
                 self.run_id = run_id;
                 self.description = description;
                 self.trials = trials;
+                self.live.set_total(trials);
                 self.layout = Some(layout);
                 self.samples.clear();
             }
             RunEvent::Phase { trial, phase } => {
+                self.live.trial(trial.as_ref(), None, now);
                 self.set_trial(trial);
                 self.phase = phase;
                 self.progress = None;
             }
             RunEvent::Progress(p) => {
+                self.live.trial(p.trial.as_ref(), p.fraction, now);
                 self.set_trial(p.trial.clone());
                 self.phase = p.phase.clone();
                 if let Some(r) = p.rate {
@@ -195,6 +201,7 @@ impl RunState {
                 self.progress_at = Some(now);
             }
             RunEvent::Sample(s) => {
+                self.live.done();
                 if let Some(t) = &self.trial {
                     self.done = self.done.max(t.index);
                 }
@@ -293,9 +300,13 @@ impl RunState {
         (all > 0.0 && (done > 0.0 || current.is_some())).then(|| (done / all).clamp(0.0, 1.0))
     }
 
-    /// Seconds until the run ends, from the work done so far; before a trial has run, from
-    /// the current step's fraction.
+    /// Seconds until the run ends: from the trials measured so far (their pace, each
+    /// setting's own), else from the work done so far; before a trial has run, from the
+    /// current step's fraction.
     pub fn eta(&self, now: Instant) -> Option<f64> {
+        if let Some(left) = self.live.remaining(now) {
+            return Some(left);
+        }
         if let Some(done) = self.run_fraction() {
             let run = now
                 .saturating_duration_since(self.started_at?)
