@@ -479,6 +479,44 @@ async fn a_cancelled_interleaved_run_leaves_no_invalid_or_candidate_index() {
     assert_eq!(invalid_and_left(&cl, "q_450_cancel").await, (0, 0));
 }
 
+/// A panic in the middle of an interleaved run (the test-only fault hook, in the real
+/// binary) still makes the candidates valid and drops them before the run ends.
+#[test]
+fn a_panic_with_candidates_hidden_puts_them_back() {
+    let lab = common::lab();
+    let out = lab
+        .command()
+        .args([
+            "--keep-sandbox",
+            "run",
+            "query",
+            "--setup",
+            ORDERS_SETUP,
+            "--sql",
+            BY_CUSTOMER,
+            "--index",
+            CANDIDATES,
+            "--repeat",
+            "3",
+            "--no-history",
+        ])
+        .env("PGLAB_FAULT", "query-interleaved-trial")
+        .output()
+        .expect("pglab runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("PGLAB_FAULT"),
+        "the panic is the planted one: {err}"
+    );
+    assert!(err.contains("cleaned up: dropped index"), "{err}");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let cl = lab.target().connect().await.unwrap();
+        assert_eq!(invalid_and_left(&cl, "lab").await, (0, 0));
+    });
+}
+
 /// A statement that writes keeps the candidates in blocks (a hidden index would still be
 /// maintained by its writes) and, as written, one execution per trial.
 #[tokio::test]

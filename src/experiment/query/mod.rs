@@ -457,6 +457,9 @@ async fn run_rounds(
                 entered = Some(p.combo);
             }
             bench.trial(report, p).await?;
+            if report.interleaved {
+                crate::fault::point("query-interleaved-trial");
+            }
             report.summarize(confounders);
         }
         r += 1;
