@@ -517,6 +517,32 @@ fn a_panic_with_candidates_hidden_puts_them_back() {
     });
 }
 
+/// A plan cached inside a function (PL/pgSQL keeps a generic plan per session) does not
+/// survive a toggle: the function's lookup uses the index where it is visible, so "no index"
+/// is shown slower than the candidate. Without a re-plan after the toggle the plan made under
+/// "no index" (which runs first) would run under the candidate too, and the two would tie.
+#[tokio::test]
+async fn a_plan_cached_in_a_function_is_made_again_after_a_toggle() {
+    let lab = common::lab();
+    let setup = format!(
+        "{ORDERS_SETUP}; CREATE FUNCTION by_customer(c int) RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$ BEGIN RETURN (SELECT count(*) FROM orders WHERE customer_id = c); END $$"
+    );
+    let r = run_ok(
+        lab.target(),
+        &[
+            ("setup", setup.as_str()),
+            ("sql", "SELECT by_customer(77)"),
+            ("index", "CREATE INDEX ON orders (customer_id)"),
+        ],
+        on_sandbox("q_450_fn"),
+    )
+    .await;
+    let b = body(&r);
+    assert!(b.interleaved, "{:?}", b.summary.confounders);
+    let f = &b.summary.units[0].finding;
+    assert_eq!(f.shown_worse, ["no index"], "{:?}", b.summary.findings);
+}
+
 /// A statement that writes keeps the candidates in blocks (a hidden index would still be
 /// maintained by its writes) and, as written, one execution per trial.
 #[tokio::test]

@@ -153,8 +153,11 @@ impl<'a> Bench<'a> {
         if let Entered::Restarted { .. } = self.ctx.enter_combo(sc).await? {
             self.session = PqSession::open(self.ctx, self.mode).await?;
         }
-        if let Some(visible) = self.visible.as_mut() {
-            visible.show(self.ctx, v).await?;
+        if let Some(visible) = self.visible.as_mut()
+            && visible.show(self.ctx, v).await?
+        {
+            // Plans a function of the statement's cached under the last index go too.
+            self.session.exec(self.ctx, "DISCARD PLANS").await?;
         }
         self.set_combo().await
     }

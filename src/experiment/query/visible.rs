@@ -9,8 +9,10 @@
 //!
 //! Re-planning: the measured statements go as simple-protocol queries (`PQsendQuery`), planned
 //! anew at every execution, and the update of `pg_index` sends the index's relcache
-//! invalidation, which every session reads before its next statement: no plan made under
-//! another combination's index survives the toggle.
+//! invalidation, which every session reads before its next statement. A plan cached inside a
+//! function the statement calls (PL/pgSQL keeps its plans) depends on the table, not on the
+//! index, so the index's invalidation would not reach it: after every toggle the measuring
+//! session runs `DISCARD PLANS`. No plan made under another combination's index survives.
 //!
 //! Put back on every path: the run makes every candidate valid again and drops it after its
 //! trials, after an error, a cancel or a panic; a pglab killed outright leaves marked
@@ -81,10 +83,11 @@ impl Visible {
         Ok(v)
     }
 
-    /// Make index value `v`'s candidate the only one the planner sees (0: none).
-    pub async fn show(&mut self, ctx: &RunCtx, v: usize) -> Result<(), RunError> {
+    /// Make index value `v`'s candidate the only one the planner sees (0: none). True when
+    /// that changed what the planner sees.
+    pub async fn show(&mut self, ctx: &RunCtx, v: usize) -> Result<bool, RunError> {
         if self.shown == Some(v) {
-            return Ok(());
+            return Ok(false);
         }
         let keep = if v == 0 { 0 } else { self.oids[v - 1] };
         // A restart (a swept setting, a cold trial) ends the session: one fresh try.
@@ -101,7 +104,7 @@ impl Visible {
             self.client = Some(client);
         }
         self.shown = Some(v);
-        Ok(())
+        Ok(true)
     }
 }
 
