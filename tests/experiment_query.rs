@@ -769,7 +769,14 @@ async fn cold_trials_start_after_a_restart_with_the_page_cache_dropped() {
     .await;
     let b = body(&r);
     assert_eq!(b.trials.len(), 2);
-    assert!(b.trials.iter().all(|t| t.cold && t.rows == 1));
+    assert!(
+        b.trials
+            .iter()
+            .all(|t| t.cold && t.rows == 1 && t.executions == 1)
+    );
+    // Cold trials are one execution each, by rule, and the record says why.
+    assert_eq!(b.sizing[0].executions, 1);
+    assert!(b.sizing[0].why_one.contains("cache=cold"), "{:?}", b.sizing);
     let how = b.cold_cache.as_deref().unwrap();
     assert!(how.contains("after a restart of the sandbox"), "{how}");
     assert!(
