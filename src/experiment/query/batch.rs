@@ -14,8 +14,8 @@
 //! 1, 2, 5, 10, 20, 50, … so that the same command on the same data picks the same batch.
 //!
 //! One execution per trial where a batch would change what is measured: cold-cache trials
-//! (each starts after a restart), and statements that write as written (autocommit on the
-//! sandbox: each execution changes what the next one sees).
+//! (each starts after a restart), and statements that write (as written each execution
+//! changes what the next one sees; rolled back, each leaves dead row versions behind).
 
 use serde::{Deserialize, Serialize};
 
