@@ -906,7 +906,11 @@ async fn a_real_servers_read_only_transaction_refuses_a_delete_and_rollback_undo
     assert!(b.trials.iter().all(|t| t.rows == 500), "{:?}", b.trials);
     // A write, even rolled back, is one execution a trial (its dead rows would pile up).
     assert!(b.trials.iter().all(|t| t.executions == 1));
-    assert!(b.sizing[0].why_one.contains("even rolled back"), "{:?}", b.sizing);
+    assert!(
+        b.sizing[0].why_one.contains("even rolled back"),
+        "{:?}",
+        b.sizing
+    );
     assert!(b.transactions.contains("rolled back"));
     assert!(r.notes.iter().any(|n| n.contains("sequence increments")));
     assert_eq!(kept_rows(&o).await, 1000, "every DELETE was rolled back");
