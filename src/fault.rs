@@ -3,7 +3,8 @@
 //! Honoured only in builds with the `fixtures` feature (the test and bench builds); in the
 //! product [`point`] does nothing.
 //!
-//! Points: `after-whatif-change` (a what-if run has just changed the sandbox's settings).
+//! Points: `after-whatif-change` (a what-if run has just changed the sandbox's settings),
+//! `query-interleaved-trial` (a query run has timed a trial with candidate indexes hidden).
 
 /// Panic here when `PGLAB_FAULT` names this point (test builds only).
 #[inline]

@@ -196,7 +196,8 @@ fn trials_grid(b: &QueryReport) -> Grid {
                 ("statement", false),
                 ("combination", false),
                 ("rep", true),
-                ("time", true),
+                ("executions", true),
+                ("time per execution", true),
                 ("rows", true),
             ],
         )
@@ -221,6 +222,7 @@ fn trials_grid(b: &QueryReport) -> Grid {
                 t.name.clone(),
                 combo,
                 t.repeat.to_string(),
+                t.executions.to_string(),
                 format_time(t.seconds),
                 t.rows.to_string(),
             ],

@@ -68,6 +68,28 @@ fn lines_for(report: &RunReport, b: &QueryReport, c: usize, matters: &[usize]) -
     sql
 }
 
+/// The SQL of the core's pick (the cheapest setting that may be best, when others were shown
+/// worse): in the dimensions where it differs from a setting shown worse — with candidate
+/// indexes, the candidate's `CREATE INDEX` when "no index" was shown slower than the best.
+fn pick_lines(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Vec<String> {
+    let f = &u.finding;
+    let (Some(pick), Some(c)) = (
+        f.pick.as_ref().and_then(|p| f.setting(p)),
+        f.pick.as_ref().and_then(|p| u.combo_of(p)),
+    ) else {
+        return Vec::new();
+    };
+    let matters: Vec<usize> = (0..pick.coords.len())
+        .filter(|&d| {
+            f.shown_worse.iter().any(|w| {
+                f.setting(w)
+                    .is_some_and(|s| s.coords.get(d) != pick.coords.get(d))
+            })
+        })
+        .collect();
+    lines_for(report, b, c, &matters)
+}
+
 fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendation {
     let f = &u.finding;
     let fmt = if b.better() == Better::Higher {
@@ -81,17 +103,20 @@ fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendat
             "{}: one combination ran, nothing to compare: no recommendation.",
             u.name
         )),
-        (Some(Verdict::TooFewTrials), _) if f.pick.is_some() => words(format!(
-            "{}: {}.{}",
-            u.name,
-            f.sentence_with(&fmt),
-            match f.more_repeats_needed {
-                Some(n) => format!(
-                    " Run again with repeat {n} or more (an estimate), or repeat auto, to narrow the set."
-                ),
-                None => String::new(),
-            }
-        )),
+        (Some(Verdict::TooFewTrials), _) if f.pick.is_some() => Recommendation {
+            text: format!(
+                "{}: {}.{}",
+                u.name,
+                f.sentence_with(&fmt),
+                match f.more_repeats_needed {
+                    Some(n) => format!(
+                        " Run again with repeat {n} or more (an estimate), or repeat auto, to narrow the set."
+                    ),
+                    None => String::new(),
+                }
+            ),
+            sql: pick_lines(report, b, u),
+        },
         (Some(Verdict::TooFewTrials), _) => words(format!(
             "{}: {}. No recommendation{}",
             u.name,
@@ -236,5 +261,52 @@ mod tests {
             "{}",
             recs[0].text
         );
+    }
+
+    /// The 450× case as numbers: no index far slower, two candidates whose rounds
+    /// drift together too much to rank them. The core picks the cheaper candidate (none is
+    /// shown better), and the advice is its CREATE INDEX.
+    #[test]
+    fn the_cheapest_candidate_that_may_be_best_gets_its_create_index() {
+        let spec = test_spec(&[
+            ("sql", "SELECT * FROM orders WHERE customer_id = 7"),
+            (
+                "index",
+                "CREATE INDEX ON orders (customer_id); CREATE INDEX ON orders (customer_id, note)",
+            ),
+            ("repeat", "5"),
+        ]);
+        let mut q = QueryReport::new(&spec);
+        q.combos = combos(&spec);
+        for (v, sql) in spec.index.iter().enumerate() {
+            q.indexes.push(crate::experiment::query::IndexCandidate {
+                value: v + 1,
+                sql: sql.clone(),
+                table: "lab.orders".into(),
+                how: "built".into(),
+                name: format!("pglab_q_x_{}", v + 1),
+                build_seconds: Some(0.1),
+                index_bytes: Some(1 << 20),
+                dropped: true,
+            });
+        }
+        let drift = [1.0, 1.3, 0.7, 1.2, 0.8];
+        for (c, base) in [25e-3, 5.5e-5, 5.7e-5].iter().enumerate() {
+            for (i, d) in drift.iter().enumerate() {
+                q.trials.push(QueryTrial::test(c, base * d, i as u32 + 1));
+            }
+        }
+        q.summarize(&[]);
+        let report = crate::report::example::with_body(crate::experiment::ReportBody::Query(
+            Box::new(q.clone()),
+        ));
+        let recs = recommendations(&report, &q);
+        assert_eq!(q.summary.units[0].finding.pick.as_deref(), Some("index 1"));
+        assert_eq!(
+            recs[0].sql,
+            ["CREATE INDEX ON orders (customer_id);"],
+            "{recs:#?}"
+        );
+        assert!(recs[0].text.contains("use index 1"), "{}", recs[0].text);
     }
 }

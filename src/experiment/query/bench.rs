@@ -4,8 +4,9 @@
 //! execution each), then the timed trials — each one the plain statement, or in throughput
 //! mode a few seconds of clients in a loop.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use super::batch::{self, Sizing};
 use super::cold::Cold;
 use super::exec;
 use super::guard::{self, TxMode};
@@ -16,6 +17,7 @@ use super::script::{Command, Script};
 use super::spec::{Cache, QuerySpec};
 use super::summary::{format_time, format_tps};
 use super::throughput;
+use super::visible::Visible;
 use crate::experiment::lab::event::{Sample, TrialRef};
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
@@ -36,6 +38,12 @@ pub struct Bench<'a> {
     total: usize,
     /// Statements EXPLAIN does not take (said once).
     no_plan: BTreeSet<String>,
+    /// Per statement, the warm-up's time per execution under each combination entered.
+    warm: BTreeMap<usize, Vec<f64>>,
+    /// Per statement, executions per trial (fixed once every combination was warmed up).
+    batch: Vec<u32>,
+    /// Candidates interleaved: which one the planner sees.
+    pub visible: Option<Visible>,
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -123,6 +131,9 @@ impl<'a> Bench<'a> {
             index: 0,
             total: spec.trials(),
             no_plan: BTreeSet::new(),
+            warm: BTreeMap::new(),
+            batch: Vec::new(),
+            visible: None,
         })
     }
 
@@ -135,11 +146,18 @@ impl<'a> Bench<'a> {
         super::setup_foreign::run(self.ctx, &mut self.session, sql).await
     }
 
-    /// Make combination `c` the one in effect on the measuring session.
+    /// Make combination `c` the one in effect on the measuring session (and, candidates
+    /// interleaved, its index the only one the planner sees).
     async fn apply(&mut self, c: usize) -> Result<(), RunError> {
-        let (_, sc) = self.spec.split_combo(c);
+        let (v, sc) = self.spec.split_combo(c);
         if let Entered::Restarted { .. } = self.ctx.enter_combo(sc).await? {
             self.session = PqSession::open(self.ctx, self.mode).await?;
+        }
+        if let Some(visible) = self.visible.as_mut()
+            && visible.show(self.ctx, v).await?
+        {
+            // Plans a function of the statement's cached under the last index go too.
+            self.session.exec(self.ctx, "DISCARD PLANS").await?;
         }
         self.set_combo().await
     }
@@ -205,17 +223,91 @@ impl<'a> Bench<'a> {
             });
         }
         if self.spec.cache == Cache::Warm && !self.spec.throughput() {
-            for s in &self.spec.statements {
-                self.ctx
-                    .emit
-                    .phase(None, format!("warm-up {} · {label}", s.name))
-                    .await;
-                self.session
-                    .timed(self.ctx, &s.name, &s.sql, self.mode)
-                    .await?;
+            for s in 0..self.spec.statements.len() {
+                self.warm_up(s, &label).await?;
             }
         }
         Ok(())
+    }
+
+    /// Why statement `s` may not run as a batch: cold caches (a trial is one execution after
+    /// a restart), or it writes — as written each execution changes the data the next one
+    /// sees, and even rolled back it leaves dead row versions the next one meets, so a batch
+    /// would measure a table that grows worse execution by execution.
+    fn why_one(&self, s: usize) -> Option<&'static str> {
+        if self.spec.cache == Cache::Cold {
+            Some("cache=cold: each trial is one execution after a restart")
+        } else if guard::is_read(&self.spec.statements[s].sql) {
+            None
+        } else if self.mode == TxMode::Plain {
+            Some("it writes, as written: each execution changes the data the next one sees")
+        } else {
+            Some(
+                "it writes: even rolled back, each execution leaves dead row versions the next one meets",
+            )
+        }
+    }
+
+    /// The untimed warm-up of statement `s`: one execution, then (a statement that may run
+    /// as a batch) executions until [`batch::TARGET`] of work, their time per execution kept
+    /// to size the batch.
+    async fn warm_up(&mut self, s: usize, label: &str) -> Result<(), RunError> {
+        let (name, sql) = {
+            let st = &self.spec.statements[s];
+            (st.name.clone(), st.sql.clone())
+        };
+        self.ctx
+            .emit
+            .phase(None, format!("warm-up {name} · {label}"))
+            .await;
+        let first = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
+        if self.why_one(s).is_some() {
+            return Ok(());
+        }
+        let (mut n, mut total) = if first.seconds >= batch::TARGET {
+            (1, first.seconds)
+        } else {
+            (0, 0.0)
+        };
+        while !batch::warmed(n, total) {
+            total += self
+                .session
+                .timed(self.ctx, &name, &sql, self.mode)
+                .await?
+                .seconds;
+            n += 1;
+        }
+        self.warm.entry(s).or_default().push(total / n as f64);
+        Ok(())
+    }
+
+    /// Fix each statement's executions per trial from the warm-ups so far (every combination
+    /// that runs before a candidate's block), said once and recorded. Throughput mode: none.
+    pub async fn fix_sizing(&mut self, report: &mut QueryReport) {
+        if self.spec.throughput() || !self.batch.is_empty() {
+            return;
+        }
+        for (s, st) in self.spec.statements.iter().enumerate() {
+            let times = self.warm.get(&s).cloned().unwrap_or_default();
+            let fastest = times.iter().copied().reduce(f64::min);
+            let slowest = times.iter().copied().reduce(f64::max);
+            let why = self.why_one(s);
+            let executions = match (why, fastest, slowest) {
+                (None, Some(f), Some(w)) => batch::executions(f, w),
+                _ => 1,
+            };
+            let sizing = Sizing {
+                statement: s,
+                name: st.name.clone(),
+                executions,
+                fastest_s: fastest.filter(|_| why.is_none()),
+                slowest_s: slowest.filter(|_| why.is_none()),
+                why_one: why.unwrap_or_default().to_string(),
+            };
+            self.ctx.note(sizing.sentence()).await;
+            self.batch.push(executions);
+            report.sizing.push(sizing);
+        }
     }
 
     /// Bytes of the relations a plan reads, with their indexes (0 when unknown).
@@ -289,72 +381,100 @@ impl<'a> Bench<'a> {
             label: format!("{unit} · {label} · #{}", p.repeat),
         };
         let trial = if self.spec.throughput() {
-            let clients = self.spec.client_counts()[p.unit];
-            self.ctx
-                .emit
-                .phase(Some(tref.clone()), "clients running")
-                .await;
-            let settings = self
-                .session
-                .shown(self.ctx, &self.ctx.whatif.names())
-                .await?;
-            let r = throughput::trial(self.ctx, self.spec, self.mode, clients, &tref).await?;
-            QueryTrial {
-                statement: 0,
-                name: clients_name(clients),
-                combo: p.combo,
-                settings,
-                repeat: p.repeat,
-                seconds: r.seconds,
-                rows: r.rows,
-                clients: Some(clients),
-                tps: Some(r.tps),
-                transactions: Some(r.transactions),
-                latency_ms: Some(r.latency),
-                client_cpu_s: r.client_cpu_s,
-                cold: false,
-            }
+            self.throughput_trial(p, &tref).await?
         } else {
-            let s = &self.spec.statements[p.unit];
-            if let Some(cold) = self.cold.as_mut() {
-                self.ctx
-                    .emit
-                    .phase(Some(tref.clone()), "cold: restarting the sandbox")
-                    .await;
-                cold.make_cold(self.ctx).await?;
-                report.cold_cache = Some(cold.how.clone());
-                self.session = PqSession::open(self.ctx, self.mode).await?;
-                self.session.label = label.clone();
-                self.set_combo().await?;
-            }
-            self.ctx.emit.phase(Some(tref.clone()), "executing").await;
-            let settings = self
-                .session
-                .shown(self.ctx, &self.ctx.whatif.names())
-                .await?;
-            // The consumer's work on the events so far stays out of the timed window.
-            self.ctx.emit.settle().await;
-            let (name, sql) = (s.name.clone(), s.sql.clone());
-            let e = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
-            QueryTrial {
-                statement: p.unit,
-                name: s.name.clone(),
-                combo: p.combo,
-                settings,
-                repeat: p.repeat,
-                seconds: e.seconds,
-                rows: e.rows,
-                clients: None,
-                tps: None,
-                transactions: None,
-                latency_ms: None,
-                client_cpu_s: None,
-                cold: self.cold.is_some(),
-            }
+            self.statement_trial(report, p, &tref, &label).await?
         };
         self.ctx.emit.sample(sample(&trial, &label)).await;
         report.trials.push(trial);
         Ok(())
+    }
+
+    /// A throughput trial: `duration` of the unit's clients in a loop.
+    async fn throughput_trial(
+        &mut self,
+        p: Planned,
+        tref: &TrialRef,
+    ) -> Result<QueryTrial, RunError> {
+        let clients = self.spec.client_counts()[p.unit];
+        self.ctx
+            .emit
+            .phase(Some(tref.clone()), "clients running")
+            .await;
+        let settings = self
+            .session
+            .shown(self.ctx, &self.ctx.whatif.names())
+            .await?;
+        let r = throughput::trial(self.ctx, self.spec, self.mode, clients, tref).await?;
+        Ok(QueryTrial {
+            statement: 0,
+            name: clients_name(clients),
+            combo: p.combo,
+            settings,
+            repeat: p.repeat,
+            seconds: r.seconds,
+            executions: 1,
+            rows: r.rows,
+            clients: Some(clients),
+            tps: Some(r.tps),
+            transactions: Some(r.transactions),
+            latency_ms: Some(r.latency),
+            client_cpu_s: r.client_cpu_s,
+            cold: false,
+        })
+    }
+
+    /// A statement-mode trial: its batch of executions (after a restart, cold), timed.
+    async fn statement_trial(
+        &mut self,
+        report: &mut QueryReport,
+        p: Planned,
+        tref: &TrialRef,
+        label: &str,
+    ) -> Result<QueryTrial, RunError> {
+        let s = &self.spec.statements[p.unit];
+        if let Some(cold) = self.cold.as_mut() {
+            self.ctx
+                .emit
+                .phase(Some(tref.clone()), "cold: restarting the sandbox")
+                .await;
+            cold.make_cold(self.ctx).await?;
+            report.cold_cache = Some(cold.how.clone());
+            self.session = PqSession::open(self.ctx, self.mode).await?;
+            self.session.label = label.to_string();
+            self.set_combo().await?;
+        }
+        self.ctx.emit.phase(Some(tref.clone()), "executing").await;
+        let settings = self
+            .session
+            .shown(self.ctx, &self.ctx.whatif.names())
+            .await?;
+        // The consumer's work on the events so far stays out of the timed window.
+        self.ctx.emit.settle().await;
+        let (name, sql) = (s.name.clone(), s.sql.clone());
+        let n = self.batch.get(p.unit).copied().unwrap_or(1).max(1);
+        let (mut seconds, mut rows) = (0.0, 0);
+        for _ in 0..n {
+            let e = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
+            seconds += e.seconds;
+            rows = e.rows;
+        }
+        Ok(QueryTrial {
+            statement: p.unit,
+            name: s.name.clone(),
+            combo: p.combo,
+            settings,
+            repeat: p.repeat,
+            seconds: seconds / n as f64,
+            executions: n,
+            rows,
+            clients: None,
+            tps: None,
+            transactions: None,
+            latency_ms: None,
+            client_cpu_s: None,
+            cold: self.cold.is_some(),
+        })
     }
 }
 

@@ -99,6 +99,20 @@ impl TxMode {
     }
 }
 
+/// Whether `sql` only reads: it is on the allow-list a server pglab did not start runs (no
+/// DML, no row locks, no side-effecting built-in). Any other statement writes, or may.
+pub fn is_read(sql: &str) -> bool {
+    crate::sql::check(
+        sql,
+        Rules {
+            place: Place::Measured,
+            frame: Frame::ReadOnly,
+            foreign: true,
+        },
+    )
+    .is_ok()
+}
+
 /// Whether EXPLAIN takes the statement (by PostgreSQL's grammar).
 pub fn explainable(sql: &str) -> bool {
     crate::sql::explainable(sql)
@@ -173,6 +187,10 @@ mod tests {
         assert_eq!(TxMode::Plain.begin(), None);
         assert!(explainable("with x as (select 1) select * from x"));
         assert!(!explainable("CALL p()"));
+        assert!(is_read("SELECT * FROM o WHERE customer_id = 7"));
+        assert!(!is_read("UPDATE o SET amount = 1 WHERE id = 7"));
+        assert!(!is_read("SELECT * FROM o FOR UPDATE"));
+        assert!(!is_read("SELECT nextval('s')"));
     }
 
     #[test]

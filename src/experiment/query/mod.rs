@@ -17,6 +17,7 @@
 //! every trial. Statements that would end or change pglab's transaction are refused
 //! everywhere.
 
+pub mod batch;
 pub mod belts;
 pub mod bench;
 pub mod candidate;
@@ -45,6 +46,7 @@ pub mod sqltext;
 pub mod standby;
 pub mod summary;
 pub mod throughput;
+pub mod visible;
 pub mod words;
 
 pub use fields::FIELDS;
@@ -57,7 +59,10 @@ pub use spec::test_spec;
 pub use spec::{Cache, QuerySpec, Writes};
 pub use summary::{QuerySummary, UnitSummary};
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
+
+use futures_util::FutureExt;
 
 use super::lab::event::{ResultLayout, RunEvent};
 use super::lab::whatif::combo_label;
@@ -65,6 +70,7 @@ use super::lab::{RunCtx, RunError};
 use crate::measure::verdict::Better;
 use bench::Bench;
 use guard::TxMode;
+use visible::Visible;
 
 /// What makes a query run write on a server pglab did not start (None: it only reads, so
 /// it runs on a standby, in a read-only database, as a role with SELECT only).
@@ -257,18 +263,13 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
         TxMode::Plain => {}
     }
     let mut confounders = Vec::new();
-    let result = body(ctx, spec, report, mode, on_sandbox, &mut confounders).await;
-    // Built candidates go on every path (their trials are over, or the run is).
-    let mut dropped = Vec::new();
-    for c in report.indexes.iter_mut() {
-        if c.build_seconds.is_some() && !c.dropped && indexes::drop(ctx, c).await {
-            dropped.push(format!("{} ({})", c.name, c.table));
-        }
-    }
-    if !dropped.is_empty() {
-        ctx.note(format!("cleaned up: dropped index {}", dropped.join(", ")))
-            .await;
-    }
+    let result = AssertUnwindSafe(body(ctx, spec, report, mode, on_sandbox, &mut confounders))
+        .catch_unwind()
+        .await;
+    // Built candidates go on every path (their trials are over, or the run is — a panic
+    // too, which goes on after them).
+    visible::put_back(ctx, report).await;
+    let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     if on_sandbox {
         data_notes(ctx, report, &mut confounders).await;
     }
@@ -295,16 +296,26 @@ async fn body(
     }
     let bench = run_setup(ctx, spec, report, mode, on_sandbox).await?;
     check_on_server(ctx, spec, report, on_sandbox).await?;
-    if report.indexes.iter().any(|c| !c.hypothetical()) {
-        confounders.push("candidate indexes run in blocks (each built once, its trials together), so drift between blocks is not spread by interleaving as it is between settings".into());
-    }
+    report.interleaved = visible::interleaves(ctx, spec, report, confounders).await;
     let mut bench = match bench {
         Some(b) => b,
         None => Bench::open(ctx, spec, mode).await?,
     };
+    if report.interleaved {
+        let session = ctx.session().await?;
+        for c in report.indexes.iter_mut() {
+            indexes::build(ctx, &session, c).await?;
+        }
+        bench.visible = Some(Visible::start(ctx, &report.indexes).await?);
+    }
     let settings_blocks = ctx.whatif.plan.blocks(spec.set.combo_count());
-    let blocks = rounds::blocks(spec, &settings_blocks);
-    for group in by_index_value(spec, blocks) {
+    let blocks = rounds::blocks(spec, &settings_blocks, report.interleaved);
+    let groups = if report.interleaved {
+        vec![blocks]
+    } else {
+        rounds::by_index_value(spec, blocks)
+    };
+    for group in groups {
         run_group(ctx, spec, report, &mut bench, &group, confounders).await?;
     }
     if spec.repeat.is_auto() {
@@ -355,8 +366,9 @@ async fn check_on_server(
     Ok(())
 }
 
-/// One index value's blocks: its candidate built (a hypothetical one only gets its plans),
-/// its rounds, then the candidate dropped.
+/// One index value's blocks (candidates interleaved: every value's): its candidate built (a
+/// hypothetical one only gets its plans), the warm-ups that size the trials, its rounds, then
+/// the candidate dropped.
 async fn run_group(
     ctx: &RunCtx,
     spec: &QuerySpec,
@@ -365,8 +377,9 @@ async fn run_group(
     group: &[Vec<usize>],
     confounders: &[String],
 ) -> Result<(), RunError> {
+    let interleaved = report.interleaved;
     let v = spec.split_combo(group[0][0]).0;
-    if v > 0 {
+    if v > 0 && !interleaved {
         let cand = report.indexes[v - 1].clone();
         if cand.hypothetical() {
             return hypothetical_plans(report, bench, group, &cand).await;
@@ -376,15 +389,33 @@ async fn run_group(
             indexes::build(ctx, &session, &mut report.indexes[v - 1]).await?;
         }
     }
-    let family = family(report, v);
+    let family = rounds::family(report, if interleaved { spec.index.len() } else { v });
+    calibrate(report, bench, group).await?;
     run_rounds(report, bench, group, &family, confounders).await?;
-    if v > 0 {
+    if v > 0 && !interleaved {
         let c = &mut report.indexes[v - 1];
         if indexes::drop(ctx, c).await {
             ctx.note(format!("index {} dropped after its trials", c.value))
                 .await;
         }
     }
+    Ok(())
+}
+
+/// Before the first trial (statement mode): every combination of the group entered once —
+/// its plans and its warm-up — and each statement's batch fixed from the warm-ups.
+async fn calibrate(
+    report: &mut QueryReport,
+    bench: &mut Bench<'_>,
+    group: &[Vec<usize>],
+) -> Result<(), RunError> {
+    if report.params.throughput() || !report.sizing.is_empty() {
+        return Ok(());
+    }
+    for &c in group.iter().flatten() {
+        bench.enter(report, c).await?;
+    }
+    bench.fix_sizing(report).await;
     Ok(())
 }
 
@@ -402,24 +433,6 @@ async fn hypothetical_plans(
         bench.hypothetical(report, c, &sql).await?;
     }
     Ok(())
-}
-
-/// The combinations the core decides over with index value `v`: every one run so far and
-/// this value's. (A hypothetical candidate's combinations have no trials: they are not in it.)
-fn family(report: &QueryReport, v: usize) -> Vec<usize> {
-    report
-        .combos
-        .iter()
-        .filter(|c| c.index_value <= v)
-        .filter(|c| {
-            c.index_value == 0
-                || report
-                    .indexes
-                    .get(c.index_value - 1)
-                    .is_some_and(|i| !i.hypothetical())
-        })
-        .map(|c| c.combo)
-        .collect()
 }
 
 /// The group's rounds until none is planned: each trial in its combination (entered when it
@@ -444,6 +457,9 @@ async fn run_rounds(
                 entered = Some(p.combo);
             }
             bench.trial(report, p).await?;
+            if report.interleaved {
+                crate::fault::point("query-interleaved-trial");
+            }
             report.summarize(confounders);
         }
         r += 1;
@@ -467,18 +483,4 @@ async fn note_undecided(ctx: &RunCtx, spec: &QuerySpec, report: &QueryReport) {
         ))
         .await;
     }
-}
-
-/// The blocks grouped by index value, in order: one group's restart blocks interleave round by
-/// round; a candidate index is built once for its group and dropped after it.
-fn by_index_value(spec: &QuerySpec, blocks: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
-    let mut groups: Vec<Vec<Vec<usize>>> = Vec::new();
-    for b in blocks {
-        let v = spec.split_combo(b[0]).0;
-        match groups.last_mut() {
-            Some(g) if spec.split_combo(g[0][0]).0 == v => g.push(b),
-            _ => groups.push(vec![b]),
-        }
-    }
-    groups
 }

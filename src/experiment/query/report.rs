@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::batch::Sizing;
 use super::plan::PlanFacts;
 use super::setup::SetupInfo;
 use super::spec::QuerySpec;
@@ -92,9 +93,15 @@ pub struct QueryTrial {
     pub settings: BTreeMap<String, String>,
     /// 1-based round.
     pub repeat: u32,
-    /// Statement mode: wall time of the execution; throughput mode: the trial's length.
+    /// Statement mode: wall time per execution (the trial's timed total ÷ its executions);
+    /// throughput mode: the trial's length.
     pub seconds: f64,
-    /// Rows returned (or affected); throughput mode: rows returned by all transactions.
+    /// Statement mode: executions the trial timed (its batch, see [`super::batch`]);
+    /// throughput mode: 1.
+    #[serde(default = "one")]
+    pub executions: u32,
+    /// Rows returned (or affected) by one execution; throughput mode: rows returned by all
+    /// transactions.
     pub rows: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<u32>,
@@ -113,6 +120,10 @@ pub struct QueryTrial {
     pub cold: bool,
 }
 
+fn one() -> u32 {
+    1
+}
+
 impl QueryTrial {
     /// A statement-mode trial of statement 0, for tests.
     #[cfg(test)]
@@ -124,6 +135,7 @@ impl QueryTrial {
             settings: BTreeMap::new(),
             repeat,
             seconds,
+            executions: 1,
             rows: 1,
             clients: None,
             tps: None,
@@ -171,6 +183,13 @@ pub struct QueryReport {
     pub plans: Vec<ComboPlan>,
     #[serde(default)]
     pub trials: Vec<QueryTrial>,
+    /// Statement mode: each statement's executions per trial and how they were chosen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizing: Vec<Sizing>,
+    /// Candidate indexes were all built once and interleaved round by round (only the
+    /// combination's own visible to the planner); false: each built for its block of trials.
+    #[serde(default)]
+    pub interleaved: bool,
     /// How the cache was made cold (cache = cold), said once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_cache: Option<String>,
@@ -192,6 +211,8 @@ impl QueryReport {
             indexes: Vec::new(),
             plans: Vec::new(),
             trials: Vec::new(),
+            sizing: Vec::new(),
+            interleaved: false,
             cold_cache: None,
             summary: QuerySummary::default(),
         }

@@ -26,18 +26,32 @@ pub struct Planned {
 }
 
 /// The blocks of the run, in order: for each index value, the combinations of each restart
-/// block of the settings (`blocks[i]`: the restart block of settings combination `i`).
-pub fn blocks(spec: &QuerySpec, settings_blocks: &[usize]) -> Vec<Vec<usize>> {
+/// block of the settings (`blocks[i]`: the restart block of settings combination `i`). With
+/// the candidates `interleaved` (all built once, see [`super::visible`]) the index values
+/// share their blocks: one block per restart block, every index value in it.
+pub fn blocks(spec: &QuerySpec, settings_blocks: &[usize], interleaved: bool) -> Vec<Vec<usize>> {
     let n = spec.set.combo_count().max(1);
     let mut ids: Vec<usize> = settings_blocks.to_vec();
     ids.sort_unstable();
     ids.dedup();
+    if ids.is_empty() {
+        ids.push(0);
+    }
+    let values: Vec<Vec<usize>> = if interleaved {
+        vec![(0..spec.index_values()).collect()]
+    } else {
+        (0..spec.index_values()).map(|v| vec![v]).collect()
+    };
     let mut out = Vec::new();
-    for v in 0..spec.index_values() {
+    for vs in &values {
         for b in &ids {
-            let combos: Vec<usize> = (0..n)
-                .filter(|&sc| settings_blocks.get(sc).copied().unwrap_or(0) == *b)
-                .map(|sc| v * n + sc)
+            let combos: Vec<usize> = vs
+                .iter()
+                .flat_map(|&v| {
+                    (0..n)
+                        .filter(|&sc| settings_blocks.get(sc).copied().unwrap_or(0) == *b)
+                        .map(move |sc| v * n + sc)
+                })
                 .collect();
             if !combos.is_empty() {
                 out.push(combos);
@@ -70,6 +84,9 @@ pub fn group_round(
 pub fn round(report: &QueryReport, block: &[usize], family: &[usize], round: u32) -> Vec<Planned> {
     let spec = &report.params;
     let units = spec.units();
+    // Each round starts one combination later, so none always runs first after a switch.
+    let block: Vec<usize> = round_blocks(block, round.saturating_sub(1) as usize);
+    let block = &block[..];
     if round <= spec.repeat.initial() {
         return block
             .iter()
@@ -120,6 +137,38 @@ pub fn round(report: &QueryReport, block: &[usize], family: &[usize], round: u32
     out
 }
 
+/// The combinations the core decides over with index value `v`: every one run so far and
+/// this value's. (A hypothetical candidate's combinations have no trials: they are not in it.)
+pub fn family(report: &QueryReport, v: usize) -> Vec<usize> {
+    report
+        .combos
+        .iter()
+        .filter(|c| c.index_value <= v)
+        .filter(|c| {
+            c.index_value == 0
+                || report
+                    .indexes
+                    .get(c.index_value - 1)
+                    .is_some_and(|i| !i.hypothetical())
+        })
+        .map(|c| c.combo)
+        .collect()
+}
+
+/// The blocks grouped by index value, in order: one group's restart blocks interleave round by
+/// round; a candidate index is built once for its group and dropped after it.
+pub fn by_index_value(spec: &QuerySpec, blocks: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
+    let mut groups: Vec<Vec<Vec<usize>>> = Vec::new();
+    for b in blocks {
+        let v = spec.split_combo(b[0]).0;
+        match groups.last_mut() {
+            Some(g) if spec.split_combo(g[0][0]).0 == v => g.push(b),
+            _ => groups.push(vec![b]),
+        }
+    }
+    groups
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,15 +186,42 @@ mod tests {
             ("index", "CREATE INDEX ON t (a)"),
             ("repeat", "2"),
         ]);
-        assert_eq!(blocks(&s, &[0, 0]), [vec![0, 1], vec![2, 3]]);
+        assert_eq!(blocks(&s, &[0, 0], false), [vec![0, 1], vec![2, 3]]);
         // A restart per settings combination: each is a block of its own.
-        assert_eq!(blocks(&s, &[0, 1]), [vec![0], vec![1], vec![2], vec![3]]);
+        assert_eq!(
+            blocks(&s, &[0, 1], false),
+            [vec![0], vec![1], vec![2], vec![3]]
+        );
         let r = QueryReport::new(&s);
         let first = round(&r, &[0, 1], &[0, 1], 1);
         let seq: Vec<(usize, usize)> = first.iter().map(|p| (p.combo, p.unit)).collect();
         assert_eq!(seq, [(0, 0), (0, 1), (1, 0), (1, 1)]);
         assert_eq!(round(&r, &[0, 1], &[0, 1], 2).len(), 4);
         assert!(round(&r, &[0, 1], &[0, 1], 3).is_empty());
+    }
+
+    /// Candidates interleaved: every index value shares each restart block, and a block of
+    /// three or more combinations starts one later each round.
+    #[test]
+    fn interleaved_candidates_share_the_rounds_and_rotate() {
+        let s = spec(&[
+            ("sql", "SELECT 1"),
+            ("set", "work_mem=1MB,64MB"),
+            ("index", "CREATE INDEX ON t (a); CREATE INDEX ON t (a, b)"),
+            ("repeat", "3"),
+        ]);
+        assert_eq!(blocks(&s, &[0, 0], true), [vec![0, 1, 2, 3, 4, 5]]);
+        assert_eq!(blocks(&s, &[0, 1], true), [vec![0, 2, 4], vec![1, 3, 5]]);
+        let r = QueryReport::new(&s);
+        let order = |n| -> Vec<usize> {
+            round(&r, &[0, 2, 4], &[0, 2, 4], n)
+                .iter()
+                .map(|p| p.combo)
+                .collect()
+        };
+        assert_eq!(order(1), [0, 2, 4]);
+        assert_eq!(order(2), [2, 4, 0]);
+        assert_eq!(order(3), [4, 0, 2]);
     }
 
     /// Restart blocks are never run all repeats at a time: every round visits every block
@@ -158,7 +234,7 @@ mod tests {
             ("repeat", "3"),
         ]);
         let r = QueryReport::new(&s);
-        let group = blocks(&s, &[0, 1, 2]);
+        let group = blocks(&s, &[0, 1, 2], false);
         assert_eq!(group, [vec![0], vec![1], vec![2]]);
         let order: Vec<Vec<usize>> = (1..=3)
             .map(|n| {
@@ -189,7 +265,7 @@ mod tests {
             r.trials
                 .push(QueryTrial::test(1, 1.0 + rep as f64 * 0.011, rep));
         }
-        let group = blocks(&s, &[0, 1]);
+        let group = blocks(&s, &[0, 1], false);
         let next = group_round(&r, &group, &[0, 1], 4);
         assert_eq!(next.len(), 2, "both blocks go on: {next:?}");
         assert!(
