@@ -173,7 +173,12 @@ pub fn work_seconds(report: &RunReport) -> f64 {
             .filter(|s| !s.projected)
             .map(|s| s.write_seconds.unwrap_or(0.0) + s.read_seconds.unwrap_or(0.0))
             .sum(),
-        ReportBody::Query(r) => r.trials.iter().map(|t| t.seconds).sum(),
+        // A statement trial's seconds are per execution, of a batch of them.
+        ReportBody::Query(r) => r
+            .trials
+            .iter()
+            .map(|t| t.seconds * t.executions.max(1) as f64)
+            .sum(),
     }
 }
 

@@ -186,7 +186,12 @@ fn query(s: &crate::experiment::query::QuerySpec, recent: &[&RunReport]) -> Opti
         .filter(|(_, b)| b.statements_digest == digest && b.params.throughput() == s.throughput())
         .filter(|(_, b)| !b.trials.is_empty())
         .map(|(r, b)| {
-            let timed: f64 = b.trials.iter().map(|t| t.seconds).sum();
+            // A statement trial's seconds are per execution, of a batch of them.
+            let timed: f64 = b
+                .trials
+                .iter()
+                .map(|t| t.seconds * t.executions.max(1) as f64)
+                .sum();
             let per_trial = timed / b.trials.len() as f64;
             let past_combos = b.combos.len().max(1) as f64;
             let rest = (r.seconds() - timed).max(0.0) / past_combos;
