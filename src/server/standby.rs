@@ -247,14 +247,38 @@ impl Standby {
         self.write_conninfo(primary_port, rtt)?;
         let port = self.node.start()?;
         if was_running {
-            // A running standby reads a changed primary_conninfo with a reload.
+            // A running standby reads a changed primary_conninfo with a reload; a replay left
+            // paused by a run that ended without putting it back (kill -9) resumes.
             self.node.psql(port, "SELECT pg_reload_conf();")?;
+            self.resume_replay()?;
         }
         Ok(StandbyUp {
             name: self.name(),
             port,
             rtt,
         })
+    }
+
+    /// Pause WAL replay on the running standby (`pg_wal_replay_pause`): it keeps receiving
+    /// and flushing, but applies nothing until [`Standby::resume_replay`].
+    pub fn pause_replay(&self) -> Result<(), TargetError> {
+        let (_, port) = self
+            .node
+            .live_postmaster()
+            .ok_or_else(|| err(format!("{} is not running", self.name())))?;
+        self.node.psql(port, "SELECT pg_wal_replay_pause();")
+    }
+
+    /// Resume WAL replay when the standby runs and it is paused; nothing when it is stopped
+    /// (a start never comes back paused).
+    pub fn resume_replay(&self) -> Result<(), TargetError> {
+        let Some((_, port)) = self.node.live_postmaster() else {
+            return Ok(());
+        };
+        self.node.psql(
+            port,
+            "SELECT pg_wal_replay_resume() WHERE pg_is_in_recovery() AND pg_get_wal_replay_pause_state() <> 'not paused';",
+        )
     }
 
     /// Stop the standby and its relay. True when either was running.

@@ -24,6 +24,7 @@ pub mod citus_copy;
 mod client;
 mod client_cpu;
 mod experiment;
+mod fault_report;
 mod kinds;
 mod meter;
 mod payload;
@@ -53,6 +54,7 @@ use std::time::Duration;
 use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use crate::experiment::lab::decision::Repeat;
+use crate::experiment::lab::standby_fault::{FaultKind, Injector};
 use crate::host::probe::{FsyncSpec, ProbeError, fsync_latency};
 use crate::measure::units::format_count;
 
@@ -165,7 +167,13 @@ pub async fn run(
     report: &mut IngestReport,
 ) -> Result<(), RunError> {
     let mut confounders = Vec::new();
-    let result = trials(ctx, spec, report, &mut confounders).await;
+    let fault = fault_of(ctx, spec).await?;
+    let result = trials(ctx, spec, report, &mut confounders, fault.as_ref()).await;
+    if let Some(f) = &fault
+        && let Err(e) = f.restore().await
+    {
+        ctx.note(e).await;
+    }
     report.summarize(&confounders);
     if result.is_ok() {
         // Probed after the trials, so that its writes cannot disturb a measurement.
@@ -184,6 +192,41 @@ pub async fn run(
         ctx.note(f).await;
     }
     result
+}
+
+/// The standby fault of the run, refused before anything is created when the target is not
+/// pglab's sandbox with a standby running.
+async fn fault_of(ctx: &RunCtx, spec: &IngestSpec) -> Result<Option<Injector>, RunError> {
+    let Some(fault) = spec.fault else {
+        return Ok(None);
+    };
+    let session = ctx.session().await?;
+    let f = Injector::for_run(ctx, fault, &session).await?;
+    ctx.note(standby_fault_note(&f)).await;
+    Ok(Some(f))
+}
+
+/// What the fault does and what it means for a commit that waits for the standby.
+fn standby_fault_note(f: &Injector) -> String {
+    let after = match f.fault.for_s {
+        Some(s) => format!("{s} s later"),
+        None => "when the trial's time limit ends".into(),
+    };
+    let what = match f.fault.kind {
+        FaultKind::Stop => format!(
+            "stops {} s into the load (pg_ctl stop -m fast, its relay too) and is started again {after}",
+            f.fault.at_s
+        ),
+        FaultKind::PauseReplay => format!(
+            "pauses its replay {} s into the load (pg_wal_replay_pause) and resumes it {after}",
+            f.fault.at_s
+        ),
+    };
+    format!(
+        "standby fault {}: in each trial {} {what}; while it is gone, a commit at a level that waits for it (stopped: remote_write, on, remote_apply; paused replay: remote_apply) waits until it is back, or until a statement_timeout or Ctrl-C cancels the wait (the commit then stays local, with a WARNING); the standby is put back and streaming before and after every trial",
+        f.fault.text(),
+        f.standby_name()
+    )
 }
 
 /// One untimed trial of `p` into a table of its own (dropped after): after a restart the
@@ -207,7 +250,7 @@ async fn warm_up(
         first_id: 1,
         rows_before: 0,
     };
-    let r = trial::run(ctx, control, spec, p, &tref, &at).await;
+    let r = trial::run(ctx, control, spec, p, &tref, &at, None).await;
     table::drop(ctx, control, &name).await?;
     r.map(|_| ())
 }
@@ -349,6 +392,7 @@ async fn trials(
     spec: &IngestSpec,
     report: &mut IngestReport,
     confounders: &mut Vec<String>,
+    fault: Option<&Injector>,
 ) -> Result<(), RunError> {
     check_connections(ctx, spec)?;
     // Progress counts the most trials the run may take (`auto` usually stops earlier).
@@ -417,7 +461,7 @@ async fn trials(
                     first_id,
                     rows_before,
                 };
-                let mut t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
+                let mut t = trial::run(ctx, &control, spec, p, &tref, &at, fault).await?;
                 t.repeat = round;
                 t.checkpoint = ctx.checkpoint.take;
                 if spec.append {

@@ -10,6 +10,7 @@ use crate::experiment::lab::decision::{self, Decision, Repeat};
 use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
+use crate::experiment::lab::standby_fault::StandbyFault;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
@@ -92,6 +93,7 @@ pub const FIELDS: &[FieldDef] = &[
         kind: FieldKind::Bool,
     },
     crate::experiment::lab::whatif::SET,
+    crate::experiment::lab::standby_fault::FIELD,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
         "5",
@@ -150,6 +152,9 @@ pub struct IngestSpec {
     /// Citus: each trial's table distributed by `id` (false: a plain table).
     #[serde(default)]
     pub distribute: bool,
+    /// The sandbox's standby stopped or paused during each trial (`--standby-fault`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<StandbyFault>,
 }
 
 fn one_repeat() -> Repeat {
@@ -321,6 +326,11 @@ impl IngestSpec {
         let set = r.settings(&[("synchronous_commit", "sync-commit")]);
         let checkpoint = CheckpointMode::read(&mut r);
         let distribute = r.get("distribute", false, distribute_of);
+        let fault = r.get("standby-fault", None, |s| {
+            let f = StandbyFault::parse(s)?;
+            f.map_or(Ok(()), |f| f.check(duration_s))?;
+            Ok(f)
+        });
         r.finish(IngestSpec {
             methods,
             batches,
@@ -341,6 +351,7 @@ impl IngestSpec {
             fsync_ops_per_s: None,
             seq_write_bytes_per_s: None,
             distribute,
+            fault,
         })
     }
 
@@ -402,6 +413,9 @@ impl IngestSpec {
         }
         if self.distribute {
             t.insert("distribute".into(), "id".into());
+        }
+        if let Some(f) = &self.fault {
+            t.insert("standby-fault".into(), f.text());
         }
         t
     }

@@ -22,6 +22,7 @@ pub mod preflight;
 pub mod record;
 pub mod runner;
 pub mod spec;
+pub mod standby_fault;
 pub mod sync_standby;
 pub mod whatif;
 
