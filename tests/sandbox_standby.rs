@@ -290,7 +290,7 @@ async fn replay_pause_state(standby: &Standby) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_standby_fault_hangs_the_commits_that_wait_for_it_and_everything_is_put_back() {
-    let (data, _sb, standby, _cleanup) = lab("fault");
+    let (data, sb, standby, _cleanup) = lab("fault");
     // Without a standby running there is nothing to stop: refused with a sentence.
     ok(&pglab(&data, &["sandbox", "start"]));
     let out = ingest(
@@ -347,6 +347,41 @@ async fn a_standby_fault_hangs_the_commits_that_wait_for_it_and_everything_is_pu
     let ra = trial_at(&json, "remote_apply");
     assert!(ra["latency_ms"]["max"].as_f64().unwrap() >= 1000.0, "{ra}");
     assert_eq!(replay_pause_state(&standby).await, "not paused");
+
+    // Ctrl-C while `on` commits hang on the stopped standby: the run ends as cancelled, the
+    // standby is started again and streams, the primary's settings are back.
+    let mut run = Command::new(env!("CARGO_BIN_EXE_pglab"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["run", "ingest", "--method", "insert", "--rows", "1M"])
+        .args(["--duration", "60s", "--sync-commit", "on", "--repeat", "1"])
+        .args(["--standby-fault", "stop-at=1s", "--no-history"])
+        .env_remove("PGHOST")
+        .env_remove("PGPORT")
+        .env_remove("PGDATABASE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while standby.running() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!standby.running(), "the fault never stopped the standby");
+    std::thread::sleep(Duration::from_secs(1));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert!(standby.running());
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    assert!(
+        sb.changed_settings().is_empty(),
+        "{:?}",
+        sb.changed_settings()
+    );
 
     // A replay left paused (a pglab killed mid-fault) is resumed by the next start.
     standby.pause_replay().unwrap();
