@@ -390,3 +390,34 @@ async fn a_standby_fault_hangs_the_commits_that_wait_for_it_and_everything_is_pu
     assert_eq!(replay_pause_state(&standby).await, "not paused");
     assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
 }
+
+#[test]
+fn the_standby_rtt_is_swept_like_a_setting_and_put_back_after_the_run() {
+    let (data, _sb, standby, _cleanup) = lab("rttaxis");
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    let json = ingest_json(
+        &data,
+        &["--rows", "200", "--duration", "off", "--sync-commit", "on"]
+            .iter()
+            .chain(&["--standby-rtt", "0ms,4ms"])
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    let trials = json["trials"].as_array().unwrap();
+    let at = |rtt: &str| {
+        trials
+            .iter()
+            .find(|t| t["settings"]["pglab.standby_rtt"] == rtt)
+            .unwrap_or_else(|| panic!("no trial at {rtt}: {json}"))
+    };
+    // Each value is a combination of its own; `on` waits at least the round trip at 4 ms.
+    assert_eq!(trials.len(), 2, "{json}");
+    assert!(at("0ms")["latency_ms"]["p50"].as_f64().is_some());
+    let far = at("4ms")["latency_ms"]["p50"].as_f64().unwrap();
+    assert!(far >= 3.8, "on at 4 ms: p50 {far} ms");
+    // The distance the standby was started with (none) is back: no relay, streaming.
+    assert!(standby.relay().running().is_none());
+    assert_eq!(standby.rtt(), None);
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+}

@@ -259,6 +259,33 @@ impl Standby {
         })
     }
 
+    /// Point the running standby at the primary on `primary_port` through a relay at `rtt`
+    /// (zero: straight to its socket) for a run, without remembering it: its next start goes
+    /// back to the distance it was started with. True when its connection changed (a new
+    /// `primary_conninfo`, or a new relay), so that it connects again.
+    pub fn set_distance(&self, primary_port: u16, rtt: Duration) -> Result<bool, TargetError> {
+        let conf = self.node.data().join("pglab-standby.conf");
+        let now = || {
+            (
+                fs::read_to_string(&conf).ok(),
+                self.relay().running().map(|r| r.pid),
+            )
+        };
+        let before = now();
+        self.write_conninfo(primary_port, (!rtt.is_zero()).then_some(rtt))?;
+        if now() == before {
+            return Ok(false);
+        }
+        let (_, port) = self
+            .node
+            .live_postmaster()
+            .ok_or_else(|| err(format!("{} is not running", self.name())))?;
+        // A changed primary_conninfo restarts the walreceiver; a relay restarted at a new delay
+        // on the same port ends its connection, and it connects again.
+        self.node.psql(port, "SELECT pg_reload_conf();")?;
+        Ok(true)
+    }
+
     /// Pause WAL replay on the running standby (`pg_wal_replay_pause`): it keeps receiving
     /// and flushing, but applies nothing until [`Standby::resume_replay`].
     pub fn pause_replay(&self) -> Result<(), TargetError> {

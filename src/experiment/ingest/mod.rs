@@ -55,6 +55,7 @@ use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use crate::experiment::lab::decision::Repeat;
 use crate::experiment::lab::standby_fault::{FaultKind, Injector};
+use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::host::probe::{FsyncSpec, ProbeError, fsync_latency};
 use crate::measure::units::format_count;
 
@@ -168,11 +169,27 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let mut confounders = Vec::new();
     let fault = fault_of(ctx, spec).await?;
-    let result = trials(ctx, spec, report, &mut confounders, fault.as_ref()).await;
+    let distance = Distance::for_run(ctx, &spec.set)?;
+    if fault.is_some() && distance.is_some() {
+        return Err(RunError::Failed("--standby-fault with --standby-rtt: not both in one run yet (putting a stopped standby back would undo the swept distance); run one, then the other".into()));
+    }
+    let beside = Beside {
+        fault: fault.as_ref(),
+        distance: distance.as_ref(),
+    };
+    let result = trials(ctx, spec, report, &mut confounders, beside).await;
     if let Some(f) = &fault
         && let Err(e) = f.restore().await
     {
         ctx.note(e).await;
+    }
+    if let Some(d) = &distance
+        && let Err(e) = d.restore().await
+    {
+        ctx.note(format!(
+            "the standbys' distance was not put back ({e}); the next pglab start puts it back"
+        ))
+        .await;
     }
     report.summarize(&confounders);
     if result.is_ok() {
@@ -192,6 +209,38 @@ pub async fn run(
         ctx.note(f).await;
     }
     result
+}
+
+/// What runs beside the trials on the sandbox's standbys: a fault, a swept distance.
+#[derive(Clone, Copy)]
+struct Beside<'a> {
+    fault: Option<&'a Injector>,
+    distance: Option<&'a Distance>,
+}
+
+/// Enter `p`'s combination of swept settings — a restart ends every session, so the run's
+/// own one starts again (warmed up when asked) — and its standbys' distance.
+async fn enter(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    p: &TrialPlan,
+    control: &mut tokio_postgres::Client,
+    distance: Option<&Distance>,
+) -> Result<(), RunError> {
+    let restarted = matches!(
+        ctx.enter_combo(p.combo).await?,
+        crate::experiment::lab::whatif::Entered::Restarted { .. }
+    );
+    if restarted {
+        *control = ctx.session().await?;
+    }
+    if let (Some(d), Some(rtt)) = (distance, standby_rtt::rtt_of(&ctx.whatif.combo())) {
+        d.enter(ctx, control, rtt).await?;
+    }
+    if restarted && spec.warmup {
+        warm_up(ctx, control, spec, p).await?;
+    }
+    Ok(())
 }
 
 /// The standby fault of the run, refused before anything is created when the target is not
@@ -392,7 +441,7 @@ async fn trials(
     spec: &IngestSpec,
     report: &mut IngestReport,
     confounders: &mut Vec<String>,
-    fault: Option<&Injector>,
+    beside: Beside<'_>,
 ) -> Result<(), RunError> {
     check_connections(ctx, spec)?;
     // Progress counts the most trials the run may take (`auto` usually stops earlier).
@@ -428,15 +477,7 @@ async fn trials(
             any |= !configs.is_empty();
             for p in &configs {
                 ctx.check()?;
-                // A restart ends every session: the run's own one starts again.
-                if let crate::experiment::lab::whatif::Entered::Restarted { .. } =
-                    ctx.enter_combo(p.combo).await?
-                {
-                    control = ctx.session().await?;
-                    if spec.warmup {
-                        warm_up(ctx, &control, spec, p).await?;
-                    }
-                }
+                enter(ctx, spec, p, &mut control, beside.distance).await?;
                 index += 1;
                 let tref = trial_ref(spec, p, &labels, (index, total), round);
                 let name = if spec.append {
@@ -461,7 +502,7 @@ async fn trials(
                     first_id,
                     rows_before,
                 };
-                let mut t = trial::run(ctx, &control, spec, p, &tref, &at, fault).await?;
+                let mut t = trial::run(ctx, &control, spec, p, &tref, &at, beside.fault).await?;
                 t.repeat = round;
                 t.checkpoint = ctx.checkpoint.take;
                 if spec.append {

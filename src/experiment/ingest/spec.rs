@@ -11,7 +11,9 @@ use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
 use crate::experiment::lab::standby_fault::StandbyFault;
+use crate::experiment::lab::standby_rtt;
 use crate::experiment::lab::whatif::SettingsSweep;
+use crate::experiment::lab::whatif::sweep::SweptSetting;
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
 use super::kinds::{
@@ -94,6 +96,7 @@ pub const FIELDS: &[FieldDef] = &[
     },
     crate::experiment::lab::whatif::SET,
     crate::experiment::lab::standby_fault::FIELD,
+    crate::experiment::lab::standby_rtt::FIELD,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
         "5",
@@ -323,7 +326,14 @@ impl IngestSpec {
         check_values_batches(&mut r, &methods, &batches, &payload);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
-        let set = r.settings(&[("synchronous_commit", "sync-commit")]);
+        let mut set = r.settings(&[("synchronous_commit", "sync-commit")]);
+        let rtts = r.get("standby-rtt", Vec::new(), standby_rtt::parse_list);
+        if !rtts.is_empty() && !set.items.iter().any(|i| i.name == standby_rtt::NAME) {
+            set.items.push(SweptSetting {
+                name: standby_rtt::NAME.into(),
+                values: rtts,
+            });
+        }
         let checkpoint = CheckpointMode::read(&mut r);
         let distribute = r.get("distribute", false, distribute_of);
         let fault = r.get("standby-fault", None, |s| {

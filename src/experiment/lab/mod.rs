@@ -23,6 +23,7 @@ pub mod record;
 pub mod runner;
 pub mod spec;
 pub mod standby_fault;
+pub mod standby_rtt;
 pub mod sync_standby;
 pub mod whatif;
 

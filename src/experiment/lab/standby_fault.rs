@@ -30,8 +30,8 @@ pub const FIELD: FieldDef = FieldDef {
     kind: FieldKind::Text,
 };
 
-/// How long the standby may take to stream again once put back.
-const STREAM_AGAIN: Duration = Duration::from_secs(60);
+/// How long a standby may take to stream again once put back or moved.
+pub const STREAM_AGAIN: Duration = Duration::from_secs(60);
 /// How often the primary is asked where the standby stands.
 const POLL: Duration = Duration::from_millis(50);
 
