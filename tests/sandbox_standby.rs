@@ -228,3 +228,196 @@ fn at_2ms_rtt_sync_commit_on_waits_a_round_trip_and_local_does_not() {
     assert_eq!(processes(&standby.node.root.to_string_lossy()), 0);
     ok(&pglab(&data, &["sandbox", "destroy"]));
 }
+
+/// `run ingest` of single-row commits by one client on the lab's sandbox, with `args`.
+fn ingest(data: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["run", "ingest", "--method", "insert", "--clients", "1"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--repeat", "1", "--no-history"]);
+    pglab(data, &all)
+}
+
+/// The JSON of such a run.
+fn ingest_json(data: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--format", "json"]);
+    serde_json::from_str(&ok(&ingest(data, &all))).expect("json")
+}
+
+/// Trials of `duration` at the `sync` levels with the standby `fault`.
+fn faulted(data: &Path, duration: &str, sync: &str, fault: &str) -> serde_json::Value {
+    let args = [
+        "--rows",
+        "1M",
+        "--duration",
+        duration,
+        "--sync-commit",
+        sync,
+    ];
+    ingest_json(data, &[&args[..], &["--standby-fault", fault]].concat())
+}
+
+/// The trial at `level` and the run's findings that name the fault.
+fn trial_at<'a>(json: &'a serde_json::Value, level: &str) -> &'a serde_json::Value {
+    json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["synchronous_commit"] == level)
+        .unwrap_or_else(|| panic!("no {level} trial: {json}"))
+}
+
+fn fault_findings(json: &serde_json::Value) -> Vec<String> {
+    json["summary"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .filter(|f| f.contains("under standby fault"))
+        .map(str::to_string)
+        .collect()
+}
+
+async fn replay_pause_state(standby: &Standby) -> String {
+    let (_, port) = standby.node.live_postmaster().expect("the standby runs");
+    let t = Target::new(standby.node.conn_params(port), true).unwrap();
+    let c = t.connect().await.unwrap();
+    c.query_one("SELECT pg_get_wal_replay_pause_state()", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_standby_fault_hangs_the_commits_that_wait_for_it_and_everything_is_put_back() {
+    let (data, sb, standby, _cleanup) = lab("fault");
+    // Without a standby running there is nothing to stop: refused with a sentence.
+    ok(&pglab(&data, &["sandbox", "start"]));
+    let out = ingest(
+        &data,
+        &[
+            "--rows",
+            "100",
+            "--duration",
+            "2s",
+            "--standby-fault",
+            "stop-at=1s",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(said.contains("no standby running"), "{said}");
+
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    let json = faulted(&data, "5s", "local,on", "stop-at=1s,for=2s");
+    let on = trial_at(&json, "on");
+    let local = trial_at(&json, "local");
+    for t in [on, local] {
+        assert!(t["fault"]["from_s"].as_f64().is_some(), "{t}");
+        assert!(t["fault"]["to_s"].as_f64().unwrap() >= 2.0, "{t}");
+    }
+    // `on` waits for the only synchronous standby while it is stopped: at least a second
+    // without a commit, and a commit that waited at least a second; `local` never does.
+    assert!(on["stall_seconds"].as_u64().unwrap() >= 1, "{on}");
+    assert!(on["latency_ms"]["max"].as_f64().unwrap() >= 1000.0, "{on}");
+    let gone_ms = 1000.0
+        * (local["fault"]["to_s"].as_f64().unwrap() - local["fault"]["from_s"].as_f64().unwrap());
+    assert!(
+        local["latency_ms"]["max"].as_f64().unwrap() < gone_ms,
+        "{local}"
+    );
+    let said = fault_findings(&json);
+    assert!(
+        said.iter()
+            .any(|f| f.contains(" on under") && f.contains("commits HUNG")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|f| f.contains(" local under") && f.contains("no commit hung")),
+        "{said:?}"
+    );
+    // Put back: running and streaming again after the run.
+    assert!(standby.running());
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+
+    // Paused replay holds remote_apply; resumed after the run.
+    let json = faulted(&data, "4s", "remote_apply", "pause-replay-at=1s,for=2s");
+    let ra = trial_at(&json, "remote_apply");
+    assert!(ra["latency_ms"]["max"].as_f64().unwrap() >= 1000.0, "{ra}");
+    assert_eq!(replay_pause_state(&standby).await, "not paused");
+
+    // Ctrl-C while `on` commits hang on the stopped standby: the run ends as cancelled, the
+    // standby is started again and streams, the primary's settings are back.
+    let mut run = Command::new(env!("CARGO_BIN_EXE_pglab"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["run", "ingest", "--method", "insert", "--rows", "1M"])
+        .args(["--duration", "60s", "--sync-commit", "on", "--repeat", "1"])
+        .args(["--standby-fault", "stop-at=1s", "--no-history"])
+        .env_remove("PGHOST")
+        .env_remove("PGPORT")
+        .env_remove("PGDATABASE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while standby.running() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!standby.running(), "the fault never stopped the standby");
+    std::thread::sleep(Duration::from_secs(1));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert!(standby.running());
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    assert!(
+        sb.changed_settings().is_empty(),
+        "{:?}",
+        sb.changed_settings()
+    );
+
+    // A replay left paused (a pglab killed mid-fault) is resumed by the next start.
+    standby.pause_replay().unwrap();
+    assert_ne!(replay_pause_state(&standby).await, "not paused");
+    ok(&pglab(&data, &["sandbox", "start"]));
+    assert_eq!(replay_pause_state(&standby).await, "not paused");
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+}
+
+#[test]
+fn the_standby_rtt_is_swept_like_a_setting_and_put_back_after_the_run() {
+    let (data, _sb, standby, _cleanup) = lab("rttaxis");
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    let json = ingest_json(
+        &data,
+        &["--rows", "200", "--duration", "off", "--sync-commit", "on"]
+            .iter()
+            .chain(&["--standby-rtt", "0ms,4ms"])
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    let trials = json["trials"].as_array().unwrap();
+    let at = |rtt: &str| {
+        trials
+            .iter()
+            .find(|t| t["settings"]["pglab.standby_rtt"] == rtt)
+            .unwrap_or_else(|| panic!("no trial at {rtt}: {json}"))
+    };
+    // Each value is a combination of its own; `on` waits at least the round trip at 4 ms.
+    assert_eq!(trials.len(), 2, "{json}");
+    assert!(at("0ms")["latency_ms"]["p50"].as_f64().is_some());
+    let far = at("4ms")["latency_ms"]["p50"].as_f64().unwrap();
+    assert!(far >= 3.8, "on at 4 ms: p50 {far} ms");
+    // The distance the standby was started with (none) is back: no relay, streaming.
+    assert!(standby.relay().running().is_none());
+    assert_eq!(standby.rtt(), None);
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+}

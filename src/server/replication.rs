@@ -76,6 +76,57 @@ pub async fn read(client: &Client) -> Result<Vec<ReplicaLag>, tokio_postgres::Er
         .collect())
 }
 
+/// The primary's current WAL position (`pg_current_wal_lsn`), as text.
+pub async fn current_lsn(client: &Client) -> Result<String, tokio_postgres::Error> {
+    let r = client
+        .query_one("SELECT pg_catalog.pg_current_wal_lsn()::text", &[])
+        .await?;
+    Ok(r.get(0))
+}
+
+/// Standby `name` as its primary sees it now: its walsender's state and whether it has
+/// replayed up to `lsn` (None: not connected).
+pub async fn standby_at(
+    client: &Client,
+    name: &str,
+    lsn: &str,
+) -> Result<Option<(String, bool)>, tokio_postgres::Error> {
+    let r = client
+        .query_opt(
+            "SELECT coalesce(state, ''), coalesce(replay_lsn >= $2::text::pg_lsn, false) \
+             FROM pg_catalog.pg_stat_replication WHERE application_name = $1 \
+             ORDER BY state = 'streaming' DESC LIMIT 1",
+            &[&name, &lsn],
+        )
+        .await?;
+    Ok(r.map(|r| (r.get(0), r.get(1))))
+}
+
+/// The primary's clock now (`now()`, as text), to compare a walsender's start with.
+pub async fn now(client: &Client) -> Result<String, tokio_postgres::Error> {
+    let r = client
+        .query_one("SELECT pg_catalog.clock_timestamp()::text", &[])
+        .await?;
+    Ok(r.get(0))
+}
+
+/// True when standby `name` streams on a connection that began after `since` (from [`now`]).
+pub async fn streaming_since(
+    client: &Client,
+    name: &str,
+    since: &str,
+) -> Result<bool, tokio_postgres::Error> {
+    let r = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_stat_replication \
+             WHERE application_name = $1 AND state = 'streaming' \
+             AND backend_start > $2::text::timestamptz)",
+            &[&name, &since],
+        )
+        .await?;
+    Ok(r.get(0))
+}
+
 /// How far a hot standby is behind, as it says itself: WAL received but not yet replayed,
 /// and how long ago the last transaction it replayed committed on the primary (on an idle
 /// primary that grows without any lag).

@@ -247,14 +247,65 @@ impl Standby {
         self.write_conninfo(primary_port, rtt)?;
         let port = self.node.start()?;
         if was_running {
-            // A running standby reads a changed primary_conninfo with a reload.
+            // A running standby reads a changed primary_conninfo with a reload; a replay left
+            // paused by a run that ended without putting it back (kill -9) resumes.
             self.node.psql(port, "SELECT pg_reload_conf();")?;
+            self.resume_replay()?;
         }
         Ok(StandbyUp {
             name: self.name(),
             port,
             rtt,
         })
+    }
+
+    /// Point the running standby at the primary on `primary_port` through a relay at `rtt`
+    /// (zero: straight to its socket) for a run, without remembering it: its next start goes
+    /// back to the distance it was started with. True when its connection changed (a new
+    /// `primary_conninfo`, or a new relay), so that it connects again.
+    pub fn set_distance(&self, primary_port: u16, rtt: Duration) -> Result<bool, TargetError> {
+        let conf = self.node.data().join("pglab-standby.conf");
+        let now = || {
+            (
+                fs::read_to_string(&conf).ok(),
+                self.relay().running().map(|r| r.pid),
+            )
+        };
+        let before = now();
+        self.write_conninfo(primary_port, (!rtt.is_zero()).then_some(rtt))?;
+        if now() == before {
+            return Ok(false);
+        }
+        let (_, port) = self
+            .node
+            .live_postmaster()
+            .ok_or_else(|| err(format!("{} is not running", self.name())))?;
+        // A changed primary_conninfo restarts the walreceiver; a relay restarted at a new delay
+        // on the same port ends its connection, and it connects again.
+        self.node.psql(port, "SELECT pg_reload_conf();")?;
+        Ok(true)
+    }
+
+    /// Pause WAL replay on the running standby (`pg_wal_replay_pause`): it keeps receiving
+    /// and flushing, but applies nothing until [`Standby::resume_replay`].
+    pub fn pause_replay(&self) -> Result<(), TargetError> {
+        let (_, port) = self
+            .node
+            .live_postmaster()
+            .ok_or_else(|| err(format!("{} is not running", self.name())))?;
+        self.node.psql(port, "SELECT pg_wal_replay_pause();")
+    }
+
+    /// Resume WAL replay when the standby runs and it is paused; nothing when it is stopped
+    /// (a start never comes back paused).
+    pub fn resume_replay(&self) -> Result<(), TargetError> {
+        let Some((_, port)) = self.node.live_postmaster() else {
+            return Ok(());
+        };
+        self.node.psql(
+            port,
+            "SELECT pg_wal_replay_resume() WHERE pg_is_in_recovery() AND pg_get_wal_replay_pause_state() <> 'not paused';",
+        )
     }
 
     /// Stop the standby and its relay. True when either was running.

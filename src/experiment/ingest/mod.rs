@@ -24,6 +24,7 @@ pub mod citus_copy;
 mod client;
 mod client_cpu;
 mod experiment;
+mod fault_report;
 mod kinds;
 mod meter;
 mod payload;
@@ -53,6 +54,8 @@ use std::time::Duration;
 use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use crate::experiment::lab::decision::Repeat;
+use crate::experiment::lab::standby_fault::{FaultKind, Injector};
+use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::host::probe::{FsyncSpec, ProbeError, fsync_latency};
 use crate::measure::units::format_count;
 
@@ -165,7 +168,29 @@ pub async fn run(
     report: &mut IngestReport,
 ) -> Result<(), RunError> {
     let mut confounders = Vec::new();
-    let result = trials(ctx, spec, report, &mut confounders).await;
+    let fault = fault_of(ctx, spec).await?;
+    let distance = Distance::for_run(ctx, &spec.set)?;
+    if fault.is_some() && distance.is_some() {
+        return Err(RunError::Failed("--standby-fault with --standby-rtt: not both in one run yet (putting a stopped standby back would undo the swept distance); run one, then the other".into()));
+    }
+    let beside = Beside {
+        fault: fault.as_ref(),
+        distance: distance.as_ref(),
+    };
+    let result = trials(ctx, spec, report, &mut confounders, beside).await;
+    if let Some(f) = &fault
+        && let Err(e) = f.restore().await
+    {
+        ctx.note(e).await;
+    }
+    if let Some(d) = &distance
+        && let Err(e) = d.restore().await
+    {
+        ctx.note(format!(
+            "the standbys' distance was not put back ({e}); the next pglab start puts it back"
+        ))
+        .await;
+    }
     report.summarize(&confounders);
     if result.is_ok() {
         // Probed after the trials, so that its writes cannot disturb a measurement.
@@ -184,6 +209,73 @@ pub async fn run(
         ctx.note(f).await;
     }
     result
+}
+
+/// What runs beside the trials on the sandbox's standbys: a fault, a swept distance.
+#[derive(Clone, Copy)]
+struct Beside<'a> {
+    fault: Option<&'a Injector>,
+    distance: Option<&'a Distance>,
+}
+
+/// Enter `p`'s combination of swept settings — a restart ends every session, so the run's
+/// own one starts again (warmed up when asked) — and its standbys' distance.
+async fn enter(
+    ctx: &RunCtx,
+    spec: &IngestSpec,
+    p: &TrialPlan,
+    control: &mut tokio_postgres::Client,
+    distance: Option<&Distance>,
+) -> Result<(), RunError> {
+    let restarted = matches!(
+        ctx.enter_combo(p.combo).await?,
+        crate::experiment::lab::whatif::Entered::Restarted { .. }
+    );
+    if restarted {
+        *control = ctx.session().await?;
+    }
+    if let (Some(d), Some(rtt)) = (distance, standby_rtt::rtt_of(&ctx.whatif.combo())) {
+        d.enter(ctx, control, rtt).await?;
+    }
+    if restarted && spec.warmup {
+        warm_up(ctx, control, spec, p).await?;
+    }
+    Ok(())
+}
+
+/// The standby fault of the run, refused before anything is created when the target is not
+/// pglab's sandbox with a standby running.
+async fn fault_of(ctx: &RunCtx, spec: &IngestSpec) -> Result<Option<Injector>, RunError> {
+    let Some(fault) = spec.fault else {
+        return Ok(None);
+    };
+    let session = ctx.session().await?;
+    let f = Injector::for_run(ctx, fault, &session).await?;
+    ctx.note(standby_fault_note(&f)).await;
+    Ok(Some(f))
+}
+
+/// What the fault does and what it means for a commit that waits for the standby.
+fn standby_fault_note(f: &Injector) -> String {
+    let after = match f.fault.for_s {
+        Some(s) => format!("{s} s later"),
+        None => "when the trial's time limit ends".into(),
+    };
+    let what = match f.fault.kind {
+        FaultKind::Stop => format!(
+            "stops {} s into the load (pg_ctl stop -m fast, its relay too) and is started again {after}",
+            f.fault.at_s
+        ),
+        FaultKind::PauseReplay => format!(
+            "pauses its replay {} s into the load (pg_wal_replay_pause) and resumes it {after}",
+            f.fault.at_s
+        ),
+    };
+    format!(
+        "standby fault {}: in each trial {} {what}; while it is gone, a commit at a level that waits for it (stopped: remote_write, on, remote_apply; paused replay: remote_apply) waits until it is back, or until a statement_timeout or Ctrl-C cancels the wait (the commit then stays local, with a WARNING); the standby is put back and streaming before and after every trial",
+        f.fault.text(),
+        f.standby_name()
+    )
 }
 
 /// One untimed trial of `p` into a table of its own (dropped after): after a restart the
@@ -207,7 +299,7 @@ async fn warm_up(
         first_id: 1,
         rows_before: 0,
     };
-    let r = trial::run(ctx, control, spec, p, &tref, &at).await;
+    let r = trial::run(ctx, control, spec, p, &tref, &at, None).await;
     table::drop(ctx, control, &name).await?;
     r.map(|_| ())
 }
@@ -349,6 +441,7 @@ async fn trials(
     spec: &IngestSpec,
     report: &mut IngestReport,
     confounders: &mut Vec<String>,
+    beside: Beside<'_>,
 ) -> Result<(), RunError> {
     check_connections(ctx, spec)?;
     // Progress counts the most trials the run may take (`auto` usually stops earlier).
@@ -384,15 +477,7 @@ async fn trials(
             any |= !configs.is_empty();
             for p in &configs {
                 ctx.check()?;
-                // A restart ends every session: the run's own one starts again.
-                if let crate::experiment::lab::whatif::Entered::Restarted { .. } =
-                    ctx.enter_combo(p.combo).await?
-                {
-                    control = ctx.session().await?;
-                    if spec.warmup {
-                        warm_up(ctx, &control, spec, p).await?;
-                    }
-                }
+                enter(ctx, spec, p, &mut control, beside.distance).await?;
                 index += 1;
                 let tref = trial_ref(spec, p, &labels, (index, total), round);
                 let name = if spec.append {
@@ -417,7 +502,7 @@ async fn trials(
                     first_id,
                     rows_before,
                 };
-                let mut t = trial::run(ctx, &control, spec, p, &tref, &at).await?;
+                let mut t = trial::run(ctx, &control, spec, p, &tref, &at, beside.fault).await?;
                 t.repeat = round;
                 t.checkpoint = ctx.checkpoint.take;
                 if spec.append {

@@ -113,6 +113,9 @@ pub struct IngestTrial {
     /// (empty: none): the lag this load left.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<crate::server::replication::ReplicaLag>,
+    /// What `--standby-fault` did to the standby during this trial (None: no fault asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::experiment::lab::standby_fault::FaultWindow>,
 }
 
 /// Seconds without a commit, and the slowest second's rate, of a per-second series.

@@ -10,7 +10,10 @@ use crate::experiment::lab::decision::{self, Decision, Repeat};
 use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
+use crate::experiment::lab::standby_fault::StandbyFault;
+use crate::experiment::lab::standby_rtt;
 use crate::experiment::lab::whatif::SettingsSweep;
+use crate::experiment::lab::whatif::sweep::SweptSetting;
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
 use super::kinds::{
@@ -92,6 +95,8 @@ pub const FIELDS: &[FieldDef] = &[
         kind: FieldKind::Bool,
     },
     crate::experiment::lab::whatif::SET,
+    crate::experiment::lab::standby_fault::FIELD,
+    crate::experiment::lab::standby_rtt::FIELD,
     decision::repeat_field(
         "trials per configuration (median of these), or auto: until the verdicts are decided",
         "5",
@@ -150,6 +155,9 @@ pub struct IngestSpec {
     /// Citus: each trial's table distributed by `id` (false: a plain table).
     #[serde(default)]
     pub distribute: bool,
+    /// The sandbox's standby stopped or paused during each trial (`--standby-fault`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<StandbyFault>,
 }
 
 fn one_repeat() -> Repeat {
@@ -318,9 +326,21 @@ impl IngestSpec {
         check_values_batches(&mut r, &methods, &batches, &payload);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
-        let set = r.settings(&[("synchronous_commit", "sync-commit")]);
+        let mut set = r.settings(&[("synchronous_commit", "sync-commit")]);
+        let rtts = r.get("standby-rtt", Vec::new(), standby_rtt::parse_list);
+        if !rtts.is_empty() && !set.items.iter().any(|i| i.name == standby_rtt::NAME) {
+            set.items.push(SweptSetting {
+                name: standby_rtt::NAME.into(),
+                values: rtts,
+            });
+        }
         let checkpoint = CheckpointMode::read(&mut r);
         let distribute = r.get("distribute", false, distribute_of);
+        let fault = r.get("standby-fault", None, |s| {
+            let f = StandbyFault::parse(s)?;
+            f.map_or(Ok(()), |f| f.check(duration_s))?;
+            Ok(f)
+        });
         r.finish(IngestSpec {
             methods,
             batches,
@@ -341,6 +361,7 @@ impl IngestSpec {
             fsync_ops_per_s: None,
             seq_write_bytes_per_s: None,
             distribute,
+            fault,
         })
     }
 
@@ -402,6 +423,9 @@ impl IngestSpec {
         }
         if self.distribute {
             t.insert("distribute".into(), "id".into());
+        }
+        if let Some(f) = &self.fault {
+            t.insert("standby-fault".into(), f.text());
         }
         t
     }

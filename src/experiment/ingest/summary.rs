@@ -244,6 +244,10 @@ impl IngestReport {
         }
         s.findings
             .extend(super::sync_levels::findings(&self.trials, rules.confidence));
+        s.findings.extend(super::fault_report::findings(
+            &self.trials,
+            rules.confidence,
+        ));
         if !self.params.set.is_empty() {
             s.findings
                 .extend(whatif::wal_by_settings(&self.trials, &labels));

@@ -56,6 +56,7 @@ pub(super) fn trial(
         stall_seconds: 0,
         worst_second: None,
         replicas: vec![],
+        fault: None,
     }
 }
 

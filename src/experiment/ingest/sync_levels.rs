@@ -76,11 +76,13 @@ pub fn findings(trials: &[IngestTrial], confidence: f64) -> Vec<String> {
                 levels_seen.push(*l);
             }
         }
+        let settings = of[0].settings_label();
         out.push(format!(
-            "{} batch {} ×{}: commit latency by synchronous_commit (p50 median [interval] of the trials; p99 / p99.9 / max the worst trial's): {}",
+            "{} batch {} ×{}{}{settings}: commit latency by synchronous_commit (p50 median [interval] of the trials; p99 / p99.9 / max the worst trial's): {}",
             k.0.as_str(),
             k.1,
             k.2,
+            if settings.is_empty() { "" } else { " " },
             parts.join("; ")
         ));
     }

@@ -21,6 +21,7 @@ use super::worker::{self, ClientMsg, ClientSetup, Go};
 use crate::experiment::lab::cpu::{CpuUse, CpuWindow};
 use crate::experiment::lab::distribute::Distribution;
 use crate::experiment::lab::event::{Progress, TrialRef};
+use crate::experiment::lab::standby_fault::{FaultWindow, Injector};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::replication::ReplicaLag;
 
@@ -49,7 +50,15 @@ pub struct TrialTable<'a> {
     pub rows_before: u64,
 }
 
-/// Run one trial on `table` (already created). `control` is the run's own session.
+/// The load's start, once the clients are told to go (None: they never were).
+async fn started(mut go: watch::Receiver<Option<Go>>) -> Option<Instant> {
+    let g = go.wait_for(|g| g.is_some()).await.ok()?;
+    g.as_ref().map(|g| g.meter.start())
+}
+
+/// Run one trial on `table` (already created). `control` is the run's own session. With a
+/// standby fault, the standby streams before the load, the fault runs beside the clients,
+/// and the standby is put back and streaming again before the trial ends, however it ends.
 pub async fn run(
     ctx: &RunCtx,
     control: &Client,
@@ -57,12 +66,20 @@ pub async fn run(
     plan: &TrialPlan,
     tref: &TrialRef,
     at: &TrialTable<'_>,
+    fault: Option<&Injector>,
 ) -> Result<IngestTrial, RunError> {
+    if let Some(f) = fault {
+        ctx.emit
+            .phase(Some(tref.clone()), "standby streaming before the fault")
+            .await;
+        f.ready(ctx, control).await?;
+    }
     ctx.emit.phase(Some(tref.clone()), "opening sessions").await;
     let stop = ctx.cancel.child_token();
     // However this function ends, no client goes on loading.
     let _stop_on_exit = stop.clone().drop_guard();
     let (go_tx, go_rx) = watch::channel(None::<Go>);
+    let go_watch = go_rx.clone();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let groups = client_groups(ctx, spec, plan, at);
     let n = groups.iter().map(Vec::len).sum();
@@ -72,7 +89,17 @@ pub async fn run(
     let checkpoints_from = table::checkpoints(ctx, control).await;
 
     ctx.emit.phase(Some(tref.clone()), "loading").await;
-    let load = load(ctx, spec, tref, n, &stop, &go_tx, &mut rx).await;
+    let loaded = CancellationToken::new();
+    let loading = async {
+        let l = load(ctx, spec, tref, n, &stop, &go_tx, &mut rx).await;
+        loaded.cancel();
+        l
+    };
+    let (load, window) = beside(ctx, control, spec, fault, go_watch, loading, &loaded).await;
+    let put_back = match fault {
+        Some(f) => f.ready(ctx, control).await,
+        None => Ok(()),
+    };
     if ctx.cancel.is_cancelled() {
         return Err(RunError::Cancelled);
     }
@@ -83,6 +110,7 @@ pub async fn run(
             plan.series()
         )));
     }
+    put_back?;
 
     ctx.emit.phase(Some(tref.clone()), "counting rows").await;
     let after = read_after(ctx, control, at.name, &wal_from, checkpoints_from).await?;
@@ -93,7 +121,28 @@ pub async fn run(
         let s = ctx.session().await?;
         ctx.shown_settings(&s).await?
     };
-    Ok(trial_of(spec, plan, at, load, after, settings))
+    let mut trial = trial_of(spec, plan, at, load, after, settings);
+    trial.fault = window;
+    Ok(trial)
+}
+
+/// The load, with the fault running beside it when there is one (`loaded` is cancelled
+/// when the load has ended, which puts the standby back at the latest then).
+async fn beside(
+    ctx: &RunCtx,
+    control: &Client,
+    spec: &IngestSpec,
+    fault: Option<&Injector>,
+    go: watch::Receiver<Option<Go>>,
+    loading: impl std::future::Future<Output = Loaded>,
+    loaded: &CancellationToken,
+) -> (Loaded, Option<FaultWindow>) {
+    let Some(f) = fault else {
+        return (loading.await, None);
+    };
+    let during = f.during(ctx, control, started(go), spec.duration_s, loaded);
+    let (l, w) = tokio::join!(loading, during);
+    (l, Some(w))
 }
 
 /// Each client's setup, its share of the rows split exactly and its ids following the
@@ -419,6 +468,7 @@ fn trial_of(
         stall_seconds,
         worst_second,
         replicas: after.replicas,
+        fault: None,
     }
 }
 

@@ -23,6 +23,8 @@ pub mod preflight;
 pub mod record;
 pub mod runner;
 pub mod spec;
+pub mod standby_fault;
+pub mod standby_rtt;
 pub mod sync_standby;
 pub mod whatif;
 

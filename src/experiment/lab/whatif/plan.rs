@@ -206,9 +206,10 @@ pub async fn check(
     if sweep.is_empty() {
         return Ok(WhatIf::none());
     }
-    let all = catalog::read_all(client)
+    let mut all = catalog::read_all(client)
         .await
         .map_err(|e| vec![format!("cannot read pg_settings: {e}")])?;
+    super::super::standby_rtt::known(&mut all, sweep, reach).map_err(|e| vec![e])?;
     let ram = tokio::task::spawn_blocking(crate::host::snapshot::total_memory)
         .await
         .unwrap_or(0);
