@@ -113,6 +113,11 @@ pub struct IndexTrial {
     /// The dataset's distribution and the cluster's node count.
     #[serde(default)]
     pub distribution: Distribution,
+    /// The `maintenance_work_mem` the build ran with when it is not the setting's: a sample of
+    /// fraction f builds the setting M at M·f (PostgreSQL's least, 1MB, at the lowest), so it
+    /// sorts as the whole table would at M. None: built at the setting itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_at_bytes: Option<u64>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -150,6 +155,7 @@ impl IndexTrial {
             combo: 0,
             settings: Default::default(),
             distribution: Default::default(),
+            built_at_bytes: None,
         }
     }
 }
