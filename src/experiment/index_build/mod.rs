@@ -100,7 +100,7 @@ fn describe(spec: &IndexBuildSpec, report: &IndexBuildReport, total: usize) -> S
     format!(
         "{} · {} · mwm {} · workers {}{} · {} → {}{} trials",
         match &report.own {
-            Some(o) => format!("{} ({})", o.table, o.columns.join(", ")),
+            Some(_) => projection::headline(report).unwrap_or_default(),
             None => format!(
                 "{} rows of {}",
                 format_count(spec.rows as f64),

@@ -46,20 +46,26 @@ pub fn stands_for(m: u64, built: u64, fraction: f64) -> bool {
 /// The first line a sampled run's report, chart, JSON and TUI show: a projection, from which
 /// sample, of which table and how many rows; for an unsampled run on a table, that table.
 pub fn headline(r: &IndexBuildReport) -> Option<String> {
+    let (what, how) = headline_parts(r)?;
+    Some(format!("{what}: {how}"))
+}
+
+/// The headline in two parts: what was measured ("projection from a 10% sample of s.t (k),
+/// 1M rows", short enough for a chart's title) and how.
+pub fn headline_parts(r: &IndexBuildReport) -> Option<(String, String)> {
     let own = r.own.as_ref()?;
     let cols = own.columns.join(", ");
     let rows = own
         .target_rows(&r.datasets)
-        .or(own.rows.map(|n| n as f64))
         .map(|n| {
             let approx = if own.rows_counted { "" } else { "≈" };
             format!("{approx}{} rows", format_count(n))
         })
         .unwrap_or_else(|| "rows unknown".into());
     let Some(pct) = r.params.table.as_ref().and_then(|t| t.sample) else {
-        return Some(format!(
-            "measured on {} ({cols}), {rows}, built on {}",
-            own.table, own.built_on
+        return Some((
+            format!("measured on {} ({cols}), {rows}", own.table),
+            format!("built on {}", own.built_on),
         ));
     };
     let sizes: Vec<String> = r
@@ -74,11 +80,16 @@ pub fn headline(r: &IndexBuildReport) -> Option<String> {
     } else {
         ""
     };
-    Some(format!(
-        "projection from a {} sample of {} ({cols}), {rows}: built on samples of {}{scaled}; the whole table was not built",
-        format_percent(pct / 100.0),
-        own.table,
-        sizes.join(", ")
+    Some((
+        format!(
+            "projection from a {} sample of {} ({cols}), {rows}",
+            format_percent(pct / 100.0),
+            own.table
+        ),
+        format!(
+            "built on samples of {}{scaled}; the whole table was not built",
+            sizes.join(", ")
+        ),
     ))
 }
 

@@ -263,6 +263,10 @@ pub struct IndexBuildReport {
     /// sampled run, the projections to the whole table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own: Option<super::own_table::OwnTableInfo>,
+    /// What the run measured, in the words every report's first line uses: "projection from a
+    /// 10% sample of public.ev (k), 3M rows: …" (empty: generated data, said by its rows).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub headline: String,
 }
 
 impl IndexBuildReport {
@@ -273,6 +277,7 @@ impl IndexBuildReport {
             trials: vec![],
             summary: IndexSummary::default(),
             own: None,
+            headline: String::new(),
         }
     }
 }
@@ -287,6 +292,8 @@ struct StoredReport {
     summary: IndexSummary,
     #[serde(default)]
     own: Option<super::own_table::OwnTableInfo>,
+    #[serde(default)]
+    headline: String,
 }
 
 impl From<StoredReport> for IndexBuildReport {
@@ -297,6 +304,7 @@ impl From<StoredReport> for IndexBuildReport {
             trials: s.trials,
             summary: s.summary,
             own: s.own,
+            headline: s.headline,
         };
         if r.summary.orders.is_empty() && r.trials.iter().any(|t| !t.warmup) {
             let kept = r.summary.confounders.clone();
