@@ -275,9 +275,14 @@ fn projection_sentence(at: &Target<'_>, p: &Projection, scaled: bool) -> String 
     )
 }
 
-/// When the model bends: the leave-out missed by more than the flag.
+/// When the model bends (the leave-out missed by more than the flag), or its error could not
+/// be measured (two sample sizes).
 fn model_confounder(label: &str, p: &Projection) -> Option<String> {
-    let miss = p.model_miss?;
+    let Some(miss) = p.model_miss else {
+        return Some(format!(
+            "{label}: projected from two sample sizes, so the model's error is not measured and the interval holds the fit's noise alone; a larger sample gives three sizes that scale (and the check)"
+        ));
+    };
     p.model_bends().then(|| {
         format!(
             "{label}: the n·log n model fitted to the smaller samples {} the largest by {:.0}%: the build time grows {} than the model, so the projection is approximate (its interval is widened for it); a larger sample or a build of the whole table would tell",
@@ -513,6 +518,17 @@ mod tests {
             f("16MB").contains("as the table would at 20 MB or more"),
             "{}",
             f("16MB")
+        );
+        // 32MB scales on the 5% and 10% samples only: projected, and flagged as unchecked.
+        let r = sampled_run("32MB", true);
+        assert_eq!(r.own.as_ref().unwrap().projections[0].projection.sizes, 2);
+        assert!(
+            r.summary
+                .confounders
+                .iter()
+                .any(|c| c.starts_with("32MB: projected from two sample sizes")),
+            "{:?}",
+            r.summary.confounders
         );
     }
 }
