@@ -36,6 +36,9 @@ pub struct Bench<'a> {
     total: usize,
     /// Statements EXPLAIN does not take (said once).
     no_plan: BTreeSet<String>,
+    /// `cache = warm`: how many times a restart for a swept setting emptied shared_buffers
+    /// and the statements ran once untimed again before their trials.
+    pub rewarmed: u32,
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -123,6 +126,7 @@ impl<'a> Bench<'a> {
             index: 0,
             total: spec.trials(),
             no_plan: BTreeSet::new(),
+            rewarmed: 0,
         })
     }
 
@@ -135,13 +139,16 @@ impl<'a> Bench<'a> {
         super::setup_foreign::run(self.ctx, &mut self.session, sql).await
     }
 
-    /// Make combination `c` the one in effect on the measuring session.
-    async fn apply(&mut self, c: usize) -> Result<(), RunError> {
+    /// Make combination `c` the one in effect on the measuring session; true when the
+    /// server restarted for it (its caches are then cold).
+    async fn apply(&mut self, c: usize) -> Result<bool, RunError> {
         let (_, sc) = self.spec.split_combo(c);
-        if let Entered::Restarted { .. } = self.ctx.enter_combo(sc).await? {
+        let restarted = matches!(self.ctx.enter_combo(sc).await?, Entered::Restarted { .. });
+        if restarted {
             self.session = PqSession::open(self.ctx, self.mode).await?;
         }
-        self.set_combo().await
+        self.set_combo().await?;
+        Ok(restarted)
     }
 
     /// The session settings of the combination in effect, on the measuring session.
@@ -152,10 +159,15 @@ impl<'a> Bench<'a> {
 
     /// Enter combination `c`; on its first visit take its plans and warm it up.
     pub async fn enter(&mut self, report: &mut QueryReport, c: usize) -> Result<(), RunError> {
-        self.apply(c).await?;
+        let restarted = self.apply(c).await?;
         let label = report.combo_label(c);
         self.session.label = label.clone();
         if !self.visited.insert(c) {
+            // A restart emptied shared_buffers: warm again, so `cache = warm` holds.
+            if restarted && self.warms() {
+                self.warm_up(&label).await?;
+                self.rewarmed += 1;
+            }
             return Ok(());
         }
         for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
@@ -204,18 +216,39 @@ impl<'a> Bench<'a> {
                 plan: json,
             });
         }
-        if self.spec.cache == Cache::Warm && !self.spec.throughput() {
-            for s in &self.spec.statements {
-                self.ctx
-                    .emit
-                    .phase(None, format!("warm-up {} · {label}", s.name))
-                    .await;
-                self.session
-                    .timed(self.ctx, &s.name, &s.sql, self.mode)
-                    .await?;
-            }
+        if self.warms() {
+            self.warm_up(&label).await?;
         }
         Ok(())
+    }
+
+    /// Whether a combination's statements run once untimed before its trials.
+    fn warms(&self) -> bool {
+        self.spec.cache == Cache::Warm && !self.spec.throughput()
+    }
+
+    /// Run every statement once, untimed, on the measuring session.
+    async fn warm_up(&mut self, label: &str) -> Result<(), RunError> {
+        for s in &self.spec.statements {
+            self.ctx
+                .emit
+                .phase(None, format!("warm-up {} · {label}", s.name))
+                .await;
+            self.session
+                .timed(self.ctx, &s.name, &s.sql, self.mode)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// `cache = warm` across restarts, said once at the end: how the caches were kept warm.
+    pub fn rewarm_note(&self) -> Option<String> {
+        (self.rewarmed > 0).then(|| {
+            format!(
+                "cache warm across restarts: a swept setting restarted the server, which empties shared_buffers, so after each restart the statements ran once untimed again before their trials ({} times); the OS page cache was not dropped",
+                self.rewarmed
+            )
+        })
     }
 
     /// Bytes of the relations a plan reads, with their indexes (0 when unknown).
