@@ -207,13 +207,45 @@ async fn a_sample_projects_to_the_whole_table_and_says_so() {
         }
         None => assert!(lines[0].contains("no projection"), "{}", lines[0]),
     }
-    let text = pglab::report::render(
-        &pglab::experiment::RunReport {
-            body: ReportBody::IndexBuild(Box::new(r.clone())),
-            ..pglab::report::example::cybertec_10m("ibt")
-        },
-        pglab::report::Format::Table,
+    let report = pglab::experiment::RunReport {
+        body: ReportBody::IndexBuild(Box::new(r.clone())),
+        ..pglab::report::example::cybertec_10m("ibt")
+    };
+    let text = pglab::report::render(&report, pglab::report::Format::Table);
+    // The first line of every form says it is a projection from a 40% sample of the table.
+    let what = "projection from a 40% sample of ibt.orders (customer_id, id), 60k rows";
+    assert!(
+        r.headline.starts_with(&format!(
+            "{what}: built on samples of 10%, 20%, 40%, maintenance_work_mem scaled"
+        )),
+        "{}",
+        r.headline
     );
+    let first = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    assert!(first(&text).contains(what), "{text}");
+    let md = pglab::report::render(&report, pglab::report::Format::Md);
+    assert!(
+        first(&md).starts_with("# ") && first(&md).contains(what),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&pglab::report::render(&report, pglab::report::Format::Json)).unwrap();
+    assert!(
+        json["headline"]
+            .as_str()
+            .is_some_and(|h| h.starts_with(what)),
+        "{}",
+        json["headline"]
+    );
+    let svg = pglab::report::chart::svg(&report).unwrap();
+    assert!(svg.contains(what), "the chart's title names the sample");
+    assert!(!svg.contains("int4 rows"), "no generated rows in the title");
+    // Every build on a sample ran at 64MB × its fraction: 6554kB, 13107kB, 26214kB.
+    for t in &r.trials {
+        let f = t.order.fraction().unwrap();
+        let want = ((64.0 * 1024.0 * f).round() as u64) * 1024;
+        assert_eq!(t.built_at_bytes, Some(want), "{t:?}");
+    }
     assert!(
         text.lines().any(|l| l.trim_start().starts_with("data")
             && l.contains("ibt.orders imported from postgres@")),

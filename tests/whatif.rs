@@ -179,6 +179,47 @@ fn reload_and_restart_settings_take_effect_and_are_put_back() {
     assert_own_settings();
 }
 
+/// A query sweep of shared_buffers restarts the server between values, which empties its
+/// caches: with `--cache warm` the statements run once untimed again after every restart, so
+/// each trial ran warm as the report says, and the run says how.
+#[test]
+fn a_query_sweep_that_restarts_warms_again_after_each_restart() {
+    let _g = serial();
+    let out = run(&[
+        "run",
+        "query",
+        "--sql",
+        "SELECT count(*) FROM pg_class",
+        "--set",
+        "shared_buffers=128MB,256MB",
+        "--repeat",
+        "3",
+        "--format",
+        "json",
+        "--no-history",
+    ]);
+    let r = json(&out);
+    let restarts = r["whatif"]["restarts"].as_array().unwrap().len();
+    let note = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("cache warm across restarts"))
+        .unwrap_or_else(|| panic!("no re-warm note: {}", r["notes"]));
+    // Each value's first visit warms anyway; every later visit came after a restart.
+    assert!(
+        restarts >= 3,
+        "the rounds interleave the values: {restarts} restarts"
+    );
+    assert!(
+        note.contains(&format!("({} times)", restarts - 2))
+            || note.contains(&format!("({} times)", restarts - 1)),
+        "{note} ({restarts} restarts)"
+    );
+    assert_own_settings();
+}
+
 /// Start a what-if run that takes a while, and wait until the sandbox shows the changed value.
 fn start_long_run() -> Child {
     let child = pglab(&[

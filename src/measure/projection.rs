@@ -2,14 +2,25 @@
 //! squares on the model t = a + b·n·log₂n (a comparison sort's cost plus a fixed part) over
 //! every trial at every size, and the prediction interval of one more trial at the target
 //! size from Student's t with n − 2 degrees of freedom. The interval widens with the distance
-//! from the measured sizes (the lever of the extrapolation) and with the trials' scatter; it
-//! does not cover a change of regime the samples never showed (a sort that spills to disk
-//! only at full size), which the caller must say.
+//! from the measured sizes (the lever of the extrapolation) and with the trials' scatter.
+//!
+//! That interval holds only the fit's noise: it assumes the model is right. The model's own
+//! error is measured by leaving the largest size out: the smaller sizes' fit predicts the
+//! largest size's median, and the relative miss, scaled to the projection's reach, widens the
+//! interval on both sides. The scale is that of a straight line extrapolated past a bend:
+//! its miss grows as D·(S + D), D the distance beyond the fitted sizes and S their span, both
+//! in doublings of the size; the projection's D·(S + D) over the leave-out's (at least 1).
+//! Three sample sizes ×2 apart projected ×10 give 8.8 times the leave-out's miss. A miss above [`MODEL_MISS_FLAG`] is for the caller to say. Neither
+//! covers a change of regime the samples never showed (a sort that spills to disk only at
+//! full size), which the caller must say too.
 
 use serde::{Deserialize, Serialize};
 
 /// The model's name as reports print it.
 pub const NLOGN: &str = "t = a + b·n·log₂n";
+
+/// A leave-largest-out miss above this share is worth a sentence: the model bends.
+pub const MODEL_MISS_FLAG: f64 = 0.05;
 
 /// A projected time and its interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +40,27 @@ pub struct Projection {
     pub from_n: f64,
     pub reach: f64,
     pub r2: f64,
+    /// The fit's own prediction interval (noise only), before the model error widened it
+    /// into `[low, high]`.
+    #[serde(default)]
+    pub noise_low: f64,
+    #[serde(default)]
+    pub noise_high: f64,
+    /// The model error: (predicted − measured) ÷ measured for the largest size's median when
+    /// the fit leaves that size out. None with two sizes (nothing left to fit on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_miss: Option<f64>,
+    /// The share of `value` added on each side for the model error: |miss| scaled from the
+    /// leave-out's reach to the projection's (see the module's notes).
+    #[serde(default)]
+    pub model_widening: f64,
+}
+
+impl Projection {
+    /// True when the model missed the largest size by more than [`MODEL_MISS_FLAG`].
+    pub fn model_bends(&self) -> bool {
+        self.model_miss.is_some_and(|m| m.abs() > MODEL_MISS_FLAG)
+    }
 }
 
 /// y = intercept + slope · x by ordinary least squares, with its coefficient of determination.
@@ -80,9 +112,61 @@ fn x_of(n: f64) -> f64 {
     n * n.max(2.0).log2()
 }
 
-/// Project `points` (size, seconds) to `to_n`. None with fewer than 3 trials or 2 sizes, or
-/// when the time does not grow with the size (nothing to extrapolate).
+/// Project `points` (size, seconds) to `to_n`, the interval widened by the model error
+/// measured leaving the largest size out. None with fewer than 3 trials or 2 sizes, or when
+/// the time does not grow with the size (nothing to extrapolate).
 pub fn project_nlogn(points: &[(f64, f64)], to_n: f64, confidence: f64) -> Option<Projection> {
+    let mut p = fit_nlogn(points, to_n, confidence)?;
+    let Some((miss, [smallest, second, largest])) = leave_largest_out(points) else {
+        return Some(p);
+    };
+    let lever = |span: f64, beyond: f64| beyond.max(0.0) * (span + beyond.max(0.0));
+    let loo = lever((second / smallest).log2(), (largest / second).log2());
+    let full = lever((largest / smallest).log2(), (to_n / largest).log2());
+    let scale = if loo > 0.0 {
+        (full / loo).max(1.0)
+    } else {
+        1.0
+    };
+    let widening = miss.abs() * scale;
+    p.model_miss = Some(miss);
+    p.model_widening = widening;
+    p.low = (p.noise_low - p.value * widening).max(0.0);
+    p.high = p.noise_high + p.value * widening;
+    Some(p)
+}
+
+/// The model error: fit every size but the largest (two points are enough for the line) and
+/// predict the largest size's median. Returns the relative miss and the smallest, second
+/// largest and largest sizes; None with fewer than three sizes.
+fn leave_largest_out(points: &[(f64, f64)]) -> Option<(f64, [f64; 3])> {
+    let mut sizes: Vec<f64> = points.iter().map(|p| p.0).filter(|n| *n > 0.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let &[smallest, .., second, largest] = &sizes[..] else {
+        return None;
+    };
+    if sizes.len() < 3 {
+        return None;
+    }
+    let rest: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.0 < largest && p.1.is_finite())
+        .map(|(n, t)| (x_of(*n), *t))
+        .collect();
+    let fit = LeastSquares::of(&rest)?;
+    let at_largest: Vec<f64> = points
+        .iter()
+        .filter(|p| p.0 == largest)
+        .map(|p| p.1)
+        .collect();
+    let measured = crate::measure::stats::median(&at_largest)?;
+    let miss = (fit.at(x_of(largest)) - measured) / measured;
+    (measured > 0.0).then_some((miss, [smallest, second, largest]))
+}
+
+/// The least-squares fit and its prediction interval (noise only).
+fn fit_nlogn(points: &[(f64, f64)], to_n: f64, confidence: f64) -> Option<Projection> {
     let pts: Vec<(f64, f64)> = points
         .iter()
         .filter(|(n, t)| *n > 0.0 && n.is_finite() && t.is_finite())
@@ -113,18 +197,23 @@ pub fn project_nlogn(points: &[(f64, f64)], to_n: f64, confidence: f64) -> Optio
     let se = s * (1.0 + 1.0 / n + (x0 - mx).powi(2) / sxx).sqrt();
     let t = t_quantile(0.5 + confidence / 2.0, df.max(1) as f64);
     let from_n = sizes.last().copied().unwrap_or(0.0);
+    let (low, high) = ((value - t * se).max(0.0), value + t * se);
     Some(Projection {
         model: NLOGN.into(),
         to_n,
         value,
-        low: (value - t * se).max(0.0),
-        high: value + t * se,
+        low,
+        high,
         confidence,
         trials: pts.len(),
         sizes: sizes.len(),
         from_n,
         reach: if from_n > 0.0 { to_n / from_n } else { 0.0 },
         r2: fit.r2,
+        noise_low: low,
+        noise_high: high,
+        model_miss: None,
+        model_widening: 0.0,
     })
 }
 
@@ -275,5 +364,64 @@ mod tests {
         // Times that do not grow, or one size only: nothing to project.
         assert!(project_nlogn(&[(1e4, 1.0), (2e4, 0.9), (4e4, 0.8)], 1e6, 0.95).is_none());
         assert!(project_nlogn(&[(1e4, 1.0), (1e4, 1.1), (1e4, 0.9)], 1e6, 0.95).is_none());
+        // An exact curve leaves nothing for the model error to add.
+        assert_eq!(
+            (
+                p.model_miss.map(f64::abs) < Some(1e-9),
+                p.model_widening < 1e-9
+            ),
+            (true, true)
+        );
+    }
+
+    /// Build times that grow faster than n·log n (an extra merge pass per doubling, +20%
+    /// each): the noise-only interval of the fit misses the truth ×10 beyond the samples;
+    /// the interval widened by the leave-largest-out miss holds it, and the bend is flagged.
+    #[test]
+    fn a_model_that_bends_widens_the_interval_so_the_truth_is_covered() {
+        let t = |n: f64| 0.01 + 2e-8 * n * n.log2() * (1.0 + 0.2 * (n / 25_000.0).log2());
+        let scatter = [0.98, 1.01, 1.02, 0.99];
+        let points: Vec<(f64, f64)> = [25_000.0, 50_000.0, 100_000.0]
+            .iter()
+            .flat_map(|&n| scatter.iter().map(move |s| (n, t(n) * s)))
+            .collect();
+        let truth = t(1e6);
+        let noise_only = fit_nlogn(&points, 1e6, 0.95).unwrap();
+        assert!(
+            noise_only.high < truth,
+            "the old interval misses: {noise_only:?} vs {truth}"
+        );
+        let p = project_nlogn(&points, 1e6, 0.95).unwrap();
+        assert_eq!(
+            (p.noise_low, p.noise_high),
+            (noise_only.low, noise_only.high)
+        );
+        assert!(p.low <= truth && truth <= p.high, "{p:?} vs {truth}");
+        assert!(p.model_bends(), "{p:?}");
+        assert!(
+            p.model_miss.unwrap() < 0.0,
+            "the smaller sizes under-predict"
+        );
+        // Two sizes: no leave-out, the noise interval alone, and no miss to report.
+        let two: Vec<(f64, f64)> = points.iter().filter(|p| p.0 < 1e5).copied().collect();
+        let q = project_nlogn(&two, 1e6, 0.95).unwrap();
+        assert_eq!(
+            (q.model_miss, q.low, q.high),
+            (None, q.noise_low, q.noise_high)
+        );
+    }
+
+    /// On a curve that is n·log n with noise, the leave-out miss stays small and unflagged.
+    #[test]
+    fn noise_alone_is_not_called_a_bend() {
+        let t = |n: f64| 0.01 + 2e-8 * n * n.log2();
+        let scatter = [0.98, 1.01, 1.02, 0.99];
+        let points: Vec<(f64, f64)> = [25_000.0, 50_000.0, 100_000.0]
+            .iter()
+            .flat_map(|&n| scatter.iter().map(move |s| (n, t(n) * s)))
+            .collect();
+        let p = project_nlogn(&points, 1e6, 0.95).unwrap();
+        assert!(!p.model_bends(), "{p:?}");
+        assert!(p.low <= t(1e6) && t(1e6) <= p.high, "{p:?}");
     }
 }

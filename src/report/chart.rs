@@ -92,12 +92,16 @@ fn index_build(b: &IndexBuildReport) -> Option<Plot> {
         })
         .collect();
     Some(Plot {
-        caption: format!(
-            "CREATE INDEX ({}) on {} {} rows vs maintenance_work_mem",
-            b.params.method.as_str(),
-            format_count(b.params.rows as f64),
-            b.params.key.as_str()
-        ),
+        caption: match crate::experiment::index_build::projection::headline_parts(b) {
+            // A run on a table names it: a sample's projection never passes for generated rows.
+            Some((what, _)) => format!("CREATE INDEX ({}): {what}", b.params.method.as_str()),
+            None => format!(
+                "CREATE INDEX ({}) on {} {} rows vs maintenance_work_mem",
+                b.params.method.as_str(),
+                format_count(b.params.rows as f64),
+                b.params.key.as_str()
+            ),
+        },
         x: Axis {
             title: MWM_AXIS.into(),
             scale: Scale::LogBytes,

@@ -43,11 +43,18 @@ pub fn params_of(report: &RunReport) -> Vec<(String, String)> {
 /// findings and advice.
 pub fn content(report: &RunReport) -> Content {
     let (server, settings) = server_facts(report);
+    let mut title = match &report.preset {
+        Some(p) => format!("{} · {p}", report.kind()),
+        None => report.kind().to_string(),
+    };
+    // A run on a table says what it measured first: a projection from a sample, or the table.
+    if let ReportBody::IndexBuild(b) = &report.body
+        && !b.headline.is_empty()
+    {
+        title.push_str(&format!(" — {}", b.headline));
+    }
     let mut c = Content {
-        title: match &report.preset {
-            Some(p) => format!("{} · {p}", report.kind()),
-            None => report.kind().to_string(),
-        },
+        title,
         run: run_facts(report),
         params: params_of(report),
         server,

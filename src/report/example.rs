@@ -134,6 +134,7 @@ fn index_trial(
 ) -> IndexTrial {
     IndexTrial {
         combo: 0,
+        built_at_bytes: None,
         settings: Default::default(),
         order,
         rows,

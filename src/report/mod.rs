@@ -30,6 +30,7 @@ pub mod query;
 pub mod query_advice;
 pub mod query_plans;
 pub mod recommend;
+pub mod recommend_sample;
 pub mod set_lines;
 pub mod table;
 pub mod ticks;

@@ -271,6 +271,7 @@ pub fn index_build_recommendations(
         out.push(r);
     }
     let differ = applied.windows(2).any(|w| w[0].2 != w[1].2);
+    let table = super::recommend_sample::for_the_table(b, &mut out, &applied);
     if applied.len() > 1 && differ {
         let each: Vec<String> = applied
             .iter()
@@ -295,6 +296,7 @@ pub fn index_build_recommendations(
             sql: Vec::new(),
         });
     }
+    out.extend(table);
     if !out.is_empty() {
         let heap = b
             .datasets

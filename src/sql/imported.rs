@@ -91,10 +91,11 @@ impl ImportRecord {
     /// One line for a report: which data a run measured.
     pub fn describe(&self) -> String {
         format!(
-            "{} imported from {} (PostgreSQL {}), snapshot {}: {} rows, {}",
+            "{} imported from {} (PostgreSQL {}) at {}, snapshot {}: {} rows, {}",
             self.table,
             self.source.target,
             self.source.version,
+            self.imported_at.format("%Y-%m-%d %H:%M:%S UTC"),
             self.snapshot_at.format("%Y-%m-%d %H:%M:%S UTC"),
             self.rows,
             self.sample_text()

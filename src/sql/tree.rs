@@ -40,6 +40,18 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, String> {
     Ok(out)
 }
 
+/// The tables a command string names, as written (schema-qualified when it is), sorted, each
+/// once; empty when it does not parse.
+pub fn tables(sql: &str) -> Vec<String> {
+    let Ok(parsed) = pg_query::parse(sql, pg_query::ParserOptions::DEFAULT) else {
+        return Vec::new();
+    };
+    let mut out = parsed.tables();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Every node of the tree, by its type name (`FuncCall`, `InsertStmt` …), depth first.
 pub fn nodes<'a>(v: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) {
     match v {

@@ -478,6 +478,22 @@ async fn server_notes(client: &Client, server: &ServerSnapshot, on_sandbox: bool
     notes
 }
 
+/// The tables a workload reads: a query's statements', an index-build's own table (and its
+/// sample); None for generated data, which a pass's description names.
+fn workload_tables(spec: &ExperimentSpec) -> Option<String> {
+    match spec {
+        ExperimentSpec::Query(q) => {
+            let t = q.tables();
+            (!t.is_empty()).then(|| format!("tables {}", t.join(", ")))
+        }
+        ExperimentSpec::IndexBuild(b) => b.table.as_ref().map(|t| match t.sample {
+            Some(p) => format!("table {} ({}% samples)", t.table, p),
+            None => format!("table {}", t.table),
+        }),
+        _ => None,
+    }
+}
+
 /// The script's "measured on" line: the host, the server, a pass's data and the workload.
 fn measured_on(
     server: &ServerSnapshot,
@@ -488,7 +504,12 @@ fn measured_on(
     spec: &ExperimentSpec,
 ) -> MeasuredOn {
     let pass = super::rounds::round_spec(spec, &[], None, false);
-    let data = format!("a pass: {}", pass.estimate().items().join(", "));
+    let pass = format!("a pass: {}", pass.estimate().items().join(", "));
+    // The header names the workload's tables: a pass's trial count alone names no data.
+    let data = match workload_tables(spec) {
+        Some(t) => format!("{t}; {pass}"),
+        None => pass,
+    };
     MeasuredOn {
         host,
         server: format!(
@@ -514,5 +535,38 @@ fn measured_on(
                 .collect::<Vec<_>>()
                 .join(" ")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workload_tables;
+    use crate::experiment::ExperimentKind;
+    use crate::experiment::lab::spec::spec_of as spec;
+
+    /// The tune header names the workload's tables, not only a pass's trial count.
+    #[test]
+    fn the_header_names_the_workloads_tables() {
+        let q = spec(
+            ExperimentKind::Query,
+            &[(
+                "sql",
+                "SELECT * FROM orders o JOIN sales.customers c ON c.id = o.customer_id WHERE o.id IN (SELECT id FROM orders)",
+            )],
+        );
+        assert_eq!(
+            workload_tables(&q).as_deref(),
+            Some("tables orders, sales.customers")
+        );
+        let ib = spec(
+            ExperimentKind::IndexBuild,
+            &[("table", "public.ev"), ("column", "k"), ("sample", "10%")],
+        );
+        assert_eq!(
+            workload_tables(&ib).as_deref(),
+            Some("table public.ev (10% samples)")
+        );
+        let generated = spec(ExperimentKind::IndexBuild, &[("rows", "10k")]);
+        assert_eq!(workload_tables(&generated), None);
     }
 }

@@ -6,6 +6,8 @@ mod experiment;
 pub mod own_table;
 pub mod own_writes;
 pub mod projection;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod projection_example;
 mod report;
 pub mod rounds;
 pub mod shards;
@@ -98,7 +100,7 @@ fn describe(spec: &IndexBuildSpec, report: &IndexBuildReport, total: usize) -> S
     format!(
         "{} · {} · mwm {} · workers {}{} · {} → {}{} trials",
         match &report.own {
-            Some(o) => format!("{} ({})", o.table, o.columns.join(", ")),
+            Some(_) => projection::headline(report).unwrap_or_default(),
             None => format!(
                 "{} rows of {}",
                 format_count(spec.rows as f64),
@@ -305,6 +307,57 @@ async fn sweep(
     Ok(())
 }
 
+/// On a sample of a table (`sample`), the memory the build of setting `mwm` runs with:
+/// scaled by the sample's fraction, so it sorts as the whole table would at `mwm`.
+fn built_at(
+    spec: &IndexBuildSpec,
+    order: Order,
+    mwm: &crate::measure::units::Size,
+) -> Option<crate::measure::units::Size> {
+    spec.table.as_ref()?.sample?;
+    match order {
+        Order::Copy(ppm) if ppm < 1_000_000 => {
+            Some(projection::sample_memory(mwm, ppm as f64 / 1e6))
+        }
+        _ => None,
+    }
+}
+
+/// A build's name in progress and logs: `copy:10% · 64MB (built at 6554kB on the sample) · 2w
+/// · #1`.
+fn trial_label(
+    order: Order,
+    p: &rounds::Planned,
+    built_at: Option<&crate::measure::units::Size>,
+    combo: &crate::experiment::lab::whatif::Combo,
+) -> String {
+    let workers = p.workers;
+    format!(
+        "{} · {}{}{}{}{}",
+        order.name(),
+        p.mwm.text,
+        built_at
+            .as_ref()
+            .map(|b| format!(" (built at {b} on the sample)"))
+            .unwrap_or_default(),
+        if workers > 0 {
+            format!(" · {workers}w")
+        } else {
+            String::new()
+        },
+        if combo.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", combo_label(combo))
+        },
+        if p.warmup {
+            " · warm-up".to_string()
+        } else {
+            format!(" · #{}", p.repeat)
+        }
+    )
+}
+
 /// Where a build runs: the sessions and dataset of its order, its place in the run.
 struct Position<'a> {
     sessions: &'a mut Sessions,
@@ -328,29 +381,12 @@ async fn build(
     let ds = at.dataset;
     let workers = p.workers;
     let combo = summary::combo_of(spec, p.combo);
-    let label = format!(
-        "{} · {}{}{}{}",
-        order.name(),
-        p.mwm.text,
-        if workers > 0 {
-            format!(" · {workers}w")
-        } else {
-            String::new()
-        },
-        if combo.is_empty() {
-            String::new()
-        } else {
-            format!(" · {}", combo_label(&combo))
-        },
-        if p.warmup {
-            " · warm-up".to_string()
-        } else {
-            format!(" · #{}", p.repeat)
-        }
-    );
+    let built_at = built_at(spec, order, &p.mwm);
+    let label = trial_label(order, &p, built_at.as_ref(), &combo);
     let setup = TrialSetup {
         order,
         mwm: p.mwm,
+        built_at,
         workers,
         combo: p.combo,
         repeat: p.repeat,

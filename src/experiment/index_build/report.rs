@@ -113,6 +113,11 @@ pub struct IndexTrial {
     /// The dataset's distribution and the cluster's node count.
     #[serde(default)]
     pub distribution: Distribution,
+    /// The `maintenance_work_mem` the build ran with when it is not the setting's: a sample of
+    /// fraction f builds the setting M at M·f (PostgreSQL's least, 1MB, at the lowest), so it
+    /// sorts as the whole table would at M. None: built at the setting itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_at_bytes: Option<u64>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -150,6 +155,7 @@ impl IndexTrial {
             combo: 0,
             settings: Default::default(),
             distribution: Default::default(),
+            built_at_bytes: None,
         }
     }
 }
@@ -257,6 +263,10 @@ pub struct IndexBuildReport {
     /// sampled run, the projections to the whole table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own: Option<super::own_table::OwnTableInfo>,
+    /// What the run measured, in the words every report's first line uses: "projection from a
+    /// 10% sample of public.ev (k), 3M rows: …" (empty: generated data, said by its rows).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub headline: String,
 }
 
 impl IndexBuildReport {
@@ -267,6 +277,7 @@ impl IndexBuildReport {
             trials: vec![],
             summary: IndexSummary::default(),
             own: None,
+            headline: String::new(),
         }
     }
 }
@@ -281,6 +292,8 @@ struct StoredReport {
     summary: IndexSummary,
     #[serde(default)]
     own: Option<super::own_table::OwnTableInfo>,
+    #[serde(default)]
+    headline: String,
 }
 
 impl From<StoredReport> for IndexBuildReport {
@@ -291,6 +304,7 @@ impl From<StoredReport> for IndexBuildReport {
             trials: s.trials,
             summary: s.summary,
             own: s.own,
+            headline: s.headline,
         };
         if r.summary.orders.is_empty() && r.trials.iter().any(|t| !t.warmup) {
             let kept = r.summary.confounders.clone();

@@ -180,6 +180,7 @@ impl IndexBuildReport {
         if let Some(own) = self.own.as_mut() {
             own.projections = projected.lines;
         }
+        self.headline = super::projection::headline(self).unwrap_or_default();
         let mut seen = BTreeSet::new();
         summary.confounders.retain(|c| seen.insert(c.clone()));
         self.summary = summary;

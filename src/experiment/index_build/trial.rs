@@ -29,6 +29,9 @@ pub const POLL_EVERY: Duration = Duration::from_millis(100);
 pub struct TrialSetup {
     pub order: Order,
     pub mwm: Size,
+    /// The memory the build runs with when it is not `mwm` (a sample's, scaled by its
+    /// fraction: see [`super::projection::sample_memory`]).
+    pub built_at: Option<Size>,
     pub workers: u32,
     /// The combination of swept server settings (`--set`) in effect.
     pub combo: usize,
@@ -36,6 +39,13 @@ pub struct TrialSetup {
     pub repeat: u32,
     pub warmup: bool,
     pub trial: TrialRef,
+}
+
+impl TrialSetup {
+    /// The `maintenance_work_mem` the build runs with.
+    pub fn memory(&self) -> &Size {
+        self.built_at.as_ref().unwrap_or(&self.mwm)
+    }
 }
 
 /// The builder's sessions: one that builds (with notices), one that watches.
@@ -209,6 +219,7 @@ pub async fn run(
         combo: setup.combo,
         settings,
         distribution: dataset.distribution.clone(),
+        built_at_bytes: setup.built_at.as_ref().map(|m| m.bytes),
     })
 }
 
@@ -238,7 +249,7 @@ async fn set_knobs(
     let mut knobs = SessionSettings::new();
     if !s.distributed {
         knobs
-            .set("maintenance_work_mem", setup.mwm.as_kb_setting())
+            .set("maintenance_work_mem", setup.memory().as_kb_setting())
             .set(
                 "max_parallel_maintenance_workers",
                 setup.workers.to_string(),
@@ -291,7 +302,7 @@ async fn open_build(
 ) -> Result<(), RunError> {
     let b = &s.builder;
     if s.distributed {
-        for q in shards::begin_sql(&setup.mwm.as_kb_setting(), setup.workers) {
+        for q in shards::begin_sql(&setup.memory().as_kb_setting(), setup.workers) {
             b.batch_execute(&q).await.map_err(|e| ctx.error(e))?;
         }
     }

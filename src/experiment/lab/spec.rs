@@ -246,16 +246,23 @@ pub fn spec_params(spec_key: &str) -> ParamText {
         .collect()
 }
 
+/// A spec of `kind` from these fields and the defaults of the rest (tests; panics on a bad
+/// field).
+#[cfg(any(test, feature = "fixtures"))]
+pub fn spec_of(kind: ExperimentKind, pairs: &[(&str, &str)]) -> ExperimentSpec {
+    let p: ParamText = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    kind.parse_spec(&p).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn spec(kind: ExperimentKind, pairs: &[(&str, &str)]) -> ExperimentSpec {
-        let p: ParamText = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        kind.parse_spec(&p).unwrap()
+        spec_of(kind, pairs)
     }
 
     #[test]

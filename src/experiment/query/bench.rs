@@ -44,6 +44,9 @@ pub struct Bench<'a> {
     batch: Vec<u32>,
     /// Candidates interleaved: which one the planner sees.
     pub visible: Option<Visible>,
+    /// `cache = warm`: how many times a restart for a swept setting emptied shared_buffers
+    /// and the statements ran untimed again before their trials.
+    pub rewarmed: u32,
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -134,6 +137,7 @@ impl<'a> Bench<'a> {
             warm: BTreeMap::new(),
             batch: Vec::new(),
             visible: None,
+            rewarmed: 0,
         })
     }
 
@@ -147,10 +151,12 @@ impl<'a> Bench<'a> {
     }
 
     /// Make combination `c` the one in effect on the measuring session (and, candidates
-    /// interleaved, its index the only one the planner sees).
-    async fn apply(&mut self, c: usize) -> Result<(), RunError> {
+    /// interleaved, its index the only one the planner sees); true when the server restarted
+    /// for it (its caches are then cold).
+    async fn apply(&mut self, c: usize) -> Result<bool, RunError> {
         let (v, sc) = self.spec.split_combo(c);
-        if let Entered::Restarted { .. } = self.ctx.enter_combo(sc).await? {
+        let restarted = matches!(self.ctx.enter_combo(sc).await?, Entered::Restarted { .. });
+        if restarted {
             self.session = PqSession::open(self.ctx, self.mode).await?;
         }
         if let Some(visible) = self.visible.as_mut()
@@ -159,7 +165,8 @@ impl<'a> Bench<'a> {
             // Plans a function of the statement's cached under the last index go too.
             self.session.exec(self.ctx, "DISCARD PLANS").await?;
         }
-        self.set_combo().await
+        self.set_combo().await?;
+        Ok(restarted)
     }
 
     /// The session settings of the combination in effect, on the measuring session.
@@ -170,10 +177,17 @@ impl<'a> Bench<'a> {
 
     /// Enter combination `c`; on its first visit take its plans and warm it up.
     pub async fn enter(&mut self, report: &mut QueryReport, c: usize) -> Result<(), RunError> {
-        self.apply(c).await?;
+        let restarted = self.apply(c).await?;
         let label = report.combo_label(c);
         self.session.label = label.clone();
         if !self.visited.insert(c) {
+            // A restart emptied shared_buffers: warm again, so `cache = warm` holds.
+            if restarted && self.warms() {
+                for s in 0..self.spec.statements.len() {
+                    self.warm_up(s, &label).await?;
+                }
+                self.rewarmed += 1;
+            }
             return Ok(());
         }
         for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
@@ -222,12 +236,27 @@ impl<'a> Bench<'a> {
                 plan: json,
             });
         }
-        if self.spec.cache == Cache::Warm && !self.spec.throughput() {
+        if self.warms() {
             for s in 0..self.spec.statements.len() {
                 self.warm_up(s, &label).await?;
             }
         }
         Ok(())
+    }
+
+    /// Whether a combination's statements run untimed before its trials.
+    fn warms(&self) -> bool {
+        self.spec.cache == Cache::Warm && !self.spec.throughput()
+    }
+
+    /// `cache = warm` across restarts, said once at the end: how the caches were kept warm.
+    pub fn rewarm_note(&self) -> Option<String> {
+        (self.rewarmed > 0).then(|| {
+            format!(
+                "cache warm across restarts: a swept setting restarted the server, which empties shared_buffers, so after each restart the statements ran untimed again before their trials ({} times); the OS page cache was not dropped",
+                self.rewarmed
+            )
+        })
     }
 
     /// Why statement `s` may not run as a batch: cold caches (a trial is one execution after

@@ -318,6 +318,9 @@ async fn body(
     for group in groups {
         run_group(ctx, spec, report, &mut bench, &group, confounders).await?;
     }
+    if let Some(n) = bench.rewarm_note() {
+        ctx.note(n).await;
+    }
     if spec.repeat.is_auto() {
         note_undecided(ctx, spec, report).await;
     }

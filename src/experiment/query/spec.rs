@@ -196,6 +196,23 @@ const WRITES: &[(&str, Writes)] = &[
 ];
 
 impl QuerySpec {
+    /// The tables the measured statements name (the script's too), each once, sorted.
+    pub fn tables(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .statements
+            .iter()
+            .flat_map(|s| crate::sql::tree::tables(&s.sql))
+            .chain(
+                super::bench::plan_statements(self)
+                    .into_iter()
+                    .flat_map(|(_, sql)| crate::sql::tree::tables(&sql)),
+            )
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Read every field (one sentence per bad field, files read here), then, when they all
     /// read, the checks across them.
     pub fn parse(p: &ParamText) -> Result<QuerySpec, FieldErrors> {
