@@ -35,6 +35,8 @@ pub enum TuneEvent {
     },
     /// The race after a round (its candidates, trials, dropped values).
     Race(Race),
+    /// The screening after a round, and once it is done (its effects ranked).
+    Screen(super::screen::Screen),
     Dropped {
         setting: String,
         value: String,
@@ -70,11 +72,11 @@ pub struct Tuner {
 }
 
 impl Tuner {
-    fn emit(&self, ev: TuneEvent) {
+    pub(super) fn emit(&self, ev: TuneEvent) {
         let _ = self.events.send(ev);
     }
 
-    fn save(&self, st: &mut TuneState, budget: &Budget) {
+    pub(super) fn save(&self, st: &mut TuneState, budget: &Budget) {
         st.spent_s = budget.spent().as_secs_f64();
         if let Err(e) = state::save(&self.state_file, st) {
             self.emit(TuneEvent::Note(e));
@@ -93,21 +95,28 @@ impl Tuner {
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> End {
+        if let Some(end) = self.screen(st, budget, cancel).await {
+            return end;
+        }
         let obj = Objective::of(&st.spec);
+        let rules = self.race_rules(st);
         while st.confirm.is_none() {
             if cancel.is_cancelled() {
                 self.save(st, budget);
                 return End::Cancelled;
             }
             if st.race.is_none() {
-                let Some(p) = st.next_setting() else { break };
+                let Some(p) = st.next_setting() else {
+                    self.close_rest(st, None);
+                    break;
+                };
                 st.race = Some(Race::new(&p.name, p.candidates.clone()));
                 // Each setting left gets an equal share of what the confirmation leaves.
                 let reserve = st
                     .pace
                     .estimate(st.confirm_sides() * confirm::ROUNDS)
                     .unwrap_or_default();
-                let left = st.plan.len().saturating_sub(st.decisions.len()).max(1);
+                let left = st.races_left().max(1);
                 st.race_started_s = budget.spent().as_secs_f64();
                 st.race_share_s =
                     budget.remaining().saturating_sub(reserve).as_secs_f64() / left as f64;
@@ -127,27 +136,19 @@ impl Tuner {
             {
                 let left = (st.race_share_s - used).max(0.0);
                 let rounds = race.rounds + (left / next).floor() as usize;
-                race.plan_looks(self.rules.confidence, rounds);
+                race.plan_looks(rules.confidence, rounds);
             }
             let race = st.race.as_ref().expect("a race");
             let over_share = race.rounds >= super::race::FIRST_LOOK
-                && st.plan.len() > st.decisions.len() + 1
+                && st.races_left() > 1
                 && used + next > st.race_share_s;
-            if over_share || race.settled(obj.better, &self.rules) {
+            if over_share || race.settled(obj.better, &rules) {
                 self.decide(st);
                 self.save(st, budget);
                 continue;
             }
             let alive = race.alive().count();
-            let reserve = st
-                .pace
-                .estimate(st.confirm_sides() * confirm::MIN_ROUNDS)
-                .unwrap_or_default();
-            let fits = st
-                .pace
-                .estimate(alive)
-                .is_none_or(|round| round + reserve <= budget.remaining());
-            if !fits || budget.is_out() {
+            if !st.round_fits(alive, budget) {
                 self.stop_search(st, "the budget holds no further round and the confirmation");
                 self.save(st, budget);
                 break;
@@ -172,7 +173,7 @@ impl Tuner {
         self.confirm(st, budget, cancel).await
     }
 
-    fn uses_restart(&self, st: &TuneState, names: &[&str]) -> bool {
+    pub(super) fn uses_restart(&self, st: &TuneState, names: &[&str]) -> bool {
         st.plan
             .iter()
             .any(|p| p.apply == Apply::Restart && names.contains(&p.name.as_str()))
@@ -219,9 +220,10 @@ impl Tuner {
             )));
         }
         let obj = Objective::of(&st.spec);
+        st.race.as_mut().expect("a race").add_round(&measures);
+        let rules = self.race_rules(st);
         let race = st.race.as_mut().expect("a race");
-        race.add_round(&measures);
-        for v in race.look(obj.better, &self.rules) {
+        for v in race.look(obj.better, &rules) {
             let c = race.candidates.iter().find(|c| c.value == v);
             let sentence = c
                 .and_then(|c| c.dropped.as_ref())
@@ -262,17 +264,9 @@ impl Tuner {
         order: &[String],
         error: String,
     ) -> Result<(), Stop> {
-        let carried = st.carried();
-        let mut failing = Vec::new();
-        for value in order {
-            let one = std::slice::from_ref(value);
-            let spec = rounds::round_spec(&st.spec, &carried, Some((setting, one)), false);
-            match self.one_run(st, spec, budget, cancel).await {
-                Ok(_) => {}
-                Err(Stop::Failed(why)) => failing.push((value.clone(), why)),
-                Err(other) => return Err(other),
-            }
-        }
+        let failing = self
+            .failing_alone(st, budget, cancel, setting, order)
+            .await?;
         if failing.is_empty() || failing.len() == order.len() {
             return Err(Stop::Failed(error));
         }
@@ -298,8 +292,32 @@ impl Tuner {
         Ok(())
     }
 
+    /// Run each of `values` of `setting` alone (with the carried settings): the ones that fail,
+    /// each with the server's reason.
+    pub(super) async fn failing_alone(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+        setting: &str,
+        values: &[String],
+    ) -> Result<Vec<(String, String)>, Stop> {
+        let carried = st.carried();
+        let mut failing = Vec::new();
+        for value in values {
+            let one = std::slice::from_ref(value);
+            let spec = rounds::round_spec(&st.spec, &carried, Some((setting, one)), false);
+            match self.one_run(st, spec, budget, cancel).await {
+                Ok(_) => {}
+                Err(Stop::Failed(why)) => failing.push((value.clone(), why)),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(failing)
+    }
+
     /// One run of the workload; its pace, trials and run id go into the state.
-    async fn one_run(
+    pub(super) async fn one_run(
         &self,
         st: &mut TuneState,
         spec: crate::experiment::ExperimentSpec,
@@ -342,9 +360,10 @@ impl Tuner {
 
     /// End the race under way: its decision, its candidates on the search path.
     fn decide(&self, st: &mut TuneState) {
+        let rules = self.race_rules(st);
         let Some(race) = st.race.take() else { return };
         let obj = Objective::of(&st.spec);
-        let d = race.decide(obj.better, &self.rules);
+        let d = race.decide(obj.better, &rules);
         let carried = st.carried();
         for c in &race.candidates {
             if let Some(e) = estimate(&c.trials, self.rules.confidence) {
@@ -369,20 +388,32 @@ impl Tuner {
     /// settings not reached are recorded as not searched.
     fn stop_search(&self, st: &mut TuneState, why: &str) {
         self.decide(st);
-        let rest: Vec<String> = st.plan[st.decisions.len()..]
+        self.close_rest(st, Some(why));
+    }
+
+    /// Every setting without a decision gets one that keeps its value: the races not reached
+    /// (said in a note with `why`), and the settings the screening saw no effect of.
+    fn close_rest(&self, st: &mut TuneState, why: Option<&str>) {
+        let races = st.races();
+        let rest: Vec<(String, String)> = st.plan[st.decisions.len().min(st.plan.len())..]
             .iter()
-            .map(|p| p.name.clone())
+            .map(|p| {
+                let start = p
+                    .candidates
+                    .first()
+                    .map(|c| c.0.clone())
+                    .unwrap_or_default();
+                (p.name.clone(), start)
+            })
             .collect();
-        for name in &rest {
-            let start = st
-                .plan
-                .iter()
-                .find(|p| &p.name == name)
-                .and_then(|p| p.candidates.first())
-                .map(|c| c.0.clone())
-                .unwrap_or_default();
+        let not_reached: Vec<String> = rest
+            .iter()
+            .take(races.saturating_sub(st.decisions.len()))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for (name, start) in rest {
             st.decisions.push(Decision {
-                setting: name.clone(),
+                setting: name,
                 start: start.clone(),
                 value: start,
                 why: Why::NotShown,
@@ -392,11 +423,19 @@ impl Tuner {
                 trials: 0,
             });
         }
-        if !rest.is_empty() {
-            let note = format!("not searched ({why}): {}", rest.join(", "));
+        if let Some(why) = why
+            && !not_reached.is_empty()
+        {
+            let note = format!("not searched ({why}): {}", not_reached.join(", "));
             self.emit(TuneEvent::Note(note.clone()));
             st.notes.push(note);
         }
+    }
+
+    /// The rules of each race: the tune's error split over its races
+    /// ([`super::family::race_rules`]).
+    pub(super) fn race_rules(&self, st: &TuneState) -> Rules {
+        super::family::race_rules(&self.rules, st.races())
     }
 
     async fn confirm(

@@ -426,6 +426,8 @@ pub async fn new_state(
         memory,
         plan_nodes: None,
         max_memory: None,
+        screen: (planned.settings.len() >= 2)
+            .then(|| super::screen::Screen::new(&planned.settings)),
         plan: planned.settings,
         decisions: Vec::new(),
         race: None,

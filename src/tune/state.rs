@@ -76,6 +76,10 @@ pub struct TuneState {
     pub plan: Vec<SettingPlan>,
     /// Settings decided, in order.
     pub decisions: Vec<Decision>,
+    /// The screening before the races (None: a single setting, or a state saved by an older
+    /// pglab, which races every setting of its plan).
+    #[serde(default)]
+    pub screen: Option<super::screen::Screen>,
     /// The race under way (None between races).
     pub race: Option<Race>,
     pub confirm: Option<Confirm>,
@@ -125,7 +129,52 @@ impl TuneState {
     }
 
     pub fn next_setting(&self) -> Option<&SettingPlan> {
+        if self.decisions.len() >= self.races() {
+            return None;
+        }
         self.plan.get(self.decisions.len())
+    }
+
+    /// The races of the tune: the settings the screening sent on (they lead the plan once it
+    /// is done), or every setting of the plan without a screening.
+    pub fn races(&self) -> usize {
+        match &self.screen {
+            Some(s) if s.done => s.moved().len(),
+            _ => self.plan.len(),
+        }
+    }
+
+    /// Races not yet decided.
+    pub fn races_left(&self) -> usize {
+        self.races().saturating_sub(self.decisions.len())
+    }
+
+    /// Whether a round of `passes` passes and the shortest confirmation still fit in what is
+    /// left of `budget`, at the pace so far (a first round always does).
+    pub fn round_fits(&self, passes: usize, budget: &super::budget::Budget) -> bool {
+        let reserve = self
+            .pace
+            .estimate(self.confirm_sides() * super::confirm::MIN_ROUNDS)
+            .unwrap_or_default();
+        let fits = self
+            .pace
+            .estimate(passes)
+            .is_none_or(|round| round + reserve <= budget.remaining());
+        fits && !budget.is_out()
+    }
+
+    /// True while the screening has rounds to run.
+    pub fn screening(&self) -> bool {
+        self.screen.as_ref().is_some_and(|s| !s.done)
+    }
+
+    /// After the screening: the plan in race order, the settings that moved first, largest
+    /// effect first, then the others in their order.
+    pub fn order_by_screen(&mut self) {
+        let Some(s) = &self.screen else { return };
+        let moved = s.moved();
+        let rank = |name: &str| moved.iter().position(|m| *m == name).unwrap_or(usize::MAX);
+        self.plan.sort_by_key(|p| rank(&p.name));
     }
 }
 
