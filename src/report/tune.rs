@@ -133,6 +133,9 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
         st.runs.len()
     ));
     s.push_str(&format!("{}\n\n", search_cost(st)));
+    if let Some(sampled) = crate::tune::sampled::sentence(st) {
+        s.push_str(&format!("**{sampled}**\n\n"));
+    }
     if let Some(f) = svg {
         s.push_str(&format!("![search path]({f})\n\n"));
     }

@@ -351,6 +351,7 @@ impl Tuner {
         if let Some(n) = round.nodes {
             st.plan_nodes = Some(st.plan_nodes.map_or(n, |m| m.max(n)));
         }
+        super::sampled::record(&mut st.sampled, &round.notes);
         // The run's own findings are about one trial per value; only its troubles are news.
         for n in round.notes.iter().filter(|n| n.contains("failed")) {
             self.emit(TuneEvent::Note(n.clone()));

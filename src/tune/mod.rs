@@ -21,6 +21,7 @@ pub mod output;
 pub mod plan;
 pub mod race;
 pub mod rounds;
+pub mod sampled;
 pub mod screen;
 pub mod screen_report;
 mod screening;

@@ -170,6 +170,9 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     push_header(&mut out, st, &obj, on);
     push_confirmation(&mut out, st, &obj);
     push_line(&mut out, &format!("-- {}", memory_line(st).0));
+    if let Some(s) = super::sampled::sentence(st) {
+        push_line(&mut out, &format!("-- {s}"));
+    }
     for l in super::screen_report::sql_lines(st) {
         push_line(&mut out, &l);
     }

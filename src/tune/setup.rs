@@ -439,6 +439,7 @@ pub async fn new_state(
         race_started_s: 0.0,
         race_share_s: 0.0,
         runs: Vec::new(),
+        sampled: Vec::new(),
         notes,
         done: false,
     })

@@ -96,6 +96,10 @@ pub struct TuneState {
     pub race_started_s: f64,
     #[serde(default)]
     pub race_share_s: f64,
+    /// The sampled tables the workload read (the runs' `data:` notes), for the caveat on
+    /// memory settings ([`super::sampled`]).
+    #[serde(default)]
+    pub sampled: Vec<String>,
     /// Run ids of every round, as the history has them.
     pub runs: Vec<String>,
     /// Sentences for the report (settings left out and why, …).
