@@ -12,6 +12,7 @@
 pub mod budget;
 pub mod candidates;
 pub mod confirm;
+mod confirming;
 pub mod engine;
 pub mod family;
 pub mod formula;
