@@ -405,7 +405,8 @@ fn a_file_of_statements_is_a_workload() {
 
 /// Issue 37: a tune of several settings screens them first — each at the two ends of its
 /// values, in paired rounds — and `tune.md` and `tune.sql` show the screening's table, every
-/// setting ranked by its effect with its interval, raced or screened out.
+/// setting ranked by its effect with its interval, raced or screened out; `work_mem` ×
+/// `hash_mem_multiplier`, a known pair, is screened together and raced as one grid.
 #[test]
 fn a_tune_of_two_settings_screens_them_first_and_reports_the_table() {
     let _g = serial();
@@ -427,7 +428,7 @@ fn a_tune_of_two_settings_screens_them_first_and_reports_the_table() {
             "--param",
             "setup=CREATE TABLE ts_rows AS SELECT g FROM generate_series(1, 50000) g",
             "--settings",
-            "work_mem,jit",
+            "work_mem,hash_mem_multiplier",
             "--budget",
             "90s",
         ])
@@ -435,14 +436,17 @@ fn a_tune_of_two_settings_screens_them_first_and_reports_the_table() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("screening work_mem × jit: round 1"), "{err}");
+    assert!(
+        err.contains("screening work_mem × hash_mem_multiplier: round 1"),
+        "{err}"
+    );
     let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
     assert!(md.contains("## Screening"), "{md}");
     assert!(
         md.contains("| rank | setting | low → high | ratio | interval (90%) | rounds | |"),
         "{md}"
     );
-    for setting in ["work_mem", "jit"] {
+    for setting in ["work_mem", "hash_mem_multiplier"] {
         let row = md
             .lines()
             .find(|l| l.starts_with("| ") && l.contains(&format!("| {setting} |")))
@@ -454,6 +458,17 @@ fn a_tune_of_two_settings_screens_them_first_and_reports_the_table() {
         );
     }
     assert!(md.contains("passes in the screening"), "{md}");
+    // A known pair: screened together (its interaction measured), raced as one when both moved.
+    assert!(
+        md.contains("Interaction work_mem × hash_mem_multiplier: ×"),
+        "{md}"
+    );
+    if md.matches("| raced |").count() == 2 {
+        assert!(
+            md.contains("| work_mem=4MB hash_mem_multiplier=2 |"),
+            "{md}"
+        );
+    }
     let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
     assert!(
         sql.contains("-- screening: each setting at the two ends"),

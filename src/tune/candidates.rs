@@ -255,6 +255,12 @@ pub fn candidates(name: &str, current: &str, pg: Option<&str>, hw: &Hardware) ->
             push("15min".into());
             push("30min".into());
         }
+        // A hash's memory is work_mem × this (PostgreSQL 15's default 2): raced with
+        // work_mem as a pair when both move.
+        "hash_mem_multiplier" => {
+            push("1".into());
+            push("4".into());
+        }
         "random_page_cost" => {
             push(pg.unwrap_or("1.1").to_string());
             push("2".into());

@@ -110,7 +110,8 @@ impl Tuner {
                     self.close_rest(st, None);
                     break;
                 };
-                st.race = Some(Race::new(&p.name, p.candidates.clone()));
+                let single = Race::new(&p.name, p.candidates.clone());
+                st.race = Some(super::pair::race_for(st, obj.better).unwrap_or(single));
                 // Each setting left gets an equal share of what the confirmation leaves.
                 let reserve = st
                     .pace
@@ -147,7 +148,12 @@ impl Tuner {
                 self.save(st, budget);
                 continue;
             }
-            let alive = race.alive().count();
+            // A pair's round runs its whole grid (a product), dropped values too.
+            let alive = if super::pair::is_pair(race) {
+                race.candidates.len()
+            } else {
+                race.alive().count()
+            };
             if !st.round_fits(alive, budget) {
                 self.stop_search(st, "the budget holds no further round and the confirmation");
                 self.save(st, budget);
@@ -186,13 +192,25 @@ impl Tuner {
         cancel: &CancellationToken,
     ) -> Result<(), Stop> {
         let race = st.race.as_ref().expect("a race");
-        let order = race.next_order();
         let setting = race.setting.clone();
+        let pair = super::pair::is_pair(race);
         let carried = st.carried();
+        let raced = super::pair::names(&setting);
         let mut names: Vec<&str> = carried.iter().map(|(n, _)| n.as_str()).collect();
-        names.push(&setting);
+        names.extend(raced.iter().map(String::as_str));
         let warmup = self.uses_restart(st, &names);
-        let spec = rounds::round_spec(&st.spec, &carried, Some((&setting, &order)), warmup);
+        // A pair's round is the product of its two settings' values; a setting's, its values.
+        let (spec, order) = if pair {
+            let (axes, labels) = super::pair::round(race);
+            (
+                rounds::group_spec(&st.spec, &carried, &axes, warmup),
+                labels,
+            )
+        } else {
+            let order = race.next_order();
+            let one = Some((setting.as_str(), order.as_slice()));
+            (rounds::round_spec(&st.spec, &carried, one, warmup), order)
+        };
         let round_no = race.rounds + 1;
         self.emit(TuneEvent::Round {
             setting: setting.clone(),
@@ -200,7 +218,7 @@ impl Tuner {
             order: order.clone(),
         });
         let round = match self.one_run(st, spec, budget, cancel).await {
-            Err(Stop::Failed(e)) if order.len() > 1 => {
+            Err(Stop::Failed(e)) if order.len() > 1 && !pair => {
                 return self
                     .drop_failing(st, budget, cancel, &setting, &order, e)
                     .await;
@@ -369,7 +387,11 @@ impl Tuner {
         for c in &race.candidates {
             if let Some(e) = estimate(&c.trials, self.rules.confidence) {
                 st.path.push(PathPoint {
-                    label: format!("{}={}", race.setting, c.value),
+                    label: if super::pair::is_pair(&race) {
+                        c.value.clone()
+                    } else {
+                        format!("{}={}", race.setting, c.value)
+                    },
                     setting: race.setting.clone(),
                     carried: carried.clone(),
                     median: e.median,
@@ -381,8 +403,15 @@ impl Tuner {
                 });
             }
         }
-        self.emit(TuneEvent::Decided(d.clone()));
-        st.decisions.push(d);
+        let split = if super::pair::is_pair(&race) {
+            super::pair::split(d)
+        } else {
+            vec![d]
+        };
+        for d in split {
+            self.emit(TuneEvent::Decided(d.clone()));
+            st.decisions.push(d);
+        }
     }
 
     /// The budget stops the search: the race under way is decided with what it has; the
@@ -395,7 +424,7 @@ impl Tuner {
     /// Every setting without a decision gets one that keeps its value: the races not reached
     /// (said in a note with `why`), and the settings the screening saw no effect of.
     fn close_rest(&self, st: &mut TuneState, why: Option<&str>) {
-        let races = st.races();
+        let races = st.raced_settings();
         let rest: Vec<(String, String)> = st.plan[st.decisions.len().min(st.plan.len())..]
             .iter()
             .map(|p| {

@@ -19,6 +19,7 @@ pub mod formula;
 pub mod memory;
 pub mod objective;
 pub mod output;
+pub mod pair;
 pub mod plan;
 pub mod race;
 pub mod rounds;

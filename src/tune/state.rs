@@ -133,24 +133,42 @@ impl TuneState {
     }
 
     pub fn next_setting(&self) -> Option<&SettingPlan> {
-        if self.decisions.len() >= self.races() {
+        if self.decisions.len() >= self.raced_settings() {
             return None;
         }
         self.plan.get(self.decisions.len())
     }
 
-    /// The races of the tune: the settings the screening sent on (they lead the plan once it
-    /// is done), or every setting of the plan without a screening.
-    pub fn races(&self) -> usize {
+    /// The settings to race: the ones the screening sent on (they lead the plan once it is
+    /// done), or every setting of the plan without a screening.
+    pub fn raced_settings(&self) -> usize {
         match &self.screen {
             Some(s) if s.done => s.moved().len(),
             _ => self.plan.len(),
         }
     }
 
-    /// Races not yet decided.
+    /// The pairs that race as one ([`super::pair`]): both moved in the screening.
+    fn joint_pairs(&self) -> usize {
+        let Some(s) = self.screen.as_ref().filter(|s| s.done) else {
+            return 0;
+        };
+        let moved = s.moved();
+        super::screen::PAIRS
+            .iter()
+            .filter(|(a, b)| moved.contains(a) && moved.contains(b))
+            .count()
+    }
+
+    /// The races of the tune (a pair racing as one counts once): the family its error is
+    /// split over.
+    pub fn races(&self) -> usize {
+        self.raced_settings() - self.joint_pairs()
+    }
+
+    /// Settings whose race is still to come.
     pub fn races_left(&self) -> usize {
-        self.races().saturating_sub(self.decisions.len())
+        self.raced_settings().saturating_sub(self.decisions.len())
     }
 
     /// Whether a round of `passes` passes and the shortest confirmation still fit in what is
@@ -179,6 +197,18 @@ impl TuneState {
         let moved = s.moved();
         let rank = |name: &str| moved.iter().position(|m| *m == name).unwrap_or(usize::MAX);
         self.plan.sort_by_key(|p| rank(&p.name));
+        // A pair that races as one stands together, where its first member ranks.
+        for (a, b) in super::screen::PAIRS {
+            if !(moved.contains(&a) && moved.contains(&b)) {
+                continue;
+            }
+            let at = |n: &str| self.plan.iter().position(|p| p.name == n);
+            let (Some(i), Some(j)) = (at(a), at(b)) else {
+                continue;
+            };
+            let second = self.plan.remove(i.max(j));
+            self.plan.insert(i.min(j) + 1, second);
+        }
     }
 }
 
