@@ -111,16 +111,20 @@ impl Tuner {
                     break;
                 };
                 let single = Race::new(&p.name, p.candidates.clone());
-                st.race = Some(super::pair::race_for(st, obj.better).unwrap_or(single));
-                // Each setting left gets an equal share of what the confirmation leaves.
+                let race = super::pair::race_for(st, obj.better).unwrap_or(single);
+                // Each setting left gets an equal share of what the confirmation leaves (a
+                // pair's race the shares of both).
+                let members = super::pair::names(&race.setting).len();
+                st.race = Some(race);
                 let reserve = st
                     .pace
                     .estimate(st.confirm_sides() * confirm::ROUNDS)
                     .unwrap_or_default();
-                let left = st.races_left().max(1);
+                let left = st.races_left().max(members);
                 st.race_started_s = budget.spent().as_secs_f64();
-                st.race_share_s =
-                    budget.remaining().saturating_sub(reserve).as_secs_f64() / left as f64;
+                st.race_share_s = budget.remaining().saturating_sub(reserve).as_secs_f64()
+                    * members as f64
+                    / left as f64;
             }
             let used = budget.spent().as_secs_f64() - st.race_started_s;
             let next = st
