@@ -403,6 +403,87 @@ fn a_file_of_statements_is_a_workload() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Issue 37: a tune of several settings screens them first — each at the two ends of its
+/// values, in paired rounds — and `tune.md` and `tune.sql` show the screening's table, every
+/// setting ranked by its effect with its interval, raced or screened out; `work_mem` ×
+/// `hash_mem_multiplier`, a known pair, is screened together and raced as one grid.
+#[test]
+fn a_tune_of_two_settings_screens_them_first_and_reports_the_table() {
+    let _g = serial();
+    state::remove();
+    let dir = temp_dir("tune-screen");
+    std::fs::write(
+        dir.join("report.sql"),
+        "-- name: sorted totals\nSELECT g % 5000 AS k, sum(g) FROM ts_rows GROUP BY 1 ORDER BY 2 DESC;\n",
+    )
+    .unwrap();
+    let out = lab()
+        .command()
+        .current_dir(&dir)
+        .args([
+            "--keep-sandbox",
+            "tune",
+            "--workload",
+            "report.sql",
+            "--param",
+            "setup=CREATE TABLE ts_rows AS SELECT g FROM generate_series(1, 50000) g",
+            "--settings",
+            "work_mem,hash_mem_multiplier",
+            "--budget",
+            "90s",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("screening work_mem × hash_mem_multiplier: round 1"),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(dir.join("tune.md")).unwrap();
+    assert!(md.contains("## Screening"), "{md}");
+    assert!(
+        md.contains("| rank | setting | low → high | ratio | interval (90%) | rounds | |"),
+        "{md}"
+    );
+    for setting in ["work_mem", "hash_mem_multiplier"] {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| ") && l.contains(&format!("| {setting} |")))
+            .unwrap_or_else(|| panic!("{setting}'s row\n{md}"));
+        assert!(
+            row.contains(" … ")
+                && (row.contains("| raced |") || row.contains("screened: no effect seen")),
+            "{row}"
+        );
+    }
+    assert!(md.contains("passes in the screening"), "{md}");
+    // A known pair: screened together (its interaction measured), raced as one when both moved.
+    assert!(
+        md.contains("Interaction work_mem × hash_mem_multiplier: ×"),
+        "{md}"
+    );
+    if md.matches("| raced |").count() == 2 {
+        // One configuration of the pair's grid: both settings at their values in effect (the
+        // pair in its ranking's order).
+        assert!(
+            md.contains("| work_mem=4MB hash_mem_multiplier=2 |")
+                || md.contains("| hash_mem_multiplier=2 work_mem=4MB |"),
+            "{md}"
+        );
+    }
+    let sql = std::fs::read_to_string(dir.join("tune.sql")).unwrap();
+    assert!(
+        sql.contains("-- screening: each setting at the two ends"),
+        "{sql}"
+    );
+    assert!(sql.contains("--   1. "), "{sql}");
+    assert_accepted(&parse_script(&sql));
+    assert!(!state_file().exists(), "a finished tune leaves no state");
+    assert_own_settings();
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn bad_flags_get_one_sentence_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[

@@ -297,6 +297,16 @@ async fn print_events(mut rx: tokio::sync::mpsc::UnboundedReceiver<TuneEvent>, o
                     .collect();
                 out.line(&format!("  medians: {}", cells.join("  ")));
             }
+            TuneEvent::Screen(s) if s.done => {
+                out.line(&format!(
+                    "screening: {}",
+                    crate::tune::screen_report::method(&s)
+                ));
+                for e in &s.effects {
+                    out.line(&format!("  {}", crate::tune::screen_report::effect_line(e)));
+                }
+            }
+            TuneEvent::Screen(_) => {}
             TuneEvent::Dropped { sentence, .. } => out.line(&format!("  {sentence}")),
             TuneEvent::Decided(d) => out.line(&format!(
                 "{}: {} ({}; {} rounds)",

@@ -104,11 +104,12 @@ pub fn search_cost(st: &TuneState) -> String {
         .map_or(0, |c| c.start_trials.len() + c.tuned_trials.len());
     let configs: usize = st.plan.iter().map(|p| p.candidates.len().max(1)).product();
     let grid = configs * crate::tune::race::FIRST_LOOK;
+    let screened = crate::tune::screen_report::passes(st);
     format!(
-        "Search: {raced} passes in the races and {confirm} in the confirmation ({} trials of the experiment in all); a full grid over the same values is {configs} configurations × {} passes = {grid} passes ({:.0}% of it spent in the races). Pace: {}.",
+        "Search: {screened} passes in the screening, {raced} in the races and {confirm} in the confirmation ({} trials of the experiment in all); a full grid over the same values is {configs} configurations × {} passes = {grid} passes ({:.0}% of it spent in the screening and the races). Pace: {}.",
         st.experiment_trials,
         crate::tune::race::FIRST_LOOK,
-        100.0 * raced as f64 / grid.max(1) as f64,
+        100.0 * (screened + raced) as f64 / grid.max(1) as f64,
         st.pace.describe(fmt_seconds)
     )
 }
@@ -132,9 +133,13 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
         st.runs.len()
     ));
     s.push_str(&format!("{}\n\n", search_cost(st)));
+    if let Some(sampled) = crate::tune::sampled::sentence(st) {
+        s.push_str(&format!("**{sampled}**\n\n"));
+    }
     if let Some(f) = svg {
         s.push_str(&format!("![search path]({f})\n\n"));
     }
+    s.push_str(&crate::tune::screen_report::markdown(st));
     push_search_path(&mut s, st, &obj);
     push_decisions(&mut s, st);
     push_confirmation(&mut s, st);
@@ -195,7 +200,11 @@ fn push_decisions(s: &mut String, st: &TuneState) {
             format!("{} → {}", d.start, d.value)
         };
         if d.rounds == 0 {
-            s.push_str(&format!("- {}: not searched (budget)\n", d.setting));
+            s.push_str(&format!(
+                "- {}: {}\n",
+                d.setting,
+                crate::tune::screen_report::not_raced(st, d)
+            ));
         } else {
             s.push_str(&format!(
                 "- {}: {change} ({}; {} rounds, {} trials{cmp})\n",

@@ -76,6 +76,39 @@ fn race() -> Race {
     r
 }
 
+/// A finished screening: two settings that moved, one that did not.
+fn screened() -> crate::tune::screen::Screen {
+    let effect = |setting: &str, low: &str, high: &str, r: (f64, f64, f64), moved| {
+        crate::tune::screen::Effect {
+            setting: setting.into(),
+            low: low.into(),
+            high: high.into(),
+            ratio: r.0,
+            ratio_low: r.1,
+            ratio_high: r.2,
+            level: 0.9,
+            rounds: 3,
+            moved,
+        }
+    };
+    crate::tune::screen::Screen {
+        groups: Vec::new(),
+        done: true,
+        effects: vec![
+            effect(
+                "shared_buffers",
+                "128MB",
+                "6026MB",
+                (0.70, 0.66, 0.74),
+                true,
+            ),
+            effect("max_wal_size", "1GB", "16GB", (0.93, 0.88, 0.99), true),
+            effect("wal_compression", "off", "on", (0.99, 0.97, 1.02), false),
+        ],
+        interactions: Vec::new(),
+    }
+}
+
 pub(super) fn feed(app: &mut App) {
     let ev = |e| Msg::Tune(TuneMsg::Event(Box::new(e)));
     let mut first = Race::new(
@@ -91,6 +124,7 @@ pub(super) fn feed(app: &mut App) {
         &crate::measure::rules::Rules::default(),
     );
     assert_eq!(d.why, Why::NotShown);
+    update(app, ev(TuneEvent::Screen(screened())));
     update(app, ev(TuneEvent::Decided(d)));
     update(app, ev(TuneEvent::Race(race())));
     update(
@@ -116,6 +150,11 @@ fn the_search_draws_live_with_dropped_values_and_the_budget_at_both_sizes() {
         assert!(s.contains("shared_buffers: round 6"), "{s}");
         assert!(s.contains("1506MB") && s.contains("dropped"), "{s}");
         assert!(s.contains("decided: max_wal_size stays 1GB"), "{s}");
+        assert!(s.contains("screening (high end over low end, 90%)"), "{s}");
+        assert!(
+            s.contains("wal_compression off → on: ×0.99 [×0.97, ×1.02], screened"),
+            "{s}"
+        );
         assert!(s.contains("Esc"), "{s}");
         for line in s.lines() {
             assert!(line.chars().count() <= size.0 as usize, "{line}");

@@ -207,6 +207,7 @@ pub fn on_msg(app: &mut App, m: TuneMsg) -> Vec<Command> {
                 v.progress = format!("{setting}: round {round}")
             }
             TuneEvent::Race(r) => v.race = Some(r),
+            TuneEvent::Screen(s) => v.screen = Some(s),
             TuneEvent::Dropped { sentence, .. } => v.notes.push(sentence),
             TuneEvent::Decided(d) => {
                 v.race = None;

@@ -255,6 +255,12 @@ pub fn candidates(name: &str, current: &str, pg: Option<&str>, hw: &Hardware) ->
             push("15min".into());
             push("30min".into());
         }
+        // A hash's memory is work_mem × this (PostgreSQL 15's default 2): raced with
+        // work_mem as a pair when both move.
+        "hash_mem_multiplier" => {
+            push("1".into());
+            push("4".into());
+        }
         "random_page_cost" => {
             push(pg.unwrap_or("1.1").to_string());
             push("2".into());
@@ -307,15 +313,18 @@ pub fn is_cheaper(name: &str, a: &str, b: &str) -> bool {
     if cheaper(name).is_none() {
         return false;
     }
-    let num = |v: &str| -> Option<f64> {
-        bytes_of(v).map(|b| b as f64).or_else(|| {
-            crate::measure::units::parse_duration(v)
-                .ok()
-                .map(|d| d.as_secs_f64())
-                .or_else(|| v.parse().ok())
-        })
-    };
-    matches!((num(a), num(b)), (Some(x), Some(y)) if x < y)
+    matches!((number_of(a), number_of(b)), (Some(x), Some(y)) if x < y)
+}
+
+/// A value as a number to order by: bytes for a size, seconds for a duration, else the
+/// number itself (None for `on`, `pglz`, …).
+pub fn number_of(v: &str) -> Option<f64> {
+    bytes_of(v).map(|b| b as f64).or_else(|| {
+        crate::measure::units::parse_duration(v)
+            .ok()
+            .map(|d| d.as_secs_f64())
+            .or_else(|| v.parse().ok())
+    })
 }
 
 #[cfg(test)]

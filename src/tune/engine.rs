@@ -35,6 +35,8 @@ pub enum TuneEvent {
     },
     /// The race after a round (its candidates, trials, dropped values).
     Race(Race),
+    /// The screening after a round, and once it is done (its effects ranked).
+    Screen(super::screen::Screen),
     Dropped {
         setting: String,
         value: String,
@@ -70,11 +72,11 @@ pub struct Tuner {
 }
 
 impl Tuner {
-    fn emit(&self, ev: TuneEvent) {
+    pub(super) fn emit(&self, ev: TuneEvent) {
         let _ = self.events.send(ev);
     }
 
-    fn save(&self, st: &mut TuneState, budget: &Budget) {
+    pub(super) fn save(&self, st: &mut TuneState, budget: &Budget) {
         st.spent_s = budget.spent().as_secs_f64();
         if let Err(e) = state::save(&self.state_file, st) {
             self.emit(TuneEvent::Note(e));
@@ -93,24 +95,36 @@ impl Tuner {
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> End {
+        if let Some(end) = self.screen(st, budget, cancel).await {
+            return end;
+        }
         let obj = Objective::of(&st.spec);
+        let rules = self.race_rules(st);
         while st.confirm.is_none() {
             if cancel.is_cancelled() {
                 self.save(st, budget);
                 return End::Cancelled;
             }
             if st.race.is_none() {
-                let Some(p) = st.next_setting() else { break };
-                st.race = Some(Race::new(&p.name, p.candidates.clone()));
-                // Each setting left gets an equal share of what the confirmation leaves.
+                let Some(p) = st.next_setting() else {
+                    self.close_rest(st, None);
+                    break;
+                };
+                let single = Race::new(&p.name, p.candidates.clone());
+                let race = super::pair::race_for(st, obj.better).unwrap_or(single);
+                // Each setting left gets an equal share of what the confirmation leaves (a
+                // pair's race the shares of both).
+                let members = super::pair::names(&race.setting).len();
+                st.race = Some(race);
                 let reserve = st
                     .pace
                     .estimate(st.confirm_sides() * confirm::ROUNDS)
                     .unwrap_or_default();
-                let left = st.plan.len().saturating_sub(st.decisions.len()).max(1);
+                let left = st.races_left().max(members);
                 st.race_started_s = budget.spent().as_secs_f64();
-                st.race_share_s =
-                    budget.remaining().saturating_sub(reserve).as_secs_f64() / left as f64;
+                st.race_share_s = budget.remaining().saturating_sub(reserve).as_secs_f64()
+                    * members as f64
+                    / left as f64;
             }
             let used = budget.spent().as_secs_f64() - st.race_started_s;
             let next = st
@@ -127,27 +141,24 @@ impl Tuner {
             {
                 let left = (st.race_share_s - used).max(0.0);
                 let rounds = race.rounds + (left / next).floor() as usize;
-                race.plan_looks(self.rules.confidence, rounds);
+                race.plan_looks(rules.confidence, rounds);
             }
             let race = st.race.as_ref().expect("a race");
             let over_share = race.rounds >= super::race::FIRST_LOOK
-                && st.plan.len() > st.decisions.len() + 1
+                && st.races_left() > 1
                 && used + next > st.race_share_s;
-            if over_share || race.settled(obj.better, &self.rules) {
+            if over_share || race.settled(obj.better, &rules) {
                 self.decide(st);
                 self.save(st, budget);
                 continue;
             }
-            let alive = race.alive().count();
-            let reserve = st
-                .pace
-                .estimate(st.confirm_sides() * confirm::MIN_ROUNDS)
-                .unwrap_or_default();
-            let fits = st
-                .pace
-                .estimate(alive)
-                .is_none_or(|round| round + reserve <= budget.remaining());
-            if !fits || budget.is_out() {
+            // A pair's round runs its whole grid (a product), dropped values too.
+            let alive = if super::pair::is_pair(race) {
+                race.candidates.len()
+            } else {
+                race.alive().count()
+            };
+            if !st.round_fits(alive, budget) {
                 self.stop_search(st, "the budget holds no further round and the confirmation");
                 self.save(st, budget);
                 break;
@@ -172,7 +183,7 @@ impl Tuner {
         self.confirm(st, budget, cancel).await
     }
 
-    fn uses_restart(&self, st: &TuneState, names: &[&str]) -> bool {
+    pub(super) fn uses_restart(&self, st: &TuneState, names: &[&str]) -> bool {
         st.plan
             .iter()
             .any(|p| p.apply == Apply::Restart && names.contains(&p.name.as_str()))
@@ -185,13 +196,25 @@ impl Tuner {
         cancel: &CancellationToken,
     ) -> Result<(), Stop> {
         let race = st.race.as_ref().expect("a race");
-        let order = race.next_order();
         let setting = race.setting.clone();
+        let pair = super::pair::is_pair(race);
         let carried = st.carried();
+        let raced = super::pair::names(&setting);
         let mut names: Vec<&str> = carried.iter().map(|(n, _)| n.as_str()).collect();
-        names.push(&setting);
+        names.extend(raced.iter().map(String::as_str));
         let warmup = self.uses_restart(st, &names);
-        let spec = rounds::round_spec(&st.spec, &carried, Some((&setting, &order)), warmup);
+        // A pair's round is the product of its two settings' values; a setting's, its values.
+        let (spec, order) = if pair {
+            let (axes, labels) = super::pair::round(race);
+            (
+                rounds::group_spec(&st.spec, &carried, &axes, warmup),
+                labels,
+            )
+        } else {
+            let order = race.next_order();
+            let one = Some((setting.as_str(), order.as_slice()));
+            (rounds::round_spec(&st.spec, &carried, one, warmup), order)
+        };
         let round_no = race.rounds + 1;
         self.emit(TuneEvent::Round {
             setting: setting.clone(),
@@ -199,7 +222,7 @@ impl Tuner {
             order: order.clone(),
         });
         let round = match self.one_run(st, spec, budget, cancel).await {
-            Err(Stop::Failed(e)) if order.len() > 1 => {
+            Err(Stop::Failed(e)) if order.len() > 1 && !pair => {
                 return self
                     .drop_failing(st, budget, cancel, &setting, &order, e)
                     .await;
@@ -219,9 +242,10 @@ impl Tuner {
             )));
         }
         let obj = Objective::of(&st.spec);
+        st.race.as_mut().expect("a race").add_round(&measures);
+        let rules = self.race_rules(st);
         let race = st.race.as_mut().expect("a race");
-        race.add_round(&measures);
-        for v in race.look(obj.better, &self.rules) {
+        for v in race.look(obj.better, &rules) {
             let c = race.candidates.iter().find(|c| c.value == v);
             let sentence = c
                 .and_then(|c| c.dropped.as_ref())
@@ -262,17 +286,9 @@ impl Tuner {
         order: &[String],
         error: String,
     ) -> Result<(), Stop> {
-        let carried = st.carried();
-        let mut failing = Vec::new();
-        for value in order {
-            let one = std::slice::from_ref(value);
-            let spec = rounds::round_spec(&st.spec, &carried, Some((setting, one)), false);
-            match self.one_run(st, spec, budget, cancel).await {
-                Ok(_) => {}
-                Err(Stop::Failed(why)) => failing.push((value.clone(), why)),
-                Err(other) => return Err(other),
-            }
-        }
+        let failing = self
+            .failing_alone(st, budget, cancel, setting, order)
+            .await?;
         if failing.is_empty() || failing.len() == order.len() {
             return Err(Stop::Failed(error));
         }
@@ -298,8 +314,32 @@ impl Tuner {
         Ok(())
     }
 
+    /// Run each of `values` of `setting` alone (with the carried settings): the ones that fail,
+    /// each with the server's reason.
+    pub(super) async fn failing_alone(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+        setting: &str,
+        values: &[String],
+    ) -> Result<Vec<(String, String)>, Stop> {
+        let carried = st.carried();
+        let mut failing = Vec::new();
+        for value in values {
+            let one = std::slice::from_ref(value);
+            let spec = rounds::round_spec(&st.spec, &carried, Some((setting, one)), false);
+            match self.one_run(st, spec, budget, cancel).await {
+                Ok(_) => {}
+                Err(Stop::Failed(why)) => failing.push((value.clone(), why)),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(failing)
+    }
+
     /// One run of the workload; its pace, trials and run id go into the state.
-    async fn one_run(
+    pub(super) async fn one_run(
         &self,
         st: &mut TuneState,
         spec: crate::experiment::ExperimentSpec,
@@ -333,6 +373,7 @@ impl Tuner {
         if let Some(n) = round.nodes {
             st.plan_nodes = Some(st.plan_nodes.map_or(n, |m| m.max(n)));
         }
+        super::sampled::record(&mut st.sampled, &round.notes);
         // The run's own findings are about one trial per value; only its troubles are news.
         for n in round.notes.iter().filter(|n| n.contains("failed")) {
             self.emit(TuneEvent::Note(n.clone()));
@@ -342,14 +383,19 @@ impl Tuner {
 
     /// End the race under way: its decision, its candidates on the search path.
     fn decide(&self, st: &mut TuneState) {
+        let rules = self.race_rules(st);
         let Some(race) = st.race.take() else { return };
         let obj = Objective::of(&st.spec);
-        let d = race.decide(obj.better, &self.rules);
+        let d = race.decide(obj.better, &rules);
         let carried = st.carried();
         for c in &race.candidates {
             if let Some(e) = estimate(&c.trials, self.rules.confidence) {
                 st.path.push(PathPoint {
-                    label: format!("{}={}", race.setting, c.value),
+                    label: if super::pair::is_pair(&race) {
+                        c.value.clone()
+                    } else {
+                        format!("{}={}", race.setting, c.value)
+                    },
                     setting: race.setting.clone(),
                     carried: carried.clone(),
                     median: e.median,
@@ -361,28 +407,47 @@ impl Tuner {
                 });
             }
         }
-        self.emit(TuneEvent::Decided(d.clone()));
-        st.decisions.push(d);
+        let split = if super::pair::is_pair(&race) {
+            super::pair::split(d)
+        } else {
+            vec![d]
+        };
+        for d in split {
+            self.emit(TuneEvent::Decided(d.clone()));
+            st.decisions.push(d);
+        }
     }
 
     /// The budget stops the search: the race under way is decided with what it has; the
     /// settings not reached are recorded as not searched.
     fn stop_search(&self, st: &mut TuneState, why: &str) {
         self.decide(st);
-        let rest: Vec<String> = st.plan[st.decisions.len()..]
+        self.close_rest(st, Some(why));
+    }
+
+    /// Every setting without a decision gets one that keeps its value: the races not reached
+    /// (said in a note with `why`), and the settings the screening saw no effect of.
+    fn close_rest(&self, st: &mut TuneState, why: Option<&str>) {
+        let races = st.raced_settings();
+        let rest: Vec<(String, String)> = st.plan[st.decisions.len().min(st.plan.len())..]
             .iter()
-            .map(|p| p.name.clone())
+            .map(|p| {
+                let start = p
+                    .candidates
+                    .first()
+                    .map(|c| c.0.clone())
+                    .unwrap_or_default();
+                (p.name.clone(), start)
+            })
             .collect();
-        for name in &rest {
-            let start = st
-                .plan
-                .iter()
-                .find(|p| &p.name == name)
-                .and_then(|p| p.candidates.first())
-                .map(|c| c.0.clone())
-                .unwrap_or_default();
+        let not_reached: Vec<String> = rest
+            .iter()
+            .take(races.saturating_sub(st.decisions.len()))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for (name, start) in rest {
             st.decisions.push(Decision {
-                setting: name.clone(),
+                setting: name,
                 start: start.clone(),
                 value: start,
                 why: Why::NotShown,
@@ -392,143 +457,20 @@ impl Tuner {
                 trials: 0,
             });
         }
-        if !rest.is_empty() {
-            let note = format!("not searched ({why}): {}", rest.join(", "));
+        if let Some(why) = why
+            && !not_reached.is_empty()
+        {
+            let note = format!("not searched ({why}): {}", not_reached.join(", "));
             self.emit(TuneEvent::Note(note.clone()));
             st.notes.push(note);
         }
     }
 
-    async fn confirm(
-        &self,
-        st: &mut TuneState,
-        budget: &Budget,
-        cancel: &CancellationToken,
-    ) -> End {
-        let tuned = st.carried();
-        let mut c = st
-            .confirm
-            .take()
-            .unwrap_or_else(|| Confirm::new(tuned.clone(), st.formula.clone()));
-        if c.sides().len() < 2 {
-            st.done = true;
-            self.save(st, budget);
-            return End::Done;
-        }
-        // Every side is applied and warmed up the same way: warm-up for all when any side
-        // needs a restart.
-        let names: Vec<&str> = c
-            .sides()
-            .into_iter()
-            .flat_map(|side| c.settings(side).iter().map(|(n, _)| n.as_str()))
-            .collect();
-        let warmup = self.uses_restart(st, &names)
-            || names
-                .iter()
-                .any(|n| is_restart_setting(&st.formula, n, st.on_sandbox));
-        let mut end = End::Done;
-        while c.rounds < confirm::ROUNDS {
-            match self.confirm_round(st, &mut c, warmup, budget, cancel).await {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(Stop::Cancelled) => {
-                    st.confirm = Some(c);
-                    self.save(st, budget);
-                    return End::Cancelled;
-                }
-                Err(Stop::BudgetOut) => break,
-                Err(Stop::Failed(e)) => {
-                    end = End::Failed(e);
-                    break;
-                }
-            }
-        }
-        let obj = Objective::of(&st.spec);
-        c.judge(obj.better, &self.rules);
-        self.confirm_path(st, &c);
-        self.emit(TuneEvent::Confirm(Box::new(c.clone())));
-        st.confirm = Some(c);
-        if end == End::Done {
-            st.done = true;
-        }
-        self.save(st, budget);
-        end
+    /// The rules of each race: the tune's error split over its races
+    /// ([`super::family::race_rules`]).
+    pub(super) fn race_rules(&self, st: &TuneState) -> Rules {
+        super::family::race_rules(&self.rules, st.races())
     }
-
-    /// One round of the confirmation, every side once in the round's order: Ok(false) when
-    /// the budget holds no further round (said in a note).
-    async fn confirm_round(
-        &self,
-        st: &mut TuneState,
-        c: &mut Confirm,
-        warmup: bool,
-        budget: &Budget,
-        cancel: &CancellationToken,
-    ) -> Result<bool, Stop> {
-        let order = c.order();
-        let fits = st
-            .pace
-            .estimate(order.len())
-            .is_none_or(|e| e <= budget.remaining());
-        if !fits || budget.is_out() {
-            let note = format!(
-                "the confirmation ran {} of its {} rounds: the budget held no more",
-                c.rounds,
-                confirm::ROUNDS
-            );
-            self.emit(TuneEvent::Note(note.clone()));
-            st.notes.push(note);
-            return Ok(false);
-        }
-        let mut measures = Vec::new();
-        let mut statements = Vec::new();
-        for side in order {
-            let spec = rounds::round_spec(&st.spec, c.settings(side), None, warmup);
-            let mut r = self.one_run(st, spec, budget, cancel).await?;
-            match r.measures.get(&0) {
-                Some(m) => measures.push((side, *m)),
-                None => return Ok(false),
-            }
-            statements.push((side, r.statements.remove(&0).unwrap_or_default()));
-        }
-        c.add_measures(&measures);
-        super::statements::add_round(&mut c.statements, &statements);
-        self.emit(TuneEvent::Confirm(Box::new(c.clone())));
-        st.confirm = Some(c.clone());
-        self.save(st, budget);
-        Ok(true)
-    }
-
-    /// The confirmation's configurations on the search path (the chart).
-    fn confirm_path(&self, st: &mut TuneState, c: &Confirm) {
-        for (label, trials, carried) in [
-            ("starting configuration", &c.start_trials, Vec::new()),
-            ("tuned set", &c.tuned_trials, c.tuned.clone()),
-            ("pgtune's set", &c.formula_trials, c.formula.clone()),
-        ] {
-            if let Some(e) = estimate(trials, self.rules.confidence) {
-                st.path.push(PathPoint {
-                    label: label.into(),
-                    setting: "confirmation".into(),
-                    carried,
-                    median: e.median,
-                    low: e.ci_low,
-                    high: e.ci_high,
-                    level: e.level,
-                    trials: e.n,
-                    dropped: false,
-                });
-            }
-        }
-    }
-}
-
-/// Whether `name` of the formula's set needs a restart on the sandbox (`shared_buffers`,
-/// `wal_buffers`): known from the setting, since the formula's settings are not in the plan.
-fn is_restart_setting(formula: &[(String, String)], name: &str, on_sandbox: bool) -> bool {
-    on_sandbox
-        && formula.iter().any(|(n, _)| n == name)
-        && matches!(name, "shared_buffers" | "wal_buffers" | "max_connections")
 }
 
 /// A line for the running trial: its phase and progress.

@@ -2,7 +2,9 @@
 //! with its evidence.
 //!
 //! The search starts from a prior ([`candidates`]: the pgtune formula for this host, the
-//! current values, a few around them), races the values of one setting at a time with
+//! current values, a few around them), screens the settings at the ends of their values and
+//! ranks them by effect ([`screen`]), races those that moved, largest first, at an error split
+//! over the tune's races ([`family`]; known pairs as one, [`pair`]), racing the values of one setting at a time with
 //! interleaved trials ([`race`]), carries the value each race shows into the next, keeps to
 //! the budget ([`budget`]) and saves what it learnt after every round ([`state`]), then
 //! confirms the tuned set against the starting configuration ([`confirm`]). Every round is an
@@ -12,14 +14,21 @@
 pub mod budget;
 pub mod candidates;
 pub mod confirm;
+mod confirming;
 pub mod engine;
+pub mod family;
 pub mod formula;
 pub mod memory;
 pub mod objective;
 pub mod output;
+pub mod pair;
 pub mod plan;
 pub mod race;
 pub mod rounds;
+pub mod sampled;
+pub mod screen;
+pub mod screen_report;
+mod screening;
 pub mod session;
 pub mod setup;
 pub mod state;

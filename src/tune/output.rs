@@ -170,6 +170,12 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     push_header(&mut out, st, &obj, on);
     push_confirmation(&mut out, st, &obj);
     push_line(&mut out, &format!("-- {}", memory_line(st).0));
+    if let Some(s) = super::sampled::sentence(st) {
+        push_line(&mut out, &format!("-- {s}"));
+    }
+    for l in super::screen_report::sql_lines(st) {
+        push_line(&mut out, &l);
+    }
     for n in &st.notes {
         push_line(&mut out, &format!("-- note: {n}"));
     }
@@ -317,7 +323,7 @@ fn push_also_searched(out: &mut String, st: &TuneState, recs: &[Recommendation<'
         .filter(|d| !recs.iter().any(|r| r.decision.setting == d.setting))
         .map(|d| {
             if d.rounds == 0 {
-                format!("{} (not searched)", d.setting)
+                format!("{} ({})", d.setting, super::screen_report::not_raced(st, d))
             } else if d.value != d.start && d.why != Why::NotShown {
                 format!(
                     "{} (its race: {} -> {}, {}; held back with the set, see above)",

@@ -55,21 +55,34 @@ pub fn round_spec(
     raced: Option<(&str, &[String])>,
     warmup: bool,
 ) -> ExperimentSpec {
+    let raced: Vec<(String, Vec<String>)> = raced
+        .map(|(n, v)| (n.to_string(), v.to_vec()))
+        .into_iter()
+        .collect();
+    group_spec(workload, fixed, &raced, warmup)
+}
+
+/// [`round_spec`] with several settings varied together (a screening group): the product of
+/// their values, in order, first setting outermost, after the fixed ones.
+pub fn group_spec(
+    workload: &ExperimentSpec,
+    fixed: &[(String, String)],
+    raced: &[(String, Vec<String>)],
+    warmup: bool,
+) -> ExperimentSpec {
     let mut spec = workload.clone();
     let mut items: Vec<SweptSetting> = fixed
         .iter()
-        .filter(|(n, _)| raced.is_none_or(|(r, _)| r != n))
+        .filter(|(n, _)| !raced.iter().any(|(r, _)| r == n))
         .map(|(n, v)| SweptSetting {
             name: n.clone(),
             values: vec![v.clone()],
         })
         .collect();
-    if let Some((name, values)) = raced {
-        items.push(SweptSetting {
-            name: name.to_string(),
-            values: values.to_vec(),
-        });
-    }
+    items.extend(raced.iter().map(|(name, values)| SweptSetting {
+        name: name.clone(),
+        values: values.clone(),
+    }));
     match &mut spec {
         ExperimentSpec::IndexBuild(s) => {
             s.repeat = Repeat::Fixed(1);

@@ -426,6 +426,8 @@ pub async fn new_state(
         memory,
         plan_nodes: None,
         max_memory: None,
+        screen: (planned.settings.len() >= 2)
+            .then(|| super::screen::Screen::new(&planned.settings)),
         plan: planned.settings,
         decisions: Vec::new(),
         race: None,
@@ -437,6 +439,7 @@ pub async fn new_state(
         race_started_s: 0.0,
         race_share_s: 0.0,
         runs: Vec::new(),
+        sampled: Vec::new(),
         notes,
         done: false,
     })

@@ -76,6 +76,10 @@ pub struct TuneState {
     pub plan: Vec<SettingPlan>,
     /// Settings decided, in order.
     pub decisions: Vec<Decision>,
+    /// The screening before the races (None: a single setting, or a state saved by an older
+    /// pglab, which races every setting of its plan).
+    #[serde(default)]
+    pub screen: Option<super::screen::Screen>,
     /// The race under way (None between races).
     pub race: Option<Race>,
     pub confirm: Option<Confirm>,
@@ -92,6 +96,10 @@ pub struct TuneState {
     pub race_started_s: f64,
     #[serde(default)]
     pub race_share_s: f64,
+    /// The sampled tables the workload read (the runs' `data:` notes), for the caveat on
+    /// memory settings ([`super::sampled`]).
+    #[serde(default)]
+    pub sampled: Vec<String>,
     /// Run ids of every round, as the history has them.
     pub runs: Vec<String>,
     /// Sentences for the report (settings left out and why, …).
@@ -125,7 +133,82 @@ impl TuneState {
     }
 
     pub fn next_setting(&self) -> Option<&SettingPlan> {
+        if self.decisions.len() >= self.raced_settings() {
+            return None;
+        }
         self.plan.get(self.decisions.len())
+    }
+
+    /// The settings to race: the ones the screening sent on (they lead the plan once it is
+    /// done), or every setting of the plan without a screening.
+    pub fn raced_settings(&self) -> usize {
+        match &self.screen {
+            Some(s) if s.done => s.moved().len(),
+            _ => self.plan.len(),
+        }
+    }
+
+    /// The pairs that race as one ([`super::pair`]): both moved in the screening.
+    fn joint_pairs(&self) -> usize {
+        let Some(s) = self.screen.as_ref().filter(|s| s.done) else {
+            return 0;
+        };
+        let moved = s.moved();
+        super::screen::PAIRS
+            .iter()
+            .filter(|(a, b)| moved.contains(a) && moved.contains(b))
+            .count()
+    }
+
+    /// The races of the tune (a pair racing as one counts once): the family its error is
+    /// split over.
+    pub fn races(&self) -> usize {
+        self.raced_settings() - self.joint_pairs()
+    }
+
+    /// Settings whose race is still to come.
+    pub fn races_left(&self) -> usize {
+        self.raced_settings().saturating_sub(self.decisions.len())
+    }
+
+    /// Whether a round of `passes` passes and the shortest confirmation still fit in what is
+    /// left of `budget`, at the pace so far (a first round always does).
+    pub fn round_fits(&self, passes: usize, budget: &super::budget::Budget) -> bool {
+        let reserve = self
+            .pace
+            .estimate(self.confirm_sides() * super::confirm::MIN_ROUNDS)
+            .unwrap_or_default();
+        let fits = self
+            .pace
+            .estimate(passes)
+            .is_none_or(|round| round + reserve <= budget.remaining());
+        fits && !budget.is_out()
+    }
+
+    /// True while the screening has rounds to run.
+    pub fn screening(&self) -> bool {
+        self.screen.as_ref().is_some_and(|s| !s.done)
+    }
+
+    /// After the screening: the plan in race order, the settings that moved first, largest
+    /// effect first, then the others in their order.
+    pub fn order_by_screen(&mut self) {
+        let Some(s) = &self.screen else { return };
+        let moved = s.moved();
+        let rank = |name: &str| moved.iter().position(|m| *m == name).unwrap_or(usize::MAX);
+        self.plan.sort_by_key(|p| rank(&p.name));
+        // A pair that races as one stands together, where its first member ranks.
+        for (a, b) in super::screen::PAIRS {
+            if !(moved.contains(&a) && moved.contains(&b)) {
+                continue;
+            }
+            let at = |n: &str| self.plan.iter().position(|p| p.name == n);
+            let (Some(i), Some(j)) = (at(a), at(b)) else {
+                continue;
+            };
+            let second = self.plan.remove(i.max(j));
+            self.plan.insert(i.min(j) + 1, second);
+        }
     }
 }
 

@@ -15,6 +15,8 @@ use crate::tui::text::{fit, pad, spinner, wrap};
 use crate::tune::confirm::Confirm;
 use crate::tune::objective::Objective;
 use crate::tune::race::{Decision, Race};
+use crate::tune::screen::Screen;
+use crate::tune::screen_report;
 
 /// Where the view is.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +40,8 @@ pub struct TuneView {
     pub workload: String,
     pub objective: Option<Objective>,
     pub race: Option<Race>,
+    /// The screening before the races, as far as it went.
+    pub screen: Option<Screen>,
     pub decided: Vec<Decision>,
     pub confirm: Option<Confirm>,
     pub spent_s: f64,
@@ -58,6 +62,7 @@ impl Default for TuneView {
             workload: String::new(),
             objective: None,
             race: None,
+            screen: None,
             decided: Vec::new(),
             confirm: None,
             spent_s: 0.0,
@@ -146,6 +151,52 @@ fn race_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'static
     }
 }
 
+/// The screening: its progress while it runs, then the settings ranked by effect (the
+/// first few, the rest counted).
+fn screen_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'static>>) {
+    const SHOWN: usize = 4;
+    let theme = app.theme;
+    let Some(s) = &v.screen else { return };
+    if !s.done {
+        let rounds: usize = s.groups.iter().map(|g| g.rounds.len()).sum();
+        let all = s.groups.len() * crate::tune::screen::SCREEN_ROUNDS;
+        lines.push(Line::styled(
+            fit(
+                &format!(
+                    "screening: {rounds} of {all} rounds ({} passes)",
+                    s.passes()
+                ),
+                cols,
+            ),
+            theme.label(),
+        ));
+        return;
+    }
+    lines.push(Line::styled(
+        fit(
+            &format!(
+                "screening (high end over low end, {:.0}%):",
+                crate::tune::screen::SCREEN_LEVEL * 100.0
+            ),
+            cols,
+        ),
+        theme.label(),
+    ));
+    for e in s.effects.iter().take(SHOWN) {
+        let style = if e.moved { theme.value() } else { theme.dim() };
+        lines.push(Line::styled(
+            fit(&format!("  {}", screen_report::effect_line(e)), cols),
+            style,
+        ));
+    }
+    if s.effects.len() > SHOWN {
+        lines.push(Line::styled(
+            fit(&format!("  … and {} more", s.effects.len() - SHOWN), cols),
+            theme.dim(),
+        ));
+    }
+}
+
 fn decided_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'static>>) {
     let theme = app.theme;
     if v.decided.is_empty() {
@@ -155,7 +206,10 @@ fn decided_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'sta
         .decided
         .iter()
         .map(|d| {
-            if d.rounds == 0 {
+            let screened = v.screen.as_ref().and_then(|s| s.effect(&d.setting));
+            if d.rounds == 0 && screened.is_some_and(|e| !e.moved) {
+                format!("{} screened out", d.setting)
+            } else if d.rounds == 0 {
                 format!("{} not searched", d.setting)
             } else if d.value == d.start {
                 format!("{} stays {}", d.setting, d.start)
@@ -234,6 +288,7 @@ fn search_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'stat
         bar(v.spent_s, v.total_s, cols),
         theme.accent(),
     ));
+    screen_lines(app, v, cols, lines);
     race_lines(app, v, cols, lines);
     decided_lines(app, v, cols, lines);
     if let Some(c) = &v.confirm {

@@ -1,0 +1,146 @@
+//! The tune's last phase: the tuned set (and pgtune's) against the starting configuration,
+//! every side restarted and warmed up the same way, the order rotating round by round, saved
+//! after every round.
+
+use tokio_util::sync::CancellationToken;
+
+use super::budget::Budget;
+use super::confirm::{self, Confirm};
+use super::engine::{End, TuneEvent, Tuner};
+use super::objective::Objective;
+use super::rounds::{self, Stop};
+use super::state::{PathPoint, TuneState};
+use crate::measure::interval::estimate;
+
+impl Tuner {
+    pub(super) async fn confirm(
+        &self,
+        st: &mut TuneState,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> End {
+        let tuned = st.carried();
+        let mut c = st
+            .confirm
+            .take()
+            .unwrap_or_else(|| Confirm::new(tuned.clone(), st.formula.clone()));
+        if c.sides().len() < 2 {
+            st.done = true;
+            self.save(st, budget);
+            return End::Done;
+        }
+        // Every side is applied and warmed up the same way: warm-up for all when any side
+        // needs a restart.
+        let names: Vec<&str> = c
+            .sides()
+            .into_iter()
+            .flat_map(|side| c.settings(side).iter().map(|(n, _)| n.as_str()))
+            .collect();
+        let warmup = self.uses_restart(st, &names)
+            || names
+                .iter()
+                .any(|n| is_restart_setting(&st.formula, n, st.on_sandbox));
+        let mut end = End::Done;
+        while c.rounds < confirm::ROUNDS {
+            match self.confirm_round(st, &mut c, warmup, budget, cancel).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(Stop::Cancelled) => {
+                    st.confirm = Some(c);
+                    self.save(st, budget);
+                    return End::Cancelled;
+                }
+                Err(Stop::BudgetOut) => break,
+                Err(Stop::Failed(e)) => {
+                    end = End::Failed(e);
+                    break;
+                }
+            }
+        }
+        let obj = Objective::of(&st.spec);
+        c.judge(obj.better, &self.rules);
+        self.confirm_path(st, &c);
+        self.emit(TuneEvent::Confirm(Box::new(c.clone())));
+        st.confirm = Some(c);
+        if end == End::Done {
+            st.done = true;
+        }
+        self.save(st, budget);
+        end
+    }
+
+    /// One round of the confirmation, every side once in the round's order: Ok(false) when
+    /// the budget holds no further round (said in a note).
+    async fn confirm_round(
+        &self,
+        st: &mut TuneState,
+        c: &mut Confirm,
+        warmup: bool,
+        budget: &Budget,
+        cancel: &CancellationToken,
+    ) -> Result<bool, Stop> {
+        let order = c.order();
+        let fits = st
+            .pace
+            .estimate(order.len())
+            .is_none_or(|e| e <= budget.remaining());
+        if !fits || budget.is_out() {
+            let note = format!(
+                "the confirmation ran {} of its {} rounds: the budget held no more",
+                c.rounds,
+                confirm::ROUNDS
+            );
+            self.emit(TuneEvent::Note(note.clone()));
+            st.notes.push(note);
+            return Ok(false);
+        }
+        let mut measures = Vec::new();
+        let mut statements = Vec::new();
+        for side in order {
+            let spec = rounds::round_spec(&st.spec, c.settings(side), None, warmup);
+            let mut r = self.one_run(st, spec, budget, cancel).await?;
+            match r.measures.get(&0) {
+                Some(m) => measures.push((side, *m)),
+                None => return Ok(false),
+            }
+            statements.push((side, r.statements.remove(&0).unwrap_or_default()));
+        }
+        c.add_measures(&measures);
+        super::statements::add_round(&mut c.statements, &statements);
+        self.emit(TuneEvent::Confirm(Box::new(c.clone())));
+        st.confirm = Some(c.clone());
+        self.save(st, budget);
+        Ok(true)
+    }
+
+    /// The confirmation's configurations on the search path (the chart).
+    fn confirm_path(&self, st: &mut TuneState, c: &Confirm) {
+        for (label, trials, carried) in [
+            ("starting configuration", &c.start_trials, Vec::new()),
+            ("tuned set", &c.tuned_trials, c.tuned.clone()),
+            ("pgtune's set", &c.formula_trials, c.formula.clone()),
+        ] {
+            if let Some(e) = estimate(trials, self.rules.confidence) {
+                st.path.push(PathPoint {
+                    label: label.into(),
+                    setting: "confirmation".into(),
+                    carried,
+                    median: e.median,
+                    low: e.ci_low,
+                    high: e.ci_high,
+                    level: e.level,
+                    trials: e.n,
+                    dropped: false,
+                });
+            }
+        }
+    }
+}
+
+/// Whether `name` of the formula's set needs a restart on the sandbox (`shared_buffers`,
+/// `wal_buffers`): known from the setting, since the formula's settings are not in the plan.
+fn is_restart_setting(formula: &[(String, String)], name: &str, on_sandbox: bool) -> bool {
+    on_sandbox
+        && formula.iter().any(|(n, _)| n == name)
+        && matches!(name, "shared_buffers" | "wal_buffers" | "max_connections")
+}
