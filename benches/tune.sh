@@ -53,7 +53,7 @@ budget, t0, t1, md = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.ar
 m = re.match(r"([\d.]+)(s|min|h)?$", budget)
 b = float(m.group(1)) * {"s": 1, None: 1, "min": 60, "h": 3600}[m.group(2)]
 text = open(md).read()
-pace = re.search(r"Pace: ([^ ]+ [^ ]+) per pass", text)
+pace = re.search(r"Pace: ([^ ]+ [^ ]+)(?: of timed work)? per pass", text)
 print(f"budget {budget}: wall {t1 - t0:.1f} s, over by {t1 - t0 - b:+.1f} s; one pass (slowest recent) {pace.group(1) if pace else '?'}")
 PY
 }
