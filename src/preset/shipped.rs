@@ -53,6 +53,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "jit-aggregate",
         include_str!("../../presets/jit-aggregate.toml"),
     ),
+    (
+        "regional-orders",
+        include_str!("../../presets/regional-orders.toml"),
+    ),
 ];
 
 /// The text of the shipped preset `name`.
