@@ -133,6 +133,9 @@ pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
         st.runs.len()
     ));
     s.push_str(&format!("{}\n\n", search_cost(st)));
+    for n in &st.notes {
+        s.push_str(&format!("Note: {n}.\n\n"));
+    }
     if let Some(sampled) = crate::tune::sampled::sentence(st) {
         s.push_str(&format!("**{sampled}**\n\n"));
     }
@@ -207,11 +210,10 @@ fn push_decisions(s: &mut String, st: &TuneState) {
             ));
         } else {
             s.push_str(&format!(
-                "- {}: {change} ({}; {} rounds, {} trials{cmp})\n",
+                "- {}: {change} ({}; {}{cmp})\n",
                 d.setting,
                 d.why.as_str(),
-                d.rounds,
-                d.trials
+                crate::tune::pair::evidence(d)
             ));
         }
     }

@@ -109,8 +109,11 @@ pub fn auto_settings(kind: ExperimentKind, durability: bool) -> Vec<&'static str
         // The DBA's own statements: what the planner and the executor read. Reads (or writes
         // rolled back) commit nothing, so the durability settings are no candidates.
         ExperimentKind::Query => {
+            // hash_mem_multiplier beside work_mem: a hash's memory is their product, so
+            // the two are screened (and, when both move, raced) as a pair.
             return vec![
                 "work_mem",
+                "hash_mem_multiplier",
                 "random_page_cost",
                 "effective_cache_size",
                 "jit",

@@ -108,6 +108,7 @@ impl Tuner {
             if st.race.is_none() {
                 let Some(p) = st.next_setting() else {
                     self.close_rest(st, None);
+                    self.note_search_ended(st, budget);
                     break;
                 };
                 let single = Race::new(&p.name, p.candidates.clone());
@@ -420,6 +421,23 @@ impl Tuner {
 
     /// The budget stops the search: the race under way is decided with what it has; the
     /// settings not reached are recorded as not searched.
+    /// Every race ended before the budget did: say so, with what is left (the confirmation
+    /// still runs on it).
+    fn note_search_ended(&self, st: &mut TuneState, budget: &Budget) {
+        let races = st.raced_settings();
+        if races == 0 {
+            return;
+        }
+        let note = format!(
+            "the search ended with {} of the budget left: the race{} of its {races} setting{} ended, each with one value left, every value left shown equivalent to the best, or its last planned look taken (a race decides only at the looks its error was split over, so further rounds would buy no decision)",
+            crate::measure::units::format_seconds(budget.remaining().as_secs_f64()),
+            if races == 1 { "" } else { "s" },
+            if races == 1 { "" } else { "s" }
+        );
+        self.emit(TuneEvent::Note(note.clone()));
+        st.notes.push(note);
+    }
+
     fn stop_search(&self, st: &mut TuneState, why: &str) {
         self.decide(st);
         self.close_rest(st, Some(why));

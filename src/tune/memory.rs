@@ -91,8 +91,13 @@ pub fn worst_case(
     let work_mem = value("work_mem", &server.work_mem);
     let shared = value("shared_buffers", &server.shared_buffers);
     let (wm, sb) = (bytes_of(&work_mem)?, bytes_of(&shared)?);
-    let per_conn =
-        wm as f64 * (nodes.sorts as f64 + nodes.hashes as f64 * server.hash_mem_multiplier);
+    // A tuned hash_mem_multiplier counts as the set's, like work_mem.
+    let hmm = set
+        .iter()
+        .find(|(n, _)| n == "hash_mem_multiplier")
+        .and_then(|(_, v)| v.parse::<f64>().ok())
+        .unwrap_or(server.hash_mem_multiplier);
+    let per_conn = wm as f64 * (nodes.sorts as f64 + nodes.hashes as f64 * hmm);
     let total = (per_conn * server.max_connections as f64) as u64 + sb;
     let line = format!(
         "work_mem {work_mem} × ({} sort{} + {} hash{} × hash_mem_multiplier {}) × max_connections {} + shared_buffers {shared} = {}",
@@ -100,7 +105,7 @@ pub fn worst_case(
         if nodes.sorts == 1 { "" } else { "s" },
         nodes.hashes,
         if nodes.hashes == 1 { "" } else { "es" },
-        server.hash_mem_multiplier,
+        hmm,
         server.max_connections,
         format_bytes(total)
     );
@@ -205,5 +210,19 @@ mod tests {
         assert!(!refused && line.contains("within"), "{line}");
         let (line, _) = verdict(&server(), &set, None, 16 * gb, None);
         assert!(line.contains("not seen"), "{line}");
+        // A tuned hash_mem_multiplier is the set's: 64MB × (1 + 2 × 4) × 100 + 128MB.
+        let mut with_hmm = set.clone();
+        with_hmm.push(("hash_mem_multiplier".into(), "4".into()));
+        let (total, line) = worst_case(
+            &server(),
+            &with_hmm,
+            MemoryNodes {
+                sorts: 1,
+                hashes: 2,
+            },
+        )
+        .unwrap();
+        assert!(line.contains("hash_mem_multiplier 4)"), "{line}");
+        assert_eq!(total, 64 * (1 << 20) * 9 * 100 + 128 * (1 << 20));
     }
 }

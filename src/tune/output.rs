@@ -300,10 +300,9 @@ fn push_recommendation(out: &mut String, obj: &Objective, r: &Recommendation<'_>
             estimate_text(obj, &c.a)
         ));
         line(&format!(
-            "--   verdict: {}; {} rounds, {} trials in its race, family-wise and sequentially corrected",
+            "--   verdict: {}; {} in its race, family-wise and sequentially corrected",
             comparison_text(c),
-            d.rounds,
-            d.trials
+            super::pair::evidence(d)
         ));
     }
     line(&format!("--   {}", needs(r.apply)));

@@ -113,6 +113,31 @@ pub fn round(race: &Race) -> (Vec<(String, Vec<String>)>, Vec<String>) {
     (order, labels)
 }
 
+/// The partner of `setting` in a known pair.
+pub fn partner(setting: &str) -> Option<&'static str> {
+    PAIRS.iter().find_map(|(a, b)| {
+        if *a == setting {
+            Some(*b)
+        } else if *b == setting {
+            Some(*a)
+        } else {
+            None
+        }
+    })
+}
+
+/// How much evidence a decision rests on: `6 rounds, 24 trials`; for the second setting of a
+/// pair's race (its trials are counted once, on the first), which race they were.
+pub fn evidence(d: &Decision) -> String {
+    match partner(&d.setting) {
+        Some(p) if d.trials == 0 && d.rounds > 0 => format!(
+            "{} rounds of its pair's race with {p}, the trials counted there",
+            d.rounds
+        ),
+        _ => format!("{} rounds, {} trials", d.rounds, d.trials),
+    }
+}
+
 /// A pair's decision as one decision per setting, each with the pair's evidence (its trials
 /// counted once, on the first).
 pub fn split(d: Decision) -> Vec<Decision> {
@@ -236,6 +261,11 @@ mod tests {
             ("hash_mem_multiplier", "2", "2", 0)
         );
         assert_eq!((s[0].why, s[1].why), (Why::Better, Why::NotShown));
+        assert_eq!(evidence(&s[0]), "6 rounds, 24 trials");
+        assert_eq!(
+            evidence(&s[1]),
+            "6 rounds of its pair's race with work_mem, the trials counted there"
+        );
         assert!(is_known("effective_cache_size", "shared_buffers"));
         assert!(!is_known("work_mem", "jit"));
     }

@@ -320,7 +320,32 @@ impl Race {
             })
     }
 
-    /// The value to carry on, and why: shown better than the start value; else the cheapest
+    /// The cheapest value still in the race that is shown better than `start` (None when the
+    /// setting has no cheaper direction or none is shown better).
+    fn cheapest_better<'a>(
+        &'a self,
+        start: &Candidate,
+        better: Better,
+        r: &Rules,
+    ) -> Option<(&'a Candidate, Comparison)> {
+        self.alive()
+            .filter(|c| c.value != start.value)
+            .filter_map(|c| {
+                let cmp = compare_paired(&c.trials, &start.trials, better, r)?;
+                (cmp.verdict == Verdict::Faster).then_some((c, cmp))
+            })
+            .reduce(|a, b| {
+                if is_cheaper(&self.setting, &b.0.value, &a.0.value) {
+                    b
+                } else {
+                    a
+                }
+            })
+            .filter(|_| super::candidates::cheaper(&self.setting).is_some())
+    }
+
+    /// The value to carry on, and why: shown better than the start value (the cheapest of
+    /// those still in the race); else the cheapest
     /// value shown equivalent to it; else the start value.
     pub fn decide(&self, better: Better, rules: &Rules) -> Decision {
         // The level of the last look taken (or of the first, had none been): deciding at it on
@@ -354,7 +379,12 @@ impl Race {
             && let Some(cmp) = compare_paired(&best.trials, &start.trials, better, &r)
         {
             if cmp.verdict == Verdict::Faster {
-                d.value = best.value.clone();
+                // The values still in the race may all be the best (none was shown worse than
+                // the leader): of those shown better than the start, the cheapest is taken.
+                let (value, cmp) = self
+                    .cheapest_better(start, better, &r)
+                    .unwrap_or((best, cmp));
+                d.value = value.value.clone();
                 d.why = Why::Better;
                 d.comparison = Some(cmp);
                 return d;
@@ -526,6 +556,24 @@ mod tests {
         let cmp = d.comparison.unwrap();
         assert_eq!(cmp.verdict, Verdict::Faster);
         assert!(cmp.ratio > 1.2 && cmp.ratio_low > 1.0);
+    }
+
+    /// 1GB and 6GB both beat 128MB by half and neither is shown worse than the other: both
+    /// may be the best, and the cheaper, 1GB, is taken, whichever of the two measured best.
+    #[test]
+    fn of_the_values_that_may_be_best_the_cheapest_is_taken() {
+        for (one, six) in [(1500.0, 1510.0), (1510.0, 1500.0)] {
+            let mut r = race(&["128MB", "6GB", "1GB"]);
+            feed(
+                &mut r,
+                &[("128MB", 1000.0), ("6GB", six), ("1GB", one)],
+                MAX_ROUNDS,
+            );
+            assert!(r.alive().any(|c| c.value == "6GB"));
+            let d = r.decide(Better::Higher, &Rules::default());
+            assert_eq!((d.value.as_str(), d.why), ("1GB", Why::Better), "{d:?}");
+            assert_eq!(d.comparison.unwrap().verdict, Verdict::Faster);
+        }
     }
 
     #[test]
