@@ -300,6 +300,20 @@ impl RunState {
         (all > 0.0 && (done > 0.0 || current.is_some())).then(|| (done / all).clamp(0.0, 1.0))
     }
 
+    /// The run's share shown beside its ETA, 0..1: when the trials measured so far give the
+    /// ETA, the time spent over the time spent and left (so "run 40%" and "run eta" tell the
+    /// same story; a count of trials would not when they take unequal times), else
+    /// [`Self::run_fraction`].
+    pub fn run_share(&self, now: Instant) -> Option<f64> {
+        if let (Some(left), Some(start)) = (self.live.remaining(now), self.started_at) {
+            let spent = now.saturating_duration_since(start).as_secs_f64();
+            if spent + left > 0.0 {
+                return Some((spent / (spent + left)).clamp(0.0, 1.0));
+            }
+        }
+        self.run_fraction()
+    }
+
     /// Seconds until the run ends: from the trials measured so far (their pace, each
     /// setting's own), else from the work done so far; before a trial has run, from the
     /// current step's fraction.

@@ -52,7 +52,7 @@ fn running<'a>(app: &App, cols: usize, head: &mut Vec<Row<'a>>, foot: &mut Vec<L
     // One convention, labelled: the bar is the current trial's progress when it can be
     // measured ("trial 37%"), else the whole run's ("run 71%"); the line under it
     // always gives the whole run's share, elapsed time and ETA.
-    let run_share = st.run_fraction().filter(|_| st.trials > 1);
+    let run_share = st.run_share(app.now).filter(|_| st.trials > 1);
     head.push(progress(app, run_share, cols));
     let items = times(app, run_share);
     head.push(times_and_rate(app, &items, cols));
