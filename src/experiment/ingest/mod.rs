@@ -45,6 +45,8 @@ pub use kinds::{Method, PayloadType, SyncCommit};
 pub use plan::TrialPlan;
 pub use report::{COLUMNS, FsyncRef, IngestReport, IngestTrial, LatencyMs, StopReason};
 pub use spec::{FIELDS, IngestSpec};
+#[cfg(test)]
+pub(crate) use summary::tests::trial as test_trial;
 pub use summary::{ConfigStat, GroupSetting, IngestGroup, IngestSummary, MethodBest, SeriesKnee};
 pub use trial::split_rows;
 pub use verdicts::Question;
