@@ -56,19 +56,28 @@ struct Group<'a> {
     levels: Vec<(SyncCommit, Vec<&'a IngestTrial>)>,
 }
 
-fn group_lines(t: &IngestTrial, many_methods: bool) -> Vec<String> {
+/// The swept settings of `t` whose value varies among `all` (one the whole run had, such as
+/// the synchronous_standby_names a run sets, tells the trials apart no more), each as
+/// `RTT 2ms` or `name=value`.
+pub(super) fn varying_settings(t: &IngestTrial, all: &[IngestTrial]) -> Vec<String> {
+    t.settings
+        .iter()
+        .filter(|(n, v)| all.iter().any(|o| o.settings.get(*n) != Some(*v)))
+        .map(|(n, v)| match n.as_str() {
+            standby_rtt::NAME => format!("RTT {v}"),
+            _ => format!("{n}={v}"),
+        })
+        .collect()
+}
+
+fn group_lines(t: &IngestTrial, all: &[IngestTrial], many_methods: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if many_methods {
         lines.push(format!("{} · batch {}", t.method.as_str(), t.batch));
     }
     let s = if t.clients == 1 { "" } else { "s" };
     lines.push(format!("{} client{s}", t.clients));
-    for (name, value) in &t.settings {
-        match name.as_str() {
-            standby_rtt::NAME => lines.push(format!("RTT {value}")),
-            _ => lines.push(format!("{name}={value}")),
-        }
-    }
+    lines.extend(varying_settings(t, all));
     lines
 }
 
@@ -85,7 +94,7 @@ fn groups(b: &IngestReport) -> Vec<Group<'_>> {
         .map(|k| {
             let of: Vec<&IngestTrial> = timed.iter().copied().filter(|t| key(t) == *k).collect();
             Group {
-                lines: group_lines(of[0], many_methods),
+                lines: group_lines(of[0], &b.trials, many_methods),
                 levels: LEVEL_ORDER
                     .iter()
                     .map(|l| {

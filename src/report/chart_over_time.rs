@@ -7,6 +7,7 @@ use plotters::prelude::*;
 
 use crate::experiment::ingest::{IngestReport, IngestTrial};
 
+use super::chart_commit::varying_settings;
 use super::chart_ingest::{curve_name, marker};
 use super::chart_plot::{
     Axis, Canvas, DrawResult, Layout, Legend, PALETTE, Plot, Scale, Series, draw_with,
@@ -37,26 +38,25 @@ pub(super) fn shown(b: &IngestReport) -> (Vec<&IngestTrial>, usize) {
     (with, all)
 }
 
-fn trial_name(t: &IngestTrial) -> String {
+fn trial_name(t: &IngestTrial, all: &[IngestTrial]) -> String {
     let mut name = format!(
         "{} · batch {} · #{}",
         curve_name((t.method, t.clients, t.synchronous_commit)),
         t.batch,
         t.repeat
     );
-    let settings = t.settings_label();
-    if !settings.is_empty() {
-        name.push_str(&format!(" · {settings}"));
+    for s in varying_settings(t, all) {
+        name.push_str(&format!(" · {s}"));
     }
     name
 }
 
-pub(super) fn plot(trials: &[&IngestTrial], all: usize) -> Plot {
+pub(super) fn plot(b: &IngestReport, trials: &[&IngestTrial], all: usize) -> Plot {
     let series = trials
         .iter()
         .enumerate()
         .map(|(i, t)| Series {
-            name: trial_name(t),
+            name: trial_name(t, &b.trials),
             color: PALETTE[i % PALETTE.len()],
             dashed: false,
             marker: marker(t.method),
@@ -105,55 +105,97 @@ fn band(
     Ok(())
 }
 
-/// Each trial's stalled seconds shaded and its fault window marked, with their legend
-/// entries (only for what some trial has).
-fn marks(
+/// One fault's windows over the trials drawn: when it began and when the standby came back.
+struct Window {
+    text: String,
+    from: Vec<f64>,
+    to: Vec<f64>,
+}
+
+/// "1.0 s", "2.8–3.1 s": the range of some seconds.
+fn span(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    if hi - lo < 0.05 {
+        format!("{lo:.1} s")
+    } else {
+        format!("{lo:.1}–{hi:.1} s")
+    }
+}
+
+/// Each trial's fault window: its edges dashed in the trial's colour, and one faint band per
+/// fault from its earliest start to the latest return (one band a trial would stack dark).
+fn fault_marks(
     trials: &[&IngestTrial],
     chart: &mut Canvas<'_, '_>,
     legend: &mut Legend<'_, '_>,
     yl: &Layout,
 ) -> DrawResult<()> {
-    let grey = RGBColor(90, 90, 90);
-    let (mut stalls, mut windows) = (0, Vec::new());
+    let r = yl.range();
+    let mut windows: Vec<Window> = Vec::new();
     for (i, t) in trials.iter().enumerate() {
+        let Some(w) = &t.fault else { continue };
+        let (Some(from), Some(to)) = (w.from_s, w.to_s) else {
+            continue;
+        };
         let c = PALETTE[i % PALETTE.len()];
-        if let Some(w) = &t.fault
-            && let (Some(from), Some(to)) = (w.from_s, w.to_s)
-        {
-            band(chart, yl, from, to, grey.mix(FAULT_OPACITY).filled())?;
-            let r = yl.range();
-            for x in [from, to] {
-                let edge = vec![(x, r.start), (x, r.end)];
-                chart.draw_series(DashedLineSeries::new(edge, 6, 4, c.stroke_width(1)))?;
-            }
-            let text = format!("{} on {}", w.fault, w.standby);
-            if !windows.contains(&text) {
-                windows.push(text);
-            }
+        for x in [from, to] {
+            let edge = vec![(x, r.start), (x, r.end)];
+            chart.draw_series(DashedLineSeries::new(edge, 6, 4, c.stroke_width(1)))?;
         }
+        let text = format!("{} on {}", w.fault, w.standby);
+        match windows.iter_mut().find(|w| w.text == text) {
+            Some(w) => {
+                w.from.push(from);
+                w.to.push(to);
+            }
+            None => windows.push(Window {
+                text,
+                from: vec![from],
+                to: vec![to],
+            }),
+        }
+    }
+    let fill = RGBColor(90, 90, 90).mix(FAULT_OPACITY);
+    for w in windows {
+        let (lo, hi) = (
+            w.from.iter().copied().fold(f64::INFINITY, f64::min),
+            w.to.iter().copied().fold(0.0, f64::max),
+        );
+        band(chart, yl, lo, hi, fill.filled())?;
+        let name = format!(
+            "band: standby fault {}, from the fault ({}) until the standby was back ({}); dashed: each trial",
+            w.text,
+            span(&w.from),
+            span(&w.to)
+        );
+        legend.swatch(
+            &name,
+            RGBColor(90, 90, 90).mix(FAULT_OPACITY * 3.0).filled(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Each trial's seconds without a commit shaded in its colour, with a legend entry when any.
+fn stall_marks(
+    trials: &[&IngestTrial],
+    chart: &mut Canvas<'_, '_>,
+    legend: &mut Legend<'_, '_>,
+    yl: &Layout,
+) -> DrawResult<()> {
+    let mut stalls = 0;
+    for (i, t) in trials.iter().enumerate() {
+        let fill = PALETTE[i % PALETTE.len()].mix(STALL_OPACITY).filled();
         for (s, _) in t.series.iter().enumerate().filter(|(_, r)| **r <= 0.0) {
-            band(
-                chart,
-                yl,
-                s as f64,
-                s as f64 + 1.0,
-                c.mix(STALL_OPACITY).filled(),
-            )?;
+            band(chart, yl, s as f64, s as f64 + 1.0, fill)?;
             stalls += 1;
         }
     }
     if stalls > 0 {
         legend.swatch(
-            &format!("shaded in its trial's colour: a second in which nothing committed ({stalls} in all)"),
-            grey.mix(STALL_OPACITY + 0.1).filled(),
-        )?;
-    }
-    for w in windows {
-        legend.swatch(
-            &format!(
-                "between dashed edges: standby fault {w}, from the fault to the standby's return"
-            ),
-            grey.mix(FAULT_OPACITY * 3.0).filled(),
+            &format!("shaded in the colour of its trial: a second in which nothing committed ({stalls} in all)"),
+            RGBColor(90, 90, 90).mix(STALL_OPACITY + 0.1).filled(),
         )?;
     }
     Ok(())
@@ -165,8 +207,9 @@ pub fn svg(b: &IngestReport) -> Option<String> {
     if trials.is_empty() {
         return None;
     }
-    draw_with(&plot(&trials, all), |chart, legend, _, yl| {
-        marks(&trials, chart, legend, yl)
+    draw_with(&plot(b, &trials, all), |chart, legend, _, yl| {
+        fault_marks(&trials, chart, legend, yl)?;
+        stall_marks(&trials, chart, legend, yl)
     })
     .ok()
     .flatten()

@@ -181,7 +181,7 @@ fn over_time_shades_each_stalled_second_and_marks_the_fault() {
     let said = said(&svg);
     assert!(said.contains("nothing committed (3 in all)"), "{said}");
     assert!(
-        said.contains("standby fault stop-at=1s,for=2s on pglab_standby_1"),
+        said.contains("standby fault stop-at=1s,for=2s on pglab_standby_1, from the fault (1.0 s) until the standby was back (3.1 s)"),
         "{said}"
     );
     // Each second's point sits at its middle.
@@ -189,7 +189,7 @@ fn over_time_shades_each_stalled_second_and_marks_the_fault() {
     assert_eq!(all, 2);
     // The trial that stalled most comes first.
     assert_eq!(trials[0].synchronous_commit, SyncCommit::On);
-    let plot = chart_over_time::plot(&trials, all);
+    let plot = chart_over_time::plot(&r, &trials, all);
     let xs: Vec<f64> = plot.series[0].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [0.5, 1.5, 2.5, 3.5, 4.5]);
 }
