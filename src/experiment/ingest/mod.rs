@@ -45,6 +45,8 @@ pub use kinds::{Method, PayloadType, SyncCommit};
 pub use plan::TrialPlan;
 pub use report::{COLUMNS, FsyncRef, IngestReport, IngestTrial, LatencyMs, StopReason};
 pub use spec::{FIELDS, IngestSpec};
+#[cfg(test)]
+pub(crate) use summary::tests::trial as test_trial;
 pub use summary::{ConfigStat, GroupSetting, IngestGroup, IngestSummary, MethodBest, SeriesKnee};
 pub use trial::split_rows;
 pub use verdicts::Question;
@@ -170,9 +172,6 @@ pub async fn run(
     let mut confounders = Vec::new();
     let fault = fault_of(ctx, spec).await?;
     let distance = Distance::for_run(ctx, &spec.set)?;
-    if fault.is_some() && distance.is_some() {
-        return Err(RunError::Failed("--standby-fault with --standby-rtt: not both in one run yet (putting a stopped standby back would undo the swept distance); run one, then the other".into()));
-    }
     let beside = Beside {
         fault: fault.as_ref(),
         distance: distance.as_ref(),
@@ -225,7 +224,7 @@ async fn enter(
     spec: &IngestSpec,
     p: &TrialPlan,
     control: &mut tokio_postgres::Client,
-    distance: Option<&Distance>,
+    beside: Beside<'_>,
 ) -> Result<(), RunError> {
     let restarted = matches!(
         ctx.enter_combo(p.combo).await?,
@@ -234,8 +233,12 @@ async fn enter(
     if restarted {
         *control = ctx.session().await?;
     }
-    if let (Some(d), Some(rtt)) = (distance, standby_rtt::rtt_of(&ctx.whatif.combo())) {
+    if let (Some(d), Some(rtt)) = (beside.distance, standby_rtt::rtt_of(&ctx.whatif.combo())) {
         d.enter(ctx, control, rtt).await?;
+        // A standby the fault stops comes back at this trial's distance.
+        if let Some(f) = beside.fault {
+            f.at_distance(rtt);
+        }
     }
     if restarted && spec.warmup {
         warm_up(ctx, control, spec, p).await?;
@@ -477,7 +480,7 @@ async fn trials(
             any |= !configs.is_empty();
             for p in &configs {
                 ctx.check()?;
-                enter(ctx, spec, p, &mut control, beside.distance).await?;
+                enter(ctx, spec, p, &mut control, beside).await?;
                 index += 1;
                 let tref = trial_ref(spec, p, &labels, (index, total), round);
                 let name = if spec.append {

@@ -50,6 +50,8 @@ pub struct RunState {
     pub progress: Option<Progress>,
     pub progress_at: Option<Instant>,
     pub rates: Series,
+    /// Which of `rates` were an ingest's stalled seconds (see [`super::stall_spark`]).
+    pub stalls: super::stall_spark::Stalls,
     pub rate_unit: String,
     pub layout: Option<ResultLayout>,
     pub samples: Vec<Sample>,
@@ -193,9 +195,13 @@ impl RunState {
                 if let Some(r) = p.rate {
                     if self.rate_unit != p.rate_unit {
                         self.rates.clear();
+                        self.stalls.clear();
                         self.rate_unit = p.rate_unit.clone();
                     }
                     self.rates.push(r);
+                    let ingest = self.experiment == Some(ExperimentKind::Ingest);
+                    self.stalls
+                        .push(ingest && super::stall_spark::is_stall(r, p.elapsed_s));
                 }
                 self.progress = Some(p);
                 self.progress_at = Some(now);

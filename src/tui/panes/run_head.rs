@@ -8,11 +8,12 @@ use ratatui::text::{Line, Span};
 use super::plain_line;
 use super::run::{Ended, RunState};
 use super::run_view::RunView;
+use super::stall_spark::stall_spans;
 use crate::experiment::Outcome;
 use crate::measure::units::{format_rate, format_seconds};
 use crate::tui::app::App;
 use crate::tui::keys::Action;
-use crate::tui::text::{fit, pack, spark, spinner, width, wrap};
+use crate::tui::text::{fit, pack, spinner, width, wrap};
 
 /// A status line: text, or a progress bar.
 pub enum Row<'a> {
@@ -147,11 +148,9 @@ fn times_and_rate<'a>(app: &App, items: &[String], cols: usize) -> Row<'a> {
     if room >= 4 {
         line.push_str(&readout);
         line.push(' ');
-        let sp = spark(st.rates.iter(), room.min(24), None);
-        Row::Text(Line::from(vec![
-            Span::styled(line, theme.plain()),
-            Span::styled(sp, theme.spark()),
-        ]))
+        let mut spans = vec![Span::styled(line, theme.plain())];
+        spans.extend(stall_spans(&st.rates, &st.stalls, room.min(24), theme));
+        Row::Text(Line::from(spans))
     } else {
         Row::Text(plain_line(fit(&(line + &readout), cols), theme.plain()))
     }
