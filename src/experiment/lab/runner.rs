@@ -173,9 +173,12 @@ impl Opening {
         let sandbox = self.opts.sandbox.clone().filter(|_| on_sandbox);
         let sync_note = with_sync_standby(spec, report, sandbox.as_ref());
         let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
-        let plan = super::whatif::plan::check(&control, spec.settings(), reach)
+        let mut plan = super::whatif::plan::check(&control, spec.settings(), reach)
             .await
             .map_err(|problems| problems.join("; "))?;
+        if spec.reads_on_standby() {
+            super::standby_settings::move_to_standby(&mut plan);
+        }
         if !plan.is_empty() && &plan.sweep != spec.settings() {
             respec(report, spec, plan.sweep.clone());
         }
