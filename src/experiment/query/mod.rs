@@ -58,6 +58,7 @@ pub use report::{
 #[cfg(test)]
 pub use spec::test_spec;
 pub use spec::{Cache, QuerySpec, Writes};
+pub use standby_reads::StandbyReadTrial;
 pub use summary::{QuerySummary, UnitSummary};
 
 use std::panic::AssertUnwindSafe;
@@ -245,11 +246,7 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
             .await
             .unwrap_or_default();
     }
-    let total = if spec.on_standby.is_some() {
-        standby_reads::trials(spec)
-    } else {
-        spec.trials()
-    };
+    let total = standby_reads::trials(spec).unwrap_or_else(|| spec.trials());
     ctx.emit
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),
@@ -284,8 +281,10 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
         data_notes(ctx, report, &mut confounders).await;
     }
     report.summarize(&confounders);
-    let on_standby = standby_reads::findings(report);
-    report.summary.findings.extend(on_standby);
+    report
+        .summary
+        .findings
+        .extend(standby_reads::findings(report));
     for f in report.summary.findings.clone() {
         ctx.note(f).await;
     }

@@ -18,9 +18,11 @@ use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::query::summary::format_time;
 use crate::experiment::query::{QueryReport, QuerySpec, QueryTrial};
 
-/// Trials of a run on a standby: one per combination and round (all statements in each).
-pub fn trials(spec: &QuerySpec) -> usize {
-    spec.set.combo_count() * spec.repeat.most(spec.decision.max_repeat) as usize
+/// Trials of a run on a standby: one per combination and round (all statements in each);
+/// None for a run on the target.
+pub fn trials(spec: &QuerySpec) -> Option<usize> {
+    spec.on_standby.as_ref()?;
+    Some(spec.set.combo_count() * spec.repeat.most(spec.decision.max_repeat) as usize)
 }
 
 /// How the run's description says where it reads.
@@ -59,7 +61,7 @@ pub async fn body(
             .iter()
             .map(|s| (s.name.clone(), s.sql.clone()))
             .collect(),
-        readers: spec.client_counts().first().copied().unwrap_or(1),
+        readers: 1,
         duration: Duration::from_secs_f64(spec.duration_s),
         churn_rows_s: reads.churn_rows_s,
         vacuum_every: reads.vacuum_every_s.map(Duration::from_secs_f64),
@@ -170,7 +172,7 @@ async fn rounds(
     side: Option<&StandbySettings>,
     control: &tokio_postgres::Client,
 ) -> Result<(), RunError> {
-    let total = trials(spec);
+    let total = trials(spec).unwrap_or(0);
     let mut index = 0;
     for r in 1..=spec.repeat.most(spec.decision.max_repeat) {
         for c in 0..report.combos.len() {

@@ -130,6 +130,12 @@ pub fn problems(spec: &super::super::QuerySpec) -> Vec<(String, String)> {
             "a script is not run on a standby yet: give the statements with --sql or --file",
         );
     }
+    if !spec.clients.is_empty() {
+        no(
+            "clients",
+            "one session runs the statements in turn on the standby (several readers are not taken yet)",
+        );
+    }
     if !spec.index.is_empty() {
         no(
             "index",
@@ -206,5 +212,27 @@ mod tests {
         assert!(said[2].contains("every 100ms"), "{said:?}");
         let (_, e) = read(&[("on-standby", "first")]);
         assert_eq!(e.len(), 1);
+    }
+
+    #[test]
+    fn what_a_run_on_a_standby_does_not_take_is_said_per_field() {
+        let p: ParamText = [
+            ("sql", "SELECT 1"),
+            ("on-standby", "1"),
+            ("clients", "2"),
+            ("repeat", "auto"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let e = crate::experiment::ExperimentKind::Query
+            .parse_spec(&p)
+            .unwrap_err();
+        let said = format!("{e:?}");
+        assert!(said.contains("several readers are not taken yet"), "{said}");
+        assert!(said.contains("auto is not taken yet"), "{said}");
+        let ok = crate::experiment::query::test_spec(&[("sql", "SELECT 1"), ("on-standby", "1")]);
+        assert_eq!(ok.on_standby.map(|r| r.standby), Some(1));
+        assert!(problems(&crate::experiment::query::test_spec(&[("sql", "SELECT 1")])).is_empty());
     }
 }
