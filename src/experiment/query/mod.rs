@@ -246,7 +246,7 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
             .await
             .unwrap_or_default();
     }
-    let total = standby_reads::trials(spec).unwrap_or_else(|| spec.trials());
+    let total = spec.trials();
     ctx.emit
         .send(RunEvent::Started {
             run_id: ctx.run_id.clone(),

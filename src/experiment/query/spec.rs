@@ -371,6 +371,9 @@ impl QuerySpec {
 
     /// Timed trials at the most.
     pub fn trials(&self) -> usize {
+        if let Some(n) = super::standby_reads::trials(self) {
+            return n;
+        }
         self.combo_count() * self.units() * self.repeat.most(self.decision.max_repeat) as usize
     }
 

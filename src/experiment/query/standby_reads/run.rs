@@ -172,7 +172,7 @@ async fn rounds(
     side: Option<&StandbySettings>,
     control: &tokio_postgres::Client,
 ) -> Result<(), RunError> {
-    let total = trials(spec).unwrap_or(0);
+    let total = spec.trials();
     let mut index = 0;
     for r in 1..=spec.repeat.most(spec.decision.max_repeat) {
         for c in 0..report.combos.len() {
