@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::whatif::apply::shown;
-use super::whatif::{Apply, Combo, WhatIf};
+use super::whatif::{Apply, Combo, PlannedSetting, WhatIf};
 use crate::server::{Standby, Target, WhatIfJournal};
 
 /// Settings a standby reads and a primary ignores (all `sighup`).
@@ -26,17 +26,39 @@ pub const STANDBY_SIDE: &[&str] = &[
     "recovery_min_apply_delay",
 ];
 
+/// A swept setting only a standby reads, as the primary would apply it (a reload).
+fn standby_side(s: &PlannedSetting) -> bool {
+    s.apply == Apply::Reload && STANDBY_SIDE.contains(&s.name.to_lowercase().as_str())
+}
+
 /// In the plan of a run that reads on a standby, its standby-side settings are applied there:
 /// the names moved (none when nothing standby-side is swept).
 pub fn move_to_standby(plan: &mut WhatIf) -> Vec<String> {
     let mut moved = Vec::new();
     for s in plan.settings.iter_mut() {
-        if s.apply == Apply::Reload && STANDBY_SIDE.contains(&s.name.to_lowercase().as_str()) {
+        if standby_side(s) {
             s.apply = Apply::Standby;
             moved.push(s.name.clone());
         }
     }
     moved
+}
+
+/// A run that sweeps a standby setting on the primary (no `--on-standby`): a note that it
+/// changes nothing there (None when it sweeps none).
+pub fn on_primary_note(plan: &WhatIf) -> Option<String> {
+    let names: Vec<&str> = plan
+        .settings
+        .iter()
+        .filter(|s| standby_side(s))
+        .map(|s| s.name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "{}: read by a standby only, so set on the primary it changes nothing; to measure it, run query --on-standby 1 on a sandbox with a standby",
+            names.join(", ")
+        )
+    })
 }
 
 /// The part of combination `i` applied on the standby.
@@ -229,7 +251,6 @@ fn describe(e: &tokio_postgres::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::lab::whatif::PlannedSetting;
 
     fn setting(name: &str, apply: Apply) -> PlannedSetting {
         PlannedSetting {
@@ -259,7 +280,13 @@ mod tests {
             combos: vec![combo("on", "4MB"), combo("off", "4MB")],
             ..WhatIf::default()
         };
+        let note = on_primary_note(&plan).unwrap();
+        assert!(
+            note.starts_with("hot_standby_feedback: read by a standby only"),
+            "{note}"
+        );
         assert_eq!(move_to_standby(&mut plan), ["hot_standby_feedback"]);
+        assert_eq!(on_primary_note(&plan), None);
         // The primary reloads for checkpoint_timeout only; the standby gets the feedback.
         assert_eq!(
             plan.server_part(1),
