@@ -33,6 +33,7 @@ pub mod markdown;
 pub mod query;
 pub mod query_advice;
 pub mod query_plans;
+pub mod query_standby;
 pub mod recommend;
 pub mod recommend_sample;
 pub mod set_lines;

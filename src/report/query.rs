@@ -246,6 +246,7 @@ pub fn grids(b: &QueryReport) -> Vec<Grid> {
     if !b.trials.is_empty() {
         out.push(trials_grid(b));
     }
+    out.extend(super::query_standby::grid(b));
     out
 }
 

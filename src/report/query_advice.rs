@@ -49,7 +49,7 @@ fn lines_for(report: &RunReport, b: &QueryReport, c: usize, matters: &[usize]) -
             .map_or(Apply::Session, |s| s.apply);
         match apply {
             Apply::Session => sql.push(set_line(name, value)),
-            Apply::Reload => {
+            Apply::Reload | Apply::Standby => {
                 sql.push(alter_system_line(name, value));
                 sql.push("SELECT pg_reload_conf();".into());
             }

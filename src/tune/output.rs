@@ -156,7 +156,7 @@ pub fn recommended(st: &TuneState) -> Vec<Recommendation<'_>> {
 
 fn needs(apply: Apply) -> &'static str {
     match apply {
-        Apply::Session | Apply::Reload => {
+        Apply::Session | Apply::Reload | Apply::Standby => {
             "takes effect after a reload: SELECT pg_reload_conf(); (new sessions)"
         }
         Apply::Restart => "takes effect after a restart of the server",

@@ -25,6 +25,7 @@ pub mod runner;
 pub mod spec;
 pub mod standby_fault;
 pub mod standby_rtt;
+pub mod standby_settings;
 pub mod sync_standby;
 pub mod whatif;
 

@@ -173,9 +173,7 @@ impl Opening {
         let sandbox = self.opts.sandbox.clone().filter(|_| on_sandbox);
         let sync_note = with_sync_standby(spec, report, sandbox.as_ref());
         let reach = super::whatif::Reach::of(on_sandbox, server.citus.is_some());
-        let plan = super::whatif::plan::check(&control, spec.settings(), reach)
-            .await
-            .map_err(|problems| problems.join("; "))?;
+        let (plan, standby_note) = plan_settings(&control, spec, reach).await?;
         if !plan.is_empty() && &plan.sweep != spec.settings() {
             respec(report, spec, plan.sweep.clone());
         }
@@ -211,8 +209,30 @@ impl Opening {
             sync_note,
         )
         .await?;
+        if let Some(note) = standby_note {
+            ctx.note(note).await;
+        }
         Ok((ctx, control))
     }
+}
+
+/// The run's settings checked against the server; a run that reads on a standby applies its
+/// standby settings there, one that does not is told they change nothing on the primary.
+async fn plan_settings(
+    control: &tokio_postgres::Client,
+    spec: &ExperimentSpec,
+    reach: super::whatif::Reach,
+) -> Result<(super::whatif::WhatIf, Option<String>), String> {
+    let mut plan = super::whatif::plan::check(control, spec.settings(), reach)
+        .await
+        .map_err(|problems| problems.join("; "))?;
+    let note = if spec.reads_on_standby() {
+        super::standby_settings::move_to_standby(&mut plan);
+        None
+    } else {
+        super::standby_settings::on_primary_note(&plan)
+    };
+    Ok((plan, note))
 }
 
 /// With sandbox standbys, a sweep of synchronous commit levels names them as synchronous:

@@ -175,6 +175,12 @@ impl ExperimentSpec {
         each_kind!(self, s => s.checkpoint_mode())
     }
 
+    /// A query run whose statements run on a standby of the sandbox (`--on-standby`): its
+    /// standby-side settings are applied there.
+    pub fn reads_on_standby(&self) -> bool {
+        matches!(self, ExperimentSpec::Query(q) if q.on_standby.is_some())
+    }
+
     /// Replace the settings sweep (with `all` and `N%ram` written out for this server).
     pub fn set_settings(&mut self, set: super::whatif::SettingsSweep) {
         each_kind!(mut self, s => *s.settings_mut() = set)

@@ -63,7 +63,7 @@ pub const FIELDS: &[FieldDef] = &[
     },
     FieldDef {
         key: "duration",
-        help: "throughput mode: how long each trial runs",
+        help: "throughput mode and --on-standby: how long each trial runs",
         default: "10s",
         kind: FieldKind::Duration,
     },
@@ -79,4 +79,7 @@ pub const FIELDS: &[FieldDef] = &[
         default: "42",
         kind: FieldKind::Number,
     },
+    super::standby_reads::ON_STANDBY,
+    super::standby_reads::CHURN,
+    super::standby_reads::CHURN_VACUUM,
 ];

@@ -44,6 +44,7 @@ pub mod setup_foreign;
 mod spec;
 pub mod sqltext;
 pub mod standby;
+pub mod standby_reads;
 pub mod summary;
 pub mod throughput;
 pub mod visible;
@@ -57,6 +58,7 @@ pub use report::{
 #[cfg(test)]
 pub use spec::test_spec;
 pub use spec::{Cache, QuerySpec, Writes};
+pub use standby_reads::StandbyReadTrial;
 pub use summary::{QuerySummary, UnitSummary};
 
 use std::panic::AssertUnwindSafe;
@@ -113,6 +115,10 @@ pub fn layout(spec: &QuerySpec, combos: &[ComboInfo]) -> ResultLayout {
             &["statement", "combination", "rep", "time", "rows"],
         )
     };
+    let mut columns: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+    if spec.on_standby.is_some() {
+        columns.push("cancelled".into());
+    }
     ResultLayout {
         x_label: "combination".into(),
         x_unit: String::new(),
@@ -121,7 +127,7 @@ pub fn layout(spec: &QuerySpec, combos: &[ComboInfo]) -> ResultLayout {
         y_unit: y_unit.into(),
         y_log: false,
         y_better: better,
-        columns: columns.iter().map(|c| c.to_string()).collect(),
+        columns,
         x_names: combos.iter().map(|c| c.label.clone()).collect(),
         ..ResultLayout::default()
     }
@@ -203,6 +209,7 @@ fn describe(spec: &QuerySpec, mode: TxMode, total: usize) -> String {
     } else {
         parts.push(format!("cache {}", spec.cache.as_str()));
     }
+    parts.extend(standby_reads::describe(spec));
     parts.push(format!(
         "×{} → {}{total} trials",
         spec.repeat.text(),
@@ -274,6 +281,10 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
         data_notes(ctx, report, &mut confounders).await;
     }
     report.summarize(&confounders);
+    report
+        .summary
+        .findings
+        .extend(standby_reads::findings(report));
     for f in report.summary.findings.clone() {
         ctx.note(f).await;
     }
@@ -293,6 +304,9 @@ async fn body(
     let problems = precheck::check_spec(spec, on_sandbox);
     if !problems.is_empty() {
         return Err(RunError::Failed(problems.join("; ")));
+    }
+    if spec.on_standby.is_some() {
+        return standby_reads::body(ctx, spec, report).await;
     }
     let bench = run_setup(ctx, spec, report, mode, on_sandbox).await?;
     check_on_server(ctx, spec, report, on_sandbox).await?;

@@ -81,7 +81,7 @@ pub struct Latency {
 }
 
 /// One timed execution (statement mode) or one throughput trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueryTrial {
     /// Statement mode: the statement's index; throughput mode: 0.
     pub statement: usize,
@@ -195,6 +195,9 @@ pub struct QueryReport {
     pub cold_cache: Option<String>,
     #[serde(default)]
     pub summary: QuerySummary,
+    /// Reads on a standby (`--on-standby`): what each trial measured there and on the primary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standby_reads: Vec<super::standby_reads::StandbyReadTrial>,
 }
 
 impl QueryReport {
@@ -215,6 +218,7 @@ impl QueryReport {
             interleaved: false,
             cold_cache: None,
             summary: QuerySummary::default(),
+            standby_reads: Vec::new(),
         }
     }
 

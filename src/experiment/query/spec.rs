@@ -96,6 +96,9 @@ pub struct QuerySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Script>,
     pub seed: u64,
+    /// Reads on a standby of the sandbox while the primary churns (`--on-standby`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_standby: Option<super::standby_reads::StandbyReads>,
 }
 
 /// At most this many candidate indexes (each a block of the run with a build of its own).
@@ -231,6 +234,7 @@ impl QuerySpec {
         let duration_s = r.get("duration", 10.0, duration_of);
         let script = r.get("script", None, read_script);
         let seed = r.whole("seed", 42);
+        let on_standby = super::standby_reads::StandbyReads::read(&mut r);
         let spec = QuerySpec {
             sql: given(p, "sql"),
             file: given(p, "file"),
@@ -249,6 +253,7 @@ impl QuerySpec {
             script_file: given(p, "script"),
             script,
             seed,
+            on_standby,
         };
         if r.errors.is_empty() {
             spec.check_together(&mut r.errors);
@@ -278,6 +283,7 @@ impl QuerySpec {
                 "there is no setup to keep: give --setup too".into(),
             ));
         }
+        errors.extend(super::standby_reads::spec::problems(self));
         if self.cache == Cache::Cold && (!self.clients.is_empty() || self.script.is_some()) {
             errors.push((
                 "cache".into(),
@@ -315,6 +321,9 @@ impl QuerySpec {
         ]);
         t.retain(|_, v| !v.is_empty());
         self.decision.write(&mut t);
+        if let Some(s) = &self.on_standby {
+            s.write(&mut t);
+        }
         if !self.set.is_empty() {
             t.insert("set".into(), self.set.text());
         }
@@ -362,6 +371,9 @@ impl QuerySpec {
 
     /// Timed trials at the most.
     pub fn trials(&self) -> usize {
+        if let Some(n) = super::standby_reads::trials(self) {
+            return n;
+        }
         self.combo_count() * self.units() * self.repeat.most(self.decision.max_repeat) as usize
     }
 
@@ -394,7 +406,7 @@ pub fn test_spec(pairs: &[(&str, &str)]) -> QuerySpec {
 }
 
 /// Seconds as the duration field writes them: `10s`, `250ms`, `2min`.
-fn format_duration(s: f64) -> String {
+pub(crate) fn format_duration(s: f64) -> String {
     if s < 1.0 {
         format!("{}ms", (s * 1000.0).round())
     } else if s >= 60.0 && (s / 60.0).fract() == 0.0 {

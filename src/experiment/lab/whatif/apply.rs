@@ -172,7 +172,7 @@ impl Applier {
             .plan
             .settings
             .iter()
-            .filter(|s| s.apply != Apply::Session)
+            .filter(|s| s.apply.on_primary())
             .map(|s| s.name.clone())
             .collect();
         st.record.before = shown(client, &names).await.map_err(|e| e.to_string())?;

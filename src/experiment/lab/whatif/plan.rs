@@ -20,14 +20,24 @@ pub enum Apply {
     Reload,
     /// `ALTER SYSTEM` + a restart of the sandbox (the sandbox only).
     Restart,
+    /// `ALTER SYSTEM` + `pg_reload_conf()` on the sandbox's standby the run reads on (a
+    /// standby-side setting such as `hot_standby_feedback`; see
+    /// [`crate::experiment::lab::standby_settings`]).
+    Standby,
 }
 
 impl Apply {
+    /// True when the primary's configuration carries it (a reload or a restart there).
+    pub fn on_primary(self) -> bool {
+        matches!(self, Apply::Reload | Apply::Restart)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Apply::Session => "SET per session",
             Apply::Reload => "ALTER SYSTEM + reload",
             Apply::Restart => "ALTER SYSTEM + restart",
+            Apply::Standby => "ALTER SYSTEM + reload on the standby",
         }
     }
 }
@@ -108,7 +118,7 @@ impl WhatIf {
 
     /// True when some setting changes the server's configuration (reload or restart).
     pub fn changes_server(&self) -> bool {
-        self.settings.iter().any(|s| s.apply != Apply::Session)
+        self.settings.iter().any(|s| s.apply.on_primary())
     }
 
     /// The part of combination `i` the server's configuration carries.
@@ -117,7 +127,7 @@ impl WhatIf {
             .get(i)
             .map(|c| {
                 c.iter()
-                    .filter(|(n, _)| self.apply_of(n) != Apply::Session)
+                    .filter(|(n, _)| self.apply_of(n).on_primary())
                     .cloned()
                     .collect()
             })

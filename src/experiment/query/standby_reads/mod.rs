@@ -1,0 +1,36 @@
+//! Reads on a standby (`run query --on-standby 1`): the statements run on a standby of the
+//! sandbox while the primary churns the tables they read (UPDATEs at `--churn` rows/s and a
+//! VACUUM every `--churn-vacuum`), so that the primary removes row versions the standby's
+//! queries may still need — what makes recovery conflicts. Each trial counts the queries the
+//! standby cancelled, reads `pg_stat_database_conflicts` by kind, times the statements, and
+//! measures what the primary paid for the standby's feedback: dead tuples kept, growth of the
+//! churned tables and how far its xmin was held back. `hot_standby_feedback` and
+//! `max_standby_streaming_delay` swept with `--set` are applied on the standby (see
+//! [`crate::experiment::lab::standby_settings`]).
+
+pub mod churn;
+pub mod findings;
+pub mod node;
+pub mod reader;
+pub mod run;
+pub mod spec;
+pub mod trial;
+
+pub use run::{body, describe, trials};
+pub use spec::{CHURN, CHURN_VACUUM, ON_STANDBY, StandbyReads};
+pub use trial::StandbyReadTrial;
+
+use super::QueryReport;
+
+/// The findings of a run on a standby (none for a run on the target).
+pub fn findings(report: &QueryReport) -> Vec<String> {
+    let Some(r) = &report.params.on_standby else {
+        return Vec::new();
+    };
+    findings::findings(
+        &report.combos,
+        &report.standby_reads,
+        &format!("pglab_standby_{}", r.standby),
+        report.params.decision.confidence,
+    )
+}

@@ -1,0 +1,177 @@
+//! Reads on a standby (`run query --on-standby 1`), on real clusters: with
+//! hot_standby_feedback off and max_standby_streaming_delay at 10ms, a statement that holds
+//! its snapshot for half a second on the standby while the primary churns and vacuums its
+//! table is cancelled for a recovery conflict, and the trial counts it; with feedback on the
+//! cancellations fall and the primary keeps the dead tuples instead; the standby's settings
+//! are put back at the end, and after a kill -9 of pglab by the next start.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::standby::{lab, ok, pglab};
+
+const SETUP: &str = "CREATE TABLE t AS SELECT g AS id, g AS v FROM generate_series(1, 20000) g";
+/// Half a second with the statement's snapshot held, then a scan of the churned table.
+const READ: &str = "SELECT count(*) FROM (SELECT pg_sleep(0.5)) s, t";
+
+/// `run query` on standby 1 with the churn, `extra` flags after.
+fn reads(data: &Path, extra: &[&str]) -> Output {
+    pglab(data, &reads_args(extra))
+}
+
+fn reads_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "query",
+        "--sql",
+        READ,
+        "--setup",
+        SETUP,
+        "--on-standby",
+        "1",
+        "--churn",
+        "2000",
+        "--churn-vacuum",
+        "300ms",
+        "--repeat",
+        "1",
+        "--no-history",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+fn trial<'a>(json: &'a serde_json::Value, feedback: &str) -> &'a serde_json::Value {
+    json["standby_reads"]
+        .as_array()
+        .expect("standby_reads")
+        .iter()
+        .find(|t| t["settings"]["hot_standby_feedback"] == feedback)
+        .unwrap_or_else(|| panic!("no trial with feedback {feedback}: {json}"))
+}
+
+fn wait_streaming(data: &Path) {
+    let end = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < end {
+        let text = ok(&pglab(data, &["sandbox", "status"]));
+        if text.contains("replication: pglab_standby_1 streaming") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("the standby does not stream");
+}
+
+#[test]
+fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
+    let (data, sb, standby, _cleanup) = lab("reads");
+    // Without a standby: refused with a sentence, nothing run.
+    ok(&pglab(&data, &["sandbox", "start"]));
+    let out = reads(&data, &["--duration", "1s"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(said.contains("no standby running"), "{said}");
+    let out = pglab(&data, &["run", "query", "--sql", READ, "--on-standby", "0"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the standby's number, 1 to 4"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    wait_streaming(&data);
+    let own = standby.node.changed_settings();
+    let out = ok(&reads(
+        &data,
+        &[
+            "--duration",
+            "3s",
+            "--set",
+            "hot_standby_feedback=off,on",
+            "--set",
+            "max_standby_streaming_delay=10ms",
+            "--format",
+            "json",
+        ],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let off = trial(&json, "off");
+    let on = trial(&json, "on");
+    let n = |t: &serde_json::Value, k: &str| t[k].as_i64().unwrap_or(0);
+    // Off: the primary's VACUUM removes versions the sleeping statement's snapshot needs, and
+    // the standby cancels it 10 ms into the replay that conflicts.
+    assert!(n(off, "cancelled") >= 1, "{off}");
+    assert!(
+        off["conflicts"]["snapshot"].as_i64().unwrap_or(0) >= 1,
+        "{off}"
+    );
+    assert!(off.get("xmin_age_max").is_none(), "{off}");
+    // On: the standby's xmin holds the primary's VACUUM back: fewer cancellations, more dead
+    // tuples left on the primary.
+    assert!(
+        n(on, "cancelled") < n(off, "cancelled"),
+        "on {on}\noff {off}"
+    );
+    assert!(on["xmin_age_max"].as_i64().is_some(), "{on}");
+    assert!(
+        n(on, "dead_after") > n(off, "dead_after"),
+        "on {on}\noff {off}"
+    );
+    assert!(n(on, "churned_rows") > 0 && n(on, "vacuums") >= 2, "{on}");
+    let findings = json["summary"]["findings"].to_string();
+    assert!(
+        findings.contains("hot_standby_feedback=on vs off (max_standby_streaming_delay=10ms)"),
+        "{findings}"
+    );
+    // Both settings lived on the standby only, and are back.
+    assert_eq!(standby.node.changed_settings(), own);
+    assert!(!standby.node.whatif_pending());
+    assert!(
+        sb.changed_settings().is_empty(),
+        "{:?}",
+        sb.changed_settings()
+    );
+}
+
+#[test]
+fn a_kill_9_mid_run_leaves_the_standby_settings_to_the_next_start() {
+    let (data, _sb, standby, _cleanup) = lab("reads-kill");
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    wait_streaming(&data);
+    let own = standby.node.changed_settings();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pglab"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(reads_args(&[
+            "--duration",
+            "30s",
+            "--set",
+            "hot_standby_feedback=on",
+        ]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while !standby
+        .node
+        .changed_settings()
+        .iter()
+        .any(|(n, _)| n == "hot_standby_feedback")
+    {
+        assert!(
+            Instant::now() < end,
+            "the run never set the standby's feedback"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(standby.node.whatif_pending());
+    ok(&pglab(&data, &["sandbox", "start"]));
+    assert_eq!(standby.node.changed_settings(), own);
+    assert!(!standby.node.whatif_pending());
+}
