@@ -253,7 +253,8 @@ pub fn write_all(st: &TuneState, out: &Path, md: &Path) -> Result<String, String
     crate::paths::write_atomic(out, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     let written = write(st, md).map_err(|e| format!("cannot write {}: {e}", md.display()))?;
-    let recs = output::recommended(st).len();
+    let recs = crate::tune::formula::preferred(st)
+        .map_or_else(|| output::recommended(st).len(), |(set, _)| set.len());
     Ok(format!(
         "wrote {} ({}) and {}{}",
         out.display(),

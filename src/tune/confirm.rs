@@ -50,6 +50,10 @@ pub struct Confirm {
     /// Looks planned before the first round (0: not planned, one look after [`ROUNDS`]).
     #[serde(default)]
     pub planned_looks: usize,
+    /// The formula's set against the tuned set, when both were measured: a tune must not
+    /// leave a DBA with a set the formula beats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formula_vs_tuned: Option<Comparison>,
 }
 
 /// A configuration the confirmation measures.
@@ -78,6 +82,7 @@ impl Confirm {
             formula_comparison: None,
             statements: Vec::new(),
             planned_looks: 0,
+            formula_vs_tuned: None,
         }
     }
 
@@ -95,9 +100,10 @@ impl Confirm {
     }
 
     /// The confidence each comparison is held to: the error split over the comparisons made
-    /// (the tuned set's and the formula's, each against the start) and the planned looks.
+    /// (every pair of sides: the tuned set's and the formula's against the start, and the
+    /// formula's against the tuned set) and the planned looks.
     pub fn level(&self, confidence: f64) -> f64 {
-        let comparisons = self.sides().len().saturating_sub(1);
+        let comparisons = spending::pairs(self.sides().len());
         spending::pair_level(confidence, comparisons, self.planned_looks.max(1))
     }
 
@@ -115,7 +121,13 @@ impl Confirm {
                 .formula_comparison
                 .as_ref()
                 .is_some_and(|c| c.conclusive());
-        tuned && formula
+        let between = self.tuned.is_empty()
+            || self.formula.is_empty()
+            || self
+                .formula_vs_tuned
+                .as_ref()
+                .is_some_and(|c| c.conclusive());
+        tuned && formula && between
     }
 
     /// The configurations measured: the start, the tuned set when it changes anything, the
@@ -184,6 +196,9 @@ impl Confirm {
             .flatten();
         self.formula_comparison = (!self.formula_trials.is_empty())
             .then(|| compare_paired(&self.formula_trials, &self.start_trials, better, &r))
+            .flatten();
+        self.formula_vs_tuned = (!self.formula_trials.is_empty() && !self.tuned_trials.is_empty())
+            .then(|| compare_paired(&self.formula_trials, &self.tuned_trials, better, &r))
             .flatten();
         super::statements::judge(&mut self.statements, rules);
     }
@@ -294,8 +309,8 @@ mod tests {
             "one look at 5 rounds"
         );
         assert!(
-            (c.level(0.95) - 0.975).abs() < 1e-12,
-            "as before: α split in two"
+            (c.level(0.95) - (1.0 - 0.05 / 3.0)).abs() < 1e-12,
+            "α split over the three pairs of sides"
         );
         let mut c = Confirm::new(
             vec![("a".into(), "1".into())],
@@ -303,7 +318,7 @@ mod tests {
         );
         c.plan(12);
         assert_eq!((c.planned_looks, c.last_round()), (8, 12));
-        assert!((c.level(0.95) - (1.0 - 0.05 / 16.0)).abs() < 1e-12);
+        assert!((c.level(0.95) - (1.0 - 0.05 / 24.0)).abs() < 1e-12);
         c.plan(40);
         assert_eq!(c.planned_looks, 8, "planned once");
     }
@@ -323,7 +338,8 @@ mod tests {
                 x.as_ref()
                     .is_some_and(|c| matches!(c.verdict, Verdict::Faster | Verdict::Slower))
             };
-            if called(&c.comparison) || called(&c.formula_comparison) {
+            if called(&c.comparison) || called(&c.formula_comparison) || called(&c.formula_vs_tuned)
+            {
                 false_calls += 1;
             }
         }

@@ -179,8 +179,15 @@ pub fn script(st: &TuneState, on: &MeasuredOn) -> String {
     for n in &st.notes {
         push_line(&mut out, &format!("-- note: {n}"));
     }
-    let recs = recommended(st);
     push_line(&mut out, "");
+    if let Some(lines) = super::formula::recommendation_lines(st) {
+        for l in lines {
+            push_line(&mut out, &l);
+        }
+        push_also_searched(&mut out, st, &[]);
+        return out;
+    }
+    let recs = recommended(st);
     if recs.is_empty() {
         push_no_change(&mut out, st);
     }
@@ -316,6 +323,11 @@ fn push_recommendation(out: &mut String, obj: &Objective, r: &Recommendation<'_>
 
 /// The settings searched but not recommended, each with why it stays.
 fn push_also_searched(out: &mut String, st: &TuneState, recs: &[Recommendation<'_>]) {
+    let held = if super::formula::preferred(st).is_some() {
+        "pgtune's set recommended instead, see above"
+    } else {
+        "held back with the set, see above"
+    };
     let searched: Vec<String> = st
         .decisions
         .iter()
@@ -325,7 +337,7 @@ fn push_also_searched(out: &mut String, st: &TuneState, recs: &[Recommendation<'
                 format!("{} ({})", d.setting, super::screen_report::not_raced(st, d))
             } else if d.value != d.start && d.why != Why::NotShown {
                 format!(
-                    "{} (its race: {} -> {}, {}; held back with the set, see above)",
+                    "{} (its race: {} -> {}, {}; {held})",
                     d.setting,
                     d.start,
                     d.value,
