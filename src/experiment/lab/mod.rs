@@ -6,6 +6,7 @@
 //! one folder each, and meet the lab through [`experiment::Experiment`].
 
 pub mod checkpoint;
+pub mod commit_cost;
 pub mod context;
 pub mod cpu;
 pub mod decision;
@@ -25,6 +26,7 @@ pub mod runner;
 pub mod spec;
 pub mod standby_fault;
 pub mod standby_rtt;
+pub mod sync_commit;
 pub mod sync_standby;
 pub mod whatif;
 
