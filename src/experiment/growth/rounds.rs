@@ -134,7 +134,11 @@ impl Growth<'_> {
     /// sessions after a restart), then its session settings.
     async fn enter_turn(&mut self, combo: usize) -> Result<(), RunError> {
         let ctx = self.ctx;
-        if let Entered::Restarted { .. } = ctx.enter_combo(combo).await? {
+        let entered = ctx.enter_combo(combo).await?;
+        if let Some(d) = self.distance {
+            d.follow(ctx).await?;
+        }
+        if let Entered::Restarted { .. } = entered {
             (self.client, self.watcher) = sessions(ctx).await?;
         }
         ctx.whatif

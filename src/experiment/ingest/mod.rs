@@ -183,14 +183,7 @@ pub async fn run(
     {
         ctx.note(e).await;
     }
-    if let Some(d) = &distance
-        && let Err(e) = d.restore().await
-    {
-        ctx.note(format!(
-            "the standbys' distance was not put back ({e}); the next pglab start puts it back"
-        ))
-        .await;
-    }
+    standby_rtt::put_back(ctx, distance.as_ref()).await;
     report.summarize(&confounders);
     if result.is_ok() {
         // Probed after the trials, so that its writes cannot disturb a measurement.

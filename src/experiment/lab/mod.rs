@@ -25,6 +25,7 @@ pub mod record;
 pub mod runner;
 pub mod spec;
 pub mod standby_fault;
+pub mod standby_fields;
 pub mod standby_rtt;
 pub mod sync_commit;
 pub mod sync_standby;

@@ -19,6 +19,7 @@ use super::summary::{format_time, format_tps};
 use super::throughput;
 use super::visible::Visible;
 use crate::experiment::lab::event::{Sample, TrialRef};
+use crate::experiment::lab::standby_rtt::Distance;
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
 use rand::SeedableRng;
@@ -47,6 +48,8 @@ pub struct Bench<'a> {
     /// `cache = warm`: how many times a restart for a swept setting emptied shared_buffers
     /// and the statements ran untimed again before their trials.
     pub rewarmed: u32,
+    /// `--standby-rtt`: the standbys, moved to each combination's distance.
+    pub distance: Option<&'a Distance>,
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -138,6 +141,7 @@ impl<'a> Bench<'a> {
             batch: Vec::new(),
             visible: None,
             rewarmed: 0,
+            distance: None,
         })
     }
 
@@ -156,6 +160,9 @@ impl<'a> Bench<'a> {
     async fn apply(&mut self, c: usize) -> Result<bool, RunError> {
         let (v, sc) = self.spec.split_combo(c);
         let restarted = matches!(self.ctx.enter_combo(sc).await?, Entered::Restarted { .. });
+        if let Some(d) = self.distance {
+            d.follow(self.ctx).await?;
+        }
         if restarted {
             self.session = PqSession::open(self.ctx, self.mode).await?;
         }

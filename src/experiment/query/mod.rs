@@ -65,6 +65,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use super::lab::event::{ResultLayout, RunEvent};
+use super::lab::standby_rtt::{self, Distance};
 use super::lab::whatif::combo_label;
 use super::lab::{RunCtx, RunError};
 use crate::measure::verdict::Better;
@@ -263,12 +264,19 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
         TxMode::Plain => {}
     }
     let mut confounders = Vec::new();
-    let result = AssertUnwindSafe(body(ctx, spec, report, mode, on_sandbox, &mut confounders))
+    let distance = Distance::for_run(ctx, &spec.set)?;
+    let how = How {
+        mode,
+        on_sandbox,
+        distance: distance.as_ref(),
+    };
+    let result = AssertUnwindSafe(body(ctx, spec, report, how, &mut confounders))
         .catch_unwind()
         .await;
     // Built candidates go on every path (their trials are over, or the run is — a panic
-    // too, which goes on after them).
+    // too, which goes on after them), and the standbys back at their own distance.
     visible::put_back(ctx, report).await;
+    standby_rtt::put_back(ctx, distance.as_ref()).await;
     let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     if on_sandbox {
         data_notes(ctx, report, &mut confounders).await;
@@ -280,16 +288,29 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     result
 }
 
+/// How the run's statements run: their transactions, on pglab's sandbox or not, and the
+/// standbys' swept distance.
+#[derive(Clone, Copy)]
+struct How<'a> {
+    mode: TxMode,
+    on_sandbox: bool,
+    distance: Option<&'a Distance>,
+}
+
 /// The run's work after its description: the checks, the setup, the candidates resolved,
 /// then each index value's blocks in turn.
 async fn body(
     ctx: &RunCtx,
     spec: &QuerySpec,
     report: &mut QueryReport,
-    mode: TxMode,
-    on_sandbox: bool,
+    how: How<'_>,
     confounders: &mut Vec<String>,
 ) -> Result<(), RunError> {
+    let How {
+        mode,
+        on_sandbox,
+        distance,
+    } = how;
     let problems = precheck::check_spec(spec, on_sandbox);
     if !problems.is_empty() {
         return Err(RunError::Failed(problems.join("; ")));
@@ -301,6 +322,7 @@ async fn body(
         Some(b) => b,
         None => Bench::open(ctx, spec, mode).await?,
     };
+    bench.distance = distance;
     if report.interleaved {
         let session = ctx.session().await?;
         for c in report.indexes.iter_mut() {

@@ -222,7 +222,8 @@ impl QuerySpec {
         let setup_sql = r.get("setup", String::new(), sqltext::resolve);
         let keep_setup = r.bool("keep-setup");
         let index = r.get("index", Vec::new(), read_candidates);
-        let set = r.settings(&[]);
+        let mut set = r.settings(&[]);
+        crate::experiment::lab::standby_fields::read(&mut r, &mut set);
         let cache = r.choice("cache", CACHES);
         let writes = r.choice("writes", WRITES);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
