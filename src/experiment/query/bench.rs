@@ -11,7 +11,7 @@ use super::cold::Cold;
 use super::exec;
 use super::guard::{self, TxMode};
 use super::pqsession::PqSession;
-use super::report::{ComboPlan, QueryReport, QueryTrial, clients_name};
+use super::report::{ComboPlan, QueryReport, QueryTrial};
 use super::rounds::Planned;
 use super::script::{Command, Script};
 use super::spec::{Cache, QuerySpec};
@@ -442,22 +442,7 @@ impl<'a> Bench<'a> {
             .shown(self.ctx, &self.ctx.whatif.names())
             .await?;
         let r = throughput::trial(self.ctx, self.spec, self.mode, clients, tref).await?;
-        Ok(QueryTrial {
-            statement: 0,
-            name: clients_name(clients),
-            combo: p.combo,
-            settings,
-            repeat: p.repeat,
-            seconds: r.seconds,
-            executions: 1,
-            rows: r.rows,
-            clients: Some(clients),
-            tps: Some(r.tps),
-            transactions: Some(r.transactions),
-            latency_ms: Some(r.latency),
-            client_cpu_s: r.client_cpu_s,
-            cold: false,
-        })
+        Ok(r.record(p, clients, settings))
     }
 
     /// A statement-mode trial: its batch of executions (after a restart, cold), timed.
@@ -510,6 +495,7 @@ impl<'a> Bench<'a> {
             latency_ms: None,
             client_cpu_s: None,
             cold: self.cold.is_some(),
+            load: None,
         })
     }
 }
