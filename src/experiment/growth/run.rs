@@ -327,6 +327,7 @@ impl<'a> Growth<'a> {
             let grown = grows
                 .take()
                 .unwrap_or_else(|| vec![None; spec.designs.len()]);
+            let replicas = sm.replicas.clone();
             let mut steps = sm.finish(spec, &self.states, grown);
             let first = at_versions
                 .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
@@ -336,6 +337,7 @@ impl<'a> Growth<'a> {
                 }
                 s.combo = c;
                 s.settings = shown.clone();
+                s.replicas = replicas.clone();
                 s.checkpoint = Some(checkpointed);
             }
             // The step's verdicts travel with its last design's sample.
