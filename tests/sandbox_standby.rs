@@ -10,30 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use pglab::paths::Paths;
-use pglab::server::{Sandbox, Standby, Target, sandbox_pid};
-
-fn pglab(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pglab"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .env_remove("PGHOST")
-        .env_remove("PGPORT")
-        .env_remove("PGDATABASE")
-        .output()
-        .expect("pglab runs")
-}
-
-fn ok(out: &Output) -> String {
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "pglab failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
+use common::standby::{lab, ok, pglab, wait_streaming};
+use pglab::server::{Standby, Target, sandbox_pid};
 
 /// Processes whose command line names `needle` (postgres or pglab's relay).
 fn processes(needle: &str) -> usize {
@@ -45,19 +23,6 @@ fn processes(needle: &str) -> usize {
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains(needle))
         .count()
-}
-
-/// `sandbox status` until it shows the standby streaming (the walreceiver connects a moment
-/// after the standby accepts connections).
-fn wait_streaming(data: &Path) -> String {
-    let end = Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = ok(&pglab(data, &["sandbox", "status"]));
-        if text.contains("replication: pglab_standby_1 streaming") || Instant::now() > end {
-            return text;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 fn kill9(pid: i32) {
@@ -73,28 +38,6 @@ fn kill9(pid: i32) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("pid {pid} did not die");
-}
-
-/// Destroys the sandbox and its standbys when the test ends, passed or not: a failed
-/// assertion must not leave servers and relays running.
-struct Cleanup(std::path::PathBuf);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = pglab(&self.0, &["sandbox", "destroy"]);
-    }
-}
-
-fn lab(tag: &str) -> (std::path::PathBuf, Sandbox, Standby, Cleanup) {
-    let dir = common::temp_dir(tag);
-    let data = dir.join("data");
-    let paths = Paths {
-        data_dir: data.clone(),
-        config_dir: dir.join("config"),
-    };
-    let sb = Sandbox::locate(&paths, None, None).unwrap();
-    let standby = Standby::of(&sb, 1).unwrap();
-    (data.clone(), sb, standby, Cleanup(data))
 }
 
 #[tokio::test(flavor = "multi_thread")]

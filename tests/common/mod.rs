@@ -2,6 +2,8 @@
 //! in a temporary data dir, stopped (and its directory removed) when the binary exits.
 #![allow(dead_code)]
 
+pub mod standby;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
