@@ -8,6 +8,7 @@ use super::plan::TrialPlan;
 use super::spec::IngestSpec;
 use super::summary::IngestSummary;
 pub use crate::experiment::lab::commit_cost::{LatencyMs, stalls_of};
+use crate::experiment::lab::fault_report::FaultTrial;
 use crate::measure::units::format_count;
 
 /// Why a trial's load ended.
@@ -156,6 +157,29 @@ impl IngestTrial {
             .map(|(n, v)| format!("{n}={v}"))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// The configuration but the level: `insert batch 1 ×1`.
+    pub fn subject(&self) -> String {
+        format!(
+            "{} batch {} ×{}",
+            self.method.as_str(),
+            self.batch,
+            self.clients
+        )
+    }
+
+    /// The trial as the standby fault's findings read it.
+    pub fn fault_view(&self) -> FaultTrial<'_> {
+        FaultTrial {
+            subject: self.subject(),
+            rest: self.settings_label(),
+            level: self.synchronous_commit,
+            series: &self.series,
+            longest_ms: self.latency_ms.max,
+            fault: self.fault.as_ref(),
+            replicas: &self.replicas,
+        }
     }
 
     pub fn series_name(&self) -> String {

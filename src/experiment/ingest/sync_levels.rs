@@ -60,8 +60,12 @@ pub fn findings(trials: &[IngestTrial], confidence: f64) -> Vec<String> {
             }
         }
         let settings = of[0].settings_label();
-        let subject = format!("{} batch {} ×{}", k.0.as_str(), k.1, k.2);
-        out.push(by_level(&subject, &settings, "commit latency", &parts));
+        out.push(by_level(
+            &of[0].subject(),
+            &settings,
+            "commit latency",
+            &parts,
+        ));
     }
     if !out.is_empty() {
         out.push(buys(levels_seen, sync_standby));
