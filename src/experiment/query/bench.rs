@@ -15,11 +15,11 @@ use super::report::{ComboPlan, QueryReport, QueryTrial};
 use super::rounds::Planned;
 use super::script::{Command, Script};
 use super::spec::{Cache, QuerySpec};
+use super::standbys::Standbys;
 use super::summary::{format_time, format_tps};
 use super::throughput;
 use super::visible::Visible;
 use crate::experiment::lab::event::{Sample, TrialRef};
-use crate::experiment::lab::standby_rtt::Distance;
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
 use rand::SeedableRng;
@@ -48,8 +48,9 @@ pub struct Bench<'a> {
     /// `cache = warm`: how many times a restart for a swept setting emptied shared_buffers
     /// and the statements ran untimed again before their trials.
     pub rewarmed: u32,
-    /// `--standby-rtt`: the standbys, moved to each combination's distance.
-    pub distance: Option<&'a Distance>,
+    /// `--standby-rtt`, `--standby-fault`: the standbys moved to each combination's
+    /// distance, or faulted during each throughput trial.
+    pub standbys: Option<&'a Standbys>,
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -141,7 +142,7 @@ impl<'a> Bench<'a> {
             batch: Vec::new(),
             visible: None,
             rewarmed: 0,
-            distance: None,
+            standbys: None,
         })
     }
 
@@ -160,7 +161,7 @@ impl<'a> Bench<'a> {
     async fn apply(&mut self, c: usize) -> Result<bool, RunError> {
         let (v, sc) = self.spec.split_combo(c);
         let restarted = matches!(self.ctx.enter_combo(sc).await?, Entered::Restarted { .. });
-        if let Some(d) = self.distance {
+        if let Some(d) = self.standbys.and_then(|s| s.distance.as_ref()) {
             d.follow(self.ctx).await?;
         }
         if restarted {
@@ -441,7 +442,8 @@ impl<'a> Bench<'a> {
             .session
             .shown(self.ctx, &self.ctx.whatif.names())
             .await?;
-        let r = throughput::trial(self.ctx, self.spec, self.mode, clients, tref).await?;
+        let fault = self.standbys.and_then(|s| s.fault.as_ref());
+        let r = throughput::trial(self.ctx, self.spec, (self.mode, fault), clients, tref).await?;
         Ok(r.record(p, clients, settings))
     }
 

@@ -45,6 +45,7 @@ pub mod setup_foreign;
 mod spec;
 pub mod sqltext;
 pub mod standby;
+pub mod standbys;
 pub mod summary;
 pub mod sync_levels;
 pub mod throughput;
@@ -67,12 +68,12 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use super::lab::event::{ResultLayout, RunEvent};
-use super::lab::standby_rtt::{self, Distance};
 use super::lab::whatif::combo_label;
 use super::lab::{RunCtx, RunError};
 use crate::measure::verdict::Better;
 use bench::Bench;
 use guard::TxMode;
+use standbys::Standbys;
 use visible::Visible;
 
 /// What makes a query run write on a server pglab did not start (None: it only reads, so
@@ -266,11 +267,11 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
         TxMode::Plain => {}
     }
     let mut confounders = Vec::new();
-    let distance = Distance::for_run(ctx, &spec.set)?;
+    let standbys = Standbys::for_run(ctx, spec).await?;
     let how = How {
         mode,
         on_sandbox,
-        distance: distance.as_ref(),
+        standbys: &standbys,
     };
     let result = AssertUnwindSafe(body(ctx, spec, report, how, &mut confounders))
         .catch_unwind()
@@ -278,7 +279,7 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     // Built candidates go on every path (their trials are over, or the run is — a panic
     // too, which goes on after them), and the standbys back at their own distance.
     visible::put_back(ctx, report).await;
-    standby_rtt::put_back(ctx, distance.as_ref()).await;
+    standbys.put_back(ctx).await;
     let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     if on_sandbox {
         data_notes(ctx, report, &mut confounders).await;
@@ -290,13 +291,13 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     result
 }
 
-/// How the run's statements run: their transactions, on pglab's sandbox or not, and the
-/// standbys' swept distance.
+/// How the run's statements run: their transactions, on pglab's sandbox or not, and what
+/// runs on the standbys beside them.
 #[derive(Clone, Copy)]
 struct How<'a> {
     mode: TxMode,
     on_sandbox: bool,
-    distance: Option<&'a Distance>,
+    standbys: &'a Standbys,
 }
 
 /// The run's work after its description: the checks, the setup, the candidates resolved,
@@ -311,7 +312,7 @@ async fn body(
     let How {
         mode,
         on_sandbox,
-        distance,
+        standbys,
     } = how;
     let problems = precheck::check_spec(spec, on_sandbox);
     if !problems.is_empty() {
@@ -324,7 +325,7 @@ async fn body(
         Some(b) => b,
         None => Bench::open(ctx, spec, mode).await?,
     };
-    bench.distance = distance;
+    bench.standbys = Some(standbys);
     if report.interleaved {
         let session = ctx.session().await?;
         for c in report.indexes.iter_mut() {

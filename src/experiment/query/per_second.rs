@@ -32,6 +32,9 @@ pub struct LoadRecord {
     /// The primary's standbys as `pg_stat_replication` showed them right after the load.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaLag>,
+    /// What `--standby-fault` did to the standby during the trial (None: no fault asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::experiment::lab::standby_fault::FaultWindow>,
 }
 
 /// The running count at each whole second of a trial.

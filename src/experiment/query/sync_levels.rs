@@ -6,6 +6,7 @@
 
 use super::report::{QueryReport, QueryTrial};
 use crate::experiment::lab::commit_cost::{LevelTrial, buys, by_level, level_line, synchronous};
+use crate::experiment::lab::fault_report::{self, FaultTrial};
 use crate::experiment::lab::standby_fields::SYNC_COMMIT;
 use crate::experiment::lab::sync_commit::SyncCommit;
 
@@ -28,6 +29,37 @@ fn key(report: &QueryReport, t: &QueryTrial) -> (String, usize, String) {
         report.params.split_combo(t.combo).0,
         others.join(" "),
     )
+}
+
+/// The trials run with a standby fault, per configuration and level: what the fault did
+/// (ingest's words, see `lab::fault_report`).
+pub fn fault_findings(report: &QueryReport, confidence: f64) -> Vec<String> {
+    let views: Vec<FaultTrial> = report
+        .trials
+        .iter()
+        .filter_map(|t| {
+            let load = t.load.as_ref()?;
+            let (name, index, rest) = key(report, t);
+            Some(FaultTrial {
+                subject: subject(&name, index),
+                rest,
+                level: level(t)?,
+                series: &load.series,
+                longest_ms: load.statement_ms.max,
+                fault: load.fault.as_ref(),
+                replicas: &load.replicas,
+            })
+        })
+        .collect();
+    fault_report::findings(&views, "tps", confidence)
+}
+
+/// `4 clients`, and the candidate index when there is one.
+fn subject(clients: &str, index: usize) -> String {
+    match index {
+        0 => clients.to_string(),
+        v => format!("{clients} · idx {v}"),
+    }
 }
 
 /// One finding per configuration measured at two levels or more, then what each buys.
@@ -81,11 +113,12 @@ pub fn findings(report: &QueryReport, confidence: f64) -> Vec<String> {
             })
             .collect();
         seen.extend(levels);
-        let subject = match k.1 {
-            0 => k.0.clone(),
-            v => format!("{} · idx {v}", k.0),
-        };
-        out.push(by_level(&subject, &k.2, "statement latency", &parts));
+        out.push(by_level(
+            &subject(&k.0, k.1),
+            &k.2,
+            "statement latency",
+            &parts,
+        ));
     }
     if !out.is_empty() {
         out.push(buys(seen, sync_standby));
@@ -125,6 +158,7 @@ mod tests {
                 replay_lag_ms: Some(4.3),
                 replay_behind_bytes: Some(0),
             }],
+            fault: None,
         });
         t
     }

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
+use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use super::guard::TxMode;
@@ -20,6 +21,8 @@ use super::spec::QuerySpec;
 use crate::experiment::lab::commit_cost::{LatencyMs, stalls_of};
 use crate::experiment::lab::cpu::CpuWindow;
 use crate::experiment::lab::event::{Progress, TrialRef};
+use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_fault::{FaultWindow, Injector};
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::replication::ReplicaLag;
 
@@ -263,11 +266,42 @@ async fn replicas(ctx: &RunCtx) -> Vec<ReplicaLag> {
     }
 }
 
-/// Run one trial of `clients` clients.
+/// What the clients' run gives: their common start, each one's result, the count at every
+/// second, and what a standby fault beside them did.
+type Ran = (Instant, Vec<ClientResult>, PerSecond, Option<FaultWindow>);
+
+/// The clients' run, with the standby fault (the standby already streaming, `control` the
+/// run's session) beside it when there is one; the standby is put back and streaming again
+/// before this returns, however the run ended.
+async fn run_beside(
+    ctx: &RunCtx,
+    group: &mut Clients,
+    (duration_s, tref): (f64, &TrialRef),
+    fault: Option<(&Injector, &Client)>,
+) -> Result<Ran, RunError> {
+    let Some((f, control)) = fault else {
+        let (t0, results, per_second) = group.run(ctx, duration_s, tref).await?;
+        return Ok((t0, results, per_second, None));
+    };
+    let mut go = group.go.subscribe();
+    let started = async move {
+        let g = (*go.wait_for(Option::is_some).await.ok()?)?;
+        Some(g.deadline - Duration::from_secs_f64(duration_s))
+    };
+    let running = group.run(ctx, duration_s, tref);
+    let when = (started, Some(duration_s));
+    let (ran, window) = standby_beside::beside(ctx, control, Some(f), when, running).await;
+    let put_back = f.ready(ctx, control).await;
+    let (t0, results, per_second) = ran?;
+    put_back?;
+    Ok((t0, results, per_second, window))
+}
+
+/// Run one trial of `clients` clients (with a standby fault beside them when given).
 pub async fn trial(
     ctx: &RunCtx,
     spec: &QuerySpec,
-    mode: TxMode,
+    (mode, fault): (TxMode, Option<&Injector>),
     clients: u32,
     tref: &TrialRef,
 ) -> Result<Throughput, RunError> {
@@ -289,15 +323,29 @@ pub async fn trial(
         seed: spec.seed,
         done: Arc::new(AtomicU64::new(0)),
     });
+    let control = match fault {
+        Some(f) => {
+            let c = ctx.session().await?;
+            ctx.emit
+                .phase(Some(tref.clone()), "standby streaming before the fault")
+                .await;
+            f.ready(ctx, &c).await?;
+            Some(c)
+        }
+        None => None,
+    };
     let mut group = Clients::start(work, n)?;
     group.ready(ctx).await?;
     let cpu = CpuWindow::start();
-    let (t0, results, per_second) = group.run(ctx, spec.duration_s, tref).await?;
+    let beside = fault.zip(control.as_ref());
+    let (t0, results, per_second, window) =
+        run_beside(ctx, &mut group, (spec.duration_s, tref), beside).await?;
     let used = cpu.finish();
     let mut t = sum(t0, &results, spec.duration_s)?;
     t.client_cpu_s = Some(used.client_cpu_s);
     t.load.series = per_second.series(t.transactions, t.seconds);
     (t.load.stall_seconds, t.load.worst_second) = stalls_of(&t.load.series);
     t.load.replicas = replicas(ctx).await;
+    t.load.fault = window;
     Ok(t)
 }
