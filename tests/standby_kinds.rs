@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::standby::{Cleanup, lab, ok, pglab, wait_streaming};
+use common::standby::{Cleanup, interrupt, lab, ok, pglab, spawn, wait_streaming};
 use pglab::server::{Sandbox, Standby};
 
 /// `pglab run KIND` with `args` and the `flags` (words without spaces), one trial of each,
@@ -216,27 +216,17 @@ fn a_standby_stopped_under_query_writes_hangs_on_and_not_local() {
 #[test]
 fn ctrl_c_mid_query_puts_the_standby_and_the_settings_back() {
     let (data, sb, standby, _cleanup) = started("kinds-cancel");
-    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_pglab"))
-        .arg("--data-dir")
-        .arg(&data)
-        .args(["run", "query", "--setup", "CREATE TABLE kinds_c (id int)"])
-        .args(["--sql", "INSERT INTO kinds_c VALUES (1)", "--clients", "1"])
-        .args([
-            "--duration",
-            "60s",
-            "--sync-commit",
-            "on",
-            "--standby-rtt",
-            "4ms",
-        ])
-        .args(["--repeat", "1", "--no-history"])
-        .env_remove("PGHOST")
-        .env_remove("PGPORT")
-        .env_remove("PGDATABASE")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let args = ["run", "query", "--setup", "CREATE TABLE kinds_c (id int)"];
+    let sql = ["--sql", "INSERT INTO kinds_c VALUES (1)", "--clients", "1"];
+    let more = [
+        "--duration",
+        "60s",
+        "--sync-commit",
+        "on",
+        "--standby-rtt",
+        "4ms",
+    ];
+    let run = spawn(&data, &[&args[..], &sql, &more, &["--no-history"]].concat());
     // Interrupted once the standby is at the run's distance, while the clients write.
     let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while standby.relay().running().is_none() && std::time::Instant::now() < end {
@@ -247,12 +237,7 @@ fn ctrl_c_mid_query_puts_the_standby_and_the_settings_back() {
         "the run never moved the standby"
     );
     std::thread::sleep(std::time::Duration::from_secs(2));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(run.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert_eq!(interrupt(run), Some(130));
     all_back(&data, &sb, &standby);
 }
 

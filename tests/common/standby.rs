@@ -1,23 +1,46 @@
 //! The sandbox with a standby, through the `pglab` binary: what the standby tests share.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pglab::paths::Paths;
 use pglab::server::{Sandbox, Standby};
 
 /// `pglab --data-dir DATA ARGS…`, with no libpq environment pointing elsewhere.
-pub fn pglab(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pglab"))
-        .arg("--data-dir")
+fn command(data: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pglab"));
+    c.arg("--data-dir")
         .arg(data)
         .args(args)
         .env_remove("PGHOST")
         .env_remove("PGPORT")
-        .env_remove("PGDATABASE")
-        .output()
-        .expect("pglab runs")
+        .env_remove("PGDATABASE");
+    c
+}
+
+/// Run pglab to its end.
+pub fn pglab(data: &Path, args: &[&str]) -> Output {
+    command(data, args).output().expect("pglab runs")
+}
+
+/// Start pglab in the background, its output dropped.
+pub fn spawn(data: &Path, args: &[&str]) -> Child {
+    command(data, args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("pglab starts")
+}
+
+/// Ctrl-C to a pglab started by [`spawn`]: its exit code.
+pub fn interrupt(mut run: Child) -> Option<i32> {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    run.wait().expect("pglab ends").code()
 }
 
 /// The run's stdout, asserting that it succeeded.
