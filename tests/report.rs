@@ -534,7 +534,25 @@ fn an_ingest_report_has_tables_charts_and_advice_from_a_real_run() {
         "{md}"
     );
     let names: Vec<&str> = svgs.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names[..2], ["ingest.svg", "ingest-latency.svg"]);
+    assert_eq!(
+        names[..3],
+        [
+            "ingest.svg",
+            "ingest-latency.svg",
+            "ingest-commit-latency.svg"
+        ]
+    );
+    // The levels varied: commit latency per level, a legend entry per percentile.
+    use pglab::report::chart_commit as cc;
+    let percentiles: Vec<String> = ["p50, the median", "p99", "p99.9", "max"]
+        .map(String::from)
+        .to_vec();
+    assert_chart(
+        "commit latency",
+        &svgs[2].1,
+        &[cc::LEVEL_AXIS, cc::COMMIT_AXIS],
+        &percentiles,
+    );
     // Every trial shows the load generator's CPU share (and the host's) as a percentage.
     let trials = &md[md.find("## Trials").unwrap()..];
     let mut rows = trials.lines().filter(|l| l.starts_with('|'));

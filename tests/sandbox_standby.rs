@@ -2,12 +2,14 @@
 //! --standbys 1` streams (status shows it), a kill -9 of the standby's postmaster or of its
 //! relay is repaired by the next start, `sandbox stop` leaves no process; and at an emulated
 //! 2 ms round trip, `synchronous_commit = on` at one client is bounded below by the RTT while
-//! `local` is not.
+//! `local` is not; a standby fault hangs the commits that wait for it and everything is put
+//! back; the RTT swept as a setting, also with a fault, whose stopped standby comes back at the
+//! trial's distance.
 
 mod common;
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::standby::{interrupt, lab, ok, pglab, spawn, wait_streaming};
@@ -320,6 +322,16 @@ async fn a_standby_fault_hangs_the_commits_that_wait_for_it_and_everything_is_pu
     assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
 }
 
+/// The trial at the swept distance `rtt`.
+fn trial_at_rtt<'a>(json: &'a serde_json::Value, rtt: &str) -> &'a serde_json::Value {
+    json["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["settings"]["pglab.standby_rtt"] == rtt)
+        .unwrap_or_else(|| panic!("no trial at {rtt}: {json}"))
+}
+
 #[test]
 fn the_standby_rtt_is_swept_like_a_setting_and_put_back_after_the_run() {
     let (data, _sb, standby, _cleanup) = lab("rttaxis");
@@ -333,15 +345,9 @@ fn the_standby_rtt_is_swept_like_a_setting_and_put_back_after_the_run() {
             .copied()
             .collect::<Vec<_>>(),
     );
-    let trials = json["trials"].as_array().unwrap();
-    let at = |rtt: &str| {
-        trials
-            .iter()
-            .find(|t| t["settings"]["pglab.standby_rtt"] == rtt)
-            .unwrap_or_else(|| panic!("no trial at {rtt}: {json}"))
-    };
+    let at = |rtt: &str| trial_at_rtt(&json, rtt);
     // Each value is a combination of its own; `on` waits at least the round trip at 4 ms.
-    assert_eq!(trials.len(), 2, "{json}");
+    assert_eq!(json["trials"].as_array().unwrap().len(), 2, "{json}");
     assert!(at("0ms")["latency_ms"]["p50"].as_f64().is_some());
     let far = at("4ms")["latency_ms"]["p50"].as_f64().unwrap();
     assert!(far >= 3.8, "on at 4 ms: p50 {far} ms");
@@ -349,4 +355,102 @@ fn the_standby_rtt_is_swept_like_a_setting_and_put_back_after_the_run() {
     assert!(standby.relay().running().is_none());
     assert_eq!(standby.rtt(), None);
     assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+}
+
+/// Whether the primary sees `pglab_standby_1` streaming from 127.0.0.1 (through a relay; on
+/// the socket `client_addr` is NULL).
+async fn streams_from_relay(primary: &tokio_postgres::Client) -> bool {
+    let sql = "SELECT host(client_addr) FROM pg_stat_replication \
+               WHERE application_name = 'pglab_standby_1' AND state = 'streaming'";
+    let row = primary.query_opt(sql, &[]).await.ok().flatten();
+    row.and_then(|r| r.get::<_, Option<String>>(0)).as_deref() == Some("127.0.0.1")
+}
+
+/// Wait (while `run` goes on) until `until` holds; false when the run ended first.
+fn while_running(run: &mut std::process::Child, until: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(120);
+    while !until() {
+        if run.try_wait().unwrap().is_some() || Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// After the fault stopped the standby and it came back, before the run ends: it streams
+/// through a relay holding `one_way` each way.
+async fn back_through_relay(
+    run: &mut std::process::Child,
+    standby: &Standby,
+    primary: &tokio_postgres::Client,
+    one_way: Duration,
+) -> bool {
+    assert!(while_running(run, || !standby.running()), "never stopped");
+    assert!(while_running(run, || standby.running()), "never back");
+    while run.try_wait().unwrap().is_none() {
+        let relay = standby.relay().running().map(|r| r.spec.one_way);
+        if relay == Some(one_way) && streams_from_relay(primary).await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fault_at_a_swept_distance_puts_the_standby_back_at_the_trials_distance() {
+    let (data, sb, standby, _cleanup) = lab("rttfault");
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    let (_, port) = sb.live_postmaster().unwrap();
+    let primary = Target::new(sb.conn_params(port), true).unwrap();
+    let primary = primary.connect().await.unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_pglab"))
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["run", "ingest", "--method", "insert", "--clients", "1"])
+        .args(["--rows", "1M", "--duration", "4s", "--sync-commit", "on"])
+        .args([
+            "--standby-fault",
+            "stop-at=1s,for=1s",
+            "--standby-rtt",
+            "4ms",
+        ])
+        .args(["--repeat", "1", "--format", "json", "--no-history"])
+        .env_remove("PGHOST")
+        .env_remove("PGPORT")
+        .env_remove("PGDATABASE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Put back at the trial's 4 ms (a relay holding 2 ms each way), not at the standby's own
+    // distance (none: the primary's socket).
+    let relayed = back_through_relay(&mut run, &standby, &primary, Duration::from_millis(2)).await;
+    let out = run.wait_with_output().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&ok(&out)).expect("json");
+    assert!(
+        relayed,
+        "after its return the standby did not stream through the relay"
+    );
+    let far = trial_at_rtt(&json, "4ms");
+    let w = &far["fault"];
+    let (from, back) = (w["from_s"].as_f64(), w["to_s"].as_f64());
+    assert!(from.zip(back).is_some_and(|(f, b)| f < b), "{far}");
+    assert!(w["problems"].is_null(), "{far}");
+    // `on` waited for the stopped standby, and every commit for the round trip.
+    assert!(far["latency_ms"]["max"].as_f64().unwrap() >= 900.0, "{far}");
+    let p50 = far["latency_ms"]["p50"].as_f64().unwrap();
+    assert!(p50 >= 3.8, "on at 4 ms: p50 {p50} ms");
+    // Everything back: the standby's own distance (none, never saved), no relay, streaming,
+    // the primary's settings.
+    assert_eq!(standby.rtt(), None);
+    assert!(standby.relay().running().is_none());
+    assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
+    assert!(
+        sb.changed_settings().is_empty(),
+        "{:?}",
+        sb.changed_settings()
+    );
 }

@@ -1,7 +1,8 @@
 //! ingest charts, the CouchDB post's picture: rows/s against batch size (log–log), one line
 //! per method × clients × synchronous_commit with each median's interval, and the disk's
 //! fsync ceiling as a reference line when the run measured it; batch latency p50/p99 against
-//! batch size; rows/s over the seconds of a trial when trials recorded a series.
+//! batch size. Commit latency per synchronous_commit level is `chart_commit`'s, rows/s over
+//! the seconds of a trial `chart_over_time`'s.
 
 use crate::experiment::ingest::{ConfigStat, IngestReport, IngestTrial, Method, SyncCommit};
 use crate::measure::units::format_count;
@@ -13,13 +14,11 @@ use super::ingest::{median_of, trials_of};
 pub const BATCH_AXIS: &str = "batch size in rows (log scale)";
 pub const RATE_AXIS: &str = "rows loaded per second (log scale)";
 pub const LATENCY_AXIS: &str = "time of one batch (log scale)";
-pub const ELAPSED_AXIS: &str = "time into the trial";
-pub const SERIES_RATE_AXIS: &str = "rows loaded per second";
 
 /// A curve: one method at one client count and synchronous_commit.
 type Curve = (Method, u32, SyncCommit);
 
-fn curve_name((m, c, s): Curve) -> String {
+pub(super) fn curve_name((m, c, s): Curve) -> String {
     format!(
         "{} · {c} client{} · sync {}",
         m.as_str(),
@@ -43,7 +42,7 @@ fn curves(b: &IngestReport) -> Vec<(Curve, Vec<&ConfigStat>)> {
     out
 }
 
-fn marker(m: Method) -> Marker {
+pub(super) fn marker(m: Method) -> Marker {
     match m {
         Method::Insert => Marker::Cross,
         Method::InsertTx => Marker::Circle,
@@ -57,7 +56,7 @@ fn count(v: f64) -> String {
 }
 
 /// "0.1 ms", "1 ms", "1000 ms": ticks in the axis' unit.
-fn ms_tick(v: f64) -> String {
+pub(super) fn ms_tick(v: f64) -> String {
     let s = format!("{v:.4}");
     format!("{} ms", s.trim_end_matches('0').trim_end_matches('.'))
 }
@@ -178,76 +177,35 @@ fn latency_chart(b: &IngestReport) -> Option<Plot> {
     })
 }
 
-/// Most lines drawn on the over-time chart (the trials that decayed most first).
-const MAX_TIME_SERIES: usize = 8;
-
-fn series_chart(b: &IngestReport) -> Option<Plot> {
-    let mut with: Vec<&IngestTrial> = b.trials.iter().filter(|t| t.series.len() >= 2).collect();
-    if with.is_empty() {
-        return None;
-    }
-    with.sort_by(|x, y| {
-        y.decay_pct
-            .unwrap_or(0.0)
-            .total_cmp(&x.decay_pct.unwrap_or(0.0))
-    });
-    let shown = with.len().min(MAX_TIME_SERIES);
-    let series = with
-        .iter()
-        .take(MAX_TIME_SERIES)
-        .enumerate()
-        .map(|(i, t)| Series {
-            name: format!(
-                "{} · batch {} · #{}",
-                curve_name((t.method, t.clients, t.synchronous_commit)),
-                t.batch,
-                t.repeat
-            ),
-            color: PALETTE[i % PALETTE.len()],
-            dashed: false,
-            marker: marker(t.method),
-            hollow: false,
-            dots: Vec::new(),
-            points: t
-                .series
-                .iter()
-                .enumerate()
-                .map(|(s, r)| (s as f64 + 1.0, *r))
-                .collect(),
-            whiskers: Vec::new(),
-        })
-        .collect();
-    Some(Plot {
-        caption: format!(
-            "ingest: rows/s in each second of a trial ({shown} of {} trials with a series)",
-            with.len()
-        ),
-        x: Axis {
-            title: ELAPSED_AXIS.into(),
-            scale: Scale::Linear("s"),
-        },
-        y: Axis {
-            title: SERIES_RATE_AXIS.into(),
-            scale: Scale::Linear(""),
-        },
-        series,
-        refs: Vec::new(),
-    })
-}
-
-/// The ingest charts: rows/s by batch (the main one), latency by batch, rows/s over time.
+/// The ingest charts: rows/s by batch (the main one), latency by batch, commit latency by
+/// synchronous_commit level (when the run varied it or the standby's distance), rows/s over
+/// time (when trials recorded a series).
 pub fn charts(b: &IngestReport) -> Vec<Chart> {
+    let draw_plot = |p: Option<Plot>| p.and_then(|p| draw(&p).ok().flatten());
     let mut out = Vec::new();
-    for (suffix, title, plot) in [
-        ("", "Rows per second by batch size", rate_chart(b)),
-        ("-latency", "Batch latency by batch size", latency_chart(b)),
+    for (suffix, title, svg) in [
+        (
+            "",
+            "Rows per second by batch size",
+            draw_plot(rate_chart(b)),
+        ),
+        (
+            "-latency",
+            "Batch latency by batch size",
+            draw_plot(latency_chart(b)),
+        ),
+        (
+            "-commit-latency",
+            "Commit latency by synchronous_commit level",
+            super::chart_commit::svg(b),
+        ),
         (
             "-over-time",
-            "Rows per second during the trials",
-            series_chart(b),
+            "Rows per second during the trials, stalls and standby faults marked",
+            super::chart_over_time::svg(b),
         ),
     ] {
-        if let Some(svg) = plot.and_then(|p| draw(&p).ok().flatten()) {
+        if let Some(svg) = svg {
             out.push(Chart {
                 suffix: suffix.into(),
                 title: title.into(),

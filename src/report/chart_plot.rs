@@ -54,6 +54,15 @@ pub struct Series {
     pub dots: Vec<(f64, f64)>,
 }
 
+impl Series {
+    /// Every value of y it draws: its points, its whiskers' ends, its trials' dots.
+    pub fn ys(&self) -> impl Iterator<Item = f64> + '_ {
+        let points = self.points.iter().map(|p| p.1);
+        let whiskers = self.whiskers.iter().flat_map(|w| [w.1, w.2]);
+        points.chain(whiskers).chain(self.dots.iter().map(|d| d.1))
+    }
+}
+
 /// A horizontal line at a value of y, named in the legend.
 #[derive(Debug, Clone)]
 pub struct RefLine {
@@ -205,7 +214,7 @@ pub fn bytes_tick(e: i64) -> String {
     format!("{} {}", 1u64 << (e % 10), UNITS[unit.min(6)])
 }
 
-type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
+pub(super) type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Width of the legend panel right of the plot: the legend never hides a line.
 pub const LEGEND_WIDTH: u32 = 330;
@@ -214,17 +223,40 @@ const LEGEND_CHARS: usize = 46;
 
 /// The legend, drawn in its own panel: a sample of each line (solid or dashed, with its
 /// marker) and its name, wrapped.
-struct Legend<'a, 'b> {
-    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+pub(super) struct Legend<'a, 'b> {
+    area: &'a Area<'b>,
     y: i32,
 }
 
+/// A part of the SVG canvas.
+pub(super) type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+
 impl<'a, 'b> Legend<'a, 'b> {
-    fn new(area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>) -> Self {
+    pub(super) fn new(area: &'a Area<'b>) -> Self {
         Legend { area, y: 56 }
     }
 
-    fn entry(
+    /// A shaded area's entry: a filled swatch and its name.
+    pub(super) fn swatch(&mut self, name: &str, fill: ShapeStyle) -> DrawResult<()> {
+        let y = self.y;
+        self.area
+            .draw(&Rectangle::new([(4, y - 6), (30, y + 6)], fill))?;
+        self.text(name)
+    }
+
+    fn text(&mut self, name: &str) -> DrawResult<()> {
+        for (i, text) in wrap(name, LEGEND_CHARS).iter().enumerate() {
+            self.area.draw(&Text::new(
+                text.clone(),
+                (38, self.y - 6 + 15 * i as i32),
+                ("sans-serif", 12).into_font(),
+            ))?;
+        }
+        self.y += 15 * wrap(name, LEGEND_CHARS).len() as i32 + 5;
+        Ok(())
+    }
+
+    pub(super) fn entry(
         &mut self,
         name: &str,
         dashed: bool,
@@ -245,16 +277,7 @@ impl<'a, 'b> Legend<'a, 'b> {
             Some(Marker::Cross) => self.area.draw(&Cross::new((17, y), 4, mark))?,
             None => {}
         }
-        for (i, text) in wrap(name, LEGEND_CHARS).iter().enumerate() {
-            self.area.draw(&Text::new(
-                text.clone(),
-                (38, y - 6 + 15 * i as i32),
-                ("sans-serif", 12).into_font(),
-            ))?;
-            self.y += 15;
-        }
-        self.y += 5;
-        Ok(())
+        self.text(name)
     }
 }
 
@@ -274,23 +297,44 @@ fn wrap(s: &str, n: usize) -> Vec<String> {
 }
 
 /// The plot's chart area: values on both axes as coordinates, drawn to SVG.
-type Canvas<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+pub(super) type Canvas<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// The plot as an SVG document; None when no series has a point.
 pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
-    if plot.series.iter().all(|s| s.points.is_empty()) {
-        return Ok(None);
-    }
-    let (xl, yl) = layouts(plot);
+    draw_with(plot, |_, _, _, _| Ok(()))
+}
+
+/// An SVG document of the plot's size, white, its plot area and legend panel drawn by `f`.
+pub(super) fn canvas(f: impl FnOnce(&Area<'_>, &Area<'_>) -> DrawResult<()>) -> DrawResult<String> {
     let mut buf = String::new();
     {
         let root =
             SVGBackend::with_string(&mut buf, (WIDTH + LEGEND_WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
         let (area, legend_area) = root.split_horizontally(WIDTH);
-        let mut chart = chart_with_mesh(&area, plot, &xl, &yl)?;
+        f(&area, &legend_area)?;
+        root.present()?;
+    }
+    Ok(buf)
+}
+
+/// Like [`draw`], with `under` drawn after the axes and before the lines.
+pub(super) fn draw_with(
+    plot: &Plot,
+    under: impl FnOnce(&mut Canvas<'_, '_>, &mut Legend<'_, '_>, &Layout, &Layout) -> DrawResult<()>,
+) -> DrawResult<Option<String>> {
+    if plot.series.iter().all(|s| s.points.is_empty()) {
+        return Ok(None);
+    }
+    let (xl, yl) = layouts(plot);
+    canvas(|area, legend_area| {
+        let x = Frame::of(&plot.x.title, &xl);
+        let y = Frame::of(&plot.y.title, &yl);
+        let mut chart = framed(area, &plot.caption, &x, &y)?;
         let (x0, x1) = (xl.range().start, xl.range().end);
-        let mut legend = Legend::new(&legend_area);
+        let mut legend = Legend::new(legend_area);
+        under(&mut chart, &mut legend, &xl, &yl)?;
         for r in &plot.refs {
             let y = yl.pos(r.y);
             let style = r.color.stroke_width(2);
@@ -298,11 +342,12 @@ pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
             legend.entry(&r.name, true, None, style, style)?;
         }
         for s in &plot.series {
-            draw_series(&mut chart, &mut legend, s, &xl, &yl)?;
+            let (line, mark) = draw_line(&mut chart, s, &xl, &yl)?;
+            legend.entry(&s.name, s.dashed, Some(s.marker), line, mark)?;
         }
-        root.present()?;
-    }
-    Ok(Some(buf))
+        Ok(())
+    })
+    .map(Some)
 }
 
 /// The x and y axes laid out for every value drawn: points, trials' dots, whiskers and
@@ -316,14 +361,8 @@ fn layouts(plot: &Plot) -> (Layout, Layout) {
     let ys: Vec<f64> = plot
         .series
         .iter()
-        .flat_map(|s| {
-            s.points
-                .iter()
-                .map(|p| p.1)
-                .chain(s.whiskers.iter().flat_map(|w| [w.1, w.2]))
-        })
+        .flat_map(Series::ys)
         .chain(plot.refs.iter().map(|r| r.y))
-        .chain(plot.series.iter().flat_map(|s| s.dots.iter().map(|d| d.1)))
         .collect();
     (
         Layout::new(plot.x.scale, &xs),
@@ -331,41 +370,61 @@ fn layouts(plot: &Plot) -> (Layout, Layout) {
     )
 }
 
+/// How one axis is drawn: its title, coordinate range, how many ticks, and their labels.
+pub(super) struct Frame<'a> {
+    pub title: &'a str,
+    pub range: std::ops::Range<f64>,
+    pub ticks: usize,
+    pub label: Box<dyn Fn(f64) -> String + 'a>,
+}
+
+impl<'a> Frame<'a> {
+    /// An axis laid out by `layout`.
+    pub fn of(title: &'a str, layout: &'a Layout) -> Frame<'a> {
+        Frame {
+            title,
+            range: layout.range(),
+            ticks: layout.ticks(),
+            label: Box::new(|v| layout.label(v)),
+        }
+    }
+}
+
 /// The chart on `area` with its caption, axes titles, ticks and light grid drawn.
-fn chart_with_mesh<'a, 'b>(
-    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
-    plot: &Plot,
-    xl: &Layout,
-    yl: &Layout,
+pub(super) fn framed<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    x: &Frame<'_>,
+    y: &Frame<'_>,
 ) -> DrawResult<Canvas<'a, 'b>> {
     let mut chart = ChartBuilder::on(area)
-        .caption(&plot.caption, ("sans-serif", 18))
+        .caption(caption, ("sans-serif", 18))
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(xl.range(), yl.range())?;
+        .build_cartesian_2d(x.range.clone(), y.range.clone())?;
     chart
         .configure_mesh()
-        .x_desc(plot.x.title.as_str())
-        .y_desc(plot.y.title.as_str())
-        .x_labels(xl.ticks())
-        .y_labels(yl.ticks())
-        .x_label_formatter(&|v| xl.label(*v))
-        .y_label_formatter(&|v| yl.label(*v))
+        .x_desc(x.title)
+        .y_desc(y.title)
+        .x_labels(x.ticks)
+        .y_labels(y.ticks)
+        .x_label_formatter(&|v| (x.label)(*v))
+        .y_label_formatter(&|v| (y.label)(*v))
         .max_light_lines(1)
         .light_line_style(RGBColor(240, 240, 240))
         .draw()?;
     Ok(chart)
 }
 
-/// One series: its whiskers, its line, its trials' dots, its markers, then its legend entry.
-fn draw_series(
+/// One series: its whiskers, its line, its trials' dots and its markers. Returns the line's
+/// and the markers' styles, for its legend entry.
+pub(super) fn draw_line(
     chart: &mut Canvas<'_, '_>,
-    legend: &mut Legend<'_, '_>,
     s: &Series,
     xl: &Layout,
     yl: &Layout,
-) -> DrawResult<()> {
+) -> DrawResult<(ShapeStyle, ShapeStyle)> {
     let pts: Vec<(f64, f64)> = s
         .points
         .iter()
@@ -409,7 +468,7 @@ fn draw_series(
             chart.draw_series(pts.iter().map(|p| Cross::new(*p, 4, mark)))?;
         }
     }
-    legend.entry(&s.name, s.dashed, Some(s.marker), line, mark)
+    Ok((line, mark))
 }
 
 #[cfg(test)]

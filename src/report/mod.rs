@@ -3,9 +3,13 @@
 //! decides what a report says, the formats only lay it out.
 
 pub mod chart;
+pub mod chart_commit;
 pub mod chart_growth;
 pub mod chart_ingest;
+pub mod chart_over_time;
 pub mod chart_plot;
+#[cfg(test)]
+mod chart_standby_tests;
 pub mod charts;
 pub mod comparison;
 pub mod content;

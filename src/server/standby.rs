@@ -238,6 +238,21 @@ impl Standby {
             }
             None => self.rtt(),
         };
+        self.run_at(primary_port, rtt)
+    }
+
+    /// Start the standby, or have the running one read its connection again, through a
+    /// relay at `rtt` (zero: straight to the primary's socket) for a run, without remembering
+    /// it: its next [`Standby::start`] goes back to the distance it was started with. A run
+    /// that sweeps the distance puts a standby its fault stopped back with this, at the
+    /// trial's distance.
+    pub fn start_at(&self, primary_port: u16, rtt: Duration) -> Result<StandbyUp, TargetError> {
+        self.run_at(primary_port, (!rtt.is_zero()).then_some(rtt))
+    }
+
+    /// The standby running and streaming from `primary_port` through `rtt`'s relay (None:
+    /// the primary's socket), a paused replay resumed.
+    fn run_at(&self, primary_port: u16, rtt: Option<Duration>) -> Result<StandbyUp, TargetError> {
         // The role's password is the primary's (replicated): nothing to set on a standby,
         // which could not write it anyway.
         if let Ok(marker) = fs::read(self.primary.root.join("access")) {

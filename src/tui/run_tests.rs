@@ -357,3 +357,36 @@ fn scrolling_keys_elsewhere_keep_their_meaning() {
     press(&mut app, KeyCode::End);
     assert_eq!(app.run.scroll, before);
 }
+
+/// The run's share beside its ETA follows time, not the count of trials: after one trial of
+/// 40 s and 10 s into the second of four, "run 25%"-by-count would say a quarter while the
+/// ETA says two more minutes; the share is the time spent over the time spent and left.
+#[test]
+fn the_run_share_follows_the_time_the_eta_counts() {
+    let mut app = app();
+    start(&mut app, 's');
+    let t0 = app.now;
+    update(
+        &mut app,
+        Msg::Run(RunEvent::Started {
+            run_id: "r1".into(),
+            description: "index-build · 1M rows".into(),
+            trials: 4,
+            layout: fixture::layout(),
+        }),
+    );
+    let phase = |i: usize| {
+        Msg::Run(RunEvent::Phase {
+            trial: trial(i, 4, "sorted · 64MB"),
+            phase: "building index".into(),
+        })
+    };
+    update(&mut app, phase(1));
+    app.now = t0 + Duration::from_secs(40);
+    update(&mut app, phase(2));
+    app.now = t0 + Duration::from_secs(50);
+    let eta = app.run.eta(app.now).expect("an ETA from the first trial");
+    let share = app.run.run_share(app.now).unwrap();
+    assert!((share - 50.0 / (50.0 + eta)).abs() < 1e-9, "{share} {eta}");
+    assert!(share > 0.0 && share < 1.0);
+}

@@ -147,6 +147,7 @@ pub fn cheaper(name: &str) -> Option<Cheaper> {
         "shared_buffers"
         | "work_mem"
         | "maintenance_work_mem"
+        | "hash_mem_multiplier"
         | "wal_buffers"
         | "max_parallel_workers_per_gather" => Some(Cheaper::Lower),
         "max_wal_size" | "checkpoint_timeout" => Some(Cheaper::LowerRecovery),

@@ -40,10 +40,19 @@ impl Tuner {
             || names
                 .iter()
                 .any(|n| is_restart_setting(&st.formula, n, st.on_sandbox));
+        let obj = Objective::of(&st.spec);
+        c.plan(affordable_rounds(st, &c, budget));
         let mut end = End::Done;
-        while c.rounds < confirm::ROUNDS {
+        while c.rounds < c.last_round() {
             match self.confirm_round(st, &mut c, warmup, budget, cancel).await {
-                Ok(true) => {}
+                Ok(true) => {
+                    if c.look_due() {
+                        c.judge(obj.better, &self.rules);
+                        if c.decided() {
+                            break;
+                        }
+                    }
+                }
                 Ok(false) => break,
                 Err(Stop::Cancelled) => {
                     st.confirm = Some(c);
@@ -57,7 +66,6 @@ impl Tuner {
                 }
             }
         }
-        let obj = Objective::of(&st.spec);
         c.judge(obj.better, &self.rules);
         self.confirm_path(st, &c);
         self.emit(TuneEvent::Confirm(Box::new(c.clone())));
@@ -88,7 +96,7 @@ impl Tuner {
             let note = format!(
                 "the confirmation ran {} of its {} rounds: the budget held no more",
                 c.rounds,
-                confirm::ROUNDS
+                c.last_round()
             );
             self.emit(TuneEvent::Note(note.clone()));
             st.notes.push(note);
@@ -134,6 +142,17 @@ impl Tuner {
                 });
             }
         }
+    }
+}
+
+/// The confirmation rounds the budget left affords at the pace so far ([`confirm::ROUNDS`]
+/// when the pace is not known yet): its looks are planned from this, before any of its trials.
+fn affordable_rounds(st: &TuneState, c: &Confirm, budget: &Budget) -> usize {
+    match st.pace.estimate(c.sides().len()) {
+        Some(round) if !round.is_zero() => {
+            (budget.remaining().as_secs_f64() / round.as_secs_f64()).floor() as usize
+        }
+        _ => confirm::ROUNDS,
     }
 }
 

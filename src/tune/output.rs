@@ -300,7 +300,7 @@ fn push_recommendation(out: &mut String, obj: &Objective, r: &Recommendation<'_>
             estimate_text(obj, &c.a)
         ));
         line(&format!(
-            "--   verdict: {}; {} in its race, family-wise and sequentially corrected",
+            "--   verdict: {}; {}, family-wise and sequentially corrected",
             comparison_text(c),
             super::pair::evidence(d)
         ));

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use super::candidates::{cheaper, is_cheaper, same_value};
 use super::race::{Decision, Race, Why};
 use super::screen::{Effect, PAIRS};
 use super::state::TuneState;
@@ -126,41 +127,71 @@ pub fn partner(setting: &str) -> Option<&'static str> {
     })
 }
 
-/// How much evidence a decision rests on: `6 rounds, 24 trials`; for the second setting of a
-/// pair's race (its trials are counted once, on the first), which race they were.
+/// How much evidence a decision rests on: `6 rounds, 24 trials in its race`; for a member of
+/// a pair's race whose trials are counted on the other member, which race they were.
 pub fn evidence(d: &Decision) -> String {
     match partner(&d.setting) {
         Some(p) if d.trials == 0 && d.rounds > 0 => format!(
-            "{} rounds of its pair's race with {p}, the trials counted there",
+            "{} rounds of its pair's race with {p} (the trials counted there)",
             d.rounds
         ),
-        _ => format!("{} rounds, {} trials", d.rounds, d.trials),
+        _ => format!("{} rounds, {} trials in its race", d.rounds, d.trials),
     }
 }
 
-/// A pair's decision as one decision per setting, each with the pair's evidence (its trials
-/// counted once, on the first).
+/// A pair configuration's settings: `work_mem=4MB hash_mem_multiplier=2` by name.
+fn settings_of(label: &str) -> BTreeMap<String, String> {
+    label
+        .split(' ')
+        .filter_map(|p| p.split_once('='))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+/// True when configuration `a` of a pair costs less than `b`: no member dearer, at least one
+/// cheaper (so `64MB, 1` is cheaper than `64MB, 2`, and `64MB, 1` against `4MB, 2` is
+/// neither: one member cheaper, the other dearer). A member without a cheaper direction
+/// (`effective_cache_size`: the planner's estimate, no memory) costs the same at any value.
+pub fn combo_cheaper(a: &str, b: &str) -> bool {
+    let (a, b) = (settings_of(a), settings_of(b));
+    let mut any_cheaper = false;
+    for (name, va) in &a {
+        let Some(vb) = b.get(name) else {
+            return false;
+        };
+        if same_value(va, vb) || cheaper(name).is_none() {
+            continue;
+        }
+        if !is_cheaper(name, va, vb) {
+            return false;
+        }
+        any_cheaper = true;
+    }
+    any_cheaper
+}
+
+/// A pair's decision as one decision per setting, each with the pair's evidence: the trials
+/// counted once, on the first member the choice changes (on the first when none changes); a
+/// member the choice leaves as it was was not shown anything itself, so it carries no
+/// comparison.
 pub fn split(d: Decision) -> Vec<Decision> {
-    let parse = |label: &str| -> BTreeMap<String, String> {
-        label
-            .split(' ')
-            .filter_map(|p| p.split_once('='))
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
-    };
-    let (start, value) = (parse(&d.start), parse(&d.value));
-    names(&d.setting)
+    let (start, value) = (settings_of(&d.start), settings_of(&d.value));
+    let members = names(&d.setting);
+    let changed = |n: &String| start.get(n) != value.get(n);
+    let counted = members.iter().position(changed).unwrap_or(0);
+    members
         .into_iter()
         .enumerate()
         .map(|(i, n)| {
             let (from, to) = (start.get(&n).cloned(), value.get(&n).cloned());
+            let stays = from == to;
             Decision {
-                // A member the pair's choice leaves as it was was not shown better itself.
-                why: if from == to { Why::NotShown } else { d.why },
+                why: if stays { Why::NotShown } else { d.why },
+                comparison: if stays { None } else { d.comparison.clone() },
                 start: from.unwrap_or_default(),
                 value: to.unwrap_or_default(),
                 setting: n,
-                trials: if i == 0 { d.trials } else { 0 },
+                trials: if i == counted { d.trials } else { 0 },
                 ..d.clone()
             }
         })
@@ -261,12 +292,114 @@ mod tests {
             ("hash_mem_multiplier", "2", "2", 0)
         );
         assert_eq!((s[0].why, s[1].why), (Why::Better, Why::NotShown));
-        assert_eq!(evidence(&s[0]), "6 rounds, 24 trials");
+        assert_eq!(evidence(&s[0]), "6 rounds, 24 trials in its race");
         assert_eq!(
             evidence(&s[1]),
-            "6 rounds of its pair's race with work_mem, the trials counted there"
+            "6 rounds of its pair's race with work_mem (the trials counted there)"
         );
         assert!(is_known("effective_cache_size", "shared_buffers"));
         assert!(!is_known("work_mem", "jit"));
+    }
+
+    /// When only the second member changes, the trials are counted on it, and the first
+    /// (left as it was) carries no comparison of its own.
+    #[test]
+    fn the_trials_go_to_the_member_the_choice_changes() {
+        let d = Decision {
+            setting: "work_mem × hash_mem_multiplier".into(),
+            start: "work_mem=4MB hash_mem_multiplier=2".into(),
+            value: "work_mem=4MB hash_mem_multiplier=1".into(),
+            why: Why::EquivalentCheaper,
+            comparison: None,
+            confidence: 0.99,
+            rounds: 5,
+            trials: 20,
+        };
+        let s = split(d);
+        assert_eq!((s[0].trials, s[1].trials), (0, 20));
+        assert_eq!(
+            (s[0].why, s[1].why),
+            (Why::NotShown, Why::EquivalentCheaper)
+        );
+        assert!(s[0].comparison.is_none());
+        assert_eq!(
+            evidence(&s[0]),
+            "5 rounds of its pair's race with hash_mem_multiplier (the trials counted there)"
+        );
+    }
+
+    #[test]
+    fn a_configuration_is_cheaper_when_no_member_is_dearer() {
+        let c = |a: &str, b: &str| combo_cheaper(a, b);
+        assert!(c(
+            "shared_buffers=1GB effective_cache_size=4GB",
+            "shared_buffers=6GB effective_cache_size=4GB"
+        ));
+        assert!(c(
+            "shared_buffers=1GB effective_cache_size=4GB",
+            "shared_buffers=6GB effective_cache_size=16GB"
+        ));
+        assert!(
+            c(
+                "shared_buffers=1GB effective_cache_size=16GB",
+                "shared_buffers=6GB effective_cache_size=4GB"
+            ),
+            "effective_cache_size costs nothing"
+        );
+        assert!(
+            !c(
+                "work_mem=64MB hash_mem_multiplier=1",
+                "work_mem=4MB hash_mem_multiplier=2"
+            ),
+            "one member cheaper, the other dearer: not comparable"
+        );
+        assert!(
+            !c(
+                "shared_buffers=1GB effective_cache_size=4GB",
+                "shared_buffers=1024MB effective_cache_size=4GB"
+            ),
+            "the same configuration is not cheaper than itself"
+        );
+    }
+
+    /// Both configurations with work_mem at 64MB beat the start by half and neither is shown
+    /// worse than the other: the race takes the cheaper, the smaller hash_mem_multiplier,
+    /// although the dearer one measured a hair faster.
+    #[test]
+    fn a_pair_race_takes_the_cheapest_of_the_configurations_that_may_be_best() {
+        use crate::measure::rules::Rules;
+        const NOISE: [f64; 8] = [1.0, 0.99, 1.01, 0.98, 1.02, 1.0, 0.995, 1.005];
+        let truths = [
+            ("work_mem=4MB hash_mem_multiplier=2", 10.0),
+            ("work_mem=4MB hash_mem_multiplier=1", 10.0),
+            ("work_mem=64MB hash_mem_multiplier=2", 4.98),
+            ("work_mem=64MB hash_mem_multiplier=1", 5.0),
+        ];
+        let mut race = Race::new(
+            "work_mem × hash_mem_multiplier",
+            truths
+                .iter()
+                .map(|(v, _)| (v.to_string(), "pair".to_string()))
+                .collect(),
+        );
+        let rules = Rules::default();
+        race.plan_looks(rules.confidence, 8);
+        let mut i = 0;
+        while !race.settled(Better::Lower, &rules) {
+            let m: Vec<(String, f64)> = race
+                .next_order()
+                .into_iter()
+                .map(|v| {
+                    i += 1;
+                    let t = truths.iter().find(|(n, _)| *n == v).unwrap().1;
+                    (v, t * NOISE[i % NOISE.len()])
+                })
+                .collect();
+            race.add_round(&m);
+            race.look(Better::Lower, &rules);
+        }
+        let d = race.decide(Better::Lower, &rules);
+        assert_eq!(d.why, Why::Better, "{d:?}");
+        assert_eq!(d.value, "work_mem=64MB hash_mem_multiplier=1", "{d:?}");
     }
 }

@@ -320,28 +320,41 @@ impl Race {
             })
     }
 
-    /// The cheapest value still in the race that is shown better than `start` (None when the
-    /// setting has no cheaper direction or none is shown better).
+    /// True when value `a` costs less than `b`: by the setting's cheaper direction, or for a
+    /// pair's race by both its members ([`super::pair::combo_cheaper`]).
+    fn cheaper_value(&self, a: &str, b: &str) -> bool {
+        if super::pair::is_pair(self) {
+            super::pair::combo_cheaper(a, b)
+        } else {
+            is_cheaper(&self.setting, a, b)
+        }
+    }
+
+    /// Of the values still in the race shown better than `start`, the cheapest, starting
+    /// from `best` (the leader, shown better): none of them was shown worse than the leader,
+    /// so any may be the best, and the cheapest is what a DBA would take. Values that are not
+    /// comparable in cost (a pair with one member cheaper and the other dearer) keep the one
+    /// found first.
     fn cheapest_better<'a>(
         &'a self,
         start: &Candidate,
+        best: (&'a Candidate, Comparison),
         better: Better,
         r: &Rules,
-    ) -> Option<(&'a Candidate, Comparison)> {
+    ) -> (&'a Candidate, Comparison) {
         self.alive()
-            .filter(|c| c.value != start.value)
+            .filter(|c| c.value != start.value && c.value != best.0.value)
             .filter_map(|c| {
                 let cmp = compare_paired(&c.trials, &start.trials, better, r)?;
                 (cmp.verdict == Verdict::Faster).then_some((c, cmp))
             })
-            .reduce(|a, b| {
-                if is_cheaper(&self.setting, &b.0.value, &a.0.value) {
-                    b
+            .fold(best, |acc, c| {
+                if self.cheaper_value(&c.0.value, &acc.0.value) {
+                    c
                 } else {
-                    a
+                    acc
                 }
             })
-            .filter(|_| super::candidates::cheaper(&self.setting).is_some())
     }
 
     /// The value to carry on, and why: shown better than the start value (the cheapest of
@@ -381,9 +394,7 @@ impl Race {
             if cmp.verdict == Verdict::Faster {
                 // The values still in the race may all be the best (none was shown worse than
                 // the leader): of those shown better than the start, the cheapest is taken.
-                let (value, cmp) = self
-                    .cheapest_better(start, better, &r)
-                    .unwrap_or((best, cmp));
+                let (value, cmp) = self.cheapest_better(start, (best, cmp), better, &r);
                 d.value = value.value.clone();
                 d.why = Why::Better;
                 d.comparison = Some(cmp);
@@ -391,23 +402,24 @@ impl Race {
             }
             d.comparison = Some(cmp);
         }
-        let mut cheaper: Vec<(&Candidate, Comparison)> = self
+        // The cheapest of the values shown equivalent to the start and cheaper than it (a
+        // fold, not a sort: a pair's configurations are not all comparable in cost).
+        let cheapest = self
             .alive()
-            .filter(|c| is_cheaper(&self.setting, &c.value, &start.value))
+            .filter(|c| self.cheaper_value(&c.value, &start.value))
             .filter_map(|c| {
                 let cmp = compare_paired(&c.trials, &start.trials, better, &r)?;
                 (cmp.verdict == Verdict::NoSignificantDifference && cmp.conclusive())
                     .then_some((c, cmp))
             })
-            .collect();
-        cheaper.sort_by(|a, b| {
-            if is_cheaper(&self.setting, &a.0.value, &b.0.value) {
-                std::cmp::Ordering::Less
-            } else {
-                std::cmp::Ordering::Greater
-            }
-        });
-        if let Some((c, cmp)) = cheaper.into_iter().next() {
+            .reduce(|acc, c| {
+                if self.cheaper_value(&c.0.value, &acc.0.value) {
+                    c
+                } else {
+                    acc
+                }
+            });
+        if let Some((c, cmp)) = cheapest {
             d.value = c.value.clone();
             d.why = Why::EquivalentCheaper;
             d.comparison = Some(cmp);

@@ -44,6 +44,8 @@ pub use kinds::{Method, PayloadType, SyncCommit};
 pub use plan::TrialPlan;
 pub use report::{COLUMNS, FsyncRef, IngestReport, IngestTrial, LatencyMs, StopReason};
 pub use spec::{FIELDS, IngestSpec};
+#[cfg(test)]
+pub(crate) use summary::tests::trial as test_trial;
 pub use summary::{ConfigStat, GroupSetting, IngestGroup, IngestSummary, MethodBest, SeriesKnee};
 pub use trial::split_rows;
 pub use verdicts::Question;
@@ -170,7 +172,6 @@ pub async fn run(
     let mut confounders = Vec::new();
     let fault = standby_beside::fault_of(ctx, spec.fault).await?;
     let distance = Distance::for_run(ctx, &spec.set)?;
-    standby_beside::not_both(fault.as_ref(), distance.as_ref())?;
     let beside = Beside {
         fault: fault.as_ref(),
         distance: distance.as_ref(),
@@ -212,7 +213,7 @@ async fn enter(
     spec: &IngestSpec,
     p: &TrialPlan,
     control: &mut tokio_postgres::Client,
-    distance: Option<&Distance>,
+    beside: Beside<'_>,
 ) -> Result<(), RunError> {
     let restarted = matches!(
         ctx.enter_combo(p.combo).await?,
@@ -221,8 +222,12 @@ async fn enter(
     if restarted {
         *control = ctx.session().await?;
     }
-    if let (Some(d), Some(rtt)) = (distance, standby_rtt::rtt_of(&ctx.whatif.combo())) {
+    if let (Some(d), Some(rtt)) = (beside.distance, standby_rtt::rtt_of(&ctx.whatif.combo())) {
         d.enter(ctx, control, rtt).await?;
+        // A standby the fault stops comes back at this trial's distance.
+        if let Some(f) = beside.fault {
+            f.at_distance(rtt);
+        }
     }
     if restarted && spec.warmup {
         warm_up(ctx, control, spec, p).await?;
@@ -429,7 +434,7 @@ async fn trials(
             any |= !configs.is_empty();
             for p in &configs {
                 ctx.check()?;
-                enter(ctx, spec, p, &mut control, beside.distance).await?;
+                enter(ctx, spec, p, &mut control, beside).await?;
                 index += 1;
                 let tref = trial_ref(spec, p, &labels, (index, total), round);
                 let name = if spec.append {

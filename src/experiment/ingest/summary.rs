@@ -500,4 +500,4 @@ impl ConfigStat {
 mod sync_levels_tests;
 #[cfg(test)]
 #[path = "summary_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -15,7 +15,9 @@ fn spec() -> IngestSpec {
     IngestSpec::parse(&crate::experiment::ExperimentKind::Ingest.defaults()).unwrap()
 }
 
-pub(super) fn trial(
+/// A trial of `rps` rows/s (1000 rows by one client, no latency timed), for tests here and of
+/// the report's charts.
+pub(crate) fn trial(
     method: Method,
     batch: u64,
     sync: SyncCommit,

@@ -1,7 +1,7 @@
 //! What runs on the sandbox's standby beside an experiment's trials (ingest's, query's
 //! throughput trials): a `--standby-fault`, set up once for the run with the note that says
-//! what it does, run beside each trial's load, refused together with a swept distance, and
-//! put back when the run ends.
+//! what it does, run beside each trial's load, and put back when the run ends (at the
+//! trial's distance when the run sweeps it, see `Injector::at_distance`).
 
 use std::future::Future;
 use std::time::Instant;
@@ -10,7 +10,6 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use super::standby_fault::{FaultKind, FaultWindow, Injector, StandbyFault};
-use super::standby_rtt::Distance;
 use super::{RunCtx, RunError};
 
 /// The standby fault of the run, refused before anything is created when the target is not
@@ -49,14 +48,6 @@ fn standby_fault_note(f: &Injector) -> String {
         f.fault.text(),
         f.standby_name()
     )
-}
-
-/// A fault and a swept distance are not run together yet.
-pub fn not_both(fault: Option<&Injector>, distance: Option<&Distance>) -> Result<(), RunError> {
-    if fault.is_some() && distance.is_some() {
-        return Err(RunError::Failed("--standby-fault with --standby-rtt: not both in one run yet (putting a stopped standby back would undo the swept distance); run one, then the other".into()));
-    }
-    Ok(())
 }
 
 /// At the end of a run (after an error or Ctrl-C too): the standby running and replaying.

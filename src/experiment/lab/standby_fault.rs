@@ -9,9 +9,12 @@
 //! again before each trial and after it (the fault's own end, the load's end, an error or a
 //! cancel), once more when the run ends, and after a kill -9 of pglab by the next start
 //! (which starts the standbys it has and resumes a paused replay). Only pglab's sandbox's
-//! standbys are touched; on any other server the run is refused with a sentence.
+//! standbys are touched; on any other server the run is refused with a sentence. In a run that
+//! sweeps the distance (`--standby-rtt`) the standby is put back at the trial's distance
+//! ([`Injector::at_distance`]), which is never saved as its own.
 
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -178,6 +181,9 @@ pub struct Injector {
     pub fault: StandbyFault,
     standby: Standby,
     sandbox: Sandbox,
+    /// The distance a run sweeping it (`--standby-rtt`) has in force for the trial (None:
+    /// not swept, the standby's own): the standby is put back there.
+    distance: Mutex<Option<Duration>>,
 }
 
 fn failed(s: String) -> RunError {
@@ -224,7 +230,14 @@ impl Injector {
             fault,
             standby,
             sandbox,
+            distance: Mutex::new(None),
         })
+    }
+
+    /// The trials to come run at `rtt` (a swept distance): the standby is put back there,
+    /// not at the distance it was started with, which stays its own.
+    pub fn at_distance(&self, rtt: Duration) {
+        *self.distance.lock().unwrap_or_else(|e| e.into_inner()) = Some(rtt);
     }
 
     pub fn standby_name(&self) -> String {
@@ -234,12 +247,17 @@ impl Injector {
     /// The standby running, replay resumed (nothing when it already is).
     pub async fn restore(&self) -> Result<(), String> {
         let (standby, sandbox) = (self.standby.clone(), self.sandbox.clone());
+        let rtt = *self.distance.lock().unwrap_or_else(|e| e.into_inner());
         let r = tokio::task::spawn_blocking(move || {
             let (_, port) = sandbox
                 .live_postmaster()
                 .ok_or_else(|| "the sandbox is not running".to_string())?;
             // On a running standby, start only reloads and resumes a paused replay.
-            standby.start(port, None).map_err(|e| e.to_string())?;
+            match rtt {
+                Some(rtt) => standby.start_at(port, rtt),
+                None => standby.start(port, None),
+            }
+            .map_err(|e| e.to_string())?;
             standby.resume_replay().map_err(|e| e.to_string())
         })
         .await;

@@ -161,8 +161,8 @@ impl<'a> Bench<'a> {
     async fn apply(&mut self, c: usize) -> Result<bool, RunError> {
         let (v, sc) = self.spec.split_combo(c);
         let restarted = matches!(self.ctx.enter_combo(sc).await?, Entered::Restarted { .. });
-        if let Some(d) = self.standbys.and_then(|s| s.distance.as_ref()) {
-            d.follow(self.ctx).await?;
+        if let Some(s) = self.standbys {
+            s.follow(self.ctx).await?;
         }
         if restarted {
             self.session = PqSession::open(self.ctx, self.mode).await?;

@@ -1,7 +1,7 @@
 //! What runs on the sandbox's standbys beside a query run: the swept distance
 //! (`--standby-rtt`) and a fault during each throughput trial (`--standby-fault`), both set
-//! up before the first trial (refused together, or off pglab's sandbox) and put back when
-//! the run ends, however it ends.
+//! up before the first trial (refused off pglab's sandbox) and put back when the run ends,
+//! however it ends; with both, a stopped standby comes back at the trial's distance.
 
 use super::spec::QuerySpec;
 use crate::experiment::lab::standby_beside;
@@ -19,8 +19,20 @@ impl Standbys {
     pub async fn for_run(ctx: &RunCtx, spec: &QuerySpec) -> Result<Standbys, RunError> {
         let distance = Distance::for_run(ctx, &spec.set)?;
         let fault = standby_beside::fault_of(ctx, spec.fault).await?;
-        standby_beside::not_both(fault.as_ref(), distance.as_ref())?;
         Ok(Standbys { distance, fault })
+    }
+
+    /// After a combination was entered: the standbys at its distance, where a stopped
+    /// standby is put back too.
+    pub async fn follow(&self, ctx: &RunCtx) -> Result<(), RunError> {
+        let Some(d) = &self.distance else {
+            return Ok(());
+        };
+        d.follow(ctx).await?;
+        if let (Some(f), Some(rtt)) = (&self.fault, standby_rtt::rtt_of(&ctx.whatif.combo())) {
+            f.at_distance(rtt);
+        }
+        Ok(())
     }
 
     /// Every standby back at its own distance, running and replaying.

@@ -10,6 +10,7 @@ pub mod results;
 pub mod run;
 pub mod run_head;
 pub mod run_view;
+pub mod stall_spark;
 pub mod summary;
 pub mod tables;
 pub mod target;

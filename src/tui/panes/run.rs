@@ -50,6 +50,8 @@ pub struct RunState {
     pub progress: Option<Progress>,
     pub progress_at: Option<Instant>,
     pub rates: Series,
+    /// Which of `rates` were an ingest's stalled seconds (see [`super::stall_spark`]).
+    pub stalls: super::stall_spark::Stalls,
     pub rate_unit: String,
     pub layout: Option<ResultLayout>,
     pub samples: Vec<Sample>,
@@ -193,9 +195,13 @@ impl RunState {
                 if let Some(r) = p.rate {
                     if self.rate_unit != p.rate_unit {
                         self.rates.clear();
+                        self.stalls.clear();
                         self.rate_unit = p.rate_unit.clone();
                     }
                     self.rates.push(r);
+                    let ingest = self.experiment == Some(ExperimentKind::Ingest);
+                    self.stalls
+                        .push(ingest && super::stall_spark::is_stall(r, p.elapsed_s));
                 }
                 self.progress = Some(p);
                 self.progress_at = Some(now);
@@ -298,6 +304,20 @@ impl RunState {
             done += f * w(index - 1);
         }
         (all > 0.0 && (done > 0.0 || current.is_some())).then(|| (done / all).clamp(0.0, 1.0))
+    }
+
+    /// The run's share shown beside its ETA, 0..1: when the trials measured so far give the
+    /// ETA, the time spent over the time spent and left (so "run 40%" and "run eta" tell the
+    /// same story; a count of trials would not when they take unequal times), else
+    /// [`Self::run_fraction`].
+    pub fn run_share(&self, now: Instant) -> Option<f64> {
+        if let (Some(left), Some(start)) = (self.live.remaining(now), self.started_at) {
+            let spent = now.saturating_duration_since(start).as_secs_f64();
+            if spent + left > 0.0 {
+                return Some((spent / (spent + left)).clamp(0.0, 1.0));
+            }
+        }
+        self.run_fraction()
     }
 
     /// Seconds until the run ends: from the trials measured so far (their pace, each

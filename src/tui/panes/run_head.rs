@@ -8,11 +8,12 @@ use ratatui::text::{Line, Span};
 use super::plain_line;
 use super::run::{Ended, RunState};
 use super::run_view::RunView;
+use super::stall_spark::stall_spans;
 use crate::experiment::Outcome;
 use crate::measure::units::{format_rate, format_seconds};
 use crate::tui::app::App;
 use crate::tui::keys::Action;
-use crate::tui::text::{fit, pack, spark, spinner, width, wrap};
+use crate::tui::text::{fit, pack, spinner, width, wrap};
 
 /// A status line: text, or a progress bar.
 pub enum Row<'a> {
@@ -52,7 +53,7 @@ fn running<'a>(app: &App, cols: usize, head: &mut Vec<Row<'a>>, foot: &mut Vec<L
     // One convention, labelled: the bar is the current trial's progress when it can be
     // measured ("trial 37%"), else the whole run's ("run 71%"); the line under it
     // always gives the whole run's share, elapsed time and ETA.
-    let run_share = st.run_fraction().filter(|_| st.trials > 1);
+    let run_share = st.run_share(app.now).filter(|_| st.trials > 1);
     head.push(progress(app, run_share, cols));
     let items = times(app, run_share);
     head.push(times_and_rate(app, &items, cols));
@@ -147,11 +148,9 @@ fn times_and_rate<'a>(app: &App, items: &[String], cols: usize) -> Row<'a> {
     if room >= 4 {
         line.push_str(&readout);
         line.push(' ');
-        let sp = spark(st.rates.iter(), room.min(24), None);
-        Row::Text(Line::from(vec![
-            Span::styled(line, theme.plain()),
-            Span::styled(sp, theme.spark()),
-        ]))
+        let mut spans = vec![Span::styled(line, theme.plain())];
+        spans.extend(stall_spans(&st.rates, &st.stalls, room.min(24), theme));
+        Row::Text(Line::from(spans))
     } else {
         Row::Text(plain_line(fit(&(line + &readout), cols), theme.plain()))
     }
