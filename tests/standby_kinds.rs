@@ -214,6 +214,34 @@ fn a_standby_stopped_under_query_writes_hangs_on_and_not_local() {
 }
 
 #[test]
+fn a_query_fault_at_a_swept_distance_puts_the_standby_back_at_that_distance() {
+    let (data, sb, standby, _cleanup) = started("kinds-rttfault");
+    let json = run_json(
+        &data,
+        "query",
+        &[
+            "--setup",
+            "CREATE TABLE kinds_r (id int)",
+            "--sql",
+            "INSERT INTO kinds_r VALUES (1)",
+        ],
+        "--clients 1 --duration 3s --sync-commit on --standby-rtt 4ms --standby-fault stop-at=500ms,for=1s",
+    );
+    let load = &trial_at(&json, "on")["load"];
+    let w = &load["fault"];
+    let (from, back) = (w["from_s"].as_f64(), w["to_s"].as_f64());
+    assert!(from.zip(back).is_some_and(|(f, b)| f < b), "{load}");
+    // Most commits come after the standby's return: back on the primary's socket they would
+    // be fast and pull the median under the round trip; back at 4 ms they keep it above.
+    let p50 = load["statement_ms"]["p50"].as_f64().unwrap();
+    assert!(
+        p50 >= 3.8,
+        "on at 4 ms with the fault: p50 {p50} ms ({load})"
+    );
+    all_back(&data, &sb, &standby);
+}
+
+#[test]
 fn ctrl_c_mid_query_puts_the_standby_and_the_settings_back() {
     let (data, sb, standby, _cleanup) = started("kinds-cancel");
     let args = ["run", "query", "--setup", "CREATE TABLE kinds_c (id int)"];

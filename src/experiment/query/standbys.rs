@@ -35,10 +35,11 @@ impl Standbys {
         Ok(())
     }
 
-    /// Every standby back at its own distance, running and replaying.
+    /// Every standby running and replaying, then back at its own distance (in this order:
+    /// putting a faulted standby back starts it at the trial's distance).
     pub async fn put_back(&self, ctx: &RunCtx) {
-        standby_rtt::put_back(ctx, self.distance.as_ref()).await;
         standby_beside::put_back(ctx, self.fault.as_ref()).await;
+        standby_rtt::put_back(ctx, self.distance.as_ref()).await;
     }
 }
 
