@@ -12,6 +12,13 @@ use std::path::{Path, PathBuf};
 use common::standby::{Cleanup, interrupt, lab, ok, pglab, spawn, wait_streaming};
 use pglab::server::{Sandbox, Standby};
 
+/// `run query` of single-row INSERTs into a table `table` its setup makes, with `flags`.
+fn inserts(data: &Path, table: &str, flags: &str) -> serde_json::Value {
+    let setup = format!("CREATE TABLE {table} (id int)");
+    let sql = format!("INSERT INTO {table} VALUES (1)");
+    run_json(data, "query", &["--setup", &setup, "--sql", &sql], flags)
+}
+
 /// `pglab run KIND` with `args` and the `flags` (words without spaces), one trial of each,
 /// as JSON.
 fn run_json(data: &Path, kind: &str, args: &[&str], flags: &str) -> serde_json::Value {
@@ -60,15 +67,9 @@ fn standby_row<'a>(replicas: &'a serde_json::Value, what: &str) -> &'a serde_jso
 #[test]
 fn query_writes_at_on_wait_the_round_trip_and_local_does_not() {
     let (data, sb, standby, _cleanup) = started("kinds-query");
-    let json = run_json(
+    let json = inserts(
         &data,
-        "query",
-        &[
-            "--setup",
-            "CREATE TABLE kinds_t (id int)",
-            "--sql",
-            "INSERT INTO kinds_t VALUES (1)",
-        ],
+        "kinds_t",
         "--clients 1 --duration 1s --sync-commit local,on --standby-rtt 4ms",
     );
     let trials = json["trials"].as_array().expect("trials");
@@ -175,15 +176,9 @@ fn trial_at<'a>(json: &'a serde_json::Value, level: &str) -> &'a serde_json::Val
 #[test]
 fn a_standby_stopped_under_query_writes_hangs_on_and_not_local() {
     let (data, sb, standby, _cleanup) = started("kinds-fault");
-    let json = run_json(
+    let json = inserts(
         &data,
-        "query",
-        &[
-            "--setup",
-            "CREATE TABLE kinds_f (id int)",
-            "--sql",
-            "INSERT INTO kinds_f VALUES (1)",
-        ],
+        "kinds_f",
         "--clients 1 --duration 3s --sync-commit local,on --standby-fault stop-at=500ms,for=2s",
     );
     let (on, local) = (
@@ -216,15 +211,9 @@ fn a_standby_stopped_under_query_writes_hangs_on_and_not_local() {
 #[test]
 fn a_query_fault_at_a_swept_distance_puts_the_standby_back_at_that_distance() {
     let (data, sb, standby, _cleanup) = started("kinds-rttfault");
-    let json = run_json(
+    let json = inserts(
         &data,
-        "query",
-        &[
-            "--setup",
-            "CREATE TABLE kinds_r (id int)",
-            "--sql",
-            "INSERT INTO kinds_r VALUES (1)",
-        ],
+        "kinds_r",
         "--clients 1 --duration 3s --sync-commit on --standby-rtt 4ms --standby-fault stop-at=500ms,for=1s",
     );
     let load = &trial_at(&json, "on")["load"];
