@@ -260,11 +260,7 @@ impl<'a> Growth<'a> {
         if ctx.whatif.plan.is_empty() {
             return Ok(());
         }
-        let entered = ctx.enter_combo(combo).await?;
-        if let Some(d) = self.distance {
-            d.follow(ctx).await?;
-        }
-        if let Entered::Restarted { .. } = entered {
+        if let Entered::Restarted { .. } = self.enter_combo(combo).await? {
             (self.client, self.watcher) = sessions(ctx).await?;
         } else {
             ctx.whatif

@@ -268,11 +268,7 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     }
     let mut confounders = Vec::new();
     let standbys = Standbys::for_run(ctx, spec).await?;
-    let how = How {
-        mode,
-        on_sandbox,
-        standbys: &standbys,
-    };
+    let how = (mode, on_sandbox, &standbys);
     let result = AssertUnwindSafe(body(ctx, spec, report, how, &mut confounders))
         .catch_unwind()
         .await;
@@ -291,29 +287,16 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
     result
 }
 
-/// How the run's statements run: their transactions, on pglab's sandbox or not, and what
-/// runs on the standbys beside them.
-#[derive(Clone, Copy)]
-struct How<'a> {
-    mode: TxMode,
-    on_sandbox: bool,
-    standbys: &'a Standbys,
-}
-
 /// The run's work after its description: the checks, the setup, the candidates resolved,
-/// then each index value's blocks in turn.
+/// then each index value's blocks in turn, in `mode`, on pglab's sandbox or not, with the
+/// run's standbys beside it.
 async fn body(
     ctx: &RunCtx,
     spec: &QuerySpec,
     report: &mut QueryReport,
-    how: How<'_>,
+    (mode, on_sandbox, standbys): (TxMode, bool, &Standbys),
     confounders: &mut Vec<String>,
 ) -> Result<(), RunError> {
-    let How {
-        mode,
-        on_sandbox,
-        standbys,
-    } = how;
     let problems = precheck::check_spec(spec, on_sandbox);
     if !problems.is_empty() {
         return Err(RunError::Failed(problems.join("; ")));
