@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::standby::{lab, ok, pglab};
+use common::standby::{interrupt, lab, ok, pglab, spawn, wait_streaming};
 use pglab::server::{Standby, Target, sandbox_pid};
 
 /// Processes whose command line names `needle` (postgres or pglab's relay).
@@ -25,19 +25,6 @@ fn processes(needle: &str) -> usize {
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains(needle))
         .count()
-}
-
-/// `sandbox status` until it shows the standby streaming (the walreceiver connects a moment
-/// after the standby accepts connections).
-fn wait_streaming(data: &Path) -> String {
-    let end = Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = ok(&pglab(data, &["sandbox", "status"]));
-        if text.contains("replication: pglab_standby_1 streaming") || Instant::now() > end {
-            return text;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 fn kill9(pid: i32) {
@@ -308,31 +295,17 @@ async fn a_standby_fault_hangs_the_commits_that_wait_for_it_and_everything_is_pu
 
     // Ctrl-C while `on` commits hang on the stopped standby: the run ends as cancelled, the
     // standby is started again and streams, the primary's settings are back.
-    let mut run = Command::new(env!("CARGO_BIN_EXE_pglab"))
-        .arg("--data-dir")
-        .arg(&data)
-        .args(["run", "ingest", "--method", "insert", "--rows", "1M"])
-        .args(["--duration", "60s", "--sync-commit", "on", "--repeat", "1"])
-        .args(["--standby-fault", "stop-at=1s", "--no-history"])
-        .env_remove("PGHOST")
-        .env_remove("PGPORT")
-        .env_remove("PGDATABASE")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let args = ["run", "ingest", "--method", "insert", "--rows", "1M"];
+    let more = ["--duration", "60s", "--sync-commit", "on", "--repeat", "1"];
+    let fault = ["--standby-fault", "stop-at=1s", "--no-history"];
+    let run = spawn(&data, &[&args[..], &more, &fault].concat());
     let end = Instant::now() + Duration::from_secs(60);
     while standby.running() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!standby.running(), "the fault never stopped the standby");
     std::thread::sleep(Duration::from_secs(1));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(run.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert_eq!(interrupt(run), Some(130));
     assert!(standby.running());
     assert!(wait_streaming(&data).contains("pglab_standby_1 streaming"));
     assert!(

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::standby::{lab, ok, pglab};
+use common::standby::{lab, ok, pglab, wait_streaming};
 
 const SETUP: &str = "CREATE TABLE t AS SELECT g AS id, g AS v FROM generate_series(1, 20000) g";
 /// Half a second with the statement's snapshot held, then a scan of the churned table.
@@ -53,18 +53,6 @@ fn trial<'a>(json: &'a serde_json::Value, feedback: &str) -> &'a serde_json::Val
         .unwrap_or_else(|| panic!("no trial with feedback {feedback}: {json}"))
 }
 
-fn wait_streaming(data: &Path) {
-    let end = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < end {
-        let text = ok(&pglab(data, &["sandbox", "status"]));
-        if text.contains("replication: pglab_standby_1 streaming") {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    panic!("the standby does not stream");
-}
-
 #[test]
 fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
     let (data, sb, standby, _cleanup) = lab("reads");
@@ -82,7 +70,10 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
     );
 
     ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    wait_streaming(&data);
+    assert!(
+        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
+        "the standby does not stream"
+    );
     let own = standby.node.changed_settings();
     let out = ok(&reads(
         &data,
@@ -140,7 +131,10 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
 fn a_kill_9_mid_run_leaves_the_standby_settings_to_the_next_start() {
     let (data, _sb, standby, _cleanup) = lab("reads-kill");
     ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    wait_streaming(&data);
+    assert!(
+        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
+        "the standby does not stream"
+    );
     let own = standby.node.changed_settings();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pglab"))
         .arg("--data-dir")

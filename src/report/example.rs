@@ -450,6 +450,7 @@ fn growth_step(step: Step<'static>) -> GrowthStep {
         disk_needed_bytes: projected.then_some(215 << 30),
         fits_disk: projected.then_some(false),
         reach: projected.then_some(10_000.0),
+        replicas: Vec::new(),
         combo: 0,
         settings: BTreeMap::new(),
         checkpoint: (!projected).then_some(true),

@@ -1,27 +1,49 @@
-//! Test support for the sandbox's standbys through the `pglab` binary: a sandbox of the
-//! test's own (in a temporary data dir, destroyed with its standbys when the test ends,
-//! passed or not), pglab run on it, its output checked.
+//! The sandbox with a standby, through the `pglab` binary: what the standby tests share.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use pglab::paths::Paths;
 use pglab::server::{Sandbox, Standby};
 
-/// `pglab --data-dir DATA ARGS…`, without the environment's server.
-pub fn pglab(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pglab"))
-        .arg("--data-dir")
+/// `pglab --data-dir DATA ARGS…`, with no libpq environment pointing elsewhere.
+fn command(data: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pglab"));
+    c.arg("--data-dir")
         .arg(data)
         .args(args)
         .env_remove("PGHOST")
         .env_remove("PGPORT")
-        .env_remove("PGDATABASE")
-        .output()
-        .expect("pglab runs")
+        .env_remove("PGDATABASE");
+    c
 }
 
-/// Its stdout, once it succeeded.
+/// Run pglab to its end.
+pub fn pglab(data: &Path, args: &[&str]) -> Output {
+    command(data, args).output().expect("pglab runs")
+}
+
+/// Start pglab in the background, its output dropped.
+pub fn spawn(data: &Path, args: &[&str]) -> Child {
+    command(data, args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("pglab starts")
+}
+
+/// Ctrl-C to a pglab started by [`spawn`]: its exit code.
+pub fn interrupt(mut run: Child) -> Option<i32> {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    run.wait().expect("pglab ends").code()
+}
+
+/// The run's stdout, asserting that it succeeded.
 pub fn ok(out: &Output) -> String {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -30,6 +52,19 @@ pub fn ok(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     text
+}
+
+/// `sandbox status` until it shows the standby streaming (the walreceiver connects a moment
+/// after the standby accepts connections).
+pub fn wait_streaming(data: &Path) -> String {
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = ok(&pglab(data, &["sandbox", "status"]));
+        if text.contains("replication: pglab_standby_1 streaming") || Instant::now() > end {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
 }
 
 /// Destroys the sandbox and its standbys when the test ends, passed or not: a failed
@@ -42,7 +77,7 @@ impl Drop for Cleanup {
     }
 }
 
-/// A data dir of the test's own, its sandbox and first standby (nothing started yet).
+/// A sandbox (not started yet) and its first standby, in a temporary data dir.
 pub fn lab(tag: &str) -> (PathBuf, Sandbox, Standby, Cleanup) {
     let dir = super::temp_dir(tag);
     let data = dir.join("data");

@@ -171,6 +171,7 @@ pub fn project_step(
         reach: fit
             .filter(|f| f.from_rows > 0)
             .map(|f| reach(rows as f64, f.from_rows as f64)),
+        replicas: Vec::new(),
     }
 }
 

@@ -89,6 +89,10 @@ pub struct GrowthStep {
     /// The swept settings as `SHOW` reported them in the measuring session.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: BTreeMap<String, String>,
+    /// Measured steps: the primary's standbys as `pg_stat_replication` showed them after
+    /// this combination's last writes of the step (empty: none, or projected).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<crate::server::replication::ReplicaLag>,
     /// Measured steps: whether a CHECKPOINT followed the growth, before the measurements
     /// (None: projected, or a record from before pglab said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +135,7 @@ impl GrowthStep {
             disk_needed_bytes: None,
             fits_disk: None,
             reach: None,
+            replicas: Vec::new(),
             combo: 0,
             settings: BTreeMap::new(),
             checkpoint: None,

@@ -130,11 +130,20 @@ impl Growth<'_> {
         Ok(true)
     }
 
+    /// Enter a combination's settings, and its distance when the run sweeps it.
+    pub(super) async fn enter_combo(&self, combo: usize) -> Result<Entered, RunError> {
+        let entered = self.ctx.enter_combo(combo).await?;
+        if let Some(d) = self.distance {
+            d.follow(self.ctx).await?;
+        }
+        Ok(entered)
+    }
+
     /// Enter a combination for its turn: restart or reload as its settings need (new
     /// sessions after a restart), then its session settings.
     async fn enter_turn(&mut self, combo: usize) -> Result<(), RunError> {
         let ctx = self.ctx;
-        if let Entered::Restarted { .. } = ctx.enter_combo(combo).await? {
+        if let Entered::Restarted { .. } = self.enter_combo(combo).await? {
             (self.client, self.watcher) = sessions(ctx).await?;
         }
         ctx.whatif

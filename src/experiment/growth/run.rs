@@ -16,6 +16,7 @@ use super::spec::GrowthSpec;
 use super::{DEFAULT_MAX_WAL, layout, measure, project, sample_of, step_findings};
 use crate::experiment::lab::event::{RunEvent, TrialRef};
 use crate::experiment::lab::page_cache::ColdCache;
+use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::{format_bytes_short, format_count};
@@ -44,7 +45,9 @@ pub async fn run(
     report: &mut GrowthReport,
 ) -> Result<(), RunError> {
     let mut found = Findings::default();
-    let result = run_steps(ctx, spec, report, &mut found).await;
+    let distance = Distance::for_run(ctx, &spec.set)?;
+    let result = run_steps(ctx, spec, report, &mut found, distance.as_ref()).await;
+    standby_rtt::put_back(ctx, distance.as_ref()).await;
     report.steps.sort_by_key(|s| (s.versions, s.design));
     report.summarize(&found.confounders, found.cold);
     // The findings the report gives, as notes (the TUI's run pane, the headless progress).
@@ -59,9 +62,11 @@ async fn run_steps(
     spec: &GrowthSpec,
     report: &mut GrowthReport,
     found: &mut Findings,
+    distance: Option<&Distance>,
 ) -> Result<(), RunError> {
     announce(ctx, spec).await;
     let mut lab = Growth::prepare(ctx, spec, report, found).await?;
+    lab.distance = distance;
     let mut stop = None;
     for (step_no, &target) in spec.steps.iter().enumerate() {
         ctx.check()?;
@@ -116,6 +121,8 @@ pub(super) struct Growth<'a> {
     pub(super) max_wal: u64,
     /// Samples announced so far (the progress's trial numbers).
     pub(super) sample_no: usize,
+    /// `--standby-rtt`: the standbys, moved to each combination's distance.
+    pub(super) distance: Option<&'a Distance>,
 }
 
 impl<'a> Growth<'a> {
@@ -155,6 +162,7 @@ impl<'a> Growth<'a> {
             cold,
             max_wal,
             sample_no: 0,
+            distance: None,
         };
         report.free_bytes = lab.local_free();
         if report.free_bytes.is_none() {
@@ -252,7 +260,7 @@ impl<'a> Growth<'a> {
         if ctx.whatif.plan.is_empty() {
             return Ok(());
         }
-        if let Entered::Restarted { .. } = ctx.enter_combo(combo).await? {
+        if let Entered::Restarted { .. } = self.enter_combo(combo).await? {
             (self.client, self.watcher) = sessions(ctx).await?;
         } else {
             ctx.whatif
@@ -315,6 +323,7 @@ impl<'a> Growth<'a> {
             let grown = grows
                 .take()
                 .unwrap_or_else(|| vec![None; spec.designs.len()]);
+            let replicas = sm.replicas.clone();
             let mut steps = sm.finish(spec, &self.states, grown);
             let first = at_versions
                 .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
@@ -324,6 +333,7 @@ impl<'a> Growth<'a> {
                 }
                 s.combo = c;
                 s.settings = shown.clone();
+                s.replicas = replicas.clone();
                 s.checkpoint = Some(checkpointed);
             }
             // The step's verdicts travel with its last design's sample.

@@ -61,6 +61,8 @@ pub const FIELDS: &[FieldDef] = &[
         kind: FieldKind::Choice(&["insert", "multi", "copy"]),
     },
     crate::experiment::lab::whatif::SET,
+    crate::experiment::lab::standby_fields::SYNC_FIELD,
+    crate::experiment::lab::standby_rtt::FIELD,
     decision::repeat_field(
         "writes and reads per step (median of these), or auto: until the designs' verdicts are decided",
         "4",
@@ -166,7 +168,8 @@ impl GrowthSpec {
         );
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
-        let set = r.settings(&[]);
+        let mut set = r.settings(&[]);
+        crate::experiment::lab::standby_fields::read(&mut r, &mut set);
         let checkpoint = CheckpointMode::read(&mut r);
         let grow_mode = r.choice(
             "grow-mode",

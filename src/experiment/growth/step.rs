@@ -74,6 +74,8 @@ pub struct StepMeasure {
     /// The versions read, drawn once for the step (every design reads the same ones).
     chosen: Vec<u64>,
     read_rng: ChaCha8Rng,
+    /// The standbys after this combination's latest writes (see [`StepMeasure::write`]).
+    pub replicas: Vec<crate::server::replication::ReplicaLag>,
 }
 
 /// The designs a round needs, from what was gathered so far (see [`next_round`]).
@@ -125,6 +127,7 @@ impl StepMeasure {
             got,
             chosen: Vec::new(),
             read_rng,
+            replicas: Vec::new(),
         })
     }
 
@@ -161,6 +164,10 @@ impl StepMeasure {
             let secs = write_version(ctx, client, &mut states[i], spec.write_method).await?;
             self.got[i].writes.push(secs);
         }
+        // Read-only; none on a server without standbys or for a role that may not see them.
+        self.replicas = crate::server::replication::read(client)
+            .await
+            .unwrap_or_default();
         Ok(())
     }
 
@@ -278,6 +285,7 @@ impl Gathered {
             disk_needed_bytes: None,
             fits_disk: None,
             reach: None,
+            replicas: Vec::new(),
         }
     }
 }

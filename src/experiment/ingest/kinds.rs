@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::experiment::lab::sync_commit::SyncCommit;
+
 pub const METHODS: &[&str] = &["insert", "insert-tx", "values", "copy"];
 pub const SYNC_VALUES: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
 
@@ -43,71 +45,6 @@ impl Method {
             .into_iter()
             .find(|m| m.as_str() == s)
             .ok_or_else(|| format!("unknown method '{s}': use insert, insert-tx, values or copy"))
-    }
-}
-
-/// A `synchronous_commit` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SyncCommit {
-    On,
-    Off,
-    Local,
-    RemoteWrite,
-    RemoteApply,
-}
-
-impl SyncCommit {
-    /// The levels that wait for the primary's WAL flush, from the one that waits for nothing
-    /// more to the one that waits for the most (a synchronous standby's replay). A fact about
-    /// the local disk is read at the first of these a run measured.
-    pub const BY_REACH: [SyncCommit; 4] = [
-        SyncCommit::Local,
-        SyncCommit::On,
-        SyncCommit::RemoteWrite,
-        SyncCommit::RemoteApply,
-    ];
-
-    pub const ALL: [SyncCommit; 5] = [
-        SyncCommit::On,
-        SyncCommit::Off,
-        SyncCommit::Local,
-        SyncCommit::RemoteWrite,
-        SyncCommit::RemoteApply,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SyncCommit::On => "on",
-            SyncCommit::Off => "off",
-            SyncCommit::Local => "local",
-            SyncCommit::RemoteWrite => "remote_write",
-            SyncCommit::RemoteApply => "remote_apply",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<SyncCommit, String> {
-        SyncCommit::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "'{s}' is not a synchronous_commit value: use on, off, local, remote_write or remote_apply"
-                )
-            })
-    }
-
-    /// A commit waits for a synchronous standby (when `synchronous_standby_names` names one).
-    pub fn waits_for_standby(self) -> bool {
-        matches!(
-            self,
-            SyncCommit::On | SyncCommit::RemoteWrite | SyncCommit::RemoteApply
-        )
-    }
-
-    /// Every commit waits for its WAL to reach the local disk.
-    pub fn waits_for_flush(self) -> bool {
-        self != SyncCommit::Off
     }
 }
 

@@ -24,7 +24,6 @@ pub mod citus_copy;
 mod client;
 mod client_cpu;
 mod experiment;
-mod fault_report;
 mod kinds;
 mod meter;
 mod payload;
@@ -56,7 +55,8 @@ use std::time::Duration;
 use super::lab::event::{ResultLayout, RunEvent, Sample, TrialRef};
 use super::lab::{RunCtx, RunError};
 use crate::experiment::lab::decision::Repeat;
-use crate::experiment::lab::standby_fault::{FaultKind, Injector};
+use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_fault::Injector;
 use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::host::probe::{FsyncSpec, ProbeError, fsync_latency};
 use crate::measure::units::format_count;
@@ -170,26 +170,15 @@ pub async fn run(
     report: &mut IngestReport,
 ) -> Result<(), RunError> {
     let mut confounders = Vec::new();
-    let fault = fault_of(ctx, spec).await?;
+    let fault = standby_beside::fault_of(ctx, spec.fault).await?;
     let distance = Distance::for_run(ctx, &spec.set)?;
     let beside = Beside {
         fault: fault.as_ref(),
         distance: distance.as_ref(),
     };
     let result = trials(ctx, spec, report, &mut confounders, beside).await;
-    if let Some(f) = &fault
-        && let Err(e) = f.restore().await
-    {
-        ctx.note(e).await;
-    }
-    if let Some(d) = &distance
-        && let Err(e) = d.restore().await
-    {
-        ctx.note(format!(
-            "the standbys' distance was not put back ({e}); the next pglab start puts it back"
-        ))
-        .await;
-    }
+    standby_beside::put_back(ctx, fault.as_ref()).await;
+    standby_rtt::put_back(ctx, distance.as_ref()).await;
     report.summarize(&confounders);
     if result.is_ok() {
         // Probed after the trials, so that its writes cannot disturb a measurement.
@@ -244,41 +233,6 @@ async fn enter(
         warm_up(ctx, control, spec, p).await?;
     }
     Ok(())
-}
-
-/// The standby fault of the run, refused before anything is created when the target is not
-/// pglab's sandbox with a standby running.
-async fn fault_of(ctx: &RunCtx, spec: &IngestSpec) -> Result<Option<Injector>, RunError> {
-    let Some(fault) = spec.fault else {
-        return Ok(None);
-    };
-    let session = ctx.session().await?;
-    let f = Injector::for_run(ctx, fault, &session).await?;
-    ctx.note(standby_fault_note(&f)).await;
-    Ok(Some(f))
-}
-
-/// What the fault does and what it means for a commit that waits for the standby.
-fn standby_fault_note(f: &Injector) -> String {
-    let after = match f.fault.for_s {
-        Some(s) => format!("{s} s later"),
-        None => "when the trial's time limit ends".into(),
-    };
-    let what = match f.fault.kind {
-        FaultKind::Stop => format!(
-            "stops {} s into the load (pg_ctl stop -m fast, its relay too) and is started again {after}",
-            f.fault.at_s
-        ),
-        FaultKind::PauseReplay => format!(
-            "pauses its replay {} s into the load (pg_wal_replay_pause) and resumes it {after}",
-            f.fault.at_s
-        ),
-    };
-    format!(
-        "standby fault {}: in each trial {} {what}; while it is gone, a commit at a level that waits for it (stopped: remote_write, on, remote_apply; paused replay: remote_apply) waits until it is back, or until a statement_timeout or Ctrl-C cancels the wait (the commit then stays local, with a WARNING); the standby is put back and streaming before and after every trial",
-        f.fault.text(),
-        f.standby_name()
-    )
 }
 
 /// One untimed trial of `p` into a table of its own (dropped after): after a restart the

@@ -7,19 +7,9 @@ use super::kinds::{Method, SyncCommit};
 use super::plan::TrialPlan;
 use super::spec::IngestSpec;
 use super::summary::IngestSummary;
+pub use crate::experiment::lab::commit_cost::{LatencyMs, stalls_of};
+use crate::experiment::lab::fault_report::FaultTrial;
 use crate::measure::units::format_count;
-
-/// Batch latency percentiles, milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyMs {
-    pub p50: f64,
-    pub p95: f64,
-    pub p99: f64,
-    /// The 99.9th percentile (absent in records before it was kept).
-    #[serde(default)]
-    pub p999: f64,
-    pub max: f64,
-}
 
 /// Why a trial's load ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,12 +108,6 @@ pub struct IngestTrial {
     pub fault: Option<crate::experiment::lab::standby_fault::FaultWindow>,
 }
 
-/// Seconds without a commit, and the slowest second's rate, of a per-second series.
-pub fn stalls_of(series: &[f64]) -> (u32, Option<f64>) {
-    let stalls = series.iter().filter(|r| **r <= 0.0).count() as u32;
-    (stalls, series.iter().copied().reduce(f64::min))
-}
-
 /// The column titles of the results table; `IngestTrial::cells` matches them.
 pub const COLUMNS: &[&str] = &[
     "method",
@@ -173,6 +157,29 @@ impl IngestTrial {
             .map(|(n, v)| format!("{n}={v}"))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// The configuration but the level: `insert batch 1 ×1`.
+    pub fn subject(&self) -> String {
+        format!(
+            "{} batch {} ×{}",
+            self.method.as_str(),
+            self.batch,
+            self.clients
+        )
+    }
+
+    /// The trial as the standby fault's findings read it.
+    pub fn fault_view(&self) -> FaultTrial<'_> {
+        FaultTrial {
+            subject: self.subject(),
+            rest: self.settings_label(),
+            level: self.synchronous_commit,
+            series: &self.series,
+            longest_ms: self.latency_ms.max,
+            fault: self.fault.as_ref(),
+            replicas: &self.replicas,
+        }
     }
 
     pub fn series_name(&self) -> String {
@@ -293,13 +300,6 @@ pub(crate) fn is_zero(n: &usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stalls_are_seconds_without_a_commit() {
-        assert_eq!(stalls_of(&[]), (0, None));
-        assert_eq!(stalls_of(&[500.0, 0.0, 0.0, 420.0]), (2, Some(0.0)));
-        assert_eq!(stalls_of(&[500.0, 380.0]), (0, Some(380.0)));
-    }
 
     #[test]
     fn decay_compares_the_last_quarter_with_the_first() {

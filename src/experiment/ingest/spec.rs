@@ -11,9 +11,7 @@ use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
 use crate::experiment::lab::standby_fault::StandbyFault;
-use crate::experiment::lab::standby_rtt;
 use crate::experiment::lab::whatif::SettingsSweep;
-use crate::experiment::lab::whatif::sweep::SweptSetting;
 use crate::measure::units::{Size, format_count, parse_count_list, parse_duration, parse_size};
 
 use super::kinds::{
@@ -327,13 +325,7 @@ impl IngestSpec {
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
         let decision = Decision::read(&mut r);
         let mut set = r.settings(&[("synchronous_commit", "sync-commit")]);
-        let rtts = r.get("standby-rtt", Vec::new(), standby_rtt::parse_list);
-        if !rtts.is_empty() && !set.items.iter().any(|i| i.name == standby_rtt::NAME) {
-            set.items.push(SweptSetting {
-                name: standby_rtt::NAME.into(),
-                values: rtts,
-            });
-        }
+        crate::experiment::lab::standby_fields::read_rtt(&mut r, &mut set);
         let checkpoint = CheckpointMode::read(&mut r);
         let distribute = r.get("distribute", false, distribute_of);
         let fault = r.get("standby-fault", None, |s| {

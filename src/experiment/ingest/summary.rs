@@ -19,6 +19,7 @@ use super::report::{IngestReport, IngestTrial};
 use super::verdicts::{self, Group, Question};
 use super::whatif;
 use crate::experiment::lab::decision::format_percent;
+use crate::experiment::lab::fault_report::{self, FaultTrial};
 use crate::measure::finding::{Finding, decide};
 use crate::measure::interval::{Estimate, estimate};
 use crate::measure::rules::Rules;
@@ -244,10 +245,9 @@ impl IngestReport {
         }
         s.findings
             .extend(super::sync_levels::findings(&self.trials, rules.confidence));
-        s.findings.extend(super::fault_report::findings(
-            &self.trials,
-            rules.confidence,
-        ));
+        let faulted: Vec<FaultTrial> = self.trials.iter().map(IngestTrial::fault_view).collect();
+        s.findings
+            .extend(fault_report::findings(&faulted, "rows/s", rules.confidence));
         if !self.params.set.is_empty() {
             s.findings
                 .extend(whatif::wal_by_settings(&self.trials, &labels));

@@ -21,7 +21,8 @@ use super::worker::{self, ClientMsg, ClientSetup, Go};
 use crate::experiment::lab::cpu::{CpuUse, CpuWindow};
 use crate::experiment::lab::distribute::Distribution;
 use crate::experiment::lab::event::{Progress, TrialRef};
-use crate::experiment::lab::standby_fault::{FaultWindow, Injector};
+use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_fault::Injector;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::replication::ReplicaLag;
 
@@ -89,13 +90,9 @@ pub async fn run(
     let checkpoints_from = table::checkpoints(ctx, control).await;
 
     ctx.emit.phase(Some(tref.clone()), "loading").await;
-    let loaded = CancellationToken::new();
-    let loading = async {
-        let l = load(ctx, spec, tref, n, &stop, &go_tx, &mut rx).await;
-        loaded.cancel();
-        l
-    };
-    let (load, window) = beside(ctx, control, spec, fault, go_watch, loading, &loaded).await;
+    let loading = load(ctx, spec, tref, n, &stop, &go_tx, &mut rx);
+    let when = (started(go_watch), spec.duration_s);
+    let (load, window) = standby_beside::beside(ctx, control, fault, when, loading).await;
     let put_back = match fault {
         Some(f) => f.ready(ctx, control).await,
         None => Ok(()),
@@ -124,25 +121,6 @@ pub async fn run(
     let mut trial = trial_of(spec, plan, at, load, after, settings);
     trial.fault = window;
     Ok(trial)
-}
-
-/// The load, with the fault running beside it when there is one (`loaded` is cancelled
-/// when the load has ended, which puts the standby back at the latest then).
-async fn beside(
-    ctx: &RunCtx,
-    control: &Client,
-    spec: &IngestSpec,
-    fault: Option<&Injector>,
-    go: watch::Receiver<Option<Go>>,
-    loading: impl std::future::Future<Output = Loaded>,
-    loaded: &CancellationToken,
-) -> (Loaded, Option<FaultWindow>) {
-    let Some(f) = fault else {
-        return (loading.await, None);
-    };
-    let during = f.during(ctx, control, started(go), spec.duration_s, loaded);
-    let (l, w) = tokio::join!(loading, during);
-    (l, Some(w))
 }
 
 /// Each client's setup, its share of the rows split exactly and its ids following the

@@ -6,6 +6,7 @@
 //! one folder each, and meet the lab through [`experiment::Experiment`].
 
 pub mod checkpoint;
+pub mod commit_cost;
 pub mod context;
 pub mod cpu;
 pub mod decision;
@@ -13,6 +14,7 @@ pub mod distribute;
 pub mod eta;
 pub mod event;
 pub mod experiment;
+pub mod fault_report;
 pub mod field;
 pub mod findings;
 pub mod leftovers;
@@ -23,9 +25,12 @@ pub mod preflight;
 pub mod record;
 pub mod runner;
 pub mod spec;
+pub mod standby_beside;
 pub mod standby_fault;
+pub mod standby_fields;
 pub mod standby_rtt;
 pub mod standby_settings;
+pub mod sync_commit;
 pub mod sync_standby;
 pub mod whatif;
 

@@ -36,24 +36,15 @@ pub const FIELD: FieldDef = FieldDef {
 
 /// `0ms,2ms,10ms` as the sweep's values (`0ms`, `2ms`, `10ms`, `500us`); `off`: none.
 pub fn parse_list(s: &str) -> Result<Vec<String>, String> {
-    if matches!(s.trim(), "" | "off") {
-        return Ok(Vec::new());
-    }
-    let mut out: Vec<String> = Vec::new();
-    for item in s.split(',').map(str::trim) {
+    super::standby_fields::each_once(s, "off", |item| {
         let d = parse_duration(item).map_err(|e| e.0)?;
         if d > Duration::from_secs(1) {
             return Err(format!(
                 "{item}: a round trip above 1 s is not a standby's distance"
             ));
         }
-        let text = text(d);
-        if out.contains(&text) {
-            return Err(format!("{item} is listed twice"));
-        }
-        out.push(text);
-    }
-    Ok(out)
+        Ok(text(d))
+    })
 }
 
 fn text(d: Duration) -> String {
@@ -176,6 +167,34 @@ impl Distance {
         self.move_to(None).await.map(|_| ())
     }
 
+    /// After a combination was entered: the standbys at its distance, a session of the run's
+    /// own watching them stream again (opened only when the distance changes).
+    pub async fn follow(&self, ctx: &RunCtx) -> Result<(), RunError> {
+        let Some(rtt) = rtt_of(&ctx.whatif.combo()) else {
+            return Ok(());
+        };
+        if *self.current.lock().unwrap_or_else(|e| e.into_inner()) == Some(rtt) {
+            return Ok(());
+        }
+        let control = ctx.session().await?;
+        self.enter(ctx, &control, rtt).await
+    }
+}
+
+/// At the end of a run (after an error or Ctrl-C too): the standbys back at their own
+/// distance, or a note that the next start does it.
+pub async fn put_back(ctx: &RunCtx, distance: Option<&Distance>) {
+    if let Some(d) = distance
+        && let Err(e) = d.restore().await
+    {
+        ctx.note(format!(
+            "the standbys' distance was not put back ({e}); the next pglab start puts it back"
+        ))
+        .await;
+    }
+}
+
+impl Distance {
     /// `Some(rtt)`: at `rtt` for this run; None: at the remembered distance. The names of the
     /// standbys whose connection changed.
     async fn move_to(&self, rtt: Option<Duration>) -> Result<Vec<String>, String> {

@@ -1,6 +1,6 @@
 //! A run on the sandbox while it has standbys streaming: an ingest run that measures a
-//! `synchronous_commit` level waiting for a standby (`on`, `remote_write`, `remote_apply`)
-//! gets `synchronous_standby_names` naming them as one more (single-valued) server setting of
+//! `synchronous_commit` level waiting for a standby (`on`, `remote_write`, `remote_apply`),
+//! or a query or growth run that sweeps `synchronous_commit` through such a level, gets `synchronous_standby_names` naming them as one more (single-valued) server setting of
 //! its what-if sweep — written with `ALTER SYSTEM` and a reload, and put back after the run
 //! like every what-if (after Ctrl-C too, and by the next start after a kill -9) — so that
 //! those levels really wait. A run that sets `synchronous_standby_names` itself is left as
@@ -13,6 +13,21 @@ use crate::server::{Sandbox, Standby};
 
 pub const SYNC_NAMES: &str = "synchronous_standby_names";
 
+/// Whether the run measures a level that waits for a synchronous standby: ingest's own
+/// levels; query's and growth's swept `synchronous_commit` (unswept, the server's own level
+/// is left as the server has it).
+fn waits_for_standby(spec: &ExperimentSpec) -> bool {
+    match spec {
+        ExperimentSpec::Ingest(s) => s.sync.iter().any(|l| l.waits_for_standby()),
+        ExperimentSpec::Query(_) | ExperimentSpec::Growth(_) => {
+            super::standby_fields::levels_of(spec.settings())
+                .iter()
+                .any(|l| l.waits_for_standby())
+        }
+        _ => false,
+    }
+}
+
 /// The sweep with `synchronous_standby_names` added, and the note that says so; None when the
 /// run needs nothing (not an ingest run of such a level, no standby streaming, or set by the
 /// run itself).
@@ -20,12 +35,8 @@ pub fn with_sync_standby(
     spec: &ExperimentSpec,
     sandbox: &Sandbox,
 ) -> Option<(SettingsSweep, String)> {
-    let ExperimentSpec::Ingest(s) = spec else {
-        return None;
-    };
-    if !s.sync.iter().any(|l| l.waits_for_standby())
-        || s.set.items.iter().any(|i| i.name == SYNC_NAMES)
-    {
+    let set = spec.settings();
+    if !waits_for_standby(spec) || set.items.iter().any(|i| i.name == SYNC_NAMES) {
         return None;
     }
     let up: Vec<Standby> = Standby::existing(sandbox)
@@ -38,7 +49,7 @@ pub fn with_sync_standby(
         _ => "*".to_string(),
     };
     let names: Vec<String> = up.iter().map(Standby::name).collect();
-    let mut sweep = s.set.clone();
+    let mut sweep = set.clone();
     sweep.items.push(SweptSetting {
         name: SYNC_NAMES.into(),
         values: vec![value.clone()],

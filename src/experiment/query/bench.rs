@@ -11,10 +11,11 @@ use super::cold::Cold;
 use super::exec;
 use super::guard::{self, TxMode};
 use super::pqsession::PqSession;
-use super::report::{ComboPlan, QueryReport, QueryTrial, clients_name};
+use super::report::{ComboPlan, QueryReport, QueryTrial};
 use super::rounds::Planned;
 use super::script::{Command, Script};
 use super::spec::{Cache, QuerySpec};
+use super::standbys::Standbys;
 use super::summary::{format_time, format_tps};
 use super::throughput;
 use super::visible::Visible;
@@ -47,6 +48,9 @@ pub struct Bench<'a> {
     /// `cache = warm`: how many times a restart for a swept setting emptied shared_buffers
     /// and the statements ran untimed again before their trials.
     pub rewarmed: u32,
+    /// `--standby-rtt`, `--standby-fault`: the standbys moved to each combination's
+    /// distance, or faulted during each throughput trial.
+    pub standbys: Option<&'a Standbys>,
 }
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
@@ -138,6 +142,7 @@ impl<'a> Bench<'a> {
             batch: Vec::new(),
             visible: None,
             rewarmed: 0,
+            standbys: None,
         })
     }
 
@@ -156,6 +161,9 @@ impl<'a> Bench<'a> {
     async fn apply(&mut self, c: usize) -> Result<bool, RunError> {
         let (v, sc) = self.spec.split_combo(c);
         let restarted = matches!(self.ctx.enter_combo(sc).await?, Entered::Restarted { .. });
+        if let Some(s) = self.standbys {
+            s.follow(self.ctx).await?;
+        }
         if restarted {
             self.session = PqSession::open(self.ctx, self.mode).await?;
         }
@@ -434,23 +442,9 @@ impl<'a> Bench<'a> {
             .session
             .shown(self.ctx, &self.ctx.whatif.names())
             .await?;
-        let r = throughput::trial(self.ctx, self.spec, self.mode, clients, tref).await?;
-        Ok(QueryTrial {
-            statement: 0,
-            name: clients_name(clients),
-            combo: p.combo,
-            settings,
-            repeat: p.repeat,
-            seconds: r.seconds,
-            executions: 1,
-            rows: r.rows,
-            clients: Some(clients),
-            tps: Some(r.tps),
-            transactions: Some(r.transactions),
-            latency_ms: Some(r.latency),
-            client_cpu_s: r.client_cpu_s,
-            cold: false,
-        })
+        let fault = self.standbys.and_then(|s| s.fault.as_ref());
+        let r = throughput::trial(self.ctx, self.spec, (self.mode, fault), clients, tref).await?;
+        Ok(r.record(p, clients, settings))
     }
 
     /// A statement-mode trial: its batch of executions (after a restart, cold), timed.
@@ -503,6 +497,7 @@ impl<'a> Bench<'a> {
             latency_ms: None,
             client_cpu_s: None,
             cold: self.cold.is_some(),
+            load: None,
         })
     }
 }

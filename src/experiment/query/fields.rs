@@ -36,6 +36,9 @@ pub const FIELDS: &[FieldDef] = &[
         kind: FieldKind::Sql,
     },
     crate::experiment::lab::whatif::SET,
+    crate::experiment::lab::standby_fields::SYNC_FIELD,
+    crate::experiment::lab::standby_rtt::FIELD,
+    crate::experiment::lab::standby_fault::FIELD,
     FieldDef {
         key: "cache",
         help: "warm: one untimed execution per combination first; cold (sandbox only): a restart and the OS page cache dropped before every trial",

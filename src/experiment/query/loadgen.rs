@@ -58,6 +58,8 @@ pub struct ClientResult {
     pub transactions: u64,
     pub rows: u64,
     pub latency_us: Histogram<u64>,
+    /// Each execution of a statement of the workload (not the frame's `BEGIN`/`ROLLBACK`).
+    pub statement_us: Histogram<u64>,
     /// When its last transaction ended.
     pub ended: Instant,
     /// Why it stopped early: a sentence (None: it ran to the deadline or was stopped).
@@ -68,7 +70,7 @@ pub struct ClientResult {
 pub enum ClientMsg {
     Ready,
     NotReady(String),
-    Done(ClientResult),
+    Done(Box<ClientResult>),
 }
 
 pub fn histogram() -> Histogram<u64> {
@@ -207,6 +209,7 @@ async fn client_main(
                 }),
                 rng: rand_chacha::ChaCha8Rng::seed_from_u64(work.seed ^ (id as u64 + 1)),
                 buf: Vec::new(),
+                statement_us: histogram(),
             };
             c.vars[0] = id as i64;
             if let Some(s) = c.vars.get_mut(1) {
@@ -218,11 +221,12 @@ async fn client_main(
             transactions: 0,
             rows: 0,
             latency_us: histogram(),
+            statement_us: histogram(),
             ended: Instant::now(),
             error: None,
         },
     };
-    let _ = reports.send((id, ClientMsg::Done(result)));
+    let _ = reports.send((id, ClientMsg::Done(Box::new(result))));
 }
 
 /// A client running its transactions.
@@ -238,6 +242,8 @@ struct Client<'a> {
     rng: rand_chacha::ChaCha8Rng,
     /// The text of the command being sent, NUL-terminated.
     buf: Vec<u8>,
+    /// Each statement execution's latency.
+    statement_us: Histogram<u64>,
 }
 
 impl Client<'_> {
@@ -257,6 +263,15 @@ impl Client<'_> {
             }
         }
         failed.map_or(Ok(rows), Err)
+    }
+
+    /// A statement of the workload: one command, its latency recorded when it succeeds.
+    async fn statement(&mut self, sql: &std::ffi::CStr) -> Result<u64, String> {
+        let t0 = Instant::now();
+        let rows = self.command(sql).await?;
+        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.statement_us.saturating_record(us.max(1));
+        Ok(rows)
     }
 
     /// One run of the workload.
@@ -299,7 +314,7 @@ impl Client<'_> {
                 self.vars[*var] = v;
                 Ok(0)
             }
-            Ready::Fixed(sql) => self.command(sql).await,
+            Ready::Fixed(sql) => self.statement(sql).await,
             Ready::Template(parts) => {
                 // One buffer for the text, reused: no allocation per command.
                 let mut buf = std::mem::take(&mut self.buf);
@@ -315,7 +330,7 @@ impl Client<'_> {
                 }
                 buf.push(0);
                 let r = match CStr::from_bytes_with_nul(&buf) {
-                    Ok(sql) => self.command(sql).await,
+                    Ok(sql) => self.statement(sql).await,
                     Err(_) => Err("a command holds a NUL byte".to_string()),
                 };
                 self.buf = buf;
@@ -371,6 +386,7 @@ impl Client<'_> {
             transactions,
             rows,
             latency_us,
+            statement_us: std::mem::replace(&mut self.statement_us, histogram()),
             ended: t0,
             error,
         }

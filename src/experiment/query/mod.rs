@@ -30,6 +30,7 @@ mod fields;
 pub mod guard;
 pub mod indexes;
 pub mod loadgen;
+pub mod per_second;
 pub mod plan;
 pub mod pqsession;
 pub mod precheck;
@@ -45,7 +46,9 @@ mod spec;
 pub mod sqltext;
 pub mod standby;
 pub mod standby_reads;
+pub mod standbys;
 pub mod summary;
+pub mod sync_levels;
 pub mod throughput;
 pub mod visible;
 pub mod words;
@@ -72,6 +75,7 @@ use super::lab::{RunCtx, RunError};
 use crate::measure::verdict::Better;
 use bench::Bench;
 use guard::TxMode;
+use standbys::Standbys;
 use visible::Visible;
 
 /// What makes a query run write on a server pglab did not start (None: it only reads, so
@@ -270,12 +274,15 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
         TxMode::Plain => {}
     }
     let mut confounders = Vec::new();
-    let result = AssertUnwindSafe(body(ctx, spec, report, mode, on_sandbox, &mut confounders))
+    let standbys = Standbys::for_run(ctx, spec).await?;
+    let how = (mode, on_sandbox, &standbys);
+    let result = AssertUnwindSafe(body(ctx, spec, report, how, &mut confounders))
         .catch_unwind()
         .await;
     // Built candidates go on every path (their trials are over, or the run is — a panic
-    // too, which goes on after them).
+    // too, which goes on after them), and the standbys back at their own distance.
     visible::put_back(ctx, report).await;
+    standbys.put_back(ctx).await;
     let result = result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     if on_sandbox {
         data_notes(ctx, report, &mut confounders).await;
@@ -292,13 +299,13 @@ pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Re
 }
 
 /// The run's work after its description: the checks, the setup, the candidates resolved,
-/// then each index value's blocks in turn.
+/// then each index value's blocks in turn, in `mode`, on pglab's sandbox or not, with the
+/// run's standbys beside it.
 async fn body(
     ctx: &RunCtx,
     spec: &QuerySpec,
     report: &mut QueryReport,
-    mode: TxMode,
-    on_sandbox: bool,
+    (mode, on_sandbox, standbys): (TxMode, bool, &Standbys),
     confounders: &mut Vec<String>,
 ) -> Result<(), RunError> {
     let problems = precheck::check_spec(spec, on_sandbox);
@@ -315,6 +322,7 @@ async fn body(
         Some(b) => b,
         None => Bench::open(ctx, spec, mode).await?,
     };
+    bench.standbys = Some(standbys);
     if report.interleaved {
         let session = ctx.session().await?;
         for c in report.indexes.iter_mut() {

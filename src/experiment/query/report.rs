@@ -118,6 +118,10 @@ pub struct QueryTrial {
     /// Statement mode, `cache = cold`: the trial started after a restart.
     #[serde(default)]
     pub cold: bool,
+    /// Throughput mode: statement latency, transactions per second and the standbys after
+    /// the load (absent in records before they were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::per_second::LoadRecord>,
 }
 
 fn one() -> u32 {
@@ -143,6 +147,7 @@ impl QueryTrial {
             latency_ms: None,
             client_cpu_s: None,
             cold: false,
+            load: None,
         }
     }
 

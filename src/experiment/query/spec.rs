@@ -10,6 +10,8 @@ use super::script::Script;
 use super::sqltext::{self, Statement};
 use crate::experiment::lab::decision::{Decision, Repeat};
 use crate::experiment::lab::field::{Cost, FieldErrors, FieldReader, ParamText};
+use crate::experiment::lab::standby_fault::StandbyFault;
+use crate::experiment::lab::standby_fields;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::parse_duration;
 
@@ -99,6 +101,9 @@ pub struct QuerySpec {
     /// Reads on a standby of the sandbox while the primary churns (`--on-standby`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_standby: Option<super::standby_reads::StandbyReads>,
+    /// Throughput mode: the sandbox's standby stopped or paused during each trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<StandbyFault>,
 }
 
 /// At most this many candidate indexes (each a block of the run with a build of its own).
@@ -225,7 +230,8 @@ impl QuerySpec {
         let setup_sql = r.get("setup", String::new(), sqltext::resolve);
         let keep_setup = r.bool("keep-setup");
         let index = r.get("index", Vec::new(), read_candidates);
-        let set = r.settings(&[]);
+        let mut set = r.settings(&[]);
+        standby_fields::read(&mut r, &mut set);
         let cache = r.choice("cache", CACHES);
         let writes = r.choice("writes", WRITES);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
@@ -235,6 +241,11 @@ impl QuerySpec {
         let script = r.get("script", None, read_script);
         let seed = r.whole("seed", 42);
         let on_standby = super::standby_reads::StandbyReads::read(&mut r);
+        let fault = r.get("standby-fault", None, |s| {
+            let f = StandbyFault::parse(s)?;
+            f.map_or(Ok(()), |f| f.check(Some(duration_s)))?;
+            Ok(f)
+        });
         let spec = QuerySpec {
             sql: given(p, "sql"),
             file: given(p, "file"),
@@ -254,6 +265,7 @@ impl QuerySpec {
             script,
             seed,
             on_standby,
+            fault,
         };
         if r.errors.is_empty() {
             spec.check_together(&mut r.errors);
@@ -284,6 +296,18 @@ impl QuerySpec {
             ));
         }
         errors.extend(super::standby_reads::spec::problems(self));
+        if self.fault.is_some() && !self.throughput() {
+            errors.push((
+                "standby-fault".into(),
+                "a standby fault runs beside throughput trials: give --clients (or a --script)"
+                    .into(),
+            ));
+        } else if self.fault.is_some() && standby_fields::levels_of(&self.set).is_empty() {
+            errors.push((
+                "standby-fault".into(),
+                "a standby fault shows what each synchronous_commit level does meanwhile: give the levels with --sync-commit (e.g. local,on)".into(),
+            ));
+        }
         if self.cache == Cache::Cold && (!self.clients.is_empty() || self.script.is_some()) {
             errors.push((
                 "cache".into(),
@@ -326,6 +350,9 @@ impl QuerySpec {
         }
         if !self.set.is_empty() {
             t.insert("set".into(), self.set.text());
+        }
+        if let Some(f) = self.fault {
+            t.insert("standby-fault".into(), f.text());
         }
         t
     }

@@ -210,6 +210,10 @@ impl QueryReport {
         }
         s.findings.extend(self.scaling(&rules, fmt));
         s.findings
+            .extend(super::sync_levels::findings(self, rules.confidence));
+        s.findings
+            .extend(super::sync_levels::fault_findings(self, rules.confidence));
+        s.findings
             .extend(super::production::beside_production(self));
         for (i, name) in self.plan_names().into_iter().enumerate() {
             if let Some(p) = plan_change(self, i, &name) {

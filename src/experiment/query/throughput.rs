@@ -8,16 +8,23 @@ use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
+use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use super::guard::TxMode;
 use super::loadgen::{self, ClientMsg, ClientResult, Go, Workload, histogram};
-use super::report::Latency;
+use super::per_second::{LoadRecord, PerSecond};
+use super::report::{Latency, QueryTrial, clients_name};
+use super::rounds::Planned;
 use super::script::Script;
 use super::spec::QuerySpec;
+use crate::experiment::lab::commit_cost::{LatencyMs, stalls_of};
 use crate::experiment::lab::cpu::CpuWindow;
 use crate::experiment::lab::event::{Progress, TrialRef};
+use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_fault::{FaultWindow, Injector};
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::server::replication::ReplicaLag;
 
 /// What a throughput trial measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +35,35 @@ pub struct Throughput {
     pub tps: f64,
     pub latency: Latency,
     pub client_cpu_s: Option<f64>,
+    pub load: LoadRecord,
+}
+
+impl Throughput {
+    /// The trial's record: `clients` clients in round `p`, under the `settings` shown.
+    pub fn record(
+        self,
+        p: Planned,
+        clients: u32,
+        settings: std::collections::BTreeMap<String, String>,
+    ) -> QueryTrial {
+        QueryTrial {
+            statement: 0,
+            name: clients_name(clients),
+            combo: p.combo,
+            settings,
+            repeat: p.repeat,
+            seconds: self.seconds,
+            executions: 1,
+            rows: self.rows,
+            clients: Some(clients),
+            tps: Some(self.tps),
+            transactions: Some(self.transactions),
+            latency_ms: Some(self.latency),
+            client_cpu_s: self.client_cpu_s,
+            cold: false,
+            load: Some(self.load),
+        }
+    }
 }
 
 /// The workload of a spec: its script, or its statements as one.
@@ -110,7 +146,7 @@ impl Clients {
         ctx: &RunCtx,
         duration_s: f64,
         tref: &TrialRef,
-    ) -> Result<(Instant, Vec<ClientResult>), RunError> {
+    ) -> Result<(Instant, Vec<ClientResult>, PerSecond), RunError> {
         let n = self.n;
         let t0 = Instant::now();
         let _ = self.go.send(Some(Go {
@@ -118,14 +154,16 @@ impl Clients {
         }));
         let mut results = Vec::with_capacity(n);
         let mut tick = tokio::time::interval(Duration::from_millis(250));
+        let mut seconds = PerSecond::new(self.done.clone(), t0);
         while results.len() < n {
             tokio::select! {
+                _ = seconds.tick() => seconds.sample(),
                 m = self.rx.recv() => match m {
                     Some((id, ClientMsg::Done(r))) => {
                         if let Some(e) = &r.error {
                             return Err(RunError::failed(format!("client {} of {n}: {}", id + 1, word(e))));
                         }
-                        results.push(r);
+                        results.push(*r);
                     }
                     Some(_) => {}
                     None => break,
@@ -150,7 +188,7 @@ impl Clients {
                 }
             }
         }
-        Ok((t0, results))
+        Ok((t0, results, seconds))
     }
 }
 
@@ -176,12 +214,14 @@ impl Clients {
 fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Throughput, RunError> {
     let end = results.iter().map(|r| r.ended).max().unwrap_or(t0);
     let seconds = end.duration_since(t0).as_secs_f64().max(1e-9);
-    let mut hist = histogram();
+    let (mut hist, mut statements) = (histogram(), histogram());
     let (mut transactions, mut rows) = (0u64, 0u64);
     for r in results {
         transactions += r.transactions;
         rows += r.rows;
+        // Same bounds, so adding cannot fail.
         let _ = hist.add(&r.latency_us);
+        let _ = statements.add(&r.statement_us);
     }
     if transactions == 0 {
         return Err(RunError::failed(format!(
@@ -190,6 +230,7 @@ fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Through
         )));
     }
     let ms = |q: f64| hist.value_at_quantile(q) as f64 / 1000.0;
+    let sq = |q: f64| statements.value_at_quantile(q) as f64 / 1000.0;
     Ok(Throughput {
         seconds,
         transactions,
@@ -201,14 +242,66 @@ fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Through
             p99: ms(0.99),
         },
         client_cpu_s: None,
+        load: LoadRecord {
+            statement_ms: LatencyMs {
+                p50: sq(0.50),
+                p95: sq(0.95),
+                p99: sq(0.99),
+                p999: sq(0.999),
+                max: statements.max() as f64 / 1000.0,
+            },
+            ..LoadRecord::default()
+        },
     })
 }
 
-/// Run one trial of `clients` clients.
+/// The primary's standbys right after the load, on a session of the run's own (read-only;
+/// none on a server without standbys, or for a role that may not see them).
+async fn replicas(ctx: &RunCtx) -> Vec<ReplicaLag> {
+    match ctx.session().await {
+        Ok(c) => crate::server::replication::read(&c)
+            .await
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// What the clients' run gives: their common start, each one's result, the count at every
+/// second, and what a standby fault beside them did.
+type Ran = (Instant, Vec<ClientResult>, PerSecond, Option<FaultWindow>);
+
+/// The clients' run, with the standby fault (the standby already streaming, `control` the
+/// run's session) beside it when there is one; the standby is put back and streaming again
+/// before this returns, however the run ended.
+async fn run_beside(
+    ctx: &RunCtx,
+    group: &mut Clients,
+    (duration_s, tref): (f64, &TrialRef),
+    fault: Option<(&Injector, &Client)>,
+) -> Result<Ran, RunError> {
+    let Some((f, control)) = fault else {
+        let (t0, results, per_second) = group.run(ctx, duration_s, tref).await?;
+        return Ok((t0, results, per_second, None));
+    };
+    let mut go = group.go.subscribe();
+    let started = async move {
+        let g = (*go.wait_for(Option::is_some).await.ok()?)?;
+        Some(g.deadline - Duration::from_secs_f64(duration_s))
+    };
+    let running = group.run(ctx, duration_s, tref);
+    let when = (started, Some(duration_s));
+    let (ran, window) = standby_beside::beside(ctx, control, Some(f), when, running).await;
+    let put_back = f.ready(ctx, control).await;
+    let (t0, results, per_second) = ran?;
+    put_back?;
+    Ok((t0, results, per_second, window))
+}
+
+/// Run one trial of `clients` clients (with a standby fault beside them when given).
 pub async fn trial(
     ctx: &RunCtx,
     spec: &QuerySpec,
-    mode: TxMode,
+    (mode, fault): (TxMode, Option<&Injector>),
     clients: u32,
     tref: &TrialRef,
 ) -> Result<Throughput, RunError> {
@@ -230,12 +323,29 @@ pub async fn trial(
         seed: spec.seed,
         done: Arc::new(AtomicU64::new(0)),
     });
+    let control = match fault {
+        Some(f) => {
+            let c = ctx.session().await?;
+            ctx.emit
+                .phase(Some(tref.clone()), "standby streaming before the fault")
+                .await;
+            f.ready(ctx, &c).await?;
+            Some(c)
+        }
+        None => None,
+    };
     let mut group = Clients::start(work, n)?;
     group.ready(ctx).await?;
     let cpu = CpuWindow::start();
-    let (t0, results) = group.run(ctx, spec.duration_s, tref).await?;
+    let beside = fault.zip(control.as_ref());
+    let (t0, results, per_second, window) =
+        run_beside(ctx, &mut group, (spec.duration_s, tref), beside).await?;
     let used = cpu.finish();
     let mut t = sum(t0, &results, spec.duration_s)?;
     t.client_cpu_s = Some(used.client_cpu_s);
+    t.load.series = per_second.series(t.transactions, t.seconds);
+    (t.load.stall_seconds, t.load.worst_second) = stalls_of(&t.load.series);
+    t.load.replicas = replicas(ctx).await;
+    t.load.fault = window;
     Ok(t)
 }

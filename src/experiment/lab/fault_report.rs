@@ -1,15 +1,31 @@
-//! What a standby fault (`--standby-fault`) did, per configuration: when the standby was
-//! gone, the seconds with zero commits, the longest commit, rows/s before, during and after
-//! the fault, how long the standby took to catch up — and whether commits hung, said plainly
+//! What a standby fault (`--standby-fault`) did, per configuration (an ingest's, a query's
+//! throughput trials'): when the standby was gone, the seconds with zero commits, the longest
+//! commit, the rate (rows/s, tps) before, during and after the fault, how long the standby took to catch up — and whether commits hung, said plainly
 //! with why (a level that waits for the only synchronous standby waits as long as it is
 //! gone, until its return or a statement_timeout / Ctrl-C ends the wait).
 //!
 //! A second of the trial's per-second series belongs to the phase its middle falls in.
 
-use super::kinds::SyncCommit;
-use super::report::IngestTrial;
-use crate::experiment::lab::standby_fault::FaultWindow;
+use super::commit_cost::synchronous;
+use super::standby_fault::FaultWindow;
+use super::sync_commit::SyncCommit;
 use crate::measure::interval::estimate;
+use crate::server::replication::ReplicaLag;
+
+/// One trial as the fault findings read it.
+pub struct FaultTrial<'a> {
+    /// The configuration but the level: `insert batch 1 ×1`, `1 client`.
+    pub subject: String,
+    /// The rest of the configuration (swept settings), grouping it with its repeats.
+    pub rest: String,
+    pub level: SyncCommit,
+    /// Commits (rows, transactions) per second of the trial.
+    pub series: &'a [f64],
+    /// The longest commit (statement), ms.
+    pub longest_ms: f64,
+    pub fault: Option<&'a FaultWindow>,
+    pub replicas: &'a [ReplicaLag],
+}
 
 /// A longest commit this long (or a zero-commit second while the standby was gone) is a hang.
 const HUNG_MS: f64 = 500.0;
@@ -55,12 +71,6 @@ fn waits(level: SyncCommit, fault: &FaultWindow, sync: bool) -> bool {
     }
 }
 
-fn sync_named(t: &IngestTrial) -> bool {
-    t.replicas
-        .iter()
-        .any(|r| r.sync_state == "sync" || r.sync_state == "quorum")
-}
-
 /// One trial's measurements under the fault.
 struct Seen {
     phases: Phases,
@@ -70,12 +80,12 @@ struct Seen {
     caught_up: Option<f64>,
 }
 
-fn seen(t: &IngestTrial) -> Option<Seen> {
-    let w = t.fault.as_ref()?;
+fn seen(t: &FaultTrial) -> Option<Seen> {
+    let w = t.fault?;
     let (from, to) = (w.from_s?, w.to_s?);
     Some(Seen {
-        phases: phases(&t.series, from, to),
-        longest_ms: t.latency_ms.max,
+        phases: phases(t.series, from, to),
+        longest_ms: t.longest_ms,
         from,
         to,
         caught_up: w.caught_up_s,
@@ -114,9 +124,9 @@ fn hang_sentence(
     }
 }
 
-/// One finding per configuration run with a fault that happened.
-pub fn findings(trials: &[IngestTrial], confidence: f64) -> Vec<String> {
-    let key = |t: &IngestTrial| (t.method, t.batch, t.clients, t.synchronous_commit, t.combo);
+/// One finding per configuration run with a fault that happened; `unit` of the rate.
+pub fn findings(trials: &[FaultTrial], unit: &str, confidence: f64) -> Vec<String> {
+    let key = |t: &FaultTrial| (t.subject.clone(), t.level, t.rest.clone());
     let mut keys = Vec::new();
     for t in trials.iter().filter(|t| t.fault.is_some()) {
         if !keys.contains(&key(t)) {
@@ -125,31 +135,44 @@ pub fn findings(trials: &[IngestTrial], confidence: f64) -> Vec<String> {
     }
     let mut out = Vec::new();
     for k in keys {
-        let of: Vec<&IngestTrial> = trials.iter().filter(|t| key(t) == k).collect();
-        let Some(w) = of.iter().find_map(|t| t.fault.as_ref()) else {
+        let of: Vec<&FaultTrial> = trials.iter().filter(|t| key(t) == k).collect();
+        let Some(w) = of.iter().find_map(|t| t.fault) else {
             continue;
         };
         let seen: Vec<Seen> = of.iter().filter_map(|t| seen(t)).collect();
         if seen.is_empty() {
             out.push(format!(
-                "{} batch {} ×{} {}: standby fault {} never happened (every load ended before it was due)",
-                k.0.as_str(),
-                k.1,
-                k.2,
-                k.3.as_str(),
+                "{}{} {}: standby fault {} never happened (every load ended before it was due)",
+                k.0,
+                rest(&k.2),
+                k.1.as_str(),
                 w.fault
             ));
             continue;
         }
-        out.push(config_finding(&of, &seen, w, confidence));
+        out.push(config_finding(&of, &seen, (w, unit), confidence));
     }
     out
 }
 
-fn config_finding(of: &[&IngestTrial], seen: &[Seen], w: &FaultWindow, confidence: f64) -> String {
+/// " wal_compression=on" (nothing when there is no rest).
+fn rest(r: &str) -> String {
+    if r.is_empty() {
+        String::new()
+    } else {
+        format!(" {r}")
+    }
+}
+
+fn config_finding(
+    of: &[&FaultTrial],
+    seen: &[Seen],
+    (w, unit): (&FaultWindow, &str),
+    confidence: f64,
+) -> String {
     let t = of[0];
-    let level = t.synchronous_commit;
-    let expected = waits(level, w, of.iter().any(|t| sync_named(t)));
+    let level = t.level;
+    let expected = waits(level, w, of.iter().any(|t| synchronous(t.replicas)));
     let gone_word = if w.fault.starts_with("pause-replay") {
         "paused"
     } else {
@@ -171,14 +194,13 @@ fn config_finding(of: &[&IngestTrial], seen: &[Seen], w: &FaultWindow, confidenc
         .collect();
     let problems: Vec<&String> = of
         .iter()
-        .filter_map(|t| t.fault.as_ref())
+        .filter_map(|t| t.fault)
         .flat_map(|f| f.problems.iter())
         .collect();
     format!(
-        "{} batch {} ×{} {} under standby fault {} ({}, {gone_word} {}): {} s with zero commits meanwhile (per trial: {}), longest commit {:.0} ms; {}; rows/s before {}, during {}, after {}; caught up after its return in {}{}",
-        t.method.as_str(),
-        t.batch,
-        t.clients,
+        "{}{} {} under standby fault {} ({}, {gone_word} {}): {} s with zero commits meanwhile (per trial: {}), longest commit {:.0} ms; {}; {unit} before {}, during {}, after {}; caught up after its return in {}{}",
+        t.subject,
+        rest(&t.rest),
         level.as_str(),
         w.fault,
         w.standby,

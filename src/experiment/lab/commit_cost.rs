@@ -1,0 +1,115 @@
+//! What a commit level costs, in the words every experiment that sweeps `synchronous_commit`
+//! uses: latency percentiles, the seconds without a commit and the slowest second, the
+//! standby's lag after the load; per level one line ("on p50 2.31 ms [2.28 … 2.40], p99 …"),
+//! per configuration one finding, and what each level buys after them.
+
+use serde::{Deserialize, Serialize};
+
+use super::sync_commit::{SyncCommit, durability};
+use crate::measure::interval::estimate;
+use crate::server::replication::ReplicaLag;
+
+/// Latency percentiles (an ingest batch, a statement execution), milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    /// The 99.9th percentile (absent in records before it was kept).
+    #[serde(default)]
+    pub p999: f64,
+    pub max: f64,
+}
+
+/// Seconds without a commit, and the slowest second's rate, of a per-second series.
+pub fn stalls_of(series: &[f64]) -> (u32, Option<f64>) {
+    let stalls = series.iter().filter(|r| **r <= 0.0).count() as u32;
+    (stalls, series.iter().copied().reduce(f64::min))
+}
+
+/// A synchronous standby among these (`sync`, or one of a quorum).
+pub fn synchronous(replicas: &[ReplicaLag]) -> bool {
+    replicas
+        .iter()
+        .any(|r| r.sync_state == "sync" || r.sync_state == "quorum")
+}
+
+/// "insert batch 1 ×1 wal_compression=on: commit latency by synchronous_commit (…): parts".
+pub fn by_level(subject: &str, settings: &str, what: &str, parts: &[String]) -> String {
+    format!(
+        "{subject}{}{settings}: {what} by synchronous_commit (p50 median [interval] of the trials; p99 / p99.9 / max the worst trial's): {}",
+        if settings.is_empty() { "" } else { " " },
+        parts.join("; ")
+    )
+}
+
+/// "what each level buys: …", the levels in PostgreSQL's order.
+pub fn buys(mut levels: Vec<SyncCommit>, sync_standby: bool) -> String {
+    levels.sort_by_key(|l| SyncCommit::ALL.iter().position(|a| a == l));
+    levels.dedup();
+    let mut buys: Vec<&str> = levels
+        .iter()
+        .map(|l| durability(*l, sync_standby))
+        .collect();
+    buys.dedup();
+    format!("what each level buys: {}", buys.join("; "))
+}
+
+/// One trial at a level, as its finding reads it.
+pub struct LevelTrial<'a> {
+    pub latency: LatencyMs,
+    pub stall_seconds: u32,
+    pub worst_second: Option<f64>,
+    pub replicas: &'a [ReplicaLag],
+}
+
+/// "on p50 2.31 ms [2.28 … 2.40], p99 3.1, p99.9 4.0, max 6.2 ms, 0 stall s, slowest second
+/// 410 rows/s, standby replay lag up to 0.4 ms" (`unit`: of the per-second rate).
+pub fn level_line(
+    level: SyncCommit,
+    ts: &[LevelTrial],
+    unit: &str,
+    confidence: f64,
+) -> Option<String> {
+    let p50 = estimate(
+        &ts.iter().map(|t| t.latency.p50).collect::<Vec<_>>(),
+        confidence,
+    )?;
+    let worst = |f: fn(&LatencyMs) -> f64| ts.iter().map(|t| f(&t.latency)).fold(0.0, f64::max);
+    let stalls: u32 = ts.iter().map(|t| t.stall_seconds).sum();
+    let slowest = ts
+        .iter()
+        .filter_map(|t| t.worst_second)
+        .reduce(f64::min)
+        .map(|w| format!(", slowest second {w:.0} {unit}"))
+        .unwrap_or_default();
+    let lag = ts
+        .iter()
+        .flat_map(|t| t.replicas.iter())
+        .filter_map(|r| r.replay_lag_ms)
+        .reduce(f64::max)
+        .map(|l| format!(", standby replay lag up to {l:.1} ms"))
+        .unwrap_or_default();
+    Some(format!(
+        "{} p50 {:.2} ms [{:.2} … {:.2}], p99 {:.2}, p99.9 {:.2}, max {:.2} ms, {stalls} stall s{slowest}{lag}",
+        level.as_str(),
+        p50.median,
+        p50.ci_low,
+        p50.ci_high,
+        worst(|l| l.p99),
+        worst(|l| l.p999),
+        worst(|l| l.max),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_are_seconds_without_a_commit() {
+        assert_eq!(stalls_of(&[]), (0, None));
+        assert_eq!(stalls_of(&[500.0, 0.0, 0.0, 420.0]), (2, Some(0.0)));
+        assert_eq!(stalls_of(&[500.0, 380.0]), (0, Some(380.0)));
+    }
+}
