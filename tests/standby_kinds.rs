@@ -285,3 +285,39 @@ fn sync_commit_with_set_synchronous_commit_is_refused_with_a_sentence() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `synchronous_standby_names` in its two forms, `FIRST 1 (…)` and `ANY 1 (…)`, swept with
+/// `--set` in single quotes: each is a combination of its own, the standby is `sync` under the
+/// first and `quorum` under the second (what `pg_stat_replication` calls them), and the
+/// setting is back afterwards.
+#[test]
+fn first_and_any_are_swept_in_quotes_and_the_standby_is_sync_then_quorum() {
+    let (data, sb, standby, _cleanup) = started("kinds-first-any");
+    let json = run_json(
+        &data,
+        "query",
+        &[
+            "--setup",
+            "CREATE TABLE kinds_fa (id int)",
+            "--sql",
+            "INSERT INTO kinds_fa VALUES (1)",
+            "--set",
+            "synchronous_standby_names='FIRST 1 (pglab_standby_1)','ANY 1 (pglab_standby_1)'",
+        ],
+        "--clients 1 --duration 1s --sync-commit on",
+    );
+    let trials = json["trials"].as_array().expect("trials");
+    assert_eq!(trials.len(), 2, "{json}");
+    for (names, state) in [
+        ("FIRST 1 (pglab_standby_1)", "sync"),
+        ("ANY 1 (pglab_standby_1)", "quorum"),
+    ] {
+        let t = trials
+            .iter()
+            .find(|t| t["settings"]["synchronous_standby_names"] == names)
+            .unwrap_or_else(|| panic!("no trial with {names}: {json}"));
+        let row = standby_row(&t["load"]["replicas"], names);
+        assert_eq!(row["sync_state"], state, "{t}");
+    }
+    all_back(&data, &sb, &standby);
+}

@@ -41,11 +41,18 @@ impl SettingsSweep {
         self.items.is_empty()
     }
 
-    /// Parse the text form: `name=v1,v2 other=v3` (spaces or `;` between items).
+    /// Parse the text form: `name=v1,v2 other=v3` (spaces or `;` between items). A value with
+    /// spaces or commas goes in single quotes:
+    /// `synchronous_standby_names='FIRST 1 (s1, s2)','ANY 1 (s1, s2)'`.
     pub fn parse(s: &str) -> Result<SettingsSweep, String> {
+        if s.chars().filter(|c| *c == '\'').count() % 2 == 1 {
+            return Err(format!(
+                "an unclosed quote in '{s}': a value with spaces or commas goes in single quotes, e.g. synchronous_standby_names='ANY 1 (s1, s2)'"
+            ));
+        }
         let mut items: Vec<SweptSetting> = Vec::new();
-        for part in s
-            .split([' ', ';', '\t', '\n'])
+        for part in split_outside(s, &[' ', ';', '\t', '\n'])
+            .iter()
             .filter(|p| !p.trim().is_empty())
         {
             let Some((name, values)) = part.split_once('=') else {
@@ -61,8 +68,8 @@ impl SettingsSweep {
             {
                 return Err(format!("'{name}' is not a setting name"));
             }
-            let values: Vec<String> = values
-                .split(',')
+            let values: Vec<String> = split_outside(values, &[','])
+                .iter()
                 .map(|v| v.trim().trim_matches('\'').to_string())
                 .collect();
             if values.iter().any(String::is_empty) {
@@ -101,7 +108,10 @@ impl SettingsSweep {
     pub fn text(&self) -> String {
         self.items
             .iter()
-            .map(|i| format!("{}={}", i.name, i.values.join(",")))
+            .map(|i| {
+                let values: Vec<String> = i.values.iter().map(|v| quoted(v)).collect();
+                format!("{}={}", i.name, values.join(","))
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -143,6 +153,35 @@ impl SettingsSweep {
 
 /// A combination as it appears in labels: `wal_compression=pglz max_wal_size=16GB` (empty
 /// when nothing is swept).
+/// `s` split at any of `seps` that stands outside single quotes and parentheses.
+fn split_outside(s: &str, seps: &[char]) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut depth) = (Vec::new(), String::new(), false, 0usize);
+    for c in s.chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => depth = depth.saturating_sub(1),
+            _ if !quoted && depth == 0 && seps.contains(&c) => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out
+}
+
+/// A value as the text form writes it: in single quotes when it holds a separator.
+fn quoted(v: &str) -> String {
+    if v.contains([' ', ',', ';', '\t', '(', ')']) {
+        format!("'{v}'")
+    } else {
+        v.to_string()
+    }
+}
+
 pub fn combo_label(combo: &Combo) -> String {
     combo
         .iter()
@@ -211,6 +250,22 @@ mod tests {
         assert_eq!(SettingsSweep::parse("a=1;b=2").unwrap().items.len(), 2);
         assert!(SettingsSweep::parse("").unwrap().is_empty());
         assert_eq!(SettingsSweep::parse("").unwrap().combos(), vec![Vec::new()]);
+    }
+
+    /// `synchronous_standby_names` takes `FIRST 1 (…)` and `ANY 1 (…)`: in single quotes, a
+    /// value keeps its spaces and commas, and the text form writes it back the same way.
+    #[test]
+    fn a_quoted_value_keeps_its_spaces_and_commas() {
+        let s = SettingsSweep::parse(
+            "synchronous_standby_names='FIRST 1 (s1, s2)','ANY 1 (s1, s2)' wal_compression=off",
+        )
+        .unwrap();
+        assert_eq!(s.items.len(), 2);
+        assert_eq!(s.items[0].values, ["FIRST 1 (s1, s2)", "ANY 1 (s1, s2)"]);
+        assert_eq!(s.items[1].values, ["off"]);
+        assert_eq!(SettingsSweep::parse(&s.text()).unwrap(), s);
+        let err = SettingsSweep::parse("synchronous_standby_names='ANY 1 (s1").unwrap_err();
+        assert!(err.contains("unclosed quote"), "{err}");
     }
 
     #[test]
