@@ -45,13 +45,8 @@ impl SettingsSweep {
     /// spaces or commas goes in single quotes:
     /// `synchronous_standby_names='FIRST 1 (s1, s2)','ANY 1 (s1, s2)'`.
     pub fn parse(s: &str) -> Result<SettingsSweep, String> {
-        if s.chars().filter(|c| *c == '\'').count() % 2 == 1 {
-            return Err(format!(
-                "an unclosed quote in '{s}': a value with spaces or commas goes in single quotes, e.g. synchronous_standby_names='ANY 1 (s1, s2)'"
-            ));
-        }
         let mut items: Vec<SweptSetting> = Vec::new();
-        for part in split_outside(s, &[' ', ';', '\t', '\n'])
+        for part in split_outside(s, &ITEM_SEPS)?
             .iter()
             .filter(|p| !p.trim().is_empty())
         {
@@ -68,7 +63,7 @@ impl SettingsSweep {
             {
                 return Err(format!("'{name}' is not a setting name"));
             }
-            let values: Vec<String> = split_outside(values, &[','])
+            let values: Vec<String> = split_outside(values, &[','])?
                 .iter()
                 .map(|v| v.trim().trim_matches('\'').to_string())
                 .collect();
@@ -153,12 +148,23 @@ impl SettingsSweep {
 
 /// A combination as it appears in labels: `wal_compression=pglz max_wal_size=16GB` (empty
 /// when nothing is swept).
-/// `s` split at any of `seps` that stands outside single quotes and parentheses.
-fn split_outside(s: &str, seps: &[char]) -> Vec<String> {
+/// What separates the items of the text form.
+const ITEM_SEPS: [char; 4] = [' ', ';', '\t', '\n'];
+
+/// `s` split at any of `seps` that stands outside quotes and parentheses. A single quote
+/// quotes only at the start of a value (after `=`, `,` or a separator) and closes at a quote
+/// that a separator, `,` or the end follows, so a quote inside a value (`C:\temp\n'x`) stays
+/// a character of it. Err when such a quote is not closed.
+fn split_outside(s: &str, seps: &[char]) -> Result<Vec<String>, String> {
+    let chars: Vec<char> = s.chars().collect();
+    let between = |c: char| c == ',' || c == '=' || seps.contains(&c) || ITEM_SEPS.contains(&c);
     let (mut out, mut cur, mut quoted, mut depth) = (Vec::new(), String::new(), false, 0usize);
-    for c in s.chars() {
+    for (i, &c) in chars.iter().enumerate() {
+        let starts = i == 0 || between(chars[i - 1]);
+        let ends = chars.get(i + 1).is_none_or(|n| *n != '=' && between(*n));
         match c {
-            '\'' => quoted = !quoted,
+            '\'' if !quoted && starts => quoted = true,
+            '\'' if quoted && ends => quoted = false,
             '(' if !quoted => depth += 1,
             ')' if !quoted => depth = depth.saturating_sub(1),
             _ if !quoted && depth == 0 && seps.contains(&c) => {
@@ -169,8 +175,13 @@ fn split_outside(s: &str, seps: &[char]) -> Vec<String> {
         }
         cur.push(c);
     }
+    if quoted {
+        return Err(format!(
+            "an unclosed quote in '{s}': a value with spaces or commas goes in single quotes, e.g. synchronous_standby_names='ANY 1 (s1, s2)'"
+        ));
+    }
     out.push(cur);
-    out
+    Ok(out)
 }
 
 /// A value as the text form writes it: in single quotes when it holds a separator.
@@ -266,6 +277,11 @@ mod tests {
         assert_eq!(SettingsSweep::parse(&s.text()).unwrap(), s);
         let err = SettingsSweep::parse("synchronous_standby_names='ANY 1 (s1").unwrap_err();
         assert!(err.contains("unclosed quote"), "{err}");
+        // A quote inside a value is a character of it.
+        let s = SettingsSweep::parse("application_name=C:\\temp\\n'x").unwrap();
+        assert_eq!(s.items[0].values, ["C:\\temp\\n'x"]);
+        let s = SettingsSweep::parse("application_name='on',it's").unwrap();
+        assert_eq!(s.items[0].values, ["on", "it's"]);
     }
 
     #[test]
