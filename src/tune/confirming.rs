@@ -159,7 +159,5 @@ fn affordable_rounds(st: &TuneState, c: &Confirm, budget: &Budget) -> usize {
 /// Whether `name` of the formula's set needs a restart on the sandbox (`shared_buffers`,
 /// `wal_buffers`): known from the setting, since the formula's settings are not in the plan.
 fn is_restart_setting(formula: &[(String, String)], name: &str, on_sandbox: bool) -> bool {
-    on_sandbox
-        && formula.iter().any(|(n, _)| n == name)
-        && matches!(name, "shared_buffers" | "wal_buffers" | "max_connections")
+    on_sandbox && formula.iter().any(|(n, _)| n == name) && super::formula::needs_restart(name)
 }

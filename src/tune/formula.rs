@@ -6,6 +6,7 @@
 use super::confirm::Confirm;
 use super::output::{comparison_text, ratio_text};
 use super::state::TuneState;
+use crate::experiment::lab::whatif::Apply;
 use crate::measure::verdict::Verdict;
 
 /// The formula's verdict, or why there is none (None: the formula was not measured).
@@ -105,6 +106,12 @@ fn preference(c: &Confirm) -> Option<String> {
     ))
 }
 
+/// Whether a setting of the formula's set takes a restart (it is not in the tune's plan, so
+/// its apply kind is known from its name).
+pub fn needs_restart(name: &str) -> bool {
+    matches!(name, "shared_buffers" | "wal_buffers" | "max_connections")
+}
+
 /// The script's lines for [`preferred`]: the reason, the memory line of that set, what it
 /// needs to take effect, then its `ALTER SYSTEM SET` lines.
 pub fn recommendation_lines(st: &TuneState) -> Option<Vec<String>> {
@@ -116,23 +123,15 @@ pub fn recommendation_lines(st: &TuneState) -> Option<Vec<String>> {
         st.hardware.ram,
         st.max_memory,
     );
-    let restart = set.iter().any(|(n, _)| {
-        matches!(
-            n.as_str(),
-            "shared_buffers" | "wal_buffers" | "max_connections"
-        )
-    });
+    let apply = if set.iter().any(|(n, _)| needs_restart(n)) {
+        Apply::Restart
+    } else {
+        Apply::Reload
+    };
     let mut out = vec![
         format!("-- {why}"),
         format!("--   {memory}"),
-        format!(
-            "--   {}",
-            if restart {
-                "takes effect after a restart of the server"
-            } else {
-                "takes effect after a reload: SELECT pg_reload_conf(); (new sessions)"
-            }
-        ),
+        format!("--   {}", super::output::needs(apply)),
     ];
     out.extend(
         set.iter()

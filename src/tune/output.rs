@@ -154,7 +154,7 @@ pub fn recommended(st: &TuneState) -> Vec<Recommendation<'_>> {
         .collect()
 }
 
-fn needs(apply: Apply) -> &'static str {
+pub(super) fn needs(apply: Apply) -> &'static str {
     match apply {
         Apply::Session | Apply::Reload | Apply::Standby => {
             "takes effect after a reload: SELECT pg_reload_conf(); (new sessions)"
