@@ -22,7 +22,7 @@ ROUNDS=${ROUNDS:-5}
 TPS_SECONDS=${TPS_SECONDS:-5}
 CLIENTS=${CLIENTS:-1 4}
 CAPTURE_S=${CAPTURE_S:-5}
-for tool in cargo psql pgbench python3; do
+for tool in cargo psql pgbench python3 /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "capture.sh needs $tool" >&2; exit 1; }
 done
 cargo build --release -q --bin pglab
@@ -104,47 +104,87 @@ printf "   source tps with a capture / without: %s\n   A/A without / without:   
   "$(ci "${with[@]}")" "$(ci "${aa[@]}")"
 
 echo "== 2. replay: run query --script w.sql vs pgbench -f of the same statements and weights"
+# pgbench runs a script per value set (pglab runs the statement's -- set: lines in turn): each
+# set's script weighs the statement's weight over its sets, so both draw the same statements
+# with the same values as often. pgbench takes at most 128 scripts; past that the sets are
+# left out of both (the file replayed without its -- set: lines).
 python3 - "$OUT/w.sql" "$OUT" >"$OUT/pgbench-args" <<'PY'
-import sys
+import re, sys
 text = open(sys.argv[1]).read()
 out, blocks, cur = sys.argv[2], [], None
 for line in text.splitlines():
     if line.startswith("-- name: "):
-        cur = {"name": line[9:].strip(), "weight": 1, "sql": []}
+        cur = {"name": line[9:].strip(), "weight": 1, "sql": [], "norm": None, "sets": []}
         blocks.append(cur)
-    elif cur is not None and line.startswith("-- weight: "):
+    elif cur is None:
+        continue
+    elif line.startswith("-- weight: "):
         cur["weight"] = int(line[11:])
-    elif cur is not None and line and not line.startswith("--"):
+    elif line.startswith("-- normalized: "):
+        cur["norm"] = line[15:]
+    elif line.startswith("-- set: "):
+        cur["sets"].append(dict(re.findall(r"\$(\d+) = ('(?:[^']|'')*'|[^,]+)", line[8:])))
+    elif line and not line.startswith("--"):
         cur["sql"].append(line)
+fill = lambda norm, vals: re.sub(r"\$(\d+)", lambda m: vals[m.group(1)].strip(), norm)
+if sum(max(1, len(b["sets"])) for b in blocks) > 128:
+    for b in blocks:
+        b["sets"] = []
+    kept = [l for l in text.splitlines() if not l.startswith("-- set: ")]
+    open(f"{out}/w.sql", "w").write("\n".join(kept) + "\n")
+    print("   over 128 scripts: value sets left out of both tools", file=sys.stderr)
 args = []
 for b in blocks:
-    path = f"{out}/replay-{b['name']}.sql"
-    open(path, "w").write("\n".join(b["sql"]) + "\n")
-    args += ["-f", f"{path}@{b['weight']}"]
+    texts = [fill(b["norm"], v) for v in b["sets"]] or ["\n".join(b["sql"])]
+    for k, sql in enumerate(texts):
+        path = f"{out}/replay-{b['name']}-{k}.sql"
+        open(path, "w").write(sql.rstrip(";") + ";\n")
+        args += ["-f", f"{path}@{max(1, round(b['weight'] * 1000 / len(texts)))}"]
 print(" ".join(args))
 PY
 read -r -a REPLAY <"$OUT/pgbench-args"
-echo "   $(grep -c '^-- name: ' "$OUT/w.sql") statements, weights: $(grep '^-- weight: ' "$OUT/w.sql" | awk '{print $3}' | paste -sd' ')"
+echo "   $(grep -c '^-- name: ' "$OUT/w.sql") statements, weights: $(grep '^-- weight: ' "$OUT/w.sql" | awk '{print $3}' | paste -sd' '); $(grep -c '^-- set: ' "$OUT/w.sql") value sets; pgbench: $(( ${#REPLAY[@]} / 2 )) scripts"
+# Each run prints "tx/s transactions cpu-seconds": the client's own CPU (user + system, from
+# /usr/bin/time) beside its throughput. On a 2-core host the clients share the cores with the
+# server, so a client that costs more CPU per transaction leaves the server less; the CPU per
+# transaction is also steadier than the tx/s when the host changes speed under both tools.
+# pglab's CPU includes its setup (connecting, checking the statements): counted against it.
 pglab_tps() {
-  "$BIN" --db "$FROM" run query --script "$OUT/w.sql" --clients "$1" --duration "${TPS_SECONDS}s" \
-      --repeat 1 --no-history --format json 2>/dev/null \
-    | python3 -c "import json,sys; print(json.load(sys.stdin)['trials'][0]['tps'])"
+  /usr/bin/time -f "%U %S" -o "$OUT/time" "$BIN" --db "$FROM" run query --script "$OUT/w.sql" \
+      --clients "$1" --duration "${TPS_SECONDS}s" --repeat 1 --no-history --format json \
+      >"$OUT/run.json" 2>/dev/null
+  python3 - "$OUT/run.json" "$OUT/time" <<'PY2'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+u, s = (float(x) for x in open(sys.argv[2]).read().split()[-2:])
+print(t["tps"], t["transactions"], u + s)
+PY2
 }
 pgbench_tps() {
   local j=$(( $1 < cores ? $1 : cores ))
-  pgbench -n "${REPLAY[@]}" -c "$1" -j "$j" -T "$TPS_SECONDS" -h "$sdir" -p "$(port)" -U pglab pglab 2>&1 \
-    | awk '/^tps = / {print $3; exit}'
+  /usr/bin/time -f "%U %S" -o "$OUT/time" pgbench -n "${REPLAY[@]}" -c "$1" -j "$j" \
+      -T "$TPS_SECONDS" -h "$sdir" -p "$(port)" -U pglab pglab >"$OUT/pgbench.txt" 2>&1
+  awk -v cpu="$(awk '{print $1 + $2}' "$OUT/time" | tail -1)" '
+    /^number of transactions actually processed:/ {n = $NF}
+    /^tps = / {tps = $3} END {print tps, n, cpu}' "$OUT/pgbench.txt"
 }
+us_per_tx() { awk '{printf "%.2f", $3 / $2 * 1e6}' <<<"$1"; }
 for c in $CLIENTS; do
-  r_tps=(); a_tps=(); p_all=(); b_all=()
+  r_tps=(); a_tps=(); p_all=(); b_all=(); r_cpu=(); a_cpu=(); pc_all=(); bc_all=()
   for r in $(seq "$ROUNDS"); do
     if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); B2=$(pgbench_tps "$c")
     else B2=$(pgbench_tps "$c"); B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
-    r_tps+=("$(ratio "$P" "$B")"); a_tps+=("$(ratio "$B2" "$B")"); p_all+=("$P"); b_all+=("$B")
-    echo "   $c clients, round $r: pglab $P tps · pgbench $B and $B2 tps" >&2
+    r_tps+=("$(ratio "${P%% *}" "${B%% *}")"); a_tps+=("$(ratio "${B2%% *}" "${B%% *}")")
+    p_all+=("${P%% *}"); b_all+=("${B%% *}")
+    pc=$(us_per_tx "$P"); bc=$(us_per_tx "$B"); bc2=$(us_per_tx "$B2")
+    r_cpu+=("$(ratio "$pc" "$bc")"); a_cpu+=("$(ratio "$bc2" "$bc")"); pc_all+=("$pc"); bc_all+=("$bc")
+    echo "   $c clients, round $r: pglab ${P%% *} tps ($pc µs CPU/tx) · pgbench ${B%% *} and ${B2%% *} tps ($bc, $bc2 µs CPU/tx)" >&2
   done
-  printf '   %s clients: pglab %.0f tx/s, pgbench %.0f tx/s (medians)\n' "$c" \
-    "$(printf '%s\n' "${p_all[@]}" | median)" "$(printf '%s\n' "${b_all[@]}" | median)"
+  printf '   %s clients: pglab %.0f tx/s, pgbench %.0f tx/s; client CPU per transaction %s vs %s µs (medians)\n' "$c" \
+    "$(printf '%s\n' "${p_all[@]}" | median)" "$(printf '%s\n' "${b_all[@]}" | median)" \
+    "$(printf '%s\n' "${pc_all[@]}" | median)" "$(printf '%s\n' "${bc_all[@]}" | median)"
   printf '     tx/s ratio pglab/pgbench (≥ 0.95) %s\n     A/A pgbench again/pgbench         %s\n' \
     "$(ci "${r_tps[@]}")" "$(ci "${a_tps[@]}")"
+  printf '     CPU/tx ratio pglab/pgbench        %s\n     A/A pgbench again/pgbench         %s\n' \
+    "$(ci "${r_cpu[@]}")" "$(ci "${a_cpu[@]}")"
 done

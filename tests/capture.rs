@@ -320,6 +320,67 @@ fn values_come_from_sessions_seen_running_the_statements() {
             .any(|l| !l.starts_with("--") && l.contains('$')),
         "{file}"
     );
+    // pgbench draws its values at random: the sets seen are written, and a replay runs them
+    // in turn rather than one set every time.
+    let stmts = sqltext::split(&file).unwrap();
+    let spread = stmts.iter().map(|s| s.variants.len()).max().unwrap_or(0);
+    assert!(spread >= 2, "value sets written and read back\n{file}");
+    assert!(file.contains("distinct value sets)"), "{file}");
+}
+
+#[test]
+fn a_replay_runs_the_value_sets_in_turn() {
+    let c = cluster();
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // Its own database, so the top statements of the mix's stay the mix's.
+    psql(c, "postgres", "CREATE DATABASE sets");
+    psql(
+        c,
+        "sets",
+        "CREATE TABLE acc AS SELECT g AS aid, 0 AS abalance FROM generate_series(1, 10) g",
+    );
+    // Set 1 reads one row, set 2 two: a replay that takes both reads 1.5 rows a transaction.
+    let path = write_file(
+        "-- name: first_rows\n-- weight: 1\n-- normalized: SELECT abalance FROM acc WHERE aid <= $1\n-- set: $1 = 1\n-- set: $1 = 2\nSELECT abalance FROM acc WHERE aid <= 1;\n",
+    );
+    let from = format!(
+        "host={} port={} user=postgres dbname=sets",
+        c.dir.display(),
+        c.port
+    );
+    let out = common::lab()
+        .command()
+        .args(["--db", &from, "run", "query", "--file"])
+        .arg(&path)
+        .args(["--clients", "2", "--duration", "1s", "--repeat", "1"])
+        .args(["--no-history", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &report["trials"][0];
+    let (rows, tx) = (
+        t["rows"].as_f64().unwrap(),
+        t["transactions"].as_f64().unwrap(),
+    );
+    assert!(tx >= 100.0, "{t}");
+    let per = rows / tx;
+    assert!((1.3..=1.7).contains(&per), "{per} rows a transaction: {t}");
+    // A set that is not the statement is refused before anything runs, with its line.
+    let bad = write_file(
+        "-- normalized: SELECT abalance FROM acc WHERE aid <= $1\n-- set: $1 = aid\nSELECT abalance FROM acc WHERE aid <= 1;\n",
+    );
+    let out = common::lab()
+        .command()
+        .args(["--db", &from, "run", "query", "--file"])
+        .arg(&bad)
+        .args(["--no-history"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("line 2: set '$1 = aid'"), "{err}");
 }
 
 #[test]

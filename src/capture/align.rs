@@ -7,42 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use pg_query::protobuf::{ScanToken, Token};
+use pg_query::protobuf::Token;
 
-/// Tokens that are constants in the literal text.
-const CONSTANTS: [Token; 8] = [
-    Token::Iconst,
-    Token::Fconst,
-    Token::Sconst,
-    Token::Usconst,
-    Token::Bconst,
-    Token::Xconst,
-    Token::TrueP,
-    Token::FalseP,
-];
-
-/// The tokens of `sql` without comments and without the `;` that ends it: a client sends
-/// `… WHERE aid = 42;` and pg_stat_statements keeps `… WHERE aid = $1`.
-fn tokens(sql: &str) -> Option<Vec<ScanToken>> {
-    let scanned = pg_query::scan(sql).ok()?;
-    let mut out: Vec<ScanToken> = scanned
-        .tokens
-        .into_iter()
-        .filter(|t| t.token != Token::SqlComment as i32 && t.token != Token::CComment as i32)
-        .collect();
-    while out.last().is_some_and(|t| t.token == Token::Ascii59 as i32) {
-        out.pop();
-    }
-    Some(out)
-}
-
-fn text<'a>(sql: &'a str, t: &ScanToken) -> &'a str {
-    sql.get(t.start as usize..t.end as usize).unwrap_or("")
-}
-
-fn is_constant(t: &ScanToken) -> bool {
-    CONSTANTS.iter().any(|c| *c as i32 == t.token)
-}
+use crate::sql::normalized::{constant_at, is_constant, text, tokens};
+pub use crate::sql::normalized::{fill, params};
 
 /// The value of every `$n` of `normalized` in `literal` (by n), or None when the two are not
 /// the same statement up to its constants.
@@ -55,21 +23,8 @@ pub fn values(literal: &str, normalized: &str) -> Option<BTreeMap<u32, String>> 
         let l = lit.get(i)?;
         if n.token == Token::Param as i32 {
             let number: u32 = text(normalized, n).trim_start_matches('$').parse().ok()?;
-            let value = if is_constant(l) {
-                i += 1;
-                text(literal, l).to_string()
-            } else if l.token == Token::Ascii45 as i32
-                && lit.get(i + 1).is_some_and(|c| {
-                    c.token == Token::Iconst as i32 || c.token == Token::Fconst as i32
-                })
-            {
-                // A negative number: the sign goes with the constant.
-                let v = format!("-{}", text(literal, &lit[i + 1]));
-                i += 2;
-                v
-            } else {
-                return None;
-            };
+            let (value, used) = constant_at(literal, &lit, i)?;
+            i += used;
             if let Some(prev) = out.insert(number, value.clone())
                 && prev != value
             {
@@ -85,35 +40,6 @@ pub fn values(literal: &str, normalized: &str) -> Option<BTreeMap<u32, String>> 
         i += 1;
     }
     (i == lit.len()).then_some(out)
-}
-
-/// `normalized` with each `$n` replaced by its value (None when a value is missing).
-pub fn fill(normalized: &str, values: &BTreeMap<u32, String>) -> Option<String> {
-    let norm = tokens(normalized)?;
-    let mut out = String::with_capacity(normalized.len());
-    let mut at = 0;
-    for n in norm.iter().filter(|n| n.token == Token::Param as i32) {
-        let number: u32 = text(normalized, n).trim_start_matches('$').parse().ok()?;
-        out.push_str(&normalized[at..n.start as usize]);
-        out.push_str(values.get(&number)?);
-        at = n.end as usize;
-    }
-    out.push_str(&normalized[at..]);
-    Some(out)
-}
-
-/// The numbers of the `$n` in a normalised statement, in order, each once.
-pub fn params(normalized: &str) -> Vec<u32> {
-    let mut out: Vec<u32> = Vec::new();
-    for n in tokens(normalized).unwrap_or_default() {
-        if n.token == Token::Param as i32
-            && let Ok(k) = text(normalized, &n).trim_start_matches('$').parse::<u32>()
-            && !out.contains(&k)
-        {
-            out.push(k);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -8,6 +8,10 @@ use std::fmt::Write;
 
 use super::{Capture, Captured, Values};
 
+/// Most value sets written for one statement: enough to spread a replay over the rows
+/// production touched, few enough to keep the file readable.
+pub const MAX_SETS: usize = 100;
+
 /// Every line of `text` as a comment line after `prefix`.
 fn comment(out: &mut String, prefix: &str, text: &str) {
     for (i, line) in text.lines().enumerate() {
@@ -114,22 +118,45 @@ fn baseline(s: &Captured, out: &mut String) {
     );
 }
 
+/// The distinct sets, in the order first seen.
+fn distinct(sets: &[String]) -> Vec<&String> {
+    let mut out: Vec<&String> = Vec::new();
+    for s in sets {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// At most [`MAX_SETS`] of the executions' sets, spread evenly over the sample (the first
+/// always among them: the statement is written with it).
+fn spread(sets: &[String]) -> Vec<&String> {
+    let n = sets.len();
+    let k = n.min(MAX_SETS);
+    (0..k).map(|i| &sets[i * n / k]).collect()
+}
+
 fn values(s: &Captured, out: &mut String) {
     match &s.values {
         Values::None => {
             let _ = writeln!(out, "-- values: none needed");
         }
         Values::Activity { seen, sets } => {
-            let shown: Vec<&str> = sets.iter().take(5).map(String::as_str).collect();
-            let more = if sets.len() > 5 {
-                format!(" and {} more", sets.len() - 5)
-            } else {
-                String::new()
-            };
+            let distinct = distinct(sets);
+            if distinct.len() == 1 {
+                let _ = writeln!(
+                    out,
+                    "-- values: from pg_stat_activity, {seen} executions seen, all with {}",
+                    distinct[0]
+                );
+                return;
+            }
+            let written = spread(sets).len();
             let _ = writeln!(
                 out,
-                "-- values: from pg_stat_activity, {seen} executions seen; sets: {}{more}",
-                shown.join(" | ")
+                "-- values: from pg_stat_activity, {seen} executions seen ({} distinct value sets); the {written} -- set: lines below are their values (spread over the sample, repeats kept), which a replay runs in turn; the statement itself runs for plans and checks",
+                distinct.len()
             );
         }
         Values::Statistics(sources) => {
@@ -170,6 +197,13 @@ pub fn render(c: &Capture, now: &str) -> String {
         values(s, &mut out);
         if s.sql.as_deref() != Some(s.normalized.as_str()) {
             comment(&mut out, "-- normalized: ", &s.normalized);
+        }
+        if let Values::Activity { sets, .. } = &s.values
+            && distinct(sets).len() > 1
+        {
+            for set in spread(sets) {
+                let _ = writeln!(out, "-- set: {set}");
+            }
         }
         let _ = writeln!(out, "{};", sql.trim_end().trim_end_matches(';'));
     }

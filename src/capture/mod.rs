@@ -41,8 +41,9 @@ pub struct CaptureSpec {
 pub enum Values {
     /// It has no `$n`.
     None,
-    /// From sessions seen running it: how many executions lined up, and the distinct value
-    /// sets (the first is the one written).
+    /// From sessions seen running it: how many executions lined up, and each one's value set
+    /// in the order seen, repeats kept (so a replay that draws from them draws a value as
+    /// often as production sent it; the first is the one the statement is written with).
     Activity { seen: usize, sets: Vec<String> },
     /// From column statistics: each `$n` with where its value came from.
     Statistics(Vec<(u32, String)>),
@@ -216,21 +217,16 @@ async fn fill(
         c.sql = Some(c.normalized.clone());
         return Ok(c);
     }
-    let mut sets: Vec<BTreeMap<u32, String>> = Vec::new();
-    let mut lined_up = 0;
-    for literal in seen {
-        if let Some(v) = align::values(literal, &c.normalized) {
-            lined_up += 1;
-            if !sets.contains(&v) {
-                sets.push(v);
-            }
-        }
-    }
+    let sets: Vec<BTreeMap<u32, String>> = seen
+        .iter()
+        .filter_map(|literal| align::values(literal, &c.normalized))
+        .collect();
+    let lined_up = sets.len();
     if let Some(first) = sets.first() {
         c.sql = align::fill(&c.normalized, first);
         c.values = Values::Activity {
             seen: lined_up,
-            sets: sets.iter().map(set_text).collect(),
+            sets: sets.iter().map(crate::sql::normalized::set_text).collect(),
         };
         return Ok(c);
     }
@@ -270,12 +266,4 @@ async fn fill(
     c.sql = align::fill(&c.normalized, &values);
     c.values = Values::Statistics(sources);
     Ok(c)
-}
-
-/// `$1 = 42, $2 = 'x'`.
-fn set_text(v: &BTreeMap<u32, String>) -> String {
-    v.iter()
-        .map(|(n, v)| format!("${n} = {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

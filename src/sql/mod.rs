@@ -13,6 +13,7 @@ pub mod functions;
 pub mod imported;
 pub mod lab;
 pub mod names;
+pub mod normalized;
 pub mod quote;
 pub mod settings;
 pub mod tree;

@@ -18,6 +18,7 @@ use super::spec::{Cache, QuerySpec};
 use super::standbys::Standbys;
 use super::summary::{format_time, format_tps};
 use super::throughput;
+use super::variants;
 use super::visible::Visible;
 use crate::experiment::lab::event::{Sample, TrialRef};
 use crate::experiment::lab::whatif::Entered;
@@ -474,10 +475,13 @@ impl<'a> Bench<'a> {
             .await?;
         // The consumer's work on the events so far stays out of the timed window.
         self.ctx.emit.settle().await;
-        let (name, sql) = (s.name.clone(), s.sql.clone());
+        let name = s.name.clone();
         let n = self.batch.get(p.unit).copied().unwrap_or(1).max(1);
         let (mut seconds, mut rows) = (0.0, 0);
-        for _ in 0..n {
+        // Value sets in turn, from where the same repeat of every combination starts.
+        let first = p.repeat.saturating_sub(1) as usize * n as usize;
+        for i in 0..n as usize {
+            let sql = variants::nth(&s.sql, &s.variants, first + i).to_string();
             let e = self.session.timed(self.ctx, &name, &sql, self.mode).await?;
             seconds += e.seconds;
             rows = e.rows;

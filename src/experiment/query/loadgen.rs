@@ -87,6 +87,9 @@ enum Ready {
     /// Without variables: sent as is, every time.
     Fixed(CString),
     Template(Vec<Part>),
+    /// Value sets (see `variants`): each execution runs one, drawn from the client's seeded
+    /// generator (a `Fixed` or `Template` each).
+    Choice(Vec<Ready>),
 }
 
 fn prepare(script: &Script) -> Result<Vec<Ready>, String> {
@@ -98,14 +101,27 @@ fn prepare(script: &Script) -> Result<Vec<Ready>, String> {
                 var: *var,
                 expr: expr.clone(),
             }),
-            Command::Sql { parts, .. } if parts.iter().all(|p| matches!(p, Part::Text(_))) => {
-                CString::new(script.render(parts, None))
-                    .map(Ready::Fixed)
-                    .map_err(|_| "a command holds a NUL byte".to_string())
-            }
-            Command::Sql { parts, .. } => Ok(Ready::Template(parts.clone())),
+            Command::Sql {
+                parts, variants, ..
+            } if variants.is_empty() => sql_command(script, parts),
+            Command::Sql { variants, .. } => variants
+                .iter()
+                .map(|v| sql_command(script, v))
+                .collect::<Result<_, _>>()
+                .map(Ready::Choice),
         })
         .collect()
+}
+
+/// A SQL command ready to send: fixed text, or a template of variables.
+fn sql_command(script: &Script, parts: &[Part]) -> Result<Ready, String> {
+    if parts.iter().all(|p| matches!(p, Part::Text(_))) {
+        CString::new(script.render(parts, None))
+            .map(Ready::Fixed)
+            .map_err(|_| "a command holds a NUL byte".to_string())
+    } else {
+        Ok(Ready::Template(parts.to_vec()))
+    }
 }
 
 /// Start a group of clients (`ids`, of `of`) on a thread of their own.
@@ -314,6 +330,20 @@ impl Client<'_> {
                 self.vars[*var] = v;
                 Ok(0)
             }
+            Ready::Choice(sets) => {
+                let i = rand::RngExt::random_range(&mut self.rng, 0..sets.len().max(1));
+                match sets.get(i) {
+                    Some(c) => self.sql(c).await,
+                    None => Ok(0),
+                }
+            }
+            c => self.sql(c).await,
+        }
+    }
+
+    /// A SQL command: its rows.
+    async fn sql(&mut self, c: &Ready) -> Result<u64, String> {
+        match c {
             Ready::Fixed(sql) => self.statement(sql).await,
             Ready::Template(parts) => {
                 // One buffer for the text, reused: no allocation per command.
@@ -336,6 +366,7 @@ impl Client<'_> {
                 self.buf = buf;
                 r
             }
+            Ready::Set { .. } | Ready::Choice(_) => Ok(0),
         }
     }
 

@@ -50,6 +50,7 @@ pub mod standbys;
 pub mod summary;
 pub mod sync_levels;
 pub mod throughput;
+pub mod variants;
 pub mod visible;
 pub mod words;
 

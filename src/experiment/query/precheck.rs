@@ -15,21 +15,43 @@ use crate::server::error::describe_query_error;
 /// commands with every variable as `0`; each with its name for messages.
 pub fn parsed_texts(spec: &QuerySpec) -> Vec<(String, String)> {
     match &spec.script {
-        Some(script) => script
-            .commands
-            .iter()
-            .filter_map(|c| match c {
-                super::script::Command::Sql { parts, line, .. } => Some((
-                    format!("script line {line}"),
-                    script.render(parts, Some(&vec![0; script.vars.len()])),
-                )),
-                super::script::Command::Set { .. } => None,
-            })
-            .collect(),
+        Some(script) => {
+            script
+                .commands
+                .iter()
+                .filter_map(|c| match c {
+                    super::script::Command::Sql {
+                        parts,
+                        line,
+                        variants,
+                        ..
+                    } => Some(std::iter::once(parts).chain(variants).enumerate().map(
+                        move |(k, p)| {
+                            let at = match k {
+                                0 => format!("script line {line}"),
+                                k => format!("script line {line}, set {k}"),
+                            };
+                            (at, script.render(p, Some(&vec![0; script.vars.len()])))
+                        },
+                    )),
+                    super::script::Command::Set { .. } => None,
+                })
+                .flatten()
+                .collect()
+        }
         None => spec
             .statements
             .iter()
-            .map(|s| (format!("{} (line {})", s.name, s.line), s.sql.clone()))
+            .flat_map(|s| {
+                let own = (format!("{} (line {})", s.name, s.line), s.sql.clone());
+                let sets = s.variants.iter().enumerate().map(|(k, v)| {
+                    (
+                        format!("{} (line {}, set {})", s.name, s.line, k + 1),
+                        v.clone(),
+                    )
+                });
+                std::iter::once(own).chain(sets)
+            })
             .collect(),
     }
 }

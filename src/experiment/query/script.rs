@@ -30,6 +30,9 @@ pub enum Command {
         line: usize,
         /// From `-- weight: N` (None: not given).
         weight: Option<u64>,
+        /// The texts a replay runs in turn instead, from `-- set:` lines (see
+        /// [`super::variants`]); empty: `parts` every time.
+        variants: Vec<Vec<Part>>,
     },
 }
 
@@ -171,7 +174,8 @@ impl Script {
     }
 
     /// A script of plain statements, one transaction running each in turn (what `--sql` runs
-    /// in throughput mode).
+    /// in throughput mode), each with its value sets. Its text shows the statements only:
+    /// it is what a run of them is recorded as, and the statements keep their sets.
     pub fn of_statements(statements: &[sqltext::Statement]) -> Script {
         let vars: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
         let commands = statements
@@ -180,6 +184,11 @@ impl Script {
                 parts: vec![Part::Text(s.sql.clone())],
                 line: s.line,
                 weight: s.weight,
+                variants: s
+                    .variants
+                    .iter()
+                    .map(|v| vec![Part::Text(v.clone())])
+                    .collect(),
             })
             .collect();
         let text = statements
@@ -281,6 +290,7 @@ fn flush_sql(
             parts: template(&s.sql, vars),
             line: first_line + s.line - 1,
             weight: s.weight,
+            variants: s.variants.iter().map(|v| template(v, vars)).collect(),
         });
     }
     sql.clear();

@@ -25,6 +25,10 @@ pub struct Statement {
     /// 0.042 ms, …` line `pglab capture` writes before it: what a replay is compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub production_mean_ns: Option<u64>,
+    /// The texts a replay runs in turn, from the `-- set:` lines (and the `-- normalized:`
+    /// text) `pglab capture` writes before it: the first is `sql`. Empty: `sql` only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
 }
 
 /// Longest name taken from a statement's first line.
@@ -52,6 +56,8 @@ struct Piece {
     weight: Option<(String, usize)>,
     /// The mean of a `-- production:` line before the first token, in nanoseconds.
     production_mean_ns: Option<u64>,
+    /// The `-- normalized:` text and `-- set:` lines (see `variants`).
+    sets: super::variants::Sets,
 }
 
 fn is_ident_char(c: char) -> bool {
@@ -70,8 +76,13 @@ fn dollar_tag(s: &str, i: usize) -> Option<&str> {
 }
 
 impl Piece {
-    /// A `--` comment before the first token (at byte `at`): `name:` or `weight:`.
-    fn read_comment(&mut self, comment: &str, at: usize) {
+    /// A `--` comment before the first token (at byte `at`, `raw` after the `--`): `name:`,
+    /// `weight:`, `production:`, or what `variants` reads.
+    fn read_comment(&mut self, raw: &str, at: usize) {
+        if self.sets.read(raw, at) {
+            return;
+        }
+        let comment = raw.trim();
         if let Some(n) = comment.strip_prefix("name:") {
             let n = n.trim();
             if !n.is_empty() {
@@ -161,7 +172,7 @@ impl<'t> Splitter<'t> {
             let text = self.text;
             let line_end = text[i..].find('\n').map_or(text.len(), |e| i + e);
             if self.cur.first.is_none() {
-                self.cur.read_comment(text[i + 2..line_end].trim(), i);
+                self.cur.read_comment(&text[i + 2..line_end], i);
             }
             2
         } else if c == '/' && next == b'*' {
@@ -317,12 +328,14 @@ pub fn split(text: &str) -> Result<Vec<Statement>, String> {
                 }
             }),
         };
+        let variants = p.sets.variants(&sql, |at| line_of(text, at))?;
         out.push(Statement {
             name,
             sql,
             line,
             weight,
             production_mean_ns: p.production_mean_ns,
+            variants,
         });
     }
     // Names are how findings and trials refer to statements: make them unique.
@@ -418,117 +431,5 @@ pub fn digest(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sqls(text: &str) -> Vec<String> {
-        split(text).unwrap().into_iter().map(|s| s.sql).collect()
-    }
-
-    #[test]
-    fn splits_at_top_level_semicolons_only() {
-        assert_eq!(sqls("SELECT 1; SELECT 2;"), ["SELECT 1", "SELECT 2"]);
-        assert_eq!(
-            sqls("SELECT ';' ; SELECT 'it''s;'"),
-            ["SELECT ';'", "SELECT 'it''s;'"]
-        );
-        assert_eq!(
-            sqls(r"SELECT E'\';' ; SELECT 2"),
-            [r"SELECT E'\';'", "SELECT 2"]
-        );
-        // Without E, a backslash is an ordinary character.
-        assert_eq!(sqls(r"SELECT '\'; SELECT 2"), [r"SELECT '\'", "SELECT 2"]);
-        assert_eq!(
-            sqls(r#"SELECT 1 AS "a;b"; SELECT 2"#),
-            [r#"SELECT 1 AS "a;b""#, "SELECT 2"]
-        );
-        assert_eq!(
-            sqls("DO $x$ BEGIN PERFORM 1; END $x$; SELECT $$;$$"),
-            ["DO $x$ BEGIN PERFORM 1; END $x$", "SELECT $$;$$"]
-        );
-        assert_eq!(
-            sqls("SELECT 1 /* ; /* ; */ ; */ ; -- ;\n SELECT 2"),
-            ["SELECT 1 /* ; /* ; */ ; */", "SELECT 2"]
-        );
-        // A parameter-like $1 is not a dollar quote.
-        assert_eq!(sqls("SELECT $1; SELECT 2"), ["SELECT $1", "SELECT 2"]);
-        assert_eq!(
-            sqls(
-                "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END; SELECT 3"
-            ),
-            [
-                "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END",
-                "SELECT 3"
-            ]
-        );
-        assert!(sqls(" ;; -- nothing\n ; ").is_empty());
-    }
-
-    #[test]
-    fn names_come_from_comments_or_first_lines() {
-        let s = split(
-            "-- the nightly report\n-- name: nightly\nSELECT a,\n  b FROM t;\n\nSELECT count(*) FROM t;\nSELECT count(*) FROM t",
-        )
-        .unwrap();
-        assert_eq!(s[0].name, "nightly");
-        assert_eq!(s[0].sql, "SELECT a,\n  b FROM t");
-        assert_eq!(s[0].line, 3);
-        assert_eq!(s[1].name, "SELECT count(*) FROM t");
-        assert_eq!(s[1].line, 6);
-        assert_eq!(s[2].name, "SELECT count(*) FROM t (2)");
-        let long = format!("SELECT {} FROM t", "x, ".repeat(40));
-        let n = &split(&long).unwrap()[0].name;
-        assert!(n.ends_with('…') && n.chars().count() <= NAME_CHARS, "{n}");
-    }
-
-    #[test]
-    fn a_captured_production_mean_is_kept_with_its_statement() {
-        let s = split(
-            "-- name: a\n-- weight: 5\n-- production: 500 calls, 7.5 % of the time; mean 0.042 ms, stddev 0.021 ms; per call 1.00 rows\nSELECT 1;\nSELECT 2",
-        )
-        .unwrap();
-        assert_eq!(s[0].production_mean_ns, Some(42_000));
-        assert_eq!(s[1].production_mean_ns, None);
-        assert_eq!(
-            production_mean("mean 120 ms, stddev 3 ms"),
-            Some(120_000_000)
-        );
-        assert_eq!(production_mean("mean soon"), None);
-    }
-
-    #[test]
-    fn weights_come_from_comments_before_a_statement() {
-        let s = split("-- name: a\n-- weight: 5\nSELECT 1;\nSELECT 2 -- weight: 9\n;").unwrap();
-        assert_eq!((s[0].name.as_str(), s[0].weight), ("a", Some(5)));
-        // A comment after the first token is the statement's own, not its weight.
-        assert_eq!(s[1].weight, None);
-        let e = split("SELECT 1;\n-- weight: 0\nSELECT 2").unwrap_err();
-        assert_eq!(
-            e,
-            "line 2: weight '0' is not a whole number of at least 1 (write -- weight: 5)"
-        );
-        assert!(split("-- weight: lots\nSELECT 1").is_err());
-    }
-
-    #[test]
-    fn meta_commands_and_missing_files_are_sentences() {
-        let e = split("SELECT 1;\n\\timing on\nSELECT 2").unwrap_err();
-        assert_eq!(
-            e,
-            "line 2: \\timing is a psql meta-command, not SQL: leave it out"
-        );
-        let e = resolve("@/nonexistent/q.sql").unwrap_err();
-        assert_eq!(e, "cannot read /nonexistent/q.sql: no such file");
-        assert_eq!(resolve("  SELECT 1 ").unwrap(), "SELECT 1");
-        assert!(resolve("@").is_err());
-    }
-
-    #[test]
-    fn first_words_skip_comments_and_parentheses() {
-        assert_eq!(first_keyword("/* x */ -- y\n (SELECT 1)"), "SELECT");
-        assert_eq!(words("with recursive t AS (", 2), ["WITH", "RECURSIVE"]);
-        assert_eq!(first_keyword(""), "");
-        assert_eq!(digest("a"), digest("a"));
-        assert_ne!(digest("a"), digest("b"));
-    }
-}
+#[path = "sqltext_tests.rs"]
+mod tests;
