@@ -292,6 +292,14 @@ fn the_mix_is_found_weighted_filled_and_nothing_is_written() {
         stmts.iter().all(|s| s.production_mean_ns.is_some()),
         "{stmts:?}"
     );
+    // Equalities get sets drawn as their columns spread (the point lookup and the insert);
+    // the range keeps its one pair of percentiles.
+    let spread: Vec<usize> = stmts.iter().map(|s| s.variants.len()).collect();
+    assert_eq!(
+        spread.iter().filter(|n| **n > 1).count(),
+        2,
+        "{spread:?}\n{file}"
+    );
 }
 
 #[test]

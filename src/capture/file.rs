@@ -159,7 +159,7 @@ fn values(s: &Captured, out: &mut String) {
                 distinct.len()
             );
         }
-        Values::Statistics(sources) => {
+        Values::Statistics { sources, sets } => {
             let each: Vec<String> = sources.iter().map(|(n, w)| format!("${n} {w}")).collect();
             let paged = |w: &str| w.starts_with("LIMIT ") || w.starts_with("OFFSET ");
             let from = if sources.iter().all(|(_, w)| paged(w)) {
@@ -169,12 +169,29 @@ fn values(s: &Captured, out: &mut String) {
             } else {
                 "column statistics (pg_stats)"
             };
+            let drawn = if sets.len() > 1 {
+                format!(
+                    "; the {} -- set: lines below draw each equality's value as the column's values are spread (a most common value as often as its frequency, else a histogram bound), which a replay runs in turn; the statement itself runs for plans and checks",
+                    sets.len()
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "-- values: from {from}, none seen in pg_stat_activity: {}",
+                "-- values: from {from}, none seen in pg_stat_activity: {}{drawn}",
                 each.join("; ")
             );
         }
+    }
+}
+
+/// The `-- set:` lines a statement's values give (none for a single set).
+fn set_lines(s: &Captured) -> Vec<&String> {
+    match &s.values {
+        Values::Activity { sets, .. } if distinct(sets).len() > 1 => spread(sets),
+        Values::Statistics { sets, .. } if sets.len() > 1 => sets.iter().collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -198,12 +215,8 @@ pub fn render(c: &Capture, now: &str) -> String {
         if s.sql.as_deref() != Some(s.normalized.as_str()) {
             comment(&mut out, "-- normalized: ", &s.normalized);
         }
-        if let Values::Activity { sets, .. } = &s.values
-            && distinct(sets).len() > 1
-        {
-            for set in spread(sets) {
-                let _ = writeln!(out, "-- set: {set}");
-            }
+        for set in set_lines(s) {
+            let _ = writeln!(out, "-- set: {set}");
         }
         let _ = writeln!(out, "{};", sql.trim_end().trim_end_matches(';'));
     }

@@ -22,6 +22,8 @@ pub mod statements;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
@@ -45,8 +47,13 @@ pub enum Values {
     /// in the order seen, repeats kept (so a replay that draws from them draws a value as
     /// often as production sent it; the first is the one the statement is written with).
     Activity { seen: usize, sets: Vec<String> },
-    /// From column statistics: each `$n` with where its value came from.
-    Statistics(Vec<(u32, String)>),
+    /// From column statistics: each `$n` with where its value came from, and value sets
+    /// drawn as the columns' values are spread (see `colstats`; empty when every value is a
+    /// fixed one: ranges, pages).
+    Statistics {
+        sources: Vec<(u32, String)>,
+        sets: Vec<String>,
+    },
 }
 
 /// One captured statement.
@@ -239,9 +246,17 @@ async fn fill(
         .map(|b| b.rows / b.calls);
     let mut values = BTreeMap::new();
     let mut sources = Vec::new();
+    let mut spreads: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    // Seeded by the statement: the same capture draws the same sets.
+    let mut rng = ChaCha8Rng::seed_from_u64(seed_of(&c.normalized));
     for n in &wanted {
         let drawn = match (targets.get(n), pages.get(n)) {
-            (Some(t), _) => cache.draw(client, t).await?.map(|d| (d.literal, d.source)).ok_or_else(|| {
+            (Some(t), _) => cache.draw(client, t, &mut rng).await?.map(|d| {
+                if !d.spread.is_empty() {
+                    spreads.insert(*n, d.spread);
+                }
+                (d.literal, d.source)
+            }).ok_or_else(|| {
                 format!(
                     "meets column {} but no statistics this role may read give a value for it (ANALYZE, or SELECT on the table)",
                     t.column
@@ -264,6 +279,31 @@ async fn fill(
         }
     }
     c.sql = align::fill(&c.normalized, &values);
-    c.values = Values::Statistics(sources);
+    c.values = Values::Statistics {
+        sources,
+        sets: drawn_sets(&values, &spreads),
+    };
     Ok(c)
+}
+
+/// Value sets from the spreads of the equalities (the fixed values of the others in each);
+/// none when no parameter has a spread.
+fn drawn_sets(fixed: &BTreeMap<u32, String>, spreads: &BTreeMap<u32, Vec<String>>) -> Vec<String> {
+    let n = spreads.values().map(Vec::len).min().unwrap_or(0);
+    (0..n)
+        .map(|i| {
+            let mut set = fixed.clone();
+            for (k, v) in spreads {
+                set.insert(*k, v[i].clone());
+            }
+            crate::sql::normalized::set_text(&set)
+        })
+        .collect()
+}
+
+/// A seed from a statement's text (FNV-1a): stable across runs and builds.
+fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -113,7 +113,7 @@ fn summary(c: &Capture, out: &str) -> String {
             (_, Some(why)) => format!("left out: {why}"),
             (Values::None, _) => "no parameters".into(),
             (Values::Activity { seen, .. }, _) => format!("values from activity ({seen} seen)"),
-            (Values::Statistics(_), _) => "values from column statistics".into(),
+            (Values::Statistics { .. }, _) => "values from column statistics".into(),
         };
         let writes = if x.write { ", writes" } else { "" };
         s.push_str(&format!(
