@@ -9,6 +9,7 @@
 //! as such (see [`crate::measure::fit`]).
 
 mod churn;
+mod commits;
 mod copy;
 mod cost;
 mod experiment;
@@ -17,6 +18,7 @@ mod key;
 mod kinds;
 mod measure;
 mod project;
+mod projection_notes;
 mod report;
 mod rounds;
 mod run;
@@ -26,6 +28,7 @@ mod spec;
 mod spec_values;
 mod step;
 mod summary;
+mod sync_levels;
 mod verdicts;
 
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};

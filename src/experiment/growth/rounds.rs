@@ -2,6 +2,7 @@
 //! taking its turn in every round, so no value's repeats all fall in one restart block.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use rand_chacha::ChaCha8Rng;
 
@@ -117,12 +118,13 @@ impl Growth<'_> {
             sm.read(ctx, &self.client, &self.states, cold, (&who, round), trials)
                 .await?;
         } else {
+            let turn = Instant::now();
             sm.write(
                 ctx,
                 &self.client,
                 spec,
                 &mut self.states,
-                (&who, round),
+                (&who, round, turn),
                 trials,
             )
             .await?;
