@@ -71,7 +71,10 @@ impl GrowthFault {
             round,
             window,
             commits: during.len() as u32,
-            commits_waited_s: during.iter().map(|w| w.commit_seconds).sum(),
+            commits_waited_s: during
+                .iter()
+                .map(|w| w.commit_seconds)
+                .fold(0.0, |a, b| a + b),
             longest_commit_ms: during
                 .iter()
                 .map(|w| w.commit_seconds * 1000.0)

@@ -13,6 +13,7 @@ mod commits;
 mod copy;
 mod cost;
 mod experiment;
+mod fault;
 mod fill;
 mod key;
 mod kinds;

@@ -16,6 +16,8 @@ use super::spec::GrowthSpec;
 use super::{DEFAULT_MAX_WAL, layout, measure, project, sample_of, step_findings};
 use crate::experiment::lab::event::{RunEvent, TrialRef};
 use crate::experiment::lab::page_cache::ColdCache;
+use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_fault::Injector;
 use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
@@ -39,7 +41,11 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let mut found = Findings::default();
     let distance = Distance::for_run(ctx, &spec.set)?;
-    let result = run_steps(ctx, spec, report, &mut found, distance.as_ref()).await;
+    let fault = standby_beside::fault_of(ctx, spec.fault).await?;
+    let beside = (distance.as_ref(), fault.as_ref());
+    let result = run_steps(ctx, spec, report, &mut found, beside).await;
+    // The faulted standby first: it comes back at the distance in force, then all go home.
+    standby_beside::put_back(ctx, fault.as_ref()).await;
     standby_rtt::put_back(ctx, distance.as_ref()).await;
     report.steps.sort_by_key(|s| (s.versions, s.design));
     report.summarize(&found.confounders, found.cold);
@@ -55,11 +61,11 @@ async fn run_steps(
     spec: &GrowthSpec,
     report: &mut GrowthReport,
     found: &mut Findings,
-    distance: Option<&Distance>,
+    (distance, fault): (Option<&Distance>, Option<&Injector>),
 ) -> Result<(), RunError> {
     announce(ctx, spec).await;
     let mut lab = Growth::prepare(ctx, spec, report, found).await?;
-    lab.distance = distance;
+    (lab.distance, lab.fault) = (distance, fault);
     let mut stop = None;
     for (step_no, &target) in spec.steps.iter().enumerate() {
         ctx.check()?;
@@ -116,6 +122,8 @@ pub(super) struct Growth<'a> {
     pub(super) sample_no: usize,
     /// `--standby-rtt`: the standbys, moved to each combination's distance.
     pub(super) distance: Option<&'a Distance>,
+    /// `--standby-fault`: beside each combination's first write round of a step.
+    pub(super) fault: Option<&'a Injector>,
 }
 
 impl<'a> Growth<'a> {
@@ -156,6 +164,7 @@ impl<'a> Growth<'a> {
             max_wal,
             sample_no: 0,
             distance: None,
+            fault: None,
         };
         report.free_bytes = lab.local_free();
         if report.free_bytes.is_none() {

@@ -65,19 +65,31 @@ pub async fn beside<T>(
     ctx: &RunCtx,
     control: &Client,
     fault: Option<&Injector>,
-    (started, limit_s): (impl Future<Output = Option<Instant>>, Option<f64>),
+    when: (impl Future<Output = Option<Instant>>, Option<f64>),
     loading: impl Future<Output = T>,
 ) -> (T, Option<FaultWindow>) {
     let Some(f) = fault else {
         return (loading.await, None);
     };
+    beside_signalled(ctx, control, f, when, (loading, &CancellationToken::new())).await
+}
+
+/// [`beside`] with the fault `f` always, telling `applied` once the fault is in place (or
+/// will not be), so that a load may wait for it before it begins.
+pub async fn beside_signalled<T>(
+    ctx: &RunCtx,
+    control: &Client,
+    f: &Injector,
+    when: (impl Future<Output = Option<Instant>>, Option<f64>),
+    (loading, applied): (impl Future<Output = T>, &CancellationToken),
+) -> (T, Option<FaultWindow>) {
     let loaded = CancellationToken::new();
     let loading = async {
         let l = loading.await;
         loaded.cancel();
         l
     };
-    let during = f.during(ctx, control, started, limit_s, &loaded);
+    let during = f.during(ctx, control, when, (&loaded, applied));
     let (l, w) = tokio::join!(loading, during);
     (l, Some(w))
 }
