@@ -32,6 +32,7 @@ mod summary;
 mod sync_levels;
 mod verdicts;
 
+pub use commits::{ComboCommits, GrowthFault, StepCommits, WriteTiming};
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
 pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
