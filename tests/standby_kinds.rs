@@ -442,3 +442,25 @@ fn postmasters(dir: &Path) -> usize {
         .filter(|c| c.contains("bin/postgres ") && c.contains(&arg))
         .count()
 }
+
+#[test]
+fn ctrl_c_while_a_growth_commit_waits_for_a_stopped_standby_puts_it_back() {
+    let (data, sb, standby, _cleanup) = started("kinds-gcancel");
+    let args = [
+        "run", "growth", "--units", "500", "--steps", "0", "--design", "snapshot",
+    ];
+    let more = ["--indexes", "pk", "--churn", "0", "--sync-commit", "on"];
+    let fault = ["--standby-fault", "stop-at=0s,for=60s", "--no-history"];
+    let run = spawn(&data, &[&args[..], &more, &fault].concat());
+    // Interrupted once the fault has stopped the standby, while the version's COMMIT waits.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while standby.running() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!standby.running(), "the run never stopped the standby");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(interrupt(run), Some(130));
+    all_back(&data, &sb, &standby);
+    assert!(standby.running());
+    assert_eq!(postmasters(&standby.node.root.join("data")), 1);
+}
