@@ -21,8 +21,15 @@ use super::run::Growth;
 use super::step::StepMeasure;
 use crate::experiment::lab::RunError;
 use crate::experiment::lab::event::TrialRef;
-use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_beside::{self, FaultWords};
 use crate::experiment::lab::standby_fault::Injector;
+
+/// The fault's note: beside each combination's first write round of every step.
+pub(super) const WORDS: FaultWords<'static> = FaultWords {
+    each: "at every step, beside each combination's first write round,",
+    load: "the round",
+    around: "every such round (at 0 s the fault is in place before the round's first write; the round's writes ending end it too)",
+};
 
 impl Growth<'_> {
     /// The first write round of `sm`'s combination at this step, with the fault `f` beside

@@ -41,7 +41,7 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let mut found = Findings::default();
     let distance = Distance::for_run(ctx, &spec.set)?;
-    let fault = standby_beside::fault_of(ctx, spec.fault).await?;
+    let fault = standby_beside::fault_beside(ctx, spec.fault, super::fault::WORDS).await?;
     let beside = (distance.as_ref(), fault.as_ref());
     let result = run_steps(ctx, spec, report, &mut found, beside).await;
     // The faulted standby first: it comes back at the distance in force, then all go home.
