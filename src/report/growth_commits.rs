@@ -103,3 +103,61 @@ pub fn fault_cell(f: &GrowthFault) -> String {
         _ => "never happened".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::experiment::growth::{Design, GrowthSpec, WriteTiming};
+    use crate::experiment::lab::spec::{ExperimentKind, ExperimentSpec};
+    use crate::experiment::lab::standby_fault::FaultWindow;
+
+    fn spec() -> GrowthSpec {
+        let mut p = ExperimentKind::Growth.defaults();
+        p.insert("sync-commit".into(), "local,on".into());
+        match ExperimentKind::Growth.parse_spec(&p) {
+            Ok(ExperimentSpec::Growth(s)) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn step(combo: usize, commit_s: f64, fault: Option<FaultWindow>) -> StepCommits {
+        let writes = vec![WriteTiming {
+            design: Design::Snapshot,
+            round: 1,
+            at_s: 0.0,
+            seconds: commit_s + 0.01,
+            commit_seconds: commit_s,
+            rows: 10,
+        }];
+        let fault = fault.map(|w| GrowthFault::of(w, 1, &writes));
+        let level = ["local", "on"][combo];
+        let settings = BTreeMap::from([("synchronous_commit".to_string(), level.to_string())]);
+        StepCommits::of((0, combo), settings, writes, vec![], fault).unwrap()
+    }
+
+    #[test]
+    fn each_step_then_each_combination_with_what_a_fault_made_commits_wait() {
+        let mut b = GrowthReport::new(&spec());
+        assert!(commits_grid(&b).rows.is_empty(), "a record without commits");
+        let window = FaultWindow {
+            fault: "stop-at=0s,for=2s".into(),
+            from_s: Some(0.0),
+            to_s: Some(2.3),
+            ..Default::default()
+        };
+        b.commits.push(step(0, 0.0031, Some(window.clone())));
+        b.commits.push(step(1, 2.2, Some(window)));
+        b.summarize(&[], false);
+        let g = commits_grid(&b);
+        assert_eq!(g.rows.len(), 4, "{:?}", g.rows);
+        assert_eq!(g.rows[0][1], "synchronous_commit=local");
+        assert_eq!(g.rows[0][3], "3.10");
+        assert_eq!(g.rows[1][11], "commits waited 2.2 s (gone 0.0–2.3 s)");
+        // The combination over every step: 2.21 s of write phase, two whole seconds; the
+        // first holds the version's rows (its first 10 ms), the second lies inside the COMMIT.
+        assert_eq!(g.rows[3][0], "all");
+        assert_eq!((g.rows[3][8].as_str(), g.rows[3][9].as_str()), ("1", "0"));
+    }
+}
