@@ -4,6 +4,8 @@
 //! `--standby-rtt` moves the standby for the run, each trial records the statement latency
 //! percentiles, the per-second series and the standby's row of `pg_stat_replication`, and
 //! everything is back afterwards. `--sync-commit` with `--set synchronous_commit` is refused.
+//! A growth run records each version write's COMMIT (at `on` at least the round trip), says
+//! each level's cost in the findings, and under `--standby-fault` how long commits waited.
 
 mod common;
 
@@ -320,4 +322,145 @@ fn first_and_any_are_swept_in_quotes_and_the_standby_is_sync_then_quorum() {
         assert_eq!(row["sync_state"], state, "{t}");
     }
     all_back(&data, &sb, &standby);
+}
+
+/// The growth run's combination at `level` over every step (`summary.commits`).
+fn growth_level<'a>(json: &'a serde_json::Value, level: &str) -> &'a serde_json::Value {
+    json["summary"]["commits"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter().find(|c| {
+                c["label"]
+                    .as_str()
+                    .is_some_and(|l| l.contains(&format!("synchronous_commit={level}")))
+            })
+        })
+        .unwrap_or_else(|| panic!("no growth commits at {level}: {json}"))
+}
+
+#[test]
+fn growth_commits_at_on_wait_the_round_trip_and_local_does_not() {
+    let (data, sb, standby, _cleanup) = started("kinds-gcommit");
+    let json = run_json(
+        &data,
+        "growth",
+        &[],
+        "--units 200 --steps 0,2,4 --indexes pk --churn 5% --sync-commit local,on --standby-rtt 2ms",
+    );
+    let (on, local) = (growth_level(&json, "on"), growth_level(&json, "local"));
+    // Three steps, two designs, one round: six version writes at each level.
+    assert_eq!(on["commits"], 6, "{on}");
+    assert_eq!(local["commits"], 6, "{local}");
+    let p50 = |c: &serde_json::Value| c["commit_ms"]["p50"].as_f64().unwrap();
+    // An `on` COMMIT waits at least the round trip to the standby; a local one does not.
+    assert!(
+        p50(on) >= 1.9,
+        "on at 2 ms: commit p50 {} ms ({on})",
+        p50(on)
+    );
+    assert!(p50(local) < p50(on), "local {local} against on {on}");
+    // Each step of each level keeps its own writes, with the commit inside each write's time.
+    let steps = json["commits"].as_array().expect("commits per step");
+    assert_eq!(steps.len(), 6, "{json}");
+    for s in steps {
+        for w in s["writes"].as_array().unwrap() {
+            let (all, commit) = (w["seconds"].as_f64(), w["commit_seconds"].as_f64());
+            assert!(
+                all.zip(commit).is_some_and(|(a, c)| 0.0 < c && c <= a),
+                "{w}"
+            );
+        }
+        assert_eq!(
+            standby_row(&s["replicas"], "growth step")["sync_state"],
+            "sync"
+        );
+    }
+    let findings = json["summary"]["findings"].to_string();
+    assert!(
+        findings
+            .contains("COMMIT latency by synchronous_commit (p50 median [interval] of the steps")
+            && findings.contains("local p50 ")
+            && findings.contains("; on p50 ")
+            && findings.contains("what each level buys"),
+        "{findings}"
+    );
+    all_back(&data, &sb, &standby);
+}
+
+#[test]
+fn a_standby_stopped_under_growth_writes_holds_on_commits_and_not_local() {
+    let (data, sb, standby, _cleanup) = started("kinds-gfault");
+    let json = run_json(
+        &data,
+        "growth",
+        &[],
+        "--units 500 --steps 0 --design snapshot --indexes pk --churn 0 --sync-commit local,on --standby-fault stop-at=0s,for=2s",
+    );
+    let at = |level: &str| {
+        json["commits"]
+            .as_array()
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c["settings"]["synchronous_commit"] == level)
+            })
+            .map(|c| &c["fault"])
+            .unwrap_or_else(|| panic!("no fault at {level}: {json}"))
+    };
+    let (on, local) = (at("on"), at("local"));
+    // Stopped before the first write, back 2 s later: the `on` COMMIT waits for its return.
+    assert!(on["window"]["from_s"].as_f64().is_some(), "{on}");
+    assert!(on["commits_waited_s"].as_f64().unwrap() >= 1.5, "{on}");
+    assert!(on["longest_commit_ms"].as_f64().unwrap() >= 1500.0, "{on}");
+    assert!(local["window"]["from_s"].as_f64().is_some(), "{local}");
+    assert!(local["commits_waited_s"].as_f64().unwrap() < 0.5, "{local}");
+    let findings = json["summary"]["findings"].to_string();
+    assert!(
+        findings.contains("on under standby fault stop-at=0s,for=2s")
+            && findings.contains("while the standby was stopped")
+            && findings.contains("commits HUNG while pglab_standby_1 was gone"),
+        "{findings}"
+    );
+    assert!(
+        findings.contains("no commit hung: local does not wait for pglab_standby_1"),
+        "{findings}"
+    );
+    // Back and streaming, by one postmaster: the stopped one was started again, not doubled.
+    all_back(&data, &sb, &standby);
+    assert!(standby.running());
+    assert_eq!(postmasters(&standby.node.root.join("data")), 1);
+}
+
+/// Processes running a postgres server on the data directory `dir`.
+fn postmasters(dir: &Path) -> usize {
+    let arg = format!("-D {}", dir.display());
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("bin/postgres ") && c.contains(&arg))
+        .count()
+}
+
+#[test]
+fn ctrl_c_while_a_growth_commit_waits_for_a_stopped_standby_puts_it_back() {
+    let (data, sb, standby, _cleanup) = started("kinds-gcancel");
+    let args = [
+        "run", "growth", "--units", "500", "--steps", "0", "--design", "snapshot",
+    ];
+    let more = ["--indexes", "pk", "--churn", "0", "--sync-commit", "on"];
+    let fault = ["--standby-fault", "stop-at=0s,for=60s", "--no-history"];
+    let run = spawn(&data, &[&args[..], &more, &fault].concat());
+    // Interrupted once the fault has stopped the standby, while the version's COMMIT waits.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while standby.running() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!standby.running(), "the run never stopped the standby");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(interrupt(run), Some(130));
+    all_back(&data, &sb, &standby);
+    assert!(standby.running());
+    assert_eq!(postmasters(&standby.node.root.join("data")), 1);
 }

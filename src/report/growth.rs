@@ -56,10 +56,15 @@ pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
 /// The growth tables in reading order: every step, the timings with their intervals, and
 /// ranges against snapshot (each only when it has rows).
 pub fn grids(b: &GrowthReport) -> Vec<Grid> {
-    [steps_grid(b), timings_grid(b), comparison_grid(b)]
-        .into_iter()
-        .filter(|g| !g.rows.is_empty())
-        .collect()
+    [
+        steps_grid(b),
+        timings_grid(b),
+        comparison_grid(b),
+        super::growth_commits::commits_grid(b),
+    ]
+    .into_iter()
+    .filter(|g| !g.rows.is_empty())
+    .collect()
 }
 
 /// Every step of every design, measured or projected: rows, times, sizes and bytes per row

@@ -22,6 +22,7 @@ pub mod grid;
 pub mod growth;
 pub mod growth_advice;
 pub mod growth_citus;
+pub mod growth_commits;
 pub mod growth_seed;
 pub mod growth_timing;
 pub mod history_table;

@@ -21,36 +21,46 @@ use crate::experiment::lab::{RunCtx, RunError};
 /// Rows per multi-row INSERT statement.
 const MULTI_BATCH: usize = 1000;
 
-/// Write the next version of `st` by `method`, in one transaction; seconds from BEGIN to the
-/// end of COMMIT.
+/// One version written: when it began, its time from BEGIN to the end of COMMIT, the
+/// COMMIT's own time (where a synchronous standby's wait shows), and its rows.
+pub struct Written {
+    pub began: Instant,
+    pub seconds: f64,
+    pub commit_seconds: f64,
+    pub rows: u64,
+}
+
+/// Write the next version of `st` by `method`, in one transaction, timed.
 pub async fn write_version(
     ctx: &RunCtx,
     client: &Client,
     st: &mut DesignState,
     method: WriteMethod,
-) -> Result<f64, RunError> {
+) -> Result<Written, RunError> {
     let version = NextVersion::of(st);
     // Statements are prepared outside the timing, as a driver or ORM caches them.
     let prepared = Prepared::new(ctx, client, &st.def).await?;
-    let started = Instant::now();
+    let began = Instant::now();
     client
         .batch_execute("BEGIN")
         .await
         .map_err(|e| ctx.error(e))?;
     let body = write_rows(ctx, client, &st.def.qualified, method, &prepared, &version);
-    match body.await {
-        Ok(()) => {
-            ctx.cancellable(client, client.batch_execute("COMMIT"))
-                .await?;
-        }
-        Err(e) => {
-            let _ = client.batch_execute("ROLLBACK").await;
-            return Err(e);
-        }
+    if let Err(e) = body.await {
+        let _ = client.batch_execute("ROLLBACK").await;
+        return Err(e);
     }
-    let secs = started.elapsed().as_secs_f64();
-    st.rows += version.rows.len() as u64;
-    Ok(secs)
+    let committing = Instant::now();
+    ctx.cancellable(client, client.batch_execute("COMMIT"))
+        .await?;
+    let rows = version.rows.len() as u64;
+    st.rows += rows;
+    Ok(Written {
+        began,
+        seconds: began.elapsed().as_secs_f64(),
+        commit_seconds: committing.elapsed().as_secs_f64(),
+        rows,
+    })
 }
 
 /// What one new version writes: its rows, and the contents it removes.

@@ -9,14 +9,17 @@
 //! as such (see [`crate::measure::fit`]).
 
 mod churn;
+mod commits;
 mod copy;
 mod cost;
 mod experiment;
+mod fault;
 mod fill;
 mod key;
 mod kinds;
 mod measure;
 mod project;
+mod projection_notes;
 mod report;
 mod rounds;
 mod run;
@@ -26,8 +29,10 @@ mod spec;
 mod spec_values;
 mod step;
 mod summary;
+mod sync_levels;
 mod verdicts;
 
+pub use commits::{ComboCommits, GrowthFault, StepCommits, WriteTiming};
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
 pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};

@@ -236,6 +236,9 @@ pub struct GrowthSummary {
     pub same_content: Option<bool>,
     /// Whether cold reads were measured.
     pub cold_reads: bool,
+    /// Each combination's version-write COMMITs over every step (see `commits`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<super::commits::ComboCommits>,
 }
 
 /// The growth part of a report.
@@ -250,6 +253,11 @@ pub struct GrowthReport {
     /// what the data could grow into. None when the server's filesystem is not visible here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_bytes: Option<u64>,
+    /// Each combination's version-write COMMITs at each measured step: their times,
+    /// percentiles, rows per second of the write phases, stalls, the standbys after, and a
+    /// standby fault's doing (absent in records before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commits: Vec<super::commits::StepCommits>,
     pub summary: GrowthSummary,
 }
 
@@ -261,6 +269,7 @@ impl GrowthReport {
             fit: vec![],
             baseline: None,
             free_bytes: None,
+            commits: Vec::new(),
             summary: GrowthSummary::default(),
         }
     }

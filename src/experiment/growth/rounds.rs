@@ -2,6 +2,7 @@
 //! taking its turn in every round, so no value's repeats all fall in one restart block.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use rand_chacha::ChaCha8Rng;
 
@@ -116,13 +117,16 @@ impl Growth<'_> {
             let cold = self.cold.as_ref();
             sm.read(ctx, &self.client, &self.states, cold, (&who, round), trials)
                 .await?;
+        } else if let (Some(f), 1) = (self.fault, round) {
+            self.write_beside_fault(f, sm, &who, trials).await?;
         } else {
+            let turn = Instant::now();
             sm.write(
                 ctx,
                 &self.client,
                 spec,
                 &mut self.states,
-                (&who, round),
+                (&who, round, turn),
                 trials,
             )
             .await?;
@@ -135,6 +139,11 @@ impl Growth<'_> {
         let entered = self.ctx.enter_combo(combo).await?;
         if let Some(d) = self.distance {
             d.follow(self.ctx).await?;
+            // A standby the fault stops comes back at this combination's distance.
+            let rtt = crate::experiment::lab::standby_rtt::rtt_of(&self.ctx.whatif.combo());
+            if let (Some(f), Some(rtt)) = (self.fault, rtt) {
+                f.at_distance(rtt);
+            }
         }
         Ok(entered)
     }

@@ -8,7 +8,7 @@ use tokio_postgres::Client;
 
 use super::copy::FillError;
 use super::fill::{self, DesignState, Watcher};
-use super::kinds::Design;
+use super::projection_notes::{Stop, projection_confounders, why_projected};
 use super::report::{DesignFit, GrowStats, GrowthReport};
 use super::rounds::{Measured, combo_order};
 use super::schema::{ContentTable, TableDef};
@@ -16,17 +16,12 @@ use super::spec::GrowthSpec;
 use super::{DEFAULT_MAX_WAL, layout, measure, project, sample_of, step_findings};
 use crate::experiment::lab::event::{RunEvent, TrialRef};
 use crate::experiment::lab::page_cache::ColdCache;
+use crate::experiment::lab::standby_beside;
+use crate::experiment::lab::standby_fault::Injector;
 use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::measure::units::{format_bytes_short, format_count};
-
-/// Why measuring stopped before the last step.
-enum Stop {
-    FillLimit(u64),
-    Disk { versions: u64, need: u64, free: u64 },
-    DiskFull(String),
-}
+use crate::measure::units::format_count;
 
 /// What the run learned about the server along the way.
 #[derive(Default)]
@@ -46,7 +41,11 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let mut found = Findings::default();
     let distance = Distance::for_run(ctx, &spec.set)?;
-    let result = run_steps(ctx, spec, report, &mut found, distance.as_ref()).await;
+    let fault = standby_beside::fault_beside(ctx, spec.fault, super::fault::WORDS).await?;
+    let beside = (distance.as_ref(), fault.as_ref());
+    let result = run_steps(ctx, spec, report, &mut found, beside).await;
+    // The faulted standby first: it comes back at the distance in force, then all go home.
+    standby_beside::put_back(ctx, fault.as_ref()).await;
     standby_rtt::put_back(ctx, distance.as_ref()).await;
     report.steps.sort_by_key(|s| (s.versions, s.design));
     report.summarize(&found.confounders, found.cold);
@@ -62,11 +61,11 @@ async fn run_steps(
     spec: &GrowthSpec,
     report: &mut GrowthReport,
     found: &mut Findings,
-    distance: Option<&Distance>,
+    (distance, fault): (Option<&Distance>, Option<&Injector>),
 ) -> Result<(), RunError> {
     announce(ctx, spec).await;
     let mut lab = Growth::prepare(ctx, spec, report, found).await?;
-    lab.distance = distance;
+    (lab.distance, lab.fault) = (distance, fault);
     let mut stop = None;
     for (step_no, &target) in spec.steps.iter().enumerate() {
         ctx.check()?;
@@ -123,6 +122,8 @@ pub(super) struct Growth<'a> {
     pub(super) sample_no: usize,
     /// `--standby-rtt`: the standbys, moved to each combination's distance.
     pub(super) distance: Option<&'a Distance>,
+    /// `--standby-fault`: beside each combination's first write round of a step.
+    pub(super) fault: Option<&'a Injector>,
 }
 
 impl<'a> Growth<'a> {
@@ -163,6 +164,7 @@ impl<'a> Growth<'a> {
             max_wal,
             sample_no: 0,
             distance: None,
+            fault: None,
         };
         report.free_bytes = lab.local_free();
         if report.free_bytes.is_none() {
@@ -324,6 +326,7 @@ impl<'a> Growth<'a> {
                 .take()
                 .unwrap_or_else(|| vec![None; spec.designs.len()]);
             let replicas = sm.replicas.clone();
+            let mut commits = sm.commits(c, &shown);
             let mut steps = sm.finish(spec, &self.states, grown);
             let first = at_versions
                 .get_or_insert_with(|| steps.iter().map(|s| (s.versions, s.rows)).collect());
@@ -336,6 +339,10 @@ impl<'a> Growth<'a> {
                 s.replicas = replicas.clone();
                 s.checkpoint = Some(checkpointed);
             }
+            if let (Some(cm), Some(s)) = (commits.as_mut(), steps.first()) {
+                cm.versions = s.versions;
+            }
+            report.commits.extend(commits);
             // The step's verdicts travel with its last design's sample.
             let mut findings = Some(step_findings(spec, &steps));
             let last = steps.len().saturating_sub(1);
@@ -404,60 +411,6 @@ async fn cold_cache(
         );
     }
     cold
-}
-
-/// Why the steps past the last measured one are projected.
-fn why_projected(stop: Option<&Stop>) -> String {
-    match stop {
-        Some(Stop::FillLimit(l)) => format!(
-            "steps beyond {} versions are projected, not measured (fill-limit)",
-            format_count(*l as f64)
-        ),
-        Some(Stop::Disk {
-            versions,
-            need,
-            free,
-        }) => format!(
-            "{} versions would need about {} with WAL and sort space but only {} is free: that step and later ones are projected, not run",
-            format_count(*versions as f64),
-            format_bytes_short(*need as f64),
-            format_bytes_short(*free as f64)
-        ),
-        Some(Stop::DiskFull(e)) => format!(
-            "the server's disk filled up while growing ({e}): the remaining steps are projected"
-        ),
-        None => "the target rows are projected, not measured".into(),
-    }
-}
-
-/// What projections cannot foresee: jumps, ranges reads that grow unseen, indexes past RAM.
-fn projection_confounders(report: &GrowthReport, ram: u64) -> Vec<String> {
-    let mut out = vec![
-        "projections carry each design's measured steps along the shape they showed (sizes linear in rows; times flat unless growth was shown, then logarithmic or linear, whichever fits better), with intervals: no shape can foresee a jump such as the original's at 10000 versions, when the indexes outgrew memory".to_string(),
-    ];
-    if let Some(f) = report.fit.iter().find(|f| f.design == Design::Ranges)
-        && f.read
-            .is_some_and(|t| t.shape == crate::measure::fit::Shape::Flat)
-    {
-        out.push(
-            "ranges reads scan every range added before the version read, so their time grows with the number of ranges; the measured steps were too small to show it, so the projection stays flat at their median: read the projected ranges reads as a floor, not an estimate".into(),
-        );
-    }
-    if let Some(s) = report
-        .steps
-        .iter()
-        .filter(|s| s.projected)
-        .find(|s| ram > 0 && s.index_total() > ram)
-    {
-        out.push(format!(
-            "{} at {} versions: the projected indexes ({}) exceed this host's memory ({}), so writes will wait on disk and likely take much longer than projected",
-            s.design.as_str(),
-            format_count(s.versions as f64),
-            format_bytes_short(s.index_total() as f64),
-            format_bytes_short(ram as f64)
-        ));
-    }
-    out
 }
 
 /// The run's session and the one that watches it grow (None when no second session opens).

@@ -11,6 +11,8 @@ use super::spec_values::{
 use crate::experiment::lab::checkpoint::CheckpointMode;
 use crate::experiment::lab::decision::{self, Decision, Repeat};
 use crate::experiment::lab::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
+use crate::experiment::lab::standby_fault::StandbyFault;
+use crate::experiment::lab::standby_fields;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::measure::units::format_count;
 
@@ -63,6 +65,7 @@ pub const FIELDS: &[FieldDef] = &[
     crate::experiment::lab::whatif::SET,
     crate::experiment::lab::standby_fields::SYNC_FIELD,
     crate::experiment::lab::standby_rtt::FIELD,
+    FAULT_FIELD,
     decision::repeat_field(
         "writes and reads per step (median of these), or auto: until the designs' verdicts are decided",
         "4",
@@ -109,6 +112,22 @@ pub const FIELDS: &[FieldDef] = &[
     },
 ];
 
+/// `--standby-fault` on growth: a write phase has no time limit, so `for=` is required.
+const FAULT_FIELD: FieldDef = FieldDef {
+    help: "at every step, beside each combination's first write round (a new version of each design), the sandbox's synchronous standby stops (stop-at=0s,for=5s) or pauses its replay (pause-replay-at=0s,for=5s), at= counted from the round's start; for= is required (writes have no time limit); off",
+    ..crate::experiment::lab::standby_fault::FIELD
+};
+
+/// A fault without levels to compare shows nothing.
+const FAULT_NEEDS_LEVELS: &str = "a standby fault shows what each synchronous_commit level does meanwhile: give the levels with --sync-commit (e.g. local,on)";
+
+/// `--standby-fault`: off, or a fault that ends by itself (`for=`).
+fn fault_of(s: &str) -> Result<Option<StandbyFault>, String> {
+    let f = StandbyFault::parse(s)?;
+    f.map_or(Ok(()), |f| f.check(None))?;
+    Ok(f)
+}
+
 /// A valid growth specification. Steps are kept as version counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GrowthSpec {
@@ -141,6 +160,9 @@ pub struct GrowthSpec {
     pub target_rows: Option<u64>,
     pub baseline: bool,
     pub seed: u64,
+    /// `--standby-fault`: beside each combination's first write round of every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<StandbyFault>,
 }
 
 /// Largest number of (version, content) pairs a spec may describe.
@@ -188,6 +210,7 @@ impl GrowthSpec {
         });
         let baseline = r.bool("baseline");
         let seed = r.whole("seed", 42);
+        let fault = r.get("standby-fault", None, fault_of);
         let distribute = r.get("distribute", vec![None], distribute_of);
         let designs = series_of(&mut r, &designs, &distribute);
         let spec = GrowthSpec {
@@ -208,17 +231,30 @@ impl GrowthSpec {
             target_rows,
             baseline,
             seed,
+            fault,
         };
-        if r.errors.is_empty() && spec.churn_pct > 0.0 && spec.churn_per_version() == 0 {
-            r.errors.push((
+        let problems = spec.problems(r.errors.is_empty());
+        r.errors.extend(problems);
+        r.finish(spec)
+    }
+
+    /// What the fields' values mean together that none means alone (`valid`: each field's
+    /// value was).
+    fn problems(&self, valid: bool) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if valid && self.churn_pct > 0.0 && self.churn_per_version() == 0 {
+            out.push((
                 "churn".into(),
                 format!(
                     "{}% of {} units is less than one unit per version: raise churn or use 0",
-                    spec.churn_pct, spec.units
+                    self.churn_pct, self.units
                 ),
             ));
         }
-        r.finish(spec)
+        if self.fault.is_some() && standby_fields::levels_of(&self.set).is_empty() {
+            out.push(("standby-fault".into(), FAULT_NEEDS_LEVELS.into()));
+        }
+        out
     }
 
     /// The storage designs asked for (`design`), without their distributions.
@@ -296,6 +332,9 @@ impl GrowthSpec {
         // Written only when used, so the spec keys of runs on one server stay as they were.
         if !self.checkpoint.is_auto() {
             t.insert("checkpoint".into(), self.checkpoint.as_str().into());
+        }
+        if let Some(f) = self.fault {
+            t.insert("standby-fault".into(), f.text());
         }
         if !self.distributed_columns().is_empty() {
             t.insert("distribute".into(), self.distributions().join(","));
@@ -424,5 +463,21 @@ mod tests {
         assert!(e[0].1.contains("less than one unit"), "{e:?}");
         let e = parse(&[("units", "10k"), ("steps", "0,1G")]).unwrap_err();
         assert!(e[0].1.contains("at most"), "{e:?}");
+    }
+
+    #[test]
+    fn a_fault_needs_for_and_the_levels_to_show() {
+        let fault = ("standby-fault", "stop-at=0s,for=2s");
+        let e = parse(&[fault]).unwrap_err();
+        assert!(
+            e[0].1.contains("give the levels with --sync-commit"),
+            "{e:?}"
+        );
+        let e = parse(&[("standby-fault", "stop-at=1s"), ("sync-commit", "local,on")]).unwrap_err();
+        assert!(e[0].1.contains("give for="), "{e:?}");
+        let s = parse(&[fault, ("sync-commit", "local,on")]).unwrap();
+        assert_eq!(s.to_text()["standby-fault"], "stop-at=0s,for=2s");
+        assert_eq!(GrowthSpec::parse(&s.to_text()).unwrap(), s);
+        assert!(!parse(&[]).unwrap().to_text().contains_key("standby-fault"));
     }
 }

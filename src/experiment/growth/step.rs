@@ -11,11 +11,13 @@
 //! `measure::family`); writes and warm reads are decided separately.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::Client;
 
+use super::commits::{GrowthFault, StepCommits, WriteTiming};
 use super::fill::DesignState;
 use super::measure::{digest, read_sql, read_version, sizes, write_version};
 use super::report::{GrowStats, GrowthStep, NodeBytes};
@@ -76,6 +78,10 @@ pub struct StepMeasure {
     read_rng: ChaCha8Rng,
     /// The standbys after this combination's latest writes (see [`StepMeasure::write`]).
     pub replicas: Vec<crate::server::replication::ReplicaLag>,
+    /// Every version write of this combination at the step, in the order written.
+    pub log: Vec<WriteTiming>,
+    /// What a standby fault did beside its first write round.
+    pub fault: Option<GrowthFault>,
 }
 
 /// The designs a round needs, from what was gathered so far (see [`next_round`]).
@@ -128,6 +134,8 @@ impl StepMeasure {
             chosen: Vec::new(),
             read_rng,
             replicas: Vec::new(),
+            log: Vec::new(),
+            fault: None,
         })
     }
 
@@ -145,14 +153,15 @@ impl StepMeasure {
         who(spec, round, of.as_deref(), spec.designs.len())
     }
 
-    /// Write one new version of each design in `who` (write round `round`).
+    /// Write one new version of each design in `who` (write round `round`, its turn begun at
+    /// `turn`), each write's times logged.
     pub async fn write(
         &mut self,
         ctx: &RunCtx,
         client: &Client,
         spec: &GrowthSpec,
         states: &mut [DesignState],
-        (who, round): (&[usize], u32),
+        (who, round, turn): (&[usize], u32, Instant),
         trials: &[Option<TrialRef>],
     ) -> Result<(), RunError> {
         for &i in who {
@@ -161,8 +170,16 @@ impl StepMeasure {
                 spec.write_method.as_str()
             );
             ctx.emit.phase(trials[i].clone(), phase).await;
-            let secs = write_version(ctx, client, &mut states[i], spec.write_method).await?;
-            self.got[i].writes.push(secs);
+            let w = write_version(ctx, client, &mut states[i], spec.write_method).await?;
+            self.got[i].writes.push(w.seconds);
+            self.log.push(WriteTiming {
+                design: states[i].design(),
+                round,
+                at_s: w.began.saturating_duration_since(turn).as_secs_f64(),
+                seconds: w.seconds,
+                commit_seconds: w.commit_seconds,
+                rows: w.rows,
+            });
         }
         // Read-only; none on a server without standbys or for a role that may not see them.
         self.replicas = crate::server::replication::read(client)
@@ -236,6 +253,22 @@ impl StepMeasure {
             }
         }
         Ok(())
+    }
+
+    /// This combination's commits at the step, with the settings its session showed (None
+    /// when it wrote nothing; the step's versions are the caller's to set).
+    pub fn commits(
+        &self,
+        combo: usize,
+        settings: &BTreeMap<String, String>,
+    ) -> Option<StepCommits> {
+        StepCommits::of(
+            (0, combo),
+            settings.clone(),
+            self.log.clone(),
+            self.replicas.clone(),
+            self.fault.clone(),
+        )
     }
 
     /// The step of every design, as gathered.

@@ -41,6 +41,8 @@ impl GrowthReport {
         let distributed = super::sharding::against_plain(&self.steps, &rules);
         findings.extend(distributed.iter().map(|c| c.finding.clone()));
         findings.extend(super::sharding::findings(&self.steps, &rules));
+        findings.extend(super::sync_levels::findings(self, rules.confidence));
+        findings.extend(super::sync_levels::fault_findings(self));
         let same = self.same_content();
         findings.extend(content_finding(same));
         findings.extend(self.projection_findings());
@@ -59,6 +61,7 @@ impl GrowthReport {
             confounders,
             same_content: same,
             cold_reads,
+            commits: super::commits::per_combo(&self.commits, &labels),
         };
     }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sync_commit::{SyncCommit, durability};
 use crate::measure::interval::estimate;
+use crate::measure::stats::{median, quantile_sorted};
 use crate::server::replication::ReplicaLag;
 
 /// Latency percentiles (an ingest batch, a statement execution), milliseconds.
@@ -19,6 +20,23 @@ pub struct LatencyMs {
     #[serde(default)]
     pub p999: f64,
     pub max: f64,
+}
+
+impl LatencyMs {
+    /// The percentiles of these latencies (ms): p50 the median, the others by nearest rank
+    /// (with a handful of values, p99 and above are the largest); None when there are none.
+    pub fn of_ms(values: &[f64]) -> Option<LatencyMs> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let q = |q: f64| quantile_sorted(&v, q);
+        Some(LatencyMs {
+            p50: median(&v)?,
+            p95: q(0.95)?,
+            p99: q(0.99)?,
+            p999: q(0.999)?,
+            max: *v.last()?,
+        })
+    }
 }
 
 /// Seconds without a commit, and the slowest second's rate, of a per-second series.
@@ -34,10 +52,11 @@ pub fn synchronous(replicas: &[ReplicaLag]) -> bool {
         .any(|r| r.sync_state == "sync" || r.sync_state == "quorum")
 }
 
-/// "insert batch 1 ×1 wal_compression=on: commit latency by synchronous_commit (…): parts".
-pub fn by_level(subject: &str, settings: &str, what: &str, parts: &[String]) -> String {
+/// "insert batch 1 ×1 wal_compression=on: commit latency by synchronous_commit (…): parts";
+/// `per`: what one of the values is (a trial, a growth step).
+fn by_level(subject: &str, settings: &str, (what, per): (&str, &str), parts: &[String]) -> String {
     format!(
-        "{subject}{}{settings}: {what} by synchronous_commit (p50 median [interval] of the trials; p99 / p99.9 / max the worst trial's): {}",
+        "{subject}{}{settings}: {what} by synchronous_commit (p50 median [interval] of the {per}s; p99 / p99.9 / max the worst {per}'s): {}",
         if settings.is_empty() { "" } else { " " },
         parts.join("; ")
     )
@@ -56,6 +75,7 @@ pub fn buys(mut levels: Vec<SyncCommit>, sync_standby: bool) -> String {
 }
 
 /// One trial at a level, as its finding reads it.
+#[derive(Clone, Copy)]
 pub struct LevelTrial<'a> {
     pub latency: LatencyMs,
     pub stall_seconds: u32,
@@ -102,6 +122,69 @@ pub fn level_line(
     ))
 }
 
+/// One measured unit of a configuration at a level (an ingest or query trial, a growth
+/// step of a combination), as the findings group it.
+pub struct LevelRow<'a> {
+    /// The configuration but its settings: `insert batch 1 ×1`, `1 client`, `growth writes`.
+    pub subject: String,
+    /// Its other swept settings (`wal_compression=on`), empty when none.
+    pub settings: String,
+    pub level: SyncCommit,
+    pub trial: LevelTrial<'a>,
+}
+
+/// What the findings say: `what` is measured ("commit latency"), `unit` the per-second rate's
+/// ("rows/s"), `per` what one value is ("trial", "step").
+#[derive(Clone, Copy)]
+pub struct LevelWords<'a> {
+    pub what: &'a str,
+    pub unit: &'a str,
+    pub per: &'a str,
+}
+
+/// One finding per configuration (subject and settings) measured at two levels or more, each
+/// level in its line, then what each level buys — the same words for every experiment.
+pub fn level_findings(rows: &[LevelRow], words: LevelWords, confidence: f64) -> Vec<String> {
+    let key = |r: &LevelRow| (r.subject.clone(), r.settings.clone());
+    let mut keys = Vec::new();
+    for r in rows {
+        if !keys.contains(&key(r)) {
+            keys.push(key(r));
+        }
+    }
+    let (mut out, mut seen, mut sync_standby) = (Vec::new(), Vec::new(), false);
+    for k in keys {
+        let of: Vec<&LevelRow> = rows.iter().filter(|r| key(r) == k).collect();
+        let mut levels: Vec<SyncCommit> = Vec::new();
+        for r in &of {
+            if !levels.contains(&r.level) {
+                levels.push(r.level);
+            }
+        }
+        if levels.len() < 2 {
+            continue;
+        }
+        sync_standby |= of.iter().any(|r| synchronous(r.trial.replicas));
+        let parts: Vec<String> = levels
+            .iter()
+            .filter_map(|l| {
+                let ts: Vec<LevelTrial> = of
+                    .iter()
+                    .filter(|r| r.level == *l)
+                    .map(|r| r.trial)
+                    .collect();
+                level_line(*l, &ts, words.unit, confidence)
+            })
+            .collect();
+        seen.extend(levels);
+        out.push(by_level(&k.0, &k.1, (words.what, words.per), &parts));
+    }
+    if !out.is_empty() {
+        out.push(buys(seen, sync_standby));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +194,19 @@ mod tests {
         assert_eq!(stalls_of(&[]), (0, None));
         assert_eq!(stalls_of(&[500.0, 0.0, 0.0, 420.0]), (2, Some(0.0)));
         assert_eq!(stalls_of(&[500.0, 380.0]), (0, Some(380.0)));
+    }
+
+    #[test]
+    fn percentiles_of_a_few_latencies() {
+        assert_eq!(LatencyMs::of_ms(&[]), None);
+        let l = LatencyMs::of_ms(&[3.0, 1.0, 2.0, 10.0]).unwrap();
+        assert_eq!(
+            (l.p50, l.p95, l.p99, l.p999, l.max),
+            (2.5, 10.0, 10.0, 10.0, 10.0)
+        );
+        let many: Vec<f64> = (1..=1000).map(f64::from).collect();
+        let l = LatencyMs::of_ms(&many).unwrap();
+        assert_eq!((l.p50, l.p95, l.p99, l.max), (500.5, 950.0, 990.0, 1000.0));
+        assert_eq!(l.p999, 999.0);
     }
 }

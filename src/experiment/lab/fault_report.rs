@@ -28,7 +28,7 @@ pub struct FaultTrial<'a> {
 }
 
 /// A longest commit this long (or a zero-commit second while the standby was gone) is a hang.
-const HUNG_MS: f64 = 500.0;
+pub const HUNG_MS: f64 = 500.0;
 
 /// Rows/s before, during and after the fault (None: no whole second in that phase).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -63,7 +63,7 @@ pub fn phases(series: &[f64], from: f64, to: f64) -> Phases {
 
 /// Whether a commit at `level` waits while the fault lasts, with `sync` a synchronous
 /// standby named.
-fn waits(level: SyncCommit, fault: &FaultWindow, sync: bool) -> bool {
+pub fn waits(level: SyncCommit, fault: &FaultWindow, sync: bool) -> bool {
     let paused = fault.fault.starts_with("pause-replay");
     sync && match level {
         SyncCommit::RemoteApply => true,
@@ -102,7 +102,7 @@ fn rate(values: Vec<f64>, confidence: f64) -> String {
 }
 
 /// The sentence on whether commits hung at `level`.
-fn hang_sentence(
+pub fn hang_sentence(
     level: SyncCommit,
     expected: bool,
     hung: bool,

@@ -12,41 +12,68 @@ use tokio_util::sync::CancellationToken;
 use super::standby_fault::{FaultKind, FaultWindow, Injector, StandbyFault};
 use super::{RunCtx, RunError};
 
+/// Where a fault runs, in its note's words: beside what (`in each trial`), what its time counts
+/// from (`the load`), and before and after what the standby streams (`every trial`).
+#[derive(Clone, Copy)]
+pub struct FaultWords<'a> {
+    pub each: &'a str,
+    pub load: &'a str,
+    pub around: &'a str,
+}
+
+/// Beside each trial's load (ingest, query throughput).
+pub const TRIALS: FaultWords<'static> = FaultWords {
+    each: "in each trial",
+    load: "the load",
+    around: "every trial",
+};
+
 /// The standby fault of the run, refused before anything is created when the target is not
 /// pglab's sandbox with a standby running.
 pub async fn fault_of(
     ctx: &RunCtx,
     fault: Option<StandbyFault>,
 ) -> Result<Option<Injector>, RunError> {
+    fault_beside(ctx, fault, TRIALS).await
+}
+
+/// [`fault_of`], its note in `words`.
+pub async fn fault_beside(
+    ctx: &RunCtx,
+    fault: Option<StandbyFault>,
+    words: FaultWords<'_>,
+) -> Result<Option<Injector>, RunError> {
     let Some(fault) = fault else {
         return Ok(None);
     };
     let session = ctx.session().await?;
     let f = Injector::for_run(ctx, fault, &session).await?;
-    ctx.note(standby_fault_note(&f)).await;
+    ctx.note(standby_fault_note(&f, words)).await;
     Ok(Some(f))
 }
 
 /// What the fault does and what it means for a commit that waits for the standby.
-fn standby_fault_note(f: &Injector) -> String {
+fn standby_fault_note(f: &Injector, w: FaultWords) -> String {
     let after = match f.fault.for_s {
         Some(s) => format!("{s} s later"),
         None => "when the trial's time limit ends".into(),
     };
     let what = match f.fault.kind {
         FaultKind::Stop => format!(
-            "stops {} s into the load (pg_ctl stop -m fast, its relay too) and is started again {after}",
-            f.fault.at_s
+            "stops {} s into {} (pg_ctl stop -m fast, its relay too) and is started again {after}",
+            f.fault.at_s, w.load
         ),
         FaultKind::PauseReplay => format!(
-            "pauses its replay {} s into the load (pg_wal_replay_pause) and resumes it {after}",
-            f.fault.at_s
+            "pauses its replay {} s into {} (pg_wal_replay_pause) and resumes it {after}",
+            f.fault.at_s, w.load
         ),
     };
     format!(
-        "standby fault {}: in each trial {} {what}; while it is gone, a commit at a level that waits for it (stopped: remote_write, on, remote_apply; paused replay: remote_apply) waits until it is back, or until a statement_timeout or Ctrl-C cancels the wait (the commit then stays local, with a WARNING); the standby is put back and streaming before and after every trial",
+        "standby fault {}: {} {} {what}; while it is gone, a commit at a level that waits for it (stopped: remote_write, on, remote_apply; paused replay: remote_apply) waits until it is back, or until a statement_timeout or Ctrl-C cancels the wait (the commit then stays local, with a WARNING); the standby is put back and streaming before and after {}",
         f.fault.text(),
-        f.standby_name()
+        w.each,
+        f.standby_name(),
+        w.around
     )
 }
 
@@ -65,19 +92,31 @@ pub async fn beside<T>(
     ctx: &RunCtx,
     control: &Client,
     fault: Option<&Injector>,
-    (started, limit_s): (impl Future<Output = Option<Instant>>, Option<f64>),
+    when: (impl Future<Output = Option<Instant>>, Option<f64>),
     loading: impl Future<Output = T>,
 ) -> (T, Option<FaultWindow>) {
     let Some(f) = fault else {
         return (loading.await, None);
     };
+    beside_signalled(ctx, control, f, when, (loading, &CancellationToken::new())).await
+}
+
+/// [`beside`] with the fault `f` always, telling `applied` once the fault is in place (or
+/// will not be), so that a load may wait for it before it begins.
+pub async fn beside_signalled<T>(
+    ctx: &RunCtx,
+    control: &Client,
+    f: &Injector,
+    when: (impl Future<Output = Option<Instant>>, Option<f64>),
+    (loading, applied): (impl Future<Output = T>, &CancellationToken),
+) -> (T, Option<FaultWindow>) {
     let loaded = CancellationToken::new();
     let loading = async {
         let l = loading.await;
         loaded.cancel();
         l
     };
-    let during = f.during(ctx, control, started, limit_s, &loaded);
+    let during = f.during(ctx, control, when, (&loaded, applied));
     let (l, w) = tokio::join!(loading, during);
     (l, Some(w))
 }

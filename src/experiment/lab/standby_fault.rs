@@ -304,15 +304,16 @@ impl Injector {
     /// The fault during one trial's load: wait for the load to start (`started` gives its
     /// start), apply the fault at `at`, put the standby back after `for` (or at the trial's
     /// time limit `limit_s`, or as soon as the load ends or the run is cancelled), and time
-    /// its catching up. `loaded` is cancelled when the load has ended.
+    /// its catching up. `loaded` is cancelled when the load has ended; `applied` once the
+    /// fault is in place (or will not be: it is cancelled however this ends).
     pub async fn during(
         &self,
         ctx: &RunCtx,
         control: &Client,
-        started: impl Future<Output = Option<Instant>>,
-        limit_s: Option<f64>,
-        loaded: &CancellationToken,
+        (started, limit_s): (impl Future<Output = Option<Instant>>, Option<f64>),
+        (loaded, applied): (&CancellationToken, &CancellationToken),
     ) -> FaultWindow {
+        let _applied = applied.clone().drop_guard();
         let mut w = FaultWindow {
             fault: self.fault.text(),
             standby: self.standby.name(),
@@ -329,13 +330,14 @@ impl Injector {
             return w;
         }
         w.from_s = Some(start.elapsed().as_secs_f64());
-        let applied = self.apply().await;
+        let done = self.apply().await;
+        applied.cancel();
         let until = match (self.fault.for_s, limit_s) {
             (Some(f), _) => Some(Instant::now() + Duration::from_secs_f64(f)),
             (None, Some(l)) => Some(start + Duration::from_secs_f64(l)),
             (None, None) => None,
         };
-        if let Err(e) = applied {
+        if let Err(e) = done {
             w.problems.push(e);
         } else {
             wait_until(until, loaded, &ctx.cancel).await;

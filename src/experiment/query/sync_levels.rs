@@ -5,7 +5,7 @@
 //! durability each level buys.
 
 use super::report::{QueryReport, QueryTrial};
-use crate::experiment::lab::commit_cost::{LevelTrial, buys, by_level, level_line, synchronous};
+use crate::experiment::lab::commit_cost::{LevelRow, LevelTrial, LevelWords, level_findings};
 use crate::experiment::lab::fault_report::{self, FaultTrial};
 use crate::experiment::lab::standby_fields::SYNC_COMMIT;
 use crate::experiment::lab::sync_commit::SyncCommit;
@@ -64,66 +64,31 @@ fn subject(clients: &str, index: usize) -> String {
 
 /// One finding per configuration measured at two levels or more, then what each buys.
 pub fn findings(report: &QueryReport, confidence: f64) -> Vec<String> {
-    let trials: Vec<&QueryTrial> = report
+    let rows: Vec<LevelRow> = report
         .trials
         .iter()
-        .filter(|t| t.load.is_some() && level(t).is_some())
-        .collect();
-    let mut keys = Vec::new();
-    for t in &trials {
-        let k = key(report, t);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let (mut out, mut seen, mut sync_standby) = (Vec::new(), Vec::new(), false);
-    for k in keys {
-        let of: Vec<&QueryTrial> = trials
-            .iter()
-            .copied()
-            .filter(|t| key(report, t) == k)
-            .collect();
-        let mut levels: Vec<SyncCommit> = Vec::new();
-        for l in of.iter().filter_map(|t| level(t)) {
-            if !levels.contains(&l) {
-                levels.push(l);
-            }
-        }
-        if levels.len() < 2 {
-            continue;
-        }
-        let parts: Vec<String> = levels
-            .iter()
-            .filter_map(|l| {
-                let ts: Vec<LevelTrial> = of
-                    .iter()
-                    .filter(|t| level(t) == Some(*l))
-                    .filter_map(|t| t.load.as_ref())
-                    .map(|r| {
-                        sync_standby |= synchronous(&r.replicas);
-                        LevelTrial {
-                            latency: r.statement_ms,
-                            stall_seconds: r.stall_seconds,
-                            worst_second: r.worst_second,
-                            replicas: &r.replicas,
-                        }
-                    })
-                    .collect();
-                level_line(*l, &ts, "tps", confidence)
+        .filter_map(|t| {
+            let (load, level) = (t.load.as_ref()?, level(t)?);
+            let (name, index, rest) = key(report, t);
+            Some(LevelRow {
+                subject: subject(&name, index),
+                settings: rest,
+                level,
+                trial: LevelTrial {
+                    latency: load.statement_ms,
+                    stall_seconds: load.stall_seconds,
+                    worst_second: load.worst_second,
+                    replicas: &load.replicas,
+                },
             })
-            .collect();
-        seen.extend(levels);
-        out.push(by_level(
-            &subject(&k.0, k.1),
-            &k.2,
-            "statement latency",
-            &parts,
-        ));
-    }
-    if !out.is_empty() {
-        out.push(buys(seen, sync_standby));
-    }
-    out
+        })
+        .collect();
+    let words = LevelWords {
+        what: "statement latency",
+        unit: "tps",
+        per: "trial",
+    };
+    level_findings(&rows, words, confidence)
 }
 
 #[cfg(test)]
