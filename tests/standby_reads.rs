@@ -3,7 +3,9 @@
 //! its snapshot for half a second on the standby while the primary churns and vacuums its
 //! table is cancelled for a recovery conflict, and the trial counts it; with feedback on the
 //! cancellations fall and the primary keeps the dead tuples instead; the standby's settings
-//! are put back at the end, and after a kill -9 of pglab by the next start.
+//! are put back at the end, and after a kill -9 of pglab by the next start. Several clients
+//! (and a script) read on the standby the same way: each cancel counted, the client going on
+//! with its next transaction.
 
 mod common;
 
@@ -168,4 +170,96 @@ fn a_kill_9_mid_run_leaves_the_standby_settings_to_the_next_start() {
     ok(&pglab(&data, &["sandbox", "start"]));
     assert_eq!(standby.node.changed_settings(), own);
     assert!(!standby.node.whatif_pending());
+}
+
+/// A trial's number field (0 when absent).
+fn num(t: &serde_json::Value, k: &str) -> f64 {
+    t[k].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn two_clients_on_the_standby_count_each_cancel_and_go_on() {
+    let (data, _sb, standby, _cleanup) = lab("reads-clients");
+    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(
+        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
+        "the standby does not stream"
+    );
+    let own = standby.node.changed_settings();
+    let out = ok(&reads(
+        &data,
+        &[
+            "--clients",
+            "2",
+            "--duration",
+            "3s",
+            "--set",
+            "hot_standby_feedback=off,on",
+            "--set",
+            "max_standby_streaming_delay=10ms",
+            "--format",
+            "json",
+        ],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let (off, on) = (trial(&json, "off"), trial(&json, "on"));
+    for t in [off, on] {
+        assert_eq!(t["clients"], 2, "{t}");
+    }
+    // Off: cancels counted, more than one per client, so a client went on after its first
+    // (a client that ended at one would have failed the trial); the standby counted them by
+    // kind.
+    assert!(num(off, "cancelled") > 2.0, "{off}");
+    assert!(
+        off["conflicts"]["snapshot"].as_i64().unwrap_or(0) >= 1,
+        "{off}"
+    );
+    // On: reads that returned, at a rate, with latency; fewer cancels; the primary kept the
+    // dead tuples and its xmin was held.
+    assert!(num(on, "executions") >= 2.0 && num(on, "tps") > 0.0, "{on}");
+    assert!(
+        on["latency_ms"]["p50"].as_f64().unwrap_or(0.0) >= 500.0,
+        "{on}"
+    );
+    assert!(
+        num(on, "cancelled") < num(off, "cancelled"),
+        "on {on}\noff {off}"
+    );
+    assert!(on["xmin_age_max"].as_i64().is_some(), "{on}");
+    assert!(
+        num(on, "dead_after") > num(off, "dead_after"),
+        "on {on}\noff {off}"
+    );
+    // The verdicts compare the clients' throughput trials, named as on the target.
+    let trials = json["trials"].as_array().expect("trials");
+    assert_eq!(trials.len(), 2, "{json}");
+    assert!(
+        trials
+            .iter()
+            .all(|t| t["name"] == "2 clients" && t["load"].is_object())
+    );
+    assert_eq!(standby.node.changed_settings(), own);
+
+    // A script with one client reads there too.
+    let script = data.join("read.sql");
+    std::fs::write(
+        &script,
+        "\\set a random(1, 20000)\nSELECT v FROM t WHERE id = :a;\n",
+    )
+    .unwrap();
+    let mut args = reads_args(&[
+        "--script",
+        script.to_str().unwrap(),
+        "--duration",
+        "2s",
+        "--format",
+        "json",
+    ]);
+    let sql = args.iter().position(|a| *a == "--sql").unwrap();
+    args.drain(sql..sql + 2);
+    let out = ok(&pglab(&data, &args));
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let t = &json["standby_reads"][0];
+    assert_eq!(t["clients"], 1, "{t}");
+    assert!(num(t, "executions") >= 10.0 && num(t, "tps") > 0.0, "{t}");
 }

@@ -9,9 +9,11 @@
 //! [`crate::experiment::lab::standby_settings`]).
 
 pub mod churn;
+pub mod clients;
 pub mod findings;
 pub mod node;
 pub mod reader;
+pub mod record;
 pub mod run;
 pub mod spec;
 pub mod trial;
