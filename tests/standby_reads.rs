@@ -46,6 +46,32 @@ fn reads_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// The sandbox started with one standby, streaming.
+fn start_with_standby(data: &Path) {
+    ok(&pglab(data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(
+        wait_streaming(data).contains("replication: pglab_standby_1 streaming"),
+        "the standby does not stream"
+    );
+}
+
+/// 3 s trials on the standby with feedback off and on, replay cancelling after 10 ms, `extra`
+/// flags after: the JSON report.
+fn feedback_off_and_on(data: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "--duration",
+        "3s",
+        "--set",
+        "hot_standby_feedback=off,on",
+        "--set",
+        "max_standby_streaming_delay=10ms",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&ok(&reads(data, &args))).expect("json")
+}
+
 fn trial<'a>(json: &'a serde_json::Value, feedback: &str) -> &'a serde_json::Value {
     json["standby_reads"]
         .as_array()
@@ -71,26 +97,9 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    assert!(
-        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
-        "the standby does not stream"
-    );
+    start_with_standby(&data);
     let own = standby.node.changed_settings();
-    let out = ok(&reads(
-        &data,
-        &[
-            "--duration",
-            "3s",
-            "--set",
-            "hot_standby_feedback=off,on",
-            "--set",
-            "max_standby_streaming_delay=10ms",
-            "--format",
-            "json",
-        ],
-    ));
-    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let json = feedback_off_and_on(&data, &[]);
     let off = trial(&json, "off");
     let on = trial(&json, "on");
     let n = |t: &serde_json::Value, k: &str| t[k].as_i64().unwrap_or(0);
@@ -132,11 +141,7 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
 #[test]
 fn a_kill_9_mid_run_leaves_the_standby_settings_to_the_next_start() {
     let (data, _sb, standby, _cleanup) = lab("reads-kill");
-    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    assert!(
-        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
-        "the standby does not stream"
-    );
+    start_with_standby(&data);
     let own = standby.node.changed_settings();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pglab"))
         .arg("--data-dir")
@@ -180,28 +185,9 @@ fn num(t: &serde_json::Value, k: &str) -> f64 {
 #[test]
 fn two_clients_on_the_standby_count_each_cancel_and_go_on() {
     let (data, _sb, standby, _cleanup) = lab("reads-clients");
-    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    assert!(
-        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
-        "the standby does not stream"
-    );
+    start_with_standby(&data);
     let own = standby.node.changed_settings();
-    let out = ok(&reads(
-        &data,
-        &[
-            "--clients",
-            "2",
-            "--duration",
-            "3s",
-            "--set",
-            "hot_standby_feedback=off,on",
-            "--set",
-            "max_standby_streaming_delay=10ms",
-            "--format",
-            "json",
-        ],
-    ));
-    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let json = feedback_off_and_on(&data, &["--clients", "2"]);
     let (off, on) = (trial(&json, "off"), trial(&json, "on"));
     for t in [off, on] {
         assert_eq!(t["clients"], 2, "{t}");
