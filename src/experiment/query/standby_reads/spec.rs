@@ -9,7 +9,7 @@ use crate::measure::units::{parse_count, parse_duration};
 
 pub const ON_STANDBY: FieldDef = FieldDef {
     key: "on-standby",
-    help: "run the statements on the sandbox's standby N (1: the first) while the primary churns the tables they read; off: on the target",
+    help: "run the statements (one session, or the --clients / --script clients) on the sandbox's standby N (1: the first) while the primary churns the tables they read; off: on the target",
     default: "off",
     kind: FieldKind::Text,
 };
@@ -127,7 +127,7 @@ pub fn problems(spec: &super::super::QuerySpec) -> Vec<(String, String)> {
     if !spec.index.is_empty() {
         no(
             "index",
-            "a standby is read-only, so a candidate index would be built on the primary and reach the standby by replay, its build's lock conflicting with the reads being measured; not tried: create the index in --setup (built on the primary, replayed before the first trial) and compare a run with it against one without",
+            "a standby is read-only, so a candidate index would be built on the primary and reach the standby by replay, its drop's lock and pglab's switching between candidates conflicting with the reads being measured; not tried: create the index in --setup (built on the primary, replayed before the first trial) and compare a run with it against one without",
         );
     }
     if spec.cache == Cache::Cold {
