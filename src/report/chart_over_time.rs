@@ -12,7 +12,6 @@ use super::chart_plot::{
 };
 
 pub const ELAPSED_AXIS: &str = "time into the trial";
-pub use super::chart_load::ROWS_AXIS as SERIES_RATE_AXIS;
 
 /// Most lines drawn (the trials that stalled, then those that decayed, most first).
 pub const MAX_TIME_SERIES: usize = 8;
