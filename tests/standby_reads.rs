@@ -3,7 +3,9 @@
 //! its snapshot for half a second on the standby while the primary churns and vacuums its
 //! table is cancelled for a recovery conflict, and the trial counts it; with feedback on the
 //! cancellations fall and the primary keeps the dead tuples instead; the standby's settings
-//! are put back at the end, and after a kill -9 of pglab by the next start.
+//! are put back at the end, and after a kill -9 of pglab by the next start. Several clients
+//! (and a script) read on the standby the same way: each cancel counted, the client going on
+//! with its next transaction.
 
 mod common;
 
@@ -44,6 +46,32 @@ fn reads_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// The sandbox started with one standby, streaming.
+fn start_with_standby(data: &Path) {
+    ok(&pglab(data, &["sandbox", "start", "--standbys", "1"]));
+    assert!(
+        wait_streaming(data).contains("replication: pglab_standby_1 streaming"),
+        "the standby does not stream"
+    );
+}
+
+/// 3 s trials on the standby with feedback off and on, replay cancelling after 10 ms, `extra`
+/// flags after: the JSON report.
+fn feedback_off_and_on(data: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "--duration",
+        "3s",
+        "--set",
+        "hot_standby_feedback=off,on",
+        "--set",
+        "max_standby_streaming_delay=10ms",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_str(&ok(&reads(data, &args))).expect("json")
+}
+
 fn trial<'a>(json: &'a serde_json::Value, feedback: &str) -> &'a serde_json::Value {
     json["standby_reads"]
         .as_array()
@@ -69,26 +97,9 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    assert!(
-        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
-        "the standby does not stream"
-    );
+    start_with_standby(&data);
     let own = standby.node.changed_settings();
-    let out = ok(&reads(
-        &data,
-        &[
-            "--duration",
-            "3s",
-            "--set",
-            "hot_standby_feedback=off,on",
-            "--set",
-            "max_standby_streaming_delay=10ms",
-            "--format",
-            "json",
-        ],
-    ));
-    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let json = feedback_off_and_on(&data, &[]);
     let off = trial(&json, "off");
     let on = trial(&json, "on");
     let n = |t: &serde_json::Value, k: &str| t[k].as_i64().unwrap_or(0);
@@ -130,11 +141,7 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
 #[test]
 fn a_kill_9_mid_run_leaves_the_standby_settings_to_the_next_start() {
     let (data, _sb, standby, _cleanup) = lab("reads-kill");
-    ok(&pglab(&data, &["sandbox", "start", "--standbys", "1"]));
-    assert!(
-        wait_streaming(&data).contains("replication: pglab_standby_1 streaming"),
-        "the standby does not stream"
-    );
+    start_with_standby(&data);
     let own = standby.node.changed_settings();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pglab"))
         .arg("--data-dir")
@@ -168,4 +175,82 @@ fn a_kill_9_mid_run_leaves_the_standby_settings_to_the_next_start() {
     ok(&pglab(&data, &["sandbox", "start"]));
     assert_eq!(standby.node.changed_settings(), own);
     assert!(!standby.node.whatif_pending());
+}
+
+/// A trial's number field (0 when absent).
+fn num(t: &serde_json::Value, k: &str) -> f64 {
+    t[k].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn two_clients_on_the_standby_count_each_cancel_and_go_on() {
+    let (data, _sb, standby, _cleanup) = lab("reads-clients");
+    start_with_standby(&data);
+    let own = standby.node.changed_settings();
+    let json = feedback_off_and_on(&data, &["--clients", "2"]);
+    let (off, on) = (trial(&json, "off"), trial(&json, "on"));
+    for t in [off, on] {
+        assert_eq!(t["clients"], 2, "{t}");
+    }
+    // Off: cancels counted, more than one per client, so a client went on after its first
+    // (a client that ended at one would have failed the trial); the standby counted them by
+    // kind.
+    assert!(num(off, "cancelled") > 2.0, "{off}");
+    assert!(
+        off["conflicts"]["snapshot"].as_i64().unwrap_or(0) >= 1,
+        "{off}"
+    );
+    // On: reads that returned, at a rate, with latency; fewer cancels; the primary kept the
+    // dead tuples and its xmin was held.
+    assert!(num(on, "executions") >= 2.0 && num(on, "tps") > 0.0, "{on}");
+    assert!(
+        on["latency_ms"]["p50"].as_f64().unwrap_or(0.0) >= 500.0,
+        "{on}"
+    );
+    assert!(
+        num(on, "cancelled") < num(off, "cancelled"),
+        "on {on}\noff {off}"
+    );
+    assert!(on["xmin_age_max"].as_i64().is_some(), "{on}");
+    assert!(
+        num(on, "dead_after") > num(off, "dead_after"),
+        "on {on}\noff {off}"
+    );
+    // The verdicts compare the clients' throughput trials, named as on the target.
+    let trials = json["trials"].as_array().expect("trials");
+    assert_eq!(trials.len(), 2, "{json}");
+    assert!(
+        trials
+            .iter()
+            .all(|t| t["name"] == "2 clients" && t["load"].is_object())
+    );
+    assert_eq!(standby.node.changed_settings(), own);
+
+    // A script (one client) reads there too: a cancel inside its BEGIN … END is rolled back
+    // and the client goes on (else "current transaction is aborted" would end the trial).
+    let script = data.join("read.sql");
+    std::fs::write(
+        &script,
+        "BEGIN;\nSELECT count(*) FROM (SELECT pg_sleep(0.2)) s, t;\nSELECT count(*) FROM t WHERE id < 100;\nEND;\n",
+    )
+    .unwrap();
+    let mut args = reads_args(&[
+        "--script",
+        script.to_str().unwrap(),
+        "--duration",
+        "3s",
+        "--set",
+        "hot_standby_feedback=off",
+        "--set",
+        "max_standby_streaming_delay=10ms",
+        "--format",
+        "json",
+    ]);
+    let sql = args.iter().position(|a| *a == "--sql").unwrap();
+    args.drain(sql..sql + 2);
+    let json: serde_json::Value = serde_json::from_str(&ok(&pglab(&data, &args))).expect("json");
+    let t = &json["standby_reads"][0];
+    assert_eq!(t["clients"], 1, "{t}");
+    assert!(num(t, "cancelled") >= 2.0, "{t}");
+    assert!(num(t, "executions") >= 1.0 && num(t, "tps") > 0.0, "{t}");
 }

@@ -1,19 +1,18 @@
-//! The ingest chart of commit latency per `synchronous_commit` level, for a run that varied
-//! the level or the standby's distance (`--standby-rtt`): the levels in the order of what they
-//! wait for (off, local, remote_write, on, remote_apply), one group of them per configuration
-//! (method and batch when several, clients, swept settings such as the RTT), and at each level
-//! the median over the trials of p50 (with its interval), p99, p99.9 and max on a log ms axis.
-//! A line joins a percentile's levels within a group, so the cost of each level reads as a
-//! step up.
+//! The chart of commit latency per `synchronous_commit` level, for an ingest or query run that
+//! varied the level or the standby's distance (`--standby-rtt`): the levels in the order of
+//! what they wait for (off, local, remote_write, on, remote_apply), one group of them per
+//! configuration (method and batch when several, clients, swept settings such as the RTT), and
+//! at each level the median over the trials of p50 (with its interval), p99, p99.9 and max on
+//! a log ms axis. A line joins a percentile's levels within a group, so the cost of each level
+//! reads as a step up. It draws [`LoadCharts`], whichever report they come from.
 
 use plotters::prelude::*;
 
-use crate::experiment::ingest::{IngestReport, IngestTrial, LatencyMs, Method, SyncCommit};
-use crate::experiment::lab::standby_rtt;
+use crate::experiment::ingest::{LatencyMs, SyncCommit};
 use crate::measure::interval::estimate;
-use crate::measure::units::format_count;
 
 use super::chart_ingest::ms_tick;
+use super::chart_load::{LoadCharts, LoadTrial};
 use super::chart_plot::{
     Canvas, DrawResult, Frame, Layout, Legend, Marker, PALETTE, Scale, Series, canvas, draw_line,
     framed,
@@ -21,7 +20,7 @@ use super::chart_plot::{
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub const LEVEL_AXIS: &str = "synchronous_commit, a group per configuration";
-pub const COMMIT_AXIS: &str = "time of one batch and its commit (log scale)";
+pub use super::chart_load::INGEST_COMMIT_AXIS as COMMIT_AXIS;
 
 /// The levels from the one that waits for least to the one that waits for most.
 pub const LEVEL_ORDER: [SyncCommit; 5] = [
@@ -42,69 +41,36 @@ pub const PERCENTILES: [Percentile; 4] = [
     ("max", |l| l.max, Marker::Circle, true),
 ];
 
-/// A configuration but the level: method, batch, clients, swept settings' combination.
-type Key = (Method, u64, u32, usize);
-
-fn key(t: &IngestTrial) -> Key {
-    (t.method, t.batch, t.clients, t.combo)
-}
-
 /// One configuration's levels, each with its trials.
 struct Group<'a> {
     /// Its name, a line each part.
-    lines: Vec<String>,
-    levels: Vec<(SyncCommit, Vec<&'a IngestTrial>)>,
+    lines: &'a [String],
+    levels: Vec<(SyncCommit, Vec<&'a LoadTrial<'a>>)>,
 }
 
-/// The swept settings of `t` whose value varies among `all` (one the whole run had, such as
-/// the synchronous_standby_names a run sets, tells the trials apart no more), each as
-/// `RTT 2ms` or `name=value`.
-pub(super) fn varying_settings(t: &IngestTrial, all: &[IngestTrial]) -> Vec<String> {
-    t.settings
+fn groups<'a>(c: &'a LoadCharts<'a>) -> Vec<Group<'a>> {
+    let timed: Vec<&LoadTrial> = c
+        .trials
         .iter()
-        .filter(|(n, v)| all.iter().any(|o| o.settings.get(*n) != Some(*v)))
-        .map(|(n, v)| match n.as_str() {
-            standby_rtt::NAME => format!("RTT {v}"),
-            _ => format!("{n}={v}"),
-        })
-        .collect()
-}
-
-fn group_lines(t: &IngestTrial, all: &[IngestTrial], many_methods: bool) -> Vec<String> {
-    let mut lines = Vec::new();
-    if many_methods {
-        lines.push(format!("{} · batch {}", t.method.as_str(), t.batch));
-    }
-    let s = if t.clients == 1 { "" } else { "s" };
-    lines.push(format!("{} client{s}", t.clients));
-    lines.extend(varying_settings(t, all));
-    lines
-}
-
-fn groups(b: &IngestReport) -> Vec<Group<'_>> {
-    let timed: Vec<&IngestTrial> = b.trials.iter().filter(|t| t.latency_ms.p50 > 0.0).collect();
-    let mut keys: Vec<Key> = Vec::new();
+        .filter(|t| t.latency.p50 > 0.0 && t.level.is_some())
+        .collect();
+    let mut keys: Vec<&[String]> = Vec::new();
     for t in &timed {
-        if !keys.contains(&key(t)) {
-            keys.push(key(t));
+        if !keys.contains(&t.config.as_slice()) {
+            keys.push(&t.config);
         }
     }
-    let many_methods = keys.iter().any(|k| (k.0, k.1) != (keys[0].0, keys[0].1));
     keys.iter()
         .map(|k| {
-            let of: Vec<&IngestTrial> = timed.iter().copied().filter(|t| key(t) == *k).collect();
+            let of: Vec<&LoadTrial> = timed.iter().copied().filter(|t| t.config == *k).collect();
             Group {
-                lines: group_lines(of[0], &b.trials, many_methods),
+                lines: k,
                 levels: LEVEL_ORDER
                     .iter()
                     .map(|l| {
-                        (
-                            *l,
-                            of.iter()
-                                .copied()
-                                .filter(|t| t.synchronous_commit == *l)
-                                .collect::<Vec<_>>(),
-                        )
+                        let at: Vec<&LoadTrial> =
+                            of.iter().copied().filter(|t| t.level == Some(*l)).collect();
+                        (*l, at)
                     })
                     .filter(|(_, ts)| !ts.is_empty())
                     .collect(),
@@ -114,12 +80,8 @@ fn groups(b: &IngestReport) -> Vec<Group<'_>> {
 }
 
 /// The run varied the level within a configuration, or the standby's distance.
-fn varied(b: &IngestReport, groups: &[Group<'_>]) -> bool {
-    let mut rtts: Vec<&String> = b
-        .trials
-        .iter()
-        .filter_map(|t| t.settings.get(standby_rtt::NAME))
-        .collect();
+fn varied(c: &LoadCharts<'_>, groups: &[Group<'_>]) -> bool {
+    let mut rtts: Vec<&str> = c.trials.iter().filter_map(|t| t.rtt).collect();
     rtts.sort();
     rtts.dedup();
     groups.iter().any(|g| g.levels.len() >= 2) || rtts.len() >= 2
@@ -133,7 +95,7 @@ fn series(g: &Group<'_>, at: &[f64], p: &Percentile, color: RGBColor, confidence
     for ((_, ts), x) in g.levels.iter().zip(at) {
         let values: Vec<f64> = ts
             .iter()
-            .map(|t| value(&t.latency_ms))
+            .map(|t| value(&t.latency))
             .filter(|v| *v > 0.0)
             .collect();
         let Some(e) = estimate(&values, confidence) else {
@@ -169,21 +131,9 @@ fn positions(groups: &[Group<'_>]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-fn caption(b: &IngestReport) -> String {
-    let what = if b.trials.iter().all(|t| t.method == Method::Insert) {
-        "one row per commit".to_string()
-    } else {
-        "a batch and its commit".to_string()
-    };
-    format!(
-        "ingest: commit latency by synchronous_commit ({what}, {} rows per trial)",
-        format_count(b.params.rows as f64)
-    )
-}
-
 /// Every group's series, a percentile each.
-fn all_series(b: &IngestReport, groups: &[Group<'_>], at: &[Vec<f64>]) -> Vec<Vec<Series>> {
-    let confidence = b.params.decision.confidence;
+fn all_series(c: &LoadCharts<'_>, groups: &[Group<'_>], at: &[Vec<f64>]) -> Vec<Vec<Series>> {
+    let confidence = c.confidence;
     groups
         .iter()
         .zip(at)
@@ -249,19 +199,19 @@ fn group_marks(
 }
 
 /// The chart as SVG; None unless the run varied the level or the distance and timed commits.
-pub fn svg(b: &IngestReport) -> Option<String> {
-    let groups = groups(b);
-    if groups.is_empty() || !varied(b, &groups) {
+pub fn svg(c: &LoadCharts<'_>) -> Option<String> {
+    let groups = groups(c);
+    if groups.is_empty() || !varied(c, &groups) {
         return None;
     }
     let at = positions(&groups);
-    let per = all_series(b, &groups, &at);
+    let per = all_series(c, &groups, &at);
     let ys: Vec<f64> = per.iter().flatten().flat_map(Series::ys).collect();
     let yl = Layout::new(Scale::Log10(ms_tick), &ys);
     let xl = Layout::new(Scale::Linear(""), &[]);
-    let (x, y) = (level_frame(&groups, &at), Frame::of(COMMIT_AXIS, &yl));
+    let (x, y) = (level_frame(&groups, &at), Frame::of(c.commit_axis, &yl));
     canvas(|area, legend_area| {
-        let mut chart = framed(area, &caption(b), &x, &y)?;
+        let mut chart = framed(area, &c.commit_caption, &x, &y)?;
         group_marks(&mut chart, &groups, &at, &yl)?;
         let mut legend = Legend::new(legend_area);
         for (i, (name, _, marker, dashed)) in PERCENTILES.iter().enumerate() {

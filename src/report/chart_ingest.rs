@@ -194,16 +194,6 @@ pub fn charts(b: &IngestReport) -> Vec<Chart> {
             "Batch latency by batch size",
             draw_plot(latency_chart(b)),
         ),
-        (
-            "-commit-latency",
-            "Commit latency by synchronous_commit level",
-            super::chart_commit::svg(b),
-        ),
-        (
-            "-over-time",
-            "Rows per second during the trials, stalls and standby faults marked",
-            super::chart_over_time::svg(b),
-        ),
     ] {
         if let Some(svg) = svg {
             out.push(Chart {
@@ -213,5 +203,6 @@ pub fn charts(b: &IngestReport) -> Vec<Chart> {
             });
         }
     }
+    out.extend(super::chart_load::of_ingest(b).charts());
     out
 }

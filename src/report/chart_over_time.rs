@@ -1,20 +1,17 @@
-//! The ingest chart of rows/s over the seconds of each trial: a point per second at its
-//! middle (s + 0.5), the seconds in which nothing committed (stalls) shaded in the trial's
-//! colour, and the window in which a standby fault (`--standby-fault`) had the standby gone
-//! or its replay paused marked by a faint band between dashed edges.
+//! The chart of rows/s (ingest) or transactions/s (query) over the seconds of each trial: a
+//! point per second at its middle (s + 0.5), the seconds in which nothing committed (stalls)
+//! shaded in the trial's colour, and the window in which a standby fault (`--standby-fault`)
+//! had the standby gone or its replay paused marked by a faint band between dashed edges. It
+//! draws [`LoadCharts`], whichever report they come from.
 
 use plotters::prelude::*;
 
-use crate::experiment::ingest::{IngestReport, IngestTrial};
-
-use super::chart_commit::varying_settings;
-use super::chart_ingest::{curve_name, marker};
+use super::chart_load::{LoadCharts, LoadTrial};
 use super::chart_plot::{
     Axis, Canvas, DrawResult, Layout, Legend, PALETTE, Plot, Scale, Series, draw_with,
 };
 
 pub const ELAPSED_AXIS: &str = "time into the trial";
-pub const SERIES_RATE_AXIS: &str = "rows loaded per second";
 
 /// Most lines drawn (the trials that stalled, then those that decayed, most first).
 pub const MAX_TIME_SERIES: usize = 8;
@@ -24,8 +21,8 @@ pub const STALL_OPACITY: f64 = 0.22;
 pub const FAULT_OPACITY: f64 = 0.08;
 
 /// The trials drawn, in the order of their colours.
-pub(super) fn shown(b: &IngestReport) -> (Vec<&IngestTrial>, usize) {
-    let mut with: Vec<&IngestTrial> = b.trials.iter().filter(|t| t.series.len() >= 2).collect();
+pub(super) fn shown<'a>(c: &'a LoadCharts<'a>) -> (Vec<&'a LoadTrial<'a>>, usize) {
+    let mut with: Vec<&LoadTrial> = c.trials.iter().filter(|t| t.series.len() >= 2).collect();
     let all = with.len();
     with.sort_by(|x, y| {
         y.stall_seconds.cmp(&x.stall_seconds).then(
@@ -38,28 +35,15 @@ pub(super) fn shown(b: &IngestReport) -> (Vec<&IngestTrial>, usize) {
     (with, all)
 }
 
-fn trial_name(t: &IngestTrial, all: &[IngestTrial]) -> String {
-    let mut name = format!(
-        "{} · batch {} · #{}",
-        curve_name((t.method, t.clients, t.synchronous_commit)),
-        t.batch,
-        t.repeat
-    );
-    for s in varying_settings(t, all) {
-        name.push_str(&format!(" · {s}"));
-    }
-    name
-}
-
-pub(super) fn plot(b: &IngestReport, trials: &[&IngestTrial], all: usize) -> Plot {
+pub(super) fn plot(c: &LoadCharts<'_>, trials: &[&LoadTrial<'_>], all: usize) -> Plot {
     let series = trials
         .iter()
         .enumerate()
         .map(|(i, t)| Series {
-            name: trial_name(t, &b.trials),
+            name: t.name.clone(),
             color: PALETTE[i % PALETTE.len()],
             dashed: false,
-            marker: marker(t.method),
+            marker: t.marker,
             hollow: false,
             dots: Vec::new(),
             points: t
@@ -73,7 +57,9 @@ pub(super) fn plot(b: &IngestReport, trials: &[&IngestTrial], all: usize) -> Plo
         .collect();
     Plot {
         caption: format!(
-            "ingest: rows/s in each second of a trial ({} of {all} trials with a series)",
+            "{}: {} in each second of a trial ({} of {all} trials with a series)",
+            c.experiment,
+            c.rate,
             trials.len()
         ),
         x: Axis {
@@ -81,7 +67,7 @@ pub(super) fn plot(b: &IngestReport, trials: &[&IngestTrial], all: usize) -> Plo
             scale: Scale::Linear("s"),
         },
         y: Axis {
-            title: SERIES_RATE_AXIS.into(),
+            title: c.rate_axis.into(),
             scale: Scale::Linear(""),
         },
         series,
@@ -126,7 +112,7 @@ fn span(v: &[f64]) -> String {
 /// Each trial's fault window: its edges dashed in the trial's colour, and one faint band per
 /// fault from its earliest start to the latest return (one band a trial would stack dark).
 fn fault_marks(
-    trials: &[&IngestTrial],
+    trials: &[&LoadTrial<'_>],
     chart: &mut Canvas<'_, '_>,
     legend: &mut Legend<'_, '_>,
     yl: &Layout,
@@ -134,7 +120,7 @@ fn fault_marks(
     let r = yl.range();
     let mut windows: Vec<Window> = Vec::new();
     for (i, t) in trials.iter().enumerate() {
-        let Some(w) = &t.fault else { continue };
+        let Some(w) = t.fault else { continue };
         let (Some(from), Some(to)) = (w.from_s, w.to_s) else {
             continue;
         };
@@ -179,7 +165,8 @@ fn fault_marks(
 
 /// Each trial's seconds without a commit shaded in its colour, with a legend entry when any.
 fn stall_marks(
-    trials: &[&IngestTrial],
+    stalled: &str,
+    trials: &[&LoadTrial<'_>],
     chart: &mut Canvas<'_, '_>,
     legend: &mut Legend<'_, '_>,
     yl: &Layout,
@@ -194,7 +181,9 @@ fn stall_marks(
     }
     if stalls > 0 {
         legend.swatch(
-            &format!("shaded in the colour of its trial: a second in which nothing committed ({stalls} in all)"),
+            &format!(
+                "shaded in the colour of its trial: a second in which {stalled} ({stalls} in all)"
+            ),
             RGBColor(90, 90, 90).mix(STALL_OPACITY + 0.1).filled(),
         )?;
     }
@@ -202,14 +191,14 @@ fn stall_marks(
 }
 
 /// The chart as SVG; None when no trial recorded a series of two seconds or more.
-pub fn svg(b: &IngestReport) -> Option<String> {
-    let (trials, all) = shown(b);
+pub fn svg(c: &LoadCharts<'_>) -> Option<String> {
+    let (trials, all) = shown(c);
     if trials.is_empty() {
         return None;
     }
-    draw_with(&plot(b, &trials, all), |chart, legend, _, yl| {
+    draw_with(&plot(c, &trials, all), |chart, legend, _, yl| {
         fault_marks(&trials, chart, legend, yl)?;
-        stall_marks(&trials, chart, legend, yl)
+        stall_marks(c.stalled, &trials, chart, legend, yl)
     })
     .ok()
     .flatten()

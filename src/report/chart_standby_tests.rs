@@ -9,6 +9,7 @@ use crate::experiment::ingest::{
 use crate::experiment::lab::standby_fault::FaultWindow;
 
 use super::chart_commit::{self, COMMIT_AXIS, LEVEL_AXIS};
+use super::chart_load::of_ingest;
 use super::chart_over_time::{self, STALL_OPACITY};
 
 fn spec() -> IngestSpec {
@@ -44,12 +45,12 @@ fn report(trials: Vec<IngestTrial>) -> IngestReport {
 }
 
 /// Text bodies of the SVG (plotters writes each on a line of its own).
-fn texts(svg: &str) -> Vec<&str> {
+pub(super) fn texts(svg: &str) -> Vec<&str> {
     svg.lines().map(str::trim).collect()
 }
 
 /// Every text of the SVG as one line (a legend entry wraps over several).
-fn said(svg: &str) -> String {
+pub(super) fn said(svg: &str) -> String {
     let lines: Vec<&str> = texts(svg)
         .into_iter()
         .filter(|t| !t.starts_with('<'))
@@ -57,7 +58,7 @@ fn said(svg: &str) -> String {
     lines.join(" ")
 }
 
-fn count(svg: &str, text: &str) -> usize {
+pub(super) fn count(svg: &str, text: &str) -> usize {
     texts(svg).iter().filter(|t| **t == text).count()
 }
 
@@ -95,7 +96,7 @@ fn swept() -> IngestReport {
 
 #[test]
 fn commit_latency_has_a_label_per_level_and_group_and_a_series_per_percentile() {
-    let svg = chart_commit::svg(&swept()).expect("a chart");
+    let svg = chart_commit::svg(&of_ingest(&swept())).expect("a chart");
     assert!(svg.starts_with("<svg"));
     assert!(svg.contains(COMMIT_AXIS) && svg.contains(LEVEL_AXIS));
     // Each level once per group (two distances), in the order of what they wait for.
@@ -123,12 +124,12 @@ fn a_level_sweep_alone_draws_one_group_and_nothing_varied_draws_none() {
         .into_iter()
         .map(|l| trial(l, 4, None, 0.5, 1))
         .collect();
-    let svg = chart_commit::svg(&report(levels)).expect("levels varied");
+    let svg = chart_commit::svg(&of_ingest(&report(levels))).expect("levels varied");
     assert_eq!(count(&svg, "4 clients"), 1);
     assert_eq!(count(&svg, "off"), 1);
     // One level and no distance swept: no chart, and none among the report's charts.
     let one = report(vec![trial(SyncCommit::On, 1, None, 0.5, 1)]);
-    assert!(chart_commit::svg(&one).is_none());
+    assert!(chart_commit::svg(&of_ingest(&one)).is_none());
     let charts = super::chart_ingest::charts(&one);
     assert!(charts.iter().all(|c| c.suffix != "-commit-latency"));
     // Trials that timed no commit: nothing to draw.
@@ -136,7 +137,7 @@ fn a_level_sweep_alone_draws_one_group_and_nothing_varied_draws_none() {
     for t in &mut untimed.trials {
         t.latency_ms = LatencyMs::default();
     }
-    assert!(chart_commit::svg(&untimed).is_none());
+    assert!(chart_commit::svg(&of_ingest(&untimed)).is_none());
     // Varied and timed: the report names it `-commit-latency`.
     let charts = super::chart_ingest::charts(&swept());
     assert!(charts.iter().any(|c| c.suffix == "-commit-latency"));
@@ -172,7 +173,7 @@ fn faulted() -> IngestReport {
 #[test]
 fn over_time_shades_each_stalled_second_and_marks_the_fault() {
     let r = faulted();
-    let svg = chart_over_time::svg(&r).expect("a chart");
+    let svg = chart_over_time::svg(&of_ingest(&r)).expect("a chart");
     assert_eq!(
         stall_rects(&svg),
         3,
@@ -185,11 +186,12 @@ fn over_time_shades_each_stalled_second_and_marks_the_fault() {
         "{said}"
     );
     // Each second's point sits at its middle.
-    let (trials, all) = chart_over_time::shown(&r);
+    let load = of_ingest(&r);
+    let (trials, all) = chart_over_time::shown(&load);
     assert_eq!(all, 2);
     // The trial that stalled most comes first.
-    assert_eq!(trials[0].synchronous_commit, SyncCommit::On);
-    let plot = chart_over_time::plot(&r, &trials, all);
+    assert_eq!(trials[0].level, Some(SyncCommit::On));
+    let plot = chart_over_time::plot(&load, &trials, all);
     let xs: Vec<f64> = plot.series[0].points.iter().map(|p| p.0).collect();
     assert_eq!(xs, [0.5, 1.5, 2.5, 3.5, 4.5]);
 }
@@ -198,10 +200,10 @@ fn over_time_shades_each_stalled_second_and_marks_the_fault() {
 fn over_time_without_stalls_or_fault_has_no_marks_and_without_series_no_chart() {
     let mut t = trial(SyncCommit::Local, 1, None, 0.3, 1);
     t.series = vec![3300.0, 3000.0, 3100.0];
-    let svg = chart_over_time::svg(&report(vec![t.clone()])).expect("a chart");
+    let svg = chart_over_time::svg(&of_ingest(&report(vec![t.clone()]))).expect("a chart");
     assert_eq!(stall_rects(&svg), 0);
     let said = said(&svg);
     assert!(!said.contains("nothing committed") && !said.contains("standby fault"));
     t.series = vec![3300.0];
-    assert!(chart_over_time::svg(&report(vec![t])).is_none());
+    assert!(chart_over_time::svg(&of_ingest(&report(vec![t]))).is_none());
 }

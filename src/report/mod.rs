@@ -6,8 +6,11 @@ pub mod chart;
 pub mod chart_commit;
 pub mod chart_growth;
 pub mod chart_ingest;
+pub mod chart_load;
 pub mod chart_over_time;
 pub mod chart_plot;
+#[cfg(test)]
+mod chart_query_tests;
 #[cfg(test)]
 mod chart_standby_tests;
 pub mod charts;

@@ -391,8 +391,16 @@ fn draw_unit(
     Ok(())
 }
 
-/// The report's chart: the combinations side by side.
+/// The report's charts: the combinations side by side, then (throughput runs) statement
+/// latency by synchronous_commit level and transactions/s over time.
 pub fn charts(b: &QueryReport) -> Vec<Chart> {
+    let mut out = main_chart(b);
+    out.extend(super::chart_load::of_query(b).charts());
+    out
+}
+
+/// The combinations side by side.
+fn main_chart(b: &QueryReport) -> Vec<Chart> {
     match draw(b) {
         Ok(Some(svg)) => vec![Chart {
             suffix: String::new(),

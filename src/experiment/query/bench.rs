@@ -507,7 +507,7 @@ impl<'a> Bench<'a> {
 }
 
 /// A trial as the chart and the results table show it.
-fn sample(t: &QueryTrial, label: &str) -> Sample {
+pub fn sample(t: &QueryTrial, label: &str) -> Sample {
     let cells = match (t.tps, t.latency_ms) {
         (Some(tps), Some(l)) => vec![
             t.name.clone(),

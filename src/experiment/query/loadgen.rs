@@ -9,7 +9,12 @@
 //!
 //! A client opens its session, reports `Ready`, waits for `Go` (one clock for all), runs
 //! until the deadline (a transaction in flight then finishes and counts, as in pgbench) or a
-//! stop, and reports `Done`. A stop cancels the command in flight on the server.
+//! stop, and reports `Done`. A stop cancels the command in flight on the server. On a standby
+//! (`go_on_conflict`) a statement the standby cancels for a conflict with recovery is counted
+//! and the client goes on with its next transaction (see [`recovery`]); any other error ends
+//! the client.
+
+pub mod recovery;
 
 use std::ffi::{CStr, CString};
 use std::io::Write;
@@ -45,6 +50,8 @@ pub struct Workload {
     pub seed: u64,
     /// Transactions finished by all clients so far (for progress).
     pub done: Arc<AtomicU64>,
+    /// The clients read on a standby: a recovery conflict is counted, not the client's end.
+    pub go_on_conflict: bool,
 }
 
 /// The start signal: when to stop starting transactions.
@@ -64,6 +71,10 @@ pub struct ClientResult {
     pub ended: Instant,
     /// Why it stopped early: a sentence (None: it ran to the deadline or was stopped).
     pub error: Option<String>,
+    /// Statements the standby cancelled for a conflict with recovery (`go_on_conflict`).
+    pub cancelled: u64,
+    /// Of those, sessions the standby ended (the client opened a new one).
+    pub terminated: u64,
 }
 
 /// A client's reports, tagged with its index.
@@ -159,6 +170,22 @@ pub fn start(
         .map_err(|e| format!("cannot start a client thread: {e}"))
 }
 
+/// A failed command: its sentence, and whether it was a standby's conflict with recovery.
+#[derive(Debug)]
+struct Failure {
+    text: String,
+    conflict: bool,
+}
+
+impl From<String> for Failure {
+    fn from(text: String) -> Failure {
+        Failure {
+            text,
+            conflict: false,
+        }
+    }
+}
+
 /// Connect and set the session up (blocking: run off the runtime).
 fn connect(work: &Workload) -> Result<PqConn, String> {
     let mut c = PqConn::connect(&work.conninfo).map_err(|e| {
@@ -172,15 +199,9 @@ fn connect(work: &Workload) -> Result<PqConn, String> {
     Ok(c)
 }
 
-async fn client_main(
-    work: Arc<Workload>,
-    id: usize,
-    stop: CancellationToken,
-    mut go: watch::Receiver<Option<Go>>,
-    reports: mpsc::UnboundedSender<(usize, ClientMsg)>,
-) {
-    let w = work.clone();
-    let opened = tokio::task::spawn_blocking(move || connect(&w))
+/// A session of the workload, watched from this thread's runtime, and its canceller.
+async fn open(work: Arc<Workload>) -> Result<(AsyncPq, Arc<PqCancel>), String> {
+    tokio::task::spawn_blocking(move || connect(&work))
         .await
         .map_err(|e| format!("the connecting thread failed: {e}"))
         .and_then(|r| r)
@@ -188,6 +209,17 @@ async fn client_main(
             let cancel = Arc::new(conn.canceller()?);
             Ok((AsyncPq::new(conn)?, cancel))
         })
+}
+
+async fn client_main(
+    work: Arc<Workload>,
+    id: usize,
+    stop: CancellationToken,
+    mut go: watch::Receiver<Option<Go>>,
+    reports: mpsc::UnboundedSender<(usize, ClientMsg)>,
+) {
+    let opened = open(work.clone())
+        .await
         .and_then(|(pq, cancel)| Ok((pq, cancel, prepare(&work.script)?)));
     let (pq, cancel, commands) = match opened {
         Ok(x) => x,
@@ -205,7 +237,8 @@ async fn client_main(
         Some(g) => {
             let mut c = Client {
                 pq,
-                work: &work,
+                cancel,
+                work: work.clone(),
                 commands: Arc::new(commands),
                 frame: work
                     .frame
@@ -226,12 +259,13 @@ async fn client_main(
                 rng: rand_chacha::ChaCha8Rng::seed_from_u64(work.seed ^ (id as u64 + 1)),
                 buf: Vec::new(),
                 statement_us: histogram(),
+                conflicts: (0, 0),
             };
             c.vars[0] = id as i64;
             if let Some(s) = c.vars.get_mut(1) {
                 *s = 1;
             }
-            c.run(g.deadline, &stop, &cancel).await
+            c.run(g.deadline, &stop).await
         }
         None => ClientResult {
             transactions: 0,
@@ -240,15 +274,19 @@ async fn client_main(
             statement_us: histogram(),
             ended: Instant::now(),
             error: None,
+            cancelled: 0,
+            terminated: 0,
         },
     };
     let _ = reports.send((id, ClientMsg::Done(Box::new(result))));
 }
 
 /// A client running its transactions.
-struct Client<'a> {
+struct Client {
     pq: AsyncPq,
-    work: &'a Workload,
+    /// Cancels the command in flight on the server (its session's: renewed with it).
+    cancel: Arc<PqCancel>,
+    work: Arc<Workload>,
     commands: Arc<Vec<Ready>>,
     /// The frame's commands (`BEGIN`, `ROLLBACK`), when there is one.
     frame: Option<Arc<(CString, CString)>>,
@@ -260,11 +298,13 @@ struct Client<'a> {
     buf: Vec<u8>,
     /// Each statement execution's latency.
     statement_us: Histogram<u64>,
+    /// Statements the standby cancelled, and sessions it ended, for conflicts with recovery.
+    conflicts: (u64, u64),
 }
 
-impl Client<'_> {
+impl Client {
     /// Send one command and read all its results: the rows they returned.
-    async fn command(&mut self, sql: &std::ffi::CStr) -> Result<u64, String> {
+    async fn command(&mut self, sql: &std::ffi::CStr) -> Result<u64, Failure> {
         self.pq.send_query(sql).await?;
         let mut rows = 0;
         let mut failed = None;
@@ -272,7 +312,7 @@ impl Client<'_> {
             match r.outcome() {
                 Outcome::Failed | Outcome::Aborted => {
                     if failed.is_none() {
-                        failed = r.check().err();
+                        failed = recovery::failure(&r);
                     }
                 }
                 _ => rows += r.rows(),
@@ -282,7 +322,7 @@ impl Client<'_> {
     }
 
     /// A statement of the workload: one command, its latency recorded when it succeeds.
-    async fn statement(&mut self, sql: &std::ffi::CStr) -> Result<u64, String> {
+    async fn statement(&mut self, sql: &std::ffi::CStr) -> Result<u64, Failure> {
         let t0 = Instant::now();
         let rows = self.command(sql).await?;
         let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -291,7 +331,7 @@ impl Client<'_> {
     }
 
     /// One run of the workload.
-    async fn transaction(&mut self) -> Result<u64, String> {
+    async fn transaction(&mut self) -> Result<u64, Failure> {
         let mut rows = 0;
         let frame = self.frame.clone();
         if let Some(f) = &frame {
@@ -323,7 +363,7 @@ impl Client<'_> {
     }
 
     /// One command of the workload: a `\set`, or a SQL command (its rows).
-    async fn step(&mut self, c: &Ready) -> Result<u64, String> {
+    async fn step(&mut self, c: &Ready) -> Result<u64, Failure> {
         match c {
             Ready::Set { var, expr } => {
                 let v = expr::eval(expr, &self.vars, &mut self.rng)?;
@@ -342,7 +382,7 @@ impl Client<'_> {
     }
 
     /// A SQL command: its rows.
-    async fn sql(&mut self, c: &Ready) -> Result<u64, String> {
+    async fn sql(&mut self, c: &Ready) -> Result<u64, Failure> {
         match c {
             Ready::Fixed(sql) => self.statement(sql).await,
             Ready::Template(parts) => {
@@ -361,7 +401,7 @@ impl Client<'_> {
                 buf.push(0);
                 let r = match CStr::from_bytes_with_nul(&buf) {
                     Ok(sql) => self.statement(sql).await,
-                    Err(_) => Err("a command holds a NUL byte".to_string()),
+                    Err(_) => Err("a command holds a NUL byte".to_string().into()),
                 };
                 self.buf = buf;
                 r
@@ -370,18 +410,14 @@ impl Client<'_> {
         }
     }
 
-    async fn run(
-        &mut self,
-        deadline: Instant,
-        stop: &CancellationToken,
-        cancel: &Arc<PqCancel>,
-    ) -> ClientResult {
+    async fn run(&mut self, deadline: Instant, stop: &CancellationToken) -> ClientResult {
         let mut latency_us = histogram();
         let (mut transactions, mut rows) = (0u64, 0u64);
         let mut error = None;
         let mut cancelled = pin!(stop.cancelled());
         let mut t0 = Instant::now();
         while t0 < deadline && !stop.is_cancelled() {
+            let cancel = self.cancel.clone();
             let outcome = {
                 let mut fut = pin!(self.transaction());
                 tokio::select! {
@@ -389,7 +425,7 @@ impl Client<'_> {
                     r = &mut fut => Some(r),
                     _ = &mut cancelled => {
                         let ask = async {
-                            let _ = pq_cancel(cancel).await;
+                            let _ = pq_cancel(&cancel).await;
                         };
                         let _ = cancel_then_wait(ask, &mut fut, Duration::from_secs(5)).await;
                         None
@@ -406,10 +442,13 @@ impl Client<'_> {
                     self.work.done.fetch_add(1, Ordering::Relaxed);
                     t0 = now;
                 }
-                Some(Err(e)) if !stop.is_cancelled() => {
-                    error = Some(e);
-                    break;
-                }
+                Some(Err(e)) if !stop.is_cancelled() => match self.go_on(e).await {
+                    Ok(()) => t0 = Instant::now(),
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                },
                 _ => break,
             }
         }
@@ -420,6 +459,8 @@ impl Client<'_> {
             statement_us: std::mem::replace(&mut self.statement_us, histogram()),
             ended: t0,
             error,
+            cancelled: self.conflicts.0,
+            terminated: self.conflicts.1,
         }
     }
 }

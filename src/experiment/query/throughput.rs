@@ -36,6 +36,9 @@ pub struct Throughput {
     pub latency: Latency,
     pub client_cpu_s: Option<f64>,
     pub load: LoadRecord,
+    /// Statements a standby cancelled for conflicts with recovery, and of those the sessions
+    /// it ended (clients on a standby only; see `loadgen::recovery`).
+    pub conflicts: (u64, u64),
 }
 
 impl Throughput {
@@ -215,15 +218,18 @@ fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Through
     let end = results.iter().map(|r| r.ended).max().unwrap_or(t0);
     let seconds = end.duration_since(t0).as_secs_f64().max(1e-9);
     let (mut hist, mut statements) = (histogram(), histogram());
-    let (mut transactions, mut rows) = (0u64, 0u64);
+    let (mut transactions, mut rows, mut conflicts) = (0u64, 0u64, (0u64, 0u64));
     for r in results {
         transactions += r.transactions;
         rows += r.rows;
+        conflicts.0 += r.cancelled;
+        conflicts.1 += r.terminated;
         // Same bounds, so adding cannot fail.
         let _ = hist.add(&r.latency_us);
         let _ = statements.add(&r.statement_us);
     }
-    if transactions == 0 {
+    // On a standby every transaction may have been cancelled: counted, not a failure.
+    if transactions == 0 && conflicts.0 == 0 {
         return Err(RunError::failed(format!(
             "no transaction finished within the trial's {}: give a longer --duration",
             crate::measure::units::format_seconds(duration_s)
@@ -252,7 +258,51 @@ fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Through
             },
             ..LoadRecord::default()
         },
+        conflicts,
     })
+}
+
+/// The trial's record completed: pglab's CPU, the per-second series and its stalls.
+fn finish(mut t: Throughput, cpu: CpuWindow, per_second: &PerSecond) -> Throughput {
+    t.client_cpu_s = Some(cpu.finish().client_cpu_s);
+    t.load.series = per_second.series(t.transactions, t.seconds);
+    (t.load.stall_seconds, t.load.worst_second) = stalls_of(&t.load.series);
+    t
+}
+
+/// The clients of a trial: the workload of `spec` in `mode` on `conninfo`, going on past
+/// conflicts with recovery when they read on a standby (`go_on_conflict`).
+pub fn workload(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    mode: TxMode,
+    conninfo: String,
+    go_on_conflict: bool,
+) -> Arc<Workload> {
+    Arc::new(Workload {
+        script: Arc::new(script_of(spec)),
+        conninfo,
+        session: super::session::measuring_settings(ctx, mode),
+        frame: mode.script_frame(),
+        seed: spec.seed,
+        done: Arc::new(AtomicU64::new(0)),
+        go_on_conflict,
+    })
+}
+
+/// `n` clients of `work` for `duration_s`, with nothing beside them (a standby's readers):
+/// what they did, conflicts counted.
+pub async fn alone(
+    ctx: &RunCtx,
+    work: Arc<Workload>,
+    n: usize,
+    (duration_s, tref): (f64, &TrialRef),
+) -> Result<Throughput, RunError> {
+    let mut group = Clients::start(work, n)?;
+    group.ready(ctx).await?;
+    let cpu = CpuWindow::start();
+    let (t0, results, per_second) = group.run(ctx, duration_s, tref).await?;
+    Ok(finish(sum(t0, &results, duration_s)?, cpu, &per_second))
 }
 
 /// The primary's standbys right after the load, on a session of the run's own (read-only;
@@ -315,14 +365,7 @@ pub async fn trial(
             free.max(0)
         )));
     }
-    let work = Arc::new(Workload {
-        script: Arc::new(script_of(spec)),
-        conninfo: ctx.target.libpq_conninfo(),
-        session: super::session::measuring_settings(ctx, mode),
-        frame: mode.script_frame(),
-        seed: spec.seed,
-        done: Arc::new(AtomicU64::new(0)),
-    });
+    let work = workload(ctx, spec, mode, ctx.target.libpq_conninfo(), false);
     let control = match fault {
         Some(f) => {
             let c = ctx.session().await?;
@@ -340,11 +383,7 @@ pub async fn trial(
     let beside = fault.zip(control.as_ref());
     let (t0, results, per_second, window) =
         run_beside(ctx, &mut group, (spec.duration_s, tref), beside).await?;
-    let used = cpu.finish();
-    let mut t = sum(t0, &results, spec.duration_s)?;
-    t.client_cpu_s = Some(used.client_cpu_s);
-    t.load.series = per_second.series(t.transactions, t.seconds);
-    (t.load.stall_seconds, t.load.worst_second) = stalls_of(&t.load.series);
+    let mut t = finish(sum(t0, &results, spec.duration_s)?, cpu, &per_second);
     t.load.replicas = replicas(ctx).await;
     t.load.fault = window;
     Ok(t)

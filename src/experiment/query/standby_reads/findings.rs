@@ -7,7 +7,7 @@
 //! ×4.1)".
 
 use super::trial::StandbyReadTrial;
-use crate::experiment::query::ComboInfo;
+use crate::experiment::query::{ComboInfo, clients_name};
 use crate::measure::interval::{Estimate, estimate};
 use crate::measure::units::{format_bytes, format_count, format_seconds};
 
@@ -21,6 +21,8 @@ struct Side<'a> {
     xmin: Option<i64>,
     kinds: Vec<(String, i64)>,
     p50_ms: Option<Estimate>,
+    /// The clients' transactions/s (None: one session read).
+    tps: Option<Estimate>,
     caught_up: Estimate,
 }
 
@@ -51,6 +53,10 @@ fn side<'a>(info: &'a ComboInfo, trials: &[StandbyReadTrial], confidence: f64) -
         xmin: mine.iter().filter_map(|t| t.xmin_age_max).max(),
         kinds,
         p50_ms: estimate(&p50, confidence),
+        tps: estimate(
+            &mine.iter().filter_map(|t| t.tps).collect::<Vec<_>>(),
+            confidence,
+        ),
         caught_up: of(&|t| t.caught_up_s)?,
     })
 }
@@ -87,9 +93,15 @@ fn line(s: &Side, standby: &str) -> String {
             k.join(", ")
         )
     };
-    let latency = s.p50_ms.map_or(String::new(), |e| {
+    let mut latency = s.p50_ms.map_or(String::new(), |e| {
         format!(", statements' p50 {:.2} ms", e.median)
     });
+    if let Some(e) = s.tps {
+        latency.push_str(&format!(
+            ", {}",
+            crate::experiment::query::summary::format_tps(e.median)
+        ));
+    }
     let replay = format!(
         ", replay caught up {} after the trial",
         format_seconds(s.caught_up.median)
@@ -162,27 +174,44 @@ fn pair(a: &Side, b: &Side, name: &str, va: &str, vb: &str) -> String {
     )
 }
 
-/// The findings of a run's trials on `standby`.
+/// The findings of a run's trials on `standby`: per client count (with `--clients`; one
+/// session otherwise) each combination, then each pair that differs in one setting.
 pub fn findings(
     combos: &[ComboInfo],
     trials: &[StandbyReadTrial],
     standby: &str,
     confidence: f64,
 ) -> Vec<String> {
-    let sides: Vec<Side> = combos
-        .iter()
-        .filter_map(|c| side(c, trials, confidence))
-        .collect();
-    let mut out: Vec<String> = sides.iter().map(|s| line(s, standby)).collect();
-    for (i, a) in sides.iter().enumerate() {
-        for b in &sides[i + 1..] {
-            if let Some((name, va, vb)) = differ_in(a.info, b.info) {
+    let mut counts: Vec<Option<u32>> = Vec::new();
+    for t in trials {
+        if !counts.contains(&t.clients) {
+            counts.push(t.clients);
+        }
+    }
+    let mut out = Vec::new();
+    for n in counts {
+        let mine: Vec<StandbyReadTrial> =
+            trials.iter().filter(|t| t.clients == n).cloned().collect();
+        let who = n.map_or(String::new(), |n| format!("{}: ", clients_name(n)));
+        let sides: Vec<Side> = combos
+            .iter()
+            .filter_map(|c| side(c, &mine, confidence))
+            .collect();
+        out.extend(sides.iter().map(|s| format!("{who}{}", line(s, standby))));
+        for (i, a) in sides.iter().enumerate() {
+            for b in &sides[i + 1..] {
+                let Some((name, va, vb)) = differ_in(a.info, b.info) else {
+                    continue;
+                };
                 // `on` first, so the feedback's cost reads as what it adds.
-                if vb == "on" {
-                    out.push(pair(b, a, &name, &vb, &va));
-                } else {
-                    out.push(pair(a, b, &name, &va, &vb));
-                }
+                out.push(format!(
+                    "{who}{}",
+                    if vb == "on" {
+                        pair(b, a, &name, &vb, &va)
+                    } else {
+                        pair(a, b, &name, &va, &vb)
+                    }
+                ));
             }
         }
     }
@@ -283,5 +312,43 @@ mod tests {
             ),
             "5 vs 0"
         );
+    }
+
+    #[test]
+    fn each_client_count_is_said_apart() {
+        let combos = [combo(0, "off"), combo(1, "on")];
+        let with = |t: StandbyReadTrial, n: u32, tps: f64| StandbyReadTrial {
+            clients: Some(n),
+            tps: Some(tps),
+            ..t
+        };
+        let trials = [
+            with(trial(0, 4, 0, 0, None), 1, 0.5),
+            with(trial(1, 0, 300, 0, Some(20)), 1, 2.0),
+            with(trial(0, 16, 0, 0, None), 4, 0.0),
+            with(trial(1, 0, 310, 0, Some(30)), 4, 8.0),
+        ];
+        let f = findings(&combos, &trials, "pglab_standby_1", 0.95);
+        assert_eq!(f.len(), 6, "{f:#?}");
+        // The counts of 1 and of 4 clients are not pooled.
+        assert!(
+            f[0].starts_with("1 client: hot_standby_feedback=off"),
+            "{}",
+            f[0]
+        );
+        assert!(f[0].contains(": 4 statements cancelled"), "{}", f[0]);
+        assert!(f[1].contains("2.0 tps"), "{}", f[1]);
+        assert!(
+            f[2].starts_with("1 client: hot_standby_feedback=on vs off"),
+            "{}",
+            f[2]
+        );
+        assert!(
+            f[3].starts_with("4 clients: hot_standby_feedback=off"),
+            "{}",
+            f[3]
+        );
+        assert!(f[3].contains(": 16 statements cancelled"), "{}", f[3]);
+        assert!(f[5].contains("0 vs 16 statements cancelled"), "{}", f[5]);
     }
 }

@@ -4,14 +4,17 @@
 //! queries may still need — what makes recovery conflicts. Each trial counts the queries the
 //! standby cancelled, reads `pg_stat_database_conflicts` by kind, times the statements, and
 //! measures what the primary paid for the standby's feedback: dead tuples kept, growth of the
-//! churned tables and how far its xmin was held back. `hot_standby_feedback` and
-//! `max_standby_streaming_delay` swept with `--set` are applied on the standby (see
-//! [`crate::experiment::lab::standby_settings`]).
+//! churned tables and how far its xmin was held back. With `--clients` or `--script` the
+//! readers are the throughput clients, going on past each cancel (see [`clients`]).
+//! `hot_standby_feedback` and `max_standby_streaming_delay` swept with `--set` are applied on
+//! the standby (see [`crate::experiment::lab::standby_settings`]).
 
 pub mod churn;
+pub mod clients;
 pub mod findings;
 pub mod node;
 pub mod reader;
+pub mod record;
 pub mod run;
 pub mod spec;
 pub mod trial;

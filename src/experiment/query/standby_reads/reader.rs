@@ -56,9 +56,9 @@ impl Reads {
 
 /// A statement cancelled, or a session ended, because of a conflict with recovery.
 pub fn is_conflict(code: Option<&SqlState>, message: &str) -> bool {
-    (code == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
-        && message.contains("conflict with recovery"))
-        || code == Some(&SqlState::DATABASE_DROPPED)
+    code.is_some_and(|c| {
+        crate::experiment::query::loadgen::recovery::recovery_conflict(c.code(), message)
+    })
 }
 
 /// A session on the standby set up like every experiment session (search path, timeouts,

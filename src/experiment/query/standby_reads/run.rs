@@ -9,20 +9,28 @@ use std::time::Duration;
 
 use super::churn;
 use super::node::Node;
-use super::reader::Reads;
-use super::trial::{self, Setup, StandbyReadTrial};
-use crate::experiment::lab::event::{Sample, TrialRef};
+use super::trial::{self, Setup};
+use crate::experiment::lab::event::TrialRef;
 use crate::experiment::lab::standby_settings::{StandbySettings, standby_part};
 use crate::experiment::lab::whatif::combo_label;
 use crate::experiment::lab::{RunCtx, RunError};
-use crate::experiment::query::summary::format_time;
-use crate::experiment::query::{QueryReport, QuerySpec, QueryTrial};
+use crate::experiment::query::rounds::Planned;
+use crate::experiment::query::{QueryReport, QuerySpec, clients_name};
 
 /// Trials of a run on a standby: one per combination and round (all statements in each);
 /// None for a run on the target.
 pub fn trials(spec: &QuerySpec) -> Option<usize> {
     spec.on_standby.as_ref()?;
-    Some(spec.set.combo_count() * spec.repeat.most(spec.decision.max_repeat) as usize)
+    Some(spec.set.combo_count() * units(spec) * spec.repeat.most(spec.decision.max_repeat) as usize)
+}
+
+/// The client counts a combination's turn runs (one session: one unit).
+fn units(spec: &QuerySpec) -> usize {
+    if spec.throughput() {
+        spec.client_counts().len()
+    } else {
+        1
+    }
 }
 
 /// How the run's description says where it reads.
@@ -61,7 +69,7 @@ pub async fn body(
             .iter()
             .map(|s| (s.name.clone(), s.sql.clone()))
             .collect(),
-        readers: 1,
+        clients: super::clients::Clients::of(spec),
         duration: Duration::from_secs_f64(spec.duration_s),
         churn_rows_s: reads.churn_rows_s,
         vacuum_every: reads.vacuum_every_s.map(Duration::from_secs_f64),
@@ -174,30 +182,53 @@ async fn rounds(
 ) -> Result<(), RunError> {
     let total = spec.trials();
     let mut index = 0;
-    for r in 1..=spec.repeat.most(spec.decision.max_repeat) {
-        for c in 0..report.combos.len() {
-            enter(ctx, setup, side, control, c).await?;
-            index += 1;
-            let label = report.combo_label(c);
-            let tref = TrialRef {
-                index,
-                total,
-                label: format!("{label} · #{r}"),
-            };
-            ctx.emit
-                .phase(
-                    Some(tref),
-                    format!("reading on {} while the primary churns", setup.node.name()),
-                )
-                .await;
-            let (mut t, reads) = trial::run(ctx, setup).await?;
-            t.combo = c;
-            t.repeat = r;
-            t.settings = shown(ctx, setup).await?;
-            record(ctx, report, t, &reads, &label).await;
-            report.summarize(&[]);
+    for repeat in 1..=spec.repeat.most(spec.decision.max_repeat) {
+        for combo in 0..report.combos.len() {
+            enter(ctx, setup, side, control, combo).await?;
+            for unit in 0..units(spec) {
+                index += 1;
+                let p = Planned {
+                    combo,
+                    unit,
+                    repeat,
+                };
+                turn(ctx, spec, report, setup, (p, index, total)).await?;
+            }
         }
     }
+    Ok(())
+}
+
+/// One trial of the combination entered: the unit's readers while the primary churns.
+async fn turn(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    report: &mut QueryReport,
+    setup: &Setup,
+    (p, index, total): (Planned, usize, usize),
+) -> Result<(), RunError> {
+    let n = spec.client_counts()[p.unit];
+    let label = report.combo_label(p.combo);
+    let tref = TrialRef {
+        index,
+        total,
+        label: match setup.clients {
+            Some(_) => format!("{} · {label} · #{}", clients_name(n), p.repeat),
+            None => format!("{label} · #{}", p.repeat),
+        },
+    };
+    ctx.emit
+        .phase(
+            Some(tref.clone()),
+            format!("reading on {} while the primary churns", setup.node.name()),
+        )
+        .await;
+    let (mut t, got) = trial::run(ctx, setup, n, &tref).await?;
+    t.combo = p.combo;
+    t.repeat = p.repeat;
+    t.settings = shown(ctx, setup).await?;
+    super::record::record(ctx, report, (t, got), p, &label).await;
+    report.summarize(&[]);
     Ok(())
 }
 
@@ -205,50 +236,4 @@ async fn rounds(
 async fn shown(ctx: &RunCtx, setup: &Setup) -> Result<BTreeMap<String, String>, RunError> {
     let c = super::reader::open(ctx, &setup.node.target, &ctx.session_settings()).await?;
     ctx.shown_settings(&c).await
-}
-
-/// The trial in the report: its standby record, and per statement a timed trial (the median
-/// of the executions that returned) for the verdicts; one sample each on screen.
-async fn record(
-    ctx: &RunCtx,
-    report: &mut QueryReport,
-    t: StandbyReadTrial,
-    reads: &Reads,
-    label: &str,
-) {
-    for (s, st) in report.params.statements.clone().iter().enumerate() {
-        let Some(median) = crate::measure::stats::median(&reads.seconds[s]) else {
-            continue;
-        };
-        let q = QueryTrial {
-            statement: s,
-            name: st.name.clone(),
-            combo: t.combo,
-            settings: t.settings.clone(),
-            repeat: t.repeat,
-            seconds: median,
-            executions: reads.seconds[s].len() as u32,
-            rows: reads.rows[s],
-            ..QueryTrial::default()
-        };
-        ctx.emit
-            .sample(Sample {
-                series: q.name.clone(),
-                x: q.combo as f64,
-                y: q.seconds,
-                projected: false,
-                cells: vec![
-                    q.name.clone(),
-                    label.to_string(),
-                    q.repeat.to_string(),
-                    format_time(q.seconds),
-                    q.rows.to_string(),
-                    reads.cancelled[s].to_string(),
-                ],
-                ..Sample::default()
-            })
-            .await;
-        report.trials.push(q);
-    }
-    report.standby_reads.push(t);
 }

@@ -11,8 +11,9 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use super::churn::{self, Churned};
+use super::clients::{Clients, Got};
 use super::node::{Node, xmin_age};
-use super::reader::{self, Reads};
+use crate::experiment::lab::event::TrialRef;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::query::Latency;
 
@@ -26,8 +27,14 @@ pub struct StandbyReadTrial {
     pub settings: BTreeMap<String, String>,
     /// The readers' time (the trial's length, and the statement that ran past it).
     pub seconds: f64,
-    /// Executions that returned.
+    /// Executions that returned (with clients: transactions).
     pub executions: u64,
+    /// The clients that read (`--clients`, `--script`; None: one session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// Their transactions per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
     /// Statements the standby cancelled for a recovery conflict (40001), as the readers got
     /// them.
     pub cancelled: u64,
@@ -38,7 +45,7 @@ pub struct StandbyReadTrial {
     /// `lock`, `bufferpin`, `deadlock`, `tablespace`); kinds that did not move are left out.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub conflicts: BTreeMap<String, i64>,
-    /// Latency of the executions that returned, in ms.
+    /// Latency of the statement executions that returned, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<Latency>,
     /// Rows the primary updated, and its VACUUMs of the churned tables.
@@ -66,7 +73,8 @@ pub struct Setup {
     pub tables: Vec<Churned>,
     /// (name, SQL) of each measured statement.
     pub statements: Vec<(String, String)>,
-    pub readers: u32,
+    /// Clients running the workload (None: one session runs the statements in turn).
+    pub clients: Option<Clients>,
     pub duration: Duration,
     pub churn_rows_s: u64,
     pub vacuum_every: Option<Duration>,
@@ -162,30 +170,22 @@ fn conflict_delta(
 }
 
 /// The trial's load: the readers on the standby until the trial's time is up, the churn and
-/// the xmin watch on the primary until the readers are done. The readers' merged reads, what
-/// the churn did, the oldest xmin the standby held and the seconds it all took.
+/// the xmin watch on the primary until the readers are done (however they ended). What the
+/// readers got, what the churn did, the oldest xmin the standby held and the seconds it all
+/// took.
 async fn load(
     ctx: &RunCtx,
     setup: &Setup,
-    primary: &Client,
-    churner: &Client,
-) -> Result<(Reads, churn::ChurnDone, Option<i64>, f64), RunError> {
+    (primary, churner): (&Client, &Client),
+    (n, tref): (u32, &TrialRef),
+) -> Result<(Got, churn::ChurnDone, Option<i64>, f64), RunError> {
     let stop = CancellationToken::new();
     let started = Instant::now();
     let until = started + setup.duration;
     let readers = async {
-        let all = futures_util::future::join_all((0..setup.readers.max(1)).map(|_| {
-            reader::read_until(
-                ctx,
-                &setup.node.target,
-                &setup.statements,
-                until,
-                setup.flush,
-            )
-        }))
-        .await;
+        let got = super::clients::read(ctx, setup, n, (until, tref)).await;
         stop.cancel();
-        all.into_iter().collect::<Result<Vec<Reads>, RunError>>()
+        got
     };
     let churn = churn::run(
         churner,
@@ -199,7 +199,7 @@ async fn load(
     let xmin = watch_xmin(primary, &name, stop.clone());
     let (reads, churned, xmin) = tokio::join!(readers, churn, xmin);
     let seconds = started.elapsed().as_secs_f64();
-    let reads = Reads::merge(reads?, setup.statements.len());
+    let reads = reads?;
     let churned = churned.map_err(|e| match ctx.error(e) {
         RunError::Failed(why) => RunError::Failed(format!("the churn on the primary: {why}")),
         other => other,
@@ -207,8 +207,14 @@ async fn load(
     Ok((reads, churned, xmin.map_err(|e| ctx.error(e))?, seconds))
 }
 
-/// Run one trial: the readers on the standby for the trial's time while the primary churns.
-pub async fn run(ctx: &RunCtx, setup: &Setup) -> Result<(StandbyReadTrial, Reads), RunError> {
+/// Run one trial: the readers (`n` clients, when there are clients) on the standby for the
+/// trial's time while the primary churns.
+pub async fn run(
+    ctx: &RunCtx,
+    setup: &Setup,
+    n: u32,
+    tref: &TrialRef,
+) -> Result<(StandbyReadTrial, Got), RunError> {
     let err = |e| ctx.error(e);
     let primary = ctx.session().await?;
     let churner = ctx.session().await?;
@@ -220,22 +226,26 @@ pub async fn run(ctx: &RunCtx, setup: &Setup) -> Result<(StandbyReadTrial, Reads
         .map_err(|e| RunError::Failed(format!("{}: {e}", setup.node.name())))?;
     let (conflicts_before, dead_before, bytes_before) =
         cost(&standby, &primary, &setup.tables).await.map_err(err)?;
-    let (reads, churned, xmin_age_max, seconds) = load(ctx, setup, &primary, &churner).await?;
+    let (got, churned, xmin_age_max, seconds) =
+        load(ctx, setup, (&primary, &churner), (n, tref)).await?;
     // Replay held back by conflicts catches up before anything else reads on the standby:
     // the next trial starts level, and no statement of pglab's own meets a late conflict.
     let behind = Instant::now();
     setup.node.wait_replayed(ctx, &primary).await?;
     let caught_up_s = behind.elapsed().as_secs_f64();
+    let (cancelled, terminated) = got.conflicts();
+    settle(&standby, &conflicts_before, cancelled).await;
     let (conflicts_after, dead_after, bytes_after) =
         cost(&standby, &primary, &setup.tables).await.map_err(err)?;
-    let all: Vec<f64> = reads.seconds.iter().flatten().copied().collect();
     let trial = StandbyReadTrial {
         seconds,
-        executions: all.len() as u64,
-        cancelled: reads.cancelled_total(),
-        terminated: reads.terminated,
+        executions: got.executions(),
+        clients: got.throughput().map(|t| t.0),
+        tps: got.throughput().map(|t| t.1),
+        cancelled,
+        terminated,
         conflicts: conflict_delta(&conflicts_before, &conflicts_after),
-        latency_ms: latency(&all),
+        latency_ms: got.latency(),
         churned_rows: churned.rows,
         vacuums: churned.vacuums,
         dead_before,
@@ -246,7 +256,24 @@ pub async fn run(ctx: &RunCtx, setup: &Setup) -> Result<(StandbyReadTrial, Reads
         caught_up_s,
         ..StandbyReadTrial::default()
     };
-    Ok((trial, reads))
+    Ok((trial, got))
+}
+
+/// Wait (2 s at the most) until the standby's conflict counters have counted the `cancelled`
+/// statements the readers got since `before`: a client's session that ended reports its own
+/// count as it exits, a moment after the trial.
+async fn settle(standby: &Client, before: &BTreeMap<String, i64>, cancelled: u64) {
+    let until = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < until {
+        let Ok(now) = conflicts(standby).await else {
+            return;
+        };
+        let counted: i64 = conflict_delta(before, &now).values().sum();
+        if counted >= cancelled as i64 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[cfg(test)]
