@@ -330,7 +330,8 @@ fn time_chart(b: &GrowthReport) -> Plot {
     }
 }
 
-/// The growth charts: sizes (the main one), then times.
+/// The growth charts: sizes (the main one), then times, then (a run that swept a level, the
+/// distance or a fault) COMMIT latency per level and rows written per second over time.
 pub fn charts(report: &RunReport, b: &GrowthReport) -> Vec<Chart> {
     let mut out = Vec::new();
     for (suffix, title, plot) in [
@@ -345,5 +346,6 @@ pub fn charts(report: &RunReport, b: &GrowthReport) -> Vec<Chart> {
             });
         }
     }
+    out.extend(super::chart_load_growth::of_growth(b).charts());
     out
 }

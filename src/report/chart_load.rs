@@ -1,9 +1,11 @@
 //! What the standby charts (`chart_commit`, `chart_over_time`) draw, taken from an ingest or a
-//! query report: per trial its configuration but the level (the group it joins), its
-//! `synchronous_commit` level, its latency percentiles, its per-second series with its stall
-//! seconds, and the standby fault's window; per report the words the charts say it in (rows
-//! or transactions, a batch or a statement). The charts know nothing else of either report.
+//! query report (a growth report's in `chart_load_growth`): per trial its configuration but the
+//! level (the group it joins), its `synchronous_commit` level, its latency percentiles, its
+//! per-second series with its stall seconds, and the standby fault's window; per report the
+//! words the charts say it in (rows or transactions, a batch or a statement). The charts know
+//! nothing else of the reports.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::experiment::ingest::{IngestReport, IngestTrial, LatencyMs, Method, SyncCommit};
@@ -30,11 +32,12 @@ pub struct LoadTrial<'a> {
     /// The standby's emulated round trip it ran at, when the run swept it.
     pub rtt: Option<&'a str>,
     /// Rows (or transactions) per second in each second of the trial.
-    pub series: &'a [f64],
+    pub series: Cow<'a, [f64]>,
     pub stall_seconds: u32,
     /// How much slower its last quarter ran than its first, in percent.
     pub decay_pct: Option<f64>,
-    pub fault: Option<&'a FaultWindow>,
+    /// The standby fault's window, in the seconds of `series`.
+    pub fault: Option<Cow<'a, FaultWindow>>,
     /// Its name in the legend of the chart over time.
     pub name: String,
     pub marker: Marker,
@@ -133,10 +136,10 @@ fn ingest_trial<'a>(
         level: Some(t.synchronous_commit),
         latency: t.latency_ms,
         rtt: t.settings.get(standby_rtt::NAME).map(String::as_str),
-        series: &t.series,
+        series: Cow::Borrowed(&t.series),
         stall_seconds: t.stall_seconds,
         decay_pct: t.decay_pct,
-        fault: t.fault.as_ref(),
+        fault: t.fault.as_ref().map(Cow::Borrowed),
         name,
         marker: marker(t.method),
     }
@@ -206,10 +209,10 @@ fn query_trial<'a>(
         level,
         latency: load.statement_ms,
         rtt: t.settings.get(standby_rtt::NAME).map(String::as_str),
-        series: &load.series,
+        series: Cow::Borrowed(&load.series),
         stall_seconds: load.stall_seconds,
         decay_pct: None,
-        fault: load.fault.as_ref(),
+        fault: load.fault.as_ref().map(Cow::Borrowed),
         name,
         marker: Marker::Circle,
     })

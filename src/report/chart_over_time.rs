@@ -120,7 +120,9 @@ fn fault_marks(
     let r = yl.range();
     let mut windows: Vec<Window> = Vec::new();
     for (i, t) in trials.iter().enumerate() {
-        let Some(w) = t.fault else { continue };
+        let Some(w) = t.fault.as_deref() else {
+            continue;
+        };
         let (Some(from), Some(to)) = (w.from_s, w.to_s) else {
             continue;
         };

@@ -144,7 +144,7 @@ fn a_level_sweep_alone_draws_one_group_and_nothing_varied_draws_none() {
 }
 
 /// Rects of the stall shade (the plot's, not the legend's swatch).
-fn stall_rects(svg: &str) -> usize {
+pub(super) fn stall_rects(svg: &str) -> usize {
     svg.lines()
         .filter(|l| l.trim_start().starts_with("<rect"))
         .filter(|l| l.contains(&format!("opacity=\"{STALL_OPACITY}\"")))

@@ -7,6 +7,9 @@ pub mod chart_commit;
 pub mod chart_growth;
 pub mod chart_ingest;
 pub mod chart_load;
+pub mod chart_load_growth;
+#[cfg(test)]
+mod chart_load_growth_tests;
 pub mod chart_over_time;
 pub mod chart_plot;
 #[cfg(test)]

@@ -32,7 +32,9 @@ mod summary;
 mod sync_levels;
 mod verdicts;
 
-pub use commits::{ComboCommits, GrowthFault, StepCommits, WriteTiming};
+pub use commits::{
+    ComboCommits, GrowthFault, StepCommits, WriteTiming, commit_ms, rows_per_second,
+};
 pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
 pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
