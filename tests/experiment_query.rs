@@ -612,12 +612,90 @@ async fn a_script_runs_as_transactions_of_several_clients() {
         assert!(t.rows >= 2 * tx && t.rows <= 4 * tx, "{t:?}");
         let l = t.latency_ms.unwrap();
         assert!(l.p50 > 0.0 && l.p50 <= l.p95 && l.p95 <= l.p99, "{l:?}");
+        // Each statement's own latency, within its transaction's.
+        let s = &t.load.as_ref().unwrap().statement_ms;
+        assert!(s.p50 > 0.0 && s.p50 <= l.p50 && s.p50 <= s.max, "{s:?}");
         assert!(t.client_cpu_s.is_some());
     }
     assert_eq!(b.trials.iter().filter(|t| t.clients == Some(3)).count(), 2);
     // Plans of the script's commands, with the variables of one seeded run.
     assert!(b.plans.iter().any(|p| p.name == "line 3"));
     assert_eq!(b.summary.units.len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Sessions other than the watcher's running a statement that holds `marker`.
+async fn active_with(watcher: &tokio_postgres::Client, marker: &str) -> i64 {
+    watcher
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()",
+            &[&marker],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// Wait until `n` sessions run a statement holding `marker`, then cancel the run: within 5 s
+/// it ended as cancelled with none of them left running on the server; its report.
+async fn cancel_once_running(
+    h: &mut experiment::RunHandle,
+    watcher: &tokio_postgres::Client,
+    marker: &str,
+    n: i64,
+) -> Box<RunReport> {
+    let started = Instant::now();
+    while active_with(watcher, marker).await < n {
+        assert!(started.elapsed() < Duration::from_secs(30), "never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked = Instant::now();
+    h.cancel.cancel();
+    let outcome = loop {
+        match h.events.recv().await.unwrap() {
+            RunEvent::Cancelled(r) => break r,
+            RunEvent::Finished(_) => panic!("finished despite the cancel"),
+            RunEvent::Failed { error, .. } => panic!("failed: {error}"),
+            _ => {}
+        }
+    };
+    let took = asked.elapsed();
+    assert_eq!(
+        active_with(watcher, marker).await,
+        0,
+        "a statement of the run still runs on the server"
+    );
+    assert!(took < Duration::from_secs(5), "cancel took {took:?}");
+    eprintln!("cancel stopped the run's statements in {took:?}");
+    outcome
+}
+
+/// A cancel reaches every client of a throughput trial: each cancels its command on the
+/// server (no `pg_sleep` of the script is left running) and the run ends as cancelled.
+#[tokio::test]
+async fn cancel_stops_every_client_of_a_throughput_trial_on_the_server() {
+    let lab = common::lab();
+    let dir = common::temp_dir("q-tps-cancel");
+    let script = dir.join("sleep.sql");
+    // Client 0 (and the plans, which run with client_id 0) sleep not at all; the others a
+    // minute each.
+    std::fs::write(
+        &script,
+        "SELECT pg_sleep(least(:client_id, 1) * 60) /* pglab-tps-cancel */;\n",
+    )
+    .unwrap();
+    let mut h = experiment::spawn(
+        lab.target(),
+        spec(&[
+            ("script", script.to_str().unwrap()),
+            ("clients", "3"),
+            ("duration", "60s"),
+            ("repeat", "1"),
+        ]),
+        on_sandbox("q_tps_cancel"),
+    );
+    let watcher = lab.target().connect().await.unwrap();
+    cancel_once_running(&mut h, &watcher, "pglab-tps-cancel", 2).await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -681,35 +759,7 @@ async fn cancel_stops_the_statement_on_the_server() {
         on_sandbox("q_cancel"),
     );
     let watcher = lab.target().connect().await.unwrap();
-    let active = async || -> i64 {
-        watcher
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pglab-cancel-test%' AND pid <> pg_backend_pid()",
-                &[],
-            )
-            .await
-            .unwrap()
-            .get(0)
-    };
-    let started = Instant::now();
-    while active().await == 0 {
-        assert!(started.elapsed() < Duration::from_secs(20), "never started");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let asked = Instant::now();
-    h.cancel.cancel();
-    let outcome = loop {
-        match h.events.recv().await.unwrap() {
-            RunEvent::Cancelled(r) => break r,
-            RunEvent::Finished(_) => panic!("finished despite the cancel"),
-            RunEvent::Failed { error, .. } => panic!("failed: {error}"),
-            _ => {}
-        }
-    };
-    let took = asked.elapsed();
-    assert_eq!(active().await, 0, "the statement still runs on the server");
-    assert!(took < Duration::from_secs(5), "cancel took {took:?}");
-    eprintln!("cancel stopped the statement in {took:?}");
+    let outcome = cancel_once_running(&mut h, &watcher, "pglab-cancel-test", 1).await;
     assert_eq!(outcome.outcome, experiment::Outcome::Cancelled);
 }
 

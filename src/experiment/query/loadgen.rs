@@ -1,11 +1,16 @@
 //! Throughput mode's clients: each runs the workload (a pgbench-style script, or the
-//! statements one after the other) as transactions in a loop on its own libpq connection,
-//! on a few OS threads of their own (one per core, never more than the clients), each with a
-//! single-threaded runtime — the way `pgbench -j` multiplexes its connections, and with the
-//! same library. Commands go on the simple protocol with `:variables` written in as text,
-//! as `pgbench -M simple` (its default) sends them. A transaction is one run of the whole
-//! workload (of a weighted mix: its `\set`s and one SQL command drawn by weight); its
-//! latency is from its first command sent to its last reply.
+//! statements one after the other) as transactions in a loop on its own libpq connection.
+//! The clients are spread over a few OS threads (one per core, never more than the clients),
+//! and each thread drives its clients the way pgbench's `-j` threads do: one `poll(2)` over
+//! the sockets of its clients waiting for a reply, then, for each socket that has something,
+//! libpq's `PQconsumeInput` and `PQgetResult` called directly, and the client's next command
+//! sent at once (see [`driver`]). No task or waker stands between a reply and the next
+//! command: with tokio's a client spent ×1.15 of pgbench's CPU per transaction at 4 clients
+//! (`benches/capture.sh`), CPU the server shares on a small host. Commands go on the simple
+//! protocol with `:variables` written in as text, as `pgbench -M simple` (its default) sends
+//! them. A transaction is one run of the whole workload (of a weighted mix: its `\set`s and
+//! one SQL command drawn by weight); its latency is from its first command sent to its last
+//! reply.
 //!
 //! A client opens its session, reports `Ready`, waits for `Go` (one clock for all), runs
 //! until the deadline (a transaction in flight then finishes and counts, as in pgbench) or a
@@ -14,25 +19,22 @@
 //! and the client goes on with its next transaction (see [`recovery`]); any other error ends
 //! the client.
 
+mod client;
+mod driver;
 pub mod recovery;
 
-use std::ffi::{CStr, CString};
-use std::io::Write;
-use std::pin::pin;
+use std::ffi::CString;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use rand::SeedableRng;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::expr;
 use super::script::{Command, Part, Script};
-use crate::server::cancel::{cancel_then_wait, pq_cancel};
-use crate::server::libpq::{Outcome, PqCancel, PqConn};
-use crate::server::pq_async::{self, AsyncPq};
+use crate::server::libpq::{PqCancel, PqConn};
 use crate::sql::settings::SessionSettings;
 
 /// Highest transaction latency the histogram resolves: one hour, in microseconds.
@@ -77,6 +79,22 @@ pub struct ClientResult {
     pub terminated: u64,
 }
 
+impl ClientResult {
+    /// A client that never started (stopped before the start signal).
+    fn nothing() -> ClientResult {
+        ClientResult {
+            transactions: 0,
+            rows: 0,
+            latency_us: histogram(),
+            statement_us: histogram(),
+            ended: Instant::now(),
+            error: None,
+            cancelled: 0,
+            terminated: 0,
+        }
+    }
+}
+
 /// A client's reports, tagged with its index.
 pub enum ClientMsg {
     Ready,
@@ -101,6 +119,80 @@ enum Ready {
     /// Value sets (see `variants`): each execution runs one, drawn from the client's seeded
     /// generator (a `Fixed` or `Template` each).
     Choice(Vec<Ready>),
+}
+
+/// One step of a transaction, in order.
+#[derive(Clone, Copy)]
+enum Step {
+    /// The frame's first command (`BEGIN …`).
+    Begin,
+    /// The workload's command of that index.
+    Command(usize),
+    /// A weighted mix's SQL command, drawn by weight.
+    Draw,
+    /// The frame's last command (`ROLLBACK`).
+    End,
+}
+
+/// What the clients of a thread run: the workload's commands ready to send, and the steps of
+/// every transaction.
+struct Plan {
+    commands: Vec<Ready>,
+    steps: Vec<Step>,
+    /// The frame's commands (`BEGIN`, `ROLLBACK`), when there is one.
+    frame: Option<(CString, CString)>,
+    /// A weighted mix: each SQL command's index with the running sum of the weights.
+    mix: Vec<(usize, u64)>,
+}
+
+impl Plan {
+    fn of(work: &Workload) -> Result<Plan, String> {
+        let script = &work.script;
+        let commands = prepare(script)?;
+        let frame = match work.frame {
+            Some((b, e)) => Some(
+                CString::new(b)
+                    .ok()
+                    .zip(CString::new(e).ok())
+                    .ok_or("the frame holds a NUL byte")?,
+            ),
+            None => None,
+        };
+        let mix: Vec<(usize, u64)> = script
+            .mix()
+            .map(|m| {
+                let mut total = 0;
+                m.into_iter()
+                    .map(|(i, w)| {
+                        total += w;
+                        (i, total)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let weighted = script.mix().is_some();
+        let mut steps = Vec::new();
+        if frame.is_some() {
+            steps.push(Step::Begin);
+        }
+        for (i, c) in commands.iter().enumerate() {
+            if !weighted || matches!(c, Ready::Set { .. }) {
+                steps.push(Step::Command(i));
+            }
+        }
+        if weighted {
+            steps.push(Step::Draw);
+        }
+        if frame.is_some() {
+            steps.push(Step::End);
+        }
+        Ok(Plan {
+            commands,
+            steps,
+            frame,
+            mix,
+        })
+    }
 }
 
 fn prepare(script: &Script) -> Result<Vec<Ready>, String> {
@@ -135,45 +227,6 @@ fn sql_command(script: &Script, parts: &[Part]) -> Result<Ready, String> {
     }
 }
 
-/// Start a group of clients (`ids`, of `of`) on a thread of their own.
-pub fn start(
-    work: Arc<Workload>,
-    ids: Vec<usize>,
-    stop: CancellationToken,
-    go: watch::Receiver<Option<Go>>,
-    reports: mpsc::UnboundedSender<(usize, ClientMsg)>,
-) -> Result<(), String> {
-    let first = ids.first().copied().unwrap_or(0);
-    std::thread::Builder::new()
-        .name(format!("pglab-query-{}", first + 1))
-        .spawn(move || {
-            // Sockets and timers only: with the signal and process drivers too, every park
-            // of the thread also looked for orphaned child processes (perf: about 1 % of a
-            // client thread at 4 clients), and these threads start none.
-            let rt = match tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .enable_time()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    for id in &ids {
-                        let _ = reports.send((
-                            *id,
-                            ClientMsg::NotReady(format!("cannot start a runtime: {e}")),
-                        ));
-                    }
-                    return;
-                }
-            };
-            rt.block_on(pq_async::run_all(ids.iter().map(|&id| {
-                client_main(work.clone(), id, stop.clone(), go.clone(), reports.clone())
-            })));
-        })
-        .map(|_| ())
-        .map_err(|e| format!("cannot start a client thread: {e}"))
-}
-
 /// A failed command: its sentence, and whether it was a standby's conflict with recovery.
 #[derive(Debug)]
 struct Failure {
@@ -190,8 +243,8 @@ impl From<String> for Failure {
     }
 }
 
-/// Connect and set the session up (blocking: run off the runtime).
-fn connect(work: &Workload) -> Result<PqConn, String> {
+/// Connect and set the session up (blocking), in non-blocking mode, with its canceller.
+fn connect(work: &Workload) -> Result<(PqConn, PqCancel), String> {
     let mut c = PqConn::connect(&work.conninfo).map_err(|e| {
         format!(
             "cannot connect through libpq: {}",
@@ -200,271 +253,23 @@ fn connect(work: &Workload) -> Result<PqConn, String> {
     })?;
     c.exec_params(&work.session.sql(false), &work.session.params())?;
     c.set_nonblocking()?;
-    Ok(c)
+    let cancel = c.canceller()?;
+    Ok((c, cancel))
 }
 
-/// A session of the workload, watched from this thread's runtime, and its canceller.
-async fn open(work: Arc<Workload>) -> Result<(AsyncPq, Arc<PqCancel>), String> {
-    tokio::task::spawn_blocking(move || connect(&work))
-        .await
-        .map_err(|e| format!("the connecting thread failed: {e}"))
-        .and_then(|r| r)
-        .and_then(|conn| {
-            let cancel = Arc::new(conn.canceller()?);
-            Ok((AsyncPq::new(conn)?, cancel))
-        })
-}
-
-async fn client_main(
+/// Start a group of clients (`ids`) on a thread of their own: they connect side by side,
+/// report `Ready`, wait for the start signal (or a stop), then run (see [`driver`]).
+pub fn start(
     work: Arc<Workload>,
-    id: usize,
+    ids: Vec<usize>,
     stop: CancellationToken,
-    mut go: watch::Receiver<Option<Go>>,
+    go: watch::Receiver<Option<Go>>,
     reports: mpsc::UnboundedSender<(usize, ClientMsg)>,
-) {
-    let opened = open(work.clone())
-        .await
-        .and_then(|(pq, cancel)| Ok((pq, cancel, prepare(&work.script)?)));
-    let (pq, cancel, commands) = match opened {
-        Ok(x) => x,
-        Err(e) => {
-            let _ = reports.send((id, ClientMsg::NotReady(e)));
-            return;
-        }
-    };
-    let _ = reports.send((id, ClientMsg::Ready));
-    let start = tokio::select! {
-        g = go.wait_for(Option::is_some) => g.ok().and_then(|g| *g),
-        _ = stop.cancelled() => None,
-    };
-    let result = match start {
-        Some(g) => {
-            let mut c = Client {
-                pq,
-                cancel,
-                work: work.clone(),
-                commands: Arc::new(commands),
-                frame: work
-                    .frame
-                    .and_then(|(b, e)| CString::new(b).ok().zip(CString::new(e).ok()))
-                    .map(Arc::new),
-                vars: vec![0; work.script.vars.len()],
-                mix: work.script.mix().map(|m| {
-                    let mut total = 0;
-                    Arc::new(
-                        m.into_iter()
-                            .map(|(i, w)| {
-                                total += w;
-                                (i, total)
-                            })
-                            .collect(),
-                    )
-                }),
-                rng: rand_chacha::ChaCha8Rng::seed_from_u64(work.seed ^ (id as u64 + 1)),
-                buf: Vec::new(),
-                statement_us: histogram(),
-                conflicts: (0, 0),
-            };
-            c.vars[0] = id as i64;
-            if let Some(s) = c.vars.get_mut(1) {
-                *s = 1;
-            }
-            c.run(g.deadline, &stop).await
-        }
-        None => ClientResult {
-            transactions: 0,
-            rows: 0,
-            latency_us: histogram(),
-            statement_us: histogram(),
-            ended: Instant::now(),
-            error: None,
-            cancelled: 0,
-            terminated: 0,
-        },
-    };
-    let _ = reports.send((id, ClientMsg::Done(Box::new(result))));
-}
-
-/// A client running its transactions.
-struct Client {
-    pq: AsyncPq,
-    /// Cancels the command in flight on the server (its session's: renewed with it).
-    cancel: Arc<PqCancel>,
-    work: Arc<Workload>,
-    commands: Arc<Vec<Ready>>,
-    /// The frame's commands (`BEGIN`, `ROLLBACK`), when there is one.
-    frame: Option<Arc<(CString, CString)>>,
-    vars: Vec<i64>,
-    /// A weighted mix: each SQL command's index with the running sum of the weights.
-    mix: Option<Arc<Vec<(usize, u64)>>>,
-    rng: rand_chacha::ChaCha8Rng,
-    /// The text of the command being sent, NUL-terminated.
-    buf: Vec<u8>,
-    /// Each statement execution's latency.
-    statement_us: Histogram<u64>,
-    /// Statements the standby cancelled, and sessions it ended, for conflicts with recovery.
-    conflicts: (u64, u64),
-}
-
-impl Client {
-    /// Send one command and read all its results: the rows they returned.
-    async fn command(&mut self, sql: &std::ffi::CStr) -> Result<u64, Failure> {
-        self.pq.send_query(sql).await?;
-        let mut rows = 0;
-        let mut failed = None;
-        while let Some(r) = self.pq.next_result().await? {
-            match r.outcome() {
-                Outcome::Failed | Outcome::Aborted => {
-                    if failed.is_none() {
-                        failed = recovery::failure(&r);
-                    }
-                }
-                _ => rows += r.rows(),
-            }
-        }
-        failed.map_or(Ok(rows), Err)
-    }
-
-    /// A statement of the workload: one command, its latency recorded when it succeeds.
-    async fn statement(&mut self, sql: &std::ffi::CStr) -> Result<u64, Failure> {
-        let t0 = Instant::now();
-        let rows = self.command(sql).await?;
-        let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.statement_us.saturating_record(us.max(1));
-        Ok(rows)
-    }
-
-    /// One run of the workload.
-    async fn transaction(&mut self) -> Result<u64, Failure> {
-        let mut rows = 0;
-        let frame = self.frame.clone();
-        if let Some(f) = &frame {
-            self.command(&f.0).await?;
-        }
-        let commands = self.commands.clone();
-        match self.mix.clone() {
-            None => {
-                for c in commands.iter() {
-                    rows += self.step(c).await?;
-                }
-            }
-            Some(mix) => {
-                for c in commands.iter().filter(|c| matches!(c, Ready::Set { .. })) {
-                    self.step(c).await?;
-                }
-                let total = mix.last().map_or(1, |m| m.1);
-                let draw = rand::RngExt::random_range(&mut self.rng, 0..total);
-                let at = mix.partition_point(|m| m.1 <= draw);
-                if let Some(c) = mix.get(at).and_then(|m| commands.get(m.0)) {
-                    rows += self.step(c).await?;
-                }
-            }
-        }
-        if let Some(f) = &frame {
-            self.command(&f.1).await?;
-        }
-        Ok(rows)
-    }
-
-    /// One command of the workload: a `\set`, or a SQL command (its rows).
-    async fn step(&mut self, c: &Ready) -> Result<u64, Failure> {
-        match c {
-            Ready::Set { var, expr } => {
-                let v = expr::eval(expr, &self.vars, &mut self.rng)?;
-                self.vars[*var] = v;
-                Ok(0)
-            }
-            Ready::Choice(sets) => {
-                let i = rand::RngExt::random_range(&mut self.rng, 0..sets.len().max(1));
-                match sets.get(i) {
-                    Some(c) => self.sql(c).await,
-                    None => Ok(0),
-                }
-            }
-            c => self.sql(c).await,
-        }
-    }
-
-    /// A SQL command: its rows.
-    async fn sql(&mut self, c: &Ready) -> Result<u64, Failure> {
-        match c {
-            Ready::Fixed(sql) => self.statement(sql).await,
-            Ready::Template(parts) => {
-                // One buffer for the text, reused: no allocation per command.
-                let mut buf = std::mem::take(&mut self.buf);
-                buf.clear();
-                for p in parts {
-                    match p {
-                        Part::Text(t) => buf.extend_from_slice(t.as_bytes()),
-                        Part::Var(v) => {
-                            let n = self.vars.get(*v).copied().unwrap_or(0);
-                            let _ = write!(buf, "{n}");
-                        }
-                    }
-                }
-                buf.push(0);
-                let r = match CStr::from_bytes_with_nul(&buf) {
-                    Ok(sql) => self.statement(sql).await,
-                    Err(_) => Err("a command holds a NUL byte".to_string().into()),
-                };
-                self.buf = buf;
-                r
-            }
-            Ready::Set { .. } | Ready::Choice(_) => Ok(0),
-        }
-    }
-
-    async fn run(&mut self, deadline: Instant, stop: &CancellationToken) -> ClientResult {
-        let mut latency_us = histogram();
-        let (mut transactions, mut rows) = (0u64, 0u64);
-        let mut error = None;
-        let mut cancelled = pin!(stop.cancelled());
-        let mut t0 = Instant::now();
-        while t0 < deadline && !stop.is_cancelled() {
-            let cancel = self.cancel.clone();
-            let outcome = {
-                let mut fut = pin!(self.transaction());
-                tokio::select! {
-                    biased;
-                    r = &mut fut => Some(r),
-                    _ = &mut cancelled => {
-                        let ask = async {
-                            let _ = pq_cancel(&cancel).await;
-                        };
-                        let _ = cancel_then_wait(ask, &mut fut, Duration::from_secs(5)).await;
-                        None
-                    }
-                }
-            };
-            match outcome {
-                Some(Ok(r)) => {
-                    let now = Instant::now();
-                    let us = u64::try_from(now.duration_since(t0).as_micros()).unwrap_or(u64::MAX);
-                    latency_us.saturating_record(us.max(1));
-                    transactions += 1;
-                    rows += r;
-                    self.work.done.fetch_add(1, Ordering::Relaxed);
-                    t0 = now;
-                }
-                Some(Err(e)) if !stop.is_cancelled() => match self.go_on(e).await {
-                    Ok(()) => t0 = Instant::now(),
-                    Err(e) => {
-                        error = Some(e);
-                        break;
-                    }
-                },
-                _ => break,
-            }
-        }
-        ClientResult {
-            transactions,
-            rows,
-            latency_us,
-            statement_us: std::mem::replace(&mut self.statement_us, histogram()),
-            ended: t0,
-            error,
-            cancelled: self.conflicts.0,
-            terminated: self.conflicts.1,
-        }
-    }
+) -> Result<(), String> {
+    let first = ids.first().copied().unwrap_or(0);
+    std::thread::Builder::new()
+        .name(format!("pglab-query-{}", first + 1))
+        .spawn(move || driver::thread_main(work, ids, stop, go, reports))
+        .map(|_| ())
+        .map_err(|e| format!("cannot start a client thread: {e}"))
 }

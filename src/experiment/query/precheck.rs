@@ -4,12 +4,19 @@
 //! whether a candidate index on a real server's own table can be tried (HypoPG). Statements
 //! and candidates that name objects the setup has yet to create are checked again after it.
 
+use futures_util::future::join_all;
 use tokio_postgres::Client;
 
 use super::candidate::Candidate;
 use super::guard::{self, TxMode};
 use super::spec::{Cache, QuerySpec};
 use crate::server::error::describe_query_error;
+
+/// Parse requests sent before the first reply is read: a captured workload's value sets are
+/// each parsed (20 statements of 100 sets are 2000), and one round trip each would make a
+/// distant server's latency the precheck's length. tokio-postgres pipelines the requests of
+/// one client that are in flight together, in order.
+const PARSES_IN_FLIGHT: usize = 64;
 
 /// The statements the server is asked to parse: the measured ones, or the script's SQL
 /// commands with every variable as `0`; each with its name for messages.
@@ -145,14 +152,18 @@ pub async fn check_on_server(
     {
         return vec![describe_query_error(&e)];
     }
-    for (name, sql) in parsed_texts(spec) {
-        match client.prepare(&sql).await {
-            Ok(stmt) if !stmt.params().is_empty() => problems.push(format!(
-                "{name}: the statement has parameters ($1 …) and pglab has no values for them: write the values in"
-            )),
-            Ok(_) => {}
-            Err(e) if pending_setup && guard::may_depend_on_setup(&e) => {}
-            Err(e) => problems.push(format!("{name}: {}", describe_query_error(&e))),
+    let parsed = parsed_texts(spec);
+    for chunk in parsed.chunks(PARSES_IN_FLIGHT) {
+        let replies = join_all(chunk.iter().map(|(_, sql)| client.prepare(sql))).await;
+        for ((name, _), parsed) in chunk.iter().zip(replies) {
+            match parsed {
+                Ok(stmt) if !stmt.params().is_empty() => problems.push(format!(
+                    "{name}: the statement has parameters ($1 …) and pglab has no values for them: write the values in"
+                )),
+                Ok(_) => {}
+                Err(e) if pending_setup && guard::may_depend_on_setup(&e) => {}
+                Err(e) => problems.push(format!("{name}: {}", describe_query_error(&e))),
+            }
         }
     }
     let mut need_hypopg = Vec::new();

@@ -8,7 +8,8 @@
 //! ended by the standby too (one ended while idle may show only as a closed socket); a new
 //! one that cannot be opened ends the client with both reasons.
 
-use super::{Client, Failure, open};
+use super::client::Client;
+use super::{Failure, Workload, connect};
 use crate::server::libpq::PqResult;
 
 /// SQLSTATE and message of a statement cancelled, or a session ended, by a standby for a
@@ -30,21 +31,21 @@ pub(super) fn failure(r: &PqResult) -> Option<Failure> {
 impl Client {
     /// After a failed transaction: counted and ready for the next one when it was a conflict
     /// on a standby (`go_on_conflict`); else the failure's sentence, which ends the client.
-    pub(super) async fn go_on(&mut self, e: Failure) -> Result<(), String> {
-        let lost = self.pq.conn.is_bad();
-        if !self.work.go_on_conflict || !(e.conflict || lost) {
+    /// The `ROLLBACK` and the new session are blocking calls: the thread's other clients wait
+    /// for them, which only a standby's conflicts cause.
+    pub(super) fn go_on(&mut self, work: &Workload, e: Failure) -> Result<(), String> {
+        let lost = self.conn.is_bad();
+        if !work.go_on_conflict || !(e.conflict || lost) {
             return Err(e.text);
         }
         self.conflicts.0 += 1;
         if lost {
             self.conflicts.1 += 1;
-            let (pq, cancel) = open(self.work.clone())
-                .await
-                .map_err(|why| format!("{}; then a new session: {why}", e.text))?;
-            self.pq = pq;
-            self.cancel = cancel;
-        } else if !self.pq.conn.transaction_idle() {
-            self.command(c"ROLLBACK").await.map_err(|f| f.text)?;
+            let (conn, cancel) =
+                connect(work).map_err(|why| format!("{}; then a new session: {why}", e.text))?;
+            self.replace_session(conn, cancel)?;
+        } else if !self.conn.transaction_idle() {
+            self.conn.exec("ROLLBACK")?;
         }
         Ok(())
     }
