@@ -14,7 +14,10 @@
 # pg_stat_statements preloaded and pgbench's tables at scale SCALE; everything is read-only
 # there (the mix reads; pglab's replay runs in read-only transactions on a server it did not
 # start).
-# Usage: bash benches/capture.sh   (SCALE=10 ROUNDS=5 TPS_SECONDS=5 CLIENTS="1 4" CAPTURE_S=5)
+# With BASE_BIN=/path/to/an/older/pglab each round also replays with that binary, beside the
+# others, and the ratio this build / that one is given (what a change to the client did).
+# Usage: bash benches/capture.sh   (SCALE=10 ROUNDS=5 TPS_SECONDS=5 CLIENTS="1 4" CAPTURE_S=5
+#                                    BASE_BIN=)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-10}
@@ -149,8 +152,8 @@ echo "   $(grep -c '^-- name: ' "$OUT/w.sql") statements, weights: $(grep '^-- w
 # server, so a client that costs more CPU per transaction leaves the server less; the CPU per
 # transaction is also steadier than the tx/s when the host changes speed under both tools.
 # pglab's CPU includes its setup (connecting, checking the statements): counted against it.
-pglab_tps() {
-  /usr/bin/time -f "%U %S" -o "$OUT/time" "$BIN" --db "$FROM" run query --script "$OUT/w.sql" \
+pglab_tps() { # clients [binary]
+  /usr/bin/time -f "%U %S" -o "$OUT/time" "${2:-$BIN}" --db "$FROM" run query --script "$OUT/w.sql" \
       --clients "$1" --duration "${TPS_SECONDS}s" --repeat 1 --no-history --format json \
       >"$OUT/run.json" 2>/dev/null
   python3 - "$OUT/run.json" "$OUT/time" <<'PY2'
@@ -170,10 +173,15 @@ pgbench_tps() {
 }
 us_per_tx() { awk '{printf "%.2f", $3 / $2 * 1e6}' <<<"$1"; }
 for c in $CLIENTS; do
-  r_tps=(); a_tps=(); p_all=(); b_all=(); r_cpu=(); a_cpu=(); pc_all=(); bc_all=()
+  o_tps=(); o_cpu=(); r_tps=(); a_tps=(); p_all=(); b_all=(); r_cpu=(); a_cpu=(); pc_all=(); bc_all=()
   for r in $(seq "$ROUNDS"); do
-    if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); B2=$(pgbench_tps "$c")
-    else B2=$(pgbench_tps "$c"); B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
+    base() { [[ -n "${BASE_BIN:-}" ]] && pglab_tps "$c" "$BASE_BIN" || echo "0 1 0"; }
+    if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); O=$(base); B2=$(pgbench_tps "$c")
+    else B2=$(pgbench_tps "$c"); O=$(base); B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
+    if [[ -n "${BASE_BIN:-}" ]]; then
+      o_tps+=("$(ratio "${P%% *}" "${O%% *}")"); o_cpu+=("$(ratio "$(us_per_tx "$P")" "$(us_per_tx "$O")")")
+      echo "   $c clients, round $r: base pglab ${O%% *} tps ($(us_per_tx "$O") µs CPU/tx)" >&2
+    fi
     r_tps+=("$(ratio "${P%% *}" "${B%% *}")"); a_tps+=("$(ratio "${B2%% *}" "${B%% *}")")
     p_all+=("${P%% *}"); b_all+=("${B%% *}")
     pc=$(us_per_tx "$P"); bc=$(us_per_tx "$B"); bc2=$(us_per_tx "$B2")
@@ -187,4 +195,8 @@ for c in $CLIENTS; do
     "$(ci "${r_tps[@]}")" "$(ci "${a_tps[@]}")"
   printf '     CPU/tx ratio pglab/pgbench        %s\n     A/A pgbench again/pgbench         %s\n' \
     "$(ci "${r_cpu[@]}")" "$(ci "${a_cpu[@]}")"
+  if [[ -n "${BASE_BIN:-}" ]]; then
+    printf '     tx/s ratio this pglab/BASE_BIN    %s\n     CPU/tx ratio this pglab/BASE_BIN  %s\n' \
+      "$(ci "${o_tps[@]}")" "$(ci "${o_cpu[@]}")"
+  fi
 done

@@ -1,7 +1,7 @@
 //! A libpq connection driven without blocking from a single-threaded tokio runtime: the
-//! reading and writing loop the ingest loader and the query experiment's load generator
-//! share (see `experiment::ingest::pq_loader` for why libpq, and the measurements behind these
-//! choices).
+//! ingest loader's reading and writing loop (see `experiment::ingest::pq_loader` for why
+//! libpq, and the measurements behind these choices). The query experiment's load generator
+//! drives its sockets itself, as pgbench does (`experiment::query::loadgen`).
 //!
 //! Readiness: the socket is registered for readability only (a write wakes no one; see
 //! `server::lean`). libpq reads once per `PQconsumeInput` and cannot say whether it drained
