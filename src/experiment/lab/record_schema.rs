@@ -90,3 +90,16 @@ fn whatif() -> WhatIfRecord {
         restored: Some("ALTER SYSTEM RESET, restarted".into()),
     }
 }
+
+#[test]
+fn an_index_build_record_with_every_envelope_field_is_in_its_schema() {
+    // The index-build example with every envelope field present (the other kinds' full
+    // records have their own tests beside them).
+    let example = crate::report::example::decided_10m("full");
+    let r = full_envelope(example.body.clone(), example.spec_key.clone());
+    let schema = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/schema/index-build.schema.json"
+    ));
+    assert_fits(schema, &r);
+}
