@@ -22,13 +22,31 @@ fn inserts(data: &Path, table: &str, flags: &str) -> serde_json::Value {
 }
 
 /// `pglab run KIND` with `args` and the `flags` (words without spaces), one trial of each,
-/// as JSON.
+/// as JSON, which follows the kind's schema.
 fn run_json(data: &Path, kind: &str, args: &[&str], flags: &str) -> serde_json::Value {
     let mut all = vec!["run", kind];
     all.extend_from_slice(args);
     all.extend(flags.split_whitespace());
     all.extend(["--repeat", "1", "--format", "json", "--no-history"]);
-    serde_json::from_str(&ok(&pglab(data, &all))).expect("json")
+    let json = serde_json::from_str(&ok(&pglab(data, &all))).expect("json");
+    schema_check(kind, &json);
+    json
+}
+
+/// The record follows `assets/schema/KIND.schema.json`: the standby and sweep fields too.
+fn schema_check(kind: &str, json: &serde_json::Value) {
+    let schema = match kind {
+        "growth" => include_str!("../assets/schema/growth.schema.json"),
+        "query" => include_str!("../assets/schema/query.schema.json"),
+        other => panic!("no schema for {other}"),
+    };
+    let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(json)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{kind} schema violations: {errors:#?}");
 }
 
 /// A sandbox with one standby streaming at its own distance (none).
