@@ -11,7 +11,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::standby::{Cleanup, interrupt, lab, ok, pglab, spawn, wait_streaming};
+use common::standby::{Cleanup, interrupt, lab, ok, pglab, schema_check, spawn, wait_streaming};
 use pglab::server::{Sandbox, Standby};
 
 /// `run query` of single-row INSERTs into a table `table` its setup makes, with `flags`.
@@ -31,22 +31,6 @@ fn run_json(data: &Path, kind: &str, args: &[&str], flags: &str) -> serde_json::
     let json = serde_json::from_str(&ok(&pglab(data, &all))).expect("json");
     schema_check(kind, &json);
     json
-}
-
-/// The record follows `assets/schema/KIND.schema.json`: the standby and sweep fields too.
-fn schema_check(kind: &str, json: &serde_json::Value) {
-    let schema = match kind {
-        "growth" => include_str!("../assets/schema/growth.schema.json"),
-        "query" => include_str!("../assets/schema/query.schema.json"),
-        other => panic!("no schema for {other}"),
-    };
-    let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
-    let v = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = v
-        .iter_errors(json)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{kind} schema violations: {errors:#?}");
 }
 
 /// A sandbox with one standby streaming at its own distance (none).
