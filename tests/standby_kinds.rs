@@ -11,7 +11,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::standby::{Cleanup, interrupt, lab, ok, pglab, spawn, wait_streaming};
+use common::standby::{Cleanup, interrupt, lab, ok, pglab, schema_check, spawn, wait_streaming};
 use pglab::server::{Sandbox, Standby};
 
 /// `run query` of single-row INSERTs into a table `table` its setup makes, with `flags`.
@@ -22,13 +22,15 @@ fn inserts(data: &Path, table: &str, flags: &str) -> serde_json::Value {
 }
 
 /// `pglab run KIND` with `args` and the `flags` (words without spaces), one trial of each,
-/// as JSON.
+/// as JSON, which follows the kind's schema.
 fn run_json(data: &Path, kind: &str, args: &[&str], flags: &str) -> serde_json::Value {
     let mut all = vec!["run", kind];
     all.extend_from_slice(args);
     all.extend(flags.split_whitespace());
     all.extend(["--repeat", "1", "--format", "json", "--no-history"]);
-    serde_json::from_str(&ok(&pglab(data, &all))).expect("json")
+    let json = serde_json::from_str(&ok(&pglab(data, &all))).expect("json");
+    schema_check(kind, &json);
+    json
 }
 
 /// A sandbox with one standby streaming at its own distance (none).

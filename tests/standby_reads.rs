@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::standby::{lab, ok, pglab, wait_streaming};
+use common::standby::{lab, ok, pglab, schema_check, wait_streaming};
 
 const SETUP: &str = "CREATE TABLE t AS SELECT g AS id, g AS v FROM generate_series(1, 20000) g";
 /// Half a second with the statement's snapshot held, then a scan of the churned table.
@@ -69,7 +69,9 @@ fn feedback_off_and_on(data: &Path, extra: &[&str]) -> serde_json::Value {
         "json",
     ];
     args.extend_from_slice(extra);
-    serde_json::from_str(&ok(&reads(data, &args))).expect("json")
+    let json = serde_json::from_str(&ok(&reads(data, &args))).expect("json");
+    schema_check("query", &json);
+    json
 }
 
 fn trial<'a>(json: &'a serde_json::Value, feedback: &str) -> &'a serde_json::Value {
@@ -249,6 +251,7 @@ fn two_clients_on_the_standby_count_each_cancel_and_go_on() {
     let sql = args.iter().position(|a| *a == "--sql").unwrap();
     args.drain(sql..sql + 2);
     let json: serde_json::Value = serde_json::from_str(&ok(&pglab(&data, &args))).expect("json");
+    schema_check("query", &json);
     let t = &json["standby_reads"][0];
     assert_eq!(t["clients"], 1, "{t}");
     assert!(num(t, "cancelled") >= 2.0, "{t}");

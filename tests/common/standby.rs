@@ -89,3 +89,19 @@ pub fn lab(tag: &str) -> (PathBuf, Sandbox, Standby, Cleanup) {
     let standby = Standby::of(&sb, 1).unwrap();
     (data.clone(), sb, standby, Cleanup(data))
 }
+
+/// The record follows `assets/schema/KIND.schema.json`: the standby and sweep fields too.
+pub fn schema_check(kind: &str, json: &serde_json::Value) {
+    let schema = match kind {
+        "growth" => include_str!("../../assets/schema/growth.schema.json"),
+        "query" => include_str!("../../assets/schema/query.schema.json"),
+        other => panic!("no schema for {other}"),
+    };
+    let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(json)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{kind} schema violations: {errors:#?}");
+}

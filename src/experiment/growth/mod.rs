@@ -20,6 +20,8 @@ mod kinds;
 mod measure;
 mod project;
 mod projection_notes;
+#[cfg(test)]
+mod record_schema_tests;
 mod report;
 mod rounds;
 mod run;

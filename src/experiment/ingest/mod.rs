@@ -29,6 +29,8 @@ mod meter;
 mod payload;
 mod plan;
 mod pq_loader;
+#[cfg(test)]
+mod record_schema_tests;
 mod report;
 mod spec;
 mod summary;

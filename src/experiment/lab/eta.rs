@@ -5,9 +5,12 @@
 //! durations are the range. Else the pace past runs of the same experiment measured on this
 //! host, applied to this spec's work: index-build seconds per row built, ingest rows/s per
 //! method, synchronous_commit and batch (the disk's fsync rate for single-row commits when no
-//! run measured them), growth seconds per row filled, query seconds per trial of the same
-//! statements. The range spans the paces seen. No
-//! past run that says anything: no estimate, and the caller says so.
+//! run measured them), growth seconds per row filled (plus the waits of a standby fault, see
+//! `eta_growth.rs`), query seconds per trial of the same statements. The range spans the
+//! paces seen. No past run that says anything: no estimate, and the caller says so.
+
+#[path = "eta_growth.rs"]
+mod growth;
 
 use crate::experiment::ingest::{Method, SyncCommit};
 use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
@@ -111,26 +114,7 @@ fn by_pace(spec: &ExperimentSpec, past: &[&RunReport]) -> Option<Eta> {
     let recent: Vec<&RunReport> = past.iter().take(RECENT).copied().collect();
     match spec {
         ExperimentSpec::IndexBuild(s) => index_build(s, &recent),
-        ExperimentSpec::Growth(s) => {
-            let paces: Vec<f64> = recent
-                .iter()
-                .filter_map(|r| {
-                    let ReportBody::Growth(b) = &r.body else {
-                        return None;
-                    };
-                    let filled: u64 = b
-                        .steps
-                        .iter()
-                        .filter_map(|st| st.grow.as_ref())
-                        .map(|g| g.rows)
-                        .sum();
-                    (filled > 0).then(|| r.seconds() / filled as f64)
-                })
-                .collect();
-            let top = s.planned_steps(None).last().copied().unwrap_or(0);
-            let work: u64 = s.designs.iter().map(|&d| s.rows(d, top)).sum();
-            ranged(&paces, work.max(1) as f64, "growth")
-        }
+        ExperimentSpec::Growth(s) => growth::by_pace(s, &recent),
         ExperimentSpec::Ingest(s) => ingest(s, &recent),
         ExperimentSpec::Query(s) => query(s, &recent),
     }

@@ -23,6 +23,8 @@ pub mod live_eta;
 pub mod page_cache;
 pub mod preflight;
 pub mod record;
+#[cfg(test)]
+pub mod record_schema;
 pub mod runner;
 pub mod spec;
 pub mod standby_beside;

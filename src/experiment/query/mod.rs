@@ -35,6 +35,8 @@ pub mod plan;
 pub mod pqsession;
 pub mod precheck;
 pub mod production;
+#[cfg(test)]
+mod record_schema_tests;
 mod report;
 pub mod rounds;
 pub mod same_plan;
