@@ -18,6 +18,7 @@ mod confirming;
 pub mod engine;
 pub mod family;
 pub mod formula;
+pub mod looks;
 pub mod memory;
 pub mod objective;
 pub mod output;
