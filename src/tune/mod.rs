@@ -15,6 +15,7 @@ pub mod budget;
 pub mod candidates;
 pub mod confirm;
 mod confirming;
+pub mod decide;
 pub mod engine;
 pub mod family;
 pub mod formula;
