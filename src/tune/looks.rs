@@ -4,7 +4,7 @@
 //! The race looks again and again as trials come in, so the error α = 1 − confidence is
 //! split over its looks (alpha spending). Before its first look the race plans how many looks
 //! its share of the budget affords ([`Race::plan_looks`], from the pace of the runs so far,
-//! never from the comparisons; [`next_round_s`] is that pace), and each look spends α/L of
+//! never from the comparisons; `next_round_s` is that pace), and each look spends α/L of
 //! the L planned (Bonferroni over the looks: at most α over the race, whatever the data),
 //! shared by the family's k(k − 1)/2 pairs ([`look_confidence`]). A race planned before the
 //! pace was known (a saved state of an older pglab) spends α·2^−j at look j instead.
