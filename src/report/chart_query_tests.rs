@@ -144,12 +144,12 @@ fn faulted() -> QueryReport {
     };
     let mut on = trial(1, "on", "0ms", 0.4, 1);
     let load = on.load.as_mut().unwrap();
-    load.series = vec![2400.0, 0.0, 0.0, 2300.0, 2350.0];
-    load.stall_seconds = 2;
+    load.shape.series = vec![2400.0, 0.0, 0.0, 2300.0, 2350.0];
+    load.shape.stall_seconds = 2;
     load.fault = Some(window.clone());
     let mut local = trial(1, "local", "0ms", 0.25, 1);
     let load = local.load.as_mut().unwrap();
-    load.series = vec![4000.0, 3900.0, 4100.0, 4050.0];
+    load.shape.series = vec![4000.0, 3900.0, 4100.0, 4050.0];
     load.fault = Some(window);
     let mut r = QueryReport::new(&test_spec(&spec()));
     r.trials = vec![local, on];

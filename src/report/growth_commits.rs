@@ -58,6 +58,7 @@ pub fn commits_grid(b: &GrowthReport) -> Grid {
 fn step_row(s: &StepCommits, settings: String) -> Vec<String> {
     let l = s.commit_ms;
     let lag = s
+        .shape
         .replicas
         .iter()
         .filter_map(|r| r.replay_lag_ms)
@@ -72,8 +73,8 @@ fn step_row(s: &StepCommits, settings: String) -> Vec<String> {
         ms(l.p99),
         ms(l.p999),
         ms(l.max),
-        s.stall_seconds.to_string(),
-        rate(s.worst_second),
+        s.shape.stall_seconds.to_string(),
+        rate(s.shape.worst_second),
         lag,
         s.fault.as_ref().map_or("–".into(), fault_cell),
     ]

@@ -103,12 +103,12 @@ pub fn search_cost(st: &TuneState) -> String {
         .as_ref()
         .map_or(0, |c| c.start_trials.len() + c.tuned_trials.len());
     let configs: usize = st.plan.iter().map(|p| p.candidates.len().max(1)).product();
-    let grid = configs * crate::tune::race::FIRST_LOOK;
+    let grid = configs * crate::tune::looks::FIRST_LOOK;
     let screened = crate::tune::screen_report::passes(st);
     format!(
         "Search: {screened} passes in the screening, {raced} in the races and {confirm} in the confirmation ({} trials of the experiment in all); a full grid over the same values is {configs} configurations × {} passes = {grid} passes ({:.0}% of it spent in the screening and the races). Pace: {}.",
         st.experiment_trials,
-        crate::tune::race::FIRST_LOOK,
+        crate::tune::looks::FIRST_LOOK,
         100.0 * (screened + raced) as f64 / grid.max(1) as f64,
         st.pace.describe(fmt_seconds)
     )

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
 use super::confirm::{self, Confirm};
+use super::looks;
 use super::objective::Objective;
 use super::race::{Decision, Race, Why};
 use super::rounds::{self, Round, Stop};
@@ -128,13 +129,13 @@ impl Tuner {
                     / left as f64;
             }
             let used = budget.spent().as_secs_f64() - st.race_started_s;
-            let next = next_round_s(st, used);
+            let next = looks::next_round_s(st, used);
             // Before the first look: plan the looks the race's share affords at the pace so
             // far (the race's error is split evenly over them).
             if let Some(race) = st.race.as_mut()
                 && race.planned_looks == 0
                 && race.looks == 0
-                && race.rounds + 1 >= super::race::FIRST_LOOK
+                && race.rounds + 1 >= looks::FIRST_LOOK
                 && next > 0.0
             {
                 let left = (st.race_share_s - used).max(0.0);
@@ -142,7 +143,7 @@ impl Tuner {
                 race.plan_looks(rules.confidence, rounds);
             }
             let race = st.race.as_ref().expect("a race");
-            let over_share = race.rounds >= super::race::FIRST_LOOK
+            let over_share = race.rounds >= looks::FIRST_LOOK
                 && st.races_left() > 1
                 && used + next > st.race_share_s;
             if over_share || race.settled(obj.better, &rules) {
@@ -497,22 +498,4 @@ fn progress_line(ev: &RunEvent) -> Option<String> {
         }),
         _ => None,
     }
-}
-
-/// Seconds the race's next round will take: the mean of its own rounds so far (the same
-/// setting, with the same restarts or none), else the pace's estimate. The pace mixes every
-/// run of the tune: after a screening that restarted the server at 6GB of `shared_buffers` it
-/// put a `random_page_cost` round (a reload) at ten times its real length, so that race
-/// planned 5 looks where its share afforded forty rounds, and ended undecided with most of
-/// the budget unspent. Only times are used, never what the trials showed, so the plan still
-/// depends on nothing the comparisons see.
-fn next_round_s(st: &TuneState, used: f64) -> f64 {
-    let race = st.race.as_ref();
-    let rounds = race.map_or(0, |r| r.rounds);
-    if rounds > 0 && used > 0.0 {
-        return used / rounds as f64;
-    }
-    st.pace
-        .estimate(race.map_or(0, |r| r.alive().count()))
-        .map_or(0.0, |d| d.as_secs_f64())
 }

@@ -185,7 +185,7 @@ mod tests {
     #[test]
     fn a_tune_of_seven_settings_changes_nothing_in_aa_and_finds_a_single_real_gain() {
         let grid: usize = plan().iter().map(|p| p.candidates.len()).product::<usize>()
-            * crate::tune::race::FIRST_LOOK;
+            * crate::tune::looks::FIRST_LOOK;
         let strict = Rules {
             min_effect: 0.0,
             ..Rules::default()

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::kinds::Design;
-use crate::experiment::lab::commit_cost::{LatencyMs, stalls_of};
+use crate::experiment::lab::commit_cost::{LatencyMs, LoadShape, stalls_of};
 use crate::experiment::lab::standby_fault::FaultWindow;
 use crate::server::replication::ReplicaLag;
 
@@ -98,18 +98,12 @@ pub struct StepCommits {
     pub writes: Vec<WriteTiming>,
     /// The COMMITs' percentiles, ms.
     pub commit_ms: LatencyMs,
-    /// Rows written per whole second of the write phases (see the module's doc).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<f64>,
-    /// Whole seconds of the write phases without a row written: inside COMMITs.
-    #[serde(default)]
-    pub stall_seconds: u32,
-    /// The slowest whole second's rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worst_second: Option<f64>,
-    /// The standbys after this combination's last writes of the step.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub replicas: Vec<ReplicaLag>,
+    /// Rows written per whole second of the write phases (see the module's doc), the seconds
+    /// without a row written (inside COMMITs), the slowest second's rows, and the standbys
+    /// after this combination's last writes of the step (flattened: the same JSON fields as
+    /// before).
+    #[serde(flatten)]
+    pub shape: LoadShape,
     /// `--standby-fault`: what it did beside the first write round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<GrowthFault>,
@@ -125,18 +119,14 @@ impl StepCommits {
         fault: Option<GrowthFault>,
     ) -> Option<StepCommits> {
         let commit_ms = commit_ms(&writes)?;
-        let series = rows_per_second(&writes);
-        let (stall_seconds, worst_second) = stalls_of(&series);
+        let shape = LoadShape::of(rows_per_second(&writes), replicas);
         Some(StepCommits {
             versions,
             combo,
             settings,
             writes,
             commit_ms,
-            series,
-            stall_seconds,
-            worst_second,
-            replicas,
+            shape,
             fault,
         })
     }
@@ -296,7 +286,7 @@ mod tests {
             step(0, vec![w(1, 0.0, 0.6, 0.003, 10)]),
         ];
         // Each step alone is shorter than a second.
-        assert!(steps.iter().all(|s| s.series.is_empty()));
+        assert!(steps.iter().all(|s| s.shape.series.is_empty()));
         let labels = ["local".to_string(), "on".to_string()];
         let c = per_combo(&steps, &labels);
         assert_eq!(c.len(), 2);
@@ -308,5 +298,37 @@ mod tests {
         assert_eq!(c[0].stall_seconds, 0);
         assert_eq!((c[1].commits, c[1].seconds), (1, 0));
         assert!(StepCommits::of((0, 0), BTreeMap::new(), vec![], vec![], None).is_none());
+    }
+
+    /// The load's shape is flattened into the step's record: a record written before it was a
+    /// struct of its own reads back the same, and is written again byte for byte.
+    #[test]
+    fn a_step_keeps_its_json_with_the_shape_flattened() {
+        let old = concat!(
+            r#"{"versions":10,"combo":1,"settings":{"synchronous_commit":"on"},"#,
+            r#""writes":[{"design":"snapshot","round":1,"at_s":0.0,"seconds":4.1,"#,
+            r#""commit_seconds":2.6,"rows":300}],"#,
+            r#""commit_ms":{"p50":2600.0,"p95":2600.0,"p99":2600.0,"p999":2600.0,"max":2600.0},"#,
+            r#""series":[200.0,100.0,0.0,0.0],"stall_seconds":2,"worst_second":0.0,"#,
+            r#""fault":{"round":1,"window":{"fault":"stop-at=100ms,for=2s","#,
+            r#""standby":"pglab_standby_1","from_s":0.1,"to_s":2.4},"commits":1,"#,
+            r#""commits_waited_s":2.6,"longest_commit_ms":2600.0}}"#
+        );
+        let s: StepCommits = serde_json::from_str(old).unwrap();
+        assert_eq!(s.shape.series, [200.0, 100.0, 0.0, 0.0]);
+        assert_eq!(
+            (s.shape.stall_seconds, s.shape.worst_second),
+            (2, Some(0.0))
+        );
+        assert!(s.shape.replicas.is_empty());
+        assert_eq!(s.fault.as_ref().map(|f| f.commits), Some(1));
+        assert_eq!(serde_json::to_string(&s).unwrap(), old);
+        // Older still: no series, stalls nor fault recorded.
+        let bare = concat!(
+            r#"{"versions":0,"writes":[],"#,
+            r#""commit_ms":{"p50":1.0,"p95":1.0,"p99":1.0,"max":1.0}}"#
+        );
+        let s: StepCommits = serde_json::from_str(bare).unwrap();
+        assert_eq!((s.combo, &s.shape), (0, &LoadShape::default()));
     }
 }

@@ -46,9 +46,9 @@ pub fn findings(report: &GrowthReport, confidence: f64) -> Vec<String> {
                 level: level(s)?,
                 trial: LevelTrial {
                     latency: s.commit_ms,
-                    stall_seconds: s.stall_seconds,
-                    worst_second: s.worst_second,
-                    replicas: &s.replicas,
+                    stall_seconds: s.shape.stall_seconds,
+                    worst_second: s.shape.worst_second,
+                    replicas: &s.shape.replicas,
                 },
             })
         })
@@ -144,7 +144,7 @@ fn fault_finding(subject: &str, rest: &str, level: SyncCommit, of: &[&StepCommit
         .fold(0.0, f64::max);
     let sync = of
         .iter()
-        .any(|s| crate::experiment::lab::commit_cost::synchronous(&s.replicas));
+        .any(|s| crate::experiment::lab::commit_cost::synchronous(&s.shape.replicas));
     let expected = waits(level, w, sync);
     let problems: Vec<&str> = happened
         .iter()

@@ -45,6 +45,41 @@ pub fn stalls_of(series: &[f64]) -> (u32, Option<f64>) {
     (stalls, series.iter().copied().reduce(f64::min))
 }
 
+/// How a load went second by second, and the standbys after it: what a growth step's writes
+/// ([`crate::experiment::growth::StepCommits`]) and a throughput trial
+/// ([`crate::experiment::query::per_second::LoadRecord`]) both record. Embedded in their
+/// records with `#[serde(flatten)]`: its fields stand in the record's JSON as before.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadShape {
+    /// The work done in each whole second of the load: rows written (a growth step's write
+    /// phases) or transactions finished (a throughput trial, its last partial second scaled
+    /// and kept when it lasted half a second or more).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<f64>,
+    /// Whole seconds in which nothing was done: no row written, no transaction finished.
+    #[serde(default)]
+    pub stall_seconds: u32,
+    /// The slowest whole second's work (None under one second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_second: Option<f64>,
+    /// The primary's standbys as `pg_stat_replication` showed them right after the load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaLag>,
+}
+
+impl LoadShape {
+    /// The shape of this per-second `series` ([`stalls_of`]), with the standbys after it.
+    pub fn of(series: Vec<f64>, replicas: Vec<ReplicaLag>) -> LoadShape {
+        let (stall_seconds, worst_second) = stalls_of(&series);
+        LoadShape {
+            series,
+            stall_seconds,
+            worst_second,
+            replicas,
+        }
+    }
+}
+
 /// A synchronous standby among these (`sync`, or one of a quorum).
 pub fn synchronous(replicas: &[ReplicaLag]) -> bool {
     replicas

@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::lab::commit_cost::LatencyMs;
-use crate::server::replication::ReplicaLag;
+use crate::experiment::lab::commit_cost::{LatencyMs, LoadShape};
 
 /// What a throughput trial recorded beyond its transactions/s: the latency of each statement
 /// execution, the per-second series and the standbys after the load.
@@ -19,19 +18,10 @@ pub struct LoadRecord {
     /// Every execution of a statement of the workload (autocommit: with its commit), in
     /// milliseconds; `BEGIN`/`ROLLBACK` of `--writes rollback` are not counted.
     pub statement_ms: LatencyMs,
-    /// Transactions (runs of the workload) finished in each whole second of the trial (the
-    /// last, partial second scaled, and kept only when it lasted half a second or more).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<f64>,
-    /// Whole seconds in which no transaction finished.
-    #[serde(default)]
-    pub stall_seconds: u32,
-    /// The slowest second's transactions/s (None under one second).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worst_second: Option<f64>,
-    /// The primary's standbys as `pg_stat_replication` showed them right after the load.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub replicas: Vec<ReplicaLag>,
+    /// Transactions finished per whole second, the stall seconds, the slowest second and the
+    /// standbys right after the load (flattened: the same JSON fields as before).
+    #[serde(flatten)]
+    pub shape: LoadShape,
     /// What `--standby-fault` did to the standby during the trial (None: no fault asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<crate::experiment::lab::standby_fault::FaultWindow>,
@@ -109,6 +99,37 @@ mod tests {
             4.0,
         ));
         assert_eq!((stalls, worst), (2, Some(0.0)));
+    }
+
+    /// The load's shape is flattened into the record: a record written before it was a
+    /// struct of its own reads back the same, and is written again byte for byte.
+    #[test]
+    fn a_record_keeps_its_json_with_the_shape_flattened() {
+        let old = concat!(
+            r#"{"statement_ms":{"p50":1.0,"p95":2.0,"p99":3.0,"p999":4.0,"max":5.0},"#,
+            r#""series":[10.0,0.0,12.5],"stall_seconds":1,"worst_second":0.0,"#,
+            r#""replicas":[{"application_name":"pglab_standby_1","state":"streaming","#,
+            r#""sync_state":"sync","write_lag_ms":4.1,"flush_lag_ms":null,"#,
+            r#""replay_lag_ms":4.3,"replay_behind_bytes":0}],"#,
+            r#""fault":{"fault":"stop-at=1s,for=2s","standby":"pglab_standby_1","#,
+            r#""from_s":1.0,"to_s":3.0}}"#
+        );
+        let r: LoadRecord = serde_json::from_str(old).unwrap();
+        assert_eq!(r.shape.series, [10.0, 0.0, 12.5]);
+        assert_eq!(
+            (r.shape.stall_seconds, r.shape.worst_second),
+            (1, Some(0.0))
+        );
+        assert_eq!(r.shape.replicas[0].sync_state, "sync");
+        assert_eq!(r.fault.as_ref().and_then(|f| f.to_s), Some(3.0));
+        assert_eq!(serde_json::to_string(&r).unwrap(), old);
+        // A record of a trial without a series (under one second, or before it was kept):
+        // the defaults, and the skipped fields still left out.
+        let bare = r#"{"statement_ms":{"p50":1.0,"p95":2.0,"p99":3.0,"p999":4.0,"max":5.0}}"#;
+        let r: LoadRecord = serde_json::from_str(bare).unwrap();
+        assert_eq!((&r.shape, &r.fault), (&LoadShape::default(), &None));
+        let again = serde_json::to_string(&r).unwrap();
+        assert_eq!(again, bare.replace("}}", r#"},"stall_seconds":0}"#));
     }
 
     #[tokio::test]

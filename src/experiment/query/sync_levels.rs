@@ -44,10 +44,10 @@ pub fn fault_findings(report: &QueryReport, confidence: f64) -> Vec<String> {
                 subject: subject(&name, index),
                 rest,
                 level: level(t)?,
-                series: &load.series,
+                series: &load.shape.series,
                 longest_ms: load.statement_ms.max,
                 fault: load.fault.as_ref(),
-                replicas: &load.replicas,
+                replicas: &load.shape.replicas,
             })
         })
         .collect();
@@ -76,9 +76,9 @@ pub fn findings(report: &QueryReport, confidence: f64) -> Vec<String> {
                 level,
                 trial: LevelTrial {
                     latency: load.statement_ms,
-                    stall_seconds: load.stall_seconds,
-                    worst_second: load.worst_second,
-                    replicas: &load.replicas,
+                    stall_seconds: load.shape.stall_seconds,
+                    worst_second: load.shape.worst_second,
+                    replicas: &load.shape.replicas,
                 },
             })
         })
@@ -94,7 +94,7 @@ pub fn findings(report: &QueryReport, confidence: f64) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::lab::commit_cost::LatencyMs;
+    use crate::experiment::lab::commit_cost::{LatencyMs, LoadShape};
     use crate::experiment::query::per_second::LoadRecord;
     use crate::server::replication::ReplicaLag;
 
@@ -111,18 +111,20 @@ mod tests {
                 p999: p50 * 3.0,
                 max: p50 * 4.0,
             },
-            series: vec![10.0, 0.0],
-            stall_seconds: u32::from(level == "on"),
-            worst_second: Some(0.0),
-            replicas: vec![ReplicaLag {
-                application_name: "pglab_standby_1".into(),
-                state: "streaming".into(),
-                sync_state: if sync { "sync" } else { "async" }.into(),
-                write_lag_ms: Some(4.1),
-                flush_lag_ms: Some(4.2),
-                replay_lag_ms: Some(4.3),
-                replay_behind_bytes: Some(0),
-            }],
+            shape: LoadShape {
+                series: vec![10.0, 0.0],
+                stall_seconds: u32::from(level == "on"),
+                worst_second: Some(0.0),
+                replicas: vec![ReplicaLag {
+                    application_name: "pglab_standby_1".into(),
+                    state: "streaming".into(),
+                    sync_state: if sync { "sync" } else { "async" }.into(),
+                    write_lag_ms: Some(4.1),
+                    flush_lag_ms: Some(4.2),
+                    replay_lag_ms: Some(4.3),
+                    replay_behind_bytes: Some(0),
+                }],
+            },
             fault: None,
         });
         t

@@ -265,8 +265,8 @@ fn sum(t0: Instant, results: &[ClientResult], duration_s: f64) -> Result<Through
 /// The trial's record completed: pglab's CPU, the per-second series and its stalls.
 fn finish(mut t: Throughput, cpu: CpuWindow, per_second: &PerSecond) -> Throughput {
     t.client_cpu_s = Some(cpu.finish().client_cpu_s);
-    t.load.series = per_second.series(t.transactions, t.seconds);
-    (t.load.stall_seconds, t.load.worst_second) = stalls_of(&t.load.series);
+    t.load.shape.series = per_second.series(t.transactions, t.seconds);
+    (t.load.shape.stall_seconds, t.load.shape.worst_second) = stalls_of(&t.load.shape.series);
     t
 }
 
@@ -384,7 +384,7 @@ pub async fn trial(
     let (t0, results, per_second, window) =
         run_beside(ctx, &mut group, (spec.duration_s, tref), beside).await?;
     let mut t = finish(sum(t0, &results, spec.duration_s)?, cpu, &per_second);
-    t.load.replicas = replicas(ctx).await;
+    t.load.shape.replicas = replicas(ctx).await;
     t.load.fault = window;
     Ok(t)
 }
