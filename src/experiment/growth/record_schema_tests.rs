@@ -214,8 +214,8 @@ fn every_field_a_swept_run_writes_is_in_the_schema() {
     assert!(
         g.commits
             .iter()
-            .all(|c| c.fault.is_some() && !c.series.is_empty())
+            .all(|c| c.fault.is_some() && !c.shape.series.is_empty())
     );
-    assert!(g.commits.iter().all(|c| c.worst_second.is_some()));
+    assert!(g.commits.iter().all(|c| c.shape.worst_second.is_some()));
     assert_fits(SCHEMA, &r);
 }

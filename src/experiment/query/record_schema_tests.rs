@@ -13,7 +13,7 @@ use super::{
     ComboInfo, ComboPlan, IndexCandidate, Latency, QueryReport, QueryTrial, StandbyReadTrial,
     test_spec,
 };
-use crate::experiment::lab::commit_cost::LatencyMs;
+use crate::experiment::lab::commit_cost::{LatencyMs, LoadShape};
 use crate::experiment::lab::record::{ReportBody, RunReport};
 use crate::experiment::lab::record_schema::{assert_fits, fault_window, full_envelope, replica};
 use crate::experiment::lab::spec::ExperimentSpec;
@@ -43,10 +43,7 @@ fn load() -> LoadRecord {
             p999: 4.0,
             max: 5.0,
         },
-        series: vec![900.0, 0.0, 1000.0],
-        stall_seconds: 1,
-        worst_second: Some(0.0),
-        replicas: vec![replica()],
+        shape: LoadShape::of(vec![900.0, 0.0, 1000.0], vec![replica()]),
         fault: Some(fault_window("stop-at=1s,for=1s")),
     }
 }
