@@ -17,11 +17,12 @@
 # With BASE_BIN=/path/to/an/older/pglab each round also replays with that binary, beside the
 # others, and the ratio this build / that one is given (what a change to the client did).
 # Usage: bash benches/capture.sh   (SCALE=10 ROUNDS=5 TPS_SECONDS=5 CLIENTS="1 4" CAPTURE_S=5
-#                                    BASE_BIN=)
+#                                    BASE_BIN= COST_ROUNDS=$ROUNDS: part 1's rounds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-10}
 ROUNDS=${ROUNDS:-5}
+COST_ROUNDS=${COST_ROUNDS:-$ROUNDS}
 TPS_SECONDS=${TPS_SECONDS:-5}
 CLIENTS=${CLIENTS:-1 4}
 CAPTURE_S=${CAPTURE_S:-5}
@@ -87,11 +88,11 @@ else:
 PY
 }
 
-echo "== 1. capture's cost on the source (pgbench mix at 2 clients, $CAPTURE_S s windows, $ROUNDS rounds)"
+echo "== 1. capture's cost on the source (pgbench mix at 2 clients, $CAPTURE_S s windows, $COST_ROUNDS rounds)"
 PSQL -c "SELECT pg_stat_statements_reset()" >/dev/null
 bench_tps 10 2 >/dev/null # the mix in pg_stat_statements, the caches warm
 with=(); without=(); aa=()
-for r in $(seq "$ROUNDS"); do
+for r in $(seq "$COST_ROUNDS"); do
   # With: the capture samples while pgbench runs (started together, the capture's sample the
   # window's length); without: the same window twice (the A/A).
   (sleep 0.2; "$BIN" capture --db "$FROM" --top 3 --sample "${CAPTURE_S}s" --out "$OUT/w.sql" \

@@ -24,7 +24,7 @@ const STOP_LOOK: Duration = Duration::from_millis(50);
 /// How long the commands cancelled at a stop may take to end.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// A client thread: connect its clients side by side, report each, wait for the start
+/// A client thread: connect its clients, report each, wait for the start
 /// signal, run them, report what each did.
 pub(super) fn thread_main(
     work: Arc<Workload>,
@@ -76,21 +76,13 @@ pub(super) fn thread_main(
     }
 }
 
-/// Open the sessions of `ids`, each on a thread of its own so that they connect side by side.
+/// Open the sessions of `ids` one after the other on this thread, as each pgbench thread
+/// opens its own clients'.
 fn open_all(
     work: &Workload,
     ids: &[usize],
 ) -> Vec<Result<(crate::server::libpq::PqConn, crate::server::libpq::PqCancel), String>> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = ids.iter().map(|_| s.spawn(|| connect(work))).collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("the connecting thread failed".to_string()))
-            })
-            .collect()
-    })
+    ids.iter().map(|_| connect(work)).collect()
 }
 
 /// Block until the start signal (None: stopped first).
