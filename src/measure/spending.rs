@@ -1,5 +1,6 @@
 //! One error-spending scheme for every sequential decision: `--repeat auto` in a run
-//! ([`super::family`]) and the tune's race of a setting's values (`tune::race`).
+//! ([`super::family`]) and the tune's race of a setting's values (`tune::race`, its looks
+//! planned in `tune::looks`).
 //!
 //! A procedure that looks at its verdicts as trials come in, and stops when one shows, gets
 //! as many chances to be wrong as it takes looks. Both procedures therefore **plan** their looks
