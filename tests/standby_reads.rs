@@ -257,3 +257,52 @@ fn two_clients_on_the_standby_count_each_cancel_and_go_on() {
     assert!(num(t, "cancelled") >= 2.0, "{t}");
     assert!(num(t, "executions") >= 1.0 && num(t, "tps") > 0.0, "{t}");
 }
+
+/// A session the standby's server ends mid-trial (here `pg_terminate_backend`, as a conflict's
+/// FATAL would) is counted, and its client opens a new one on the side and goes on while the
+/// other client keeps reading: the trial ends with reads after the cut and both counted.
+#[test]
+fn a_client_whose_session_ends_opens_a_new_one_and_goes_on() {
+    let (data, _sb, standby, _cleanup) = lab("reads-reconnect");
+    start_with_standby(&data);
+    let (_, port) = standby.node.live_postmaster().expect("the standby runs");
+    let target = pglab::server::Target::new(standby.node.conn_params(port), true).unwrap();
+    let conninfo = target.libpq_conninfo();
+    let run = std::thread::spawn({
+        let data = data.clone();
+        move || {
+            reads(
+                &data,
+                &[
+                    "--clients",
+                    "2",
+                    "--duration",
+                    "4s",
+                    "--set",
+                    "hot_standby_feedback=on",
+                    "--format",
+                    "json",
+                ],
+            )
+        }
+    });
+    // Once both clients read, end one of their sessions.
+    let mut watcher = pglab::server::libpq::PqConn::connect(&conninfo).unwrap();
+    let started = Instant::now();
+    let reading = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(0.5)%' AND backend_type = 'client backend' AND pid <> pg_backend_pid()";
+    while watcher.exec(reading).unwrap().as_deref() != Some("2") {
+        assert!(started.elapsed() < Duration::from_secs(60), "never read");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ended = watcher
+        .exec("SELECT pg_terminate_backend(min(pid)) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(0.5)%' AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
+        .unwrap();
+    assert_eq!(ended.as_deref(), Some("t"));
+    drop(watcher);
+    let json: serde_json::Value = serde_json::from_str(&ok(&run.join().unwrap())).expect("json");
+    let t = &json["standby_reads"][0];
+    assert_eq!(num(t, "terminated"), 1.0, "{t}");
+    assert!(num(t, "cancelled") >= 1.0, "{t}");
+    // 2 clients for 4 s at 0.5 s a read, one of them cut once and back.
+    assert!(num(t, "executions") >= 8.0, "{t}");
+}

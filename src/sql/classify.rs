@@ -97,6 +97,12 @@ pub(super) fn is_query(node: &NodeEnum) -> bool {
 fn check_one(s: &Statement, rules: Rules) -> Result<(), String> {
     let word = leading_words(&s.text);
     match &s.node {
+        NodeEnum::CopyStmt(c) if rules.place != Place::Setup && c.filename.is_empty() => {
+            return Err(format!(
+                "{word} … {}: a COPY's rows stream between the server and the client, and pglab's measuring clients neither send nor read them; time a COPY with a file on the server (on the sandbox), or measure loading with the ingest experiment",
+                if c.is_from { "FROM STDIN" } else { "TO STDOUT" }
+            ));
+        }
         NodeEnum::TransactionStmt(t) => return transaction(&word, t, rules),
         NodeEnum::VariableSetStmt(v) => return setting(&word, &v.name, v.kind, rules),
         NodeEnum::DiscardStmt(_) => return setting(&word, "all", 6, rules),

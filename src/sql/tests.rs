@@ -266,3 +266,20 @@ fn explain_takes_queries_only() {
     assert!(!explainable("CALL p()"));
     assert!(!explainable("SHOW work_mem"));
 }
+
+#[test]
+fn a_copy_over_the_connection_is_refused_where_pglab_measures_it() {
+    for place in [Place::Measured, Place::Script] {
+        let sandbox = with(place, Frame::Autocommit, false);
+        assert!(refused("COPY t TO STDOUT", sandbox).contains("TO STDOUT"));
+        assert!(refused("COPY t (a) FROM STDIN", sandbox).contains("neither send nor read"));
+    }
+    // A server file on the sandbox is the server's own work, timed as any statement.
+    assert!(
+        check(
+            "COPY t TO '/tmp/t.copy'",
+            with(Place::Measured, Frame::Autocommit, false)
+        )
+        .is_ok()
+    );
+}

@@ -5,12 +5,13 @@
 //! the sockets of its clients waiting for a reply, then, for each socket that has something,
 //! libpq's `PQconsumeInput` and `PQgetResult` called directly, and the client's next command
 //! sent at once (see [`driver`]). No task or waker stands between a reply and the next
-//! command: with tokio's a client spent ×1.15 of pgbench's CPU per transaction at 4 clients
-//! (`benches/capture.sh`), CPU the server shares on a small host. Commands go on the simple
-//! protocol with `:variables` written in as text, as `pgbench -M simple` (its default) sends
-//! them. A transaction is one run of the whole workload (of a weighted mix: its `\set`s and
-//! one SQL command drawn by weight); its latency is from its first command sent to its last
-//! reply.
+//! command; against the tokio task per client this replaced, a replay at 1 client spends
+//! ×0.92 of the client CPU per transaction (`benches/capture.sh`), CPU the server shares on a
+//! small host. Commands go on the simple protocol with `:variables` written in as text, as
+//! `pgbench -M simple` (its default) sends them. A transaction is one run of the whole
+//! workload (of a weighted mix: its `\set`s and one SQL command drawn by weight); its latency
+//! runs from the end of the client's previous transaction (or the common start) to its last
+//! reply, as pgbench counts it.
 //!
 //! A client opens its session, reports `Ready`, waits for `Go` (one clock for all), runs
 //! until the deadline (a transaction in flight then finishes and counts, as in pgbench) or a

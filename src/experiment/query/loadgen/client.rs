@@ -6,6 +6,7 @@
 use std::ffi::CStr;
 use std::io::Write;
 use std::os::fd::OwnedFd;
+use std::sync::mpsc::Receiver;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
@@ -66,7 +67,15 @@ pub(super) struct Client {
     statement_us: Histogram<u64>,
     /// Statements the standby cancelled, and sessions it ended, for conflicts with recovery.
     pub conflicts: (u64, u64),
+    /// After a conflict inside a transaction: its `ROLLBACK` is in flight.
+    pub rolling_back: bool,
+    /// After the standby ended the session: a new one being opened on a thread of its own, and
+    /// the failure that ended the old one.
+    pub reconnecting: Option<(Receiver<Opened>, String)>,
 }
+
+/// A session opened (see `super::connect`), or why not.
+pub(super) type Opened = Result<(PqConn, PqCancel), String>;
 
 fn micros(since: Instant, now: Instant) -> u64 {
     u64::try_from(now.duration_since(since).as_micros())
@@ -110,6 +119,8 @@ impl Client {
             latency_us: histogram(),
             statement_us: histogram(),
             conflicts: (0, 0),
+            rolling_back: false,
+            reconnecting: None,
         })
     }
 
@@ -133,6 +144,12 @@ impl Client {
     /// When the last transaction ended (or the clock started): the next one's start.
     pub fn clock(&self) -> Instant {
         self.t0
+    }
+
+    /// The command in flight was the `ROLLBACK` after a conflict: it ended.
+    pub fn rolled_back(&mut self) {
+        self.rolling_back = false;
+        self.sent = None;
     }
 
     /// Begin a transaction (timed from the last one's end): its first command sent, or ended
@@ -287,7 +304,7 @@ impl Client {
     }
 
     /// Send one command on the simple protocol, and all of it the socket takes now.
-    fn send(&mut self, sql: &CStr, statement: bool) -> Result<(), Failure> {
+    pub(super) fn send(&mut self, sql: &CStr, statement: bool) -> Result<(), Failure> {
         self.sent = Some(Sent {
             t0: Instant::now(),
             statement,

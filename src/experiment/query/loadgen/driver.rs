@@ -2,8 +2,10 @@
 //! for a reply, then for each socket with something to read, libpq's `PQconsumeInput` and
 //! `PQgetResult` called on the spot, and that client's next command sent before the next
 //! socket is looked at. The poll wakes at least every 50 ms to see a stop (the token has no
-//! descriptor); a stop cancels each command in flight on the server and waits 5 s at the most
-//! for them to end. Over TLS a socket can be drained while OpenSSL still holds decrypted
+//! descriptor); a stop cancels each command in flight on the server (the cancels side by
+//! side), sends nothing more, and waits 5 s at the most for them to end. A client opening a
+//! new session after a standby ended its own (see `recovery`) has no socket to poll yet, so
+//! the thread then looks every millisecond whether it is open. Over TLS a socket can be drained while OpenSSL still holds decrypted
 //! bytes of the reply, so a thread with a TLS client waiting polls every millisecond and asks
 //! libpq each time. Finished transactions reach the shared count once per wake, not once
 //! each: the progress line and the per-second series read it a few times a second.
@@ -17,6 +19,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Client, Next};
+use super::recovery::Resume;
 use super::{ClientMsg, ClientResult, Failure, Go, Plan, Workload, connect};
 
 /// The longest a poll sleeps before looking at the stop token again.
@@ -54,11 +57,20 @@ pub(super) fn thread_main(
             Err(e) => report(*id, ClientMsg::NotReady(e)),
         }
     }
-    let Some(go) = wait_for_go(go, &stop) else {
-        for c in clients {
-            report(c.id, ClientMsg::Done(Box::new(ClientResult::nothing())));
+    let go = match wait_for_go(go, &stop) {
+        Ok(Some(go)) => go,
+        Ok(None) => {
+            for c in clients {
+                report(c.id, ClientMsg::Done(Box::new(ClientResult::nothing())));
+            }
+            return;
         }
-        return;
+        Err(e) => {
+            let e = format!("cannot wait for the start: {e}");
+            return clients
+                .iter()
+                .for_each(|c| report(c.id, ClientMsg::NotReady(e.clone())));
+        }
     };
     let mut driver = Driver {
         shared: Shared {
@@ -86,20 +98,23 @@ fn open_all(
 }
 
 /// Block until the start signal (None: stopped first).
-fn wait_for_go(mut go: watch::Receiver<Option<Go>>, stop: &CancellationToken) -> Option<Go> {
+fn wait_for_go(
+    mut go: watch::Receiver<Option<Go>>,
+    stop: &CancellationToken,
+) -> std::io::Result<Option<Go>> {
     // A runtime without drivers: the watch and the token need neither sockets nor timers.
-    let rt = tokio::runtime::Builder::new_current_thread().build().ok()?;
-    rt.block_on(async {
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    Ok(rt.block_on(async {
         tokio::select! {
             g = go.wait_for(Option::is_some) => g.ok().and_then(|g| *g),
             _ = stop.cancelled() => None,
         }
-    })
+    }))
 }
 
 /// What the clients of a thread share while they run.
 struct Shared<'a> {
-    work: &'a Workload,
+    work: &'a Arc<Workload>,
     plan: &'a Plan,
     deadline: Instant,
     stop: &'a CancellationToken,
@@ -124,11 +139,12 @@ impl Driver<'_> {
         let mut grace: Option<Instant> = None;
         loop {
             self.shared.tell_ended();
+            let reconnecting = self.reconnected();
             let tls = self.watch(&mut fds, &mut at);
-            if fds.is_empty() {
+            if fds.is_empty() && !reconnecting {
                 break;
             }
-            let mut timeout = if tls {
+            let mut timeout = if tls || reconnecting {
                 Duration::from_millis(1)
             } else {
                 STOP_LOOK
@@ -176,11 +192,32 @@ impl Driver<'_> {
         tls
     }
 
-    /// Ask the server to cancel every command in flight (a stop).
-    fn cancel_waiting(&self) {
-        for c in self.clients.iter().filter(|c| c.waiting) {
-            let _ = c.cancel.cancel();
+    /// Clients whose new session is open go on (see `recovery`); whether one is still
+    /// being opened.
+    fn reconnected(&mut self) -> bool {
+        let mut pending = false;
+        for c in self.clients.iter_mut().filter(|c| c.reconnecting.is_some()) {
+            match c.reconnected() {
+                None => pending = true,
+                Some(Ok(())) => {
+                    c.clock_from(Instant::now());
+                    self.shared.next_transaction(c);
+                }
+                Some(Err(e)) => c.error = Some(e),
+            }
         }
+        pending
+    }
+
+    /// Ask the server to cancel every command in flight (a stop), all at once: each cancel
+    /// is a connection of its own.
+    fn cancel_waiting(&self) {
+        std::thread::scope(|s| {
+            for c in self.clients.iter().filter(|c| c.waiting) {
+                let cancel = &c.cancel;
+                s.spawn(move || cancel.cancel());
+            }
+        });
     }
 
     /// End every waiting client with `why`.
@@ -212,6 +249,21 @@ impl Shared<'_> {
         let Some(reply) = c.read() else {
             return;
         };
+        if self.stop.is_cancelled() {
+            // Stopped: nothing more is sent (it would not be cancelled).
+            c.waiting = false;
+            return;
+        }
+        if c.rolling_back {
+            c.rolled_back();
+            return match reply {
+                Ok(_) => {
+                    c.clock_from(Instant::now());
+                    self.next_transaction(c);
+                }
+                Err(f) => self.failed(c, f),
+            };
+        }
         let next = reply.and_then(|rows| c.replied(self.plan, rows, Instant::now()));
         match next {
             Ok(Next::Waiting) => {}
@@ -237,7 +289,7 @@ impl Shared<'_> {
                 }
                 Ok(Next::Ended) => self.ended += 1,
                 Err(f) => {
-                    if !self.went_on(c, f) {
+                    if !self.resume(c, f) {
                         return;
                     }
                 }
@@ -249,21 +301,27 @@ impl Shared<'_> {
     /// sentence; a stop ends it without one.
     fn failed(&mut self, c: &mut Client, f: Failure) {
         c.waiting = false;
-        if self.went_on(c, f) {
+        if self.resume(c, f) {
             self.next_transaction(c);
         }
     }
 
-    /// Whether the client may go on after `f` (its clock restarted); else it ended.
-    fn went_on(&mut self, c: &mut Client, f: Failure) -> bool {
+    /// After `f`: whether the client starts its next transaction now (its clock restarted).
+    /// Otherwise it ended, or waits for its `ROLLBACK` or its new session.
+    fn resume(&mut self, c: &mut Client, f: Failure) -> bool {
         if self.stop.is_cancelled() {
             return false;
         }
         match c.go_on(self.work, f) {
-            Ok(()) => {
+            Ok(Resume::Now) => {
                 c.clock_from(Instant::now());
                 true
             }
+            Ok(Resume::AfterRollback) => {
+                c.waiting = true;
+                false
+            }
+            Ok(Resume::AfterReconnect) => false,
             Err(e) => {
                 c.error = Some(e);
                 false

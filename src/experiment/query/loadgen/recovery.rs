@@ -8,6 +8,9 @@
 //! ended by the standby too (one ended while idle may show only as a closed socket); a new
 //! one that cannot be opened ends the client with both reasons.
 
+use std::sync::Arc;
+use std::sync::mpsc::TryRecvError;
+
 use super::client::Client;
 use super::{Failure, Workload, connect};
 use crate::server::libpq::PqResult;
@@ -28,12 +31,22 @@ pub(super) fn failure(r: &PqResult) -> Option<Failure> {
     })
 }
 
+/// How a client goes on after a conflict.
+pub(super) enum Resume {
+    /// With its next transaction, now.
+    Now,
+    /// Once the `ROLLBACK` it sent (the cancel left its transaction aborted) has ended.
+    AfterRollback,
+    /// Once its new session is open (the standby ended the old one).
+    AfterReconnect,
+}
+
 impl Client {
-    /// After a failed transaction: counted and ready for the next one when it was a conflict
+    /// After a failed transaction: counted, and how the client goes on, when it was a conflict
     /// on a standby (`go_on_conflict`); else the failure's sentence, which ends the client.
-    /// The `ROLLBACK` and the new session are blocking calls: the thread's other clients wait
-    /// for them, which only a standby's conflicts cause.
-    pub(super) fn go_on(&mut self, work: &Workload, e: Failure) -> Result<(), String> {
+    /// Nothing here blocks the thread's other clients: the `ROLLBACK` goes out as any command,
+    /// and a new session is opened on a thread of its own.
+    pub(super) fn go_on(&mut self, work: &Arc<Workload>, e: Failure) -> Result<Resume, String> {
         let lost = self.conn.is_bad();
         if !work.go_on_conflict || !(e.conflict || lost) {
             return Err(e.text);
@@ -41,13 +54,41 @@ impl Client {
         self.conflicts.0 += 1;
         if lost {
             self.conflicts.1 += 1;
-            let (conn, cancel) =
-                connect(work).map_err(|why| format!("{}; then a new session: {why}", e.text))?;
-            self.replace_session(conn, cancel)?;
-        } else if !self.conn.transaction_idle() {
-            self.conn.exec("ROLLBACK")?;
+            let (tx, rx) = std::sync::mpsc::channel();
+            let work = work.clone();
+            std::thread::Builder::new()
+                .name(format!("pglab-reconnect-{}", self.id + 1))
+                .spawn(move || {
+                    let _ = tx.send(connect(&work));
+                })
+                .map_err(|why| format!("{}; then a new session: {why}", e.text))?;
+            self.reconnecting = Some((rx, e.text));
+            return Ok(Resume::AfterReconnect);
         }
-        Ok(())
+        if self.conn.transaction_idle() {
+            return Ok(Resume::Now);
+        }
+        self.send(c"ROLLBACK", false).map_err(|f| f.text)?;
+        self.rolling_back = true;
+        Ok(Resume::AfterRollback)
+    }
+
+    /// The new session, if the thread opening it is done: `Some(Ok)` once it replaced the
+    /// old one, `Some(Err)` with both reasons when it could not be opened.
+    pub(super) fn reconnected(&mut self) -> Option<Result<(), String>> {
+        let (rx, why) = self.reconnecting.as_ref()?;
+        let opened = match rx.try_recv() {
+            Ok(opened) => opened,
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => Err("the connecting thread failed".into()),
+        };
+        let why = why.clone();
+        self.reconnecting = None;
+        Some(
+            opened
+                .and_then(|(conn, cancel)| self.replace_session(conn, cancel))
+                .map_err(|e| format!("{why}; then a new session: {e}")),
+        )
     }
 }
 
