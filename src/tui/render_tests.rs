@@ -479,12 +479,7 @@ fn a_primary_shows_its_standbys_and_a_standby_its_own_lag() {
     if let Some(s) = app.target.latest.as_mut() {
         s.replicas = vec![crate::server::replication::ReplicaLag {
             application_name: "db2".into(),
-            state: "streaming".into(),
-            sync_state: "sync".into(),
-            write_lag_ms: Some(0.3),
-            flush_lag_ms: Some(0.4),
-            replay_lag_ms: Some(0.5),
-            replay_behind_bytes: Some(0),
+            ..crate::experiment::lab::record_schema::replica()
         }];
     }
     let s = screen(&app);

@@ -159,29 +159,27 @@ impl Plan {
             ),
             None => None,
         };
-        let mix: Vec<(usize, u64)> = script
-            .mix()
-            .map(|m| {
-                let mut total = 0;
-                m.into_iter()
-                    .map(|(i, w)| {
-                        total += w;
-                        (i, total)
-                    })
-                    .collect()
+        let weighted = script.mix();
+        let is_weighted = weighted.is_some();
+        let mut total = 0;
+        let mix: Vec<(usize, u64)> = weighted
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(i, w)| {
+                total += w;
+                (i, total)
             })
-            .unwrap_or_default();
-        let weighted = script.mix().is_some();
+            .collect();
         let mut steps = Vec::new();
         if frame.is_some() {
             steps.push(Step::Begin);
         }
         for (i, c) in commands.iter().enumerate() {
-            if !weighted || matches!(c, Ready::Set { .. }) {
+            if !is_weighted || matches!(c, Ready::Set { .. }) {
                 steps.push(Step::Command(i));
             }
         }
-        if weighted {
+        if is_weighted {
             steps.push(Step::Draw);
         }
         if frame.is_some() {

@@ -194,7 +194,7 @@ impl Client {
         }
     }
 
-    /// Send what the socket would not take before; `true` once all of it went.
+    /// Send what the socket would not take before (`want_write` says whether some is left).
     pub fn flush(&mut self) -> Result<(), Failure> {
         match self.conn.flush() {
             Ok(done) => {

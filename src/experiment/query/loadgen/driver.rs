@@ -48,8 +48,9 @@ pub(super) fn thread_main(
         }
     };
     let mut clients = Vec::with_capacity(ids.len());
-    for (id, opened) in ids.iter().zip(open_all(&work, &ids)) {
-        match opened.and_then(|(conn, cancel)| Client::new(*id, &work, conn, cancel)) {
+    // One after the other on this thread, as each pgbench thread opens its own clients'.
+    for id in &ids {
+        match connect(&work).and_then(|(conn, cancel)| Client::new(*id, &work, conn, cancel)) {
             Ok(c) => {
                 report(*id, ClientMsg::Ready);
                 clients.push(c);
@@ -86,15 +87,6 @@ pub(super) fn thread_main(
     for c in driver.clients {
         report(c.id, ClientMsg::Done(Box::new(c.result())));
     }
-}
-
-/// Open the sessions of `ids` one after the other on this thread, as each pgbench thread
-/// opens its own clients'.
-fn open_all(
-    work: &Workload,
-    ids: &[usize],
-) -> Vec<Result<(crate::server::libpq::PqConn, crate::server::libpq::PqCancel), String>> {
-    ids.iter().map(|_| connect(work)).collect()
 }
 
 /// Block until the start signal (None: stopped first).
