@@ -16,8 +16,16 @@
 # start).
 # With BASE_BIN=/path/to/an/older/pglab each round also replays with that binary, beside the
 # others, and the ratio this build / that one is given (what a change to the client did).
+# The replay's clients (pglab's and pgbench's alike) run on CLIENT_CPUS (`taskset -c`; by
+# default the last CPU when there are two or more; CLIENT_CPUS=all leaves them to the
+# scheduler). Left to it, a 2-vCPU VM flips every ten seconds or so between two speeds of the
+# same run, 1.5x apart: in the slow one the wake-ups of the clients and the server's backends
+# cross CPUs and each costs a rescheduling interrupt (thousands a second, against a few in the
+# fast one), so which tool lands where decides a paired round more than the tool does. Each
+# run prints those interrupts per second (RES in /proc/interrupts) beside its figures.
 # Usage: bash benches/capture.sh   (SCALE=10 ROUNDS=5 TPS_SECONDS=5 CLIENTS="1 4" CAPTURE_S=5
-#                                    BASE_BIN= COST_ROUNDS=$ROUNDS: part 1's rounds)
+#                                    BASE_BIN= COST_ROUNDS=$ROUNDS: part 1's rounds
+#                                    CLIENT_CPUS=<last cpu>|all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-10}
@@ -26,7 +34,7 @@ COST_ROUNDS=${COST_ROUNDS:-$ROUNDS}
 TPS_SECONDS=${TPS_SECONDS:-5}
 CLIENTS=${CLIENTS:-1 4}
 CAPTURE_S=${CAPTURE_S:-5}
-for tool in cargo psql pgbench python3 /usr/bin/time; do
+for tool in cargo psql pgbench python3 /usr/bin/time taskset; do
   command -v "$tool" >/dev/null || { echo "capture.sh needs $tool" >&2; exit 1; }
 done
 cargo build --release -q --bin pglab
@@ -64,6 +72,9 @@ SELECT tbalance, bid FROM pgbench_tellers WHERE tid = :tid;
 EOF
 MIX=(-f "$OUT/a.sql@6" -f "$OUT/b.sql@3" -f "$OUT/c.sql@1")
 cores=$(nproc)
+CLIENT_CPUS=${CLIENT_CPUS-$(( cores > 1 ? cores - 1 : 0 ))}
+PIN=()
+[[ "$CLIENT_CPUS" != all && "$cores" -gt 1 ]] && PIN=(taskset -c "$CLIENT_CPUS")
 bench_tps() { # seconds clients → tps of the mix on the source
   local j=$(( $2 < cores ? $2 : cores ))
   pgbench -n "${MIX[@]}" -c "$2" -j "$j" -T "$1" -h "$sdir" -p "$(port)" -U pglab pglab 2>&1 \
@@ -148,15 +159,23 @@ print(" ".join(args))
 PY
 read -r -a REPLAY <"$OUT/pgbench-args"
 echo "   $(grep -c '^-- name: ' "$OUT/w.sql") statements, weights: $(grep '^-- weight: ' "$OUT/w.sql" | awk '{print $3}' | paste -sd' '); $(grep -c '^-- set: ' "$OUT/w.sql") value sets; pgbench: $(( ${#REPLAY[@]} / 2 )) scripts"
-# Each run prints "tx/s transactions cpu-seconds": the client's own CPU (user + system, from
-# /usr/bin/time) beside its throughput. On a 2-core host the clients share the cores with the
-# server, so a client that costs more CPU per transaction leaves the server less; the CPU per
-# transaction is also steadier than the tx/s when the host changes speed under both tools.
-# pglab's CPU includes its setup (connecting, checking the statements): counted against it.
-pglab_tps() { # clients [binary]
-  /usr/bin/time -f "%U %S" -o "$OUT/time" "${2:-$BIN}" --db "$FROM" run query --script "$OUT/w.sql" \
-      --clients "$1" --duration "${TPS_SECONDS}s" --repeat 1 --no-history --format json \
-      >"$OUT/run.json" 2>/dev/null
+# Each run prints "tx/s transactions cpu-seconds ipis/s": the client's own CPU (user + system,
+# from /usr/bin/time) beside its throughput, and the host's rescheduling interrupts per second
+# of the run. On a 2-core host the clients share the cores with the server, so a client that
+# costs more CPU per transaction leaves the server less. pglab's CPU includes its setup
+# (connecting, checking the statements): counted against it.
+ipis() { awk '$1 == "RES:" {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i} END {print s + 0}' /proc/interrupts 2>/dev/null || echo 0; }
+timed() { # command… → its output, then " ipis/s" of its run
+  local i0 t0 out
+  i0=$(ipis); t0=$(date +%s.%N)
+  out=$("$@")
+  awk -v o="$out" -v i="$(( $(ipis) - i0 ))" -v t="$(date +%s.%N)" -v t0="$t0" \
+    'BEGIN {printf "%s %.0f\n", o, i / (t - t0)}'
+}
+pglab_run() { # clients [binary]
+  "${PIN[@]}" /usr/bin/time -f "%U %S" -o "$OUT/time" "${2:-$BIN}" --db "$FROM" run query \
+      --script "$OUT/w.sql" --clients "$1" --duration "${TPS_SECONDS}s" --repeat 1 --no-history \
+      --format json >"$OUT/run.json" 2>/dev/null
   python3 - "$OUT/run.json" "$OUT/time" <<'PY2'
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
@@ -164,19 +183,26 @@ u, s = (float(x) for x in open(sys.argv[2]).read().split()[-2:])
 print(t["tps"], t["transactions"], u + s)
 PY2
 }
-pgbench_tps() {
+pgbench_run() {
   local j=$(( $1 < cores ? $1 : cores ))
-  /usr/bin/time -f "%U %S" -o "$OUT/time" pgbench -n "${REPLAY[@]}" -c "$1" -j "$j" \
+  "${PIN[@]}" /usr/bin/time -f "%U %S" -o "$OUT/time" pgbench -n "${REPLAY[@]}" -c "$1" -j "$j" \
       -T "$TPS_SECONDS" -h "$sdir" -p "$(port)" -U pglab pglab >"$OUT/pgbench.txt" 2>&1
   awk -v cpu="$(awk '{print $1 + $2}' "$OUT/time" | tail -1)" '
     /^number of transactions actually processed:/ {n = $NF}
     /^tps = / {tps = $3} END {print tps, n, cpu}' "$OUT/pgbench.txt"
 }
+pglab_tps() { timed pglab_run "$@"; }
+pgbench_tps() { timed pgbench_run "$@"; }
 us_per_tx() { awk '{printf "%.2f", $3 / $2 * 1e6}' <<<"$1"; }
+ipi_of() { awk '{print $4}' <<<"$1"; }
+over() { awk -v n="$1" '$1 > n {k++} END {print k + 0}'; } # how many of stdin's numbers pass n
+if (( ${#PIN[@]} )); then echo "   the clients of both tools on CPU $CLIENT_CPUS (taskset -c)"
+else echo "   the clients of both tools left to the scheduler (CLIENT_CPUS=all or 1 CPU)"; fi
 for c in $CLIENTS; do
   o_tps=(); o_cpu=(); r_tps=(); a_tps=(); p_all=(); b_all=(); r_cpu=(); a_cpu=(); pc_all=(); bc_all=()
+  p_ipi=(); b_ipi=()
   for r in $(seq "$ROUNDS"); do
-    base() { [[ -n "${BASE_BIN:-}" ]] && pglab_tps "$c" "$BASE_BIN" || echo "0 1 0"; }
+    base() { [[ -n "${BASE_BIN:-}" ]] && pglab_tps "$c" "$BASE_BIN" || echo "0 1 0 0"; }
     if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); O=$(base); B2=$(pgbench_tps "$c")
     else B2=$(pgbench_tps "$c"); O=$(base); B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
     if [[ -n "${BASE_BIN:-}" ]]; then
@@ -187,7 +213,8 @@ for c in $CLIENTS; do
     p_all+=("${P%% *}"); b_all+=("${B%% *}")
     pc=$(us_per_tx "$P"); bc=$(us_per_tx "$B"); bc2=$(us_per_tx "$B2")
     r_cpu+=("$(ratio "$pc" "$bc")"); a_cpu+=("$(ratio "$bc2" "$bc")"); pc_all+=("$pc"); bc_all+=("$bc")
-    echo "   $c clients, round $r: pglab ${P%% *} tps ($pc µs CPU/tx) · pgbench ${B%% *} and ${B2%% *} tps ($bc, $bc2 µs CPU/tx)" >&2
+    p_ipi+=("$(ipi_of "$P")"); b_ipi+=("$(ipi_of "$B")" "$(ipi_of "$B2")")
+    echo "   $c clients, round $r: pglab ${P%% *} tps ($pc µs CPU/tx, $(ipi_of "$P") IPIs/s) · pgbench ${B%% *} and ${B2%% *} tps ($bc, $bc2 µs CPU/tx; $(ipi_of "$B"), $(ipi_of "$B2") IPIs/s)" >&2
   done
   printf '   %s clients: pglab %.0f tx/s, pgbench %.0f tx/s; client CPU per transaction %s vs %s µs (medians)\n' "$c" \
     "$(printf '%s\n' "${p_all[@]}" | median)" "$(printf '%s\n' "${b_all[@]}" | median)" \
@@ -196,6 +223,10 @@ for c in $CLIENTS; do
     "$(ci "${r_tps[@]}")" "$(ci "${a_tps[@]}")"
   printf '     CPU/tx ratio pglab/pgbench        %s\n     A/A pgbench again/pgbench         %s\n' \
     "$(ci "${r_cpu[@]}")" "$(ci "${a_cpu[@]}")"
+  printf '     rescheduling IPIs/s (medians) pglab %s, pgbench %s; runs past 1000/s: pglab %s of %s, pgbench %s of %s\n' \
+    "$(printf '%s\n' "${p_ipi[@]}" | median)" "$(printf '%s\n' "${b_ipi[@]}" | median)" \
+    "$(printf '%s\n' "${p_ipi[@]}" | over 1000)" "${#p_ipi[@]}" \
+    "$(printf '%s\n' "${b_ipi[@]}" | over 1000)" "${#b_ipi[@]}"
   if [[ -n "${BASE_BIN:-}" ]]; then
     printf '     tx/s ratio this pglab/BASE_BIN    %s\n     CPU/tx ratio this pglab/BASE_BIN  %s\n' \
       "$(ci "${o_tps[@]}")" "$(ci "${o_cpu[@]}")"

@@ -186,6 +186,30 @@ async fn marked_index(c: &tokio_postgres::Client) -> Option<String> {
     .map(|r| r.get(0))
 }
 
+/// Whether, within 2 s, no other session is running a statement on `kill9` (checked twice,
+/// 50 ms apart, so a statement still in the socket is read and seen).
+async fn settled(c: &tokio_postgres::Client) -> bool {
+    let started = Instant::now();
+    let mut quiet = 0;
+    while started.elapsed() < Duration::from_secs(2) {
+        let busy: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                  WHERE pid <> pg_backend_pid() AND state <> 'idle' AND query ILIKE '%kill9%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        quiet = if busy == 0 { quiet + 1 } else { 0 };
+        if quiet == 2 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 fn signal(pid: u32, sig: i32) {
     unsafe {
         libc::kill(pid as i32, sig);
@@ -231,7 +255,11 @@ async fn after_a_kill_9_clean_finds_and_drops_the_index_left_on_the_users_table(
         assert!(child.try_wait().unwrap().is_none(), "the run ended first");
         if marked_index(&sb).await.is_some() {
             signal(pid, libc::SIGSTOP);
-            if let Some(name) = marked_index(&sb).await {
+            // A statement pglab sent before it stopped still runs to its end on the server
+            // (its DROP INDEX among them): look once none is running.
+            if settled(&sb).await
+                && let Some(name) = marked_index(&sb).await
+            {
                 signal(pid, libc::SIGKILL);
                 break name;
             }
