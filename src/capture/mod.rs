@@ -152,6 +152,17 @@ pub async fn capture(
         activity::sample(client, version, spec.sample, stop, progress).await?
     };
     queries += sampled.samples;
+    // Read again after a sample, so production's figures cover it too (the first read said
+    // whether the extension is there before sampling).
+    let stats = match stats {
+        Some(_) if !spec.sample.is_zero() => {
+            queries += 2;
+            Some(statements::read(client, version).await.map_err(|e| {
+                e.unwrap_or_else(|| "pg_stat_statements went away during the sample".into())
+            })?)
+        }
+        s => s,
+    };
     (cap.samples, cap.executions_seen, cap.sample_seconds) =
         (sampled.samples, sampled.executions.len(), sampled.seconds);
     let chosen = match &stats {

@@ -83,9 +83,6 @@ pub fn from_statements(s: &Statements, pick: Pick) -> Chosen {
         if pick.enough(out.statements.len(), out.coverage) {
             break;
         }
-        if b.query.starts_with("/* pglab capture */") {
-            continue;
-        }
         let Some(shape) = shape::of(&b.query).filter(|s| s.kind != Kind::Other) else {
             out.other += 1;
             continue;

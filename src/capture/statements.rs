@@ -63,6 +63,9 @@ fn read_sql(schema: &str, toplevel: bool) -> String {
     )
 }
 
+/// The comment every statement of pglab capture starts with.
+pub const OWN: &str = "/* pglab capture */";
+
 /// Read the statements (Err(None): not available here, see [`ENABLE`]).
 pub async fn read(client: &Client, version_num: i32) -> Result<Statements, Option<String>> {
     let Some(schema) = schema(client).await.map_err(Some)? else {
@@ -85,8 +88,12 @@ pub async fn read(client: &Client, version_num: i32) -> Result<Statements, Optio
     let mut out = Statements::default();
     for r in rows {
         let total_ms: f64 = r.get(3);
-        out.total_ms += total_ms;
         let query: String = r.get(1);
+        // pglab capture's own reads are no part of the workload, nor of its total.
+        if query.starts_with(OWN) {
+            continue;
+        }
+        out.total_ms += total_ms;
         if query.starts_with("<insufficient privilege>") {
             out.hidden += 1;
             continue;
