@@ -118,3 +118,27 @@ fn look_only_refuses_the_capture_and_says_why() {
         notice(&app)
     );
 }
+
+#[test]
+fn at_80_by_24_the_way_to_enable_pg_stat_statements_is_shown_whole() {
+    let mut app = fixture::idle_app((80, 24), Instant::now());
+    update(&mut app, key('c'));
+    let why = format!(
+        "nothing to capture from sales: no other session ran a statement during the 10 s sample, and {}",
+        crate::capture::statements::ENABLE
+    );
+    update(&mut app, Msg::Capture(CaptureMsg::Done(Err(why))));
+    let screen = fixture::screen(&app);
+    // The screen wraps the sentence at word boundaries: its words, in order, to the last.
+    let words: Vec<&str> = screen.split_whitespace().collect();
+    let end = [
+        "CREATE",
+        "EXTENSION",
+        "pg_stat_statements",
+        "in",
+        "this",
+        "database",
+    ];
+    assert!(words.windows(end.len()).any(|w| w == end), "{screen}");
+    assert!(!screen.contains('…'), "{screen}");
+}

@@ -97,11 +97,12 @@ fn rows(app: &App, area: Rect) -> ([Rect; 5], Vec<String>) {
     let notice: Vec<String> = app
         .notice
         .as_ref()
-        // A refusal or a failure is what the user must read next: it gets up to four lines,
-        // so its advice is never cut off; other notices two.
+        // A refusal or a failure is what the user must read next: it gets up to six lines,
+        // so its advice is not cut off at 80 columns (enabling pg_stat_statements takes five);
+        // other notices two.
         .map(|n| {
             let most = if matches!(n.level, Level::Error | Level::Warn) {
-                4
+                6
             } else {
                 2
             };
