@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::standby::{interrupt, lab, ok, pglab, spawn, wait_streaming};
+use common::standby::{interrupt, lab, ok, pglab, schema_check, spawn, wait_streaming};
 use pglab::server::{Standby, Target, sandbox_pid};
 
 /// Processes whose command line names `needle` (postgres or pglab's relay).
@@ -150,6 +150,7 @@ fn at_2ms_rtt_sync_commit_on_waits_a_round_trip_and_local_does_not() {
         ],
     ));
     let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    schema_check("ingest", &json);
     let p50 = p50_by_level(&json);
     let of = |level: &str| p50.iter().find(|(l, _)| l == level).unwrap().1;
     assert!(of("on") >= 1.9, "on: {p50:?}");
@@ -182,11 +183,13 @@ fn ingest(data: &Path, args: &[&str]) -> Output {
     pglab(data, &all)
 }
 
-/// The JSON of such a run.
+/// The JSON of such a run, which follows the ingest schema (standby fields included).
 fn ingest_json(data: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = args.to_vec();
     all.extend_from_slice(&["--format", "json"]);
-    serde_json::from_str(&ok(&ingest(data, &all))).expect("json")
+    let json = serde_json::from_str(&ok(&ingest(data, &all))).expect("json");
+    schema_check("ingest", &json);
+    json
 }
 
 /// Trials of `duration` at the `sync` levels with the standby `fault`.
@@ -430,6 +433,7 @@ async fn a_fault_at_a_swept_distance_puts_the_standby_back_at_the_trials_distanc
     let relayed = back_through_relay(&mut run, &standby, &primary, Duration::from_millis(2)).await;
     let out = run.wait_with_output().unwrap();
     let json: serde_json::Value = serde_json::from_str(&ok(&out)).expect("json");
+    schema_check("ingest", &json);
     assert!(
         relayed,
         "after its return the standby did not stream through the relay"

@@ -11,7 +11,8 @@ use super::msg::{Command, Msg, TuneCmd, TuneMsg};
 use super::overlays::tune::TuneStage;
 use super::update::update;
 use crate::tune::TuneEvent;
-use crate::tune::race::{Race, Why};
+use crate::tune::decide::Why;
+use crate::tune::race::Race;
 
 const SMALL: (u16, u16) = (80, 24);
 const LARGE: (u16, u16) = (160, 48);

@@ -11,9 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
 use super::confirm::{self, Confirm};
+use super::decide::{Decision, Why};
 use super::looks;
 use super::objective::Objective;
-use super::race::{Decision, Race, Why};
+use super::race::Race;
 use super::rounds::{self, Round, Stop};
 use super::state::{self, PathPoint, TuneState};
 use crate::experiment::lab::whatif::Apply;

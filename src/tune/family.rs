@@ -30,7 +30,8 @@ mod tests {
     use crate::experiment::lab::whatif::Apply;
     use crate::measure::simulate::Noise;
     use crate::measure::verdict::Better;
-    use crate::tune::race::{Race, Why};
+    use crate::tune::decide::Why;
+    use crate::tune::race::Race;
     use crate::tune::screen::Screen;
     use crate::tune::state::SettingPlan;
 

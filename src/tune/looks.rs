@@ -139,7 +139,7 @@ pub(super) fn next_round_s(st: &TuneState, used: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tune::race::Why;
+    use crate::tune::decide::Why;
     use crate::tune::race::tests::{drifting_race, feed, race};
 
     #[test]

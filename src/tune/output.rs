@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::candidates::durability_loss;
 use super::confirm::{Confirm, Side};
+use super::decide::{Decision, Why};
 use super::objective::Objective;
-use super::race::{Decision, Why};
 use super::state::TuneState;
 use crate::experiment::lab::whatif::Apply;
 use crate::measure::interval::Estimate;

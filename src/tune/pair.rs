@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 
 use super::candidates::{cheaper, is_cheaper, same_value};
-use super::race::{Decision, Race, Why};
+use super::decide::{Decision, Why};
+use super::race::Race;
 use super::screen::{Effect, PAIRS};
 use super::state::TuneState;
 use crate::measure::verdict::Better;

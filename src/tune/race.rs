@@ -27,8 +27,6 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The end of a race, decided in [`super::decide`] (here, where callers have always found it).
-pub use super::decide::{Decision, Why};
 use super::looks::FIRST_LOOK;
 use crate::measure::rules::Rules;
 use crate::measure::stats::median;
@@ -212,6 +210,7 @@ impl Race {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::tune::decide::{Decision, Why};
     use crate::tune::looks::MAX_ROUNDS;
 
     const NOISE: [f64; 8] = [1.0, 0.99, 1.01, 0.98, 1.02, 1.0, 0.995, 1.005];

@@ -4,7 +4,7 @@
 //! hash that fits in `work_mem` on a tenth of the rows spills on all of them, and a
 //! sample's working set fits a cache the whole table does not.
 
-use super::race::Decision;
+use super::decide::Decision;
 use super::state::TuneState;
 
 /// The settings whose best value depends on how much data there is.
@@ -65,7 +65,7 @@ fn sentence_of(sampled: &[String], decisions: &[Decision]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tune::race::Why;
+    use crate::tune::decide::Why;
 
     #[test]
     fn a_sample_is_named_with_the_memory_settings_it_may_mislead() {

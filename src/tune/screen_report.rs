@@ -2,8 +2,8 @@
 //! sentence for a setting the screening did not send on, and the trials spent against a full
 //! grid. The TUI's tune view shows the same lines.
 
+use super::decide::Decision;
 use super::output::ratio_text;
-use super::race::Decision;
 use super::screen::{Effect, SCREEN_LEVEL, SCREEN_ROUNDS, Screen};
 use super::state::TuneState;
 

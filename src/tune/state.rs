@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::budget::Pace;
 use super::candidates::Hardware;
 use super::confirm::Confirm;
-use super::race::{Decision, Race};
+use super::decide::Decision;
+use super::race::Race;
 use crate::experiment::ExperimentSpec;
 use crate::experiment::lab::whatif::Apply;
 

@@ -95,6 +95,7 @@ pub fn schema_check(kind: &str, json: &serde_json::Value) {
     let schema = match kind {
         "growth" => include_str!("../../assets/schema/growth.schema.json"),
         "query" => include_str!("../../assets/schema/query.schema.json"),
+        "ingest" => include_str!("../../assets/schema/ingest.schema.json"),
         other => panic!("no schema for {other}"),
     };
     let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");

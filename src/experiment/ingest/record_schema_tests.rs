@@ -29,6 +29,8 @@ fn spec() -> IngestSpec {
         ("repeat", "3"),
         ("checkpoint", "on"),
         ("standby-fault", "stop-at=1s,for=1s"),
+        ("warmup", "on"),
+        ("distribute", "id"),
     ] {
         p.insert(k.into(), v.into());
     }

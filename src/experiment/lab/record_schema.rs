@@ -103,3 +103,48 @@ fn an_index_build_record_with_every_envelope_field_is_in_its_schema() {
     ));
     assert_fits(schema, &r);
 }
+
+/// Where an object of `schema` with properties lets other fields through (no
+/// `additionalProperties`), by its JSON pointer.
+fn open_objects(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if m.contains_key("properties") && !m.contains_key("additionalProperties") {
+                out.push(at.to_string());
+            }
+            for (k, x) in m {
+                open_objects(x, &format!("{at}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                open_objects(x, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_query_and_ingest_schemas_refuse_fields_they_do_not_describe() {
+    // A field a record writes that its schema does not describe must fail the schema tests,
+    // so every object the schema describes is closed.
+    for (name, text) in [
+        (
+            "query",
+            include_str!("../../../assets/schema/query.schema.json"),
+        ),
+        (
+            "ingest",
+            include_str!("../../../assets/schema/ingest.schema.json"),
+        ),
+    ] {
+        let schema: serde_json::Value = serde_json::from_str(text).expect("schema is JSON");
+        let mut open = Vec::new();
+        open_objects(&schema, "", &mut open);
+        assert!(
+            open.is_empty(),
+            "{name}: objects open to any field: {open:?}"
+        );
+    }
+}

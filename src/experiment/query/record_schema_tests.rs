@@ -1,7 +1,8 @@
 //! The query record with every field it can write, against `assets/schema/query.schema.json`:
 //! a throughput run sweeping synchronous_commit under a standby fault, whose trials keep their
 //! load records (statement latency, per-second series, stalls, standbys, the fault's window),
-//! with a candidate index, plans, sizing and the reads on a standby.
+//! with a candidate index, plans, sizing, the reads on a standby and a statement as
+//! `pglab capture` writes it.
 
 use std::collections::BTreeMap;
 
@@ -167,7 +168,16 @@ pub fn full_record() -> RunReport {
         ("duration", "3s"),
         ("sync-commit", "local,on"),
         ("standby-fault", "stop-at=1s,for=1s"),
+        ("on-standby", "1"),
+        ("churn", "5k"),
+        ("churn-vacuum", "500ms"),
     ]);
+    let mut spec = spec;
+    // What a statement `pglab capture` wrote carries besides its text.
+    let s = &mut spec.statements[0];
+    s.weight = Some(2);
+    s.production_mean_ns = Some(42_000);
+    s.variants = vec![s.sql.clone(), "INSERT INTO t VALUES ($1)".into()];
     let mut r = QueryReport::new(&spec);
     for (combo, level) in LEVELS.iter().enumerate() {
         r.combos.push(ComboInfo {

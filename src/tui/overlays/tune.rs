@@ -13,8 +13,9 @@ use crate::tui::app::App;
 use crate::tui::render::overlay_box;
 use crate::tui::text::{fit, pad, spinner, wrap};
 use crate::tune::confirm::Confirm;
+use crate::tune::decide::Decision;
 use crate::tune::objective::Objective;
-use crate::tune::race::{Decision, Race};
+use crate::tune::race::Race;
 use crate::tune::screen::Screen;
 use crate::tune::screen_report;
 
