@@ -2,7 +2,7 @@
 //! --standbys 1` streams (status shows it), a kill -9 of the standby's postmaster or of its
 //! relay is repaired by the next start, `sandbox stop` leaves no process; and at an emulated
 //! 2 ms round trip, `synchronous_commit = on` at one client is bounded below by the RTT while
-//! `local` is not; a standby fault hangs the commits that wait for it and everything is put
+//! `local` is faster by more than half of it; a standby fault hangs the commits that wait for it and everything is put
 //! back; the RTT swept as a setting, also with a fault, whose stopped standby comes back at the
 //! trial's distance.
 
@@ -153,8 +153,14 @@ fn at_2ms_rtt_sync_commit_on_waits_a_round_trip_and_local_does_not() {
     schema_check("ingest", &json);
     let p50 = p50_by_level(&json);
     let of = |level: &str| p50.iter().find(|(l, _)| l == level).unwrap().1;
+    // `on` waits for the standby: the relay holds each way 1 ms, and a loaded machine only
+    // adds to that, so the floor holds however busy it is.
     assert!(of("on") >= 1.9, "on: {p50:?}");
-    assert!(of("local") < 1.9, "local: {p50:?}");
+    // `local` does not wait: not a ceiling of its own (the commit's flush and a busy machine
+    // can take 2 ms), but `on` less what it waits for. Both levels run the same commits one
+    // after the other, so the machine's load adds to both; half the round trip is the margin
+    // left for a load that differs between the two.
+    assert!(of("on") - of("local") >= 1.0, "on less local: {p50:?}");
     let trial = &json["trials"][0];
     assert!(trial["replicas"].is_array(), "{trial}");
     // The run put the primary's settings back.

@@ -173,7 +173,7 @@ async fn check_on_server(
     spec: &ExperimentSpec,
 ) -> Result<()> {
     let on_sandbox = opened.sandbox.is_some();
-    let plan = experiment::lab::whatif::plan::check(
+    let plan = experiment::lab::whatif::check(
         client,
         spec.settings(),
         experiment::lab::whatif::Reach::of(on_sandbox, server.citus.is_some()),

@@ -31,6 +31,7 @@ mod update_import;
 mod update_overlays;
 mod update_run;
 mod update_runs;
+mod update_start;
 mod update_tune;
 
 #[cfg(test)]

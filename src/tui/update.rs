@@ -11,8 +11,8 @@ use super::overlays::plans;
 use super::panes::params::Edit;
 use super::update_overlays as ov;
 use super::update_run;
-use crate::experiment::lab::preflight::Preflight;
-use crate::experiment::{ExperimentKind, ExperimentSpec, RunEvent};
+use super::update_start as start;
+use crate::experiment::{ExperimentKind, RunEvent};
 
 /// How long quitting waits for a cancelled run to clean up before leaving anyway.
 pub const QUIT_GRACE: Duration = Duration::from_secs(30);
@@ -97,7 +97,7 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Command> {
             spec,
             kind,
             verdict,
-        } => on_preflight(app, spec, kind, *verdict),
+        } => start::on_preflight(app, spec, kind, *verdict),
         Msg::Run(ev) => on_run_event(app, ev),
         Msg::RunClosed => {
             let was_running = app.run.running;
@@ -202,7 +202,7 @@ fn on_confirm_key(app: &mut App, key: Key) -> Vec<Command> {
     }
     match key.code {
         KeyCode::Char('y' | 'Y') => match c {
-            Confirm::StartRun { spec, kind, .. } => start_run(app, spec, kind),
+            Confirm::StartRun { spec, kind, .. } => start::start_run(app, spec, kind),
             Confirm::Quit { .. } => begin_quit(app),
             Confirm::CleanLeftovers { objects, .. } => vec![Command::CleanLeftovers(objects)],
             _ => Vec::new(),
@@ -228,8 +228,8 @@ fn on_action(app: &mut App, action: Action) -> Vec<Command> {
             app.help_scroll = 0;
             Vec::new()
         }
-        Action::Run => request_run(app, RunKind::Single),
-        Action::Sweep => request_run(app, RunKind::Sweep),
+        Action::Run => start::request_run(app, RunKind::Single),
+        Action::Sweep => start::request_run(app, RunKind::Sweep),
         Action::Cancel => cancel(app),
         Action::Edit => {
             if app.focus == Focus::Params {
@@ -366,125 +366,6 @@ pub(super) fn want_history(app: &mut App) -> Vec<Command> {
         }];
     }
     Vec::new()
-}
-
-fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
-    if app.observe {
-        app.notify(Level::Warn, app.look_only_why());
-        return Vec::new();
-    }
-    if app.run.is_active() {
-        app.notify(
-            Level::Warn,
-            format!(
-                "a run is already in progress: {} cancels it",
-                app.keys.label(Action::Cancel)
-            ),
-        );
-        return Vec::new();
-    }
-    if app.import.busy() {
-        app.notify(
-            Level::Warn,
-            "an import is running into the sandbox: run when it has ended (i shows it)",
-        );
-        return Vec::new();
-    }
-    if app.tune.running() {
-        app.notify(
-            Level::Warn,
-            "a tune is running on this server: run when it has ended (t shows it)",
-        );
-        return Vec::new();
-    }
-    let spec = match app.params.spec_for(kind) {
-        Ok(s) => s,
-        Err(errors) => {
-            let (k, e) = errors.first().cloned().unwrap_or_default();
-            let more = match errors.len() {
-                0 | 1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            };
-            app.notify(
-                Level::Error,
-                format!(
-                    "fix the parameters first: {k}: {}{more}",
-                    app.params.say(&e)
-                ),
-            );
-            return Vec::new();
-        }
-    };
-    if !app.target.is_up() {
-        app.notify(
-            Level::Error,
-            "the server is not reachable right now: start the run when the connection is back",
-        );
-        return Vec::new();
-    }
-    app.run.preparing = Some(kind);
-    vec![Command::Preflight {
-        spec: Box::new(spec),
-        kind,
-        server: app.target.latest.clone().map(Box::new),
-    }]
-}
-
-fn on_preflight(
-    app: &mut App,
-    spec: Box<ExperimentSpec>,
-    kind: RunKind,
-    v: Preflight,
-) -> Vec<Command> {
-    if app.run.preparing != Some(kind) || app.quitting.is_some() {
-        return Vec::new();
-    }
-    app.run.preparing = None;
-    if let Some(why) = v.refuse {
-        app.notify(Level::Error, format!("not started: {why}"));
-        return Vec::new();
-    }
-    if !v.warnings.is_empty() {
-        app.notify(Level::Info, v.warnings.join("; "));
-    }
-    if let Some(mut question) = v.confirm {
-        if let Some(x) = expected(app, kind) {
-            question.push_str(&format!(
-                " (it should take {}, by {})",
-                x.range_text(),
-                x.basis
-            ));
-        }
-        app.overlay = Overlay::Confirm(Confirm::StartRun {
-            spec,
-            kind,
-            question,
-        });
-        return Vec::new();
-    }
-    start_run(app, spec, kind)
-}
-
-fn start_run(app: &mut App, mut spec: Box<ExperimentSpec>, kind: RunKind) -> Vec<Command> {
-    // The disk probes of the Host pane are the ingest run's ceilings: its fsync rate (so the
-    // run need not probe it again) and the sequential write rate.
-    if let (ExperimentSpec::Ingest(s), Some(p)) = (spec.as_mut(), app.host.probe.last.as_ref()) {
-        s.fsync_ops_per_s = Some(p.fsync.ops_per_s);
-        s.seq_write_bytes_per_s = Some(p.seq.mb_per_s * 1e6);
-    }
-    app.run.begin(&spec, kind, app.now);
-    app.run.expected = expected(app, kind);
-    set_focus(app, Focus::Run);
-    let preset = app.params.preset_name();
-    vec![Command::StartRun { spec, preset }]
-}
-
-/// How long the history says a run of this kind of the parameters on screen takes.
-fn expected(app: &App, kind: RunKind) -> Option<crate::experiment::lab::eta::Eta> {
-    match kind {
-        RunKind::Sweep => app.history.eta.sweep.clone(),
-        RunKind::Single => app.history.eta.one.clone(),
-    }
 }
 
 fn cancel(app: &mut App) -> Vec<Command> {

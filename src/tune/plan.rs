@@ -77,7 +77,7 @@ pub async fn plan(
         let mut values = Vec::new();
         for v in candidates::candidates(name, now, pg, hw) {
             let sweep = SettingsSweep::parse(&format!("{name}={v}")).map_err(|e| e.to_string())?;
-            match whatif::plan::check(client, &sweep, reach).await {
+            match whatif::check(client, &sweep, reach).await {
                 Ok(_) => {
                     let origin = if &v == now {
                         "current"
@@ -143,7 +143,7 @@ pub async fn formula(
         }
         let here = apply_of(info).is_some_and(|a| a == Apply::Session || reach == Reach::Sandbox);
         let sweep = SettingsSweep::parse(&format!("{name}={value}")).map_err(|e| e.to_string())?;
-        if here && whatif::plan::check(client, &sweep, reach).await.is_ok() {
+        if here && whatif::check(client, &sweep, reach).await.is_ok() {
             set.push((name.to_string(), value.clone()));
         } else {
             left_out.push(format!("{name}={value}"));

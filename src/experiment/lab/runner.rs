@@ -223,7 +223,7 @@ async fn plan_settings(
     spec: &ExperimentSpec,
     reach: super::whatif::Reach,
 ) -> Result<(super::whatif::WhatIf, Option<String>), String> {
-    let mut plan = super::whatif::plan::check(control, spec.settings(), reach)
+    let mut plan = super::whatif::check(control, spec.settings(), reach)
         .await
         .map_err(|problems| problems.join("; "))?;
     let note = if spec.reads_on_standby() {

@@ -8,12 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::batch::{self, Sizing};
 use super::cold::Cold;
-use super::exec;
 use super::guard::{self, TxMode};
 use super::pqsession::PqSession;
-use super::report::{ComboPlan, QueryReport, QueryTrial};
+use super::report::{QueryReport, QueryTrial};
 use super::rounds::Planned;
-use super::script::{Command, Script};
 use super::spec::{Cache, QuerySpec};
 use super::standbys::Standbys;
 use super::summary::{format_time, format_tps};
@@ -23,7 +21,9 @@ use super::visible::Visible;
 use crate::experiment::lab::event::{Sample, TrialRef};
 use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
-use rand::SeedableRng;
+
+mod plans;
+pub use plans::plan_statements;
 
 /// The measuring state of a run.
 pub struct Bench<'a> {
@@ -52,63 +52,6 @@ pub struct Bench<'a> {
     /// `--standby-rtt`, `--standby-fault`: the standbys moved to each combination's
     /// distance, or faulted during each throughput trial.
     pub standbys: Option<&'a Standbys>,
-}
-
-/// The statements plans are taken of: the measured ones, or the script's SQL commands with
-/// the values one seeded run of its `\set`s gives.
-pub fn plan_statements(spec: &QuerySpec) -> Vec<(String, String)> {
-    match &spec.script {
-        Some(script) => {
-            let values = sample_values(script, spec.seed);
-            script
-                .commands
-                .iter()
-                .filter_map(|c| match c {
-                    Command::Sql { parts, line, .. } => {
-                        Some((format!("line {line}"), script.render(parts, Some(&values))))
-                    }
-                    Command::Set { .. } => None,
-                })
-                .collect()
-        }
-        None => spec
-            .statements
-            .iter()
-            .map(|s| (s.name.clone(), s.sql.clone()))
-            .collect(),
-    }
-}
-
-/// The variables after one run of a script's `\set`s (client 0, scale 1).
-fn sample_values(script: &Script, seed: u64) -> Vec<i64> {
-    let mut vals = vec![0i64; script.vars.len()];
-    if let Some(s) = vals.get_mut(1) {
-        *s = 1;
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    for c in &script.commands {
-        if let Command::Set { var, expr, .. } = c
-            && let Ok(v) = super::expr::eval(expr, &vals, &mut rng)
-            && let Some(slot) = vals.get_mut(*var)
-        {
-            *slot = v;
-        }
-    }
-    vals
-}
-
-/// Relation names a plan reads.
-fn relations(v: &serde_json::Value, out: &mut BTreeSet<String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            if let Some(serde_json::Value::String(r)) = m.get("Relation Name") {
-                out.insert(r.clone());
-            }
-            m.values().for_each(|x| relations(x, out));
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| relations(x, out)),
-        _ => {}
-    }
 }
 
 impl<'a> Bench<'a> {
@@ -199,52 +142,7 @@ impl<'a> Bench<'a> {
             }
             return Ok(());
         }
-        for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
-            if !guard::explainable(&sql) {
-                if self.spec.script.is_none() && self.no_plan.insert(name.clone()) {
-                    self.ctx
-                        .note(format!(
-                            "{name}: no plan (EXPLAIN takes SELECT, INSERT, UPDATE, DELETE, MERGE, VALUES)"
-                        ))
-                        .await;
-                }
-                continue;
-            }
-            self.ctx
-                .emit
-                .phase(None, format!("EXPLAIN ANALYZE {name} · {label}"))
-                .await;
-            let (json, facts) = exec::explain_analyze(
-                self.ctx,
-                &mut self.session,
-                (&name, &sql),
-                self.mode,
-                self.block,
-            )
-            .await?;
-            if let Some(cap) = self.session.max_temp()
-                && facts.temp_bytes > cap
-            {
-                let how = format!(
-                    "its untimed EXPLAIN ANALYZE wrote {} of temporary files, so no trial runs",
-                    crate::measure::units::format_bytes(facts.temp_bytes)
-                );
-                return Err(RunError::failed(super::belts::sentence(
-                    &name, cap, &label, &how,
-                )));
-            }
-            if report.data_bytes == 0 {
-                report.data_bytes = self.data_bytes(&json).await;
-            }
-            report.plans.push(ComboPlan {
-                statement: i,
-                name,
-                combo: c,
-                estimate_only: false,
-                facts,
-                plan: json,
-            });
-        }
+        self.take_plans(report, c, &label).await?;
         if self.warms() {
             for s in 0..self.spec.statements.len() {
                 self.warm_up(s, &label).await?;
@@ -346,65 +244,6 @@ impl<'a> Bench<'a> {
             self.batch.push(executions);
             report.sizing.push(sizing);
         }
-    }
-
-    /// Bytes of the relations a plan reads, with their indexes (0 when unknown).
-    async fn data_bytes(&mut self, json: &serde_json::Value) -> i64 {
-        let mut names = BTreeSet::new();
-        relations(json, &mut names);
-        let names: Vec<String> = names
-            .iter()
-            .map(|n| crate::sql::quote::literal(n))
-            .collect();
-        let sql = format!(
-            "SELECT coalesce(sum(pg_total_relation_size(to_regclass(n))), 0)::int8 FROM unnest(ARRAY[{}]::text[]) AS n",
-            names.join(", ")
-        );
-        self.session
-            .exec(self.ctx, &sql)
-            .await
-            .ok()
-            .flatten()
-            .and_then(|b| b.parse().ok())
-            .unwrap_or(0)
-    }
-
-    /// The plans of combination `c` under hypothetical candidate `sql` (HypoPG).
-    pub async fn hypothetical(
-        &mut self,
-        report: &mut QueryReport,
-        c: usize,
-        candidate: &str,
-    ) -> Result<(), RunError> {
-        self.apply(c).await?;
-        let label = report.combo_label(c);
-        self.session.label = label.clone();
-        for (i, (name, sql)) in plan_statements(self.spec).into_iter().enumerate() {
-            if !guard::explainable(&sql) {
-                continue;
-            }
-            self.ctx
-                .emit
-                .phase(None, format!("EXPLAIN {name} · {label} (hypothetical)"))
-                .await;
-            let (json, facts) = exec::explain_hypothetical(
-                self.ctx,
-                &mut self.session,
-                (&name, &sql),
-                candidate,
-                self.block,
-            )
-            .await?;
-            report.plans.push(ComboPlan {
-                statement: i,
-                name,
-                combo: c,
-                estimate_only: true,
-                facts,
-                plan: json,
-            });
-        }
-        Ok(())
     }
 
     /// One timed trial (the combination already entered).

@@ -45,6 +45,7 @@ pub mod session;
 pub mod setup;
 pub mod setup_foreign;
 mod spec;
+mod spec_values;
 pub mod sqltext;
 pub mod standby;
 pub mod standby_reads;

@@ -1,19 +1,23 @@
 //! query parameters: the DBA's statements (or a pgbench-style script), what to sweep (server
 //! settings, candidate indexes), how to measure (cache, repeats, throughput clients) and how
 //! safely (the transaction the statements run in). Files named with `@FILE`, `--file` and
-//! `--script` are read when the parameters are parsed, so a missing file is a sentence before
+//! `--script` are read when the parameters are parsed (their readers are in `spec_values`), so a
+//! missing file is a sentence before
 //! anything runs, and the record keeps the text that ran.
 
 use serde::{Deserialize, Serialize};
 
 use super::script::Script;
+use super::spec_values::{
+    CACHES, WRITES, clients_of, duration_of, format_duration, given, read_candidates,
+    read_file_statements, read_script, read_statements,
+};
 use super::sqltext::{self, Statement};
 use crate::experiment::lab::decision::{Decision, Repeat};
 use crate::experiment::lab::field::{Cost, FieldErrors, FieldReader, ParamText};
 use crate::experiment::lab::standby_fault::StandbyFault;
 use crate::experiment::lab::standby_fields;
 use crate::experiment::lab::whatif::SettingsSweep;
-use crate::measure::units::parse_duration;
 
 /// How warm the caches are when a timed execution starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,98 +114,6 @@ pub struct QuerySpec {
 pub const MAX_CANDIDATES: usize = 8;
 /// At most this many clients in throughput mode.
 pub const MAX_CLIENTS: u64 = 1000;
-
-/// Read the `sql` field: SQL or `@FILE`, split into statements.
-fn read_statements(raw: &str) -> Result<Vec<Statement>, String> {
-    if raw.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    sqltext::split(&sqltext::resolve(raw)?)
-}
-
-/// Read the `index` field: the candidates, each a `CREATE INDEX` statement.
-fn read_candidates(raw: &str) -> Result<Vec<String>, String> {
-    let stmts = read_statements(raw)?;
-    if stmts.len() > MAX_CANDIDATES {
-        return Err(format!(
-            "{} candidates: at most {MAX_CANDIDATES} (each is built and measured on its own)",
-            stmts.len()
-        ));
-    }
-    let mut out: Vec<String> = Vec::new();
-    for s in stmts {
-        super::candidate::Candidate::parse(&s.sql)?;
-        if out.contains(&s.sql) {
-            return Err(format!("'{}' is listed twice", s.sql));
-        }
-        out.push(s.sql);
-    }
-    Ok(out)
-}
-
-/// Read the `file` field: a file of statements (`@` optional), split.
-fn read_file_statements(f: &str) -> Result<Vec<Statement>, String> {
-    if f.is_empty() {
-        return Ok(Vec::new());
-    }
-    sqltext::split(&sqltext::read_file(f.trim_start_matches('@'))?)
-}
-
-/// Read the `clients` field: `off`, or client counts (each once, in order).
-fn clients_of(s: &str) -> Result<Vec<u32>, String> {
-    match s {
-        "" | "off" => Ok(Vec::new()),
-        "0" => Err(
-            "0 clients would run nothing: write off to time single executions, or 1.. for throughput".into(),
-        ),
-        s => {
-            let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
-            if let Some(bad) = v.iter().find(|n| **n < 1 || **n > MAX_CLIENTS) {
-                return Err(format!("{bad} clients: give 1..{MAX_CLIENTS}, or off"));
-            }
-            let mut out: Vec<u32> = Vec::new();
-            for n in v {
-                if !out.contains(&(n as u32)) {
-                    out.push(n as u32);
-                }
-            }
-            Ok(out)
-        }
-    }
-}
-
-/// Read the `duration` field: seconds of a throughput trial, at least 0.1.
-fn duration_of(s: &str) -> Result<f64, String> {
-    let d = parse_duration(s).map_err(|e| e.0)?.as_secs_f64();
-    if d < 0.1 {
-        return Err("a trial needs at least 100ms".into());
-    }
-    Ok(d)
-}
-
-/// Read the `script` field: a pgbench-style script file (`@` optional), parsed.
-fn read_script(f: &str) -> Result<Option<Script>, String> {
-    if f.is_empty() {
-        return Ok(None);
-    }
-    let text = sqltext::read_file(f.trim_start_matches('@'))?;
-    Script::parse(&text).map(Some)
-}
-
-/// A field's text as given, trimmed: what the spec keeps beside what it read from it.
-fn given(p: &ParamText, key: &str) -> String {
-    p.get(key).cloned().unwrap_or_default().trim().to_string()
-}
-
-/// The `cache` field's values.
-const CACHES: &[(&str, Cache)] = &[("warm", Cache::Warm), ("cold", Cache::Cold)];
-
-/// The `writes` field's values.
-const WRITES: &[(&str, Writes)] = &[
-    ("auto", Writes::Auto),
-    ("read-only", Writes::ReadOnly),
-    ("rollback", Writes::Rollback),
-];
 
 impl QuerySpec {
     /// The tables the measured statements name (the script's too), each once, sorted.
@@ -429,19 +341,6 @@ pub fn test_spec(pairs: &[(&str, &str)]) -> QuerySpec {
     match crate::experiment::ExperimentKind::Query.parse_spec(&p) {
         Ok(crate::experiment::ExperimentSpec::Query(s)) => *s,
         other => panic!("{other:?}"),
-    }
-}
-
-/// Seconds as the duration field writes them: `10s`, `250ms`, `2min`.
-pub(crate) fn format_duration(s: f64) -> String {
-    if s < 1.0 {
-        format!("{}ms", (s * 1000.0).round())
-    } else if s >= 60.0 && (s / 60.0).fract() == 0.0 {
-        format!("{}min", s / 60.0)
-    } else if s.fract() == 0.0 {
-        format!("{s}s")
-    } else {
-        format!("{}ms", (s * 1000.0).round())
     }
 }
 

@@ -6,10 +6,12 @@
 
 pub mod apply;
 pub mod catalog;
+pub mod check;
 pub mod plan;
 pub mod sweep;
 
 pub use apply::{Applier, Entered, WhatIfRecord};
+pub use check::check;
 pub use plan::{Apply, PlannedSetting, Reach, WhatIf, distinct_blocks, round_blocks};
 pub use sweep::{Combo, SET, SettingsSweep, combo_label, with_combo};
 

@@ -110,7 +110,7 @@ impl StandbyReads {
         t.insert(
             CHURN_VACUUM.key.into(),
             self.vacuum_every_s
-                .map_or("off".into(), super::super::spec::format_duration),
+                .map_or("off".into(), super::super::spec_values::format_duration),
         );
     }
 }
