@@ -17,6 +17,7 @@
 //! every trial. Statements that would end or change pglab's transaction are refused
 //! everywhere.
 
+pub mod all_cancelled;
 pub mod batch;
 pub mod belts;
 pub mod bench;
