@@ -208,8 +208,12 @@ impl QueryReport {
             }
         }
         let finding = decide(&trials, self.better(), rules);
-        s.findings
-            .push(format!("{name}: {}", finding.sentence_with(fmt)));
+        // One combination finished beside cancelled ones: "nothing to compare" would mislead,
+        // what they say is the comparison.
+        if said.is_empty() || trials.len() > 1 {
+            s.findings
+                .push(format!("{name}: {}", finding.sentence_with(fmt)));
+        }
         s.findings.extend(said);
         s.units.push(UnitSummary {
             name,
