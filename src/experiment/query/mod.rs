@@ -28,6 +28,7 @@ pub mod exec;
 mod experiment;
 pub mod expr;
 mod fields;
+pub mod free_slots;
 pub mod guard;
 pub mod indexes;
 pub mod loadgen;
