@@ -98,6 +98,28 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A standby fault beside the reads is refused by a sentence with a way on, before anything
+    // runs (it used to be left out silently).
+    let out = reads(
+        &data,
+        &[
+            "--clients",
+            "2",
+            "--duration",
+            "3s",
+            "--sync-commit",
+            "local,on",
+            "--standby-fault",
+            "stop-at=1s,for=1s",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("a standby fault is not run beside reads on a standby")
+            && said.contains("in a run without --on-standby"),
+        "{said}"
+    );
 
     start_with_standby(&data);
     let own = standby.node.changed_settings();
