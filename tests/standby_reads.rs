@@ -98,6 +98,28 @@ fn feedback_off_gets_reads_cancelled_and_on_keeps_dead_tuples_instead() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A standby fault beside the reads is refused by a sentence with a way on, before anything
+    // runs (it used to be left out silently).
+    let out = reads(
+        &data,
+        &[
+            "--clients",
+            "2",
+            "--duration",
+            "3s",
+            "--sync-commit",
+            "local,on",
+            "--standby-fault",
+            "stop-at=1s,for=1s",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("a standby fault is not run beside reads on a standby")
+            && said.contains("in a run without --on-standby"),
+        "{said}"
+    );
 
     start_with_standby(&data);
     let own = standby.node.changed_settings();
@@ -226,6 +248,15 @@ fn two_clients_on_the_standby_count_each_cancel_and_go_on() {
             .iter()
             .all(|t| t["name"] == "2 clients" && t["load"].is_object())
     );
+    // Feedback off usually has every read cancelled (0 tps): the Summary then says so, worst
+    // of all, instead of calling it undecided.
+    let findings = json["summary"]["findings"].to_string();
+    let all_cancelled = "2 clients: at hot_standby_feedback=off max_standby_streaming_delay=10ms every read was cancelled by conflicts with recovery";
+    assert_eq!(
+        findings.contains(all_cancelled),
+        num(off, "executions") == 0.0,
+        "{findings}\n{off}"
+    );
     assert_eq!(standby.node.changed_settings(), own);
 
     // A script (one client) reads there too: a cancel inside its BEGIN … END is rolled back
@@ -305,4 +336,50 @@ fn a_client_whose_session_ends_opens_a_new_one_and_goes_on() {
     assert!(num(t, "cancelled") >= 1.0, "{t}");
     // 2 clients for 4 s at 0.5 s a read, one of them cut once and back.
     assert!(num(t, "executions") >= 8.0, "{t}");
+}
+
+/// Clients read on the standby, so the free connections that count are the standby's: with
+/// its slots nearly all taken (here by sessions of the test's own; the primary has plenty),
+/// 4 clients are refused before any connects, by a sentence naming the standby, and the
+/// standby's settings are put back.
+#[test]
+fn clients_the_standby_has_no_slots_for_are_refused_naming_it() {
+    let (data, _sb, standby, _cleanup) = lab("reads-slots");
+    start_with_standby(&data);
+    let own = standby.node.changed_settings();
+    let (_, port) = standby.node.live_postmaster().expect("the standby runs");
+    let target = pglab::server::Target::new(standby.node.conn_params(port), true).unwrap();
+    let conninfo = target.libpq_conninfo();
+    let mut first = pglab::server::libpq::PqConn::connect(&conninfo).unwrap();
+    let free: i64 = first
+        .exec("SELECT current_setting('max_connections')::int8 - current_setting('superuser_reserved_connections')::int8 - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")
+        .unwrap()
+        .expect("a count")
+        .parse()
+        .unwrap();
+    // Three left: the run's own sessions on the standby fit, its 4 clients do not.
+    let held: Vec<_> = (0..free - 3)
+        .map(|_| pglab::server::libpq::PqConn::connect(&conninfo).unwrap())
+        .collect();
+    let out = reads(
+        &data,
+        &[
+            "--clients",
+            "4",
+            "--duration",
+            "1s",
+            "--set",
+            "hot_standby_feedback=on",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(
+        said.contains("4 clients need 4 connections on pglab_standby_1, the standby they read on, but it has only"),
+        "{said}"
+    );
+    drop(held);
+    drop(first);
+    assert_eq!(standby.node.changed_settings(), own);
+    assert!(!standby.node.whatif_pending());
 }

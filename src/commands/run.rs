@@ -119,8 +119,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     };
     let kind = spec.kind();
     let expected = announce_estimate(ctx, &spec, free);
-    let live =
-        experiment::lab::live_eta::LiveEta::new(spec.estimate().trials, spec.trial_weights());
+    let live = experiment::lab::live_eta::LiveEta::of(spec.estimate().trials, &spec);
     let handle = experiment::spawn(opened.target.clone(), spec, opts);
     let printer = ProgressPrinter::new(kind, expected, live);
     let code = follow(handle, printer, flags.format).await;

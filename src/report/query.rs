@@ -99,8 +99,31 @@ fn summary_grid(b: &QueryReport) -> Grid {
                 spill,
             ]);
         }
+        g.rows.extend(all_cancelled_rows(b, &u.name));
     }
     g
+}
+
+/// The Summary's rows for unit `name`'s combinations whose every read the standby cancelled:
+/// no value to show, worse than every other.
+fn all_cancelled_rows(b: &QueryReport, name: &str) -> Vec<Vec<String>> {
+    let Some(u) = b.unit_names().iter().position(|n| n == name) else {
+        return Vec::new();
+    };
+    b.all_cancelled(u)
+        .iter()
+        .map(|c| {
+            let mut row = vec![
+                name.to_string(),
+                b.combo_label(c.combo),
+                c.trials.to_string(),
+            ];
+            row.extend(["–", "–", "–"].map(String::from));
+            row.push(format!("worse: all {} reads cancelled", c.cancelled));
+            row.extend(["–", "–"].map(String::from));
+            row
+        })
+        .collect()
 }
 
 fn plans_grid(b: &QueryReport) -> Grid {

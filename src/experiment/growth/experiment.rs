@@ -56,6 +56,25 @@ impl Experiment for GrowthSpec {
         out
     }
 
+    /// A standby fault holds up every filled step for its `for` at each level that waits for
+    /// the standby (see [`crate::experiment::lab::eta::growth`]): time no count of versions
+    /// carries, shared by the step's designs.
+    fn trial_fixed_seconds(&self) -> Vec<f64> {
+        let per_step = crate::experiment::lab::eta::growth::fault_seconds_per_step(self);
+        if per_step <= 0.0 {
+            return Vec::new();
+        }
+        let filled = self.planned_steps(None);
+        let share = per_step / self.designs.len().max(1) as f64;
+        self.points()
+            .iter()
+            .flat_map(|p| {
+                let s = if filled.contains(p) { share } else { 0.0 };
+                self.designs.iter().map(move |_| s)
+            })
+            .collect()
+    }
+
     fn rules(&self) -> Rules {
         self.decision.rules_for(self.repeat)
     }

@@ -10,7 +10,7 @@
 //! paces seen. No past run that says anything: no estimate, and the caller says so.
 
 #[path = "eta_growth.rs"]
-mod growth;
+pub(crate) mod growth;
 
 use crate::experiment::ingest::{Method, SyncCommit};
 use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};

@@ -48,6 +48,12 @@ fn pace(r: &RunReport) -> Option<f64> {
 /// Seconds the fault holds the run up: its `for` beside the first write round of every filled
 /// step, for each combination whose `synchronous_commit` waits for the standby.
 pub(super) fn fault_seconds(s: &GrowthSpec) -> f64 {
+    fault_seconds_per_step(s) * s.planned_steps(None).len() as f64
+}
+
+/// Seconds the fault holds up one filled step: its `for` for each combination whose
+/// `synchronous_commit` waits for the standby.
+pub(crate) fn fault_seconds_per_step(s: &GrowthSpec) -> f64 {
     let Some(for_s) = s.fault.and_then(|f| f.for_s) else {
         return 0.0;
     };
@@ -61,7 +67,7 @@ pub(super) fn fault_seconds(s: &GrowthSpec) -> f64 {
             })
         })
         .count();
-    for_s * (s.planned_steps(None).len() * waiting) as f64
+    for_s * waiting as f64
 }
 
 #[cfg(test)]

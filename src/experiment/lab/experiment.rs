@@ -44,6 +44,11 @@ pub trait Experiment: Sized {
     fn trial_weights(&self) -> Vec<f64> {
         Vec::new()
     }
+    /// Seconds each trial spends beyond what its weight's pace says (a standby fault's `for`),
+    /// in trial order (empty: none).
+    fn trial_fixed_seconds(&self) -> Vec<f64> {
+        Vec::new()
+    }
     /// The confidence and smallest effect the run's verdicts use.
     fn rules(&self) -> Rules;
     /// The server settings the run sweeps (`--set`).

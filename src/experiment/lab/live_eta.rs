@@ -6,7 +6,10 @@
 //! take:
 //!
 //! 1. with the kind's trial weights (growth's steps fill ever more rows): its weight at the
-//!    seconds per weight the finished trials ran at;
+//!    seconds per weight the finished trials ran at, plus the seconds it spends beyond its
+//!    weight (growth's standby fault holds each filled step up for its `for`, however few rows
+//!    the step adds), which are taken out of the finished trials' time before the pace is
+//!    read — else a fault at the first, smallest step would make the pace far too high;
 //! 2. else, once a label came round again (the first round is complete: the rounds repeat the
 //!    same combinations, in a rotating order), each label's trials still to come at the mean
 //!    of its finished ones;
@@ -52,6 +55,8 @@ pub struct LiveEta {
     total: usize,
     /// One per planned trial, or empty: no prior on how trials differ.
     weights: Vec<f64>,
+    /// Seconds each planned trial spends beyond its weight's pace, or empty: none.
+    fixed: Vec<f64>,
     /// Trials seen starting, in order.
     started: Vec<Started>,
     /// The last trial seen is finished (a result came, or the run left it).
@@ -66,6 +71,15 @@ impl LiveEta {
             total,
             weights,
             ..LiveEta::default()
+        }
+    }
+
+    /// The estimate for a run of `spec` planning `total` trials: its trial weights and the
+    /// seconds its trials spend beyond them.
+    pub fn of(total: usize, spec: &super::spec::ExperimentSpec) -> LiveEta {
+        LiveEta {
+            fixed: spec.trial_fixed_seconds(),
+            ..LiveEta::new(total, spec.trial_weights())
         }
     }
 
@@ -235,16 +249,23 @@ impl LiveEta {
         })
     }
 
-    /// Weight × the seconds per weight of the finished trials.
+    /// Weight × the seconds per weight of the finished trials (their fixed seconds taken
+    /// out), plus the trial's own fixed seconds.
     fn by_weight(&self, index: usize, finished: &[(usize, &str, f64)]) -> Option<f64> {
         let w = |i: usize| self.weights.get(i.checked_sub(1)?).copied();
+        let fixed = |i: usize| {
+            i.checked_sub(1)
+                .and_then(|i| self.fixed.get(i))
+                .copied()
+                .unwrap_or(0.0)
+        };
         let all: f64 = self.weights.iter().sum();
         let done_w: f64 = finished.iter().filter_map(|f| w(f.0)).sum();
-        let done_s: f64 = finished.iter().map(|f| f.2).sum();
+        let done_s: f64 = finished.iter().map(|f| (f.2 - fixed(f.0)).max(0.0)).sum();
         if all <= 0.0 || done_w / all < MIN_DONE_SHARE || done_w <= 0.0 {
             return None;
         }
-        Some(w(index)? * done_s / done_w)
+        Some(w(index)? * done_s / done_w + fixed(index))
     }
 
     /// The mean of a label's finished trials, its first left out once there are others: the
@@ -394,6 +415,50 @@ mod tests {
         eta.trial(Some(&trial(3, 5, "s3")), None, at(t0, t));
         let left = eta.remaining(at(t0, t)).unwrap();
         assert!((left - 28.0).abs() < 1e-6, "{left}");
+    }
+
+    #[test]
+    fn a_standby_faults_seconds_are_not_spread_over_the_versions() {
+        // Growth: 1 + 2 + 4 + 8 + 16 versions at 1 s each, and a fault holding every step up
+        // 30 s; the first trial (1 version) took 31 s.
+        let weights = vec![1.0, 2.0, 4.0, 8.0, 16.0];
+        let t0 = Instant::now();
+        let mut eta = LiveEta::new(5, weights.clone());
+        eta.fixed = vec![30.0; 5];
+        eta.trial(Some(&trial(1, 5, "s1")), None, at(t0, 0.0));
+        eta.trial(Some(&trial(2, 5, "s2")), None, at(t0, 31.0));
+        // Trial 2 has just begun: 2+4+8+16 = 30 s of versions and 4 faults of 30 s to go.
+        let left = eta.remaining(at(t0, 31.0)).unwrap();
+        assert!((left - 150.0).abs() < 1e-6, "{left}");
+        // Without the fault known, the 31 s of the first version set the pace: 31 s a
+        // version, 930 s for the 30 to come.
+        let mut blind = LiveEta::new(5, weights);
+        blind.trial(Some(&trial(1, 5, "s1")), None, at(t0, 0.0));
+        blind.trial(Some(&trial(2, 5, "s2")), None, at(t0, 31.0));
+        let left = blind.remaining(at(t0, 31.0)).unwrap();
+        assert!((left - 930.0).abs() < 1e-6, "{left}");
+    }
+
+    #[test]
+    fn a_growth_specs_fault_gives_each_filled_step_its_for() {
+        let mut p = crate::experiment::lab::spec::ExperimentKind::Growth.defaults();
+        for (k, v) in [
+            ("steps", "0,10,100"),
+            ("design", "snapshot,ranges"),
+            ("target-rows", "1e9"),
+            ("sync-commit", "local,on"),
+            ("standby-fault", "stop-at=0s,for=4s"),
+        ] {
+            p.insert(k.into(), v.into());
+        }
+        let spec = crate::experiment::lab::spec::ExperimentKind::Growth
+            .parse_spec(&p)
+            .unwrap();
+        // One level of two waits: 4 s a filled step, 2 s for each of its two designs; the
+        // projected point (the target rows) runs no fault.
+        let eta = LiveEta::of(8, &spec);
+        assert_eq!(eta.fixed, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0]);
+        assert_eq!(eta.weights.len(), 8);
     }
 
     #[test]

@@ -165,6 +165,12 @@ impl ExperimentSpec {
         each_kind!(self, s => s.trial_weights())
     }
 
+    /// Seconds each trial spends beyond what its weight's pace says, in trial order (empty:
+    /// none): growth's standby fault holds every filled step up for its `for`.
+    pub fn trial_fixed_seconds(&self) -> Vec<f64> {
+        each_kind!(self, s => s.trial_fixed_seconds())
+    }
+
     /// The server settings the run sweeps (`--set`).
     pub fn settings(&self) -> &super::whatif::SettingsSweep {
         each_kind!(self, s => s.settings())

@@ -17,6 +17,7 @@
 //! every trial. Statements that would end or change pglab's transaction are refused
 //! everywhere.
 
+pub mod all_cancelled;
 pub mod batch;
 pub mod belts;
 pub mod bench;
@@ -27,6 +28,7 @@ pub mod exec;
 mod experiment;
 pub mod expr;
 mod fields;
+pub mod free_slots;
 pub mod guard;
 pub mod indexes;
 pub mod loadgen;

@@ -208,7 +208,9 @@ impl QuerySpec {
             ));
         }
         errors.extend(super::standby_reads::spec::problems(self));
-        if self.fault.is_some() && !self.throughput() {
+        // On a standby the fault is refused as such (see standby_reads::spec::problems).
+        if self.on_standby.is_some() {
+        } else if self.fault.is_some() && !self.throughput() {
             errors.push((
                 "standby-fault".into(),
                 "a standby fault runs beside throughput trials: give --clients (or a --script)"

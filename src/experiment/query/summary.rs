@@ -25,6 +25,10 @@ pub struct UnitSummary {
     pub finding: Finding,
     /// The combination of each of `finding.settings`, in order.
     pub combos: Vec<usize>,
+    /// Combinations left out of the verdicts because the standby cancelled every read (see
+    /// [`super::all_cancelled`]): worse than every one in `combos`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub all_cancelled: Vec<usize>,
 }
 
 impl UnitSummary {
@@ -98,13 +102,15 @@ impl QueryReport {
     }
 
     /// Unit `u`'s sweep: every combination with trials, cheapest first, and the
-    /// combinations they stand for.
+    /// combinations they stand for. Combinations whose every read the standby cancelled are
+    /// not in it (said apart, see [`super::all_cancelled`]).
     pub fn sweep_of(&self, u: usize) -> (Vec<SettingTrials>, Vec<usize>) {
         let mut trials = Vec::new();
         let mut combos = Vec::new();
+        let cancelled: Vec<usize> = self.all_cancelled(u).iter().map(|c| c.combo).collect();
         for c in &self.combos {
             let values = self.values(u, c.combo);
-            if values.is_empty() {
+            if values.is_empty() || cancelled.contains(&c.combo) {
                 continue;
             }
             trials.push(SettingTrials {
@@ -172,6 +178,51 @@ impl QueryReport {
         out
     }
 
+    /// Unit `u`'s verdicts, its noisy combinations, and the combinations whose every read the
+    /// standby cancelled, into `s`.
+    fn summarize_unit(
+        &self,
+        u: usize,
+        name: String,
+        (rules, fmt): (&crate::measure::rules::Rules, &dyn Fn(f64) -> String),
+        s: &mut QuerySummary,
+    ) {
+        let (trials, combos) = self.sweep_of(u);
+        let cancelled = self.all_cancelled(u);
+        let finished: Vec<String> = trials.iter().map(|t| t.label.clone()).collect();
+        let said: Vec<String> = cancelled
+            .iter()
+            .map(|c| self.all_cancelled_sentence(&name, c, &finished))
+            .collect();
+        if trials.is_empty() {
+            s.findings.extend(said);
+            return;
+        }
+        for t in &trials {
+            if let Some(x) = Summary::of(&t.values).filter(|x| x.is_noisy()) {
+                s.confounders.push(format!(
+                    "{name} at {}: repeats spread {:.0}% (noisy)",
+                    t.label,
+                    x.spread() * 100.0
+                ));
+            }
+        }
+        let finding = decide(&trials, self.better(), rules);
+        // One combination finished beside cancelled ones: "nothing to compare" would mislead,
+        // what they say is the comparison.
+        if said.is_empty() || trials.len() > 1 {
+            s.findings
+                .push(format!("{name}: {}", finding.sentence_with(fmt)));
+        }
+        s.findings.extend(said);
+        s.units.push(UnitSummary {
+            name,
+            finding,
+            combos,
+            all_cancelled: cancelled.iter().map(|c| c.combo).collect(),
+        });
+    }
+
     /// Recompute the summary from what ran (also for partial, cancelled runs).
     pub fn summarize(&mut self, extra_confounders: &[String]) {
         let rules = self.params.decision.rules_for(self.params.repeat);
@@ -186,27 +237,7 @@ impl QueryReport {
             ..QuerySummary::default()
         };
         for (u, name) in self.unit_names().into_iter().enumerate() {
-            let (trials, combos) = self.sweep_of(u);
-            if trials.is_empty() {
-                continue;
-            }
-            for t in &trials {
-                if Summary::of(&t.values).is_some_and(|x| x.is_noisy()) {
-                    s.confounders.push(format!(
-                        "{name} at {}: repeats spread {:.0}% (noisy)",
-                        t.label,
-                        Summary::of(&t.values).map_or(0.0, |x| x.spread() * 100.0)
-                    ));
-                }
-            }
-            let finding = decide(&trials, better, &rules);
-            s.findings
-                .push(format!("{name}: {}", finding.sentence_with(fmt)));
-            s.units.push(UnitSummary {
-                name,
-                finding,
-                combos,
-            });
+            self.summarize_unit(u, name, (&rules, fmt), &mut s);
         }
         s.findings.extend(self.scaling(&rules, fmt));
         s.findings

@@ -356,14 +356,10 @@ pub async fn trial(
     tref: &TrialRef,
 ) -> Result<Throughput, RunError> {
     let n = clients as usize;
-    if let Some(free) = ctx.server.free_connection_slots()
-        && (n as i64 + 2) > free
-    {
-        return Err(RunError::failed(format!(
-            "{n} clients need {} connections but the server has only {} free: use fewer clients or raise max_connections",
-            n + 2,
-            free.max(0)
-        )));
+    if let Some(why) = ctx.server.free_connection_slots().and_then(|free| {
+        super::free_slots::short(n, n + 2, free, super::free_slots::Server::Target)
+    }) {
+        return Err(RunError::Failed(why));
     }
     let work = workload(ctx, spec, mode, ctx.target.libpq_conninfo(), false);
     let control = match fault {

@@ -128,7 +128,7 @@ impl RunState {
             phase: "starting".into(),
             rules: spec.rules(),
             weights: spec.trial_weights(),
-            live: crate::experiment::lab::live_eta::LiveEta::new(c.trials, spec.trial_weights()),
+            live: crate::experiment::lab::live_eta::LiveEta::of(c.trials, spec),
             view,
             scroll: Scroll::new(view),
             ..RunState::default()

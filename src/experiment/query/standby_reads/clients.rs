@@ -11,6 +11,7 @@ use super::reader::{self, Reads};
 use super::trial::Setup;
 use crate::experiment::lab::event::TrialRef;
 use crate::experiment::lab::{RunCtx, RunError};
+use crate::experiment::query::free_slots::{self, Server};
 use crate::experiment::query::guard::TxMode;
 use crate::experiment::query::throughput::{self, Throughput};
 use crate::experiment::query::{Latency, QuerySpec};
@@ -97,6 +98,7 @@ pub async fn read(
         let r = reader::read_until(ctx, target, &setup.statements, until, setup.flush).await?;
         return Ok(Got::Reads(r));
     };
+    fits(ctx, setup, n).await?;
     let work = throughput::workload(ctx, &c.spec, c.mode, target.libpq_conninfo(), true);
     let seconds = setup.duration.as_secs_f64();
     let t = throughput::alone(ctx, work, n as usize, (seconds, tref))
@@ -106,4 +108,22 @@ pub async fn read(
             other => other,
         })?;
     Ok(Got::Clients(n, Box::new(t)))
+}
+
+/// Refused with a sentence when the standby has fewer free connection slots than `n` clients
+/// need: it is the standby they connect to, whatever the primary has free.
+async fn fits(ctx: &RunCtx, setup: &Setup, n: u32) -> Result<(), RunError> {
+    let name = setup.node.name();
+    let c = setup
+        .node
+        .target
+        .connect()
+        .await
+        .map_err(|e| RunError::Failed(format!("{name}: {e}")))?;
+    let free = free_slots::free_on(&c).await.map_err(|e| ctx.error(e))?;
+    drop(c);
+    match free_slots::short(n as usize, n as usize, free, Server::Standby(&name)) {
+        Some(why) => Err(RunError::Failed(why)),
+        None => Ok(()),
+    }
 }

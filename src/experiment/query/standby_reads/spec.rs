@@ -136,6 +136,12 @@ pub fn problems(spec: &super::super::QuerySpec) -> Vec<(String, String)> {
     if spec.writes == Writes::Rollback {
         no("writes", "a standby takes no writes, not even rolled back");
     }
+    if spec.fault.is_some() {
+        no(
+            "standby-fault",
+            "a standby fault is not run beside reads on a standby (not built: the run would leave it out and measure the reads as if no fault had been asked); measure what the fault does to the primary's commits in a run without --on-standby (--clients, --sync-commit local,on, --standby-fault …), and the reads on the standby in a run of their own",
+        );
+    }
     if spec.repeat.is_auto() {
         no(
             "repeat",
@@ -221,6 +227,35 @@ mod tests {
         assert!(said.contains("create the index in --setup"), "{said}");
         assert!(!said.contains("clients"), "clients are taken: {said}");
         assert!(said.contains("auto is not taken yet"), "{said}");
+        // A fault beside the reads is refused as such, whatever else is given.
+        let fault = |more: &[(&str, &str)]| {
+            let mut p: ParamText = [
+                ("sql", "SELECT 1"),
+                ("on-standby", "1"),
+                ("standby-fault", "stop-at=1s,for=1s"),
+            ]
+            .iter()
+            .chain(more)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+            p.insert("duration".into(), "3s".into());
+            crate::experiment::ExperimentKind::Query
+                .parse_spec(&p)
+                .unwrap_err()
+        };
+        for e in [
+            fault(&[]),
+            fault(&[("clients", "2"), ("sync-commit", "local,on")]),
+        ] {
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert_eq!(e[0].0, "standby-fault");
+            assert!(
+                e[0].1.starts_with(
+                    "with --on-standby: a standby fault is not run beside reads on a standby"
+                ) && e[0].1.contains("in a run without --on-standby"),
+                "{e:?}"
+            );
+        }
         let ok = crate::experiment::query::test_spec(&[("sql", "SELECT 1"), ("on-standby", "1")]);
         assert_eq!(ok.on_standby.map(|r| r.standby), Some(1));
         assert!(problems(&crate::experiment::query::test_spec(&[("sql", "SELECT 1")])).is_empty());
