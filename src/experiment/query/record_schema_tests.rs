@@ -161,18 +161,28 @@ fn fill_the_rest(r: &mut QueryReport) {
 
 /// A swept throughput run's query record, every field present.
 pub fn full_record() -> RunReport {
-    let spec = test_spec(&[
+    let base = [
         ("sql", "INSERT INTO t VALUES (1)"),
         ("setup", "CREATE TABLE t (id int)"),
         ("clients", "2"),
         ("duration", "3s"),
         ("sync-commit", "local,on"),
-        ("standby-fault", "stop-at=1s,for=1s"),
-        ("on-standby", "1"),
-        ("churn", "5k"),
-        ("churn-vacuum", "500ms"),
-    ]);
-    let mut spec = spec;
+    ];
+    let mut spec = test_spec(
+        &[
+            &base[..],
+            &[
+                ("on-standby", "1"),
+                ("churn", "5k"),
+                ("churn-vacuum", "500ms"),
+            ],
+        ]
+        .concat(),
+    );
+    // A fault beside reads on a standby is refused, so no one run writes both: the fault's
+    // fields come from a run on the primary, and one record still holds every field.
+    spec.fault = test_spec(&[&base[..], &[("standby-fault", "stop-at=1s,for=1s")]].concat()).fault;
+    assert!(spec.fault.is_some());
     // What a statement `pglab capture` wrote carries besides its text.
     let s = &mut spec.statements[0];
     s.weight = Some(2);
