@@ -215,3 +215,14 @@ fn every_field_a_throughput_run_with_a_standby_writes_is_in_the_schema() {
     assert!(!q.summary.units.is_empty(), "{:?}", q.summary);
     assert_fits(SCHEMA, &r);
 }
+
+#[test]
+fn a_combination_whose_every_read_was_cancelled_is_in_the_schema() {
+    let mut r = full_record();
+    let ReportBody::Query(q) = &mut r.body else {
+        unreachable!()
+    };
+    // As a run on a standby writes it when the standby cancelled every read of a combination.
+    q.summary.units[0].all_cancelled = vec![1];
+    assert_fits(SCHEMA, &r);
+}
