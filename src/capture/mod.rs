@@ -129,13 +129,22 @@ pub async fn capture(
 ) -> Result<Capture, String> {
     let started = Instant::now();
     let (version, server_version, database) = prepare(client).await?;
-    // The session's setup, the version, the extension's schema and its statements.
+    // The session's setup, the version, the extension's schema and its statements (read
+    // after the sample).
     let mut queries = 5;
     let mut cap = Capture {
         database,
         server_version,
         ..Capture::default()
     };
+    let sampled = if spec.sample.is_zero() {
+        activity::Sampled::default()
+    } else {
+        activity::sample(client, version, spec.sample, stop, progress).await?
+    };
+    queries += sampled.samples;
+    // Read after the sample, so production's figures cover it too; without the extension a
+    // sample is all there is to go on.
     let stats = statements::read(client, version)
         .await
         .map(Some)
@@ -146,23 +155,6 @@ pub async fn capture(
             statements::ENABLE
         ));
     }
-    let sampled = if spec.sample.is_zero() {
-        activity::Sampled::default()
-    } else {
-        activity::sample(client, version, spec.sample, stop, progress).await?
-    };
-    queries += sampled.samples;
-    // Read again after a sample, so production's figures cover it too (the first read said
-    // whether the extension is there before sampling).
-    let stats = match stats {
-        Some(_) if !spec.sample.is_zero() => {
-            queries += 2;
-            Some(statements::read(client, version).await.map_err(|e| {
-                e.unwrap_or_else(|| "pg_stat_statements went away during the sample".into())
-            })?)
-        }
-        s => s,
-    };
     (cap.samples, cap.executions_seen, cap.sample_seconds) =
         (sampled.samples, sampled.executions.len(), sampled.seconds);
     let chosen = match &stats {
