@@ -13,19 +13,23 @@
 #      — unpinned, where the scheduler put the two decided a round's ratio (0.6–1.5), not the
 #      clocks. Across cores both tools cross every time, as a client on its own host does, and
 #      pglab's other threads share the client's core, not the backend's.
-#   2. throughput: `run query --script` against `pgbench -n -f` running the same script
-#      (simple protocol, pgbench's default and pglab's) with the same clients, 1, 4 and 16,
-#      for TPS_SECONDS each, order rotating round by round: transactions/s ratio (goal
-#      ≥ 0.95) and client CPU per transaction — pglab's whole process (setup, EXPLAIN and all)
-#      against pgbench's whole process, both from /usr/bin/time (goal ≤ 1.25×); pglab's
-#      recorded `client_cpu_s` (the trial's window) is shown beside it.
+#   2. throughput: `run query --script --protocol M` against `pgbench -n -M M -f` running the
+#      same script, for each of pgbench's three modes M (simple, extended, prepared; MODES)
+#      and 1, 4 and 16 clients, TPS_SECONDS each, in interleaved rounds (the round the outer
+#      loop, the tools' order alternating inside it), both tools' clients pinned to
+#      CLIENT_CPUS (taskset, as benches/capture.sh): transactions/s ratio (goal ≥ 0.95) and
+#      client CPU per transaction — pglab's whole process (setup, EXPLAIN and all) against
+#      pgbench's whole process, both from /usr/bin/time (goal ≤ 1.25×); pglab's recorded
+#      `client_cpu_s` (the trial's window) is shown beside it. The load average is printed
+#      before, after and on every round's line; the cells end as a Markdown table.
 #   Each round also runs the reference tool a second time (psql, pgbench): the A/A ratio of
 #   the two is the noise floor — how far apart two runs of the same tool land in a round on
 #   this machine; a pglab ratio within that spread is as close as the machine can tell.
 #   3. the three presets' findings as pglab prints them (PRESETS=0 skips).
 # Usage: bash benches/query.sh
 #   (FID_ROUNDS=21 FID_REPEAT=5 FID_REPEAT_FAST=100 TPS_ROUNDS=7 TPS_SECONDS=5 CLIENTS="1 4 16"
-#    PRESETS=1; PARTS="1 2 3" picks parts)
+#    MODES="simple extended prepared" CLIENT_CPUS=<last cpu>|all PRESETS=1 PGLAB_BIN=;
+#    PARTS="1 2 3" picks parts)
 # Each preset's whole output is kept in $PGLAB_DATA_DIR/preset-NAME.txt.
 # Needs: cargo, psql, pgbench, python3, /usr/bin/time. Uses its own data dir and sandbox.
 set -euo pipefail
@@ -37,14 +41,21 @@ FID_PIN_CPU=${FID_PIN_CPU-$( (( $(nproc) > 1 )) && echo 0:1 || echo 0)}
 TPS_ROUNDS=${TPS_ROUNDS:-7}
 TPS_SECONDS=${TPS_SECONDS:-5}
 CLIENTS=${CLIENTS:-"1 4 16"}
+MODES=${MODES:-"simple extended prepared"}
 PRESETS=${PRESETS:-1}
 PARTS=${PARTS:-"1 2 3"}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
-for tool in cargo psql pgbench python3 /usr/bin/time; do
+for tool in cargo psql pgbench python3 /usr/bin/time taskset; do
   command -v "$tool" >/dev/null || { echo "query.sh needs $tool" >&2; exit 1; }
 done
-cargo build --release -q
-BIN=$PWD/target/release/pglab
+# PGLAB_BIN=/path/to/pglab runs that binary instead of building a release one (a figure from
+# anything but a release build says nothing of pglab's speed: label it so).
+if [ -n "${PGLAB_BIN:-}" ]; then
+  BIN=$PGLAB_BIN
+else
+  cargo build --release -q
+  BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/pglab
+fi
 unset PGHOST PGPORT PGDATABASE PGUSER
 export PGLAB_DATA_DIR=${PGLAB_DATA_DIR:-$(mktemp -d /tmp/pglab-qbench.XXXXXX)}
 mkdir -p "$PGLAB_DATA_DIR"
@@ -129,51 +140,76 @@ if part 1; then
 fi
 
 if part 2; then
-  echo "== 2. throughput: run query --script vs pgbench -f (${TPS_SECONDS} s each, $TPS_ROUNDS rotating rounds)"
+  echo "== 2. throughput: run query --script --protocol M vs pgbench -M M -f, M = $MODES (${TPS_SECONDS} s each, $TPS_ROUNDS interleaved rounds)"
+  echo "   load average before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
   cat >"$tmp/select.sql" <<'EOF'
 \set aid random(1, 100000)
 SELECT abalance FROM bench.accounts WHERE aid = :aid;
 EOF
   cores=$(nproc)
-  pglab_tps() { # clients -> "tps recorded_cpu_s transactions process_cpu_s"
-    /usr/bin/time -f '%U %S' -o "$tmp/time" "$BIN" run query --script "$tmp/select.sql" --clients "$1" \
-        --duration "${TPS_SECONDS}s" --repeat 1 --no-history --format json 2>/dev/null >"$tmp/out.json"
+  # Both tools' clients on CLIENT_CPUS (taskset -c; by default the last CPU when there are two
+  # or more; CLIENT_CPUS=all leaves them to the scheduler), as benches/capture.sh pins them:
+  # left to it, where the clients and the backends land decides a round more than the tool.
+  CLIENT_CPUS=${CLIENT_CPUS-$(( cores > 1 ? cores - 1 : 0 ))}
+  PIN=()
+  [[ "$CLIENT_CPUS" != all && "$cores" -gt 1 ]] && PIN=(taskset -c "$CLIENT_CPUS")
+  if (( ${#PIN[@]} )); then echo "   the clients of both tools on CPU $CLIENT_CPUS (taskset -c)"
+  else echo "   the clients of both tools left to the scheduler"; fi
+  pglab_tps() { # clients mode -> "tps recorded_cpu_s transactions process_cpu_s"
+    ${PIN[@]+"${PIN[@]}"} /usr/bin/time -f '%U %S' -o "$tmp/time" "$BIN" run query --script "$tmp/select.sql" \
+        --clients "$1" --protocol "$2" --duration "${TPS_SECONDS}s" --repeat 1 --no-history --format json \
+        2>/dev/null >"$tmp/out.json"
     local t=$(json 'r["trials"][0]["tps"], r["trials"][0]["client_cpu_s"], r["trials"][0]["transactions"]' <"$tmp/out.json" | tr -d '(),')
     echo "$t $(awk '{print $1 + $2}' "$tmp/time")"
   }
-  pgbench_tps() { # clients -> "tps transactions process_cpu_s"
+  pgbench_tps() { # clients mode -> "tps transactions process_cpu_s"
     local j=$(( $1 < cores ? $1 : cores ))
-    /usr/bin/time -f '%U %S' -o "$tmp/time" pgbench -n -f "$tmp/select.sql" -c "$1" -j "$j" -T "$TPS_SECONDS" \
-        "${CONN[@]}" pglab >"$tmp/pgb.txt" 2>&1
+    ${PIN[@]+"${PIN[@]}"} /usr/bin/time -f '%U %S' -o "$tmp/time" pgbench -n -M "$2" -f "$tmp/select.sql" -c "$1" -j "$j" \
+        -T "$TPS_SECONDS" "${CONN[@]}" pglab >"$tmp/pgb.txt" 2>&1
     local tps=$(awk '/^tps = / {print $3; exit}' "$tmp/pgb.txt")
     local tx=$(awk '/number of transactions actually processed/ {print $NF; exit}' "$tmp/pgb.txt")
     echo "$tps ${tx%%/*} $(awk '{print $1 + $2}' "$tmp/time")"
   }
-  for c in $CLIENTS; do
-    r_tps=(); r_proc=(); p_tps=(); b_tps=(); u_rec=(); u_proc=(); u_pgb=(); a_tps=(); a_proc=()
-    for r in $(seq "$TPS_ROUNDS"); do
-      if (( r % 2 )); then P=$(pglab_tps "$c"); B=$(pgbench_tps "$c"); B2=$(pgbench_tps "$c")
-      else B2=$(pgbench_tps "$c"); B=$(pgbench_tps "$c"); P=$(pglab_tps "$c"); fi
-      read -r ptps prec ptx pproc <<<"$P"
-      read -r btps btx bproc <<<"$B"
-      read -r b2tps b2tx b2proc <<<"$B2"
-      a_tps+=("$(ratio "$b2tps" "$btps")")
-      a_proc+=("$(awk -v a="$b2proc" -v n="$b2tx" -v b="$bproc" -v m="$btx" 'BEGIN {printf "%.3f", (a / n) / (b / m)}')")
-      p_tps+=("$ptps"); b_tps+=("$btps")
-      r_tps+=("$(ratio "$ptps" "$btps")")
-      rec_us=$(awk -v a="$prec" -v n="$ptx" 'BEGIN {printf "%.2f", a / n * 1e6}')
-      proc_us=$(awk -v a="$pproc" -v n="$ptx" 'BEGIN {printf "%.2f", a / n * 1e6}')
-      pgb_us=$(awk -v a="$bproc" -v n="$btx" 'BEGIN {printf "%.2f", a / n * 1e6}')
-      u_rec+=("$rec_us"); u_proc+=("$proc_us"); u_pgb+=("$pgb_us")
-      r_proc+=("$(ratio "$proc_us" "$pgb_us")")
-      echo "   $c clients, round $r: pglab $ptps tps ($ptx tx, CPU rec ${prec}s proc ${pproc}s) · pgbench $btps tps ($btx tx, CPU ${bproc}s)" >&2
+  per_tx() { awk -v a="$1" -v n="$2" 'BEGIN {printf "%.2f", a / n * 1e6}'; }
+  # Per cell (clients/mode), space-separated over the rounds. Rounds are the outer loop, so a
+  # drift of the machine spreads over every cell alike; inside a round the order of the two
+  # tools alternates, and pgbench runs twice (the A/A noise floor).
+  declare -A R_TPS R_CPU P_TPS B_TPS U_PROC U_REC U_PGB A_TPS A_CPU
+  for r in $(seq "$TPS_ROUNDS"); do
+    for c in $CLIENTS; do
+      for m in $MODES; do
+        k="$c/$m"
+        if (( r % 2 )); then P=$(pglab_tps "$c" "$m"); B=$(pgbench_tps "$c" "$m"); B2=$(pgbench_tps "$c" "$m")
+        else B2=$(pgbench_tps "$c" "$m"); B=$(pgbench_tps "$c" "$m"); P=$(pglab_tps "$c" "$m"); fi
+        read -r ptps prec ptx pproc <<<"$P"
+        read -r btps btx bproc <<<"$B"
+        read -r b2tps b2tx b2proc <<<"$B2"
+        proc_us=$(per_tx "$pproc" "$ptx"); pgb_us=$(per_tx "$bproc" "$btx")
+        R_TPS[$k]+=" $(ratio "$ptps" "$btps")"; R_CPU[$k]+=" $(ratio "$proc_us" "$pgb_us")"
+        P_TPS[$k]+=" $ptps"; B_TPS[$k]+=" $btps"
+        U_PROC[$k]+=" $proc_us"; U_REC[$k]+=" $(per_tx "$prec" "$ptx")"; U_PGB[$k]+=" $pgb_us"
+        A_TPS[$k]+=" $(ratio "$b2tps" "$btps")"
+        A_CPU[$k]+=" $(ratio "$(per_tx "$b2proc" "$b2tx")" "$pgb_us")"
+        echo "   round $r, $c clients, -M $m: pglab $ptps tps ($ptx tx, CPU ${pproc}s) · pgbench $btps and $b2tps tps ($btx tx, CPU ${bproc}s) · load $(cut -d' ' -f1 /proc/loadavg)" >&2
+      done
     done
-    med() { printf '%s\n' "$@" | median; }
-    printf '%s clients: pglab %.0f tx/s, pgbench %.0f tx/s; CPU per tx pglab %s µs (trial window %s), pgbench %s µs\n' \
-      "$c" "$(med "${p_tps[@]}")" "$(med "${b_tps[@]}")" "$(med "${u_proc[@]}")" "$(med "${u_rec[@]}")" "$(med "${u_pgb[@]}")"
-    printf '   tx/s ratio (≥ 0.95)       %s\n   CPU/tx ratio (≤ 1.25)     %s\n   A/A pgbench again/pgbench: tx/s %s · CPU/tx %s\n   per round: tx/s %s · CPU %s\n' \
-      "$(ci "${r_tps[@]}")" "$(ci "${r_proc[@]}")" "$(ci "${a_tps[@]}")" "$(ci "${a_proc[@]}")" "${r_tps[*]}" "${r_proc[*]}"
   done
+  echo "   load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  med() { printf '%s\n' $1 | median; }
+  echo
+  echo "| clients | -M | pglab tx/s | pgbench tx/s | tx/s pglab/pgbench (≥ 0.95) | A/A pgbench/pgbench | client CPU µs/tx pglab (trial window) · pgbench | CPU/tx pglab/pgbench (≤ 1.25) | A/A CPU/tx |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  for c in $CLIENTS; do
+    for m in $MODES; do
+      k="$c/$m"
+      # shellcheck disable=SC2086
+      printf '| %s | %s | %.0f | %.0f | %s | %s | %s (%s) · %s | %s | %s |\n' "$c" "$m" \
+        "$(med "${P_TPS[$k]}")" "$(med "${B_TPS[$k]}")" "$(ci ${R_TPS[$k]})" "$(ci ${A_TPS[$k]})" \
+        "$(med "${U_PROC[$k]}")" "$(med "${U_REC[$k]}")" "$(med "${U_PGB[$k]}")" "$(ci ${R_CPU[$k]})" \
+        "$(ci ${A_CPU[$k]})"
+    done
+  done
+  echo
 fi
 
 if [ "$PRESETS" = 1 ] && part 3; then

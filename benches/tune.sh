@@ -10,8 +10,16 @@
 #      with the verdict core's words, the three pairs held together (benches/tune_compare.rs);
 #   3. wall time against the budget over BUDGET_RUNS more tunes of the ingest workload (with
 #      the two tunes of part 1: five runs).
+#   4. (PLANS=1, issue 54) plans before passes, instead of 1–3: on query workloads whose passes
+#      take 10–30 s with a gain planted where only the plans show it (benches/tune_plans/: spill
+#      — a hash aggregate that spills in batches at the default work_mem; flat — nothing to
+#      gain), a tune within PLANS_BUDGET each: its design, passes,
+#      configurations, warm-ups and restarts (from its report), then the tuned set against the
+#      defaults and pgtune's values in ROUNDS interleaved rounds as in part 2. The load average
+#      is printed before and after every step (the host is shared).
 # Usage: bash benches/tune.sh   (BUDGET=15min ROUNDS=5 ROWS=2M BUDGET_RUNS="45s 60s 90s"
 #                                WORKLOADS="ingest work-mem-spill")
+#        PLANS=1 bash benches/tune.sh   (PLANS_BUDGET=8min PLAN_WORKLOADS="spill flat")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=${BUDGET:-15min}
@@ -57,6 +65,32 @@ pace = re.search(r"Pace: ([^ ]+ [^ ]+)(?: of timed work)? per pass", text)
 print(f"budget {budget}: wall {t1 - t0:.1f} s, over by {t1 - t0 - b:+.1f} s; one pass (slowest recent) {pace.group(1) if pace else '?'}")
 PY
 }
+
+load() { echo "load: $(cut -d' ' -f1-3 /proc/loadavg) ($1)"; }
+
+if [ "${PLANS:-0}" = 1 ]; then
+  QUERY_AUTO=work_mem,hash_mem_multiplier,random_page_cost,effective_cache_size,jit,max_parallel_workers_per_gather,effective_io_concurrency,shared_buffers
+  for w in ${PLAN_WORKLOADS:-spill flat}; do
+    W_NAME=benches/tune_plans/$w.sql
+    W_SETTINGS=auto
+    W_PARAMS=(setup=@benches/tune_plans/setup.sql)
+    flags=(--param "setup=@benches/tune_plans/setup.sql")
+    echo "== 4. plans before passes: $w, budget ${PLANS_BUDGET:-8min} (files in $out)"
+    load "before the tune"
+    tune "${PLANS_BUDGET:-8min}" "$out/plans-$w.sql"
+    load "after the tune"
+    grep -E '^(Search|Warm-ups|Design|- )' "$out/plans-$w.md" || true
+    sed -n '/^## Plans/,/^Design/p' "$out/plans-$w.md" | grep -E '^\|' || true
+    grep -E '^(ALTER|-- no change|--   verdict)' "$out/plans-$w.sql" || true
+    echo
+    echo "== 4. $w: tuned vs defaults vs pgtune, $ROUNDS interleaved rounds"
+    load "before the rounds"
+    cargo bench -q --profile dev --bench tune_compare -- "$out/plans-$w.sql" "$ROUNDS" "$QUERY_AUTO" "$W_NAME" "${W_PARAMS[@]}"
+    load "after the rounds"
+    echo
+  done
+  exit 0
+fi
 
 for w in $WORKLOADS; do
   workload "$w"

@@ -1,28 +1,22 @@
 //! pglab: a terminal tuning lab for PostgreSQL.
 //!
-//! The engine (`server`, `host`, `experiment`, `import`, `measure`, `preset`, `history`,
-//! `report`, `paths`) never touches the terminal nor the command line; `tui` is the only module that
-//! knows the terminal, `cli` the only one that knows clap. The two front ends, `tui` and
-//! `commands` (headless), share `session` and consume the same experiment event stream;
-//! neither imports the other. `.ci/layering` checks these rules.
+//! The layers are the workspace's crates (docs/architecture.md), so the compiler keeps the
+//! layering: the engine (`pglab-engine` and the crates under it) names neither the terminal nor
+//! the command line; `pglab-tui` is the only crate that knows the terminal; `pglab-session`
+//! holds what both front ends share. This package is the binary with its headless front end
+//! (`commands`); the library re-exports every layer under the module name tests, benches and
+//! the commands use (`pglab::experiment`, `pglab::tui`, …).
 
-pub mod capture;
-pub mod cli;
-pub mod cli_sandbox;
-pub mod closed_stdout;
 pub mod commands;
-pub mod experiment;
-pub mod fault;
-pub mod history;
-pub mod host;
-pub mod import;
-pub mod measure;
-pub mod outputs;
-pub mod paths;
-pub mod preset;
-pub mod report;
-pub mod server;
-pub mod session;
-pub mod sql;
-pub mod tui;
-pub mod tune;
+
+pub use pglab_capture as capture;
+pub use pglab_capture::verify;
+pub use pglab_engine::{experiment, fault, history, preset, report, tune};
+pub use pglab_host as host;
+pub use pglab_import as import;
+pub use pglab_measure as measure;
+pub use pglab_paths as paths;
+pub use pglab_server as server;
+pub use pglab_session::{cli, cli_sandbox, closed_stdout, outputs, session};
+pub use pglab_sql as sql;
+pub use pglab_tui as tui;

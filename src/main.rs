@@ -44,6 +44,12 @@ fn main() {
         Some(CommandKind::Capture(a)) => session::execute(global, |ctx| async move {
             commands::capture::run(&ctx, a).await
         }),
+        Some(CommandKind::Verify(a)) => {
+            session::execute(
+                global,
+                |ctx| async move { commands::verify::run(&ctx, a).await },
+            )
+        }
         Some(CommandKind::Completions(a)) => commands::generate::completions(a),
         Some(CommandKind::Man(a)) => commands::generate::man(a),
         Some(CommandKind::StandbyRelay(a)) => pglab::server::standby_relay::run_relay(

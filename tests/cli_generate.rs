@@ -122,7 +122,7 @@ fn version_names_the_commit_the_binary_was_built_from() {
 /// build.rs itself, outside any git checkout: the commit is "unknown" and nothing is watched
 /// (a watched path that does not exist would rebuild on every build).
 #[allow(dead_code)]
-#[path = "../build.rs"]
+#[path = "../crates/session/build.rs"]
 mod build_script;
 
 #[test]

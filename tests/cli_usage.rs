@@ -237,10 +237,19 @@ fn settings_an_index_build_never_reads_are_refused_with_the_one_it_does() {
         );
     }
     // Settings the build does read are swept as before (refused later only for want of a
-    // server, not for the setting).
-    let o = pglab(&["run", "index-build", "--set", "wal_compression=off,pglz"]);
+    // server, not for the setting): nothing listens on port 1, so the run stops at connecting
+    // instead of starting a sandbox and building the default million rows.
+    let o = pglab(&[
+        "--db",
+        "host=127.0.0.1 port=1 connect_timeout=2",
+        "run",
+        "index-build",
+        "--set",
+        "wal_compression=off,pglz",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("does not change"), "{err}");
+    assert!(err.contains("connection refused by 127.0.0.1:1"), "{err}");
 }
 
 #[test]

@@ -388,7 +388,16 @@ fn a_headless_run_prints_its_estimate_first() {
     let lab = common::lab();
     let out = lab
         .command()
-        .args(["--db", &lab.db(), "run", "index-build", "--rows", "5k"])
+        .args([
+            "--db",
+            &lab.db(),
+            "run",
+            "index-build",
+            "--rows",
+            "5k",
+            "--writes",
+            "lab",
+        ])
         .args(["--order", "random", "--mwm", "1MB,4MB", "--repeat", "1"])
         .args(["--no-history"])
         .output()

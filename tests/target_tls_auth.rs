@@ -287,7 +287,7 @@ fn ingest_loads_over_tls_through_libpq() {
         let out = lab
             .command()
             .env("PGPASSWORD", PASSWORD)
-            .args(["--db", &db, "run", "ingest"])
+            .args(["--db", &db, "run", "ingest", "--writes", "lab"])
             .args(method)
             .args([
                 "--schema",
@@ -302,6 +302,10 @@ fn ingest_loads_over_tls_through_libpq() {
                 "off",
                 "--repeat",
                 "1",
+                // Every row, however slow the machine: the default stops a trial after 2 s,
+                // which 4,000 single-row inserts over TLS pass at a load of 10 on 2 cores.
+                "--duration",
+                "off",
                 "--format",
                 "json",
                 "--no-history",

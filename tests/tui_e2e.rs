@@ -28,11 +28,16 @@ fn live(s: &str, label: &str) -> bool {
 /// pglab in a fresh tmux session on a sandbox of its own under `dir`; when it exits the pane
 /// shows its exit code and the terminal's modes.
 fn start(dir: &Path, tag: &str) -> Tmux {
+    start_env(dir, tag, "")
+}
+
+/// As [`start`], with `env` (`NAME=value …`) in pglab's environment.
+fn start_env(dir: &Path, tag: &str, env: &str) -> Tmux {
     let data = dir.join("data");
     let config = dir.join("config");
     let bin = env!("CARGO_BIN_EXE_pglab");
     let script = format!(
-        "env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u PGSERVICE PGLAB_DATA_DIR={} PGLAB_CONFIG_DIR={} {}; echo \"EXIT=$?\"; stty -a | tr '\\n' ' '; echo; sleep 600",
+        "env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u PGSERVICE {env} PGLAB_DATA_DIR={} PGLAB_CONFIG_DIR={} {}; echo \"EXIT=$?\"; stty -a | tr '\\n' ' '; echo; sleep 600",
         shell_quote(&data),
         shell_quote(&config),
         shell_quote(Path::new(bin)),
@@ -42,10 +47,15 @@ fn start(dir: &Path, tag: &str) -> Tmux {
 
 /// After pglab exited: code 0, the terminal in cooked mode, no server of its data dir left.
 fn assert_left_clean(tmux: &Tmux, dir: &Path) {
+    assert_left_clean_with(tmux, dir, "EXIT=0");
+}
+
+/// After pglab exited with `exit` (`EXIT=N`): the terminal in cooked mode, no server left.
+fn assert_left_clean_with(tmux: &Tmux, dir: &Path, exit: &str) {
     let s = tmux.wait_for("pglab to exit", Duration::from_secs(60), |s| {
         s.contains("EXIT=")
     });
-    assert!(s.contains("EXIT=0"), "{s}");
+    assert!(s.contains(exit), "{s}");
     // Cooked mode again: canonical input and echo on.
     let stty = tmux.wait_for("stty", Duration::from_secs(10), |s| s.contains("icanon"));
     let flags: Vec<&str> = stty.split_whitespace().collect();
@@ -177,6 +187,42 @@ fn sigterm_leaves_cleanly_too() {
         .expect("kill");
     assert!(killed.success());
     assert_left_clean(&tmux, &dir);
+    drop(tmux);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A panic on the UI's thread (planted: `PGLAB_FAULT=tui-key` panics at the first key, in
+/// test builds only) restores the terminal before anything is printed, leaves one sentence
+/// and no backtrace on the screen (the backtrace goes to the log), and the sandbox is stopped
+/// on the way out.
+#[test]
+fn a_panic_restores_the_terminal_says_one_sentence_and_stops_the_sandbox() {
+    if tmux_missing() {
+        return;
+    }
+    let dir = common::temp_dir("tuipanic");
+    let tmux = start_env(&dir, "panic", "PGLAB_FAULT=tui-key");
+    wait_ready(&tmux);
+    tmux.keys(&["?"]);
+    tmux.wait_for("pglab to exit", Duration::from_secs(60), |s| {
+        s.contains("EXIT=")
+    });
+    // Wrapped lines joined: the sentence is longer than the pane is wide.
+    let joined =
+        String::from_utf8_lossy(&tmux.cmd(&["capture-pane", "-p", "-J", "-t", "e2e"]).stdout)
+            .into_owned();
+    assert!(
+        joined.contains("pglab stopped on an internal error at ")
+            && joined.contains(
+                "(a bug: please report it); the terminal is restored and the details are in "
+            ),
+        "{joined}"
+    );
+    assert!(
+        !joined.contains("panicked at") && !joined.contains("stack backtrace"),
+        "{joined}"
+    );
+    assert_left_clean_with(&tmux, &dir, "EXIT=101");
     drop(tmux);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -39,7 +39,11 @@ fn spec_of(a: &CaptureArgs) -> Result<CaptureSpec> {
             ),
         ));
     }
-    Ok(CaptureSpec { pick, sample })
+    Ok(CaptureSpec {
+        pick,
+        sample,
+        since_reset: a.since_reset,
+    })
 }
 
 pub async fn run(ctx: &Ctx, a: CaptureArgs) -> Result<i32> {
@@ -88,6 +92,35 @@ pub async fn run(ctx: &Ctx, a: CaptureArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// The window, and what was hidden or left out, for stdout.
+fn left_out(c: &Capture) -> String {
+    let mut s = String::new();
+    match &c.window {
+        Some(w) if w.differenced => s.push_str(&format!(
+            "figures: the window {} .. {} ({:.1} s), the difference of two reads of pg_stat_statements\n",
+            w.start, w.end, w.seconds
+        )),
+        Some(_) => s.push_str("figures: totals since pg_stat_statements was last reset (no window)\n"),
+        None => {}
+    }
+    if c.hidden > 0 {
+        s.push_str(&format!(
+            "hidden: {} statements of other roles ({:.1} % of the statement time) read <insufficient privilege> for role {}: GRANT pg_read_all_stats TO {} shows them\n",
+            c.hidden,
+            c.hidden_share * 100.0,
+            c.role,
+            crate::capture::file_window::role_name(&c.role)
+        ));
+    }
+    if c.own.count + c.monitoring.count > 0 {
+        s.push_str(&format!(
+            "left out: {} of pglab's own statements, {} administration and monitoring calls\n",
+            c.own.count, c.monitoring.count
+        ));
+    }
+    s
+}
+
 /// What was captured, for stdout.
 fn summary(c: &Capture, out: &str) -> String {
     let mut s = String::new();
@@ -108,6 +141,7 @@ fn summary(c: &Capture, out: &str) -> String {
         },
         written.len(),
     ));
+    s.push_str(&left_out(c));
     for x in &c.statements {
         let values = match (&x.values, &x.left_out) {
             (_, Some(why)) => format!("left out: {why}"),

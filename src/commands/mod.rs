@@ -16,3 +16,4 @@ pub mod sandbox_imports;
 pub mod sandbox_standby;
 pub mod stderr_line;
 pub mod tune;
+pub mod verify;

@@ -188,7 +188,12 @@ fn target_text(s: &ServerSnapshot) -> String {
     let conns: Vec<String> = s
         .connections
         .iter()
-        .map(|(k, v)| format!("{v} {k}"))
+        .map(|(k, v)| match k.as_str() {
+            crate::server::snapshot::HIDDEN => {
+                format!("{v} hidden: needs pg_read_all_stats")
+            }
+            _ => format!("{v} {k}"),
+        })
         .collect();
     out.push_str(&format!(
         "         db {} {} · {} · recovery: {} · role {}{}\n",

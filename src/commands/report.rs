@@ -3,7 +3,7 @@
 //! report in that format on stdout (or in `--out`). A file that is there is never replaced
 //! without `--force` (see `outputs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use color_eyre::eyre::Result;
 
@@ -22,40 +22,45 @@ pub async fn run(ctx: &Ctx, args: ReportArgs) -> Result<i32> {
             return Ok(0);
         }
         (Some(out), _) => out.clone(),
-        (None, None) => PathBuf::from(format!("pglab-{}.md", r.run_id)),
+        (None, None) => crate::report::files::default_path(Path::new(""), r),
     };
     check_dir(&out)?;
-    let markdown = matches!(format, None | Some(Format::Md));
-    let mut files = vec![out.clone()];
-    if markdown {
-        files.push(out.with_extension("svg"));
-    }
     let chosen = args.out.is_some().then_some("--out");
-    let (set, said) = crate::outputs::resolve(&OutputSet::new(files), chosen, args.force)
+    if matches!(format, None | Some(Format::Md)) {
+        // The same writer as the TUI's report key.
+        let w =
+            crate::report::files::write_markdown(r, &out, chosen, args.force).map_err(
+                |e| match e {
+                    crate::report::files::WriteError::There(_) => {
+                        user_error(EXIT_USAGE, e.to_string())
+                    }
+                    crate::report::files::WriteError::Io { .. } => {
+                        user_error(EXIT_FAILED, e.to_string())
+                    }
+                },
+            )?;
+        if let Some(s) = w.said {
+            eprintln!("pglab: {s}");
+        }
+        for f in &w.files {
+            println!("wrote {}", f.display());
+        }
+        return Ok(0);
+    }
+    let (set, said) = crate::outputs::resolve(&OutputSet::new(vec![out]), chosen, args.force)
         .map_err(|e| user_error(EXIT_USAGE, e))?;
     if let Some(s) = said {
         eprintln!("pglab: {s}");
     }
     let out = &set.files[0];
-    let cannot = |e: std::io::Error| {
-        user_error(
-            EXIT_FAILED,
-            format!("cannot write the report to {}: {e}", out.display()),
-        )
-    };
-    match format {
-        Some(f) if !markdown => {
-            crate::paths::write_atomic(out, crate::report::render(r, f).as_bytes())
-                .map_err(cannot)?;
-            println!("wrote {}", out.display());
-        }
-        _ => {
-            let written = crate::report::write(r, out).map_err(cannot)?;
-            println!("wrote {}", written.markdown.display());
-            for c in &written.charts {
-                println!("wrote {}", c.display());
-            }
-        }
+    if let Some(f) = format {
+        crate::paths::write_atomic(out, crate::report::render(r, f).as_bytes()).map_err(|e| {
+            user_error(
+                EXIT_FAILED,
+                format!("cannot write the report to {}: {e}", out.display()),
+            )
+        })?;
+        println!("wrote {}", out.display());
     }
     Ok(0)
 }

@@ -9,7 +9,8 @@ use color_eyre::eyre::Result;
 
 use crate::cli::{OutputFormat, RunArgs};
 use crate::experiment::{
-    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions, lab::preflight,
+    self, ExperimentKind, ExperimentSpec, ParamText, RunEvent, RunOptions,
+    lab::{gate, preflight},
 };
 use crate::measure::units::{format_seconds, parse_duration};
 use crate::server::snapshot;
@@ -90,13 +91,7 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     let server = snapshot::read(&client, &opened.target)
         .await
         .map_err(|e| user_error(EXIT_FAILED, e.to_string()))?;
-    // Every swept setting is checked against this server before anything runs.
-    let on_sandbox = opened.sandbox.is_some();
-    preflight::may_run(&server, &spec, on_sandbox).map_err(|e| user_error(EXIT_FAILED, e))?;
-    if let Err(e) = check_on_server(ctx, &client, &opened, &server, &spec).await {
-        opened.close().await;
-        return Err(e);
-    }
+    let opened = through_gate(ctx, opened, &client, &server, &spec).await?;
     drop(client);
     let local = Ctx::local_data_dir(&opened, Some(&server));
     let probe_dir = ctx.probe_site(&opened, Some(&server)).on_server_device();
@@ -120,11 +115,67 @@ pub async fn run(ctx: &Ctx, args: RunArgs) -> Result<i32> {
     let kind = spec.kind();
     let expected = announce_estimate(ctx, &spec, free);
     let live = experiment::lab::live_eta::LiveEta::of(spec.estimate().trials, &spec);
+    // One run at a time per data directory (its sandbox, its datasets), held to the end: a
+    // second waits, and says for whom.
+    let (dir, what) = (ctx.paths.data_dir.clone(), format!("pglab run {kind}"));
+    let locked = tokio::task::spawn_blocking(move || {
+        crate::experiment::lab::data_dir_lock::acquire_waiting(&dir, &what, |e| {
+            eprintln!("pglab: {}", e.waiting("Ctrl-C"))
+        })
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r.map_err(|e| e.to_string()));
+    let _lock = match locked {
+        Ok(l) => l,
+        Err(e) => {
+            opened.close().await;
+            return Err(user_error(EXIT_FAILED, e));
+        }
+    };
     let handle = experiment::spawn(opened.target.clone(), spec, opts);
     let printer = ProgressPrinter::new(kind, expected, live);
     let code = follow(handle, printer, flags.format).await;
     opened.close().await;
     Ok(code)
+}
+
+/// The one gate both front ends pass (what it refuses, the TUI refuses in the same words):
+/// its notes on stderr and the target back, or its refusal as the error, the target closed.
+async fn through_gate(
+    ctx: &Ctx,
+    opened: crate::server::Opened,
+    client: &tokio_postgres::Client,
+    server: &crate::server::ServerSnapshot,
+    spec: &ExperimentSpec,
+) -> Result<crate::server::Opened> {
+    let sandbox = opened.sandbox.as_ref().map(|s| &s.sandbox);
+    let said = gate::prepare(
+        client,
+        &opened.target,
+        server,
+        spec,
+        sandbox,
+        &ctx.global.schema,
+    )
+    .await;
+    match said {
+        Ok(prepared) => {
+            for note in prepared.notes() {
+                eprintln!("pglab: note: {note}");
+            }
+            Ok(opened)
+        }
+        Err(refusal) => {
+            opened.close().await;
+            let code = if refusal.is_usage() {
+                EXIT_USAGE
+            } else {
+                EXIT_FAILED
+            };
+            Err(user_error(code, refusal.to_string()))
+        }
+    }
 }
 
 /// The flags of a `run` that are read before anything opens, so a typo costs no connection.
@@ -158,73 +209,6 @@ impl RunFlags {
             max_temp,
         })
     }
-}
-
-/// What this server says about the run before it starts: the `--set` sweep must apply here
-/// (and not clash with the sandbox's own settings), a query's SQL must hold, an existing
-/// table must be there and readable, and writes to a table the user owns must be asked for.
-/// The caller closes the target on an error.
-async fn check_on_server(
-    ctx: &Ctx,
-    client: &tokio_postgres::Client,
-    opened: &crate::server::Opened,
-    server: &crate::server::ServerSnapshot,
-    spec: &ExperimentSpec,
-) -> Result<()> {
-    let on_sandbox = opened.sandbox.is_some();
-    let plan = experiment::lab::whatif::check(
-        client,
-        spec.settings(),
-        experiment::lab::whatif::Reach::of(on_sandbox, server.citus.is_some()),
-    )
-    .await
-    .map_err(|problems| {
-        user_error(
-            EXIT_USAGE,
-            if problems.len() == 1 {
-                format!("--set: {}", problems[0])
-            } else {
-                format!("--set:\n  {}", problems.join("\n  "))
-            },
-        )
-    })?;
-    if let Some(s) = &opened.sandbox
-        && server.citus.is_none()
-        && let Some(why) = experiment::lab::whatif::sandbox_conflict(&s.sandbox, &plan)
-    {
-        return Err(user_error(EXIT_USAGE, why));
-    }
-    if let ExperimentSpec::Query(q) = spec {
-        let mut problems = experiment::query::precheck::check_spec(q, on_sandbox);
-        if problems.is_empty() {
-            problems = experiment::query::precheck::check_on_server(
-                client,
-                q,
-                &ctx.global.schema,
-                on_sandbox,
-                false,
-            )
-            .await;
-        }
-        if !problems.is_empty() {
-            return Err(user_error(EXIT_USAGE, problems.join("\n")));
-        }
-    }
-    // An existing table (`--table`) must be there and readable, with its columns.
-    if let ExperimentSpec::IndexBuild(s) = spec
-        && let Some(own) = &s.table
-        && let Err(why) = experiment::index_build::own_table::check(client, own).await
-    {
-        let flagged = why.starts_with("table:") || why.starts_with("column:");
-        return Err(user_error(
-            EXIT_USAGE,
-            if flagged { format!("--{why}") } else { why },
-        ));
-    }
-    if let Some(why) = unasked_writes(client, spec, on_sandbox).await {
-        return Err(user_error(EXIT_USAGE, why));
-    }
-    Ok(())
 }
 
 /// The disk and size checks: notes go to stderr, a refusal is an error, and a run big enough
@@ -356,24 +340,6 @@ pub fn parse_max_temp(v: Option<&str>) -> Result<Option<u64>> {
             .map_err(|e| user_error(EXIT_USAGE, format!("--max-temp: {e}")))
     })
     .transpose()
-}
-
-/// On a server pglab did not start, an index-build on its table writes only when asked
-/// (`--writes lab`): else the sentence saying what it would write.
-async fn unasked_writes(
-    client: &tokio_postgres::Client,
-    spec: &ExperimentSpec,
-    on_sandbox: bool,
-) -> Option<String> {
-    use experiment::index_build::{own_table, own_writes};
-    let ExperimentSpec::IndexBuild(s) = spec else {
-        return None;
-    };
-    let own = s.table.as_ref().filter(|_| !on_sandbox)?;
-    match own_table::inspect(client, own, false).await {
-        Ok(info) => own_writes::plan(client, s, own, &info).await.err(),
-        Err(e) => Some(e),
-    }
 }
 
 fn report_is_empty(r: &experiment::RunReport) -> bool {

@@ -161,7 +161,11 @@ fn start(
             "give the time budget: --budget 15min (it counts everything: data, restarts, trials, the confirmation)",
         ));
     };
-    let (spec, note) = setup::workload(&ctx.paths, w, &args.params).map_err(usage)?;
+    let mut overrides = args.params.clone();
+    if !args.allow_function.is_empty() {
+        overrides.push(format!("allow-function={}", args.allow_function.join(",")));
+    }
+    let (spec, note) = setup::workload(&ctx.paths, w, &overrides).map_err(usage)?;
     let settings = setup::settings(spec.kind(), &args.settings, args.allow_durability_tradeoff)
         .map_err(usage)?;
     Ok(Start::Fresh(Box::new(setup::Fresh {
