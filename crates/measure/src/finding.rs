@@ -128,8 +128,9 @@ pub struct Finding {
     #[serde(default)]
     pub shown_worse: Vec<String>,
     /// When the run separates something (some setting shown worse) but decides no winner or
-    /// recommendation: the cheapest setting that may be best, the one to use if its interval
-    /// against the best (its `vs_best`) is acceptable. Not a claim that it is as good.
+    /// recommendation: the cheapest setting that may be best whose interval against the best
+    /// (its `vs_best`) is not too wide to say ([`TOO_WIDE`]), else the best. Not a claim that it
+    /// is as good.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pick: Option<String>,
 }
@@ -337,15 +338,17 @@ impl SetOfBest {
         let worse: Vec<usize> = (0..n)
             .filter(|&i| a.standing[i] == Some(Verdict::Slower))
             .collect();
-        // The cheapest member whose own comparison with the best does not argue against it:
-        // its median within the smallest effect of the best's and its interval narrow enough
-        // to say so ([`TOO_WIDE`]); the best itself when no cheaper member qualifies. Advice
-        // never names what the run's own comparison shows worse than its best.
+        // The cheapest member whose interval against the best is narrow enough to say
+        // something ([`TOO_WIDE`]); the best itself when no cheaper member qualifies. Not its
+        // median against the best's: the best is picked from these trials, so its median is
+        // flattered, and when two settings are alike a rule on that point flips between two
+        // runs of the same command. Every member could be the best, so the cheapest is the
+        // answer, said with its interval; advice never names what the run shows worse.
         let usable = |i: usize| {
             Some(i) == a.best
                 || a.best.and_then(|b| a.raw[i][b]).is_some_and(|s| {
                     let c = s.as_cost(a.better);
-                    c.point <= a.rules.margin() && (c.high - c.low) <= TOO_WIDE.ln()
+                    (c.high - c.low) <= TOO_WIDE.ln()
                 })
         };
         let pick = (verdict == Some(Verdict::TooFewTrials) && !worse.is_empty())

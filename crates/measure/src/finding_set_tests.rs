@@ -51,9 +51,7 @@ fn a_450x_difference_is_decided_with_the_default_repeats() {
         "{text}"
     );
     assert!(
-        text.contains(
-            "; use index 1, the cheapest of them with a median within 5% of the best's: "
-        ),
+        text.contains("; use index 1, the cheapest of them: "),
         "{text}"
     );
     assert!(text.contains("to narrow the set"), "{text}");
@@ -109,9 +107,10 @@ fn the_cybertec_pattern_names_the_set_and_what_is_slower() {
         &Rules::default(),
     );
     assert_eq!(f.shown_worse, vec!["1MB".to_string()]);
-    // 4MB's median is 6% behind the best's, beyond the smallest effect: the cheapest member
-    // whose own comparison does not argue against it is 16MB (4% behind).
-    assert_eq!(f.pick.as_deref(), Some("16MB"));
+    // 4MB's median is 6% behind the best's, yet nothing shows it worse: the cheapest member,
+    // said with its interval (a rule on the point against the best's flattered median would
+    // flip between runs of the same command).
+    assert_eq!(f.pick.as_deref(), Some("4MB"));
     let text = f.sentence();
     assert!(
         text.starts_with("the best is among 4MB..4GB at 95%; 1MB (×1.6"),

@@ -8,8 +8,7 @@
 //!   would decide (estimated from the spread so far)`
 //! - `the best is among 1MB..256MB at 95%; 1GB (×1.12 [×1.03, ×1.22]) and 4GB (×1.37 [×1.02,
 //!   ×1.63]) are slower than the best (64MB; ratios to its time, above ×1 slower); use 1MB,
-//!   the cheapest of them with a median within 5% of the best's: ×1.04 [×0.94, ×1.15] against
-//!   the best; about 14 trials each would narrow the set (estimated from the spread so far)`
+//!   the cheapest of them: ×1.04 [×0.94, ×1.15] against the best; about 14 trials each would narrow the set (estimated from the spread so far)`
 //! - `one setting run: nothing to compare`
 
 use super::finding::{Finding, TOO_WIDE};
@@ -73,10 +72,33 @@ impl Finding {
         }
     }
 
+    /// The best median picked because every cheaper member's interval against it is too wide
+    /// to say anything: `use 1000, the best median: the cheaper 100 may be as good, but its
+    /// interval against the best is too wide to say (×0.0129 to ×5.52)`.
+    fn too_wide_to_pick(&self, pick: &str, cheaper: &[&String]) -> String {
+        let x = |r: f64| format!("×{}", format_number(r));
+        let spans: Vec<String> = cheaper
+            .iter()
+            .filter_map(|l| self.setting(l).and_then(|s| s.vs_best.as_ref()))
+            .map(|c| format!("{} to {}", x(c.ratio_low), x(c.ratio_high)))
+            .collect();
+        let names: Vec<String> = cheaper.iter().map(|l| l.to_string()).collect();
+        let (its, is) = if names.len() == 1 {
+            ("its interval", "is")
+        } else {
+            ("their intervals", "are")
+        };
+        format!(
+            "; use {pick}, the best median: the cheaper {} may be as good, but {its} against the best {is} too wide to say ({})",
+            describe_list(&names),
+            spans.join("; ")
+        )
+    }
+
     /// The set that may be best, what is shown worse (with its ratio and interval against the
-    /// best), the member to use with its interval — the cheapest whose comparison with the best
-    /// does not argue against it, else the best itself, with the cheaper members that may be as
-    /// good — and what more trials would narrow.
+    /// best), the member to use with its interval — the cheapest whose interval against the
+    /// best is narrow enough to say something, else the best itself, with the cheaper members
+    /// that may be as good — and what more trials would narrow.
     fn set_sentence(&self, labels: &[&str]) -> String {
         let level = format_level(self.rules.confidence);
         let best = self.best.clone().unwrap_or_default();
@@ -99,24 +121,19 @@ impl Finding {
         );
         if let Some(pick) = &self.pick {
             let rank = self.setting(pick).map_or(0, |p| p.cost_rank);
-            let cheaper: Vec<String> = self
+            let cheaper: Vec<&String> = self
                 .may_be_best
                 .iter()
                 .filter(|l| self.setting(l).is_some_and(|x| x.cost_rank < rank))
-                .map(|l| format!("{l} {}", against(l).unwrap_or_default()))
                 .collect();
             match against(pick) {
                 Some(i) => s.push_str(&format!(
-                    "; use {pick}, the cheapest of them with a median within {} of the best's: {i} against the best",
-                    format_level(self.rules.min_effect)
+                    "; use {pick}, the cheapest of them: {i} against the best"
                 )),
                 None if cheaper.is_empty() => {
                     s.push_str(&format!("; use {pick}, the best and the cheapest of them"))
                 }
-                None => s.push_str(&format!(
-                    "; use {pick}, the best median: the cheaper {} may be as good, but their trials do not show it",
-                    describe_list(&cheaper)
-                )),
+                None => s.push_str(&self.too_wide_to_pick(pick, &cheaper)),
             }
         }
         let open: Vec<String> = self
