@@ -502,3 +502,20 @@ fn a_primary_shows_its_standbys_and_a_standby_its_own_lag() {
         "{s}"
     );
 }
+
+/// A note that only repeats the recommendation's finding is not shown a second time below it
+/// (a pane tall enough for notes beside the recommendation: `z` at 80×24, or a big terminal);
+/// other notes still are.
+#[test]
+fn a_note_repeating_the_recommendation_is_not_shown_twice() {
+    let mut app = fixture::finished_app(LARGE, Instant::now());
+    let finding = "too few trials to decide: 1MB undecided against the best (64MB)";
+    app.run.decision = vec![format!("random: not decided yet: {finding}.")];
+    app.run.notes.push(format!("random: {finding}"));
+    let s = screen(&app);
+    assert!(s.contains("recommendation: random: not decided yet"), "{s}");
+    assert!(!s.contains("note: random: too few"), "{s}");
+    app.run.notes.push("sorted: a note of its own".into());
+    let s = screen(&app);
+    assert!(s.contains("note: sorted: a note of its own"), "{s}");
+}

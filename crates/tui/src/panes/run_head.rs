@@ -191,12 +191,17 @@ fn ended<'a>(app: &App, e: &Ended, cols: usize, rows: usize, head: &mut Vec<Row<
             head.push(Row::Text(plain_line(l, theme.plain())));
         }
     }
+    let decided = e.outcome == Outcome::Finished && !st.decision.is_empty();
+    // A note that repeats the recommendation's own finding (past its series label) is not
+    // shown twice.
+    let said = st.decision.join(" ");
+    let repeats = |n: &str| decided && said.contains(n.split_once(": ").map_or(n, |(_, t)| t));
     let rest: Vec<&String> = st
         .notes
         .iter()
         .filter(|n| e.outcome == Outcome::Finished || !cleanup.contains(n))
+        .filter(|n| !repeats(n))
         .collect();
-    let decided = e.outcome == Outcome::Finished && !st.decision.is_empty();
     if decided && st.view != RunView::Findings {
         recommendation(app, cols, rows, head);
     }
