@@ -11,7 +11,7 @@ use super::copy::{CopyStream, FillError, guarded};
 use super::key::Key;
 use super::kinds::{Design, GrowMode};
 use super::report::{FillBaseline, GrowStats, GrowthReport};
-use super::schema::{TableDef, columns, create_marked, run_table_name};
+use super::schema::{TableDef, columns, run_table_name};
 use super::spec::GrowthSpec;
 use crate::experiment::lab::event::{Progress, TrialRef};
 use crate::experiment::lab::{RunCtx, RunError};
@@ -368,8 +368,7 @@ pub async fn baseline(
     ctx.emit
         .phase(None, "baseline: plain COPY into an unindexed table")
         .await;
-    create_marked(
-        ctx,
+    ctx.create_marked(
         client,
         &relname,
         &format!(

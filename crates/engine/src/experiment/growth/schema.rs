@@ -121,8 +121,7 @@ impl TableDef {
     /// Create the table, marked as this run's in the same transaction (so that a cancel can
     /// never leave an unmarked table behind), with its indexes.
     pub async fn create(&self, ctx: &RunCtx, client: &Client) -> Result<(), RunError> {
-        create_marked(
-            ctx,
+        ctx.create_marked(
             client,
             &self.relname,
             &format!(
@@ -159,24 +158,6 @@ pub fn columns(design: Design, shape: KeyShape) -> String {
     }
 }
 
-/// Run `create` and mark the table in one transaction.
-pub async fn create_marked(
-    ctx: &RunCtx,
-    client: &Client,
-    relname: &str,
-    create: &str,
-    what: &str,
-) -> Result<(), RunError> {
-    client
-        .batch_execute(&format!("BEGIN; {create}"))
-        .await
-        .map_err(|e| ctx.error(e))?;
-    let marked = ctx.mark_run_table(client, relname, what).await;
-    let end = if marked.is_ok() { "COMMIT" } else { "ROLLBACK" };
-    client.batch_execute(end).await.map_err(|e| ctx.error(e))?;
-    marked
-}
-
 /// The content table: one row per content unit any version refers to.
 pub struct ContentTable {
     pub relname: String,
@@ -189,8 +170,7 @@ impl ContentTable {
     pub async fn create(ctx: &RunCtx, client: &Client) -> Result<ContentTable, RunError> {
         let relname = run_table_name(&ctx.run_id, "content");
         let qualified = ctx.table(&relname);
-        create_marked(
-            ctx,
+        ctx.create_marked(
             client,
             &relname,
             &format!(

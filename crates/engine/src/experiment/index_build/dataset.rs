@@ -294,15 +294,13 @@ async fn generate(
         order.name()
     );
     ctx.emit.phase(None, phase.clone()).await;
-    client
-        .batch_execute(&format!(
-            "CREATE TABLE {table} (id {} NOT NULL, name text)",
-            sql_type(spec.key)
-        ))
-        .await
-        .map_err(|e| ctx.error(e))?;
-    // Marked as this run's until complete: a cancel or failure drops it.
-    ctx.mark_run_table(client, name, "dataset being generated")
+    // Marked as this run's until complete (in the same transaction as its creation): a
+    // cancel, failure or kill drops it.
+    let create = format!(
+        "CREATE TABLE {table} (id {} NOT NULL, name text)",
+        sql_type(spec.key)
+    );
+    ctx.create_marked(client, name, &create, "dataset being generated")
         .await?;
     if let Some(n) = shards {
         ctx.emit

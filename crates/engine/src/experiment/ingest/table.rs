@@ -18,7 +18,7 @@ pub fn table_name(run_id: &str, trial: Option<usize>) -> String {
 }
 
 /// Create `name` as `(id bigint, payload text|jsonb)` with the spec's secondary indexes,
-/// marking it as this run's right after it exists.
+/// marked as this run's in the same transaction.
 pub async fn create(
     ctx: &RunCtx,
     client: &Client,
@@ -26,14 +26,11 @@ pub async fn create(
     spec: &IngestSpec,
 ) -> Result<(), RunError> {
     let t = ctx.table(name);
-    client
-        .batch_execute(&format!(
-            "CREATE TABLE {t} (id bigint NOT NULL, payload {})",
-            spec.payload_type.sql_type()
-        ))
-        .await
-        .map_err(|e| ctx.error(e))?;
-    ctx.mark_run_table(client, name, "ingest trial table")
+    let create = format!(
+        "CREATE TABLE {t} (id bigint NOT NULL, payload {})",
+        spec.payload_type.sql_type()
+    );
+    ctx.create_marked(client, name, &create, "ingest trial table")
         .await?;
     if spec.distribute {
         // Before the indexes, so that they are created on every shard as the table's.

@@ -403,6 +403,27 @@ impl RunCtx {
             .map_err(|e| self.error(e))
     }
 
+    /// Run `create` (a `CREATE TABLE` of `table`) and mark the table as this run's in one
+    /// message, so one implicit transaction: a pglab killed in between leaves neither, never an
+    /// unmarked table no sweep would find.
+    pub async fn create_marked(
+        &self,
+        client: &Client,
+        table: &str,
+        create: &str,
+        what: &str,
+    ) -> Result<(), RunError> {
+        let c = format!("{MARK}run={} {what}", self.run_id);
+        client
+            .batch_execute(&format!(
+                "{create}; COMMENT ON TABLE {} IS {}",
+                self.table(table),
+                literal(&c)
+            ))
+            .await
+            .map_err(|e| self.error(e))
+    }
+
     /// Drop every table in the lab schema marked with this run's id, on a fresh session
     /// (the experiment's own may be gone). Returns the tables dropped.
     pub async fn drop_run_tables(&self) -> Result<Vec<String>, String> {
