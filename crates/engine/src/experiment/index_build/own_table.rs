@@ -84,10 +84,27 @@ pub struct Checked {
     pub heap_bytes: i64,
 }
 
-/// The table exists, is a table, may be read and has the columns: else a sentence naming the
-/// field (`table: …`, `column: …`), which the command line gives with exit 2 before the run.
-pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, String> {
-    let q = |e: tokio_postgres::Error| describe_query_error(&e);
+/// Why [`check`] refused a table: the field the user gave (`table`, `column`) and what is
+/// wrong with it, or the server could not be asked. Shown as `table: there is no table …`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TableProblem {
+    #[error("{field}: {why}")]
+    Field { field: &'static str, why: String },
+    #[error("{0}")]
+    Server(String),
+}
+
+fn table(why: String) -> TableProblem {
+    TableProblem::Field {
+        field: "table",
+        why,
+    }
+}
+
+/// The table exists, is a table, may be read and has the columns: else the field at fault,
+/// which the command line gives with exit 2 before the run.
+pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, TableProblem> {
+    let q = |e: tokio_postgres::Error| TableProblem::Server(describe_query_error(&e));
     let t = &own.table;
     let Some(row) = c
         .query_opt(
@@ -101,20 +118,20 @@ pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, String> {
         .map_err(q)?
     else {
         let hint = crate::sql::names::closest(c, t).await.map_err(q)?;
-        return Err(format!("table: there is no table {t}{hint}"));
+        return Err(table(format!("there is no table {t}{hint}")));
     };
     let oid: u32 = row.get(0);
     let kind: String = row.get(1);
     if !matches!(kind.as_str(), "r" | "u" | "m") {
-        return Err(format!(
-            "table: {t} is not a table (relkind {kind}): index-build builds on tables"
-        ));
+        return Err(table(format!(
+            "{t} is not a table (relkind {kind}): index-build builds on tables"
+        )));
     }
     if !row.get::<_, bool>(2) {
-        return Err(format!(
-            "table: no permission: this role may not read {t} (GRANT SELECT ON {} TO …)",
+        return Err(table(format!(
+            "no permission: this role may not read {t} (GRANT SELECT ON {} TO …)",
             t.sql()
-        ));
+        )));
     }
     let have: Vec<(String, String)> = c
         .query(
@@ -132,13 +149,16 @@ pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, String> {
         match have.iter().find(|(n, _)| n == col) {
             Some((_, ty)) => types.push(ty.clone()),
             None => {
-                return Err(format!(
-                    "column: {t} has no column {col} (it has {})",
-                    have.iter()
-                        .map(|(n, _)| n.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                return Err(TableProblem::Field {
+                    field: "column",
+                    why: format!(
+                        "{t} has no column {col} (it has {})",
+                        have.iter()
+                            .map(|(n, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
             }
         }
     }
@@ -160,7 +180,7 @@ pub async fn inspect(c: &Client, own: &OwnTable, on_sandbox: bool) -> Result<Own
         estimate,
         heap_bytes,
         ..
-    } = check(c, own).await?;
+    } = check(c, own).await.map_err(|e| e.to_string())?;
     let (rows, rows_counted) = if on_sandbox {
         let n: i64 = c
             .query_one(&format!("SELECT count(*) FROM {}", t.sql()), &[])

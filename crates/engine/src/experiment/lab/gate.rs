@@ -167,13 +167,13 @@ async fn own_table(
     let Some(own) = &s.table else {
         return Ok(());
     };
-    if let Err(why) = own_table::check(client, own).await {
-        let flagged = why.starts_with("table:") || why.starts_with("column:");
-        return Err(Refusal::Table(if flagged {
-            format!("--{why}")
-        } else {
-            why
-        }));
+    match own_table::check(client, own).await {
+        // The flag at fault, as the command line names it: `--table: there is no table …`.
+        Err(e @ own_table::TableProblem::Field { .. }) => {
+            return Err(Refusal::Table(format!("--{e}")));
+        }
+        Err(e) => return Err(Refusal::Table(e.to_string())),
+        Ok(_) => {}
     }
     if on_sandbox {
         return Ok(());
