@@ -9,7 +9,7 @@ use super::spec_values::{
     churn_of, designs_of, distribute_of, indexes_of, optional_count, series_of, steps_of,
 };
 use crate::experiment::lab::checkpoint::CheckpointMode;
-use crate::experiment::lab::decision::{self, Decision, Repeat};
+use crate::experiment::lab::decision::{self, DecisionParams, Repeat};
 use crate::experiment::lab::field::{FieldDef, FieldErrors, FieldKind, FieldReader, ParamText};
 use crate::experiment::lab::standby_fault::StandbyFault;
 use crate::experiment::lab::standby_fields;
@@ -147,7 +147,7 @@ pub struct GrowthSpec {
     pub write_method: WriteMethod,
     pub repeat: Repeat,
     #[serde(flatten)]
-    pub decision: Decision,
+    pub decision: DecisionParams,
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
@@ -194,7 +194,7 @@ impl GrowthSpec {
             ],
         );
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
-        let decision = Decision::read(&mut r);
+        let decision = DecisionParams::read(&mut r);
         let mut set = r.settings(&[]);
         crate::experiment::lab::standby_fields::read(&mut r, &mut set);
         let checkpoint = CheckpointMode::read(&mut r);

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::lab::checkpoint::CheckpointMode;
-use crate::experiment::lab::decision::{self, Decision, Repeat};
+use crate::experiment::lab::decision::{self, DecisionParams, Repeat};
 use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
@@ -257,7 +257,7 @@ pub struct IndexBuildSpec {
     pub workers: Vec<u32>,
     pub repeat: Repeat,
     #[serde(flatten)]
-    pub decision: Decision,
+    pub decision: DecisionParams,
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
@@ -320,7 +320,7 @@ impl IndexBuildSpec {
             .map(|w| w as u32)
             .collect();
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
-        let decision = Decision::read(&mut r);
+        let decision = DecisionParams::read(&mut r);
         let set = r.settings_read(
             &[
                 ("maintenance_work_mem", "mwm"),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::lab::checkpoint::CheckpointMode;
-use crate::experiment::lab::decision::{self, Decision, Repeat};
+use crate::experiment::lab::decision::{self, DecisionParams, Repeat};
 use crate::experiment::lab::field::{
     Cost, FieldDef, FieldErrors, FieldKind, FieldReader, ParamText,
 };
@@ -134,7 +134,7 @@ pub struct IngestSpec {
     #[serde(default = "one_repeat")]
     pub repeat: Repeat,
     #[serde(flatten)]
-    pub decision: Decision,
+    pub decision: DecisionParams,
     /// Server settings swept as one more dimension (`--set`).
     #[serde(default, skip_serializing_if = "SettingsSweep::is_empty")]
     pub set: SettingsSweep,
@@ -328,7 +328,7 @@ impl IngestSpec {
         check_rows_per_client(&mut r, rows, &clients);
         check_values_batches(&mut r, &methods, &batches, &payload);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 100));
-        let decision = Decision::read(&mut r);
+        let decision = DecisionParams::read(&mut r);
         let mut set = r.settings(&[("synchronous_commit", "sync-commit")]);
         crate::experiment::lab::standby_fields::read_rtt(&mut r, &mut set);
         let checkpoint = CheckpointMode::read(&mut r);

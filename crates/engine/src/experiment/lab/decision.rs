@@ -130,7 +130,7 @@ pub const CONFIDENCE: FieldDef = FieldDef {
 
 /// The decision parameters of a spec.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Decision {
+pub struct DecisionParams {
     /// Cap on trials per setting with `repeat = auto`.
     #[serde(default = "default_max_repeat")]
     pub max_repeat: u32,
@@ -152,9 +152,9 @@ fn default_confidence() -> f64 {
     Rules::default().confidence
 }
 
-impl Default for Decision {
-    fn default() -> Decision {
-        Decision {
+impl Default for DecisionParams {
+    fn default() -> DecisionParams {
+        DecisionParams {
             max_repeat: default_max_repeat(),
             min_effect: default_min_effect(),
             confidence: default_confidence(),
@@ -215,14 +215,14 @@ pub fn parse_confidence(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-impl Decision {
+impl DecisionParams {
     /// Read `max-repeat`, `min-effect` and `confidence`; one sentence per bad field.
-    pub fn read(r: &mut FieldReader) -> Decision {
-        let d = Decision::default();
+    pub fn read(r: &mut FieldReader) -> DecisionParams {
+        let d = DecisionParams::default();
         let max_repeat = r.count("max-repeat", MIN_TRIALS as u64, 1000) as u32;
         let min_effect = r.get("min-effect", d.min_effect, parse_min_effect);
         let confidence = r.get("confidence", d.confidence, parse_confidence);
-        Decision {
+        DecisionParams {
             max_repeat,
             min_effect,
             confidence,
@@ -306,9 +306,9 @@ mod tests {
         assert_eq!(format_percent(0.995), "99.5%");
         assert_eq!(format_percent(0.0), "0%");
         let mut p = ParamText::new();
-        Decision::default().write(&mut p);
+        DecisionParams::default().write(&mut p);
         let mut r = FieldReader::new(&p);
-        assert_eq!(Decision::read(&mut r), Decision::default());
+        assert_eq!(DecisionParams::read(&mut r), DecisionParams::default());
         assert!(r.errors.is_empty());
         let p = ParamText::from([
             ("max-repeat".to_string(), "2".to_string()),
@@ -316,7 +316,7 @@ mod tests {
             ("confidence".to_string(), "40%".to_string()),
         ]);
         let mut r = FieldReader::new(&p);
-        Decision::read(&mut r);
+        DecisionParams::read(&mut r);
         let keys: Vec<&str> = r.errors.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,
@@ -328,14 +328,14 @@ mod tests {
 
     #[test]
     fn auto_rules_pay_for_their_looks() {
-        let d = Decision::default();
+        let d = DecisionParams::default();
         assert_eq!(d.rules_for(Repeat::Fixed(5)), d.rules());
         assert_eq!(d.rules_for(Repeat::Auto).auto_max, Some(10));
     }
 
     #[test]
     fn old_records_without_the_fields_read_as_defaults() {
-        let d: Decision = serde_json::from_str("{}").unwrap();
-        assert_eq!(d, Decision::default());
+        let d: DecisionParams = serde_json::from_str("{}").unwrap();
+        assert_eq!(d, DecisionParams::default());
     }
 }

@@ -14,7 +14,7 @@ use super::spec_values::{
     read_file_statements, read_script, read_statements,
 };
 use super::sqltext::{self, Statement};
-use crate::experiment::lab::decision::{Decision, Repeat};
+use crate::experiment::lab::decision::{DecisionParams, Repeat};
 use crate::experiment::lab::field::{Cost, FieldErrors, FieldReader, ParamText};
 use crate::experiment::lab::standby_fault::StandbyFault;
 use crate::experiment::lab::standby_fields;
@@ -91,7 +91,7 @@ pub struct QuerySpec {
     pub writes: Writes,
     pub repeat: Repeat,
     #[serde(flatten)]
-    pub decision: Decision,
+    pub decision: DecisionParams,
     /// Throughput mode: client counts (empty: single timed executions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<u32>,
@@ -159,7 +159,7 @@ impl QuerySpec {
         let cache = r.choice("cache", CACHES);
         let writes = r.choice("writes", WRITES);
         let repeat = r.get("repeat", Repeat::Fixed(1), |s| Repeat::parse(s, 1000));
-        let decision = Decision::read(&mut r);
+        let decision = DecisionParams::read(&mut r);
         let clients = r.get("clients", Vec::new(), clients_of);
         let duration_s = r.get("duration", 10.0, duration_of);
         let script = r.get("script", None, read_script);

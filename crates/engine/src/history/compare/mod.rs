@@ -17,7 +17,7 @@ pub mod settings;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::lab::decision::Decision;
+use crate::experiment::lab::decision::DecisionParams;
 use crate::experiment::{ExperimentKind, Outcome, ReportBody, RunReport};
 use crate::measure::interval::Estimate;
 use crate::measure::rules::Rules;
@@ -170,7 +170,7 @@ pub struct Options {
 }
 
 /// The decision parameters a run was made with.
-pub fn decision(r: &RunReport) -> Decision {
+pub fn decision(r: &RunReport) -> DecisionParams {
     match &r.body {
         ReportBody::IndexBuild(b) => b.params.decision,
         ReportBody::Ingest(b) => b.params.decision,
