@@ -389,7 +389,23 @@ fn decision(r: &crate::experiment::RunReport) -> Vec<String> {
     let c = crate::report::content::content(r);
     let mut out = Vec::new();
     if let Some(d) = &c.decision {
-        out.push(format!("{}.", d.headline()));
+        // The advice below says the evidence again (with what to do next): the headline keeps
+        // only its verdict, so the few lines of a small pane are not spent on it twice.
+        let repeated = !d.evidence.is_empty()
+            && d.recommended.is_none()
+            && c.recommendations
+                .iter()
+                .any(|r| r.text.contains(&d.evidence));
+        let headline = d.headline();
+        out.push(match repeated {
+            true => format!(
+                "{}.",
+                headline
+                    .replace(&d.evidence, "")
+                    .trim_end_matches([':', ' '])
+            ),
+            false => format!("{headline}."),
+        });
         out.extend(d.set.iter().cloned());
     }
     for rec in c.recommendations {
@@ -496,5 +512,35 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     }
     if let Some(body) = body {
         results::render(app, f, body);
+    }
+}
+
+#[cfg(test)]
+mod decision_tests {
+    /// A run whose headline recommends nothing: the advice below carries the evidence with
+    /// what to do next, so the headline keeps only its verdict; a run that recommends a
+    /// setting keeps its whole headline.
+    #[test]
+    fn the_evidence_is_said_once() {
+        for (r, verdict, evidence) in [
+            (
+                crate::report::example::cybertec_10m("r"),
+                "sorted: not decided yet.",
+                "the best is among 16MB..1GB at 95%",
+            ),
+            (
+                crate::report::example::decided_10m("d"),
+                "sorted: keep the current setting.",
+                "no significant difference between 1MB..1GB",
+            ),
+        ] {
+            let lines = super::decision(&r);
+            assert_eq!(lines[0], verdict, "{lines:?}");
+            assert_eq!(
+                lines.iter().filter(|l| l.contains(evidence)).count(),
+                1,
+                "{lines:?}"
+            );
+        }
     }
 }
