@@ -518,8 +518,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
 #[cfg(test)]
 mod decision_tests {
     /// A run whose headline recommends nothing: the advice below carries the evidence with
-    /// what to do next, so the headline keeps only its verdict; a run that recommends a
-    /// setting keeps its whole headline.
+    /// what to do next, so the headline keeps only its verdict.
     #[test]
     fn the_evidence_is_said_once() {
         for (r, verdict, evidence) in [
