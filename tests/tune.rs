@@ -241,7 +241,10 @@ fn ctrl_c_restores_the_sandbox_and_resume_goes_on() {
     assert_eq!(saved["workload"], "ingest");
     let spent = saved["spent_s"].as_f64().unwrap();
     assert!(spent > 0.0);
-    let rounds_before = saved["race"]["rounds"].as_u64().unwrap_or(0);
+    assert!(saved["phase"].get("racing").is_some(), "{}", saved["phase"]);
+    let rounds_before = saved["phase"]["racing"]["race"]["rounds"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(
         !dir.join("tune.sql").exists(),
         "no script from a cancelled tune"

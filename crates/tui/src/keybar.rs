@@ -108,7 +108,7 @@ fn editor_items() -> Vec<Item> {
 fn pane_items(app: &App) -> Vec<Item> {
     let k = |a: Action| app.keys.label(a);
     let mut v: Vec<Item> = Vec::new();
-    if app.run.running {
+    if app.run.running() {
         v.push((k(Action::Cancel), "cancel run".into(), 0));
     } else if !app.observe {
         v.push((k(Action::Run), "run 1 trial".into(), 0));
@@ -144,7 +144,7 @@ fn pane_items(app: &App) -> Vec<Item> {
         let what = if app.zoom { "panes back" } else { "zoom" };
         v.push((k(Action::Zoom), what.into(), if app.zoom { 0 } else { 2 }));
     }
-    if app.run.ended.is_some() && !app.run.run_id.is_empty() {
+    if app.run.ended().is_some() && !app.run.run_id.is_empty() {
         v.push((k(Action::Report), "report".into(), 3));
     }
     if on_run {
@@ -160,7 +160,7 @@ fn pane_items(app: &App) -> Vec<Item> {
     v.push((k(Action::Presets), "presets".into(), 2));
     v.push((k(Action::History), "history".into(), 2));
     if app.host.probe.running.is_some() {
-        if !app.run.running {
+        if !app.run.running() {
             v.push((k(Action::Cancel), "cancel probe".into(), 1));
         }
     } else if !app.run.is_active() {

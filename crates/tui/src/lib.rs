@@ -231,8 +231,7 @@ async fn ui(
     r.map_err(|e| eyre!("the terminal failed: {e}"))?;
     let cancelled = app
         .run
-        .ended
-        .as_ref()
+        .ended()
         .is_some_and(|e| e.outcome == Outcome::Cancelled);
     Ok(if app.by_signal && cancelled {
         EXIT_CANCELLED

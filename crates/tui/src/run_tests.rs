@@ -58,7 +58,7 @@ fn run_events_fill_the_run_pane_and_esc_cancels() {
     assert!(app.animating());
 
     assert_eq!(update(&mut app, code(KeyCode::Esc)), [Command::CancelRun]);
-    assert!(app.run.cancelling);
+    assert!(app.run.cancelling());
     // A second Esc does not send another cancel.
     assert!(update(&mut app, code(KeyCode::Esc)).is_empty());
     update(
@@ -74,8 +74,8 @@ fn run_events_fill_the_run_pane_and_esc_cancels() {
         matches!(cmds.as_slice(), [Command::LoadHistory { .. }]),
         "{cmds:?}"
     );
-    assert!(!app.run.running);
-    assert_eq!(app.run.ended.as_ref().unwrap().outcome, Outcome::Cancelled);
+    assert!(!app.run.running());
+    assert_eq!(app.run.ended().unwrap().outcome, Outcome::Cancelled);
     assert_eq!(app.run.notes.len(), 1);
     assert_eq!(app.run.samples.len(), 3);
 }
@@ -85,7 +85,7 @@ fn a_stream_that_ends_without_a_result_is_a_failure() {
     let mut app = app();
     start(&mut app, 'r');
     update(&mut app, Msg::RunClosed);
-    let e = app.run.ended.as_ref().unwrap();
+    let e = app.run.ended().unwrap();
     assert_eq!(e.outcome, Outcome::Failed);
     assert!(!app.run.is_active());
 }
@@ -103,7 +103,7 @@ fn quit_is_immediate_when_idle_and_asks_during_a_run() {
         Overlay::Confirm(Confirm::Quit { .. })
     ));
     assert!(update(&mut app, key('n')).is_empty());
-    assert!(app.run.running && app.quitting.is_none());
+    assert!(app.run.running() && app.quitting.is_none());
 
     assert!(update(&mut app, ctrl_c()).is_empty());
     assert_eq!(update(&mut app, key('y')), [Command::CancelRun]);

@@ -154,7 +154,7 @@ fn a_50m_row_build_with_a_terabyte_of_mwm_asks_first() {
         let s = screen(&app);
         insta::assert_snapshot!(name("confirm_big_build", size), s);
         update(&mut app, key('n'));
-        assert!(!app.run.running);
+        assert!(!app.run.running());
     }
 }
 

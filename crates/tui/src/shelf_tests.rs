@@ -44,7 +44,7 @@ fn a_run_in_progress_stays_on_screen_whatever_the_experiment_shown() {
     let mut app = fixture::running_app((100, 30), Instant::now());
     update(&mut app, key('2'));
     assert_eq!(app.params.kind, ExperimentKind::Ingest);
-    assert!(app.run.running);
+    assert!(app.run.running());
     assert_eq!(app.run.experiment, Some(ExperimentKind::IndexBuild));
     assert!(screen(&app).contains("trial 7/10"), "{}", screen(&app));
 }

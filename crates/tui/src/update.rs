@@ -109,7 +109,7 @@ fn dispatch(app: &mut App, msg: Msg) -> Vec<Command> {
         } => start::on_preflight(app, spec, kind, *verdict),
         Msg::Run(ev) => on_run_event(app, ev),
         Msg::RunClosed => {
-            let was_running = app.run.running;
+            let was_running = app.run.running();
             app.run.closed(app.now);
             if was_running {
                 after_run(app)
@@ -396,15 +396,14 @@ pub(super) fn want_history(app: &mut App) -> Vec<Command> {
 }
 
 fn cancel(app: &mut App) -> Vec<Command> {
-    if app.run.running {
-        if !app.run.cancelling {
-            app.run.cancelling = true;
+    if app.run.running() {
+        if app.run.life.cancel() {
             return vec![Command::CancelRun];
         }
         return Vec::new();
     }
-    if app.run.preparing.is_some() {
-        app.run.preparing = None;
+    if app.run.life.preparing().is_some() {
+        app.run.life.unprepare();
         app.notify(Level::Info, "run not started");
         return Vec::new();
     }
@@ -452,7 +451,7 @@ fn request_quit(app: &mut App) -> Vec<Command> {
         // Asked again while waiting for the run to stop: leave now.
         return vec![Command::Quit];
     }
-    if app.run.running {
+    if app.run.running() {
         app.overlay = Overlay::Confirm(Confirm::Quit {
             question: "A run is in progress. Cancel it (its tables are dropped) and quit?".into(),
         });
@@ -468,11 +467,10 @@ fn begin_quit(app: &mut App) -> Vec<Command> {
         app.host.probe.cancelling = true;
         cmds.push(Command::CancelProbe);
     }
-    app.run.preparing = None;
-    if app.run.running {
+    app.run.life.unprepare();
+    if app.run.running() {
         app.quitting = Some(app.now);
-        if !app.run.cancelling {
-            app.run.cancelling = true;
+        if app.run.life.cancel() {
             cmds.push(Command::CancelRun);
         }
         return cmds;

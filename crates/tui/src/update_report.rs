@@ -47,7 +47,7 @@ pub fn request(app: &mut App) -> Vec<Command> {
 
 /// The id of the run on screen once it has ended (a run is in the history only then).
 fn on_screen(app: &App) -> Option<String> {
-    (app.run.ended.is_some() && !app.run.run_id.is_empty()).then(|| app.run.run_id.clone())
+    (app.run.ended().is_some() && !app.run.run_id.is_empty()).then(|| app.run.run_id.clone())
 }
 
 /// The files written, or why not.

@@ -64,7 +64,7 @@ pub(super) fn request_run(app: &mut App, kind: RunKind) -> Vec<Command> {
         );
         return Vec::new();
     }
-    app.run.preparing = Some(kind);
+    app.run.life.prepare(kind);
     vec![Command::Preflight {
         spec: Box::new(spec),
         kind,
@@ -78,10 +78,10 @@ pub(super) fn on_preflight(
     kind: RunKind,
     v: Preflight,
 ) -> Vec<Command> {
-    if app.run.preparing != Some(kind) || app.quitting.is_some() {
+    if app.run.life.preparing() != Some(kind) || app.quitting.is_some() {
         return Vec::new();
     }
-    app.run.preparing = None;
+    app.run.life.unprepare();
     if let Some(why) = v.refuse {
         app.notify(Level::Error, format!("not started: {why}"));
         return Vec::new();

@@ -61,7 +61,7 @@ pub(super) fn start(app: &mut App, k: char) -> Box<ExperimentSpec> {
     let [Command::StartRun { spec, .. }] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
-    assert!(app.run.running);
+    assert!(app.run.running());
     assert_eq!(app.focus, Focus::Run);
     spec.clone()
 }

@@ -99,8 +99,7 @@ pub fn plot(st: &TuneState) -> Plot {
 pub fn search_cost(st: &TuneState) -> String {
     let raced: usize = st.decisions.iter().map(|d| d.trials).sum();
     let confirm = st
-        .confirm
-        .as_ref()
+        .confirmation()
         .map_or(0, |c| c.start_trials.len() + c.tuned_trials.len());
     let configs: usize = st.plan.iter().map(|p| p.candidates.len().max(1)).product();
     let grid = configs * crate::tune::looks::FIRST_LOOK;
@@ -223,7 +222,7 @@ fn push_decisions(s: &mut String, st: &TuneState) {
 
 /// The confirmation's verdict and its statements' and pgtune's sentences, when it ran.
 fn push_confirmation(s: &mut String, st: &TuneState) {
-    let Some(c) = &st.confirm else {
+    let Some(c) = st.confirmation() else {
         return;
     };
     s.push_str("\n## Confirmation\n\n");

@@ -8,24 +8,23 @@ use super::budget::Budget;
 use super::confirm::{self, Confirm, Side};
 use super::engine::{End, TuneEvent, Tuner};
 use super::objective::Objective;
+use super::phase::TunePhase;
 use super::rounds::{self, Stop};
 use super::state::{PathPoint, TuneState};
 use crate::measure::interval::estimate;
 
 impl Tuner {
+    /// Run the confirmation `c` (as the state saved it) to its end: the tune is done, or it
+    /// ends here cancelled or failed with the confirmation saved for `--resume`.
     pub(super) async fn confirm(
         &self,
         st: &mut TuneState,
+        mut c: Confirm,
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> End {
-        let tuned = st.carried();
-        let mut c = st
-            .confirm
-            .take()
-            .unwrap_or_else(|| Confirm::new(tuned.clone(), st.formula.clone()));
         if c.sides().len() < 2 {
-            st.done = true;
+            st.phase = TunePhase::Done(None);
             self.save(st, budget);
             return End::Done;
         }
@@ -60,7 +59,7 @@ impl Tuner {
                 }
                 Ok(false) => break,
                 Err(Stop::Cancelled) => {
-                    st.confirm = Some(c);
+                    st.phase = TunePhase::Confirming(Box::new(c));
                     self.save(st, budget);
                     return End::Cancelled;
                 }
@@ -74,10 +73,11 @@ impl Tuner {
         c.judge(obj.better, &self.rules);
         self.confirm_path(st, &c);
         self.emit(TuneEvent::Confirm(Box::new(c.clone())));
-        st.confirm = Some(c);
-        if end == End::Done {
-            st.done = true;
-        }
+        st.phase = if end == End::Done {
+            TunePhase::Done(Some(Box::new(c)))
+        } else {
+            TunePhase::Confirming(Box::new(c))
+        };
         self.save(st, budget);
         end
     }
@@ -121,7 +121,7 @@ impl Tuner {
         c.add_measures(&measures);
         super::statements::add_round(&mut c.statements, &statements);
         self.emit(TuneEvent::Confirm(Box::new(c.clone())));
-        st.confirm = Some(c.clone());
+        st.phase = TunePhase::Confirming(Box::new(c.clone()));
         self.save(st, budget);
         Ok(true)
     }

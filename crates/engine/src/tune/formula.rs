@@ -13,7 +13,7 @@ use crate::measure::verdict::Verdict;
 /// verdict carries any harm shown: a statement shown slower under pgtune's set is named in
 /// the verdict itself, so "too few trials" overall never reads as "no harm seen".
 pub fn sentence(st: &TuneState) -> Option<String> {
-    let c = st.confirm.as_ref()?;
+    let c = st.confirmation()?;
     if c.formula.is_empty() {
         return None;
     }
@@ -135,7 +135,7 @@ fn race_evidence(st: &TuneState, c: &Confirm) -> Vec<String> {
 /// measured better on this workload is evidence, and a tune must not leave a DBA with a set
 /// the formula beats. Refused like any set when `--max-memory` refuses its worst case.
 pub fn preferred(st: &TuneState) -> Option<(Vec<(String, String)>, String)> {
-    let c = st.confirm.as_ref()?;
+    let c = st.confirmation()?;
     let why = preference(c)?;
     let (_, refused) = super::memory::verdict(
         &st.memory,

@@ -17,8 +17,8 @@
 //! more than 99.9% confidence (beyond what the core computes) is not planned: the race ends
 //! after its last planned look, or at [`MAX_ROUNDS`] without a plan.
 
+use super::budget::Pace;
 use super::race::Race;
-use super::state::TuneState;
 use crate::measure::rules::Rules;
 use crate::measure::spending;
 
@@ -125,14 +125,11 @@ impl Race {
 /// planned 5 looks where its share afforded forty rounds, and ended undecided with most of
 /// the budget unspent. Only times are used, never what the trials showed, so the plan still
 /// depends on nothing the comparisons see.
-pub(super) fn next_round_s(st: &TuneState, used: f64) -> f64 {
-    let race = st.race.as_ref();
-    let rounds = race.map_or(0, |r| r.rounds);
-    if rounds > 0 && used > 0.0 {
-        return used / rounds as f64;
+pub(super) fn next_round_s(race: &Race, pace: &Pace, used: f64) -> f64 {
+    if race.rounds > 0 && used > 0.0 {
+        return used / race.rounds as f64;
     }
-    st.pace
-        .estimate(race.map_or(0, |r| r.alive().count()))
+    pace.estimate(race.alive().count())
         .map_or(0.0, |d| d.as_secs_f64())
 }
 

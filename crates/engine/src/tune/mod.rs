@@ -6,7 +6,8 @@
 //! ranks them by effect ([`screen`]), races those that moved, largest first, at an error split
 //! over the tune's races ([`family`]; known pairs as one, [`pair`]), racing the values of one setting at a time with
 //! interleaved trials ([`race`]), carries the value each race shows into the next, keeps to
-//! the budget ([`budget`]) and saves what it learnt after every round ([`state`]), then
+//! the budget ([`budget`]) and saves what it learnt after every round ([`state`]; where it is,
+//! [`phase`]), then
 //! confirms the tuned set against the starting configuration ([`confirm`]). Every round is an
 //! ordinary run of the workload's experiment ([`rounds`]) — the what-if machinery applies and
 //! restores the settings, the history records every trial. [`output`] writes the script.
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod objective;
 pub mod output;
 pub mod pair;
+pub mod phase;
 pub mod plan;
 pub mod plan_advice;
 pub mod plan_check;
@@ -33,6 +35,7 @@ pub mod plan_facts;
 pub mod plan_phase;
 pub mod plan_report;
 pub mod race;
+mod racing;
 pub mod rounds;
 pub mod sampled;
 pub mod screen;
@@ -43,8 +46,10 @@ mod sentences_tests;
 pub mod session;
 pub mod setup;
 pub mod state;
+mod state_v2;
 pub mod statements;
 pub mod warm;
 
 pub use engine::{End, TuneEvent, Tuner};
+pub use phase::TunePhase;
 pub use state::TuneState;

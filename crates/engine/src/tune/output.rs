@@ -97,7 +97,7 @@ fn bound_text(r: f64) -> String {
 /// script back: changes each within the noise of their race may add up to a loss only the
 /// whole set shows, and "not shown worse" is not "as good".
 pub fn withheld(st: &TuneState) -> Option<String> {
-    withheld_by(&st.decisions, st.confirm.as_ref()).or_else(|| {
+    withheld_by(&st.decisions, st.confirmation()).or_else(|| {
         let (line, refused) = memory_line(st);
         refused.then_some(line)
     })
@@ -248,7 +248,7 @@ fn push_header(out: &mut String, st: &TuneState, obj: &Objective, on: &MeasuredO
 /// statements and pgtune sentences; or that it did not run.
 fn push_confirmation(out: &mut String, st: &TuneState, obj: &Objective) {
     let mut line = |s: &str| push_line(out, s);
-    let Some(c) = st.confirm.as_ref() else {
+    let Some(c) = st.confirmation() else {
         line("-- confirmation: not run (no setting changed)");
         return;
     };

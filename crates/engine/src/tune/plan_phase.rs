@@ -13,6 +13,7 @@ use super::candidates::same_value;
 use super::decide::{Decision, Why};
 use super::design::{Design, Sizing};
 use super::engine::{End, TuneEvent, Tuner};
+use super::phase::TunePhase;
 use super::plan_advice::{self, Verdict};
 use super::plan_check::CheckError;
 use super::plan_facts::PlanFacts;
@@ -50,29 +51,26 @@ pub fn reads_plans(st: &TuneState) -> bool {
 }
 
 impl Tuner {
-    /// Read the plans, reshape the search and size it (once per tune). None to go on; Some
-    /// when the tune ends here.
+    /// Read the plans, reshape the search and size it (once per tune): the phase the tune goes
+    /// on with, or how it ends here (cancelled, failed: the plans are read again on resume).
     pub(super) async fn read_plans(
         &self,
         st: &mut TuneState,
         budget: &Budget,
         cancel: &CancellationToken,
-    ) -> Option<End> {
-        if st.plans.is_some() || !reads_plans(st) || st.trials > 0 {
-            return None;
-        }
+    ) -> Result<TunePhase, End> {
         self.emit(TuneEvent::Note(
             "reading the plans: one pass at the starting configuration with each statement's EXPLAIN (ANALYZE, BUFFERS, SETTINGS)".into(),
         ));
         let spec = rounds::round_spec(&st.spec, &[], None, false);
         let round = match self.one_run(st, spec, budget, cancel).await {
             Ok(r) => r,
-            Err(Stop::Cancelled) => return Some(End::Cancelled),
+            Err(Stop::Cancelled) => return Err(End::Cancelled),
             Err(Stop::BudgetOut) => {
                 st.plans = Some(PlanReading::default());
-                return None;
+                return Ok(TunePhase::search(&st.plan));
             }
-            Err(Stop::Failed(e)) => return Some(End::Failed(e)),
+            Err(Stop::Failed(e)) => return Err(End::Failed(e)),
         };
         // The pass's preparation (setup, the analyzed plans, the first warm-up) is paid once:
         // later configurations on a warm cache cost their work and their settings.
@@ -88,14 +86,14 @@ impl Tuner {
         }
         if reading.facts.is_empty() {
             st.plans = Some(reading);
-            return None;
+            return Ok(TunePhase::search(&st.plan));
         }
         for f in &reading.facts {
             self.emit(TuneEvent::Note(format!("plan of {}", f.sentence())));
         }
-        let before = (st.plan.clone(), st.screen.clone());
+        let before = st.plan.clone();
         if let Err(e) = self.reshape(st, &mut reading).await {
-            (st.plan, st.screen) = before;
+            st.plan = before;
             reading.settings.clear();
             let note = format!(
                 "the plans were read but the settings could not be checked against them ({e}): every setting is searched"
@@ -103,12 +101,11 @@ impl Tuner {
             self.emit(TuneEvent::Note(note.clone()));
             st.notes.push(note);
             st.plans = Some(reading);
-            return None;
+            return Ok(TunePhase::search(&st.plan));
         }
-        let end = self.size_search(st, &mut reading, budget);
+        let next = self.size_search(st, &mut reading, budget);
         st.plans = Some(reading);
-        self.save(st, budget);
-        end
+        Ok(next)
     }
 
     /// The search plan as the plans advise: settings dropped with why, plan-sized values
@@ -146,23 +143,23 @@ impl Tuner {
             _ => 2,
         });
         st.plan = kept.into_iter().map(|(p, _)| p).collect();
-        st.screen = (st.plan.len() >= 2).then(|| super::screen::Screen::new(&st.plan));
         Ok(())
     }
 
-    /// Say how many configurations the budget holds and pick the design that fits.
+    /// Say how many configurations the budget holds and pick the design that fits: the phase
+    /// it begins with.
     fn size_search(
         &self,
         st: &mut TuneState,
         reading: &mut PlanReading,
         budget: &Budget,
-    ) -> Option<End> {
+    ) -> TunePhase {
         if st.plan.is_empty() {
             let note = "the plans show no setting that can change the time: nothing to search (pgtune's set is still measured against the start)".to_string();
             self.emit(TuneEvent::Note(note.clone()));
             st.notes.push(note.clone());
             reading.design = note;
-            return None;
+            return TunePhase::Racing(None);
         }
         let per = st.pace.estimate(1).map_or(0.0, |d| d.as_secs_f64());
         let holds = if per > 0.0 {
@@ -192,20 +189,15 @@ impl Tuner {
         st.notes.push(sentence.clone());
         reading.design = sentence;
         match sizing.choose().0 {
-            Design::ScreenThenRace => None,
-            Design::Race => {
-                st.screen = None;
-                None
-            }
+            Design::ScreenThenRace => TunePhase::search(&st.plan),
+            Design::Race => TunePhase::Racing(None),
             Design::PlanSet => {
                 self.plan_set_decisions(st, reading, plan_set);
-                None
+                TunePhase::Racing(None)
             }
             Design::TooSmall => {
                 st.plan.clear();
-                st.screen = None;
-                st.done = true;
-                Some(End::Done)
+                TunePhase::Done(None)
             }
         }
     }
@@ -220,7 +212,6 @@ impl Tuner {
         reading: &mut PlanReading,
         plan_set: Vec<(String, String)>,
     ) {
-        st.screen = None;
         let names: Vec<String> = plan_set.iter().map(|(n, _)| n.clone()).collect();
         st.plan.sort_by_key(|p| !names.contains(&p.name));
         for (name, value) in plan_set {

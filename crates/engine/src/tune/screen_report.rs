@@ -37,7 +37,7 @@ pub fn outcome_in(st: &TuneState, e: &Effect) -> &'static str {
     match st.decisions.iter().find(|d| d.setting == e.setting) {
         Some(d) if d.rounds > 0 => "raced",
         Some(_) => NOT_RACED,
-        None if st.done => NOT_RACED,
+        None if st.is_done() => NOT_RACED,
         None => "moved: to be raced",
     }
 }
@@ -88,7 +88,7 @@ pub fn not_raced(st: &TuneState, d: &Decision) -> String {
 
 /// The script's screening lines (none without a screening).
 pub fn sql_lines(st: &TuneState) -> Vec<String> {
-    let Some(s) = st.screen.as_ref().filter(|s| s.done) else {
+    let Some(s) = &st.screen else {
         return Vec::new();
     };
     let mut out = vec![format!("-- screening: {}", method(s))];
@@ -109,7 +109,7 @@ pub fn sql_lines(st: &TuneState) -> Vec<String> {
 
 /// The report's screening section: the table, largest effect first.
 pub fn markdown(st: &TuneState) -> String {
-    let Some(s) = st.screen.as_ref().filter(|s| s.done) else {
+    let Some(s) = &st.screen else {
         return String::new();
     };
     let mut m = format!(

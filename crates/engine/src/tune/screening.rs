@@ -6,8 +6,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::Budget;
 use super::engine::{End, TuneEvent, Tuner};
+use super::phase::TunePhase;
 use super::rounds::{self, Stop};
-use super::screen::factor_of;
+use super::screen::{Screen, factor_of};
 use super::state::TuneState;
 
 impl Tuner {
@@ -21,43 +22,49 @@ impl Tuner {
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> Option<End> {
-        while st.screening() {
+        while let TunePhase::Screening(saved) = &st.phase {
             if cancel.is_cancelled() {
                 self.save(st, budget);
                 return Some(End::Cancelled);
             }
-            let screen = st.screen.as_ref().expect("a screening");
+            // The round works on a copy; the state keeps the screening as last saved until
+            // the round is over.
+            let mut screen = saved.clone();
             let Some(gi) = screen.next_group() else {
-                self.finish_screen(st, budget, None);
+                self.finish_screen(st, screen, budget, None);
                 break;
             };
             if !st.round_fits(screen.groups[gi].configs(), budget) {
-                self.finish_screen(st, budget, Some("the budget holds no further round"));
+                let why = "the budget holds no further round";
+                self.finish_screen(st, screen, budget, Some(why));
                 break;
             }
-            match self.screen_round(st, gi, budget, cancel).await {
-                Ok(()) => self.save(st, budget),
-                Err(Stop::BudgetOut) => {
-                    self.finish_screen(st, budget, Some("the budget ran out during a round"));
-                    break;
-                }
-                Err(Stop::Cancelled) => {
-                    self.save(st, budget);
-                    return Some(End::Cancelled);
-                }
-                Err(Stop::Failed(e)) => {
-                    self.save(st, budget);
-                    return Some(End::Failed(e));
-                }
+            let round = self.screen_round(st, &mut screen, gi, budget, cancel).await;
+            if let Err(Stop::BudgetOut) = round {
+                let why = "the budget ran out during a round";
+                self.finish_screen(st, screen, budget, Some(why));
+                break;
+            }
+            st.phase = TunePhase::Screening(screen);
+            self.save(st, budget);
+            match round {
+                Err(Stop::Cancelled) => return Some(End::Cancelled),
+                Err(Stop::Failed(e)) => return Some(End::Failed(e)),
+                Ok(()) | Err(Stop::BudgetOut) => {}
             }
         }
         None
     }
 
-    /// The screening is over: effects ranked, the plan in race order, what was not screened
-    /// said in a note.
-    fn finish_screen(&self, st: &mut TuneState, budget: &Budget, why: Option<&str>) {
-        let screen = st.screen.as_mut().expect("a screening");
+    /// The screening is over: effects ranked and kept in the state, the plan in race order,
+    /// what was not screened said in a note; the races are next.
+    fn finish_screen(
+        &self,
+        st: &mut TuneState,
+        mut screen: Screen,
+        budget: &Budget,
+        why: Option<&str>,
+    ) {
         screen.finish(self.rules.margin());
         let unscreened: Vec<String> = st
             .plan
@@ -66,6 +73,8 @@ impl Tuner {
             .map(|p| p.name.clone())
             .collect();
         let event = TuneEvent::Screen(screen.clone());
+        st.screen = Some(screen);
+        st.phase = TunePhase::Racing(None);
         st.order_by_screen();
         if !unscreened.is_empty() {
             let note = format!(
@@ -85,11 +94,12 @@ impl Tuner {
     async fn screen_round(
         &self,
         st: &mut TuneState,
+        screen: &mut Screen,
         gi: usize,
         budget: &Budget,
         cancel: &CancellationToken,
     ) -> Result<(), Stop> {
-        let g = &st.screen.as_ref().expect("a screening").groups[gi];
+        let g = &screen.groups[gi];
         let r = g.rounds.len();
         let order = g.order(r);
         let warmup = self.uses_restart(st, &g.names());
@@ -103,10 +113,11 @@ impl Tuner {
         });
         let configs = g.configs();
         let round = match self.one_run(st, spec, budget, cancel).await {
-            Err(Stop::Failed(e)) => return self.screen_failing(st, gi, budget, cancel, e).await,
+            Err(Stop::Failed(e)) => {
+                return self.screen_failing(st, screen, gi, budget, cancel, e).await;
+            }
             other => other?,
         };
-        let screen = st.screen.as_mut().expect("a screening");
         if !screen.groups[gi].add_round(&round.measures) {
             return Err(Stop::Failed(format!(
                 "screening round {} measured {} of its {configs} configurations",
@@ -125,14 +136,13 @@ impl Tuner {
     async fn screen_failing(
         &self,
         st: &mut TuneState,
+        screen: &mut Screen,
         gi: usize,
         budget: &Budget,
         cancel: &CancellationToken,
         error: String,
     ) -> Result<(), Stop> {
-        let factors = st.screen.as_ref().expect("a screening").groups[gi]
-            .factors
-            .clone();
+        let factors = screen.groups[gi].factors.clone();
         let mut dropped = 0;
         for f in &factors {
             let ends: Vec<String> = [&f.low, &f.high]
@@ -165,7 +175,6 @@ impl Tuner {
         }
         st.plan.retain(|p| p.candidates.len() >= 2);
         let plan = &st.plan;
-        let screen = st.screen.as_mut().expect("a screening");
         let g = &mut screen.groups[gi];
         g.factors = g
             .factors

@@ -6,13 +6,14 @@
 use super::confirm::{Confirm, Side};
 use super::decide::{Decision, Why};
 use super::output::ratio_text;
+use super::phase::TunePhase;
 use super::screen::{Effect, Screen};
 use super::state::{STATE_VERSION, TuneState};
 use crate::experiment::ExperimentSpec;
 use crate::measure::rules::Rules;
 use crate::measure::verdict::Better;
 
-fn state(statements: &str) -> TuneState {
+pub(super) fn state(statements: &str) -> TuneState {
     let spec = ExperimentSpec::Query(Box::new(crate::experiment::query::test_spec(&[(
         "sql", statements,
     )])));
@@ -38,9 +39,8 @@ fn state(statements: &str) -> TuneState {
         max_memory: None,
         plan: Vec::new(),
         decisions: Vec::new(),
+        phase: TunePhase::Done(None),
         screen: None,
-        race: None,
-        confirm: None,
         pace: Default::default(),
         plans: None,
         named: false,
@@ -48,8 +48,6 @@ fn state(statements: &str) -> TuneState {
         path: Vec::new(),
         trials: 0,
         experiment_trials: 0,
-        race_started_s: 0.0,
-        race_share_s: 0.0,
         sampled: Vec::new(),
         runs: Vec::new(),
         notes: Vec::new(),
@@ -59,7 +57,6 @@ fn state(statements: &str) -> TuneState {
             data: "tables t".into(),
             workload: "w.sql".into(),
         },
-        done: true,
     }
 }
 
@@ -195,10 +192,10 @@ fn pgtunes_verdict_carries_a_statement_shown_slower() {
     for (pass, spread, harm, head) in cases {
         let mut st = state("SELECT 1; SELECT 2");
         st.formula = vec![("shared_buffers".into(), "2GB".into())];
-        st.confirm = Some(confirmed(5, pass, spread, harm));
+        st.phase = TunePhase::Done(Some(Box::new(confirmed(5, pass, spread, harm))));
         let s = super::formula::sentence(&st).unwrap();
         assert!(s.starts_with(head), "{head:?}: {s}");
-        let report = st.confirm.as_ref().unwrap().statements[0]
+        let report = st.confirmation().unwrap().statements[0]
             .formula_vs_start
             .clone()
             .unwrap();
@@ -256,12 +253,12 @@ fn the_objective_and_the_pace_say_which_number_they_are() {
 fn an_interval_too_wide_to_say_anything_is_not_quoted_as_a_ratio() {
     let mut st = state("SELECT 1; SELECT 2");
     st.formula = vec![("shared_buffers".into(), "2GB".into())];
-    st.confirm = Some(confirmed(2, 1.17, 0.3, 1.0));
+    st.phase = TunePhase::Done(Some(Box::new(confirmed(2, 1.17, 0.3, 1.0))));
     let s = super::formula::sentence(&st).unwrap();
     assert!(s.contains("too wide to say (interval "), "{s}");
     assert!(!s.contains("×1.17 (interval"), "{s}");
     // A narrow one keeps its ratio.
-    st.confirm = Some(confirmed(5, 1.4, 0.005, 1.0));
+    st.phase = TunePhase::Done(Some(Box::new(confirmed(5, 1.4, 0.005, 1.0))));
     let s = super::formula::sentence(&st).unwrap();
     assert!(!s.contains("too wide"), "{s}");
 }

@@ -9,6 +9,7 @@ use tokio_postgres::Client;
 
 use super::candidates::{self, GivenHardware, Hardware};
 use super::output::MeasuredOn;
+use super::phase::TunePhase;
 use super::state::{STATE_VERSION, TuneState};
 use crate::experiment::lab::whatif::Reach;
 use crate::experiment::{ExperimentKind, ExperimentSpec, ParamText};
@@ -423,7 +424,7 @@ pub async fn new_state(
         )));
     }
     let measured_on = measured_on(server, target, on_sandbox, host_text, &workload, &spec);
-    Ok(TuneState {
+    let mut st = TuneState {
         version: STATE_VERSION,
         id: super::state::new_id(),
         workload,
@@ -439,12 +440,10 @@ pub async fn new_state(
         memory,
         plan_nodes: None,
         max_memory: None,
-        screen: (planned.settings.len() >= 2)
-            .then(|| super::screen::Screen::new(&planned.settings)),
+        phase: TunePhase::search(&planned.settings),
+        screen: None,
         plan: planned.settings,
         decisions: Vec::new(),
-        race: None,
-        confirm: None,
         pace: Default::default(),
         cache: Default::default(),
         plans: None,
@@ -452,13 +451,14 @@ pub async fn new_state(
         path: Vec::new(),
         trials: 0,
         experiment_trials: 0,
-        race_started_s: 0.0,
-        race_share_s: 0.0,
         runs: Vec::new(),
         sampled: Vec::new(),
         notes,
-        done: false,
-    })
+    };
+    if super::plan_phase::reads_plans(&st) {
+        st.phase = TunePhase::Plans;
+    }
+    Ok(st)
 }
 
 /// The target's [`hardware`] (with the server's `max_connections`) and the text saying where

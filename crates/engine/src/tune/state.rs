@@ -10,12 +10,14 @@ use super::budget::Pace;
 use super::candidates::Hardware;
 use super::confirm::Confirm;
 use super::decide::Decision;
-use super::race::Race;
+use super::phase::TunePhase;
 use crate::experiment::ExperimentSpec;
 use crate::experiment::lab::whatif::Apply;
 
-/// Bumped when the file's meaning changes; an older file is refused with a sentence.
-pub const STATE_VERSION: u32 = 2;
+/// Bumped when the file's meaning changes; an older file is refused with a sentence, but a
+/// file of version 2 is read ([`super::state_v2`]). 3: the phase is one value ([`TunePhase`]),
+/// not a screening, a race, a confirmation and a flag side by side.
+pub const STATE_VERSION: u32 = 3;
 
 /// One setting of the search and the values it races.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,13 +79,11 @@ pub struct TuneState {
     pub plan: Vec<SettingPlan>,
     /// Settings decided, in order.
     pub decisions: Vec<Decision>,
-    /// The screening before the races (None: a single setting, or a state saved by an older
-    /// pglab, which races every setting of its plan).
+    /// Where the tune is: plans, screening, racing, confirming, done.
+    pub phase: TunePhase,
+    /// The screening's results once it ended (None: no screening, or not ended yet).
     #[serde(default)]
     pub screen: Option<super::screen::Screen>,
-    /// The race under way (None between races).
-    pub race: Option<Race>,
-    pub confirm: Option<Confirm>,
     pub pace: Pace,
     /// What the plans read before the first pass showed, and what the tune made of it.
     #[serde(default)]
@@ -101,12 +101,6 @@ pub struct TuneState {
     /// The experiments' own trials (a pass holds one per configuration of the workload).
     #[serde(default)]
     pub experiment_trials: usize,
-    /// When the race under way started (budget seconds spent) and the share of the budget it
-    /// may take.
-    #[serde(default)]
-    pub race_started_s: f64,
-    #[serde(default)]
-    pub race_share_s: f64,
     /// The sampled tables the workload read (the runs' `data:` notes), for the caveat on
     /// memory settings ([`super::sampled`]).
     #[serde(default)]
@@ -117,7 +111,6 @@ pub struct TuneState {
     pub notes: Vec<String>,
     /// Where it is measured, for the script's "measured on" line.
     pub measured_on: super::output::MeasuredOn,
-    pub done: bool,
 }
 
 /// A tune's id: `tune-20261204-183012`, from the clock (a state saved before ids existed
@@ -136,13 +129,13 @@ impl TuneState {
             .collect()
     }
 
-    /// The setting to race next (None: every setting decided).
     /// Configurations the confirmation will measure a round: the start and the tuned set, and
     /// pgtune's set when there is one.
     pub fn confirm_sides(&self) -> usize {
         2 + usize::from(!self.formula.is_empty())
     }
 
+    /// The setting to race next (None: every setting decided).
     pub fn next_setting(&self) -> Option<&SettingPlan> {
         if self.decisions.len() >= self.raced_settings() {
             return None;
@@ -154,14 +147,14 @@ impl TuneState {
     /// done), or every setting of the plan without a screening.
     pub fn raced_settings(&self) -> usize {
         match &self.screen {
-            Some(s) if s.done => s.moved().len(),
-            _ => self.plan.len(),
+            Some(s) => s.moved().len(),
+            None => self.plan.len(),
         }
     }
 
     /// The pairs that race as one ([`super::pair`]): both moved in the screening.
     fn joint_pairs(&self) -> usize {
-        let Some(s) = self.screen.as_ref().filter(|s| s.done) else {
+        let Some(s) = &self.screen else {
             return 0;
         };
         let moved = s.moved();
@@ -196,9 +189,14 @@ impl TuneState {
         fits && !budget.is_out()
     }
 
-    /// True while the screening has rounds to run.
-    pub fn screening(&self) -> bool {
-        self.screen.as_ref().is_some_and(|s| !s.done)
+    /// The confirmation, under way or ended (None before it).
+    pub fn confirmation(&self) -> Option<&Confirm> {
+        self.phase.confirmation()
+    }
+
+    /// Searched and confirmed.
+    pub fn is_done(&self) -> bool {
+        self.phase.is_done()
     }
 
     /// After the screening: the plan in race order, the settings that moved first, largest
@@ -241,19 +239,31 @@ pub fn load(file: &Path) -> Result<Option<TuneState>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
     };
-    let state: TuneState = serde_json::from_slice(&text).map_err(|e| {
+    let unreadable = |e: serde_json::Error| {
         format!(
             "{} is not a tune state pglab can read ({e}); remove it to start afresh",
             file.display()
         )
-    })?;
-    if state.version != STATE_VERSION {
-        return Err(format!(
-            "{} was saved by another pglab version; remove it to start afresh",
-            file.display()
-        ));
-    }
-    Ok(Some(state))
+    };
+    // The version first: another version's fields need not parse as this one's.
+    let saved: Saved = serde_json::from_slice(&text).map_err(unreadable)?;
+    let state = match saved.version {
+        STATE_VERSION => serde_json::from_slice(&text),
+        2 => super::state_v2::read(&text),
+        _ => {
+            return Err(format!(
+                "{} was saved by another pglab version; remove it to start afresh",
+                file.display()
+            ));
+        }
+    };
+    state.map(Some).map_err(unreadable)
+}
+
+/// What every version of the file has.
+#[derive(Deserialize)]
+struct Saved {
+    version: u32,
 }
 
 pub fn remove(file: &Path) {

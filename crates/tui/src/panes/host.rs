@@ -195,7 +195,7 @@ fn machine_lines(app: &App, cols: usize, rows: usize, metric_rows: usize) -> Vec
     } else {
         lines.push(plain_line("reading the host…".into(), theme.dim()));
     }
-    if app.run.running && !app.run.whatif.is_empty() && rows >= lines.len() + metric_rows + 2 {
+    if app.run.running() && !app.run.whatif.is_empty() && rows >= lines.len() + metric_rows + 2 {
         lines.push(plain_line(
             fit(&format!("this run changes {}", app.run.whatif), cols),
             theme.warn(),

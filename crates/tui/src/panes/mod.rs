@@ -9,6 +9,7 @@ mod params_form;
 pub mod results;
 pub mod run;
 pub mod run_head;
+pub mod run_life;
 pub mod run_view;
 pub mod stall_spark;
 pub mod summary;

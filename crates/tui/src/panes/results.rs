@@ -56,7 +56,7 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
                 }
             }
             let header = match st.notes.len() {
-                0 if st.running => "findings appear here as the run reaches them".to_string(),
+                0 if st.running() => "findings appear here as the run reaches them".to_string(),
                 0 => "no findings: the run noted nothing".to_string(),
                 1 => "findings and notes: 1".to_string(),
                 n => format!("findings and notes: {n}"),
@@ -79,7 +79,7 @@ fn list<'a>(app: &App, series: &[SeriesSummary], cols: usize) -> Option<List<'a>
                 // findings per x instead).
                 let decided;
                 let series = if st.decided.is_empty()
-                    || st.running
+                    || st.running()
                     || st.axis() != super::axis::Axis::Own
                     || layout.compare == crate::experiment::Compare::Series
                 {
@@ -215,7 +215,7 @@ pub fn render(app: &App, f: &mut Frame, body: Rect) {
     let (split, list) = arrange(app, &series, body);
     let nothing = st.samples.is_empty() && !matches!(st.view, RunView::Findings);
     if nothing {
-        if st.running {
+        if st.running() {
             f.render_widget(
                 Paragraph::new(Line::styled(
                     "results appear here as trials finish",

@@ -9,6 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{LineGauge, Paragraph};
 
 use super::run_head::{self, Row};
+pub use super::run_life::{Ended, Lifecycle};
 use super::run_view::{RunView, Scroll};
 use super::{Series, framed_pane, results};
 use crate::experiment::{
@@ -18,22 +19,10 @@ use crate::measure::rules::Rules;
 use crate::tui::app::{App, Focus};
 use crate::tui::msg::RunKind;
 
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ended {
-    pub outcome: Outcome,
-    pub error: Option<String>,
-    pub seconds: f64,
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct RunState {
-    /// A run key was pressed; the preflight check is under way.
-    pub preparing: Option<RunKind>,
-    /// A run was spawned and has not sent its final event.
-    pub running: bool,
-    /// Cancel was asked for.
-    pub cancelling: bool,
+    /// Idle, preparing, running (cancelling) or ended.
+    pub life: Lifecycle,
     pub kind: Option<RunKind>,
     pub experiment: Option<ExperimentKind>,
     /// The server settings the run sweeps (`set`), in text form; empty when none.
@@ -56,7 +45,6 @@ pub struct RunState {
     pub layout: Option<ResultLayout>,
     pub samples: Vec<Sample>,
     pub notes: Vec<String>,
-    pub ended: Option<Ended>,
     /// Trials finished (the last one named before the run moved on).
     pub done: usize,
     /// The work of each trial relative to the others (growth steps grow); empty: equal.
@@ -99,7 +87,22 @@ impl RunState {
     }
 
     pub fn is_active(&self) -> bool {
-        self.preparing.is_some() || self.running
+        self.life.is_active()
+    }
+
+    /// A run was spawned and has not sent its final event.
+    pub fn running(&self) -> bool {
+        self.life.is_running()
+    }
+
+    /// Cancel was asked for the run under way.
+    pub fn cancelling(&self) -> bool {
+        self.life.is_cancelling()
+    }
+
+    /// How the run on the pane ended.
+    pub fn ended(&self) -> Option<&Ended> {
+        self.life.ended()
     }
 
     /// A run was spawned: forget the previous one.
@@ -109,7 +112,7 @@ impl RunState {
         let axis = self.axis;
         *self = RunState {
             axis,
-            running: true,
+            life: Lifecycle::Running { cancelling: false },
             kind: Some(kind),
             experiment: Some(spec.kind()),
             whatif: spec.settings().text(),
@@ -159,14 +162,8 @@ impl RunState {
     /// Apply an event; true when it was the final one.
     pub fn apply(&mut self, ev: RunEvent, now: Instant) -> bool {
         let end = |s: &mut RunState, outcome, error: Option<String>, seconds: f64| {
-            s.running = false;
-            s.cancelling = false;
             s.progress = None;
-            s.ended = Some(Ended {
-                outcome,
-                error,
-                seconds,
-            });
+            s.life.end(outcome, error, seconds);
         };
         match ev {
             RunEvent::Started {
@@ -249,30 +246,23 @@ impl RunState {
     /// The stream ended without a final event.
     /// The run was refused as it was about to start: nothing ran.
     pub fn refused(&mut self, why: String) {
-        self.running = false;
-        self.cancelling = false;
         self.progress = None;
-        self.ended = Some(Ended {
-            outcome: Outcome::Failed,
-            error: Some(format!("not started: {why}")),
-            seconds: 0.0,
-        });
+        self.life
+            .end(Outcome::Failed, Some(format!("not started: {why}")), 0.0);
     }
 
     pub fn closed(&mut self, now: Instant) {
-        if self.running {
+        if self.running() {
             let secs = self
                 .started_at
                 .map(|t| now.saturating_duration_since(t).as_secs_f64())
                 .unwrap_or(0.0);
-            self.running = false;
-            self.cancelling = false;
             self.progress = None;
-            self.ended = Some(Ended {
-                outcome: Outcome::Failed,
-                error: Some("the run stopped without a result (see the log file)".into()),
-                seconds: secs,
-            });
+            self.life.end(
+                Outcome::Failed,
+                Some("the run stopped without a result (see the log file)".into()),
+                secs,
+            );
         }
     }
 
@@ -359,14 +349,14 @@ impl RunState {
     }
 
     fn title_parts(&self) -> Vec<String> {
-        let mut parts = if self.running {
+        let mut parts = if self.running() {
             match &self.trial {
                 Some(t) => vec![format!("trial {}/{}", t.index, t.total), t.label.clone()],
                 None if self.done > 0 => vec![format!("{}/{} trials done", self.done, self.trials)],
                 None => vec![self.description.clone()],
             }
         } else {
-            match &self.ended {
+            match self.ended() {
                 Some(e) => vec![
                     e.outcome.as_str().to_string(),
                     self.experiment.map(|k| k.to_string()).unwrap_or_default(),

@@ -6,7 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::plain_line;
-use super::run::{Ended, RunState};
+use super::run::{Ended, Lifecycle, RunState};
 use super::run_view::RunView;
 use super::stall_spark::stall_spans;
 use crate::experiment::Outcome;
@@ -28,14 +28,11 @@ pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line
     let mut head: Vec<Row> = Vec::new();
     let mut foot: Vec<Line> = Vec::new();
 
-    if st.running {
-        running(app, cols, &mut head, &mut foot);
-    } else if st.preparing.is_some() {
-        head.push(preparing(app, cols));
-    } else if let Some(e) = &st.ended {
-        ended(app, e, cols, rows, &mut head);
-    } else {
-        idle(app, cols, &mut head);
+    match &st.life {
+        Lifecycle::Running { .. } => running(app, cols, &mut head, &mut foot),
+        Lifecycle::Preparing { .. } => head.push(preparing(app, cols)),
+        Lifecycle::Ended(e) => ended(app, e, cols, rows, &mut head),
+        Lifecycle::Idle => idle(app, cols, &mut head),
     }
 
     (head, foot)
@@ -77,7 +74,7 @@ fn current(st: &RunState) -> String {
 fn progress<'a>(app: &App, run_share: Option<f64>, cols: usize) -> Row<'a> {
     let st = &app.run;
     match st.progress.as_ref().and_then(|p| p.fraction) {
-        Some(fr) if !st.cancelling => Row::Gauge {
+        Some(fr) if !st.cancelling() => Row::Gauge {
             ratio: fr.clamp(0.0, 1.0),
             label: format!(
                 "{} {:>3.0}%",
@@ -86,7 +83,7 @@ fn progress<'a>(app: &App, run_share: Option<f64>, cols: usize) -> Row<'a> {
             ),
         },
         // A step without a measurable extent: how far the whole run is.
-        None if !st.cancelling && run_share.is_some() => {
+        None if !st.cancelling() && run_share.is_some() => {
             let fr = run_share.unwrap_or(0.0);
             Row::Gauge {
                 ratio: fr,
@@ -94,7 +91,7 @@ fn progress<'a>(app: &App, run_share: Option<f64>, cols: usize) -> Row<'a> {
             }
         }
         _ => {
-            let text = if st.cancelling {
+            let text = if st.cancelling() {
                 format!(
                     "{} cancelling: asking the server to stop, then cleaning up…",
                     spinner(app.tick())
@@ -113,7 +110,7 @@ fn times(app: &App, run_share: Option<f64>) -> Vec<String> {
     let st = &app.run;
     let trial_bar = st.progress.as_ref().and_then(|p| p.fraction).is_some();
     let mut items = Vec::new();
-    if let Some(fr) = run_share.filter(|_| trial_bar || st.cancelling) {
+    if let Some(fr) = run_share.filter(|_| trial_bar || st.cancelling()) {
         items.push(format!("run {:.0}%", fr * 100.0));
     }
     let elapsed = st

@@ -277,7 +277,7 @@ fn changed_settings(
     lines: &mut Vec<Line<'static>>,
 ) {
     let theme = app.theme;
-    if app.run.running && !app.run.whatif.is_empty() && lines.len() < rows {
+    if app.run.running() && !app.run.whatif.is_empty() && lines.len() < rows {
         lines.push(plain_line(
             fit(&format!("this run sweeps {}", app.run.whatif), cols),
             theme.warn(),
