@@ -26,6 +26,7 @@
 //! and the client goes on with its next transaction (see [`recovery`]); any other error ends
 //! the client.
 
+mod bell;
 pub mod bind;
 mod client;
 mod driver;

@@ -1,9 +1,10 @@
 //! A client thread's loop, pgbench's: one `poll(2)` over the sockets of the clients waiting
 //! for a reply, then for each socket with something to read, libpq's `PQconsumeInput` and
 //! `PQgetResult` called on the spot, and that client's next command sent before the next
-//! socket is looked at. The poll wakes at least every 50 ms to see a stop (the token has no
-//! descriptor); a stop cancels each command in flight on the server (the cancels side by
-//! side), sends nothing more, and waits 5 s at the most for them to end. A client opening a
+//! socket is looked at. The poll has no timeout: a stop rings a bell among the sockets (see
+//! [`super::bell`]; without one, the poll wakes every 50 ms to look). A stop cancels each
+//! command in flight on the server (the cancels side by side), sends nothing more, and waits
+//! 5 s at the most for them to end. A client opening a
 //! new session after a standby ended its own (see `recovery`) has no socket to poll yet, so
 //! the thread then looks every millisecond whether it is open. Over TLS a socket can be drained while OpenSSL still holds decrypted
 //! bytes of the reply, so a thread with a TLS client waiting polls every millisecond and asks
@@ -18,11 +19,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::bell::StopBell;
 use super::client::{Client, Next};
 use super::recovery::Resume;
 use super::{ClientMsg, ClientResult, Failure, Go, Plan, Workload, connect};
 
-/// The longest a poll sleeps before looking at the stop token again.
+/// The longest a poll sleeps before looking at the stop token again, when no bell rings it.
 const STOP_LOOK: Duration = Duration::from_millis(50);
 /// How long the commands cancelled at a stop may take to end.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -79,6 +81,7 @@ pub(super) fn thread_main(
             plan: &plan,
             deadline: go.deadline,
             stop: &stop,
+            bell: StopBell::new(&stop).ok(),
             ended: 0,
         },
         clients,
@@ -118,6 +121,8 @@ struct Shared<'a> {
     plan: &'a Plan,
     deadline: Instant,
     stop: &'a CancellationToken,
+    /// Rings at the stop; None: it could not be made, and the poll wakes to look.
+    bell: Option<StopBell>,
     /// Transactions ended since the shared count was last told.
     ended: u64,
 }
@@ -144,25 +149,26 @@ impl Driver<'_> {
             if fds.is_empty() && !reconnecting {
                 break;
             }
-            let mut timeout = if tls || reconnecting {
-                Duration::from_millis(1)
-            } else {
-                STOP_LOOK
-            };
-            if let Some(g) = grace {
-                timeout = timeout.min(g.saturating_duration_since(Instant::now()));
+            let timeout = self.timeout(tls || reconnecting, grace);
+            if let (Some(b), None) = (&self.shared.bell, grace) {
+                fds.push(libc::pollfd {
+                    fd: b.fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
             }
             if let Err(e) = poll(&mut fds, timeout) {
                 self.fail_waiting(&format!("waiting for the server: {e}"));
                 break;
             }
-            if grace.is_none() && self.shared.stop.is_cancelled() {
+            if grace.is_none() && self.shared.stopped() {
                 self.cancel_waiting();
                 grace = Some(Instant::now() + STOP_GRACE);
             }
             if grace.is_some_and(|g| Instant::now() >= g) {
                 break;
             }
+            // The bell, last, has no client: the zip ends before it.
             for (p, &i) in fds.iter().zip(&at) {
                 let c = &mut self.clients[i];
                 if p.revents != 0 || c.tls {
@@ -171,6 +177,24 @@ impl Driver<'_> {
             }
         }
         self.shared.tell_ended();
+    }
+
+    /// How long the poll may sleep (None: until a socket has something): 1 ms when a client
+    /// must be looked at without its socket (`look`: TLS, a session being opened), never past
+    /// the grace after a stop, and without a bell, `STOP_LOOK`.
+    fn timeout(&self, look: bool, grace: Option<Instant>) -> Option<Duration> {
+        let mut timeout = if look {
+            Some(Duration::from_millis(1))
+        } else if self.shared.bell.is_some() {
+            None
+        } else {
+            Some(STOP_LOOK)
+        };
+        if let Some(g) = grace {
+            let left = g.saturating_duration_since(Instant::now());
+            timeout = Some(timeout.map_or(left, |t| t.min(left)));
+        }
+        timeout
     }
 
     /// The sockets of the clients waiting for the server (`at`: their clients); whether one of
@@ -230,6 +254,14 @@ impl Driver<'_> {
 }
 
 impl Shared<'_> {
+    /// Whether the stop came (the bell's flag: no lock on every transaction).
+    fn stopped(&self) -> bool {
+        match &self.bell {
+            Some(b) => b.rang(),
+            None => self.stop.is_cancelled(),
+        }
+    }
+
     /// Add the transactions ended since last time to the count all threads share.
     fn tell_ended(&mut self) {
         if self.ended > 0 {
@@ -249,7 +281,7 @@ impl Shared<'_> {
         let Some(reply) = c.read() else {
             return;
         };
-        if self.stop.is_cancelled() {
+        if self.stopped() {
             // Stopped: nothing more is sent (it would not be cancelled).
             c.waiting = false;
             return;
@@ -279,7 +311,7 @@ impl Shared<'_> {
     fn next_transaction(&mut self, c: &mut Client) {
         loop {
             c.waiting = false;
-            if c.clock() >= self.deadline || self.stop.is_cancelled() {
+            if c.clock() >= self.deadline || self.stopped() {
                 return;
             }
             match c.start(self.plan) {
@@ -309,7 +341,7 @@ impl Shared<'_> {
     /// After `f`: whether the client starts its next transaction now (its clock restarted).
     /// Otherwise it ended, or waits for its `ROLLBACK` or its new session.
     fn resume(&mut self, c: &mut Client, f: Failure) -> bool {
-        if self.stop.is_cancelled() {
+        if self.stopped() {
             return false;
         }
         match c.go_on(self.work, f) {
@@ -330,9 +362,12 @@ impl Shared<'_> {
     }
 }
 
-/// Wait until one of `fds` is ready or `timeout` passed (an interrupted wait is a wake).
-fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> std::io::Result<()> {
-    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+/// Wait until one of `fds` is ready or `timeout` passed (None: no timeout; an interrupted
+/// wait is a wake).
+fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> std::io::Result<()> {
+    let ms = timeout.map_or(-1, |t| {
+        libc::c_int::try_from(t.as_millis()).unwrap_or(libc::c_int::MAX)
+    });
     // SAFETY: `fds` is a valid slice of pollfd for its length.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
     if n < 0 {
