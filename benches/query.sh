@@ -28,7 +28,7 @@
 #   3. the three presets' findings as pglab prints them (PRESETS=0 skips).
 # Usage: bash benches/query.sh
 #   (FID_ROUNDS=21 FID_REPEAT=5 FID_REPEAT_FAST=100 TPS_ROUNDS=7 TPS_SECONDS=5 CLIENTS="1 4 16"
-#    MODES="simple extended prepared" CLIENT_CPUS=<last cpu>|all PRESETS=1 PGLAB_BIN=;
+#    MODES="simple extended prepared" CLIENT_CPUS=<last cpu>|all SERVER_CPUS= PRESETS=1 PGLAB_BIN=;
 #    PARTS="1 2 3" picks parts)
 # Each preset's whole output is kept in $PGLAB_DATA_DIR/preset-NAME.txt.
 # Needs: cargo, psql, pgbench, python3, /usr/bin/time. Uses its own data dir and sandbox.
@@ -155,6 +155,17 @@ EOF
   [[ "$CLIENT_CPUS" != all && "$cores" -gt 1 ]] && PIN=(taskset -c "$CLIENT_CPUS")
   if (( ${#PIN[@]} )); then echo "   the clients of both tools on CPU $CLIENT_CPUS (taskset -c)"
   else echo "   the clients of both tools left to the scheduler"; fi
+  # SERVER_CPUS=S pins the server's new backends to S (the postmaster's affinity, which each
+  # backend inherits when it forks), as part 1 does for the lookup: where the scheduler puts a
+  # backend, beside its client or across, moves a 1-client round more than either tool does.
+  # Empty (the default): the backends are left to the scheduler.
+  SERVER_CPUS=${SERVER_CPUS-}
+  server_allowed=
+  if [ -n "$SERVER_CPUS" ]; then
+    server_allowed=$(taskset -p -c "$postmaster" 2>/dev/null | sed 's/.*: //')
+    taskset -p -c "$SERVER_CPUS" "$postmaster" >/dev/null
+    echo "   the server's backends on CPU $SERVER_CPUS (the postmaster's affinity)"
+  fi
   pglab_tps() { # clients mode -> "tps recorded_cpu_s transactions process_cpu_s"
     ${PIN[@]+"${PIN[@]}"} /usr/bin/time -f '%U %S' -o "$tmp/time" "$BIN" run query --script "$tmp/select.sql" \
         --clients "$1" --protocol "$2" --duration "${TPS_SECONDS}s" --repeat 1 --no-history --format json \
@@ -195,6 +206,7 @@ EOF
     done
   done
   echo "   load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  [ -z "$server_allowed" ] || taskset -p -c "$server_allowed" "$postmaster" >/dev/null
   med() { printf '%s\n' $1 | median; }
   echo
   echo "| clients | -M | pglab tx/s | pgbench tx/s | tx/s pglab/pgbench (≥ 0.95) | A/A pgbench/pgbench | client CPU µs/tx pglab (trial window) · pgbench | CPU/tx pglab/pgbench (≤ 1.25) | A/A CPU/tx |"
