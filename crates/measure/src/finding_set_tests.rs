@@ -118,3 +118,31 @@ fn the_cybertec_pattern_names_the_set_and_what_is_slower() {
     );
     assert!(text.contains("is slower than the best (1GB; "), "{text}");
 }
+
+#[test]
+fn a_cheaper_member_too_wide_to_say_is_passed_over_and_named() {
+    // "a" is the cheapest that may be best, but its trials scatter tenfold: its interval
+    // against the best says nothing, so the advice is the next cheapest ("b"), and the
+    // sentence names "a" with its span instead of calling "b" the cheapest of them.
+    let s = vec![
+        setting("none", 0, scaled(40.0, 0)),
+        setting("a", 1, vec![3.0, 30.0, 5.0, 40.0, 8.0, 25.0]),
+        setting("b", 2, scaled(10.2, 2)),
+        setting("c", 3, scaled(10.0, 3)),
+    ];
+    let f = decide(&s, Better::Lower, &Rules::default());
+    assert_eq!(f.shown_worse, ["none"], "{}", f.sentence());
+    assert!(f.may_be_best.contains(&"a".to_string()), "{}", f.sentence());
+    assert_eq!(f.pick.as_deref(), Some("b"), "{}", f.sentence());
+    let text = f.sentence();
+    assert!(
+        text.contains("; use b, the cheapest of them whose interval says something: ×"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "the cheaper a may be as good, but its interval against the best is too wide to say (×"
+        ),
+        "{text}"
+    );
+}

@@ -8,7 +8,8 @@
 //!   would decide (estimated from the spread so far)`
 //! - `the best is among 1MB..256MB at 95%; 1GB (×1.12 [×1.03, ×1.22]) and 4GB (×1.37 [×1.02,
 //!   ×1.63]) are slower than the best (64MB; ratios to its time, above ×1 slower); use 1MB,
-//!   the cheapest of them: ×1.04 [×0.94, ×1.15] against the best; about 14 trials each would narrow the set (estimated from the spread so far)`
+//!   the cheapest of them: ×1.04 [×0.94, ×1.15] against the best; about 14 trials each would
+//!   narrow the set (estimated from the spread so far)`
 //! - `one setting run: nothing to compare`
 
 use super::finding::{Finding, TOO_WIDE};
@@ -76,6 +77,15 @@ impl Finding {
     /// to say anything: `use 1000, the best median: the cheaper 100 may be as good, but its
     /// interval against the best is too wide to say (×0.0129 to ×5.52)`.
     fn too_wide_to_pick(&self, pick: &str, cheaper: &[&String]) -> String {
+        format!(
+            "; use {pick}, the best median{}",
+            self.too_wide_cheaper(cheaper)
+        )
+    }
+
+    /// `: the cheaper 100 may be as good, but its interval against the best is too wide to say
+    /// (×0.0129 to ×5.52)`.
+    fn too_wide_cheaper(&self, cheaper: &[&String]) -> String {
         let x = |r: f64| format!("×{}", format_number(r));
         let spans: Vec<String> = cheaper
             .iter()
@@ -89,7 +99,7 @@ impl Finding {
             ("their intervals", "are")
         };
         format!(
-            "; use {pick}, the best median: the cheaper {} may be as good, but {its} against the best {is} too wide to say ({})",
+            ": the cheaper {} may be as good, but {its} against the best {is} too wide to say ({})",
             describe_list(&names),
             spans.join("; ")
         )
@@ -127,8 +137,12 @@ impl Finding {
                 .filter(|l| self.setting(l).is_some_and(|x| x.cost_rank < rank))
                 .collect();
             match against(pick) {
-                Some(i) => s.push_str(&format!(
+                Some(i) if cheaper.is_empty() => s.push_str(&format!(
                     "; use {pick}, the cheapest of them: {i} against the best"
+                )),
+                Some(i) => s.push_str(&format!(
+                    "; use {pick}, the cheapest of them whose interval says something: {i} against the best{}",
+                    self.too_wide_cheaper(&cheaper)
                 )),
                 None if cheaper.is_empty() => {
                     s.push_str(&format!("; use {pick}, the best and the cheapest of them"))
