@@ -106,15 +106,6 @@ pub fn script_of(spec: &QuerySpec) -> Script {
         .unwrap_or_else(|| Script::of_statements(&spec.statements))
 }
 
-/// A client's failure said as the run's: a read-only refusal with the way on.
-fn word(e: &str) -> String {
-    if e.contains("read-only transaction") {
-        super::guard::read_only_sentence(e)
-    } else {
-        e.to_string()
-    }
-}
-
 /// A trial's clients, running on their threads; dropping it stops them.
 struct Clients {
     n: usize,
@@ -194,7 +185,7 @@ impl Clients {
                 m = self.rx.recv() => match m {
                     Some((id, ClientMsg::Done(r))) => {
                         if let Some(e) = &r.error {
-                            return Err(RunError::failed(format!("client {} of {n}: {}", id + 1, word(e))));
+                            return Err(RunError::failed(format!("client {} of {n}: {e}", id + 1)));
                         }
                         results.push(*r);
                     }

@@ -18,6 +18,8 @@ use crate::server::libpq::PqResult;
 
 /// SQLSTATE of a prepared statement the session does not have (invalid_sql_statement_name).
 const INVALID_SQL_STATEMENT_NAME: &str = "26000";
+/// SQLSTATE of a write refused in a READ ONLY transaction (read_only_sql_transaction).
+const READ_ONLY_SQL_TRANSACTION: &str = "25006";
 
 /// SQLSTATE and message of a statement cancelled, or a session ended, by a standby for a
 /// conflict with recovery. A serialization failure of SERIALIZABLE is the workload's own.
@@ -25,10 +27,17 @@ pub fn recovery_conflict(code: &str, message: &str) -> bool {
     (code == "40001" && message.contains("conflict with recovery")) || code == "57P04"
 }
 
-/// A failed result as a failure (None: it did not fail).
+/// A failed result as a failure (None: it did not fail). A write refused by a `READ ONLY`
+/// transaction (SQLSTATE 25006) is said with the way on (`--writes rollback`).
 pub(super) fn failure(r: &PqResult) -> Option<Failure> {
     let text = r.check().err()?;
     let (code, message) = r.error();
+    let text = match code.as_deref() {
+        Some(READ_ONLY_SQL_TRANSACTION) => {
+            crate::experiment::query::guard::read_only_sentence(&text)
+        }
+        _ => text,
+    };
     Some(Failure {
         text,
         conflict: code
