@@ -80,11 +80,21 @@ impl Decision {
                 Some(i) => format!("{q}: use {r} — {}", i.words()),
                 None => format!("{q}: use {r}"),
             },
-            (None, Some(Verdict::TooFewTrials)) => {
-                format!("{q}: not decided yet: {}", self.evidence)
-            }
-            (None, Some(_)) => format!("{q}: keep the current setting: {}", self.evidence),
+            (None, Some(_)) => format!("{}: {}", self.verdict_words(), self.evidence),
             (None, None) => format!("{q}: {}", self.evidence),
+        }
+    }
+
+    /// The headline without its evidence, for a place that says the evidence beside it:
+    /// "random: not decided yet", "random: keep the current setting", or the whole headline
+    /// when it recommends a setting.
+    pub fn verdict_words(&self) -> String {
+        let q = &self.question;
+        match (&self.recommended, self.verdict) {
+            (Some(_), _) => self.headline(),
+            (None, Some(Verdict::TooFewTrials)) => format!("{q}: not decided yet"),
+            (None, Some(_)) => format!("{q}: keep the current setting"),
+            (None, None) => q.clone(),
         }
     }
 }

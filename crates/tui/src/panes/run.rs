@@ -386,15 +386,9 @@ fn decision(r: &crate::experiment::RunReport) -> Vec<String> {
             && c.recommendations
                 .iter()
                 .any(|r| r.text.contains(&d.evidence));
-        let headline = d.headline();
         out.push(match repeated {
-            true => format!(
-                "{}.",
-                headline
-                    .replace(&d.evidence, "")
-                    .trim_end_matches([':', ' '])
-            ),
-            false => format!("{headline}."),
+            true => format!("{}.", d.verdict_words()),
+            false => format!("{}.", d.headline()),
         });
         out.extend(d.set.iter().cloned());
     }
