@@ -343,12 +343,7 @@ pub fn parse_max_temp(v: Option<&str>) -> Result<Option<u64>> {
 }
 
 fn report_is_empty(r: &experiment::RunReport) -> bool {
-    match &r.body {
-        experiment::ReportBody::IndexBuild(b) => b.trials.is_empty(),
-        experiment::ReportBody::Ingest(b) => b.trials.is_empty(),
-        experiment::ReportBody::Growth(b) => b.steps.is_empty(),
-        experiment::ReportBody::Query(b) => b.trials.is_empty() && b.plans.is_empty(),
-    }
+    r.body.facts().is_empty()
 }
 
 fn print_report(report: &experiment::RunReport, format: OutputFormat) {

@@ -11,9 +11,6 @@ use crate::measure::interval::estimate;
 use crate::measure::stats::median;
 use crate::measure::verdict::Better;
 
-/// The confidence of a headline's interval when the run's own is not at hand.
-const CONFIDENCE: f64 = 0.95;
-
 /// A run's result in one number.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Headline {
@@ -83,11 +80,7 @@ pub fn headline(report: &RunReport) -> Option<Headline> {
     }
     let all = samples(report);
     let metric = all.first()?.metric;
-    let confidence = match &report.body {
-        ReportBody::IndexBuild(b) => b.params.decision.confidence,
-        ReportBody::Ingest(b) => b.params.decision.confidence,
-        _ => CONFIDENCE,
-    };
+    let confidence = report.body.facts().decision().confidence;
     // The setting with the best median, and its values (for the interval).
     let (best, values) = all
         .iter()

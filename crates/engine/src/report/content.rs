@@ -2,13 +2,12 @@
 //! result tables, findings, recommendation, confounders and notes. The table and Markdown
 //! formats lay this out; neither computes anything of its own.
 
-use crate::experiment::growth::GrowthReport;
 use crate::experiment::{ReportBody, RunReport};
 use crate::host::HostFingerprint;
 use crate::measure::units::{format_bytes, format_seconds};
 
 use super::grid::Grid;
-use super::recommend::{Recommendation, index_build_recommendations};
+use super::recommend::Recommendation;
 
 /// Everything a report shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,70 +150,7 @@ fn host_facts(h: &HostFingerprint) -> Vec<(String, String)> {
 
 /// The tables, plans, findings, confounders and recommendations of the report's kind.
 fn add_body(c: &mut Content, report: &RunReport) {
-    match &report.body {
-        ReportBody::IndexBuild(b) => {
-            // Which data the run measured: an imported table says where it came from.
-            if let Some(o) = &b.own {
-                c.run.push((
-                    "data".into(),
-                    match &o.imported {
-                        Some(rec) => rec.describe(),
-                        None => format!(
-                            "{} ({}), built on {}",
-                            o.table,
-                            o.columns.join(", "),
-                            o.built_on
-                        ),
-                    },
-                ));
-            }
-            c.grids = super::index_build::grids(b);
-            c.findings = b.summary.findings.clone();
-            c.confounders = b.summary.confounders.clone();
-            c.recommendations = index_build_recommendations(report, b);
-        }
-        ReportBody::Ingest(b) => {
-            c.grids = super::ingest::grids(b);
-            c.findings = b.summary.findings.clone();
-            c.confounders = b.summary.confounders.clone();
-            c.recommendations = super::ingest_advice::recommendations(report, b);
-        }
-        ReportBody::Growth(b) => add_growth(c, report, b),
-        ReportBody::Query(b) => {
-            c.grids = super::query::grids(b);
-            c.blocks = super::query_plans::blocks(b);
-            c.findings = b.summary.findings.clone();
-            c.confounders = b.summary.confounders.clone();
-            c.recommendations = super::query_advice::recommendations(report, b);
-        }
-    }
-}
-
-/// A growth run's parts: the decision table first, then where each design's indexes would
-/// outgrow this host's RAM, the seed comparison, and the single-server and Citus advice.
-fn add_growth(c: &mut Content, report: &RunReport, b: &GrowthReport) {
-    c.grids = super::growth::grids(b);
-    if let Some(d) = super::growth_advice::decision_grid(report, b) {
-        c.grids.insert(0, d);
-    }
-    c.findings = b.summary.findings.clone();
-    let ram = report.host.total_memory;
-    for &d in &b.params.designs {
-        if let Some(x) = super::growth_advice::ram_crossing(b, d, ram) {
-            c.findings.push(format!(
-                "{}: {} ({} of RAM on this host; by the index-size projection)",
-                d.as_str(),
-                super::growth_advice::crossing_text(x),
-                crate::measure::units::format_bytes_short(ram as f64)
-            ));
-        }
-    }
-    c.findings
-        .extend(super::growth_seed::seed_comparison(report, b));
-    c.confounders = b.summary.confounders.clone();
-    c.recommendations = super::growth_advice::recommendations(report, b);
-    c.recommendations
-        .extend(super::growth_citus::recommendations(report, b));
+    super::kind_view::view(&report.body).add_body(c, report);
 }
 
 #[cfg(test)]

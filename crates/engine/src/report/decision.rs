@@ -130,30 +130,7 @@ fn set_lines(report: &RunReport, d: &Decided) -> Vec<String> {
     let Some(rec) = &d.finding.recommendation else {
         return Vec::new();
     };
-    match &report.body {
-        ReportBody::IndexBuild(b) => b
-            .summary
-            .orders
-            .iter()
-            .find(|o| o.order.name() == d.question)
-            .map(|o| super::recommend::order_sql(report, b, o))
-            .unwrap_or_default(),
-        ReportBody::Ingest(_) => {
-            if d.question.ends_with("by sync-commit") && rec == "off" {
-                vec!["SET synchronous_commit = off;  -- this loading session only".into()]
-            } else {
-                Vec::new()
-            }
-        }
-        ReportBody::Query(b) => b
-            .summary
-            .units
-            .iter()
-            .find(|u| u.name == d.question)
-            .map(|u| super::query_advice::unit_sql(report, b, u))
-            .unwrap_or_default(),
-        ReportBody::Growth(_) => Vec::new(),
-    }
+    super::kind_view::view(&report.body).set_lines(report, d, rec)
 }
 
 fn interval(f: &Finding, label: &str, unit: &str) -> Option<Interval> {

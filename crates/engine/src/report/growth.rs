@@ -7,7 +7,12 @@ use crate::experiment::growth::{GrowthReport, GrowthStep, StepProjection, Timed}
 use crate::measure::fit::Projected;
 use crate::measure::units::{format_bytes_short, format_count, format_seconds};
 
+use super::charts::Chart;
+use super::content::Content;
 use super::grid::Grid;
+use super::kind_view::KindView;
+use crate::experiment::RunReport;
+use crate::experiment::lab::findings::Decided;
 
 /// Seconds for a table cell, sub-millisecond reads still readable.
 pub fn time(s: f64) -> String {
@@ -213,4 +218,42 @@ fn comparison_grid(b: &GrowthReport) -> Grid {
         ]);
     }
     cmp
+}
+
+impl KindView for GrowthReport {
+    /// The decision table first, then where each design's indexes would outgrow this host's
+    /// RAM, the seed comparison, and the single-server and Citus advice.
+    fn add_body(&self, c: &mut Content, report: &RunReport) {
+        c.grids = grids(self);
+        if let Some(d) = super::growth_advice::decision_grid(report, self) {
+            c.grids.insert(0, d);
+        }
+        c.findings = self.summary.findings.clone();
+        let ram = report.host.total_memory;
+        for &d in &self.params.designs {
+            if let Some(x) = super::growth_advice::ram_crossing(self, d, ram) {
+                c.findings.push(format!(
+                    "{}: {} ({} of RAM on this host; by the index-size projection)",
+                    d.as_str(),
+                    super::growth_advice::crossing_text(x),
+                    format_bytes_short(ram as f64)
+                ));
+            }
+        }
+        c.findings
+            .extend(super::growth_seed::seed_comparison(report, self));
+        c.confounders = self.summary.confounders.clone();
+        c.recommendations = super::growth_advice::recommendations(report, self);
+        c.recommendations
+            .extend(super::growth_citus::recommendations(report, self));
+    }
+
+    fn charts(&self, report: &RunReport) -> Vec<Chart> {
+        super::chart_growth::charts(report, self)
+    }
+
+    /// Growth's advice is a design and a size, not a setting to apply.
+    fn set_lines(&self, _report: &RunReport, _d: &Decided, _rec: &str) -> Vec<String> {
+        Vec::new()
+    }
 }

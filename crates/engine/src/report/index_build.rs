@@ -6,7 +6,12 @@ use crate::experiment::lab::decision::format_percent;
 use crate::measure::units::{format_bytes, format_seconds};
 use crate::measure::verdict::Verdict;
 
+use super::charts::Chart;
+use super::content::Content;
 use super::grid::Grid;
+use super::kind_view::KindView;
+use crate::experiment::RunReport;
+use crate::experiment::lab::findings::Decided;
 
 /// Seconds in a table cell: milliseconds visible for short builds.
 fn secs(v: f64) -> String {
@@ -272,4 +277,48 @@ fn projections(b: &IndexBuildReport) -> Option<Grid> {
         ]);
     }
     Some(g)
+}
+
+impl KindView for IndexBuildReport {
+    fn add_body(&self, c: &mut Content, report: &RunReport) {
+        // Which data the run measured: an imported table says where it came from.
+        if let Some(o) = &self.own {
+            c.run.push((
+                "data".into(),
+                match &o.imported {
+                    Some(rec) => rec.describe(),
+                    None => format!(
+                        "{} ({}), built on {}",
+                        o.table,
+                        o.columns.join(", "),
+                        o.built_on
+                    ),
+                },
+            ));
+        }
+        c.grids = grids(self);
+        c.findings = self.summary.findings.clone();
+        c.confounders = self.summary.confounders.clone();
+        c.recommendations = super::recommend::index_build_recommendations(report, self);
+    }
+
+    fn charts(&self, report: &RunReport) -> Vec<Chart> {
+        super::chart::svg(report)
+            .map(|svg| Chart {
+                suffix: String::new(),
+                title: "CREATE INDEX time by maintenance_work_mem".into(),
+                svg,
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn set_lines(&self, report: &RunReport, d: &Decided, _rec: &str) -> Vec<String> {
+        self.summary
+            .orders
+            .iter()
+            .find(|o| o.order.name() == d.question)
+            .map(|o| super::recommend::order_sql(report, self, o))
+            .unwrap_or_default()
+    }
 }

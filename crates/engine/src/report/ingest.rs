@@ -7,7 +7,12 @@ use crate::measure::stats::median;
 use crate::measure::units::{format_bytes_short, format_count};
 use crate::measure::verdict::Verdict;
 
+use super::charts::Chart;
+use super::content::Content;
 use super::grid::Grid;
+use super::kind_view::KindView;
+use crate::experiment::RunReport;
+use crate::experiment::lab::findings::Decided;
 
 /// rows/s as people read them: "812", "16.1k".
 pub fn rate(v: f64) -> String {
@@ -254,5 +259,27 @@ fn cpu_share(cpu_s: f64, share: Option<f64>) -> String {
     match share {
         Some(v) if cpu_s > 0.0 => format!("{:.0}%", v * 100.0),
         _ => "–".to_string(),
+    }
+}
+
+impl KindView for IngestReport {
+    fn add_body(&self, c: &mut Content, report: &RunReport) {
+        c.grids = grids(self);
+        c.findings = self.summary.findings.clone();
+        c.confounders = self.summary.confounders.clone();
+        c.recommendations = super::ingest_advice::recommendations(report, self);
+    }
+
+    fn charts(&self, _report: &RunReport) -> Vec<Chart> {
+        super::chart_ingest::charts(self)
+    }
+
+    /// `synchronous_commit = off` is the loading session's to set, not the server's.
+    fn set_lines(&self, _report: &RunReport, d: &Decided, rec: &str) -> Vec<String> {
+        if d.question.ends_with("by sync-commit") && rec == "off" {
+            vec!["SET synchronous_commit = off;  -- this loading session only".into()]
+        } else {
+            Vec::new()
+        }
     }
 }

@@ -44,6 +44,7 @@ mod index_build;
 pub mod ingest;
 pub mod ingest_advice;
 pub mod json;
+pub mod kind_view;
 pub mod markdown;
 pub mod query;
 pub mod query_advice;

@@ -11,7 +11,11 @@ use plotters::prelude::*;
 use super::chart::{HEIGHT, WIDTH};
 use super::chart_plot::PALETTE;
 use super::charts::Chart;
+use super::content::Content;
 use super::grid::Grid;
+use super::kind_view::KindView;
+use crate::experiment::RunReport;
+use crate::experiment::lab::findings::Decided;
 use crate::experiment::query::summary::{format_time, format_tps};
 use crate::experiment::query::{QueryReport, UnitSummary, clients_name};
 use crate::measure::units::format_bytes;
@@ -439,5 +443,28 @@ fn main_chart(b: &QueryReport) -> Vec<Chart> {
             tracing::warn!("query chart: {e}");
             Vec::new()
         }
+    }
+}
+
+impl KindView for QueryReport {
+    fn add_body(&self, c: &mut Content, report: &RunReport) {
+        c.grids = grids(self);
+        c.blocks = super::query_plans::blocks(self);
+        c.findings = self.summary.findings.clone();
+        c.confounders = self.summary.confounders.clone();
+        c.recommendations = super::query_advice::recommendations(report, self);
+    }
+
+    fn charts(&self, _report: &RunReport) -> Vec<Chart> {
+        charts(self)
+    }
+
+    fn set_lines(&self, report: &RunReport, d: &Decided, _rec: &str) -> Vec<String> {
+        self.summary
+            .units
+            .iter()
+            .find(|u| u.name == d.question)
+            .map(|u| super::query_advice::unit_sql(report, self, u))
+            .unwrap_or_default()
     }
 }

@@ -81,50 +81,14 @@ pub fn durability_loss(name: &str) -> Option<&'static str> {
 /// ones likely to matter most first. The experiment's own knobs (index-build's
 /// `maintenance_work_mem`, ingest's `synchronous_commit`) are its parameters, not settings.
 pub fn auto_settings(kind: ExperimentKind, durability: bool) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = match kind {
-        ExperimentKind::Ingest => vec![
-            "max_wal_size",
-            "shared_buffers",
-            "wal_compression",
-            "wal_buffers",
-            "checkpoint_timeout",
-        ],
-        ExperimentKind::IndexBuild => vec![
-            "max_wal_size",
-            "wal_compression",
-            "shared_buffers",
-            "wal_buffers",
-        ],
-        ExperimentKind::Growth => vec![
-            "shared_buffers",
-            "max_wal_size",
-            "work_mem",
-            "random_page_cost",
-            "effective_io_concurrency",
-            "effective_cache_size",
-            "jit",
-            "max_parallel_workers_per_gather",
-            "wal_compression",
-        ],
-        // The DBA's own statements: what the planner and the executor read. Reads (or writes
-        // rolled back) commit nothing, so the durability settings are no candidates.
-        ExperimentKind::Query => {
-            // hash_mem_multiplier beside work_mem: a hash's memory is their product, so
-            // the two are screened (and, when both move, raced) as a pair.
-            return vec![
-                "work_mem",
-                "hash_mem_multiplier",
-                "random_page_cost",
-                "effective_cache_size",
-                "jit",
-                "max_parallel_workers_per_gather",
-                "effective_io_concurrency",
-                "shared_buffers",
-            ];
-        }
-    };
-    if durability {
-        if kind != ExperimentKind::Ingest {
+    let info = kind.info();
+    let mut v = info.tune_settings.to_vec();
+    if durability && info.commits {
+        if !info
+            .own_settings
+            .iter()
+            .any(|(s, _)| *s == "synchronous_commit")
+        {
             v.push("synchronous_commit");
         }
         v.push("full_page_writes");

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody, RunReport};
+use crate::experiment::{ExperimentSpec, ReportBody, RunReport};
 use crate::measure::verdict::Better;
 
 /// The measure a tune compares configurations by.
@@ -31,40 +31,11 @@ impl Objective {
     /// The objective of a workload: its experiment's measure (a query workload in throughput
     /// mode — clients, or a script — counts transactions/s).
     pub fn of(spec: &ExperimentSpec) -> Objective {
-        if let ExperimentSpec::Query(q) = spec
-            && q.throughput()
-        {
-            return Objective {
-                better: Better::Higher,
-                unit: "tx/s",
-                what: "transactions/s over a pass of the workload",
-            };
-        }
-        match spec.kind() {
-            ExperimentKind::Ingest => Objective {
-                better: Better::Higher,
-                unit: "rows/s",
-                what: "rows/s over a pass of the workload",
-            },
-            ExperimentKind::IndexBuild => Objective {
-                better: Better::Lower,
-                unit: "s",
-                what: "seconds of the index builds of a pass",
-            },
-            ExperimentKind::Growth => Objective {
-                better: Better::Lower,
-                unit: "s",
-                what: "seconds of the measured writes and reads of a pass",
-            },
-            ExperimentKind::Query => Objective {
-                better: Better::Lower,
-                unit: "s",
-                what: if weighted(spec) {
-                    WEIGHTED
-                } else {
-                    "seconds of the timed statements of a pass (one execution of each, summed; not the wall clock the Pace counts, where a fast statement runs many times a trial)"
-                },
-            },
+        let m = spec.pass_measure();
+        Objective {
+            better: m.better,
+            unit: m.unit,
+            what: m.what,
         }
     }
 
@@ -77,70 +48,10 @@ impl Objective {
     }
 }
 
-/// The objective of a captured workload (statements weighted by their calls).
-const WEIGHTED: &str = "seconds of the timed statements of a pass, each statement's seconds per execution × its weight (the calls it stands for), summed: the time production spends on them, not the wall clock the Pace counts";
-
-/// Whether any statement of a timed query workload counts more than once.
-fn weighted(spec: &ExperimentSpec) -> bool {
-    matches!(spec, ExperimentSpec::Query(q) if q.statements.iter().any(|s| s.weight.is_some_and(|w| w > 1)))
-}
-
 /// The pass measure of every combination of the run's settings sweep (by combination index),
 /// from a run with one trial per configuration and combination.
 pub fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
-    let mut acc: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
-    match &report.body {
-        ReportBody::Ingest(r) => {
-            for t in &r.trials {
-                let e = acc.entry(t.combo).or_default();
-                e.0 += t.rows as f64;
-                e.1 += t.seconds;
-            }
-            return acc
-                .into_iter()
-                .filter(|(_, (_, s))| *s > 0.0)
-                .map(|(c, (rows, s))| (c, rows / s))
-                .collect();
-        }
-        ReportBody::IndexBuild(r) => {
-            for t in r.trials.iter().filter(|t| !t.warmup) {
-                acc.entry(t.combo).or_default().1 += t.seconds;
-            }
-        }
-        ReportBody::Growth(r) => {
-            for s in r.steps.iter().filter(|s| !s.projected) {
-                let secs = s.write_seconds.unwrap_or(0.0) + s.read_seconds.unwrap_or(0.0);
-                acc.entry(s.combo).or_default().1 += secs;
-            }
-        }
-        ReportBody::Query(r) => {
-            let throughput = r.trials.iter().any(|t| t.transactions.is_some());
-            for t in &r.trials {
-                let e = acc.entry(t.combo).or_default();
-                e.0 += t.transactions.unwrap_or(0) as f64;
-                // A timed statement counts as often as its weight (a captured workload's calls).
-                let weight = r
-                    .params
-                    .statements
-                    .get(t.statement)
-                    .and_then(|s| s.weight)
-                    .filter(|_| !throughput)
-                    .unwrap_or(1);
-                e.1 += t.seconds * weight as f64;
-            }
-            if throughput {
-                return acc
-                    .into_iter()
-                    .filter(|(_, (_, s))| *s > 0.0)
-                    .map(|(c, (tx, s))| (c, tx / s))
-                    .collect();
-            }
-        }
-    }
-    acc.into_iter()
-        .filter(|(_, (_, s))| *s > 0.0)
-        .map(|(c, (_, s))| (c, s))
-        .collect()
+    report.body.facts().per_combo()
 }
 
 /// Each statement's seconds per execution in every combination of a timed query workload
@@ -171,37 +82,12 @@ pub fn per_statement(report: &RunReport) -> BTreeMap<usize, Vec<(String, f64)>> 
 /// Seconds of the run's own timed trials (warm-ups and projected steps aside): the work the
 /// budget's pace counts per pass, apart from settings, restarts and preparation.
 pub fn work_seconds(report: &RunReport) -> f64 {
-    match &report.body {
-        ReportBody::Ingest(r) => r.trials.iter().map(|t| t.seconds).sum(),
-        ReportBody::IndexBuild(r) => r
-            .trials
-            .iter()
-            .filter(|t| !t.warmup)
-            .map(|t| t.seconds)
-            .sum(),
-        ReportBody::Growth(r) => r
-            .steps
-            .iter()
-            .filter(|s| !s.projected)
-            .map(|s| s.write_seconds.unwrap_or(0.0) + s.read_seconds.unwrap_or(0.0))
-            .sum(),
-        // A statement trial's seconds are per execution, of a batch of them.
-        ReportBody::Query(r) => r
-            .trials
-            .iter()
-            .map(|t| t.seconds * t.executions.max(1) as f64)
-            .sum(),
-    }
+    report.body.facts().work_seconds()
 }
 
 /// Trials (timed configurations) the run holds: what the budget's pace is counted in.
 pub fn trial_count(report: &RunReport) -> usize {
-    match &report.body {
-        ReportBody::Ingest(r) => r.trials.len(),
-        ReportBody::IndexBuild(r) => r.trials.iter().filter(|t| !t.warmup).count(),
-        ReportBody::Growth(r) => r.steps.iter().filter(|s| !s.projected).count(),
-        ReportBody::Query(r) => r.trials.len(),
-    }
+    report.body.facts().trial_count()
 }
 
 #[cfg(test)]

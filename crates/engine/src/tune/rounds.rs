@@ -12,7 +12,6 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::objective;
-use crate::experiment::lab::decision::Repeat;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::experiment::lab::whatif::sweep::SweptSetting;
 use crate::experiment::{self, ExperimentSpec, RunEvent, RunOptions, RunReport};
@@ -87,19 +86,7 @@ pub fn group_spec(
         name: name.clone(),
         values: values.clone(),
     }));
-    match &mut spec {
-        ExperimentSpec::IndexBuild(s) => {
-            s.repeat = Repeat::Fixed(1);
-            s.warmup = s.warmup || warmup;
-        }
-        ExperimentSpec::Ingest(s) => {
-            s.repeat = Repeat::Fixed(1);
-            s.warmup = s.warmup || warmup;
-        }
-        ExperimentSpec::Growth(s) => s.repeat = Repeat::Fixed(1),
-        // A query warms each combination up untimed before its trials already.
-        ExperimentSpec::Query(s) => s.repeat = Repeat::Fixed(1),
-    }
+    spec.one_pass(warmup);
     spec.set_settings(SettingsSweep { items });
     spec
 }
@@ -180,6 +167,7 @@ fn analyzed(report: &RunReport) -> Vec<(String, serde_json::Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::lab::decision::Repeat;
     use crate::experiment::{ExperimentKind, ParamText};
 
     #[test]

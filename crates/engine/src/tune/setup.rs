@@ -169,14 +169,7 @@ pub fn settings(kind: ExperimentKind, text: &str, durability: bool) -> Result<Ve
             .map(String::from)
             .collect());
     }
-    let own: &[(&str, &str)] = match kind {
-        ExperimentKind::Ingest => &[("synchronous_commit", "sync-commit")],
-        ExperimentKind::IndexBuild => &[
-            ("maintenance_work_mem", "mwm"),
-            ("max_parallel_maintenance_workers", "workers"),
-        ],
-        ExperimentKind::Growth | ExperimentKind::Query => &[],
-    };
+    let own = kind.info().own_settings;
     let mut out: Vec<String> = Vec::new();
     for raw in text.split(',') {
         let name = raw.trim().to_ascii_lowercase();

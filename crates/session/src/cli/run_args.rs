@@ -94,28 +94,10 @@ fn experiment_command(kind: ExperimentKind) -> Command {
 
 /// An experiment's subcommand with one flag per parameter.
 pub(super) fn fields_command(kind: ExperimentKind) -> Command {
-    let about = match kind {
-        ExperimentKind::IndexBuild => {
-            "CREATE INDEX time vs maintenance_work_mem, workers and input order"
-        }
-        ExperimentKind::Ingest => {
-            "Rows/s vs insert method, batch size, clients and synchronous_commit"
-        }
-        ExperimentKind::Growth => {
-            "A table growing toward a target size: write/read times and sizes, snapshot vs ranges"
-        }
-        ExperimentKind::Query => {
-            "Your own SQL under setting sweeps and candidate indexes: time, plans, spills, throughput"
-        }
-    };
+    let info = kind.info();
     let mut cmd = Command::new(kind.as_str())
-        .about(about)
-        .next_help_heading(match kind {
-            ExperimentKind::IndexBuild => "index-build parameters",
-            ExperimentKind::Ingest => "ingest parameters",
-            ExperimentKind::Growth => "growth parameters",
-            ExperimentKind::Query => "query parameters",
-        });
+        .about(info.about)
+        .next_help_heading(info.heading);
     for f in kind.fields() {
         let mut a = Arg::new(f.key)
             .long(f.key)

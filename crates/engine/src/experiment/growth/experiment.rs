@@ -1,19 +1,49 @@
 //! How growth plugs into the lab: its spec implements [`Experiment`].
 
+use crate::experiment::RunReport;
 use crate::experiment::lab::checkpoint::CheckpointMode;
 use crate::experiment::lab::decision::Repeat;
+use crate::experiment::lab::eta::Eta;
 use crate::experiment::lab::experiment::Experiment;
-use crate::experiment::lab::field::{Cost, FieldDef, FieldErrors, ParamText};
+use crate::experiment::lab::field::{Cost, FieldErrors, ParamText};
+use crate::experiment::lab::gate::Refusal;
+use crate::experiment::lab::kind_info::{KindInfo, parse_as};
+use crate::experiment::lab::kind_report::PassMeasure;
+use crate::experiment::lab::lab_writes::{OwnTables, plural};
+use crate::experiment::lab::preflight::ForeignWrites;
+use crate::experiment::lab::sync_standby::swept_level_waits;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody};
 use crate::measure::rules::Rules;
+use crate::measure::verdict::Better;
 
 use super::{GrowthReport, GrowthSpec};
 
 impl Experiment for GrowthSpec {
     const KIND: ExperimentKind = ExperimentKind::Growth;
-    const FIELDS: &'static [FieldDef] = super::FIELDS;
+    const INFO: KindInfo = KindInfo {
+        name: "growth",
+        about: "A table growing toward a target size: write/read times and sizes, snapshot vs ranges",
+        heading: "growth parameters",
+        fields: super::FIELDS,
+        parse: parse_as::<GrowthSpec>,
+        swept: &["design", "steps", "distribute"],
+        procedural: &["fill-limit", "target-rows", "baseline"],
+        own_settings: &[],
+        tune_settings: &[
+            "shared_buffers",
+            "max_wal_size",
+            "work_mem",
+            "random_page_cost",
+            "effective_io_concurrency",
+            "effective_cache_size",
+            "jit",
+            "max_parallel_workers_per_gather",
+            "wal_compression",
+        ],
+        commits: true,
+    };
     type Report = GrowthReport;
 
     fn parse(params: &ParamText) -> Result<Self, FieldErrors> {
@@ -60,7 +90,7 @@ impl Experiment for GrowthSpec {
     /// the standby (see [`crate::experiment::lab::eta::growth`]): time no count of versions
     /// carries, shared by the step's designs.
     fn trial_fixed_seconds(&self) -> Vec<f64> {
-        let per_step = crate::experiment::lab::eta::growth::fault_seconds_per_step(self);
+        let per_step = super::eta::fault_seconds_per_step(self);
         if per_step <= 0.0 {
             return Vec::new();
         }
@@ -102,6 +132,72 @@ impl Experiment for GrowthSpec {
         s.target_rows = None;
         s.repeat = Repeat::Fixed(1);
         s
+    }
+
+    fn one_pass(&mut self, warmup: bool) {
+        // Growth has no untimed warm-up trial to add.
+        let _ = warmup;
+        self.repeat = Repeat::Fixed(1);
+    }
+
+    fn eta_by_pace(&self, recent: &[&RunReport]) -> Option<Eta> {
+        super::eta::by_pace(self, recent)
+    }
+
+    fn own_tables(&self, run: &str) -> Option<OwnTables> {
+        use super::schema::run_table_name;
+        let mut tables = vec![run_table_name(run, "content")];
+        tables.extend(
+            self.designs
+                .iter()
+                .map(|d| run_table_name(run, d.table_key())),
+        );
+        if self.baseline {
+            tables.push(run_table_name(run, "plain"));
+        }
+        Some(OwnTables {
+            tables,
+            holds: format!(
+                "the content table and one association table per design, growing to about {} with their indexes",
+                plural(self.estimate().rows, "row", "rows")
+            ),
+            series: false,
+            wal_times: 1,
+            allowed: self.writes_lab,
+        })
+    }
+
+    fn foreign_writes(&self) -> ForeignWrites {
+        ForeignWrites::Always
+    }
+
+    fn memory_values(&self) -> Vec<(String, u64, String)> {
+        Vec::new()
+    }
+
+    fn waits_for_standby(&self) -> bool {
+        swept_level_waits(&self.set)
+    }
+
+    fn citus_notes(&self, _shard_count: u32, _workers: u32) -> Vec<String> {
+        Vec::new()
+    }
+
+    async fn check_on_server(
+        &self,
+        _client: &tokio_postgres::Client,
+        _schema: &str,
+        _on_sandbox: bool,
+    ) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    fn pass_measure(&self) -> PassMeasure {
+        PassMeasure {
+            better: Better::Lower,
+            unit: "s",
+            what: "seconds of the measured writes and reads of a pass",
+        }
     }
 
     fn new_report(&self) -> GrowthReport {

@@ -2,7 +2,10 @@
 //! the physical order of the input vary (the first founding experiment).
 
 pub mod dataset;
+mod eta;
 mod experiment;
+mod facts;
+mod gate;
 pub mod own_table;
 pub mod own_writes;
 pub mod projection;

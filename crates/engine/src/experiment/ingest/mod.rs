@@ -23,7 +23,9 @@
 pub mod citus_copy;
 mod client;
 mod client_cpu;
+mod eta;
 mod experiment;
+mod facts;
 mod kinds;
 mod meter;
 mod payload;

@@ -3,6 +3,7 @@
 //! works on when there is no history to time it, and a memory setting larger than the
 //! machine's memory. Each reason is a sentence; none is a refusal (the DBA may mean it).
 
+use super::experiment::{Experiment, each_kind};
 use super::spec::ExperimentSpec;
 use crate::measure::units::{format_bytes, format_count, format_seconds, parse_size};
 
@@ -61,12 +62,7 @@ pub fn reasons(spec: &ExperimentSpec, eta_high_s: Option<f64>, ram: Option<u64>)
 
 /// Every memory setting value the run will apply: (name, bytes, as written).
 fn memory_values(spec: &ExperimentSpec) -> Vec<(String, u64, String)> {
-    let mut out: Vec<(String, u64, String)> = Vec::new();
-    if let ExperimentSpec::IndexBuild(s) = spec {
-        for m in &s.mwm {
-            out.push(("maintenance_work_mem".into(), m.bytes, m.text.clone()));
-        }
-    }
+    let mut out: Vec<(String, u64, String)> = each_kind!(spec, s => s.memory_values());
     for item in &spec.settings().items {
         if !MEMORY_SETTINGS.contains(&item.name.as_str()) {
             continue;

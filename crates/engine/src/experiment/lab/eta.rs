@@ -3,17 +3,15 @@
 //!
 //! Two sources, the better first. The last runs of the same parameters on this host: their
 //! durations are the range. Else the pace past runs of the same experiment measured on this
-//! host, applied to this spec's work: index-build seconds per row built, ingest rows/s per
-//! method, synchronous_commit and batch (the disk's fsync rate for single-row commits when no
-//! run measured them), growth seconds per row filled (plus the waits of a standby fault, see
-//! `eta_growth.rs`), query seconds per trial of the same statements. The range spans the
-//! paces seen. No past run that says anything: no estimate, and the caller says so.
+//! host, applied to this spec's work, each kind by its own measure in its own `eta.rs`:
+//! index-build seconds per row built, ingest rows/s per method, synchronous_commit and batch
+//! (the disk's fsync rate for single-row commits when no run measured them), growth seconds
+//! per row filled (plus the waits of a standby fault), query seconds per trial of the same
+//! statements. The range spans the paces seen. No past run that says anything: no estimate,
+//! and the caller says so.
 
-#[path = "eta_growth.rs"]
-pub(crate) mod growth;
-
-use crate::experiment::ingest::{Method, SyncCommit};
-use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
+use super::experiment::{Experiment, each_kind};
+use crate::experiment::{ExperimentSpec, Outcome, RunReport};
 use crate::measure::units::format_seconds;
 
 /// The most recent runs an estimate looks at.
@@ -29,7 +27,7 @@ pub struct Eta {
 }
 
 impl Eta {
-    fn new(low: f64, high: f64, basis: String) -> Eta {
+    pub(crate) fn new(low: f64, high: f64, basis: String) -> Eta {
         let (low, high) = (low.min(high).max(0.0), high.max(low).max(0.0));
         Eta {
             low_s: low,
@@ -101,7 +99,8 @@ fn same_spec(spec: &ExperimentSpec, past: &[&RunReport]) -> Option<Eta> {
     })
 }
 
-fn span(v: &[f64]) -> Option<(f64, f64)> {
+/// The smallest and largest finite value.
+pub(crate) fn span(v: &[f64]) -> Option<(f64, f64)> {
     let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     if finite.is_empty() {
         return None;
@@ -113,87 +112,18 @@ fn span(v: &[f64]) -> Option<(f64, f64)> {
     )
 }
 
+/// The kind's own estimate from the pace of its recent runs (each kind's `eta.rs`).
 fn by_pace(spec: &ExperimentSpec, past: &[&RunReport]) -> Option<Eta> {
     let recent: Vec<&RunReport> = past.iter().take(RECENT).copied().collect();
-    match spec {
-        ExperimentSpec::IndexBuild(s) => index_build(s, &recent),
-        ExperimentSpec::Growth(s) => growth::by_pace(s, &recent),
-        ExperimentSpec::Ingest(s) => ingest(s, &recent),
-        ExperimentSpec::Query(s) => query(s, &recent),
-    }
-}
-
-/// Two paces of past index-build runs (the same key type first): seconds per row built,
-/// over their timed builds, and the rest of the run (dataset, CHECKPOINTs, warm-ups,
-/// connecting) per trial. One pace for the whole run made a small run's fixed costs scale
-/// with the rows: a 100k-row run's pace put a 400k-row one at three times its time.
-fn index_build(
-    s: &crate::experiment::index_build::IndexBuildSpec,
-    recent: &[&RunReport],
-) -> Option<Eta> {
-    let paces = |same_key: bool| -> Vec<f64> {
-        recent
-            .iter()
-            .filter_map(|r| match &r.body {
-                ReportBody::IndexBuild(b) => Some((*r, b)),
-                _ => None,
-            })
-            .filter(|(_, b)| !same_key || b.params.key == s.key)
-            .filter_map(|(r, b)| {
-                let timed: Vec<&_> = b.trials.iter().filter(|t| !t.warmup).collect();
-                let rows: f64 = timed.iter().map(|t| t.rows as f64).sum();
-                let build: f64 = timed.iter().map(|t| t.seconds).sum();
-                let per_row = (rows > 0.0).then(|| build / rows)?;
-                let rest = (r.seconds() - build).max(0.0) / b.trials.len().max(1) as f64;
-                let trials = s.trials() as f64;
-                Some(per_row * trials * s.rows as f64 + rest * trials)
-            })
-            .collect()
-    };
-    let mut times = paces(true);
-    if times.is_empty() {
-        times = paces(false);
-    }
-    ranged(&times, 1.0, "index-build")
-}
-
-/// Past runs of the same statements (or script) in the same mode: the seconds per timed
-/// trial, and the rest of the run (setup, plans, warm-ups, restarts) per combination, the
-/// DBA's own statements having no pace but their own. One pace per trial, setup included, put
-/// a 12-trial run at 1.6 times its time after a 5-trial one.
-fn query(s: &crate::experiment::query::QuerySpec, recent: &[&RunReport]) -> Option<Eta> {
-    let digest = crate::experiment::query::statements_digest(s);
-    let combos = s.combo_count().max(1) as f64;
-    let times: Vec<f64> = recent
-        .iter()
-        .filter_map(|r| match &r.body {
-            ReportBody::Query(b) => Some((*r, b)),
-            _ => None,
-        })
-        .filter(|(_, b)| b.statements_digest == digest && b.params.throughput() == s.throughput())
-        .filter(|(_, b)| !b.trials.is_empty())
-        .map(|(r, b)| {
-            // A statement trial's seconds are per execution, of a batch of them.
-            let timed: f64 = b
-                .trials
-                .iter()
-                .map(|t| t.seconds * t.executions.max(1) as f64)
-                .sum();
-            let per_trial = timed / b.trials.len() as f64;
-            let past_combos = b.combos.len().max(1) as f64;
-            let rest = (r.seconds() - timed).max(0.0) / past_combos;
-            per_trial * s.trials() as f64 + rest * combos
-        })
-        .collect();
-    ranged(&times, 1.0, "query")
+    each_kind!(spec, s => s.eta_by_pace(&recent))
 }
 
 /// Other parameters' pace says less than the same parameters' runs: its range is widened.
-const PACE_LOW: f64 = 0.75;
-const PACE_HIGH: f64 = 1.5;
+pub(crate) const PACE_LOW: f64 = 0.75;
+pub(crate) const PACE_HIGH: f64 = 1.5;
 
 /// `work` × the fastest and slowest pace (widened); None without a pace.
-fn ranged(paces: &[f64], work: f64, what: &str) -> Option<Eta> {
+pub(crate) fn ranged(paces: &[f64], work: f64, what: &str) -> Option<Eta> {
     let (lo, hi) = span(paces)?;
     let n = paces.len();
     Some(Eta::new(
@@ -204,107 +134,6 @@ fn ranged(paces: &[f64], work: f64, what: &str) -> Option<Eta> {
             if n == 1 { "" } else { "s" }
         ),
     ))
-}
-
-/// Each planned trial at the rows/s past trials of its method, synchronous_commit and
-/// (nearest) batch reached, capped by the trial's duration, plus the runs' own time between
-/// trials.
-fn ingest(s: &crate::experiment::ingest::IngestSpec, recent: &[&RunReport]) -> Option<Eta> {
-    let reports: Vec<(&RunReport, &crate::experiment::ingest::IngestReport)> = recent
-        .iter()
-        .filter_map(|r| match &r.body {
-            ReportBody::Ingest(b) => Some((*r, b.as_ref())),
-            _ => None,
-        })
-        .collect();
-    // Seconds a past run spent around its trials (setup, CHECKPOINTs), per trial.
-    let between: Vec<f64> = reports
-        .iter()
-        .filter(|(_, b)| !b.trials.is_empty())
-        .map(|(r, b)| {
-            let inside: f64 = b.trials.iter().map(|t| t.seconds).sum();
-            (r.seconds() - inside).max(0.0) / b.trials.len() as f64
-        })
-        .collect();
-    let overhead = crate::measure::stats::median(&between).unwrap_or(0.5);
-    let rounds = s.rounds() as f64;
-    let (mut low, mut high) = (0.0, 0.0);
-    let mut from_probe = false;
-    for p in s.plan() {
-        let (fast, slow) = match rates(&reports, p.method, p.sync, p.batch) {
-            Some(r) => r,
-            None => {
-                // A commit per row waits for a flush: the disk's fsync rate is the pace.
-                let f = s
-                    .fsync_ops_per_s
-                    .filter(|_| p.method == Method::Insert && p.sync == SyncCommit::On)?;
-                from_probe = true;
-                (f * p.clients as f64, f)
-            }
-        };
-        let time = |rate: f64| {
-            let t = s.rows as f64 / rate.max(1e-9);
-            s.duration_s.map_or(t, |d| t.min(d)) + overhead
-        };
-        low += time(fast) * rounds;
-        high += time(slow) * rounds;
-    }
-    let n = reports.len();
-    let basis = match (n, from_probe) {
-        (0, _) => "the disk's fsync rate".to_string(),
-        (n, false) => format!(
-            "the rows/s of {n} past ingest run{} on this host",
-            if n == 1 { "" } else { "s" }
-        ),
-        (n, true) => format!(
-            "the rows/s of {n} past ingest run{} and the disk's fsync rate",
-            if n == 1 { "" } else { "s" }
-        ),
-    };
-    Some(Eta::new(low * PACE_LOW, high * PACE_HIGH, basis))
-}
-
-/// The fastest and slowest rows/s this method and synchronous_commit reach at `batch`: what
-/// past trials reached at that batch, or between the nearest batches below and above it
-/// (log-log, rows/s grow with the batch until something else limits them), or at the
-/// nearest one on one side.
-fn rates(
-    reports: &[(&RunReport, &crate::experiment::ingest::IngestReport)],
-    method: Method,
-    sync: SyncCommit,
-    batch: u64,
-) -> Option<(f64, f64)> {
-    let trials: Vec<&crate::experiment::ingest::IngestTrial> = reports
-        .iter()
-        .flat_map(|(_, b)| b.trials.iter())
-        .filter(|t| t.method == method && t.synchronous_commit == sync && t.rows_per_s > 0.0)
-        .collect();
-    // (fastest, slowest) at exactly `b`.
-    let at = |b: u64| -> Option<(f64, f64)> {
-        let rs: Vec<f64> = trials
-            .iter()
-            .filter(|t| t.batch == b)
-            .map(|t| t.rows_per_s)
-            .collect();
-        span(&rs).map(|(lo, hi)| (hi, lo))
-    };
-    if let Some(r) = at(batch) {
-        return Some(r);
-    }
-    let below = trials.iter().map(|t| t.batch).filter(|b| *b < batch).max();
-    let above = trials.iter().map(|t| t.batch).filter(|b| *b > batch).min();
-    match (below, above) {
-        (Some(a), Some(b)) => {
-            let (fa, sa) = at(a)?;
-            let (fb, sb) = at(b)?;
-            let w = ((batch as f64).ln() - (a as f64).ln()) / ((b as f64).ln() - (a as f64).ln());
-            let mix = |x: f64, y: f64| (x.ln() * (1.0 - w) + y.ln() * w).exp();
-            Some((mix(fa, fb), mix(sa, sb)))
-        }
-        (Some(a), None) => at(a),
-        (None, Some(b)) => at(b),
-        (None, None) => None,
-    }
 }
 
 #[cfg(test)]

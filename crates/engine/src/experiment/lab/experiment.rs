@@ -11,8 +11,14 @@ use std::time::Duration;
 
 use super::checkpoint::CheckpointMode;
 use super::context::{RunCtx, RunError};
-use super::field::{Cost, FieldDef, FieldErrors, ParamText};
-use super::record::ReportBody;
+use super::eta::Eta;
+use super::field::{Cost, FieldErrors, ParamText};
+use super::gate::Refusal;
+use super::kind_info::KindInfo;
+use super::kind_report::PassMeasure;
+use super::lab_writes::OwnTables;
+use super::preflight::ForeignWrites;
+use super::record::{ReportBody, RunReport};
 use super::spec::{ExperimentKind, ExperimentSpec};
 use super::whatif::SettingsSweep;
 use crate::measure::rules::Rules;
@@ -21,8 +27,8 @@ use crate::measure::rules::Rules;
 pub trait Experiment: Sized {
     /// Which kind this is.
     const KIND: ExperimentKind;
-    /// Its parameters, as the TUI editor, the command-line flags and preset files know them.
-    const FIELDS: &'static [FieldDef];
+    /// Its name, description, parameters and what a comparison and a tune know of it.
+    const INFO: KindInfo;
     /// What a run of it fills in, stored in the history as one [`ReportBody`] variant.
     type Report;
 
@@ -73,6 +79,43 @@ pub trait Experiment: Sized {
     /// The run the TUI's `r` starts: one trial of the first value of every list of this kind
     /// (the swept server settings are cut by the caller).
     fn one_trial(&self) -> Self;
+
+    /// One trial per configuration (a tune's round); `warmup` asks for an untimed first trial
+    /// where the kind takes one.
+    fn one_pass(&mut self, warmup: bool);
+
+    /// How long a run of this spec will take by the pace of the kind's `recent` finished runs
+    /// on this host (newest first; any kind): None when none says anything.
+    fn eta_by_pace(&self, recent: &[&RunReport]) -> Option<Eta>;
+
+    /// The tables a run of this spec makes in the lab schema, `run` standing for its id (what
+    /// it writes on a server pglab did not start, said first): None for a kind that writes
+    /// nothing of its own (a query) or says so itself (index-build on an existing table).
+    fn own_tables(&self, run: &str) -> Option<OwnTables>;
+
+    /// On a server pglab did not start, whether the run writes there ([`ForeignWrites`]): a
+    /// kind that writes is refused on a standby and in a read-only database.
+    fn foreign_writes(&self) -> ForeignWrites;
+    /// Every value of the kind's own memory parameters the run will apply (name, bytes, as
+    /// written): checked with the swept memory settings against the host's RAM.
+    fn memory_values(&self) -> Vec<(String, u64, String)>;
+    /// Whether the run measures a `synchronous_commit` level that waits for a synchronous
+    /// standby (so the sandbox's streaming standby is named for it).
+    fn waits_for_standby(&self) -> bool;
+    /// Notes before a run on a Citus cluster of `shard_count` shards over `workers` workers.
+    fn citus_notes(&self, shard_count: u32, workers: u32) -> Vec<String>;
+    /// The kind's own checks on the server before anything of the run is sent (the gate): a
+    /// query's statements, an existing table's readability.
+    fn check_on_server(
+        &self,
+        client: &tokio_postgres::Client,
+        schema: &str,
+        on_sandbox: bool,
+    ) -> impl Future<Output = Result<(), Refusal>> + Send;
+
+    /// What a pass of this workload is measured by (a tune's objective; `per_combo` of its
+    /// report gives the values).
+    fn pass_measure(&self) -> PassMeasure;
 
     /// The empty report a run starts from.
     fn new_report(&self) -> Self::Report;

@@ -3,7 +3,7 @@
 //! the report, the recommendation and the JSON read (the statistics core decided each once,
 //! when the run was summarized).
 
-use crate::experiment::{ReportBody, RunReport};
+use crate::experiment::RunReport;
 use crate::measure::finding::Finding;
 
 /// One decided question of a run: its name ("random", "copy, 1 client, sync=on, by batch",
@@ -20,49 +20,5 @@ pub struct Decided {
 /// (Growth's snapshot-against-ranges comparisons are pairs, not sweeps: they are in the
 /// report's findings as sentences.)
 pub fn decided(report: &RunReport) -> Vec<Decided> {
-    match &report.body {
-        ReportBody::IndexBuild(b) => b
-            .summary
-            .orders
-            .iter()
-            .map(|o| Decided {
-                question: o.order.name(),
-                finding: o.finding.clone(),
-            })
-            .collect(),
-        ReportBody::Ingest(b) => b
-            .summary
-            .groups
-            .iter()
-            .filter_map(|g| {
-                let finding = g.decided.clone()?;
-                let question = g
-                    .finding
-                    .split_once(": ")
-                    .map_or(g.question.as_str().to_string(), |(q, _)| q.to_string());
-                Some(Decided { question, finding })
-            })
-            .collect(),
-        ReportBody::Growth(b) => b
-            .summary
-            .settings
-            .iter()
-            .map(|s| Decided {
-                question: s
-                    .sentence
-                    .split_once(": ")
-                    .map_or(String::new(), |(q, _)| q.to_string()),
-                finding: s.finding.clone(),
-            })
-            .collect(),
-        ReportBody::Query(b) => b
-            .summary
-            .units
-            .iter()
-            .map(|u| Decided {
-                question: u.name.clone(),
-                finding: u.finding.clone(),
-            })
-            .collect(),
-    }
+    report.body.facts().decided()
 }

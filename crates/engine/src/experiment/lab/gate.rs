@@ -11,6 +11,7 @@
 use thiserror::Error;
 use tokio_postgres::Client;
 
+use super::experiment::{Experiment, each_kind};
 use super::lab_writes::{self, LabWrites};
 use super::spec::ExperimentSpec;
 use super::whatif::{self, Reach};
@@ -93,10 +94,7 @@ pub async fn prepare(
     let on_sandbox = on_sandbox(target, sandbox);
     super::preflight::may_run(server, spec, on_sandbox).map_err(Refusal::Server)?;
     settings(client, server, spec, sandbox, on_sandbox).await?;
-    if let ExperimentSpec::Query(q) = spec {
-        query(client, q, schema, on_sandbox).await?;
-    }
-    own_table(client, spec, on_sandbox).await?;
+    each_kind!(spec, s => s.check_on_server(client, schema, on_sandbox).await)?;
     let exists = schema_exists(client, schema).await?;
     let lab_writes =
         lab_writes::check(spec, schema, exists, on_sandbox).map_err(Refusal::LabWrites)?;
@@ -124,67 +122,6 @@ async fn settings(
         return Err(Refusal::Sandbox(why));
     }
     Ok(())
-}
-
-/// A query's statements: by the grammar first, then by the server (its parser, the functions
-/// they call, the candidates' tables).
-async fn query(
-    client: &Client,
-    q: &crate::experiment::query::QuerySpec,
-    schema: &str,
-    on_sandbox: bool,
-) -> Result<(), Refusal> {
-    use crate::experiment::query::{precheck, replay_skip};
-    let mut problems = precheck::check_spec(q, on_sandbox);
-    if problems.is_empty() {
-        // A captured workload's replay leaves out what the server will not parse (the run
-        // says which, and the coverage left); the rest is checked as any query's statements.
-        // Only parsed here: the run itself runs each once on the sandbox, rolled back.
-        let kept = match replay_skip::check(client, q, schema, false).await {
-            Ok(Some(coverage)) => replay_skip::without(q, &coverage),
-            Ok(None) => q.clone(),
-            Err(e) => return Err(Refusal::Query(vec![e.to_string()])),
-        };
-        problems = precheck::check_on_server(client, &kept, schema, on_sandbox, false).await;
-    }
-    match problems.is_empty() {
-        true => Ok(()),
-        false => Err(Refusal::Query(problems)),
-    }
-}
-
-/// An index-build on an existing table: the table must be there and readable, and on a
-/// server pglab did not start its copies' writes must be asked for.
-async fn own_table(
-    client: &Client,
-    spec: &ExperimentSpec,
-    on_sandbox: bool,
-) -> Result<(), Refusal> {
-    use crate::experiment::index_build::{own_table, own_writes};
-    let ExperimentSpec::IndexBuild(s) = spec else {
-        return Ok(());
-    };
-    let Some(own) = &s.table else {
-        return Ok(());
-    };
-    match own_table::check(client, own).await {
-        // The flag at fault, as the command line names it: `--table: there is no table …`.
-        Err(e @ own_table::TableProblem::Field { .. }) => {
-            return Err(Refusal::Table(format!("--{e}")));
-        }
-        Err(e) => return Err(Refusal::Table(e.to_string())),
-        Ok(_) => {}
-    }
-    if on_sandbox {
-        return Ok(());
-    }
-    let info = own_table::inspect(client, own, false)
-        .await
-        .map_err(Refusal::Table)?;
-    own_writes::plan(client, s, own, &info)
-        .await
-        .map(|_| ())
-        .map_err(Refusal::Table)
 }
 
 /// Whether the lab schema is there already.

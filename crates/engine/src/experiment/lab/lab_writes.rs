@@ -5,6 +5,7 @@
 //! (its tables carry the run's mark, so a run killed with `kill -9` leaves leftovers that
 //! `pglab clean` finds). On pglab's own sandbox nothing here applies.
 
+use super::experiment::{Experiment, each_kind};
 use super::field::{Cost, FieldDef, FieldKind};
 use super::spec::ExperimentSpec;
 use crate::experiment::ExperimentKind;
@@ -55,7 +56,7 @@ pub const RUN_ID: &str = "<run id>";
 const STAND_IN: &str = "runidstandin";
 
 /// `rows` as a DBA reads a row count: `10,000`.
-fn rows(n: u64) -> String {
+pub(crate) fn rows(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -67,86 +68,25 @@ fn rows(n: u64) -> String {
     out
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
+/// `n` rows with the word for one or many: "1 row", "10,000 rows".
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", rows(n), if n == 1 { one } else { many })
 }
 
-/// The tables a kind makes, named as they will be, and what they hold: None for a kind that
-/// writes nothing of its own (a query) or says so itself (index-build on an existing table).
-fn tables_of(spec: &ExperimentSpec, run: &str) -> Option<(Vec<String>, String, bool)> {
-    Some(match spec {
-        ExperimentSpec::Query(_) => return None,
-        ExperimentSpec::IndexBuild(s) if s.table.is_some() => return None,
-        ExperimentSpec::IndexBuild(s) => (
-            s.orders
-                .iter()
-                .map(|o| {
-                    let name = crate::experiment::index_build::dataset::table_name(s, *o);
-                    format!("{name}_{run}")
-                })
-                .collect(),
-            format!(
-                "{} each; each trial builds one index on it and drops it",
-                plural(s.rows, "row", "rows")
-            ),
-            s.writes_lab,
-        ),
-        ExperimentSpec::Ingest(s) => (ingest_tables(s, run), ingest_holds(s), s.writes_lab),
-        ExperimentSpec::Growth(s) => {
-            use crate::experiment::growth::schema::run_table_name;
-            let mut tables = vec![run_table_name(run, "content")];
-            tables.extend(s.designs.iter().map(|d| run_table_name(run, d.table_key())));
-            if s.baseline {
-                tables.push(run_table_name(run, "plain"));
-            }
-            (
-                tables,
-                format!(
-                    "the content table and one association table per design, growing to about {} with their indexes",
-                    plural(spec.estimate().rows, "row", "rows")
-                ),
-                s.writes_lab,
-            )
-        }
-    })
-}
-
-/// Ingest's tables as the run names them: the appended one, or the first and the last
-/// trial's.
-fn ingest_tables(s: &crate::experiment::ingest::IngestSpec, run: &str) -> Vec<String> {
-    use crate::experiment::ingest::table::table_name;
-    if s.append {
-        return vec![table_name(run, None)];
-    }
-    match s.trials() {
-        0 | 1 => vec![table_name(run, Some(1))],
-        n => vec![table_name(run, Some(1)), table_name(run, Some(n))],
-    }
-}
-
-/// What ingest's tables hold and how long each lives.
-fn ingest_holds(s: &crate::experiment::ingest::IngestSpec) -> String {
-    let trials = s.trials() as u64;
-    let indexes = match s.indexes {
-        0 => String::new(),
-        n => format!(
-            ", with {}",
-            plural(n as u64, "secondary index", "secondary indexes")
-        ),
-    };
-    if s.append {
-        format!(
-            "{} per trial appended over at most {}{indexes}",
-            plural(s.rows, "row", "rows"),
-            plural(trials, "trial", "trials")
-        )
-    } else {
-        format!(
-            "one table per trial, at most {}, {} each{indexes}, each dropped after its trial",
-            plural(trials, "trial", "trials"),
-            plural(s.rows, "row", "rows")
-        )
-    }
+/// The tables a kind makes in the lab schema, named as they will be, and what they hold
+/// (each kind says its own, `Experiment::own_tables`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnTables {
+    /// The tables by the names they will have.
+    pub tables: Vec<String>,
+    /// What they hold and how long each lives ("10,000 rows each, …").
+    pub holds: String,
+    /// `tables` are the first and the last of a numbered series (ingest's trial tables).
+    pub series: bool,
+    /// How many times the run writes the spec's estimated WAL (ingest estimates one trial's).
+    pub wal_times: u64,
+    /// `writes = lab` was given.
+    pub allowed: bool,
 }
 
 impl LabWrites {
@@ -155,31 +95,27 @@ impl LabWrites {
     pub fn of(spec: &ExperimentSpec, schema: &str, schema_exists: bool) -> Option<LabWrites> {
         // Named by each kind's own naming, with a stand-in id `plain_name` keeps as it is,
         // then shown as the placeholder.
-        let (tables, holds, allowed) = tables_of(spec, STAND_IN)?;
-        let series = matches!(spec, ExperimentSpec::Ingest(s) if !s.append && s.trials() > 2);
-        let tables = tables
+        let own = each_kind!(spec, s => s.own_tables(STAND_IN))?;
+        let tables = own
+            .tables
             .into_iter()
             .map(|t| t.replace(STAND_IN, RUN_ID))
             .collect();
         let cost: Cost = spec.estimate();
-        // Ingest's estimate is one trial's WAL; the run writes it once per trial.
-        let wal = match spec {
-            ExperimentSpec::Ingest(s) => cost.wal_bytes.saturating_mul(s.trials() as u64),
-            _ => cost.wal_bytes,
-        };
+        let wal = cost.wal_bytes.saturating_mul(own.wal_times.max(1));
         Some(LabWrites {
             kind: spec.kind(),
             schema: schema.to_string(),
             schema_exists,
             tables,
-            holds,
-            series,
+            holds: own.holds,
+            series: own.series,
             table_bytes: cost.table_bytes,
             index_bytes: cost.index_bytes,
             // A table and its indexes are written to WAL once at least (full-page images and
             // index builds at wal_level replica or logical).
             wal_bytes: wal.max(cost.table_bytes + cost.index_bytes),
-            allowed,
+            allowed: own.allowed,
         })
     }
 

@@ -20,6 +20,8 @@ pub mod fault_report;
 pub mod field;
 pub mod findings;
 pub mod gate;
+pub mod kind_info;
+pub mod kind_report;
 pub mod lab_writes;
 pub mod leftovers;
 pub mod leftovers_dead;

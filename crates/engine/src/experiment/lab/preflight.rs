@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::experiment::{Experiment, each_kind};
 use super::field::Cost;
 use super::spec::ExperimentSpec;
 use crate::measure::units::format_bytes;
@@ -22,26 +23,34 @@ pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
     Ok(())
 }
 
-/// May `spec` run on this server? A query on a server pglab did not start writes nothing
-/// unless it is asked to (see [`crate::experiment::query::writes_on_foreign`]): it runs on a standby and
-/// in a read-only database; what writes is refused there with the reason. Every other
-/// experiment writes ([`may_write`]).
+/// Whether a run writes on a server pglab did not start (each kind says, `foreign_writes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForeignWrites {
+    /// It always writes (its own tables).
+    Always,
+    /// It writes because the user asked for what this names (a query's `--setup`).
+    Asked(&'static str),
+    /// It only reads: it runs on a standby, in a read-only database, as a SELECT-only role.
+    Never,
+}
+
+/// May `spec` run on this server? A run that writes ([`ForeignWrites`]) needs a server that
+/// takes writes ([`may_write`]); one that writes only because it was asked to says what
+/// writes; one that only reads runs anywhere. On pglab's own sandbox every run may write.
 pub fn may_run(
     server: &ServerSnapshot,
     spec: &ExperimentSpec,
     on_sandbox: bool,
 ) -> Result<(), String> {
-    let ExperimentSpec::Query(q) = spec else {
-        return may_write(server);
-    };
     if on_sandbox {
         return may_write(server);
     }
-    match crate::experiment::query::writes_on_foreign(q) {
-        Some(what) => may_write(server).map_err(|why| {
+    match each_kind!(spec, s => s.foreign_writes()) {
+        ForeignWrites::Always => may_write(server),
+        ForeignWrites::Asked(what) => may_write(server).map_err(|why| {
             format!("{what} writes, and {why}; without it the run only reads and measures here")
         }),
-        None => Ok(()),
+        ForeignWrites::Never => Ok(()),
     }
 }
 
@@ -117,22 +126,10 @@ pub fn preflight(
         p.refuse = Some(why);
         return p;
     }
-    if let (ExperimentSpec::Ingest(ing), Some(citus)) =
-        (spec, server.and_then(|s| s.citus.as_ref()))
-        && ing.distribute
-    {
-        let copies: Vec<(u64, u64)> = ing
-            .plan()
-            .iter()
-            .filter(|t| t.method == crate::experiment::ingest::Method::Copy)
-            .map(|t| (t.batch, ing.rows.div_ceil(t.batch) * ing.rounds() as u64))
-            .collect();
+    if let Some(citus) = server.and_then(|s| s.citus.as_ref()) {
+        let workers = citus.workers().len() as u32;
         p.warnings
-            .extend(crate::experiment::ingest::citus_copy::preflight_note(
-                &copies,
-                citus.shard_count,
-                citus.workers().len() as u32,
-            ));
+            .extend(each_kind!(spec, s => s.citus_notes(citus.shard_count, workers)));
     }
     if let Some(free_slots) = server.and_then(|s| s.free_connection_slots())
         && cost.connections as i64 > free_slots

@@ -32,12 +32,7 @@ impl ExperimentKind {
     ];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            ExperimentKind::IndexBuild => "index-build",
-            ExperimentKind::Ingest => "ingest",
-            ExperimentKind::Growth => "growth",
-            ExperimentKind::Query => "query",
-        }
+        self.info().name
     }
 
     pub fn parse(s: &str) -> Option<ExperimentKind> {
@@ -45,12 +40,7 @@ impl ExperimentKind {
     }
 
     pub fn fields(self) -> &'static [FieldDef] {
-        match self {
-            ExperimentKind::IndexBuild => IndexBuildSpec::FIELDS,
-            ExperimentKind::Ingest => IngestSpec::FIELDS,
-            ExperimentKind::Growth => GrowthSpec::FIELDS,
-            ExperimentKind::Query => QuerySpec::FIELDS,
-        }
+        self.info().fields
     }
 
     /// The default parameters in text form.
@@ -80,12 +70,7 @@ impl ExperimentKind {
             .collect();
         let mut full = self.defaults();
         full.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let parsed = match self {
-            ExperimentKind::IndexBuild => parse_as::<IndexBuildSpec>(&full),
-            ExperimentKind::Ingest => parse_as::<IngestSpec>(&full),
-            ExperimentKind::Growth => parse_as::<GrowthSpec>(&full),
-            ExperimentKind::Query => parse_as::<QuerySpec>(&full),
-        };
+        let parsed = (self.info().parse)(&full);
         match parsed {
             Ok(spec) if errors.is_empty() => Ok(spec),
             Ok(_) => Err(errors),
@@ -95,11 +80,6 @@ impl ExperimentKind {
             }
         }
     }
-}
-
-/// A kind's spec from its full text parameters, as the enum the lab carries.
-fn parse_as<K: Experiment>(full: &ParamText) -> Result<ExperimentSpec, FieldErrors> {
-    K::parse(full).map(K::into_spec)
 }
 
 impl std::fmt::Display for ExperimentKind {
@@ -185,6 +165,17 @@ impl ExperimentSpec {
     /// standby-side settings are applied there.
     pub fn reads_on_standby(&self) -> bool {
         matches!(self, ExperimentSpec::Query(q) if q.on_standby.is_some())
+    }
+
+    /// One trial per configuration, as a tune's round runs it; `warmup` adds an untimed
+    /// first trial where the kind has one.
+    pub fn one_pass(&mut self, warmup: bool) {
+        each_kind!(mut self, s => s.one_pass(warmup))
+    }
+
+    /// What a pass of this workload is measured by (a tune's objective).
+    pub fn pass_measure(&self) -> super::kind_report::PassMeasure {
+        each_kind!(self, s => s.pass_measure())
     }
 
     /// Replace the settings sweep (with `all` and `N%ram` written out for this server).

@@ -6,6 +6,7 @@
 //! those levels really wait. A run that sets `synchronous_standby_names` itself is left as
 //! it is.
 
+use super::experiment::{Experiment, each_kind};
 use super::spec::ExperimentSpec;
 use super::whatif::SettingsSweep;
 use super::whatif::sweep::SweptSetting;
@@ -17,15 +18,15 @@ pub const SYNC_NAMES: &str = "synchronous_standby_names";
 /// levels; query's and growth's swept `synchronous_commit` (unswept, the server's own level
 /// is left as the server has it).
 fn waits_for_standby(spec: &ExperimentSpec) -> bool {
-    match spec {
-        ExperimentSpec::Ingest(s) => s.sync.iter().any(|l| l.waits_for_standby()),
-        ExperimentSpec::Query(_) | ExperimentSpec::Growth(_) => {
-            super::standby_fields::levels_of(spec.settings())
-                .iter()
-                .any(|l| l.waits_for_standby())
-        }
-        _ => false,
-    }
+    each_kind!(spec, s => s.waits_for_standby())
+}
+
+/// Whether a swept `synchronous_commit` waits for a synchronous standby (unswept, the
+/// server's own level is left as the server has it): what query and growth measure.
+pub fn swept_level_waits(set: &SettingsSweep) -> bool {
+    super::standby_fields::levels_of(set)
+        .iter()
+        .any(|l| l.waits_for_standby())
 }
 
 /// The sweep with `synchronous_standby_names` added, and the note that says so; None when the

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::{ExperimentKind, ExperimentSpec, ParamText, ReportBody, RunReport};
+use crate::experiment::{ExperimentKind, ParamText, ReportBody, RunReport};
 use crate::host::HostFingerprint;
 use crate::measure::units::format_bytes_short;
 
@@ -69,40 +69,7 @@ impl Difference {
     }
 }
 
-/// The parameters each experiment sweeps (matched setting by setting).
-fn swept(kind: ExperimentKind) -> &'static [&'static str] {
-    match kind {
-        ExperimentKind::IndexBuild => &["order", "mwm", "workers"],
-        ExperimentKind::Ingest => &["method", "batch", "clients", "sync-commit"],
-        ExperimentKind::Growth => &["design", "steps", "distribute"],
-        ExperimentKind::Query => &["index", "clients"],
-    }
-}
-
-/// Parameters that change how a run went, not what it measured.
-fn procedural(kind: ExperimentKind) -> &'static [&'static str] {
-    match kind {
-        ExperimentKind::IndexBuild => &["shuffle"],
-        ExperimentKind::Ingest => &[],
-        ExperimentKind::Growth => &["fill-limit", "target-rows", "baseline"],
-        // How the text was given (a file name, @FILE): the text itself is compared by its
-        // digest (see `query_differences`).
-        ExperimentKind::Query => &["sql", "file", "setup", "script", "keep-setup"],
-    }
-}
-
 const DECISION: &[&str] = &["repeat", "max-repeat", "min-effect", "confidence", "seed"];
-
-/// Server settings the experiment sets in its own sessions, so the server's default does not
-/// reach the measurement.
-fn session_settings(kind: ExperimentKind) -> &'static [&'static str] {
-    match kind {
-        ExperimentKind::IndexBuild => &["maintenance_work_mem", "max_parallel_maintenance_workers"],
-        ExperimentKind::Ingest => &["synchronous_commit"],
-        ExperimentKind::Growth => &[],
-        ExperimentKind::Query => &[],
-    }
-}
 
 /// Data sizes within this fraction of each other are the same data.
 const DATA_TOLERANCE: f64 = 0.10;
@@ -145,12 +112,7 @@ fn query_differences(a: &RunReport, b: &RunReport, out: &mut Vec<Difference>) {
 /// run, or a record from before pglab said). `checkpoint = auto` means yes on the sandbox and
 /// no elsewhere, so the parameter text alone cannot tell two runs' conditions apart.
 fn took_checkpoints(r: &RunReport) -> Option<bool> {
-    match &r.body {
-        ReportBody::IndexBuild(b) => b.trials.iter().find(|t| !t.warmup).map(|t| t.checkpoint),
-        ReportBody::Ingest(b) => b.trials.first().map(|t| t.checkpoint),
-        ReportBody::Growth(b) => b.steps.iter().find_map(|s| s.checkpoint),
-        ReportBody::Query(_) => None,
-    }
+    r.body.facts().took_checkpoints()
 }
 
 /// A run whose trials followed a CHECKPOINT and one whose trials did not measured under
@@ -182,9 +144,9 @@ const HARMLESS_SETTINGS: &[&str] = &[
 const MEMORY_TOLERANCE: f64 = 0.02;
 
 fn param_role(kind: ExperimentKind, key: &str) -> Role {
-    if swept(kind).contains(&key) {
+    if kind.info().swept.contains(&key) {
         Role::Setting
-    } else if DECISION.contains(&key) || procedural(kind).contains(&key) {
+    } else if DECISION.contains(&key) || kind.info().procedural.contains(&key) {
         Role::Other
     } else {
         Role::Condition
@@ -194,13 +156,7 @@ fn param_role(kind: ExperimentKind, key: &str) -> Role {
 /// The run's parameters in their normal text form (from the stored spec, so `1GB` and
 /// `1024MB` read alike).
 fn params(r: &RunReport) -> ParamText {
-    let spec = match &r.body {
-        ReportBody::IndexBuild(b) => ExperimentSpec::IndexBuild(b.params.clone()),
-        ReportBody::Ingest(b) => ExperimentSpec::Ingest(b.params.clone()),
-        ReportBody::Growth(b) => ExperimentSpec::Growth(b.params.clone()),
-        ReportBody::Query(b) => ExperimentSpec::Query(Box::new(b.params.clone())),
-    };
-    spec.to_text()
+    r.body.facts().spec().to_text()
 }
 
 fn diff_maps(
@@ -303,7 +259,7 @@ pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Differe
                 });
             }
             let setting_role = |k: &str| {
-                if session_settings(kind).contains(&k) {
+                if kind.info().own_settings.iter().any(|(s, _)| *s == k) {
                     Role::Setting
                 } else if HARMLESS_SETTINGS.contains(&k) {
                     Role::Other

@@ -3,23 +3,13 @@
 //! runs on the same machine are on "the same host" only when the machine was in the same
 //! state.
 
-use crate::experiment::{ReportBody, RunReport};
+use crate::experiment::RunReport;
 use crate::host::load::{BUSY_CORES, TrialHost};
 use crate::measure::stats::median;
 
 /// The host readings of a run's timed trials.
 fn hosts(r: &RunReport) -> Vec<TrialHost> {
-    match &r.body {
-        ReportBody::IndexBuild(b) => b
-            .trials
-            .iter()
-            .filter(|t| !t.warmup)
-            .filter_map(|t| t.host)
-            .collect(),
-        ReportBody::Ingest(b) => b.trials.iter().filter_map(|t| t.host).collect(),
-        ReportBody::Query(b) => b.trials.iter().filter_map(|t| t.host).collect(),
-        ReportBody::Growth(b) => b.steps.iter().filter_map(|s| s.host).collect(),
-    }
+    r.body.facts().hosts()
 }
 
 /// "host load differed: other processes took 0.1 cores beside the baseline's trials and 1.4
@@ -50,6 +40,7 @@ pub fn differed(baseline: &RunReport, candidate: &RunReport) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::ReportBody;
 
     /// The example run with every trial's host reading `others` cores.
     fn run(id: &str, others: f64, slower: f64) -> RunReport {

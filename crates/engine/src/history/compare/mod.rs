@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::lab::decision::DecisionParams;
-use crate::experiment::{ExperimentKind, Outcome, ReportBody, RunReport};
+use crate::experiment::{ExperimentKind, Outcome, RunReport};
 use crate::measure::interval::Estimate;
 use crate::measure::rules::Rules;
 use crate::measure::verdict::{self, Better, Verdict};
@@ -171,12 +171,7 @@ pub struct Options {
 
 /// The decision parameters a run was made with.
 pub fn decision(r: &RunReport) -> DecisionParams {
-    match &r.body {
-        ReportBody::IndexBuild(b) => b.params.decision,
-        ReportBody::Ingest(b) => b.params.decision,
-        ReportBody::Growth(b) => b.params.decision,
-        ReportBody::Query(b) => b.params.decision,
-    }
+    r.body.facts().decision()
 }
 
 /// Compare `baseline` with `candidate` under the candidate's own rules.

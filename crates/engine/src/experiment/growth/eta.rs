@@ -8,8 +8,8 @@
 //! nothing). Past runs' own fault windows are taken out of their pace, so that a faulted run's
 //! waits are not spread over the rows of the next.
 
-use super::{Eta, ranged};
-use crate::experiment::growth::GrowthSpec;
+use super::GrowthSpec;
+use crate::experiment::lab::eta::{Eta, ranged};
 use crate::experiment::lab::record::{ReportBody, RunReport};
 use crate::experiment::lab::standby_fields::SYNC_COMMIT;
 use crate::experiment::lab::sync_commit::SyncCommit;
