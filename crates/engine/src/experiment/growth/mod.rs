@@ -27,6 +27,7 @@ mod record_schema_tests;
 mod report;
 mod rounds;
 mod run;
+mod samples;
 pub(crate) mod schema;
 mod sharding;
 mod spec;

@@ -7,6 +7,7 @@ use crate::experiment::ExperimentSpec;
 use crate::experiment::lab::decision::DecisionParams;
 use crate::experiment::lab::findings::Decided;
 use crate::experiment::lab::kind_report::{KindReport, per_second_or_seconds};
+use crate::experiment::lab::samples::Sample;
 use crate::host::load::TrialHost;
 
 use super::{IndexBuildReport, IndexTrial};
@@ -35,6 +36,10 @@ impl KindReport for IndexBuildReport {
                 finding: o.finding.clone(),
             })
             .collect()
+    }
+
+    fn samples(&self) -> Vec<Sample> {
+        super::samples::samples(self)
     }
 
     fn is_empty(&self) -> bool {

@@ -13,6 +13,7 @@ pub mod projection;
 pub mod projection_example;
 mod report;
 pub mod rounds;
+mod samples;
 pub mod shards;
 pub mod sort_trace;
 mod spec;

@@ -34,6 +34,7 @@ mod pq_loader;
 #[cfg(test)]
 mod record_schema_tests;
 mod report;
+mod samples;
 mod spec;
 pub(crate) mod summary;
 pub mod sync_levels;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use super::decision::DecisionParams;
 use super::findings::Decided;
 use super::record::ReportBody;
+use super::samples::Sample;
 use super::spec::ExperimentSpec;
 use crate::host::load::TrialHost;
 use crate::measure::verdict::Better;
@@ -32,6 +33,9 @@ pub trait KindReport {
     fn trial_count(&self) -> usize;
     /// Seconds of the run's own timed work (warm-ups and projected steps aside).
     fn work_seconds(&self) -> f64;
+    /// Every setting of the run with its trial values, in a stable order (what a comparison
+    /// matches across two runs).
+    fn samples(&self) -> Vec<Sample>;
     /// A tune's pass measure of every combination of the settings sweep, by combination
     /// index (seconds, or rows or transactions per second where higher is better).
     fn per_combo(&self) -> BTreeMap<usize, f64>;

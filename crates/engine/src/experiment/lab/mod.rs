@@ -33,6 +33,7 @@ pub mod record;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod record_schema;
 pub mod runner;
+pub mod samples;
 pub mod spec;
 pub mod standby_beside;
 pub mod standby_fault;

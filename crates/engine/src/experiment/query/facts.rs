@@ -8,6 +8,7 @@ use crate::experiment::ExperimentSpec;
 use crate::experiment::lab::decision::DecisionParams;
 use crate::experiment::lab::findings::Decided;
 use crate::experiment::lab::kind_report::{KindReport, per_second_or_seconds};
+use crate::experiment::lab::samples::Sample;
 use crate::host::load::TrialHost;
 
 use super::QueryReport;
@@ -33,6 +34,10 @@ impl KindReport for QueryReport {
     }
 
     /// Nothing timed and no plan read (a plans-only run is not empty).
+    fn samples(&self) -> Vec<Sample> {
+        super::samples::samples(self)
+    }
+
     fn is_empty(&self) -> bool {
         self.trials.is_empty() && self.plans.is_empty()
     }

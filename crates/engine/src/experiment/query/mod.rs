@@ -49,6 +49,7 @@ pub mod replay_skip;
 mod report;
 pub mod rounds;
 pub mod same_plan;
+mod samples;
 pub mod script;
 pub mod session;
 pub mod setup;
