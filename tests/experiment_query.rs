@@ -266,6 +266,21 @@ async fn an_index_candidate_is_built_measured_and_dropped() {
     );
     let left = q_index_indexes(&cl).await;
     assert_eq!(left, 0, "the stale candidate and this run's are gone");
+    // Another setup text making a table of the same name: the server refuses it as
+    // duplicate_table (42P07), and the sentence says the kept setup holds the name.
+    let other = spec(&[
+        ("setup", "CREATE TABLE ix (id int)"),
+        ("sql", "SELECT count(*) FROM ix"),
+        ("repeat", "1"),
+    ]);
+    let (why, _) = run(lab.target(), other, on_sandbox("q_index"))
+        .await
+        .map(|r| r.run_id)
+        .unwrap_err();
+    assert!(
+        why.contains("setup, line 1") && why.contains("was kept by an earlier run"),
+        "{why}"
+    );
 }
 
 /// The 450× case, small: `orders` by `customer_id`, no index against two candidates

@@ -460,7 +460,7 @@ async fn checkpoint(ctx: &RunCtx, client: &Client, found: &mut Findings) -> Resu
     {
         Ok(()) => Ok(true),
         Err(RunError::Cancelled) => Err(RunError::Cancelled),
-        Err(RunError::Failed(why)) => {
+        Err(why) => {
             found.checkpoint_denied = true;
             let s = format!(
                 "CHECKPOINT after growing was not possible ({why}; it needs superuser or pg_checkpoint): write timings may include checkpoint I/O"

@@ -20,20 +20,7 @@ use crate::sql::lab::MARK;
 use crate::sql::quote::{ident, literal};
 use crate::sql::settings::SessionSettings;
 
-/// Why a run stopped early.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RunError {
-    #[error("cancelled")]
-    Cancelled,
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl RunError {
-    pub fn failed(s: impl Into<String>) -> RunError {
-        RunError::Failed(s.into())
-    }
-}
+pub use super::run_error::RunError;
 
 /// Options every run takes besides its experiment's parameters.
 #[derive(Debug, Clone)]
@@ -278,16 +265,22 @@ impl RunCtx {
                 .map(|d| d.message().to_string())
                 .unwrap_or_default();
             if msg.contains("statement timeout") {
-                return RunError::Failed(format!(
-                    "a statement ran past statement_timeout ({}): raise it or use fewer rows",
-                    self.opts
+                return RunError::Timeout {
+                    limit: self
+                        .opts
                         .statement_timeout
                         .map(|d| format!("{} s", d.as_secs()))
-                        .unwrap_or_else(|| "server setting".into())
-                ));
+                        .unwrap_or_else(|| "server setting".into()),
+                };
             }
         }
-        RunError::Failed(describe_query_error(&e))
+        match sqlstate(&e) {
+            Some(code) => RunError::Server {
+                sqlstate: code.to_string(),
+                sentence: describe_query_error(&e),
+            },
+            None => RunError::Failed(describe_query_error(&e)),
+        }
     }
 
     /// Run a statement on `client` so that cancelling the run cancels it on the server

@@ -32,6 +32,7 @@ pub mod preflight;
 pub mod record;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod record_schema;
+pub mod run_error;
 pub mod runner;
 pub mod samples;
 pub mod spec;

@@ -403,7 +403,7 @@ async fn finish(
             record(recorder, &report);
             RunEvent::Cancelled(Box::new(report))
         }
-        Err(RunError::Failed(e)) => failed(recorder, report, e),
+        Err(e) => failed(recorder, report, e.to_string()),
     }
 }
 

@@ -140,10 +140,7 @@ pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Res
     let t0 = Instant::now();
     ctx.cancellable(client, client.batch_execute(&parsed.build_sql(&c.name)))
         .await
-        .map_err(|e| match e {
-            RunError::Failed(m) => RunError::failed(format!("index {}: {m}", c.value)),
-            other => other,
-        })?;
+        .map_err(|e| e.within(format_args!("index {}", c.value)))?;
     let seconds = t0.elapsed().as_secs_f64();
     let mark = candidate_mark(&ctx.run_id);
     client

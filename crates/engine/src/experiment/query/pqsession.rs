@@ -420,8 +420,12 @@ pub fn word(ctx: &RunCtx, name: &str, code: Option<&str>, msg: &str) -> RunError
             "{name}: ran past the statement timeout ({limit}): raise it with --statement-timeout, or measure a smaller case"
         ));
     }
-    RunError::failed(format!(
-        "{name}: {}",
-        crate::server::libpq::describe(code, msg)
-    ))
+    let sentence = format!("{name}: {}", crate::server::libpq::describe(code, msg));
+    match code {
+        Some(code) => RunError::Server {
+            sqlstate: code.to_string(),
+            sentence,
+        },
+        None => RunError::Failed(sentence),
+    }
 }

@@ -141,16 +141,16 @@ async fn execute(ctx: &RunCtx, client: &Client, setup_sql: &str) -> Result<(), R
         if let Err(e) = r {
             let _ = client.batch_execute("ROLLBACK").await;
             let _ = own.apply(client).await;
+            // A table or object of that name is there already (duplicate_table,
+            // duplicate_object): perhaps a setup kept by an earlier run.
+            let hint = if matches!(e.sqlstate(), Some("42P07" | "42710")) {
+                kept_elsewhere(ctx, client).await
+            } else {
+                String::new()
+            };
             return Err(match e {
-                RunError::Failed(m) => {
-                    let hint = if m.contains("already exists") {
-                        kept_elsewhere(ctx, client).await
-                    } else {
-                        String::new()
-                    };
-                    RunError::failed(format!("setup, line {} ({}): {m}{hint}", s.line, s.name))
-                }
-                other => other,
+                RunError::Cancelled => RunError::Cancelled,
+                e => RunError::failed(format!("setup, line {} ({}): {e}{hint}", s.line, s.name)),
             });
         }
     }

@@ -55,8 +55,8 @@ async fn execute(ctx: &RunCtx, session: &mut PqSession, setup_sql: &str) -> Resu
         if let Err(e) = session.command(ctx, &name, &s.sql).await {
             let confirmed = session.finish(false).await;
             return Err(match e {
-                RunError::Failed(m) => RunError::failed(format!("{m}; {}", rolled_back(confirmed))),
-                other => other,
+                RunError::Cancelled => RunError::Cancelled,
+                e => RunError::failed(format!("{e}; {}", rolled_back(confirmed))),
             });
         }
     }

@@ -103,10 +103,7 @@ pub async fn read(
     let seconds = setup.duration.as_secs_f64();
     let t = throughput::alone(ctx, work, n as usize, (seconds, tref))
         .await
-        .map_err(|e| match e {
-            RunError::Failed(why) => RunError::Failed(format!("on {}: {why}", setup.node.name())),
-            other => other,
-        })?;
+        .map_err(|e| e.within(format_args!("on {}", setup.node.name())))?;
     Ok(Got::Clients(n, Box::new(t)))
 }
 

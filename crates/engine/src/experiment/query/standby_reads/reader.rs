@@ -117,12 +117,7 @@ pub async fn read_until(
                     (Some(d.code()), d.message().to_string())
                 });
                 if !is_conflict(code, &msg) {
-                    return Err(match ctx.error(e) {
-                        RunError::Failed(why) => {
-                            RunError::Failed(format!("{name} on the standby: {why}"))
-                        }
-                        other => other,
-                    });
+                    return Err(ctx.error(e).within(format!("{name} on the standby")));
                 }
                 out.cancelled[s] += 1;
                 if client.is_closed() {

@@ -200,10 +200,7 @@ async fn load(
     let (reads, churned, xmin) = tokio::join!(readers, churn, xmin);
     let seconds = started.elapsed().as_secs_f64();
     let reads = reads?;
-    let churned = churned.map_err(|e| match ctx.error(e) {
-        RunError::Failed(why) => RunError::Failed(format!("the churn on the primary: {why}")),
-        other => other,
-    })?;
+    let churned = churned.map_err(|e| ctx.error(e).within("the churn on the primary"))?;
     Ok((reads, churned, xmin.map_err(|e| ctx.error(e))?, seconds))
 }
 
