@@ -6,12 +6,9 @@ use crate::experiment::lab::decision::Repeat;
 use crate::experiment::lab::eta::Eta;
 use crate::experiment::lab::experiment::Experiment;
 use crate::experiment::lab::field::{Cost, FieldErrors, ParamText};
-use crate::experiment::lab::gate::Refusal;
 use crate::experiment::lab::kind_info::{KindInfo, parse_as};
 use crate::experiment::lab::kind_report::PassMeasure;
 use crate::experiment::lab::lab_writes::{OwnTables, plural};
-use crate::experiment::lab::preflight::ForeignWrites;
-use crate::experiment::lab::sync_standby::swept_level_waits;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody};
@@ -165,31 +162,6 @@ impl Experiment for GrowthSpec {
             wal_times: 1,
             allowed: self.writes_lab,
         })
-    }
-
-    fn foreign_writes(&self) -> ForeignWrites {
-        ForeignWrites::Always
-    }
-
-    fn memory_values(&self) -> Vec<(String, u64, String)> {
-        Vec::new()
-    }
-
-    fn waits_for_standby(&self) -> bool {
-        swept_level_waits(&self.set)
-    }
-
-    fn citus_notes(&self, _shard_count: u32, _workers: u32) -> Vec<String> {
-        Vec::new()
-    }
-
-    async fn check_on_server(
-        &self,
-        _client: &tokio_postgres::Client,
-        _schema: &str,
-        _on_sandbox: bool,
-    ) -> Result<(), Refusal> {
-        Ok(())
     }
 
     fn pass_measure(&self) -> PassMeasure {

@@ -10,7 +10,6 @@ use crate::experiment::lab::gate::Refusal;
 use crate::experiment::lab::kind_info::{KindInfo, parse_as};
 use crate::experiment::lab::kind_report::PassMeasure;
 use crate::experiment::lab::lab_writes::{OwnTables, plural};
-use crate::experiment::lab::preflight::ForeignWrites;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody};
@@ -121,10 +120,6 @@ impl Experiment for IndexBuildSpec {
         })
     }
 
-    fn foreign_writes(&self) -> ForeignWrites {
-        ForeignWrites::Always
-    }
-
     fn memory_values(&self) -> Vec<(String, u64, String)> {
         self.mwm
             .iter()
@@ -134,10 +129,6 @@ impl Experiment for IndexBuildSpec {
 
     fn waits_for_standby(&self) -> bool {
         false
-    }
-
-    fn citus_notes(&self, _shard_count: u32, _workers: u32) -> Vec<String> {
-        Vec::new()
     }
 
     async fn check_on_server(

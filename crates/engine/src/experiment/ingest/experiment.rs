@@ -6,11 +6,9 @@ use crate::experiment::lab::decision::Repeat;
 use crate::experiment::lab::eta::Eta;
 use crate::experiment::lab::experiment::Experiment;
 use crate::experiment::lab::field::{Cost, FieldErrors, ParamText};
-use crate::experiment::lab::gate::Refusal;
 use crate::experiment::lab::kind_info::{KindInfo, parse_as};
 use crate::experiment::lab::kind_report::PassMeasure;
 use crate::experiment::lab::lab_writes::{OwnTables, plural};
-use crate::experiment::lab::preflight::ForeignWrites;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody};
@@ -111,14 +109,6 @@ impl Experiment for IngestSpec {
         })
     }
 
-    fn foreign_writes(&self) -> ForeignWrites {
-        ForeignWrites::Always
-    }
-
-    fn memory_values(&self) -> Vec<(String, u64, String)> {
-        Vec::new()
-    }
-
     fn waits_for_standby(&self) -> bool {
         self.sync.iter().any(|l| l.waits_for_standby())
     }
@@ -137,15 +127,6 @@ impl Experiment for IngestSpec {
         super::citus_copy::preflight_note(&copies, shard_count, workers)
             .into_iter()
             .collect()
-    }
-
-    async fn check_on_server(
-        &self,
-        _client: &tokio_postgres::Client,
-        _schema: &str,
-        _on_sandbox: bool,
-    ) -> Result<(), Refusal> {
-        Ok(())
     }
 
     fn pass_measure(&self) -> PassMeasure {

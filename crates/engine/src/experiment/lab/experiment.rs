@@ -94,25 +94,37 @@ pub trait Experiment: Sized {
     fn own_tables(&self, run: &str) -> Option<OwnTables>;
 
     /// On a server pglab did not start, whether the run writes there ([`ForeignWrites`]): a
-    /// kind that writes is refused on a standby and in a read-only database.
-    fn foreign_writes(&self) -> ForeignWrites;
+    /// kind that writes is refused on a standby and in a read-only database. Unless a kind
+    /// says otherwise, it writes.
+    fn foreign_writes(&self) -> ForeignWrites {
+        ForeignWrites::Always
+    }
     /// Every value of the kind's own memory parameters the run will apply (name, bytes, as
     /// written): checked with the swept memory settings against the host's RAM.
-    fn memory_values(&self) -> Vec<(String, u64, String)>;
+    fn memory_values(&self) -> Vec<(String, u64, String)> {
+        Vec::new()
+    }
     /// Whether the run measures a `synchronous_commit` level that waits for a synchronous
-    /// standby (so the sandbox's streaming standby is named for it).
-    fn waits_for_standby(&self) -> bool;
+    /// standby (so the sandbox's streaming standby is named for it): by default, a swept
+    /// `synchronous_commit` that waits.
+    fn waits_for_standby(&self) -> bool {
+        super::sync_standby::swept_level_waits(self.settings())
+    }
     /// Notes before a run on a Citus cluster of `shard_count` shards over `workers` workers.
-    fn citus_notes(&self, shard_count: u32, workers: u32) -> Vec<String>;
+    fn citus_notes(&self, _shard_count: u32, _workers: u32) -> Vec<String> {
+        Vec::new()
+    }
     /// The kind's own checks on the server before anything of the run is sent (the gate): a
-    /// query's statements, an existing table's readability.
+    /// query's statements, an existing table's readability. The gate's common checks (the
+    /// server, the swept settings, the lab schema's writes) run for every kind.
     fn check_on_server(
         &self,
-        client: &tokio_postgres::Client,
-        schema: &str,
-        on_sandbox: bool,
-    ) -> impl Future<Output = Result<(), Refusal>> + Send;
-
+        _client: &tokio_postgres::Client,
+        _schema: &str,
+        _on_sandbox: bool,
+    ) -> impl Future<Output = Result<(), Refusal>> + Send {
+        async { Ok(()) }
+    }
     /// What a pass of this workload is measured by (a tune's objective; `per_combo` of its
     /// report gives the values).
     fn pass_measure(&self) -> PassMeasure;

@@ -12,7 +12,6 @@ use crate::experiment::lab::kind_info::{KindInfo, parse_as};
 use crate::experiment::lab::kind_report::PassMeasure;
 use crate::experiment::lab::lab_writes::OwnTables;
 use crate::experiment::lab::preflight::ForeignWrites;
-use crate::experiment::lab::sync_standby::swept_level_waits;
 use crate::experiment::lab::whatif::SettingsSweep;
 use crate::experiment::lab::{RunCtx, RunError};
 use crate::experiment::{ExperimentKind, ExperimentSpec, ReportBody};
@@ -123,18 +122,6 @@ impl Experiment for QuerySpec {
             Some(what) => ForeignWrites::Asked(what),
             None => ForeignWrites::Never,
         }
-    }
-
-    fn memory_values(&self) -> Vec<(String, u64, String)> {
-        Vec::new()
-    }
-
-    fn waits_for_standby(&self) -> bool {
-        swept_level_waits(&self.set)
-    }
-
-    fn citus_notes(&self, _shard_count: u32, _workers: u32) -> Vec<String> {
-        Vec::new()
     }
 
     async fn check_on_server(
