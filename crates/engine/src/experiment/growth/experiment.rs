@@ -131,9 +131,8 @@ impl Experiment for GrowthSpec {
         s
     }
 
-    fn one_pass(&mut self, warmup: bool) {
-        // Growth has no untimed warm-up trial to add.
-        let _ = warmup;
+    /// Growth has no untimed warm-up trial to add.
+    fn one_pass(&mut self, _warmup: bool) {
         self.repeat = Repeat::Fixed(1);
     }
 

@@ -72,10 +72,6 @@ pub trait Experiment: Sized {
     fn default_statement_timeout(&self) -> Option<Duration> {
         None
     }
-    /// Whether the run needs the lab schema on a server pglab did not start.
-    fn writes_on_foreign_servers(&self) -> bool {
-        true
-    }
     /// The run the TUI's `r` starts: one trial of the first value of every list of this kind
     /// (the swept server settings are cut by the caller).
     fn one_trial(&self) -> Self;

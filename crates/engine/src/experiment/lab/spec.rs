@@ -203,10 +203,11 @@ impl ExperimentSpec {
         format!("{}:{}", self.kind().as_str(), joined.join(";"))
     }
 
-    /// Whether a run needs the lab schema on a server pglab did not start (a query writes
-    /// nothing there).
+    /// Whether a run needs the lab schema on a server pglab did not start: a kind that always
+    /// writes there makes its own tables in it; a query writes nothing there, or (asked to)
+    /// only temporary tables on its measuring session.
     pub fn writes_on_foreign_servers(&self) -> bool {
-        each_kind!(self, s => s.writes_on_foreign_servers())
+        each_kind!(self, s => s.foreign_writes()) == super::preflight::ForeignWrites::Always
     }
 
     /// The statement timeout a run of this experiment gets when none is given.

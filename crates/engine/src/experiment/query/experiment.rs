@@ -72,13 +72,6 @@ impl Experiment for QuerySpec {
         Some(super::DEFAULT_STATEMENT_TIMEOUT)
     }
 
-    /// A query on a server pglab did not start writes nothing there: its setup makes
-    /// temporary tables on the measuring session, its results stay in pglab's own data
-    /// directory.
-    fn writes_on_foreign_servers(&self) -> bool {
-        false
-    }
-
     fn rules(&self) -> Rules {
         self.decision.rules_for(self.repeat)
     }
@@ -100,9 +93,8 @@ impl Experiment for QuerySpec {
         s
     }
 
-    fn one_pass(&mut self, warmup: bool) {
-        // A query warms each combination up untimed before its trials already.
-        let _ = warmup;
+    /// A query warms each combination up untimed before its trials already.
+    fn one_pass(&mut self, _warmup: bool) {
         self.repeat = Repeat::Fixed(1);
     }
 
@@ -110,10 +102,9 @@ impl Experiment for QuerySpec {
         super::eta::by_pace(self, recent)
     }
 
-    fn own_tables(&self, run: &str) -> Option<OwnTables> {
-        // A query writes nothing of its own: its setup and candidate indexes are the DBA's
-        // and pass their own checks.
-        let _ = run;
+    /// A query writes nothing of its own: its setup and candidate indexes are the DBA's and
+    /// pass their own checks.
+    fn own_tables(&self, _run: &str) -> Option<OwnTables> {
         None
     }
 
