@@ -1,12 +1,23 @@
-//! Test support: one real sandbox cluster per test binary, started through pglab's own code
-//! in a temporary data dir, stopped (and its directory removed) when the binary exits.
+//! Test support: one real sandbox cluster per test file, started through pglab's own code
+//! in a temporary data dir, stopped (and its directory removed) when the test binary exits.
+//!
+//! The integration tests are two binaries (`tests/suite/`, `tests/slow/`), one module per
+//! file, so the crate is linked twice rather than once per file. A file still has a sandbox
+//! (and a source cluster) of its own, as when each file was a binary: its tests may change
+//! its settings or stop it without reaching into another file's.
 #![allow(dead_code)]
 
+mod per_file;
+pub mod query;
+pub mod source;
 pub mod standby;
+pub mod tmux;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use per_file::PerFile;
 
 use pglab::paths::Paths;
 use pglab::server::{Sandbox, Target};
@@ -18,10 +29,10 @@ pub struct TestLab {
     pub port: u16,
 }
 
-static LAB: OnceLock<TestLab> = OnceLock::new();
+static LABS: PerFile<TestLab> = PerFile::new();
 
-extern "C" fn stop_lab() {
-    if let Some(lab) = LAB.get() {
+extern "C" fn stop_labs() {
+    for lab in LABS.all() {
         let _ = lab.sandbox.stop();
         let _ = std::fs::remove_dir_all(&lab.sandbox.root);
         let _ = std::fs::remove_dir_all(&lab.dir);
@@ -48,27 +59,38 @@ fn rand_suffix() -> u32 {
         .unwrap_or(0)
 }
 
-/// The shared sandbox of this test binary (created and started on first use).
+/// The sandbox of the calling test file (created and started on first use).
+#[track_caller]
 pub fn lab() -> &'static TestLab {
-    LAB.get_or_init(|| {
-        let dir = temp_dir("lab");
-        let paths = Paths {
-            data_dir: dir.join("data"),
-            config_dir: dir.join("config"),
-        };
-        let sandbox = Sandbox::locate(&paths, None, None)
-            .expect("PostgreSQL server binaries (apt-get install postgresql)");
-        let port = sandbox.start().expect("sandbox starts");
-        unsafe {
-            libc::atexit(stop_lab);
-        }
-        TestLab {
-            dir,
-            paths,
-            sandbox,
-            port,
-        }
-    })
+    LABS.get(std::panic::Location::caller().file(), stop_labs, start_lab)
+}
+
+/// A sandbox of the calling test's own (keyed by its file and its test thread's name, which
+/// libtest sets to the test's name): for tests that change their server's settings or restart
+/// it, and would otherwise wait for one another on one sandbox. Call it on the test's own
+/// thread (a current-thread runtime's `block_on` is; a spawned thread is not).
+#[track_caller]
+pub fn own_lab() -> &'static TestLab {
+    let file = std::panic::Location::caller().file();
+    let test = std::thread::current().name().unwrap_or("main").to_string();
+    LABS.get(&format!("{file}#{test}"), stop_labs, start_lab)
+}
+
+fn start_lab() -> TestLab {
+    let dir = temp_dir("lab");
+    let paths = Paths {
+        data_dir: dir.join("data"),
+        config_dir: dir.join("config"),
+    };
+    let sandbox = Sandbox::locate(&paths, None, None)
+        .expect("PostgreSQL server binaries (apt-get install postgresql)");
+    let port = sandbox.start().expect("sandbox starts");
+    TestLab {
+        dir,
+        paths,
+        sandbox,
+        port,
+    }
 }
 
 impl TestLab {

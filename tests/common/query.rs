@@ -26,7 +26,8 @@ pub fn body(r: &RunReport) -> &QueryReport {
     }
 }
 
-/// Options for a run on the lab's sandbox, in a schema of the test's own.
+/// Options for a run on the calling file's sandbox, in a schema of the test's own.
+#[track_caller]
 pub fn on_sandbox(schema: &str) -> RunOptions {
     RunOptions {
         schema: schema.into(),

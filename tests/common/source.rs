@@ -4,28 +4,25 @@
 //! statistics move only when something touches it. Stopped and removed when dropped.
 #![allow(dead_code)]
 
+use super::per_file::PerFile;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 
-static SHARED: OnceLock<SourceCluster> = OnceLock::new();
+static SHARED: PerFile<SourceCluster> = PerFile::new();
 
 extern "C" fn stop_shared() {
-    if let Some(c) = SHARED.get() {
+    for c in SHARED.all() {
         c.stop();
     }
 }
 
-/// The source cluster this test binary shares (started on first use, stopped at exit). Each
-/// test uses schemas of its own on it.
+/// The source cluster the tests of the calling file share (started on first use, stopped at
+/// exit). Each test uses schemas of its own on it.
+#[track_caller]
 pub fn shared() -> &'static SourceCluster {
-    SHARED.get_or_init(|| {
-        let c = SourceCluster::start(&super::common::temp_dir("source"));
-        unsafe {
-            libc::atexit(stop_shared);
-        }
-        c
+    SHARED.get(std::panic::Location::caller().file(), stop_shared, || {
+        SourceCluster::start(&super::temp_dir("source"))
     })
 }
 

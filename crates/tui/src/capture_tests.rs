@@ -1,5 +1,5 @@
 //! The capture key: messages in, state and commands out (the capture itself runs against a
-//! real server in tests/capture.rs).
+//! real server in tests/suite/capture.rs).
 
 use std::path::PathBuf;
 use std::time::Instant;
