@@ -27,9 +27,9 @@ pub enum Focus {
 }
 
 impl Focus {
-    pub const ORDER: [Focus; 4] = [Focus::Target, Focus::Host, Focus::Params, Focus::Run];
+    pub(crate) const ORDER: [Focus; 4] = [Focus::Target, Focus::Host, Focus::Params, Focus::Run];
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Focus::Target => "Target",
             Focus::Host => "Host",
@@ -74,7 +74,7 @@ pub enum Confirm {
 }
 
 impl Confirm {
-    pub fn question(&self) -> &str {
+    pub(crate) fn question(&self) -> &str {
         match self {
             Confirm::StartRun { question, .. }
             | Confirm::Quit { question }
@@ -121,7 +121,7 @@ pub struct Notice {
 }
 
 /// How the UI starts.
-pub struct AppInit {
+pub(crate) struct AppInit {
     pub now: Instant,
     pub theme: Theme,
     pub keys: KeyMap,
@@ -183,7 +183,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(init: AppInit) -> App {
+    pub(crate) fn new(init: AppInit) -> App {
         let remote = !init.location.is_local();
         App {
             now: init.now,
@@ -228,12 +228,12 @@ impl App {
     }
 
     /// Lower panes become tabs below this size.
-    pub fn compact(&self) -> bool {
+    pub(crate) fn compact(&self) -> bool {
         is_compact(self.size.0, self.size.1)
     }
 
     /// Something on screen moves by itself (spinner, elapsed time, a deadline).
-    pub fn animating(&self) -> bool {
+    pub(crate) fn animating(&self) -> bool {
         self.run.is_active()
             || self.host.probe.running.is_some()
             || self.quitting.is_some()
@@ -242,13 +242,13 @@ impl App {
     }
 
     /// Spinner frame number.
-    pub fn tick(&self) -> u64 {
+    pub(crate) fn tick(&self) -> u64 {
         (self.now.saturating_duration_since(self.epoch).as_millis() / 100) as u64
     }
 
     /// How look-only was turned on and the way out, for messages: "look-only (pglab was
     /// started with --observe: restart without it to run experiments)".
-    pub fn look_only_why(&self) -> &'static str {
+    pub(crate) fn look_only_why(&self) -> &'static str {
         if self.observe_flag {
             "look-only: pglab was started with --observe, so nothing is written; restart without --observe to run experiments"
         } else {
@@ -256,7 +256,7 @@ impl App {
         }
     }
 
-    pub fn notify(&mut self, level: Level, text: impl Into<String>) {
+    pub(crate) fn notify(&mut self, level: Level, text: impl Into<String>) {
         self.notice = Some(Notice {
             text: text.into(),
             level,
@@ -264,6 +264,6 @@ impl App {
     }
 }
 
-pub fn is_compact(w: u16, h: u16) -> bool {
+pub(crate) fn is_compact(w: u16, h: u16) -> bool {
     w < 100 || h < 28
 }

@@ -27,7 +27,7 @@ struct UiFile {
 
 /// The keys to use, how to draw, and what was wrong with the file (if anything).
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     pub keys: KeyMap,
     /// Wrap each frame in synchronized output (DEC mode 2026): the terminal shows it whole,
     /// never half drawn. Terminals without the mode ignore it. On by default.
@@ -46,7 +46,7 @@ impl Config {
 }
 
 /// Read the config file; a missing file is no problem.
-pub fn load(path: &Path) -> Config {
+pub(crate) fn load(path: &Path) -> Config {
     match std::fs::read_to_string(path) {
         Ok(text) => parse(&text, path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::defaults(None),
@@ -63,7 +63,7 @@ fn line_of(text: &str, offset: usize) -> usize {
         .unwrap_or(1)
 }
 
-pub fn parse(text: &str, path: &Path) -> Config {
+pub(crate) fn parse(text: &str, path: &Path) -> Config {
     let fail = |line: usize, what: String| {
         Config::defaults(Some(format!(
             "{} line {line}, so the default keys are used: {what}",

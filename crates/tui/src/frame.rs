@@ -15,10 +15,10 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::{Frame, Terminal};
 
 /// After a key or a resize the next frame may follow this soon (the UI answers at once).
-pub const KEY_FRAME: Duration = Duration::from_millis(50);
+pub(crate) const KEY_FRAME: Duration = Duration::from_millis(50);
 /// Background changes (progress, readings, the spinner) are drawn at most this often: a
 /// progress view polled ten times a second does not need ten frames a second over SSH.
-pub const BACKGROUND_FRAME: Duration = Duration::from_millis(250);
+pub(crate) const BACKGROUND_FRAME: Duration = Duration::from_millis(250);
 
 /// When to draw: only after something changed, and no sooner than the pace allows.
 #[derive(Debug, Default, Clone)]
@@ -44,7 +44,7 @@ impl Pacer {
     }
 
     /// Whether to draw at `now`.
-    pub fn ready(&self, now: Instant) -> bool {
+    pub(crate) fn ready(&self, now: Instant) -> bool {
         self.dirty && self.last.is_none_or(|t| t + self.pace() <= now)
     }
 
@@ -63,7 +63,7 @@ impl Pacer {
         self.urgent = false;
     }
 
-    pub fn first(&self) -> bool {
+    pub(crate) fn first(&self) -> bool {
         self.last.is_none()
     }
 }

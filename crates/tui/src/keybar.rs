@@ -13,7 +13,7 @@ use super::text::width;
 type Item = (String, String, u8);
 
 /// The keys the bar offers now, and a word before them (look-only, quitting).
-pub fn items(app: &App) -> (Option<String>, Vec<Item>) {
+pub(crate) fn items(app: &App) -> (Option<String>, Vec<Item>) {
     if let Some(v) = overlay_items(app) {
         return (None, v);
     }
@@ -172,7 +172,7 @@ fn pane_items(app: &App) -> Vec<Item> {
     v
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = app.theme;
     let (prefix, mut items) = items(app);
     let cols = area.width as usize;

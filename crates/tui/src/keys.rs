@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Everything a key can ask for outside the field editor and dialogs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Action {
+pub(crate) enum Action {
     Quit,
     Help,
     Run,
@@ -41,7 +41,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 31] = [
+    pub(crate) const ALL: [Action; 31] = [
         Action::Run,
         Action::Sweep,
         Action::Cancel,
@@ -76,7 +76,7 @@ impl Action {
     ];
 
     /// The name in the config file's `[keys]` table.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Action::Quit => "quit",
             Action::Help => "help",
@@ -112,12 +112,12 @@ impl Action {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Action> {
+    pub(crate) fn parse(name: &str) -> Option<Action> {
         Action::ALL.into_iter().find(|a| a.name() == name)
     }
 
     /// One line for the help overlay.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Action::Quit => "quit (asks first while a run is in progress)",
             Action::Help => "this help",
@@ -210,20 +210,20 @@ impl Action {
 
 /// A key with its modifiers, normalised so that `R` and `Shift-r` are one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Key {
+pub(crate) struct Key {
     pub code: KeyCode,
     pub mods: KeyModifiers,
 }
 
 impl Key {
-    pub const fn plain(code: KeyCode) -> Key {
+    pub(crate) const fn plain(code: KeyCode) -> Key {
         Key {
             code,
             mods: KeyModifiers::NONE,
         }
     }
 
-    pub fn from_event(e: &KeyEvent) -> Key {
+    pub(crate) fn from_event(e: &KeyEvent) -> Key {
         let mut mods =
             e.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
         if matches!(e.code, KeyCode::Char(_) | KeyCode::BackTab) {
@@ -232,14 +232,14 @@ impl Key {
         Key { code: e.code, mods }
     }
 
-    pub fn is_ctrl_c(&self) -> bool {
+    pub(crate) fn is_ctrl_c(&self) -> bool {
         self.mods.contains(KeyModifiers::CONTROL)
             && matches!(self.code, KeyCode::Char('c') | KeyCode::Char('C'))
     }
 
     /// Parse the config file's spelling: `r`, `R`, `?`, `esc`, `enter`, `tab`, `shift-tab`,
     /// `space`, `f5`, `ctrl-r`, `alt-x`, `up`, `pagedown`, …
-    pub fn parse(s: &str) -> Result<Key, String> {
+    pub(crate) fn parse(s: &str) -> Result<Key, String> {
         let bad = || {
             format!(
                 "'{s}' is not a key: write a character (\"r\"), a name (esc, enter, tab, shift-tab, space, up, f5) or ctrl-/alt- before one"
@@ -304,7 +304,7 @@ impl Key {
     }
 
     /// How the key bar and help show it.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let base = match self.code {
             KeyCode::Char(' ') => "Space".to_string(),
             KeyCode::Char(c) => c.to_string(),
@@ -353,20 +353,20 @@ impl Default for KeyMap {
 }
 
 impl KeyMap {
-    pub fn key(&self, a: Action) -> Key {
+    pub(crate) fn key(&self, a: Action) -> Key {
         self.keys[a.index()]
     }
 
-    pub fn set(&mut self, a: Action, k: Key) {
+    pub(crate) fn set(&mut self, a: Action, k: Key) {
         self.keys[a.index()] = k;
     }
 
-    pub fn label(&self, a: Action) -> String {
+    pub(crate) fn label(&self, a: Action) -> String {
         self.key(a).label()
     }
 
     /// The action of a key: the configured keys first, then the fixed arrow keys.
-    pub fn action(&self, key: Key) -> Option<Action> {
+    pub(crate) fn action(&self, key: Key) -> Option<Action> {
         if let Some(a) = Action::ALL.into_iter().find(|a| self.key(*a) == key) {
             return Some(a);
         }
@@ -383,7 +383,7 @@ impl KeyMap {
     }
 
     /// Pairs of actions that share a key.
-    pub fn conflicts(&self) -> Vec<(Action, Action)> {
+    pub(crate) fn conflicts(&self) -> Vec<(Action, Action)> {
         let mut out = Vec::new();
         for (i, a) in Action::ALL.iter().enumerate() {
             for b in &Action::ALL[i + 1..] {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::experiment::{ExperimentKind, ParamText};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LastParams {
+pub(crate) struct LastParams {
     /// The experiment on screen at exit.
     pub experiment: ExperimentKind,
     /// Every experiment's values.
@@ -20,7 +20,7 @@ pub struct LastParams {
 
 impl LastParams {
     /// The values of `kind`: the defaults overlaid by the saved ones the experiment knows.
-    pub fn values(&self, kind: ExperimentKind) -> ParamText {
+    pub(crate) fn values(&self, kind: ExperimentKind) -> ParamText {
         let mut v = kind.defaults();
         if let Some(saved) = self.params.get(&kind) {
             for (k, val) in saved {
@@ -33,7 +33,7 @@ impl LastParams {
     }
 
     /// Whether anything differs from the defaults (only then is "restored" worth saying).
-    pub fn differs_from_defaults(&self) -> bool {
+    pub(crate) fn differs_from_defaults(&self) -> bool {
         self.experiment != ExperimentKind::IndexBuild
             || ExperimentKind::ALL
                 .into_iter()
@@ -43,7 +43,7 @@ impl LastParams {
 
 /// The saved parameters; `Ok(None)` when there is no file yet, `Err` with a sentence when
 /// it cannot be used.
-pub fn load(path: &Path) -> Result<Option<LastParams>, String> {
+pub(crate) fn load(path: &Path) -> Result<Option<LastParams>, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -58,7 +58,7 @@ pub fn load(path: &Path) -> Result<Option<LastParams>, String> {
 }
 
 /// Save atomically (a crash leaves the old file or the new one, never half of one).
-pub fn save(path: &Path, last: &LastParams) -> std::io::Result<()> {
+pub(crate) fn save(path: &Path, last: &LastParams) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

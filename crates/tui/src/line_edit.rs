@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Apply `ev` to `text` (the cursor is at the end). True when the key was a field key (the
 /// text may be unchanged: Backspace on an empty field); false when the caller handles it.
-pub fn edit(text: &mut String, ev: &KeyEvent) -> bool {
+pub(crate) fn edit(text: &mut String, ev: &KeyEvent) -> bool {
     let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
     match ev.code {
         KeyCode::Backspace => {
@@ -28,7 +28,7 @@ pub fn edit(text: &mut String, ev: &KeyEvent) -> bool {
 }
 
 /// `C-w` as in a shell: the spaces before the cursor, then the word before them.
-pub fn drop_word(text: &mut String) {
+pub(crate) fn drop_word(text: &mut String) {
     let kept = text.trim_end().len();
     text.truncate(kept);
     let start = text

@@ -41,7 +41,7 @@ pub enum ProbeStage {
 }
 
 impl ProbeStage {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ProbeStage::SeqWrite => "sequential write",
             ProbeStage::Fsync => "fsync latency",

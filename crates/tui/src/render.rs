@@ -23,7 +23,7 @@ use super::theme::Theme;
 use super::{keybar, overlays};
 
 /// Below this the screen says it is too small instead of drawing overlapping panes.
-pub const MIN_SIZE: (u16, u16) = (60, 16);
+pub(crate) const MIN_SIZE: (u16, u16) = (60, 16);
 
 pub fn render(app: &App, f: &mut Frame) {
     let area = f.area();
@@ -158,7 +158,7 @@ fn lower_split(lower: Rect) -> [Rect; 2] {
 
 /// The inside of the run pane as `render` draws it on a screen of `app.size`; None when it
 /// is not on screen. `update` scrolls the pane by it.
-pub fn run_inner(app: &App) -> Option<Rect> {
+pub(crate) fn run_inner(app: &App) -> Option<Rect> {
     let (w, h) = app.size;
     if w < MIN_SIZE.0 || h < MIN_SIZE.1 {
         return None;
@@ -241,7 +241,7 @@ fn lower_tabs(app: &App, f: &mut Frame, area: Rect) {
 
 /// A bordered box over the screen, at most `max_w` wide, leaving the key bar visible; returns
 /// the space inside it.
-pub fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16) -> Rect {
+pub(crate) fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16) -> Rect {
     let theme = app.theme;
     let w = overlay_width(area.width, max_w);
     let h = area.height.saturating_sub(2);
@@ -250,13 +250,13 @@ pub fn overlay_box(app: &App, f: &mut Frame, area: Rect, title: &str, max_w: u16
 }
 
 /// The outer width of an overlay box on a screen `screen_w` wide (its text has 2 fewer).
-pub fn overlay_width(screen_w: u16, max_w: u16) -> u16 {
+pub(crate) fn overlay_width(screen_w: u16, max_w: u16) -> u16 {
     screen_w.saturating_sub(2).min(max_w)
 }
 
 /// Clear `rect`, draw a double border titled `title` around it, and return the space inside
 /// with one column of padding each side: the frame every overlay and dialog shares.
-pub fn framed(f: &mut Frame, rect: Rect, title: &str, border: Style, theme: Theme) -> Rect {
+pub(crate) fn framed(f: &mut Frame, rect: Rect, title: &str, border: Style, theme: Theme) -> Rect {
     f.render_widget(Clear, rect);
     let block = Block::new()
         .borders(Borders::ALL)

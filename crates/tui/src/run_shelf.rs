@@ -7,7 +7,7 @@ use super::app::App;
 use super::panes::run::RunState;
 
 /// Called after every message: make the run pane agree with the experiment on screen.
-pub fn follow_experiment(app: &mut App) {
+pub(crate) fn follow_experiment(app: &mut App) {
     let kind = app.params.kind;
     if app.run.is_active() || app.run.experiment == Some(kind) {
         return;

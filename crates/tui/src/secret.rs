@@ -6,7 +6,7 @@ use std::ops::Range;
 
 /// The byte ranges of `s` that are a password: the value of `password=` (key=value form,
 /// quoted or not, and in a URL's query) and the one in a URL's `user:password@`.
-pub fn password_ranges(s: &str) -> Vec<Range<usize>> {
+pub(crate) fn password_ranges(s: &str) -> Vec<Range<usize>> {
     let mut out = keyword_values(s);
     if let Some(r) = url_password(s) {
         out.push(r);
@@ -16,12 +16,12 @@ pub fn password_ranges(s: &str) -> Vec<Range<usize>> {
 }
 
 /// `s` with every character of a password shown as `•`.
-pub fn mask(s: &str) -> String {
+pub(crate) fn mask(s: &str) -> String {
     replace(s, |secret| "•".repeat(secret.chars().count()))
 }
 
 /// `s` with every password replaced by `…` (its length not shown either).
-pub fn redact(s: &str) -> String {
+pub(crate) fn redact(s: &str) -> String {
     replace(s, |_| "…".to_string())
 }
 

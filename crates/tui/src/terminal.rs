@@ -18,24 +18,24 @@ use super::frame::{ByteCount, Counted};
 use super::msg::Msg;
 
 /// The UI's terminal; every byte it writes is counted ([`super::frame`]).
-pub type Tui = Terminal<CrosstermBackend<Counted<Stdout>>>;
+pub(crate) type Tui = Terminal<CrosstermBackend<Counted<Stdout>>>;
 
 /// True while the terminal is in raw mode on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
 
 /// The terminal is gone (its other end closed): writes fail with EIO or a broken pipe.
-pub fn is_gone(e: &io::Error) -> bool {
+pub(crate) fn is_gone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe || e.raw_os_error() == Some(libc::EIO)
 }
 
 /// Both ends of the terminal are a terminal (the UI cannot work over a pipe).
-pub fn is_interactive() -> bool {
+pub(crate) fn is_interactive() -> bool {
     io::stdin().is_terminal() && io::stdout().is_terminal()
 }
 
 /// The terminal in UI mode; dropping it restores the terminal.
-pub struct TerminalGuard {
+pub(crate) struct TerminalGuard {
     /// Dropped by hand: ratatui's own drop prints to stderr when it cannot show the cursor,
     /// and printing to the stderr of a terminal that is gone panics (and aborts, leaving the
     /// sandbox running).
@@ -45,7 +45,7 @@ pub struct TerminalGuard {
 }
 
 impl TerminalGuard {
-    pub fn enter() -> io::Result<TerminalGuard> {
+    pub(crate) fn enter() -> io::Result<TerminalGuard> {
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
@@ -64,7 +64,7 @@ impl TerminalGuard {
         }
     }
 
-    pub fn size(&self) -> (u16, u16) {
+    pub(crate) fn size(&self) -> (u16, u16) {
         self.terminal
             .size()
             .map(|s| (s.width, s.height))
@@ -85,7 +85,7 @@ impl Drop for TerminalGuard {
 }
 
 /// Leave the alternate screen, show the cursor, back to cooked mode. Safe to call twice.
-pub fn restore() {
+pub(crate) fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
         let _ = disable_raw_mode();
@@ -96,7 +96,7 @@ pub fn restore() {
 static LOG_FILE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
 /// Name the log file the panic sentence points to.
-pub fn set_log_file(path: std::path::PathBuf) {
+pub(crate) fn set_log_file(path: std::path::PathBuf) {
     let _ = LOG_FILE.set(path);
 }
 
@@ -142,13 +142,13 @@ fn panic_sentence(
 
 /// A line shown while the UI waits before it takes the screen ("starting the sandbox…"),
 /// erased once the wait is over: the terminal the UI leaves behind keeps nothing of it.
-pub struct Announcement {
+pub(crate) struct Announcement {
     tty: bool,
 }
 
 /// Say `text` on stderr until [`Announcement::clear`]. On a terminal the line has no newline,
 /// so that clearing can take it back; elsewhere (a log file) it is an ordinary line.
-pub fn announce(text: &str) -> Announcement {
+pub(crate) fn announce(text: &str) -> Announcement {
     let tty = io::stderr().is_terminal();
     let _ = write_announcement(&mut io::stderr(), text, tty);
     Announcement { tty }
@@ -156,7 +156,7 @@ pub fn announce(text: &str) -> Announcement {
 
 impl Announcement {
     /// Erase the line (on a terminal; a log keeps it).
-    pub fn clear(self) {
+    pub(crate) fn clear(self) {
         let _ = write_clear(&mut io::stderr(), self.tty);
     }
 }
@@ -180,7 +180,7 @@ fn write_clear(w: &mut impl io::Write, tty: bool) -> io::Result<()> {
 }
 
 /// Keys and resizes, as messages.
-pub struct Input {
+pub(crate) struct Input {
     events: EventStream,
 }
 
@@ -191,14 +191,14 @@ impl Default for Input {
 }
 
 impl Input {
-    pub fn new() -> Input {
+    pub(crate) fn new() -> Input {
         Input {
             events: EventStream::new(),
         }
     }
 
     /// The next key or resize; None when the terminal is gone.
-    pub async fn next(&mut self) -> Option<io::Result<Msg>> {
+    pub(crate) async fn next(&mut self) -> Option<io::Result<Msg>> {
         loop {
             match self.events.next().await? {
                 Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {

@@ -6,7 +6,7 @@ use ratatui::text::Span;
 use crate::measure::units::{format_bytes_short, format_count, format_rate, format_seconds};
 
 /// Display width of a string (terminal columns).
-pub fn width(s: &str) -> usize {
+pub(crate) fn width(s: &str) -> usize {
     Span::raw(s).width()
 }
 
@@ -14,7 +14,7 @@ const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█']
 
 /// The last `cols` values as a bar string, scaled to `max` (or to the largest shown value),
 /// right-aligned: the newest reading is the rightmost bar. NaN shows as a gap.
-pub fn spark<'a>(
+pub(crate) fn spark<'a>(
     values: impl DoubleEndedIterator<Item = &'a f64>,
     cols: usize,
     max: Option<f64>,
@@ -47,7 +47,10 @@ pub fn spark<'a>(
 
 /// Like [`spark`], scaled from the smallest to the largest shown value, for series whose
 /// variation matters more than their size (run times in the history strip).
-pub fn spark_range<'a>(values: impl DoubleEndedIterator<Item = &'a f64>, cols: usize) -> String {
+pub(crate) fn spark_range<'a>(
+    values: impl DoubleEndedIterator<Item = &'a f64>,
+    cols: usize,
+) -> String {
     let shown: Vec<f64> = values.rev().take(cols).copied().collect();
     let lo = shown.iter().copied().fold(f64::INFINITY, f64::min);
     let shifted: Vec<f64> = shown.iter().rev().map(|v| v - lo).collect();
@@ -60,7 +63,7 @@ pub fn spark_range<'a>(values: impl DoubleEndedIterator<Item = &'a f64>, cols: u
 
 /// `s` if it fits in `cols`; otherwise cut at the last word or list boundary that fits, with
 /// an ellipsis. A single word longer than the width is cut with an ellipsis as a last resort.
-pub fn fit(s: &str, cols: usize) -> String {
+pub(crate) fn fit(s: &str, cols: usize) -> String {
     if width(s) <= cols {
         return s.to_string();
     }
@@ -90,7 +93,7 @@ pub fn fit(s: &str, cols: usize) -> String {
 
 /// Fit `s` into `cols` columns by cutting its middle: what tells names apart is often at
 /// their end (`…_by_month_36`), and their start says where they live (`sales_history.`).
-pub fn fit_middle(s: &str, cols: usize) -> String {
+pub(crate) fn fit_middle(s: &str, cols: usize) -> String {
     if width(s) <= cols {
         return s.to_string();
     }
@@ -121,7 +124,7 @@ pub fn fit_middle(s: &str, cols: usize) -> String {
 
 /// Pack items into rows of at most `cols`, separated by `sep`, in order; an item that does not
 /// fit on the current row starts the next. At most `rows` rows; what does not fit is left out.
-pub fn pack(items: &[String], cols: usize, sep: &str, rows: usize) -> Vec<String> {
+pub(crate) fn pack(items: &[String], cols: usize, sep: &str, rows: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if rows == 0 {
         return out;
@@ -150,7 +153,7 @@ pub fn pack(items: &[String], cols: usize, sep: &str, rows: usize) -> Vec<String
 
 /// Wrap prose at word boundaries into at most `rows` rows of `cols`; the last row ends in an
 /// ellipsis when text was left out.
-pub fn wrap(s: &str, cols: usize, rows: usize) -> Vec<String> {
+pub(crate) fn wrap(s: &str, cols: usize, rows: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut cur = String::new();
     let words: Vec<&str> = s.split_whitespace().collect();
@@ -186,14 +189,14 @@ pub fn wrap(s: &str, cols: usize, rows: usize) -> Vec<String> {
 }
 
 /// Pad (or fit) to exactly `cols` columns, left-aligned.
-pub fn pad(s: &str, cols: usize) -> String {
+pub(crate) fn pad(s: &str, cols: usize) -> String {
     let s = fit(s, cols);
     let w = width(&s);
     format!("{s}{}", " ".repeat(cols.saturating_sub(w)))
 }
 
 /// Pad to `cols` columns, right-aligned.
-pub fn pad_left(s: &str, cols: usize) -> String {
+pub(crate) fn pad_left(s: &str, cols: usize) -> String {
     let s = fit(s, cols);
     let w = width(&s);
     format!("{}{s}", " ".repeat(cols.saturating_sub(w)))
@@ -201,7 +204,7 @@ pub fn pad_left(s: &str, cols: usize) -> String {
 
 /// A value in its unit, for tick labels and readouts: bytes as `16 MB`, seconds as `8.2 s`,
 /// counts as `12.3k`, rates as `1.2M rows/s`.
-pub fn with_unit(v: f64, unit: &str) -> String {
+pub(crate) fn with_unit(v: f64, unit: &str) -> String {
     if v == 0.0 {
         return match unit {
             "bytes" | "B" | "byte" => "0 B".into(),
@@ -231,7 +234,7 @@ fn seconds(s: f64) -> String {
 
 /// Two values in one unit, said once when both print with it: "40–50 ms", "0.34–3.5 ms",
 /// "850 ms–1.2 s".
-pub fn span_with_unit(lo: f64, hi: f64, unit: &str) -> String {
+pub(crate) fn span_with_unit(lo: f64, hi: f64, unit: &str) -> String {
     // Both ends with their decimals ("5.0–5.4 s", not "5–5.4 s").
     let end = |v: f64| {
         if v == 0.0 {
@@ -265,7 +268,7 @@ fn with_unit_raw(v: f64, unit: &str) -> String {
 }
 
 /// Units that [`with_unit`] already writes into the number.
-pub fn unit_in_value(unit: &str) -> bool {
+pub(crate) fn unit_in_value(unit: &str) -> bool {
     matches!(
         unit,
         "bytes"
@@ -284,7 +287,7 @@ pub fn unit_in_value(unit: &str) -> bool {
 
 /// `text` with each `--key` flag of `keys` written as the field's name `key` (a longer key
 /// that starts alike is not cut: `--max-repeat` stays whole when `max` is also a key).
-pub fn fields_by_name<'a>(text: &str, keys: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn fields_by_name<'a>(text: &str, keys: impl Iterator<Item = &'a str>) -> String {
     let mut keys: Vec<&str> = keys.collect();
     keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
     let mut out = String::with_capacity(text.len());
@@ -313,13 +316,13 @@ pub fn fields_by_name<'a>(text: &str, keys: impl Iterator<Item = &'a str>) -> St
 }
 
 /// A spinner frame for `tick` (advanced by the clock).
-pub fn spinner(tick: u64) -> char {
+pub(crate) fn spinner(tick: u64) -> char {
     const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
     FRAMES[(tick % FRAMES.len() as u64) as usize]
 }
 
 /// "3 s ago", "5 min ago", "2 h ago".
-pub fn age(secs: f64) -> String {
+pub(crate) fn age(secs: f64) -> String {
     if secs < 60.0 {
         format!("{:.0} s ago", secs.max(0.0))
     } else if secs < 3600.0 {

@@ -20,7 +20,7 @@ const SERIES: [Color; 6] = [
 
 impl Theme {
     /// Colour unless `NO_COLOR` says otherwise (<https://no-color.org>).
-    pub fn from_env() -> Theme {
+    pub(crate) fn from_env() -> Theme {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Theme { color: !no_color }
     }
@@ -33,61 +33,61 @@ impl Theme {
         }
     }
 
-    pub fn plain(self) -> Style {
+    pub(crate) fn plain(self) -> Style {
         Style::new()
     }
-    pub fn title(self) -> Style {
+    pub(crate) fn title(self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
-    pub fn border(self) -> Style {
+    pub(crate) fn border(self) -> Style {
         self.fg(Color::DarkGray)
     }
-    pub fn focused_border(self) -> Style {
+    pub(crate) fn focused_border(self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }
-    pub fn dim(self) -> Style {
+    pub(crate) fn dim(self) -> Style {
         if self.color {
             Style::new().fg(Color::DarkGray)
         } else {
             Style::new().add_modifier(Modifier::DIM)
         }
     }
-    pub fn label(self) -> Style {
+    pub(crate) fn label(self) -> Style {
         self.fg(Color::Gray)
     }
-    pub fn value(self) -> Style {
+    pub(crate) fn value(self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
-    pub fn error(self) -> Style {
+    pub(crate) fn error(self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
-    pub fn warn(self) -> Style {
+    pub(crate) fn warn(self) -> Style {
         self.fg(Color::Yellow)
     }
-    pub fn good(self) -> Style {
+    pub(crate) fn good(self) -> Style {
         self.fg(Color::Green)
     }
-    pub fn accent(self) -> Style {
+    pub(crate) fn accent(self) -> Style {
         self.fg(Color::Cyan)
     }
     /// The style of a message of this level.
-    pub fn level(self, level: super::app::Level) -> Style {
+    pub(crate) fn level(self, level: super::app::Level) -> Style {
         match level {
             super::app::Level::Info => self.accent(),
             super::app::Level::Warn => self.warn(),
             super::app::Level::Error => self.error(),
         }
     }
-    pub fn spark(self) -> Style {
+    pub(crate) fn spark(self) -> Style {
         self.fg(Color::Cyan)
     }
-    pub fn selected(self) -> Style {
+    pub(crate) fn selected(self) -> Style {
         Style::new().add_modifier(Modifier::REVERSED)
     }
-    pub fn key(self) -> Style {
+    pub(crate) fn key(self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }
-    pub fn series(self, i: usize) -> Style {
+    pub(crate) fn series(self, i: usize) -> Style {
         self.fg(SERIES[i % SERIES.len()])
     }
 }

@@ -15,10 +15,10 @@ use super::update_start as start;
 use crate::experiment::{ExperimentKind, RunEvent};
 
 /// How long quitting waits for a cancelled run to clean up before leaving anyway.
-pub const QUIT_GRACE: Duration = Duration::from_secs(30);
+pub(crate) const QUIT_GRACE: Duration = Duration::from_secs(30);
 
 /// The commands to run once at start-up.
-pub fn init(app: &mut App) -> Vec<Command> {
+pub(crate) fn init(app: &mut App) -> Vec<Command> {
     let mut cmds = want_history(app);
     if !app.observe {
         cmds.push(Command::FindLeftovers);
@@ -334,7 +334,7 @@ fn toggle_observe(app: &mut App) {
     }
 }
 
-pub fn set_focus(app: &mut App, f: Focus) {
+pub(crate) fn set_focus(app: &mut App, f: Focus) {
     app.focus = f;
     // The zoomed Run pane is the only one on screen: focus elsewhere gives the panes back.
     if f != Focus::Run {

@@ -20,14 +20,14 @@ pub struct Capturing {
 
 const SAMPLE_S: u64 = 10;
 /// The longest window the key records (the key again or Esc ends it sooner).
-pub const WINDOW_S: u64 = 60;
+pub(crate) const WINDOW_S: u64 = 60;
 
 fn sample_s(c: &Capturing) -> u64 {
     if c.window { WINDOW_S } else { SAMPLE_S }
 }
 
 /// `W`: record a window, or end the one being recorded.
-pub fn request_window(app: &mut App) -> Vec<Command> {
+pub(crate) fn request_window(app: &mut App) -> Vec<Command> {
     if app.capture.is_some_and(|c| c.window) {
         return cancel(app);
     }
@@ -79,7 +79,7 @@ fn busy(app: &mut App) -> Option<Vec<Command>> {
     None
 }
 
-pub fn request(app: &mut App) -> Vec<Command> {
+pub(crate) fn request(app: &mut App) -> Vec<Command> {
     if app.observe {
         let why = app.look_only_why();
         app.notify(
@@ -103,7 +103,7 @@ pub fn request(app: &mut App) -> Vec<Command> {
 }
 
 /// Esc while a capture samples: end the sample, keep what was seen.
-pub fn cancel(app: &mut App) -> Vec<Command> {
+pub(crate) fn cancel(app: &mut App) -> Vec<Command> {
     match app.capture.as_mut() {
         Some(c) if !c.ended_early => {
             c.ended_early = true;
@@ -119,7 +119,7 @@ pub fn cancel(app: &mut App) -> Vec<Command> {
     }
 }
 
-pub fn on_msg(app: &mut App, m: CaptureMsg) -> Vec<Command> {
+pub(crate) fn on_msg(app: &mut App, m: CaptureMsg) -> Vec<Command> {
     match m {
         CaptureMsg::Progress { seen, seconds } => {
             if let Some(c) = app.capture.filter(|c| !c.ended_early) {

@@ -10,7 +10,7 @@ use crate::experiment::ExperimentKind;
 use crate::import::{ImportEvent, ImportSpec};
 
 /// `i`: open the dialog (where it was left, unless that was a finished import).
-pub fn open(app: &mut App) -> Vec<Command> {
+pub(crate) fn open(app: &mut App) -> Vec<Command> {
     if app.observe {
         app.notify(Level::Warn, app.look_only_why());
         return Vec::new();
@@ -52,7 +52,7 @@ pub fn open(app: &mut App) -> Vec<Command> {
     Vec::new()
 }
 
-pub fn key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
+pub(crate) fn key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
     let d = &mut app.import;
     match d.stage.clone() {
         Stage::Source => source_key(app, ev),
@@ -163,7 +163,7 @@ fn tables_key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
 }
 
 /// News from the source or the import.
-pub fn on_msg(app: &mut App, m: ImportMsg) -> Vec<Command> {
+pub(crate) fn on_msg(app: &mut App, m: ImportMsg) -> Vec<Command> {
     let d = &mut app.import;
     match m {
         ImportMsg::Tables(Ok(tables)) => {

@@ -11,7 +11,7 @@ use super::update::{set_focus, want_history};
 use crate::experiment::RunReport;
 use crate::preset::{self, Preset, PresetEntry, PresetError};
 
-pub fn open_presets(app: &mut App) -> Vec<Command> {
+pub(crate) fn open_presets(app: &mut App) -> Vec<Command> {
     app.overlay = Overlay::Presets;
     app.presets.input = None;
     app.presets.message = None;
@@ -19,7 +19,7 @@ pub fn open_presets(app: &mut App) -> Vec<Command> {
     vec![Command::LoadPresets]
 }
 
-pub fn open_runs(app: &mut App) -> Vec<Command> {
+pub(crate) fn open_runs(app: &mut App) -> Vec<Command> {
     app.overlay = Overlay::Runs;
     app.runs.view = None;
     app.runs.message = None;
@@ -27,11 +27,11 @@ pub fn open_runs(app: &mut App) -> Vec<Command> {
     vec![Command::LoadRuns]
 }
 
-pub fn on_presets(app: &mut App, entries: Vec<PresetEntry>, problems: Vec<String>) {
+pub(crate) fn on_presets(app: &mut App, entries: Vec<PresetEntry>, problems: Vec<String>) {
     app.presets.apply(entries, problems);
 }
 
-pub fn on_runs(app: &mut App, runs: Vec<RunReport>, warnings: Vec<String>) {
+pub(crate) fn on_runs(app: &mut App, runs: Vec<RunReport>, warnings: Vec<String>) {
     app.runs.apply(runs, warnings);
 }
 
@@ -48,7 +48,7 @@ pub(super) fn closes(app: &App, key: Key, own: Action) -> bool {
         || matches!(app.keys.action(key), Some(a) if a == own || a == Action::Quit)
 }
 
-pub fn presets_key(app: &mut App, key: Key) -> Vec<Command> {
+pub(crate) fn presets_key(app: &mut App, key: Key) -> Vec<Command> {
     if app.presets.input.is_some() {
         return name_key(app, key);
     }
@@ -177,7 +177,7 @@ fn current_preset(app: &App, name: String) -> Preset {
 }
 
 /// A question an overlay asked (about a preset, a tune's files): the overlay stays open.
-pub fn overlay_confirm(app: &mut App, c: Confirm, key: KeyCode) -> Vec<Command> {
+pub(crate) fn overlay_confirm(app: &mut App, c: Confirm, key: KeyCode) -> Vec<Command> {
     let yes = match key {
         KeyCode::Char('y' | 'Y') => true,
         KeyCode::Char('n' | 'N') => false,
@@ -197,7 +197,7 @@ pub fn overlay_confirm(app: &mut App, c: Confirm, key: KeyCode) -> Vec<Command> 
 }
 
 /// A y/n answer about a preset; the picker stays open either way.
-pub fn preset_confirm(app: &mut App, c: Confirm, yes: bool) -> Vec<Command> {
+pub(crate) fn preset_confirm(app: &mut App, c: Confirm, yes: bool) -> Vec<Command> {
     app.overlay = Overlay::Presets;
     match (c, yes) {
         (Confirm::OverwritePreset { preset, .. }, true) => vec![Command::Preset(PresetOp::Save {
@@ -220,7 +220,7 @@ pub fn preset_confirm(app: &mut App, c: Confirm, yes: bool) -> Vec<Command> {
     }
 }
 
-pub fn on_preset_done(
+pub(crate) fn on_preset_done(
     app: &mut App,
     op: PresetOp,
     result: Result<(), PresetError>,

@@ -8,7 +8,7 @@ use super::msg::Command;
 
 /// The run whose report the key writes now: the history's selected run while the history is
 /// open, else the finished run on screen.
-pub fn request(app: &mut App) -> Vec<Command> {
+pub(crate) fn request(app: &mut App) -> Vec<Command> {
     let id = if app.overlay == Overlay::Runs {
         app.runs.selected_run().map(|r| r.run_id.clone())
     } else {
@@ -51,7 +51,10 @@ fn on_screen(app: &App) -> Option<String> {
 }
 
 /// The files written, or why not.
-pub fn on_written(app: &mut App, r: Result<Vec<std::path::PathBuf>, String>) -> Vec<Command> {
+pub(crate) fn on_written(
+    app: &mut App,
+    r: Result<Vec<std::path::PathBuf>, String>,
+) -> Vec<Command> {
     let (level, text) = match r {
         Ok(files) => (
             Level::Info,

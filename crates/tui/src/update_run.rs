@@ -13,7 +13,7 @@ use super::update::set_focus;
 /// Show the next view of the run pane, and the pane itself.
 /// Swap the run pane's x axis between the experiment's own setting and the swept server
 /// settings (a run without `--set` keeps its own axis).
-pub fn toggle_axis(app: &mut App) {
+pub(crate) fn toggle_axis(app: &mut App) {
     use crate::tui::panes::axis::Axis;
     if !app.run.sweeps_settings() {
         app.notify(
@@ -34,20 +34,20 @@ pub fn toggle_axis(app: &mut App) {
 }
 
 /// The Run pane on the whole screen (`z`), and back.
-pub fn toggle_zoom(app: &mut App) {
+pub(crate) fn toggle_zoom(app: &mut App) {
     let zoom = !app.zoom;
     set_focus(app, Focus::Run);
     app.zoom = zoom;
 }
 
-pub fn next_view(app: &mut App) {
+pub(crate) fn next_view(app: &mut App) {
     let next = app.run.view.next();
     app.run.set_view(next);
     set_focus(app, Focus::Run);
 }
 
 /// The scroll a key asks for in the focused run pane; None for keys that are not scrolling.
-pub fn scroll_of(app: &App, key: Key, action: Option<Action>) -> Option<ScrollBy> {
+pub(crate) fn scroll_of(app: &App, key: Key, action: Option<Action>) -> Option<ScrollBy> {
     if app.focus != Focus::Run {
         return None;
     }
@@ -70,7 +70,7 @@ pub fn scroll_of(app: &App, key: Key, action: Option<Action>) -> Option<ScrollBy
 
 /// ←→ in the focused run pane: scroll the table's columns; ← with none scrolled off is the
 /// key that leaves the pane (false: not handled here).
-pub fn scroll_columns(app: &mut App, action: Option<Action>) -> bool {
+pub(crate) fn scroll_columns(app: &mut App, action: Option<Action>) -> bool {
     if app.focus != Focus::Run {
         return false;
     }
@@ -90,7 +90,7 @@ pub fn scroll_columns(app: &mut App, action: Option<Action>) -> bool {
 }
 
 /// Scroll the run pane by what it shows now.
-pub fn scroll(app: &mut App, by: ScrollBy) {
+pub(crate) fn scroll(app: &mut App, by: ScrollBy) {
     if let Some((len, visible)) = run::viewport(app) {
         app.run.scroll.apply(by, len, visible);
     }

@@ -33,7 +33,7 @@ fn filter_key(app: &mut App, key: Key) -> Vec<Command> {
 /// How far ←/→ move a table wider than the screen.
 const HSTEP: usize = 8;
 
-pub fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
+pub(crate) fn runs_key(app: &mut App, key: Key) -> Vec<Command> {
     let page = app.size.1.saturating_sub(6).max(1) as isize;
     let up = is_up(app, key);
     let down = is_down(app, key);

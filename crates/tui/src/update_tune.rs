@@ -13,7 +13,7 @@ use crate::tune::TuneEvent;
 use crate::tune::objective::Objective;
 
 /// `t`: open the view (where it was left: a tune goes on behind the panes).
-pub fn open(app: &mut App) -> Vec<Command> {
+pub(crate) fn open(app: &mut App) -> Vec<Command> {
     if app.observe {
         app.notify(Level::Warn, app.look_only_why());
         return Vec::new();
@@ -46,7 +46,7 @@ pub fn open(app: &mut App) -> Vec<Command> {
     Vec::new()
 }
 
-pub fn key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
+pub(crate) fn key(app: &mut App, ev: &KeyEvent) -> Vec<Command> {
     match app.tune.stage.clone() {
         TuneStage::Form => form_key(app, ev),
         TuneStage::Running => {
@@ -134,7 +134,7 @@ fn start(app: &mut App) -> Vec<Command> {
 
 /// The answer to "the script is there already": y replaces the files, n writes the numbered
 /// ones, Esc (None) does not start the tune.
-pub fn outputs_answer(app: &mut App, c: Confirm, yes: Option<bool>) -> Vec<Command> {
+pub(crate) fn outputs_answer(app: &mut App, c: Confirm, yes: Option<bool>) -> Vec<Command> {
     app.overlay = Overlay::Tune;
     let Confirm::TuneOutputs {
         replace, numbered, ..
@@ -197,7 +197,7 @@ fn ask_outputs(
     });
 }
 
-pub fn on_msg(app: &mut App, m: TuneMsg) -> Vec<Command> {
+pub(crate) fn on_msg(app: &mut App, m: TuneMsg) -> Vec<Command> {
     let v = &mut app.tune;
     match m {
         TuneMsg::Event(ev) => match *ev {

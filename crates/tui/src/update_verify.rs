@@ -7,12 +7,12 @@ use super::keys::{Action, Key};
 use super::msg::{Command, VerifiedWindows};
 use super::overlays::verify::{self, VerifyView};
 
-pub fn request(app: &mut App) -> Vec<Command> {
+pub(crate) fn request(app: &mut App) -> Vec<Command> {
     app.notify(Level::Info, "comparing the last two windows recorded…");
     vec![Command::CompareWindows]
 }
 
-pub fn on_msg(app: &mut App, r: Result<VerifiedWindows, String>) -> Vec<Command> {
+pub(crate) fn on_msg(app: &mut App, r: Result<VerifiedWindows, String>) -> Vec<Command> {
     match r {
         Ok(w) => {
             app.notify(Level::Info, w.verification.headline.clone());
@@ -29,7 +29,7 @@ pub fn on_msg(app: &mut App, r: Result<VerifiedWindows, String>) -> Vec<Command>
 }
 
 /// A key while the view is open: Esc (or `V`, `q`) closes it, the rest scrolls.
-pub fn key(app: &mut App, key: Key) -> Vec<Command> {
+pub(crate) fn key(app: &mut App, key: Key) -> Vec<Command> {
     use crossterm::event::KeyCode;
     let closes = matches!(key.code, KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q'))
         || matches!(

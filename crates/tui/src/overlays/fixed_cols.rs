@@ -5,7 +5,7 @@
 /// tables are found as blocks (between blank lines) of two or more lines with gaps of two
 /// spaces or more; the column boundary is the first gap that every such line of the block has
 /// (or ends before). 0 for lines outside a table.
-pub fn first_columns(lines: &[String]) -> Vec<usize> {
+pub(crate) fn first_columns(lines: &[String]) -> Vec<usize> {
     let mut out = vec![0; lines.len()];
     let mut start = 0;
     for end in 0..=lines.len() {
@@ -39,7 +39,7 @@ fn block(lines: &[String], start: usize, end: usize, out: &mut [usize]) {
 }
 
 /// `line` moved `by` columns to the left, its first `fixed` characters staying in place.
-pub fn scrolled(line: &str, fixed: usize, by: usize) -> String {
+pub(crate) fn scrolled(line: &str, fixed: usize, by: usize) -> String {
     if by == 0 {
         return line.to_string();
     }

@@ -11,7 +11,7 @@ use crate::tui::keys::Action;
 use crate::tui::text::{fit, pad, width, wrap};
 
 /// (keys, what they do), in the order shown.
-pub fn entries(app: &App) -> Vec<(String, String)> {
+pub(crate) fn entries(app: &App) -> Vec<(String, String)> {
     let k = |a: Action| app.keys.label(a);
     vec![
         (
@@ -110,7 +110,7 @@ pub fn entries(app: &App) -> Vec<(String, String)> {
 
 /// The help's scroll after `key` (↑↓ j k PgUp PgDn Home End); `render` keeps it within the
 /// text.
-pub fn scroll(at: usize, key: KeyCode) -> usize {
+pub(crate) fn scroll(at: usize, key: KeyCode) -> usize {
     match key {
         KeyCode::Down | KeyCode::Char('j') => at.saturating_add(1),
         KeyCode::Up | KeyCode::Char('k') => at.saturating_sub(1),
@@ -122,7 +122,7 @@ pub fn scroll(at: usize, key: KeyCode) -> usize {
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let theme = app.theme;
     let w = area.width.saturating_sub(4).min(78);
     let inner_w = w.saturating_sub(4) as usize;

@@ -29,7 +29,7 @@ pub struct TextView {
 }
 
 impl TextView {
-    pub fn new(title: String, text: &str) -> TextView {
+    pub(crate) fn new(title: String, text: &str) -> TextView {
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         TextView {
             title,
@@ -41,7 +41,7 @@ impl TextView {
     }
 
     /// The widest line, in characters.
-    pub fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.lines
             .iter()
             .map(|l| l.chars().count())
@@ -50,13 +50,13 @@ impl TextView {
     }
 
     /// Move by `by` columns (negative: left), never past the widest line's end.
-    pub fn hscroll_by(&mut self, by: isize, view_cols: usize) {
+    pub(crate) fn hscroll_by(&mut self, by: isize, view_cols: usize) {
         let max = self.width().saturating_sub(view_cols);
         self.hscroll = self.hscroll.saturating_add_signed(by).min(max);
     }
 
     /// Move by `by` lines (negative: up), staying within the text.
-    pub fn scroll_by(&mut self, by: isize) {
+    pub(crate) fn scroll_by(&mut self, by: isize) {
         let max = self.lines.len().saturating_sub(1);
         self.scroll = self.scroll.saturating_add_signed(by).min(max);
     }
@@ -89,25 +89,25 @@ pub struct RunsState {
 
 impl RunsState {
     /// The rows the filters keep, newest first (see `history_rows`).
-    pub fn rows(&self) -> Vec<Row<'_>> {
+    pub(crate) fn rows(&self) -> Vec<Row<'_>> {
         history_rows::rows(&self.runs, self.filter, &self.query, &self.open)
     }
 
     /// The runs drawn as table rows (not the tunes' own lines).
-    pub fn shown(&self) -> Vec<&RunReport> {
+    pub(crate) fn shown(&self) -> Vec<&RunReport> {
         self.rows().iter().filter_map(Row::run).collect()
     }
 
-    pub fn selected_row(&self) -> Option<Row<'_>> {
+    pub(crate) fn selected_row(&self) -> Option<Row<'_>> {
         self.rows().into_iter().nth(self.selected)
     }
 
-    pub fn selected_run(&self) -> Option<&RunReport> {
+    pub(crate) fn selected_run(&self) -> Option<&RunReport> {
         self.selected_row().and_then(|r| r.run())
     }
 
     /// Enter on a tune's line: open it (its rounds under it) or fold it.
-    pub fn toggle_tune(&mut self, id: &str) {
+    pub(crate) fn toggle_tune(&mut self, id: &str) {
         match self.open.iter().position(|o| o == id) {
             Some(i) => {
                 self.open.remove(i);
@@ -117,17 +117,17 @@ impl RunsState {
     }
 
     /// The text filter changed: back to the first row.
-    pub fn refiltered(&mut self) {
+    pub(crate) fn refiltered(&mut self) {
         self.selected = 0;
         self.hscroll = 0;
     }
 
-    pub fn baseline_run(&self) -> Option<&RunReport> {
+    pub(crate) fn baseline_run(&self) -> Option<&RunReport> {
         let id = self.baseline.as_deref()?;
         self.runs.iter().find(|r| r.run_id == id)
     }
 
-    pub fn step(&mut self, down: bool) {
+    pub(crate) fn step(&mut self, down: bool) {
         let n = self.rows().len();
         if n == 0 {
             return;
@@ -140,7 +140,7 @@ impl RunsState {
     }
 
     /// The history arrived, oldest first.
-    pub fn apply(&mut self, mut runs: Vec<RunReport>, warnings: Vec<String>) {
+    pub(crate) fn apply(&mut self, mut runs: Vec<RunReport>, warnings: Vec<String>) {
         runs.reverse();
         self.runs = runs;
         self.warnings = warnings;
@@ -149,7 +149,7 @@ impl RunsState {
     }
 
     /// All experiments, then each in turn.
-    pub fn cycle_filter(&mut self) {
+    pub(crate) fn cycle_filter(&mut self) {
         let all = ExperimentKind::ALL;
         self.filter = match self.filter {
             None => all.first().copied(),
@@ -161,7 +161,7 @@ impl RunsState {
         self.selected = 0;
     }
 
-    pub fn say(&mut self, level: Level, text: impl Into<String>) {
+    pub(crate) fn say(&mut self, level: Level, text: impl Into<String>) {
         self.message = Some(Notice {
             text: text.into(),
             level,
@@ -169,7 +169,7 @@ impl RunsState {
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.runs;
     match &st.view {
         Some(v) => render_view(app, f, area, v),

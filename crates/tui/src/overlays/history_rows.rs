@@ -7,7 +7,7 @@ use crate::experiment::{ExperimentKind, RunReport};
 
 /// One line of the list.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Row<'a> {
+pub(crate) enum Row<'a> {
     /// A run; `in_tune` when it is a round of an opened tune (drawn indented under it).
     Run { run: &'a RunReport, in_tune: bool },
     /// A tune's rounds as one line.
@@ -21,7 +21,7 @@ pub enum Row<'a> {
 }
 
 impl<'a> Row<'a> {
-    pub fn run(&self) -> Option<&'a RunReport> {
+    pub(crate) fn run(&self) -> Option<&'a RunReport> {
         match self {
             Row::Run { run, .. } => Some(run),
             Row::Tune { .. } => None,
@@ -30,7 +30,7 @@ impl<'a> Row<'a> {
 }
 
 /// True when `r` passes both filters.
-pub fn keeps(r: &RunReport, kind: Option<ExperimentKind>, text: &str) -> bool {
+pub(crate) fn keeps(r: &RunReport, kind: Option<ExperimentKind>, text: &str) -> bool {
     if kind.is_some_and(|k| r.kind() != k) {
         return false;
     }
@@ -58,7 +58,7 @@ pub fn keeps(r: &RunReport, kind: Option<ExperimentKind>, text: &str) -> bool {
 
 /// The rows for `runs` (newest first): every kept run, a tune's rounds folded into one line
 /// placed where its newest round is, and unfolded under it when its id is in `open`.
-pub fn rows<'a>(
+pub(crate) fn rows<'a>(
     runs: &'a [RunReport],
     kind: Option<ExperimentKind>,
     text: &str,
@@ -106,7 +106,7 @@ pub fn rows<'a>(
 }
 
 /// A tune's line: "▸ tune work-mem-spill · 12 runs · 2026-12-04 18:30–18:52 · 11 finished".
-pub fn tune_line(workload: &str, runs: &[&RunReport], open: bool) -> String {
+pub(crate) fn tune_line(workload: &str, runs: &[&RunReport], open: bool) -> String {
     let first = runs.iter().map(|r| r.started_at).min();
     let last = runs.iter().map(|r| r.finished_at).max();
     let when = match (first, last) {

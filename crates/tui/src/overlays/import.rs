@@ -16,7 +16,7 @@ use crate::tui::secret::{mask, redact};
 use crate::tui::text::{fit, fit_middle, pad, pad_left, spinner, wrap};
 
 /// The samples `←`/`→` step through.
-pub const SAMPLES: [Option<f64>; 7] = [
+pub(crate) const SAMPLES: [Option<f64>; 7] = [
     None,
     Some(50.0),
     Some(20.0),
@@ -80,18 +80,18 @@ impl Default for ImportDialog {
 
 impl ImportDialog {
     /// Listing or importing: something moves on screen.
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         matches!(self.stage, Stage::Listing | Stage::Importing)
     }
 
-    pub fn sample(&self) -> Sample {
+    pub(crate) fn sample(&self) -> Sample {
         match SAMPLES.get(self.sample).copied().flatten() {
             Some(p) => Sample::Percent(p),
             None => Sample::All,
         }
     }
 
-    pub fn sample_text(&self) -> String {
+    pub(crate) fn sample_text(&self) -> String {
         match SAMPLES.get(self.sample).copied().flatten() {
             Some(p) => format!("{}% (BERNOULLI, seed 42)", crate::sql::quote::percent(p)),
             None => "all rows".into(),
@@ -99,7 +99,7 @@ impl ImportDialog {
     }
 
     /// The tables to import: the ticked ones, else the one under the cursor.
-    pub fn selection(&self) -> Vec<&Listed> {
+    pub(crate) fn selection(&self) -> Vec<&Listed> {
         let ticked: Vec<&Listed> = self
             .tables
             .iter()
@@ -115,7 +115,7 @@ impl ImportDialog {
     }
 
     /// Bytes `tables` hold on the source, scaled by the sample.
-    pub fn bytes_of(&self, tables: &[&Listed]) -> u64 {
+    pub(crate) fn bytes_of(&self, tables: &[&Listed]) -> u64 {
         let f = SAMPLES
             .get(self.sample)
             .copied()
@@ -126,7 +126,7 @@ impl ImportDialog {
 
     /// What the import would copy, in words: the sum of the ticked tables; with none ticked,
     /// that Enter takes the highlighted one (and its size). False: nothing is ticked.
-    pub fn to_copy(&self) -> (String, bool) {
+    pub(crate) fn to_copy(&self) -> (String, bool) {
         let ticked = self.chosen.iter().filter(|c| **c).count();
         if ticked > 0 {
             let text = format!(
@@ -150,7 +150,7 @@ impl ImportDialog {
 }
 
 /// The keys the key bar shows for the dialog: (key, what, priority).
-pub fn keys(d: &ImportDialog) -> Vec<(String, String, u8)> {
+pub(crate) fn keys(d: &ImportDialog) -> Vec<(String, String, u8)> {
     let k = |a: &str, b: &str, p: u8| (a.to_string(), b.to_string(), p);
     match &d.stage {
         Stage::Source => vec![k("Enter", "list tables", 0), k("Esc", "close", 0)],
@@ -169,7 +169,7 @@ pub fn keys(d: &ImportDialog) -> Vec<(String, String, u8)> {
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let d = &app.import;
     let inner = overlay_box(app, f, area, " Import into the sandbox ", 110);
     let cols = inner.width as usize;

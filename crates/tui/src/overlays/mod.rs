@@ -2,12 +2,12 @@
 //! runs (`h`), the import dialog (`i`), a query run's plans (`e`, as in EXPLAIN) and the tune
 //! view (`t`).
 
-pub mod fixed_cols;
-pub mod help;
-pub mod history;
-pub mod history_rows;
-pub mod import;
-pub mod plans;
-pub mod presets;
-pub mod tune;
+pub(crate) mod fixed_cols;
+pub(crate) mod help;
+pub(crate) mod history;
+pub(crate) mod history_rows;
+pub(crate) mod import;
+pub(crate) mod plans;
+pub(crate) mod presets;
+pub(crate) mod tune;
 pub mod verify;

@@ -50,7 +50,12 @@ fn statements_of(r: &QueryReport) -> Vec<usize> {
 }
 
 /// The cursor after `key`; None closes the view.
-pub fn step(r: &QueryReport, c: PlanCursor, key: KeyCode, page: usize) -> Option<PlanCursor> {
+pub(crate) fn step(
+    r: &QueryReport,
+    c: PlanCursor,
+    key: KeyCode,
+    page: usize,
+) -> Option<PlanCursor> {
     let statements = statements_of(r);
     let si = statements
         .iter()
@@ -92,7 +97,7 @@ pub fn step(r: &QueryReport, c: PlanCursor, key: KeyCode, page: usize) -> Option
 }
 
 /// The view's first cursor: the first statement with a plan, its first combination.
-pub fn first(r: &QueryReport) -> Option<PlanCursor> {
+pub(crate) fn first(r: &QueryReport) -> Option<PlanCursor> {
     let s = *statements_of(r).first()?;
     Some(PlanCursor {
         statement: s,
@@ -139,7 +144,7 @@ fn tree(
     out
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, c: &PlanCursor) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect, c: &PlanCursor) {
     let theme = app.theme;
     let Some(r) = app.run.query.as_deref() else {
         return;

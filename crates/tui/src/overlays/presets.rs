@@ -39,11 +39,11 @@ pub struct PickerState {
 }
 
 impl PickerState {
-    pub fn selected_entry(&self) -> Option<&PresetEntry> {
+    pub(crate) fn selected_entry(&self) -> Option<&PresetEntry> {
         self.entries.get(self.selected)
     }
 
-    pub fn step(&mut self, down: bool) {
+    pub(crate) fn step(&mut self, down: bool) {
         let n = self.entries.len();
         if n == 0 {
             return;
@@ -56,7 +56,7 @@ impl PickerState {
     }
 
     /// New entries; the selection stays on the same name when it is still there.
-    pub fn apply(&mut self, entries: Vec<PresetEntry>, problems: Vec<String>) {
+    pub(crate) fn apply(&mut self, entries: Vec<PresetEntry>, problems: Vec<String>) {
         let keep = self.selected_entry().map(|e| e.preset.name.clone());
         self.entries = entries;
         self.problems = problems;
@@ -67,7 +67,7 @@ impl PickerState {
             .min(self.entries.len().saturating_sub(1));
     }
 
-    pub fn say(&mut self, level: Level, text: impl Into<String>) {
+    pub(crate) fn say(&mut self, level: Level, text: impl Into<String>) {
         self.message = Some(Notice {
             text: text.into(),
             level,
@@ -76,7 +76,7 @@ impl PickerState {
 }
 
 /// Where a preset comes from, as the picker shows it.
-pub fn origin(e: &PresetEntry) -> &'static str {
+pub(crate) fn origin(e: &PresetEntry) -> &'static str {
     if e.shipped {
         "shipped"
     } else if e.shadows_shipped {
@@ -86,7 +86,7 @@ pub fn origin(e: &PresetEntry) -> &'static str {
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let inner = overlay_box(app, f, area, " Presets ", 100);
     let cols = inner.width as usize;
     let rows = inner.height as usize;

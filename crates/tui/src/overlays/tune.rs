@@ -76,13 +76,13 @@ impl Default for TuneView {
 }
 
 impl TuneView {
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.stage == TuneStage::Running
     }
 }
 
 /// The key bar while the view is open.
-pub fn keys(v: &TuneView) -> Vec<(String, String, u8)> {
+pub(crate) fn keys(v: &TuneView) -> Vec<(String, String, u8)> {
     let k = |a: &str, b: &str, p: u8| (a.to_string(), b.to_string(), p);
     match &v.stage {
         TuneStage::Form => vec![
@@ -224,7 +224,7 @@ fn decided_lines(app: &App, v: &TuneView, cols: usize, lines: &mut Vec<Line<'sta
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let v = &app.tune;
     let inner = overlay_box(app, f, area, " Tune ", 110);
     let cols = inner.width as usize;

@@ -163,7 +163,7 @@ fn style(t: Tone, theme: Theme) -> Style {
 }
 
 /// The scroll after `key` (↑↓ j k PgUp PgDn Home End); `draw` keeps it within the text.
-pub fn scroll(at: usize, key: KeyCode) -> usize {
+pub(crate) fn scroll(at: usize, key: KeyCode) -> usize {
     super::help::scroll(at, key)
 }
 
@@ -194,7 +194,7 @@ pub fn draw(view: &VerifyView, theme: Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), inner);
 }
 
-pub fn render(app: &crate::tui::app::App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &crate::tui::app::App, f: &mut Frame, area: Rect) {
     if let Some(view) = &app.verify {
         draw(view, app.theme, f, area);
     }

@@ -24,7 +24,7 @@ pub enum Axis {
 }
 
 /// The axis shown: the user's choice (`a`), else the settings when only they vary.
-pub fn effective(choice: Option<Axis>, samples: &[Sample]) -> Axis {
+pub(crate) fn effective(choice: Option<Axis>, samples: &[Sample]) -> Axis {
     match choice {
         Some(a) => a,
         None if only_settings_vary(samples) => Axis::Settings,
@@ -62,7 +62,7 @@ fn pairs(settings: &str) -> Vec<(&str, &str)> {
 }
 
 /// The swept settings' names, said once: "shared_buffers", "a · b".
-pub fn names(settings: &str) -> String {
+pub(crate) fn names(settings: &str) -> String {
     pairs(settings)
         .iter()
         .map(|(n, _)| *n)
@@ -71,7 +71,7 @@ pub fn names(settings: &str) -> String {
 }
 
 /// A combination by its values: "128MB", "1 · x" (the label itself when it has no pairs).
-pub fn values(settings: &str) -> String {
+pub(crate) fn values(settings: &str) -> String {
     let p = pairs(settings);
     if p.is_empty() {
         return settings.to_string();
@@ -80,7 +80,7 @@ pub fn values(settings: &str) -> String {
 }
 
 /// The swept settings' names in these samples ("" when none).
-pub fn swept_names(samples: &[Sample]) -> String {
+pub(crate) fn swept_names(samples: &[Sample]) -> String {
     samples
         .iter()
         .find(|s| !s.settings.is_empty())
@@ -89,7 +89,11 @@ pub fn swept_names(samples: &[Sample]) -> String {
 }
 
 /// The layout and samples for the axis (unchanged for runs that sweep no server settings).
-pub fn view(axis: Axis, layout: &ResultLayout, samples: &[Sample]) -> (ResultLayout, Vec<Sample>) {
+pub(crate) fn view(
+    axis: Axis,
+    layout: &ResultLayout,
+    samples: &[Sample],
+) -> (ResultLayout, Vec<Sample>) {
     if samples.iter().all(|s| s.settings.is_empty()) {
         return (layout.clone(), samples.to_vec());
     }
@@ -151,7 +155,7 @@ pub fn view(axis: Axis, layout: &ResultLayout, samples: &[Sample]) -> (ResultLay
 }
 
 /// The name of `x` on this layout's axis: a category's name, or the number in its unit.
-pub fn x_text(layout: &ResultLayout, x: f64) -> String {
+pub(crate) fn x_text(layout: &ResultLayout, x: f64) -> String {
     if layout.x_names.is_empty() {
         with_unit(x, &layout.x_unit)
     } else {

@@ -123,7 +123,7 @@ fn room(area: Rect) -> (usize, usize) {
 }
 
 /// The chart of `series` (medians and intervals) and of the projected `samples`.
-pub fn render(
+pub(crate) fn render(
     theme: Theme,
     layout: &ResultLayout,
     series: &[SeriesSummary],

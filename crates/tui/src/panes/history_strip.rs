@@ -24,7 +24,7 @@ pub struct HistoryState {
 
 impl HistoryState {
     /// Results arrived; those of another spec (the user moved on) are dropped.
-    pub fn apply(&mut self, spec_key: String, past: Result<Past, String>) {
+    pub(crate) fn apply(&mut self, spec_key: String, past: Result<Past, String>) {
         if self.spec_key.as_deref() != Some(spec_key.as_str()) {
             return;
         }
@@ -44,7 +44,7 @@ impl HistoryState {
     }
 
     /// Start loading for a spec; true when it is a different spec than shown.
-    pub fn want(&mut self, spec_key: Option<String>) -> bool {
+    pub(crate) fn want(&mut self, spec_key: Option<String>) -> bool {
         if self.spec_key == spec_key {
             return false;
         }
@@ -57,7 +57,7 @@ impl HistoryState {
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.history;
     let theme = app.theme;
     let cols = area.width as usize;
@@ -100,7 +100,7 @@ pub fn render(app: &App, f: &mut Frame, area: Rect) {
 /// " best median: 10.9 s [10.7 s, 11.2 s] in run r6, best of 7 runs of these parameters · last 11.7 s":
 /// the best result past runs reached — one real run's figure with its interval, and which run
 /// — then the last, in the experiment's own measure.
-pub fn summary(points: &[HistoryPoint]) -> String {
+pub(crate) fn summary(points: &[HistoryPoint]) -> String {
     let Some(last) = points.last() else {
         return String::new();
     };
@@ -144,7 +144,7 @@ pub fn summary(points: &[HistoryPoint]) -> String {
 
 /// The longest form of [`summary`] that fits `cols`: the whole line, then without the last
 /// run, then the best run's figure alone (never a cut sentence when a shorter one fits).
-pub fn summary_in(points: &[HistoryPoint], cols: usize) -> String {
+pub(crate) fn summary_in(points: &[HistoryPoint], cols: usize) -> String {
     let full = summary(points);
     if width(&full) <= cols {
         return full;

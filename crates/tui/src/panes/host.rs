@@ -37,7 +37,7 @@ pub struct Saved {
 
 impl ProbeResults {
     /// A probe read back at start-up.
-    pub fn restored(p: crate::tui::runtime::probe_saved::SavedProbe, now: Instant) -> Self {
+    pub(crate) fn restored(p: crate::tui::runtime::probe_saved::SavedProbe, now: Instant) -> Self {
         ProbeResults {
             seq: p.seq,
             fsync: p.fsync,
@@ -60,7 +60,7 @@ pub struct ProbeState {
 }
 
 impl ProbeState {
-    pub fn apply(&mut self, msg: ProbeMsg, now: Instant) {
+    pub(crate) fn apply(&mut self, msg: ProbeMsg, now: Instant) {
         match msg {
             ProbeMsg::Progress { stage, fraction } => {
                 if self.running.is_some() {
@@ -109,14 +109,14 @@ pub struct HostState {
 }
 
 impl HostState {
-    pub fn new(remote: bool) -> HostState {
+    pub(crate) fn new(remote: bool) -> HostState {
         HostState {
             remote,
             ..HostState::default()
         }
     }
 
-    pub fn push(&mut self, s: HostSample) {
+    pub(crate) fn push(&mut self, s: HostSample) {
         self.cpu.push(s.cpu_percent);
         self.mem.push(s.memory_used as f64);
         self.read.push(s.disk_read_bps);
@@ -146,7 +146,7 @@ impl HostState {
 
 /// Draw the pane: what the machine is and what touches the reading of it, the live metrics,
 /// then the machine's details and the disk probe's line in the rows left.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.host;
     let theme = app.theme;
     let inner = framed_pane(app, f, Focus::Host, &st.title_parts(), area);

@@ -1,20 +1,20 @@
 //! One file per pane: its state, how messages change it, and how it is drawn.
 
-pub mod axis;
-pub mod chart;
-pub mod history_strip;
-pub mod host;
-pub mod params;
+pub(crate) mod axis;
+pub(crate) mod chart;
+pub(crate) mod history_strip;
+pub(crate) mod host;
+pub(crate) mod params;
 mod params_form;
-pub mod results;
-pub mod run;
-pub mod run_head;
-pub mod run_life;
-pub mod run_view;
-pub mod stall_spark;
-pub mod summary;
-pub mod tables;
-pub mod target;
+pub(crate) mod results;
+pub(crate) mod run;
+pub(crate) mod run_head;
+pub(crate) mod run_life;
+pub(crate) mod run_view;
+pub(crate) mod stall_spark;
+pub(crate) mod summary;
+pub(crate) mod tables;
+pub(crate) mod target;
 mod target_narrow;
 
 use std::collections::VecDeque;
@@ -30,39 +30,43 @@ use super::text::{fit, pad, pad_left, spark, width};
 use super::theme::Theme;
 
 /// Readings kept for a sparkline: four minutes at one a second.
-pub const SERIES_LEN: usize = 240;
+pub(crate) const SERIES_LEN: usize = 240;
 
 /// A bounded series of readings, oldest first.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series(VecDeque<f64>);
 
 impl Series {
-    pub fn push(&mut self, v: f64) {
+    pub(crate) fn push(&mut self, v: f64) {
         if self.0.len() == SERIES_LEN {
             self.0.pop_front();
         }
         self.0.push_back(v);
     }
-    pub fn last(&self) -> Option<f64> {
+    pub(crate) fn last(&self) -> Option<f64> {
         self.0.back().copied()
     }
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-    pub fn iter(&self) -> std::collections::vec_deque::Iter<'_, f64> {
+    pub(crate) fn iter(&self) -> std::collections::vec_deque::Iter<'_, f64> {
         self.0.iter()
     }
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.0.clear()
     }
 }
 
 /// Draw the bordered frame of a pane over `area` and return the space inside it. The title is
 /// built from parts that are dropped from the end when the pane is too narrow for all of them.
-pub fn framed_pane(app: &App, f: &mut Frame, pane: Focus, parts: &[String], area: Rect) -> Rect {
+pub(crate) fn framed_pane(
+    app: &App,
+    f: &mut Frame,
+    pane: Focus,
+    parts: &[String],
+    area: Rect,
+) -> Rect {
     let title = title_line(
         app.theme,
         pane.title(),
@@ -77,7 +81,7 @@ pub fn framed_pane(app: &App, f: &mut Frame, pane: Focus, parts: &[String], area
 
 /// The one frame every pane (and the tabbed Parameters/Run pair) is drawn in: thick and
 /// highlighted when focused, plain otherwise.
-pub fn pane_frame<'a>(theme: Theme, focused: bool, title: Line<'a>) -> Block<'a> {
+pub(crate) fn pane_frame<'a>(theme: Theme, focused: bool, title: Line<'a>) -> Block<'a> {
     Block::new()
         .borders(Borders::ALL)
         .border_type(if focused {
@@ -94,7 +98,7 @@ pub fn pane_frame<'a>(theme: Theme, focused: bool, title: Line<'a>) -> Block<'a>
 }
 
 /// ` Title ─ part · part ` fitted into `cols`.
-pub fn title_line<'a>(theme: Theme, title: &str, parts: &[String], cols: usize) -> Line<'a> {
+pub(crate) fn title_line<'a>(theme: Theme, title: &str, parts: &[String], cols: usize) -> Line<'a> {
     let mut spans = vec![Span::styled(format!(" {title} "), theme.title())];
     let mut used = width(title) + 2;
     let mut first = true;
@@ -113,7 +117,7 @@ pub fn title_line<'a>(theme: Theme, title: &str, parts: &[String], cols: usize) 
 }
 
 /// One live reading for a metrics grid: label, recent values, readout.
-pub struct Metric<'a> {
+pub(crate) struct Metric<'a> {
     pub label: &'a str,
     pub series: &'a Series,
     /// Fixed top of the scale (e.g. 100 for a percentage); None scales to the shown values.
@@ -122,7 +126,7 @@ pub struct Metric<'a> {
 }
 
 /// Metrics in a grid of one or two columns: `label ▁▂▃▅ value`.
-pub fn metrics_grid<'a>(
+pub(crate) fn metrics_grid<'a>(
     theme: Theme,
     metrics: &[Metric],
     cols: usize,
@@ -166,6 +170,6 @@ pub fn metrics_grid<'a>(
 }
 
 /// A left-aligned line of label/value pairs separated by ` · ` (already fitted).
-pub fn plain_line<'a>(s: String, style: Style) -> Line<'a> {
+pub(crate) fn plain_line<'a>(s: String, style: Style) -> Line<'a> {
     Line::from(Span::styled(s, style))
 }

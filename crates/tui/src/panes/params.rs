@@ -10,7 +10,7 @@ use crate::experiment::{ExperimentKind, ExperimentSpec, FieldDef, ParamText};
 use crate::tui::msg::RunKind;
 
 /// Drawn in its own file, the form being the other half of this pane.
-pub use super::params_form::render;
+pub(crate) use super::params_form::render;
 
 /// A field being edited.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +22,7 @@ pub struct Editor {
 
 /// What a key did to the editor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edit {
+pub(crate) enum Edit {
     Continue,
     /// Enter: the text is the field's value now; `changed` when it differs.
     Accepted {
@@ -55,7 +55,7 @@ impl Default for ParamsState {
 }
 
 impl ParamsState {
-    pub fn new() -> ParamsState {
+    pub(crate) fn new() -> ParamsState {
         let values: BTreeMap<_, _> = ExperimentKind::ALL
             .into_iter()
             .map(|k| (k, k.defaults()))
@@ -75,7 +75,7 @@ impl ParamsState {
     }
 
     /// The last session's values (see [`crate::tui::last_params`]).
-    pub fn restore(last: &crate::tui::last_params::LastParams) -> ParamsState {
+    pub(crate) fn restore(last: &crate::tui::last_params::LastParams) -> ParamsState {
         let mut st = ParamsState::new();
         for k in ExperimentKind::ALL {
             st.values.insert(k, last.values(k));
@@ -86,22 +86,22 @@ impl ParamsState {
     }
 
     /// What to save at exit.
-    pub fn snapshot(&self) -> crate::tui::last_params::LastParams {
+    pub(crate) fn snapshot(&self) -> crate::tui::last_params::LastParams {
         crate::tui::last_params::LastParams {
             experiment: self.kind,
             params: self.values.clone(),
         }
     }
 
-    pub fn fields(&self) -> &'static [FieldDef] {
+    pub(crate) fn fields(&self) -> &'static [FieldDef] {
         self.kind.fields()
     }
 
-    pub fn current(&self) -> &ParamText {
+    pub(crate) fn current(&self) -> &ParamText {
         &self.values[&self.kind]
     }
 
-    pub fn selected(&self) -> usize {
+    pub(crate) fn selected(&self) -> usize {
         self.selected
             .get(&self.kind)
             .copied()
@@ -109,12 +109,12 @@ impl ParamsState {
             .min(self.fields().len().saturating_sub(1))
     }
 
-    pub fn selected_field(&self) -> Option<&'static FieldDef> {
+    pub(crate) fn selected_field(&self) -> Option<&'static FieldDef> {
         self.fields().get(self.selected())
     }
 
     /// Move the selection; false at the edge.
-    pub fn select_step(&mut self, down: bool) -> bool {
+    pub(crate) fn select_step(&mut self, down: bool) -> bool {
         let i = self.selected();
         let n = self.fields().len();
         let j = if down {
@@ -133,13 +133,13 @@ impl ParamsState {
     }
 
     /// Select the field named `key` (no change when there is none).
-    pub fn select(&mut self, key: &str) {
+    pub(crate) fn select(&mut self, key: &str) {
         if let Some(i) = self.fields().iter().position(|f| f.key == key) {
             self.selected.insert(self.kind, i);
         }
     }
 
-    pub fn set_kind(&mut self, kind: ExperimentKind) {
+    pub(crate) fn set_kind(&mut self, kind: ExperimentKind) {
         self.editing = None;
         self.preview = None;
         self.kind = kind;
@@ -147,7 +147,7 @@ impl ParamsState {
     }
 
     /// Switch to `kind` with its defaults overlaid by the preset's `params`.
-    pub fn load(&mut self, name: &str, kind: ExperimentKind, params: &ParamText) {
+    pub(crate) fn load(&mut self, name: &str, kind: ExperimentKind, params: &ParamText) {
         self.restored = false;
         let mut values = kind.defaults();
         values.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -157,7 +157,7 @@ impl ParamsState {
     }
 
     /// The loaded preset's name while the values on screen are still exactly its own.
-    pub fn preset_name(&self) -> Option<String> {
+    pub(crate) fn preset_name(&self) -> Option<String> {
         match &self.preset {
             Some((kind, name, values)) if *kind == self.kind && values == self.current() => {
                 Some(name.clone())
@@ -167,7 +167,7 @@ impl ParamsState {
     }
 
     /// Set a value directly (presets, tests).
-    pub fn set_value(&mut self, key: &str, value: &str) {
+    pub(crate) fn set_value(&mut self, key: &str, value: &str) {
         if let Some(v) = self.values.get_mut(&self.kind)
             && v.insert(key.to_string(), value.to_string()).as_deref() != Some(value)
         {
@@ -176,7 +176,7 @@ impl ParamsState {
         self.parsed = self.kind.parse_spec(self.current());
     }
 
-    pub fn start_edit(&mut self) {
+    pub(crate) fn start_edit(&mut self) {
         let Some(f) = self.selected_field() else {
             return;
         };
@@ -197,7 +197,7 @@ impl ParamsState {
     }
 
     /// A key while editing.
-    pub fn edit_key(&mut self, k: &KeyEvent) -> Edit {
+    pub(crate) fn edit_key(&mut self, k: &KeyEvent) -> Edit {
         let Some(ed) = self.editing.as_mut() else {
             return Edit::Aborted;
         };
@@ -263,7 +263,7 @@ impl ParamsState {
     }
 
     /// The error shown for a field: the live one while it is being edited.
-    pub fn field_error(&self, key: &str) -> Option<&str> {
+    pub(crate) fn field_error(&self, key: &str) -> Option<&str> {
         let editing_this =
             self.editing.is_some() && self.selected_field().is_some_and(|f| f.key == key);
         let errors: &[(String, String)] = match (&self.preview, &self.parsed) {
@@ -279,17 +279,17 @@ impl ParamsState {
 
     /// A message of the engine's as the editor says it: fields by their names (`mwm`), not by
     /// the command line's flags (`--mwm`), which the headless front end shows.
-    pub fn say(&self, message: &str) -> String {
+    pub(crate) fn say(&self, message: &str) -> String {
         crate::tui::text::fields_by_name(message, self.fields().iter().map(|f| f.key))
     }
 
-    pub fn spec_key(&self) -> Option<String> {
+    pub(crate) fn spec_key(&self) -> Option<String> {
         self.parsed.as_ref().ok().map(|s| s.spec_key())
     }
 
     /// The spec a run key asks for: `s` the whole sweep; `r` one trial
     /// ([`ExperimentSpec::one_trial`]).
-    pub fn spec_for(&self, kind: RunKind) -> Result<ExperimentSpec, &FieldErrors> {
+    pub(crate) fn spec_for(&self, kind: RunKind) -> Result<ExperimentSpec, &FieldErrors> {
         let spec = self.parsed.as_ref()?;
         Ok(match kind {
             RunKind::Single => spec.one_trial(),

@@ -47,7 +47,7 @@ fn fit_value(value: &str, cols: usize) -> String {
 
 /// Draw the pane in `area`: in its own frame when `title`, else (inside the tabbed
 /// Parameters/Run pair) without one.
-pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let st = &app.params;
     let theme = app.theme;
     let inner = if title {

@@ -186,7 +186,7 @@ fn arrange<'a>(app: &App, series: &[SeriesSummary], body: Rect) -> (Split, Optio
 }
 
 /// How many lines the view's list has and how many fit below its header.
-pub fn viewport(app: &App, body: Rect) -> (usize, usize) {
+pub(crate) fn viewport(app: &App, body: Rect) -> (usize, usize) {
     let series = summaries(app);
     match arrange(app, &series, body) {
         (
@@ -201,7 +201,7 @@ pub fn viewport(app: &App, body: Rect) -> (usize, usize) {
 }
 
 /// How many columns of the view's table can scroll off to the left (0: all fit).
-pub fn column_room(app: &App, body: Rect) -> usize {
+pub(crate) fn column_room(app: &App, body: Rect) -> usize {
     let series = summaries(app);
     match arrange(app, &series, body) {
         (Split { list: Some(_), .. }, Some(l)) => l.columns.2,
@@ -209,7 +209,7 @@ pub fn column_room(app: &App, body: Rect) -> usize {
     }
 }
 
-pub fn render(app: &App, f: &mut Frame, body: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, body: Rect) {
     let st = &app.run;
     let series = summaries(app);
     let (split, list) = arrange(app, &series, body);

@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{LineGauge, Paragraph};
 
 use super::run_head::{self, Row};
-pub use super::run_life::{Ended, Lifecycle};
+pub(crate) use super::run_life::{Ended, Lifecycle};
 use super::run_view::{RunView, Scroll};
 use super::{Series, framed_pane, results};
 use crate::experiment::{
@@ -71,42 +71,42 @@ pub struct RunState {
 
 impl RunState {
     /// True when the run's samples carry swept server settings (the axis can change).
-    pub fn sweeps_settings(&self) -> bool {
+    pub(crate) fn sweeps_settings(&self) -> bool {
         self.samples.iter().any(|s| !s.settings.is_empty())
     }
 
     /// The axis shown now.
-    pub fn axis(&self) -> super::axis::Axis {
+    pub(crate) fn axis(&self) -> super::axis::Axis {
         super::axis::effective(self.axis, &self.samples)
     }
 
     /// The layout and samples as the axis shown draws them.
-    pub fn on_axis(&self) -> Option<(ResultLayout, Vec<Sample>)> {
+    pub(crate) fn on_axis(&self) -> Option<(ResultLayout, Vec<Sample>)> {
         let layout = self.layout.as_ref()?;
         Some(super::axis::view(self.axis(), layout, &self.samples))
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.life.is_active()
     }
 
     /// A run was spawned and has not sent its final event.
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.life.is_running()
     }
 
     /// Cancel was asked for the run under way.
-    pub fn cancelling(&self) -> bool {
+    pub(crate) fn cancelling(&self) -> bool {
         self.life.is_cancelling()
     }
 
     /// How the run on the pane ended.
-    pub fn ended(&self) -> Option<&Ended> {
+    pub(crate) fn ended(&self) -> Option<&Ended> {
         self.life.ended()
     }
 
     /// A run was spawned: forget the previous one.
-    pub fn begin(&mut self, spec: &ExperimentSpec, kind: RunKind, now: Instant) {
+    pub(crate) fn begin(&mut self, spec: &ExperimentSpec, kind: RunKind, now: Instant) {
         let c = spec.estimate();
         let view = self.view;
         let axis = self.axis;
@@ -139,7 +139,7 @@ impl RunState {
     }
 
     /// Show `view`, from its own starting position.
-    pub fn set_view(&mut self, view: RunView) {
+    pub(crate) fn set_view(&mut self, view: RunView) {
         self.view = view;
         self.scroll = Scroll::new(view);
         self.hscroll = 0;
@@ -160,7 +160,7 @@ impl RunState {
     }
 
     /// Apply an event; true when it was the final one.
-    pub fn apply(&mut self, ev: RunEvent, now: Instant) -> bool {
+    pub(crate) fn apply(&mut self, ev: RunEvent, now: Instant) -> bool {
         let end = |s: &mut RunState, outcome, error: Option<String>, seconds: f64| {
             s.progress = None;
             s.life.end(outcome, error, seconds);
@@ -245,13 +245,13 @@ impl RunState {
 
     /// The stream ended without a final event.
     /// The run was refused as it was about to start: nothing ran.
-    pub fn refused(&mut self, why: String) {
+    pub(crate) fn refused(&mut self, why: String) {
         self.progress = None;
         self.life
             .end(Outcome::Failed, Some(format!("not started: {why}")), 0.0);
     }
 
-    pub fn closed(&mut self, now: Instant) {
+    pub(crate) fn closed(&mut self, now: Instant) {
         if self.running() {
             let secs = self
                 .started_at
@@ -285,7 +285,7 @@ impl RunState {
 
     /// How much of the run's work is done, 0..1: finished trials by their weight, plus the
     /// current trial's measured fraction. None before anything is known.
-    pub fn run_fraction(&self) -> Option<f64> {
+    pub(crate) fn run_fraction(&self) -> Option<f64> {
         let total = self.trials;
         if total == 0 {
             return None;
@@ -312,7 +312,7 @@ impl RunState {
     /// ETA, the time spent over the time spent and left (so "run 40%" and "run eta" tell the
     /// same story; a count of trials would not when they take unequal times), else
     /// [`Self::run_fraction`].
-    pub fn run_share(&self, now: Instant) -> Option<f64> {
+    pub(crate) fn run_share(&self, now: Instant) -> Option<f64> {
         if let (Some(left), Some(start)) = (self.live.remaining(now), self.started_at) {
             let spent = now.saturating_duration_since(start).as_secs_f64();
             if spent + left > 0.0 {
@@ -325,7 +325,7 @@ impl RunState {
     /// Seconds until the run ends: from the trials measured so far (their pace, each
     /// setting's own), else from the work done so far; before a trial has run, from the
     /// current step's fraction.
-    pub fn eta(&self, now: Instant) -> Option<f64> {
+    pub(crate) fn eta(&self, now: Instant) -> Option<f64> {
         if let Some(left) = self.live.remaining(now) {
             return Some(left);
         }
@@ -399,7 +399,7 @@ fn decision(r: &crate::experiment::RunReport) -> Vec<String> {
     out
 }
 
-pub fn title_parts(app: &App) -> Vec<String> {
+pub(crate) fn title_parts(app: &App) -> Vec<String> {
     app.run.title_parts()
 }
 
@@ -431,7 +431,7 @@ fn parts<'a>(app: &App, inner: Rect) -> Parts<'a> {
 
 /// How many lines the body's current view has and how many of them fit, for scrolling:
 /// the same geometry `render` uses. None when the run pane is not on screen.
-pub fn viewport(app: &App) -> Option<(usize, usize)> {
+pub(crate) fn viewport(app: &App) -> Option<(usize, usize)> {
     let inner = crate::tui::render::run_inner(app)?;
     if inner.height == 0 || inner.width < 10 {
         return None;
@@ -441,7 +441,7 @@ pub fn viewport(app: &App) -> Option<(usize, usize)> {
 }
 
 /// How many columns of the body's table can scroll off to the left (0: all fit, or no table).
-pub fn column_room(app: &App) -> usize {
+pub(crate) fn column_room(app: &App) -> usize {
     let Some(inner) = crate::tui::render::run_inner(app) else {
         return 0;
     };
@@ -454,7 +454,7 @@ pub fn column_room(app: &App) -> usize {
         .unwrap_or(0)
 }
 
-pub fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect, title: bool) {
     let st = &app.run;
     let theme = app.theme;
     let inner = if title {

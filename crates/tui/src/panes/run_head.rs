@@ -16,14 +16,14 @@ use crate::tui::keys::Action;
 use crate::tui::text::{fit, pack, spinner, width, wrap};
 
 /// A status line: text, or a progress bar.
-pub enum Row<'a> {
+pub(crate) enum Row<'a> {
     Text(Line<'a>),
     Gauge { ratio: f64, label: String },
 }
 
 /// The lines above the results and the line below them, for a pane `cols` wide and `rows`
 /// high.
-pub fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line<'a>>) {
+pub(crate) fn lines<'a>(app: &App, cols: usize, rows: usize) -> (Vec<Row<'a>>, Vec<Line<'a>>) {
     let st = &app.run;
     let mut head: Vec<Row> = Vec::new();
     let mut foot: Vec<Line> = Vec::new();

@@ -33,23 +33,23 @@ pub enum Lifecycle {
 
 impl Lifecycle {
     /// The preflight is under way, or a run.
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         matches!(
             self,
             Lifecycle::Preparing { .. } | Lifecycle::Running { .. }
         )
     }
 
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         matches!(self, Lifecycle::Running { .. })
     }
 
-    pub fn is_cancelling(&self) -> bool {
+    pub(crate) fn is_cancelling(&self) -> bool {
         matches!(self, Lifecycle::Running { cancelling: true })
     }
 
     /// The kind of run whose preflight is under way.
-    pub fn preparing(&self) -> Option<RunKind> {
+    pub(crate) fn preparing(&self) -> Option<RunKind> {
         match self {
             Lifecycle::Preparing { kind, .. } => Some(*kind),
             _ => None,
@@ -57,7 +57,7 @@ impl Lifecycle {
     }
 
     /// How the run on the pane ended (while a new one prepares, the one before it).
-    pub fn ended(&self) -> Option<&Ended> {
+    pub(crate) fn ended(&self) -> Option<&Ended> {
         match self {
             Lifecycle::Ended(e) => Some(e),
             Lifecycle::Preparing { before, .. } => before.as_ref(),
@@ -66,20 +66,20 @@ impl Lifecycle {
     }
 
     /// A run key was pressed: the preflight starts, the run on the pane stays.
-    pub fn prepare(&mut self, kind: RunKind) {
+    pub(crate) fn prepare(&mut self, kind: RunKind) {
         let before = self.ended().cloned();
         *self = Lifecycle::Preparing { kind, before };
     }
 
     /// The preflight is dropped (answered, cancelled, quitting): back to the run before it.
-    pub fn unprepare(&mut self) {
+    pub(crate) fn unprepare(&mut self) {
         if let Lifecycle::Preparing { before, .. } = self {
             *self = before.take().map_or(Lifecycle::Idle, Lifecycle::Ended);
         }
     }
 
     /// Cancel a running run: true when this asked for it (not already asked, and running).
-    pub fn cancel(&mut self) -> bool {
+    pub(crate) fn cancel(&mut self) -> bool {
         match self {
             Lifecycle::Running { cancelling } if !*cancelling => {
                 *cancelling = true;
@@ -90,7 +90,7 @@ impl Lifecycle {
     }
 
     /// The run ended.
-    pub fn end(&mut self, outcome: Outcome, error: Option<String>, seconds: f64) {
+    pub(crate) fn end(&mut self, outcome: Outcome, error: Option<String>, seconds: f64) {
         *self = Lifecycle::Ended(Ended {
             outcome,
             error,

@@ -20,19 +20,19 @@ pub enum RunView {
 }
 
 impl RunView {
-    pub const ALL: [RunView; 4] = [
+    pub(crate) const ALL: [RunView; 4] = [
         RunView::Summary,
         RunView::Trials,
         RunView::Chart,
         RunView::Findings,
     ];
 
-    pub fn next(self) -> RunView {
+    pub(crate) fn next(self) -> RunView {
         let i = RunView::ALL.iter().position(|v| *v == self).unwrap_or(0);
         RunView::ALL[(i + 1) % RunView::ALL.len()]
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             RunView::Summary => "summary",
             RunView::Trials => "trials",
@@ -49,7 +49,7 @@ impl RunView {
 
 /// A scroll request from a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScrollBy {
+pub(crate) enum ScrollBy {
     Lines(isize),
     Pages(isize),
     Top,
@@ -64,7 +64,7 @@ pub struct Scroll {
 }
 
 impl Scroll {
-    pub fn new(view: RunView) -> Scroll {
+    pub(crate) fn new(view: RunView) -> Scroll {
         Scroll {
             top: 0,
             at_end: view.follows(),
@@ -72,7 +72,7 @@ impl Scroll {
     }
 
     /// The first line to show of `len` lines with `visible` rows.
-    pub fn first(&self, len: usize, visible: usize) -> usize {
+    pub(crate) fn first(&self, len: usize, visible: usize) -> usize {
         let last_top = len.saturating_sub(visible);
         if self.at_end {
             last_top
@@ -82,7 +82,7 @@ impl Scroll {
     }
 
     /// Move as asked; reaching the end (when there is more than a screen) follows it.
-    pub fn apply(&mut self, by: ScrollBy, len: usize, visible: usize) {
+    pub(crate) fn apply(&mut self, by: ScrollBy, len: usize, visible: usize) {
         let last_top = len.saturating_sub(visible);
         let from = self.first(len, visible) as isize;
         let page = visible.saturating_sub(1).max(1) as isize;

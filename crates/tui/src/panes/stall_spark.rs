@@ -11,18 +11,18 @@ use crate::tui::text::spark;
 use crate::tui::theme::Theme;
 
 /// The mark of a stalled second.
-pub const STALL: char = '×';
+pub(crate) const STALL: char = '×';
 
 /// Which live readings were stalled seconds (1) or not (0), kept in step with the readings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stalls(Series);
 
 impl Stalls {
-    pub fn push(&mut self, stalled: bool) {
+    pub(crate) fn push(&mut self, stalled: bool) {
         self.0.push(if stalled { 1.0 } else { 0.0 });
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.0.clear()
     }
 }
@@ -30,13 +30,13 @@ impl Stalls {
 /// An ingest's live reading of `rate` rows/s, `elapsed_s` into the load, is a stalled second:
 /// nothing committed over the last second (before a second has passed, a 0 may only be a
 /// slow start).
-pub fn is_stall(rate: f64, elapsed_s: f64) -> bool {
+pub(crate) fn is_stall(rate: f64, elapsed_s: f64) -> bool {
     rate <= 0.0 && elapsed_s >= 1.0
 }
 
 /// The sparkline of the last `cols` readings (right-aligned, newest rightmost) with each
 /// stalled one's cell `×`.
-pub fn stall_spark(rates: &Series, stalls: &Stalls, cols: usize) -> String {
+pub(crate) fn stall_spark(rates: &Series, stalls: &Stalls, cols: usize) -> String {
     let mut cells: Vec<char> = spark(rates.iter(), cols, None).chars().collect();
     // The newest readings and the newest marks line up from the right.
     for (cell, stalled) in cells.iter_mut().rev().zip(stalls.0.iter().rev()) {
@@ -48,7 +48,7 @@ pub fn stall_spark(rates: &Series, stalls: &Stalls, cols: usize) -> String {
 }
 
 /// The sparkline as spans: bars in the sparkline's style, stall marks in the warning one.
-pub fn stall_spans<'a>(
+pub(crate) fn stall_spans<'a>(
     rates: &Series,
     stalls: &Stalls,
     cols: usize,

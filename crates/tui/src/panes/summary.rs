@@ -21,7 +21,7 @@ use crate::tui::text::with_unit;
 
 /// How a setting stands in its series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// Not in the best group, or nothing is decided yet.
     None,
     /// The winner, or the cheapest member of the best group: the one to use.
@@ -32,7 +32,7 @@ pub enum Mark {
 }
 
 impl Mark {
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             Mark::None => " ",
             Mark::Best => "★",
@@ -43,7 +43,7 @@ impl Mark {
 
 /// One setting: its label, the estimate of its trials and its mark.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SettingRow {
+pub(crate) struct SettingRow {
     pub series: String,
     pub x: f64,
     /// `x` in its unit: "16 MB", "1k".
@@ -58,14 +58,18 @@ pub struct SettingRow {
 
 /// One series: its settings in ascending `x` and the core's finding as a sentence.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SeriesSummary {
+pub(crate) struct SeriesSummary {
     pub series: String,
     pub settings: Vec<SettingRow>,
     pub sentence: String,
 }
 
 /// The settings of every series, in the order the series first appeared.
-pub fn summarize(layout: &ResultLayout, samples: &[Sample], rules: &Rules) -> Vec<SeriesSummary> {
+pub(crate) fn summarize(
+    layout: &ResultLayout,
+    samples: &[Sample],
+    rules: &Rules,
+) -> Vec<SeriesSummary> {
     let mut names: Vec<&str> = Vec::new();
     for s in samples.iter().filter(|s| !s.projected) {
         if !names.contains(&s.series.as_str()) {
@@ -226,7 +230,7 @@ impl<'a> Settings<'a> {
 
 /// The findings a finished run decided, as the summary lists them: one block per question,
 /// its settings in the finding's order (cheapest first), each with its estimate and mark.
-pub fn from_decided(
+pub(crate) fn from_decided(
     layout: &ResultLayout,
     decided: &[crate::experiment::lab::findings::Decided],
 ) -> Vec<SeriesSummary> {
@@ -259,7 +263,7 @@ pub fn from_decided(
 
 /// Each x the samples reached, ascending, with what the experiment concluded there (the
 /// findings its samples carry), for layouts that compare the series at each x.
-pub fn findings_by_x(samples: &[Sample]) -> Vec<(f64, Vec<String>)> {
+pub(crate) fn findings_by_x(samples: &[Sample]) -> Vec<(f64, Vec<String>)> {
     let mut out: Vec<(f64, Vec<String>)> = Vec::new();
     for s in samples.iter().filter(|s| !s.projected && s.x.is_finite()) {
         let i = match out.iter().position(|(x, _)| *x == s.x) {
@@ -291,16 +295,11 @@ fn mark(f: &Finding, label: &str) -> Mark {
     }
 }
 
-/// "5.60 s", "983.1k rows/s": a median in the layout's unit.
-pub fn value(layout: &ResultLayout, v: f64) -> String {
-    with_unit(v, &layout.y_unit)
-}
-
 /// The interval as its two ends in the layout's unit, "40–50 ms", with the coverage reached
 /// when it falls short of the rules' confidence ("40–50 ms (87.5%)": four trials bracket the
 /// median only 88% of the time); "–" for a single trial, which has no interval. The same
 /// bounds `history show` prints.
-pub fn interval(e: &Estimate, unit: &str, rules: &Rules) -> String {
+pub(crate) fn interval(e: &Estimate, unit: &str, rules: &Rules) -> String {
     if e.n < 2 {
         return "–".into();
     }

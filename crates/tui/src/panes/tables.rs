@@ -23,7 +23,7 @@ const MAX_CELL: usize = 24;
 const SPACING: usize = 2;
 
 /// A table as lines: the header and the rows, and how its columns fit.
-pub struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     pub header: Line<'a>,
     pub rows: Vec<Line<'a>>,
     /// The width all its columns need.
@@ -150,7 +150,7 @@ impl Table {
 /// Per trial, in the order they ran; projected rows (warm-ups, projections) dimmed. The swept
 /// settings, when there are some, come second (by their values; the names head the column),
 /// so that every row says what it ran with.
-pub fn trials<'a>(
+pub(crate) fn trials<'a>(
     theme: Theme,
     layout: &ResultLayout,
     samples: &[Sample],
@@ -214,7 +214,7 @@ pub fn trials<'a>(
 /// Trial columns that explain another and come right after it, so an 80-column pane shows
 /// them beside the measure they explain (index-build's `sort`, in memory or spilled, after
 /// `seconds`: the fact behind its recommendation), not past the columns that scroll off.
-pub const BESIDE: [(&str, &str); 1] = [("sort", "seconds")];
+pub(crate) const BESIDE: [(&str, &str); 1] = [("sort", "seconds")];
 
 /// `cols` in their order, each [`BESIDE`] column moved right after the one it explains.
 fn key_first(names: &[String], cols: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -231,7 +231,7 @@ fn key_first(names: &[String], cols: impl Iterator<Item = usize>) -> Vec<usize> 
 }
 
 /// What the settings table is made of besides the per-series summaries.
-pub struct SettingsInput<'a> {
+pub(crate) struct SettingsInput<'a> {
     pub layout: &'a ResultLayout,
     pub series: &'a [SeriesSummary],
     /// For layouts that compare the series at each x: the experiment's findings at each x.
@@ -244,7 +244,12 @@ pub struct SettingsInput<'a> {
 /// Per setting: `★ series setting n median interval`, the further measures and the layout's
 /// summary columns; under each series with repeated trials its finding, or under each x the
 /// experiment's findings there.
-pub fn settings<'a>(theme: Theme, input: &SettingsInput, cols: usize, skip: usize) -> Lines<'a> {
+pub(crate) fn settings<'a>(
+    theme: Theme,
+    input: &SettingsInput,
+    cols: usize,
+    skip: usize,
+) -> Lines<'a> {
     let rows = if input.layout.compare == Compare::Series {
         rows_by_x(theme, input, cols)
     } else {

@@ -34,7 +34,7 @@ const SHOWN: &[(&str, &str)] = &[
 ];
 
 /// From this inner width the live readings sit two to a row.
-pub const TWO_COLUMNS: usize = 44;
+pub(crate) const TWO_COLUMNS: usize = 44;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Connection {
@@ -61,7 +61,7 @@ pub struct TargetState {
 }
 
 impl TargetState {
-    pub fn new(location: Location) -> TargetState {
+    pub(crate) fn new(location: Location) -> TargetState {
         TargetState {
             location,
             latest: None,
@@ -75,11 +75,11 @@ impl TargetState {
         }
     }
 
-    pub fn is_up(&self) -> bool {
+    pub(crate) fn is_up(&self) -> bool {
         self.connection == Connection::Up
     }
 
-    pub fn apply(&mut self, msg: ServerMsg, now: Instant) {
+    pub(crate) fn apply(&mut self, msg: ServerMsg, now: Instant) {
         match msg {
             ServerMsg::Snapshot(s) => {
                 // A reading before `rates_from` is no baseline: it would count pglab's own
@@ -142,7 +142,7 @@ impl TargetState {
 
 /// Draw the pane: the connection's trouble or the server's state, what differs from its
 /// own settings, the settings shown and the live rates.
-pub fn render(app: &App, f: &mut Frame, area: Rect) {
+pub(crate) fn render(app: &App, f: &mut Frame, area: Rect) {
     let st = &app.target;
     let theme = app.theme;
     let inner = framed_pane(app, f, Focus::Target, &st.title_parts(), area);

@@ -7,7 +7,7 @@ use crate::server::ServerSnapshot;
 use crate::tui::text::width;
 
 /// The settings a narrow pane always tries to show, in the order of need.
-pub const NEEDED: [&str; 6] = [
+pub(crate) const NEEDED: [&str; 6] = [
     "work_mem",
     "fsync",
     "synchronous_commit",
@@ -17,7 +17,7 @@ pub const NEEDED: [&str; 6] = [
 ];
 
 /// The role, as the state line names it: "role dba", "role postgres (superuser)".
-pub fn role(s: &ServerSnapshot) -> String {
+pub(crate) fn role(s: &ServerSnapshot) -> String {
     if s.superuser {
         format!("role {} (superuser)", s.user)
     } else {
@@ -28,7 +28,7 @@ pub fn role(s: &ServerSnapshot) -> String {
 /// `items` (the needed ones first) in at most `rows` rows of `cols`, each going into the first
 /// row with room (the longest first, so that short ones fill the gaps); within a row they keep
 /// their order. What fits nowhere is left out, the needed ones last.
-pub fn fit_rows(items: &[String], cols: usize, rows: usize, sep: &str) -> Vec<String> {
+pub(crate) fn fit_rows(items: &[String], cols: usize, rows: usize, sep: &str) -> Vec<String> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     // Needed ones are the first NEEDED.len() items: placed first, longest first.
     let needed = NEEDED.len().min(items.len());

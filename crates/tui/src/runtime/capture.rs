@@ -15,27 +15,27 @@ use crate::capture::{CaptureSpec, Pick};
 use crate::tui::msg::{CaptureDone, CaptureMsg, Msg};
 
 /// How long the key samples `pg_stat_activity` (the command's default).
-pub const SAMPLE: Duration = Duration::from_secs(10);
+pub(crate) const SAMPLE: Duration = Duration::from_secs(10);
 /// Statements the key keeps (the command's default).
-pub const TOP: usize = 20;
+pub(crate) const TOP: usize = 20;
 /// The longest window the window key records (the key again or Esc ends it sooner).
-pub const WINDOW: Duration = Duration::from_secs(crate::tui::update_capture::WINDOW_S);
+pub(crate) const WINDOW: Duration = Duration::from_secs(crate::tui::update_capture::WINDOW_S);
 
 /// The capture going on, if any.
 #[derive(Default)]
-pub struct Capturer {
+pub(crate) struct Capturer {
     running: Option<(CancellationToken, JoinHandle<()>)>,
 }
 
 impl Capturer {
     /// The capture key's: a workload into the data directory's `captures`.
-    pub fn start(&mut self, env: &Env, tx: UnboundedSender<Msg>) {
+    pub(crate) fn start(&mut self, env: &Env, tx: UnboundedSender<Msg>) {
         self.spawn(env, tx, SAMPLE, env.paths.data_dir.join("captures"));
     }
 
     /// The window key's: the same capture, its window kept in the data directory's
     /// `windows` (what the verify key compares), up to [`WINDOW`] long.
-    pub fn start_window(&mut self, env: &Env, tx: UnboundedSender<Msg>) {
+    pub(crate) fn start_window(&mut self, env: &Env, tx: UnboundedSender<Msg>) {
         self.spawn(
             env,
             tx,
@@ -96,13 +96,13 @@ impl Capturer {
     }
 
     /// End the sample early: the capture goes on with what was seen.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         if let Some((stop, _)) = &self.running {
             stop.cancel();
         }
     }
 
-    pub async fn shutdown(&mut self) {
+    pub(crate) async fn shutdown(&mut self) {
         if let Some((stop, task)) = self.running.take() {
             stop.cancel();
             task.abort();

@@ -50,7 +50,7 @@ async fn lock_waiting(
 }
 
 /// Carries out commands; holds what is running.
-pub struct Effects {
+pub(crate) struct Effects {
     env: Env,
     tx: UnboundedSender<Msg>,
     run: Option<(CancellationToken, JoinHandle<()>)>,
@@ -61,7 +61,7 @@ pub struct Effects {
 }
 
 impl Effects {
-    pub fn new(env: Env, tx: UnboundedSender<Msg>) -> Effects {
+    pub(crate) fn new(env: Env, tx: UnboundedSender<Msg>) -> Effects {
         Effects {
             env,
             tx,
@@ -74,7 +74,7 @@ impl Effects {
     }
 
     /// Carry out one command; what takes time runs on its own task and answers by message.
-    pub fn exec(&mut self, cmd: Command) {
+    pub(crate) fn exec(&mut self, cmd: Command) {
         let tx = self.tx.clone();
         match cmd {
             Command::Preflight { spec, kind, server } => self.preflight(spec, kind, server, tx),
@@ -345,7 +345,7 @@ impl Effects {
     }
 
     /// Stop what still runs: the run is cancelled and given time to drop its tables.
-    pub async fn shutdown(&mut self) {
+    pub(crate) async fn shutdown(&mut self) {
         self.import.shutdown().await;
         self.tune.shutdown().await;
         self.capture.shutdown().await;

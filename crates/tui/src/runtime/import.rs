@@ -19,7 +19,7 @@ use crate::tui::msg::{ImportCmd, ImportMsg, Msg};
 
 /// The import going on, if any.
 #[derive(Default)]
-pub struct Importer {
+pub(crate) struct Importer {
     running: Option<(CancellationToken, JoinHandle<()>)>,
 }
 
@@ -37,7 +37,7 @@ async fn open_source(conninfo: &str) -> Result<(Arc<Target>, tokio_postgres::Cli
 }
 
 impl Importer {
-    pub fn exec(&mut self, cmd: ImportCmd, env: &Env, tx: UnboundedSender<Msg>) {
+    pub(crate) fn exec(&mut self, cmd: ImportCmd, env: &Env, tx: UnboundedSender<Msg>) {
         match cmd {
             ImportCmd::List { conninfo } => {
                 tokio::spawn(async move {
@@ -77,7 +77,7 @@ impl Importer {
     }
 
     /// Cancel a running import and give the sandbox time to roll it back.
-    pub async fn shutdown(&mut self) {
+    pub(crate) async fn shutdown(&mut self) {
         if let Some((cancel, task)) = self.running.take() {
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(20), task).await;

@@ -10,7 +10,7 @@ mod effects;
 mod import;
 mod poll;
 pub mod prepare;
-pub mod probe_saved;
+pub(crate) mod probe_saved;
 mod report;
 mod strip;
 mod tune;
@@ -40,7 +40,7 @@ use crate::tui::{render, update};
 const TICK: Duration = Duration::from_millis(200);
 
 /// What the commands need from outside the app.
-pub struct Env {
+pub(crate) struct Env {
     pub target: Arc<Target>,
     pub schema: String,
     pub history_file: PathBuf,
@@ -57,7 +57,7 @@ pub struct Env {
 }
 
 /// Run until the user quits. `client` is the session opened at start-up, reused for readings.
-pub async fn run(
+pub(crate) async fn run(
     term: &mut Tui,
     app: &mut App,
     env: Env,

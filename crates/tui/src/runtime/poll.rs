@@ -21,7 +21,7 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 /// Read the server about once a second; reconnect with backoff when the session is lost.
-pub async fn poll_server(
+pub(crate) async fn poll_server(
     target: Arc<Target>,
     mut client: Option<Client>,
     tx: UnboundedSender<Msg>,
@@ -105,7 +105,11 @@ async fn lost(
 }
 
 /// Describe the host once, then sample it about once a second, off the async threads.
-pub async fn sample_host(dir: Option<PathBuf>, tx: UnboundedSender<Msg>, stop: CancellationToken) {
+pub(crate) async fn sample_host(
+    dir: Option<PathBuf>,
+    tx: UnboundedSender<Msg>,
+    stop: CancellationToken,
+) {
     let d = dir.clone();
     let Ok((info, mut sampler)) = tokio::task::spawn_blocking(move || {
         (

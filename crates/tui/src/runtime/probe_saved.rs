@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::host::probe::{FsyncResult, SeqWriteResult};
 
 /// The file in pglab's data directory.
-pub const FILE: &str = "disk-probe.json";
+pub(crate) const FILE: &str = "disk-probe.json";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SavedProbe {
+pub(crate) struct SavedProbe {
     pub at: DateTime<Utc>,
     /// The directory written to, and its filesystem and device ("ext4 on /dev/vda").
     pub dir: PathBuf,
@@ -24,7 +24,7 @@ pub struct SavedProbe {
 }
 
 /// Write `p` into `data_dir` (atomically: a reader sees the old file or the new one).
-pub fn save(data_dir: &Path, p: &SavedProbe) -> std::io::Result<()> {
+pub(crate) fn save(data_dir: &Path, p: &SavedProbe) -> std::io::Result<()> {
     let json = serde_json::to_vec_pretty(p).map_err(std::io::Error::other)?;
     std::fs::create_dir_all(data_dir)?;
     crate::paths::write_atomic(&data_dir.join(FILE), &json)
@@ -32,7 +32,7 @@ pub fn save(data_dir: &Path, p: &SavedProbe) -> std::io::Result<()> {
 
 /// The saved probe of `dir`; None when there is none, it measured another directory, or the
 /// file cannot be read (then the pane offers to probe, as before any probe).
-pub fn load(data_dir: &Path, dir: &Path) -> Option<SavedProbe> {
+pub(crate) fn load(data_dir: &Path, dir: &Path) -> Option<SavedProbe> {
     let text = std::fs::read(data_dir.join(FILE)).ok()?;
     let p: SavedProbe = match serde_json::from_slice(&text) {
         Ok(p) => p,

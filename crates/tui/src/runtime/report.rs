@@ -8,7 +8,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::tui::msg::Msg;
 
 /// Write `run_id`'s report on a blocking task; answer with `Msg::ReportWritten`.
-pub fn spawn(history_file: PathBuf, run_id: String, tx: UnboundedSender<Msg>) {
+pub(crate) fn spawn(history_file: PathBuf, run_id: String, tx: UnboundedSender<Msg>) {
     tokio::spawn(async move {
         let r = tokio::task::spawn_blocking(move || write(&history_file, &run_id, Path::new("")))
             .await
@@ -19,7 +19,7 @@ pub fn spawn(history_file: PathBuf, run_id: String, tx: UnboundedSender<Msg>) {
 
 /// The files written for `run_id` in `dir` (`""`: the current directory), or the sentence
 /// saying why not.
-pub fn write(history_file: &Path, run_id: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn write(history_file: &Path, run_id: &str, dir: &Path) -> Result<Vec<PathBuf>, String> {
     let (runs, _) = crate::history::read(history_file);
     let Some(r) = runs.iter().find(|r| r.run_id == run_id) else {
         return Err(format!(

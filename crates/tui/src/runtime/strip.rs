@@ -20,7 +20,7 @@ fn read_runs(path: &Path) -> Result<Vec<RunReport>, String> {
 }
 
 /// One result per finished run of this spec, oldest first.
-pub fn points(runs: &[RunReport], spec_key: &str) -> Vec<HistoryPoint> {
+pub(crate) fn points(runs: &[RunReport], spec_key: &str) -> Vec<HistoryPoint> {
     runs.iter()
         .filter(|r| r.spec_key == spec_key && r.outcome == Outcome::Finished)
         .filter_map(headline)
@@ -37,7 +37,7 @@ pub fn points(runs: &[RunReport], spec_key: &str) -> Vec<HistoryPoint> {
 
 /// The strip's points and the estimates for `spec`, from the history at `path`, on this
 /// host (`host`: its name).
-pub fn past(path: &Path, spec: &ExperimentSpec, host: &str) -> Result<Past, String> {
+pub(crate) fn past(path: &Path, spec: &ExperimentSpec, host: &str) -> Result<Past, String> {
     let runs = read_runs(path)?;
     Ok(Past {
         points: points(&runs, &spec.spec_key()),

@@ -20,12 +20,12 @@ use crate::tune::{TuneEvent, state};
 
 /// The tune going on, if any.
 #[derive(Default)]
-pub struct Tuning {
+pub(crate) struct Tuning {
     running: Option<(CancellationToken, JoinHandle<()>)>,
 }
 
 impl Tuning {
-    pub fn exec(&mut self, cmd: TuneCmd, env: &Env, tx: UnboundedSender<Msg>) {
+    pub(crate) fn exec(&mut self, cmd: TuneCmd, env: &Env, tx: UnboundedSender<Msg>) {
         match cmd {
             TuneCmd::Start {
                 workload,
@@ -105,7 +105,7 @@ impl Tuning {
     }
 
     /// Stop a running tune and give the sandbox time to get its settings back.
-    pub async fn shutdown(&mut self) {
+    pub(crate) async fn shutdown(&mut self) {
         if let Some((cancel, task)) = self.running.take() {
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(60), task).await;

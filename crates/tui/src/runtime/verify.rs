@@ -70,7 +70,7 @@ pub fn compare_last_two(dir: &Path) -> Result<VerifiedWindows, String> {
 }
 
 /// Compare on a blocking task; the answer comes back as `Msg::Verified`.
-pub fn spawn(data_dir: &Path, tx: UnboundedSender<Msg>) {
+pub(crate) fn spawn(data_dir: &Path, tx: UnboundedSender<Msg>) {
     let dir = windows_dir(data_dir);
     tokio::task::spawn_blocking(move || {
         let _ = tx.send(Msg::Verified(compare_last_two(&dir)));
