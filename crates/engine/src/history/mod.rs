@@ -14,7 +14,7 @@
 pub mod compare;
 pub mod headline;
 mod query;
-pub mod rotate;
+pub(crate) mod rotate;
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
@@ -27,7 +27,7 @@ use crate::experiment::lab::record::{Recorder, RunReport, SCHEMA_VERSION};
 
 /// The history file as the runner's [`Recorder`]: each finished run appended to it.
 #[derive(Debug, Clone)]
-pub struct HistoryFile(pub PathBuf);
+pub(crate) struct HistoryFile(pub PathBuf);
 
 impl Recorder for HistoryFile {
     fn record(&self, report: &RunReport) -> Result<(), String> {
@@ -46,7 +46,7 @@ pub fn append(path: &Path, report: &RunReport) -> std::io::Result<()> {
 }
 
 /// [`append`], rotating the file first when it holds at least `limit` bytes.
-pub fn append_rotating(path: &Path, report: &RunReport, limit: u64) -> std::io::Result<()> {
+pub(crate) fn append_rotating(path: &Path, report: &RunReport, limit: u64) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -147,7 +147,7 @@ pub fn read(path: &Path) -> (Vec<RunReport>, Vec<Warning>) {
 }
 
 /// Parse the bytes of a history file (see [`read`]).
-pub fn parse_lines(bytes: &[u8]) -> (Vec<RunReport>, Vec<Warning>) {
+pub(crate) fn parse_lines(bytes: &[u8]) -> (Vec<RunReport>, Vec<Warning>) {
     let mut runs = Vec::new();
     let mut warnings = Vec::new();
     let complete = bytes.ends_with(b"\n");

@@ -19,7 +19,7 @@ pub struct HistoryFilter {
 }
 
 impl HistoryFilter {
-    pub fn matches(&self, r: &RunReport) -> bool {
+    pub(crate) fn matches(&self, r: &RunReport) -> bool {
         self.experiment.is_none_or(|k| r.kind() == k)
             && self
                 .preset

@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use chrono::Datelike;
 
 /// `history.jsonl` is rotated when an append finds it at least this large.
-pub const ROTATE_AT: u64 = 1 << 20;
+pub(crate) const ROTATE_AT: u64 = 1 << 20;
 
 /// The archive of `year` beside the history file `path`.
-pub fn archive_path(path: &Path, year: i32) -> PathBuf {
+pub(crate) fn archive_path(path: &Path, year: i32) -> PathBuf {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -28,7 +28,7 @@ pub fn archive_path(path: &Path, year: i32) -> PathBuf {
 }
 
 /// The archives beside `path`, oldest year first.
-pub fn archives(path: &Path) -> Vec<PathBuf> {
+pub(crate) fn archives(path: &Path) -> Vec<PathBuf> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -58,7 +58,7 @@ pub fn archives(path: &Path) -> Vec<PathBuf> {
 /// With `f` (the history file at `path`) locked exclusively: when it holds at least `limit`
 /// bytes, move its records to their years' archives and empty it. Lines that do not read
 /// as a run go to the newest archive unchanged, so nothing is dropped.
-pub fn rotate_locked(f: &mut File, path: &Path, limit: u64) -> std::io::Result<bool> {
+pub(crate) fn rotate_locked(f: &mut File, path: &Path, limit: u64) -> std::io::Result<bool> {
     if f.metadata()?.len() < limit {
         return Ok(false);
     }

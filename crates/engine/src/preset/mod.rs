@@ -17,7 +17,7 @@ use crate::experiment::{ExperimentKind, ParamText};
 use crate::paths::Paths;
 
 /// Longest preset name.
-pub const NAME_MAX: usize = 64;
+pub(crate) const NAME_MAX: usize = 64;
 
 /// A preset: an experiment and its parameters in text form.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +63,7 @@ impl Problem {
     }
 
     /// `file:line: field: message`.
-    pub fn describe(&self, file: &str) -> String {
+    pub(crate) fn describe(&self, file: &str) -> String {
         let line = self.line.map(|l| format!(":{l}")).unwrap_or_default();
         let field = self
             .field
@@ -161,7 +161,7 @@ pub fn load(paths: &Paths, name: &str) -> Result<Preset, PresetError> {
 }
 
 /// Every preset name, shipped and user, sorted.
-pub fn names(paths: &Paths) -> Vec<String> {
+pub(crate) fn names(paths: &Paths) -> Vec<String> {
     let mut v: Vec<String> = shipped::SHIPPED
         .iter()
         .map(|(n, _)| n.to_string())

@@ -12,8 +12,8 @@ use crate::experiment::index_build::IndexBuildReport;
 use crate::experiment::{ReportBody, RunReport};
 use crate::measure::units::format_count;
 
-pub const WIDTH: u32 = 900;
-pub const HEIGHT: u32 = 540;
+pub(crate) const WIDTH: u32 = 900;
+pub(crate) const HEIGHT: u32 = 540;
 
 /// The x axis title of the index-build chart.
 pub const MWM_AXIS: &str = "maintenance_work_mem (log scale)";

@@ -23,7 +23,7 @@ pub const LEVEL_AXIS: &str = "synchronous_commit, a group per configuration";
 pub use super::chart_load::INGEST_COMMIT_AXIS as COMMIT_AXIS;
 
 /// The levels from the one that waits for least to the one that waits for most.
-pub const LEVEL_ORDER: [SyncCommit; 5] = [
+pub(crate) const LEVEL_ORDER: [SyncCommit; 5] = [
     SyncCommit::Off,
     SyncCommit::Local,
     SyncCommit::RemoteWrite,
@@ -34,7 +34,7 @@ pub const LEVEL_ORDER: [SyncCommit; 5] = [
 /// A percentile drawn: its name, its value, its marker, dashed or not.
 type Percentile = (&'static str, fn(&LatencyMs) -> f64, Marker, bool);
 
-pub const PERCENTILES: [Percentile; 4] = [
+pub(crate) const PERCENTILES: [Percentile; 4] = [
     ("p50", |l| l.p50, Marker::Circle, false),
     ("p99", |l| l.p99, Marker::Triangle, true),
     ("p99.9", |l| l.p999, Marker::Cross, true),
@@ -199,7 +199,7 @@ fn group_marks(
 }
 
 /// The chart as SVG; None unless the run varied the level or the distance and timed commits.
-pub fn svg(c: &LoadCharts<'_>) -> Option<String> {
+pub(crate) fn svg(c: &LoadCharts<'_>) -> Option<String> {
     let groups = groups(c);
     if groups.is_empty() || !varied(c, &groups) {
         return None;

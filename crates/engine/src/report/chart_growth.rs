@@ -332,7 +332,7 @@ fn time_chart(b: &GrowthReport) -> Plot {
 
 /// The growth charts: sizes (the main one), then times, then (a run that swept a level, the
 /// distance or a fault) COMMIT latency per level and rows written per second over time.
-pub fn charts(report: &RunReport, b: &GrowthReport) -> Vec<Chart> {
+pub(crate) fn charts(report: &RunReport, b: &GrowthReport) -> Vec<Chart> {
     let mut out = Vec::new();
     for (suffix, title, plot) in [
         ("", "Size by versions", size_chart(report, b)),

@@ -21,7 +21,7 @@ use super::charts::Chart;
 
 /// One trial as the charts see it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadTrial<'a> {
+pub(crate) struct LoadTrial<'a> {
     /// Its configuration but the level, a line each part (`4 clients`, `RTT 2ms`): trials with
     /// the same lines are one group of the commit latency chart.
     pub config: Vec<String>,
@@ -45,7 +45,7 @@ pub struct LoadTrial<'a> {
 
 /// A report's trials and its words.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadCharts<'a> {
+pub(crate) struct LoadCharts<'a> {
     /// `ingest: commit latency by synchronous_commit (…)`.
     pub commit_caption: String,
     /// The commit chart's y axis.
@@ -67,7 +67,7 @@ pub struct LoadCharts<'a> {
 impl LoadCharts<'_> {
     /// The two charts, where they have their data: `-commit-latency` when the run varied
     /// the level or the distance, `-over-time` when trials recorded a series.
-    pub fn charts(&self) -> Vec<Chart> {
+    pub(crate) fn charts(&self) -> Vec<Chart> {
         [
             ("-commit-latency", super::chart_commit::svg(self)),
             ("-over-time", super::chart_over_time::svg(self)),
@@ -86,15 +86,15 @@ impl LoadCharts<'_> {
 }
 
 pub const INGEST_COMMIT_AXIS: &str = "time of one batch and its commit (log scale)";
-pub const QUERY_COMMIT_AXIS: &str =
+pub(crate) const QUERY_COMMIT_AXIS: &str =
     "time of one statement, an autocommit one with its commit (log scale)";
-pub const ROWS_AXIS: &str = "rows loaded per second";
-pub const TRANSACTIONS_AXIS: &str = "transactions finished per second";
+pub(crate) const ROWS_AXIS: &str = "rows loaded per second";
+pub(crate) const TRANSACTIONS_AXIS: &str = "transactions finished per second";
 
 /// The swept settings of `mine` whose value varies among `all` (one the whole run had, such
 /// as the synchronous_standby_names a run sets, tells the trials apart no more), each as
 /// `RTT 2ms` or `name=value`; `synchronous_commit` left out (the level is said apart).
-pub fn varying<'a>(
+pub(crate) fn varying<'a>(
     mine: &BTreeMap<String, String>,
     all: impl Iterator<Item = &'a BTreeMap<String, String>> + Clone,
 ) -> Vec<String> {
@@ -146,7 +146,7 @@ fn ingest_trial<'a>(
 }
 
 /// An ingest report's trials and words.
-pub fn of_ingest(b: &IngestReport) -> LoadCharts<'_> {
+pub(crate) fn of_ingest(b: &IngestReport) -> LoadCharts<'_> {
     let timed = || b.trials.iter().filter(|t| t.latency_ms.p50 > 0.0);
     let first = timed().next().map(|t| (t.method, t.batch));
     let many_methods = timed().any(|t| Some((t.method, t.batch)) != first);
@@ -220,7 +220,7 @@ fn query_trial<'a>(
 
 /// A query report's throughput trials (those with a load record): grouped by clients,
 /// candidate index and the swept settings that differ but the level.
-pub fn of_query(b: &QueryReport) -> LoadCharts<'_> {
+pub(crate) fn of_query(b: &QueryReport) -> LoadCharts<'_> {
     let loaded: Vec<&QueryTrial> = b.trials.iter().filter(|t| t.load.is_some()).collect();
     let trials = loaded
         .iter()

@@ -20,9 +20,9 @@ use super::chart_load::{LoadCharts, LoadTrial, varying};
 use super::chart_plot::Marker;
 
 /// The commit chart's y axis for growth.
-pub const GROWTH_COMMIT_AXIS: &str = "time of a version write's COMMIT (log scale)";
+pub(crate) const GROWTH_COMMIT_AXIS: &str = "time of a version write's COMMIT (log scale)";
 /// The chart over time's y axis for growth.
-pub const WRITTEN_AXIS: &str = "rows written per second of the write phases, end to end";
+pub(crate) const WRITTEN_AXIS: &str = "rows written per second of the write phases, end to end";
 
 /// The run swept the level or the distance, or ran a standby fault.
 fn load_axis(b: &GrowthReport) -> bool {
@@ -111,7 +111,7 @@ fn combo_trial<'a>(
 }
 
 /// A growth report's combinations as trials, in the sweep's order (none without a load axis).
-pub fn of_growth(b: &GrowthReport) -> LoadCharts<'_> {
+pub(crate) fn of_growth(b: &GrowthReport) -> LoadCharts<'_> {
     let mut combos: Vec<usize> = b.commits.iter().map(|s| s.combo).collect();
     combos.sort_unstable();
     combos.dedup();

@@ -11,14 +11,14 @@ use super::chart_plot::{
     Axis, Canvas, DrawResult, Layout, Legend, PALETTE, Plot, Scale, Series, draw_with,
 };
 
-pub const ELAPSED_AXIS: &str = "time into the trial";
+pub(crate) const ELAPSED_AXIS: &str = "time into the trial";
 
 /// Most lines drawn (the trials that stalled, then those that decayed, most first).
-pub const MAX_TIME_SERIES: usize = 8;
+pub(crate) const MAX_TIME_SERIES: usize = 8;
 /// How opaque a stalled second's shade is (also what tests find it by).
-pub const STALL_OPACITY: f64 = 0.22;
+pub(crate) const STALL_OPACITY: f64 = 0.22;
 /// How opaque a fault window's band is.
-pub const FAULT_OPACITY: f64 = 0.08;
+pub(crate) const FAULT_OPACITY: f64 = 0.08;
 
 /// The trials drawn, in the order of their colours.
 pub(super) fn shown<'a>(c: &'a LoadCharts<'a>) -> (Vec<&'a LoadTrial<'a>>, usize) {
@@ -193,7 +193,7 @@ fn stall_marks(
 }
 
 /// The chart as SVG; None when no trial recorded a series of two seconds or more.
-pub fn svg(c: &LoadCharts<'_>) -> Option<String> {
+pub(crate) fn svg(c: &LoadCharts<'_>) -> Option<String> {
     let (trials, all) = shown(c);
     if trials.is_empty() {
         return None;

@@ -15,7 +15,7 @@ use super::chart::{HEIGHT, WIDTH};
 
 /// How values map to an axis.
 #[derive(Debug, Clone, Copy)]
-pub enum Scale {
+pub(crate) enum Scale {
     /// Powers of ten, each tick labelled by `fmt` (e.g. `format_count`).
     Log10(fn(f64) -> String),
     /// Bytes on powers of two: "1 kB", "32 MB", "1 GB".
@@ -26,13 +26,13 @@ pub enum Scale {
 }
 
 #[derive(Debug, Clone)]
-pub struct Axis {
+pub(crate) struct Axis {
     pub title: String,
     pub scale: Scale,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Marker {
+pub(crate) enum Marker {
     Circle,
     Triangle,
     Cross,
@@ -40,7 +40,7 @@ pub enum Marker {
 
 /// One named line.
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     pub name: String,
     pub color: RGBColor,
     pub dashed: bool,
@@ -56,7 +56,7 @@ pub struct Series {
 
 impl Series {
     /// Every value of y it draws: its points, its whiskers' ends, its trials' dots.
-    pub fn ys(&self) -> impl Iterator<Item = f64> + '_ {
+    pub(crate) fn ys(&self) -> impl Iterator<Item = f64> + '_ {
         let points = self.points.iter().map(|p| p.1);
         let whiskers = self.whiskers.iter().flat_map(|w| [w.1, w.2]);
         points.chain(whiskers).chain(self.dots.iter().map(|d| d.1))
@@ -65,14 +65,14 @@ impl Series {
 
 /// A horizontal line at a value of y, named in the legend.
 #[derive(Debug, Clone)]
-pub struct RefLine {
+pub(crate) struct RefLine {
     pub name: String,
     pub y: f64,
     pub color: RGBColor,
 }
 
 #[derive(Clone)]
-pub struct Plot {
+pub(crate) struct Plot {
     pub caption: String,
     pub x: Axis,
     pub y: Axis,
@@ -80,7 +80,7 @@ pub struct Plot {
     pub refs: Vec<RefLine>,
 }
 
-pub const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -96,7 +96,7 @@ pub const PALETTE: [RGBColor; 10] = [
 /// An axis laid out for its values: the coordinate range, where 0 sits, which ticks get a
 /// label.
 #[derive(Debug, Clone, Copy)]
-pub struct Layout {
+pub(crate) struct Layout {
     scale: Scale,
     lo: f64,
     hi: f64,
@@ -114,7 +114,7 @@ fn base(scale: Scale) -> f64 {
 }
 
 impl Layout {
-    pub fn new(scale: Scale, values: &[f64]) -> Layout {
+    pub(crate) fn new(scale: Scale, values: &[f64]) -> Layout {
         let finite: Vec<f64> = values
             .iter()
             .copied()
@@ -162,7 +162,7 @@ impl Layout {
     }
 
     /// The coordinate of a value.
-    pub fn pos(&self, v: f64) -> f64 {
+    pub(crate) fn pos(&self, v: f64) -> f64 {
         match self.scale {
             Scale::Linear(_) => v,
             _ if v <= 0.0 => self.zero_at.unwrap_or(self.lo),
@@ -170,12 +170,12 @@ impl Layout {
         }
     }
 
-    pub fn range(&self) -> std::ops::Range<f64> {
+    pub(crate) fn range(&self) -> std::ops::Range<f64> {
         self.lo..self.hi
     }
 
     /// How many tick positions to ask plotters for: whole coordinates on a log axis.
-    pub fn ticks(&self) -> usize {
+    pub(crate) fn ticks(&self) -> usize {
         match self.scale {
             Scale::Linear(_) => self.every as usize,
             _ => ((self.hi - self.lo).floor() as usize + 1).max(2),
@@ -183,7 +183,7 @@ impl Layout {
     }
 
     /// The label at a coordinate ("" for unlabelled ticks).
-    pub fn label(&self, c: f64) -> String {
+    pub(crate) fn label(&self, c: f64) -> String {
         match self.scale {
             Scale::Linear(unit) => super::ticks::label(c, unit, self.hi.abs().max(self.lo.abs())),
             scale => {
@@ -205,7 +205,7 @@ impl Layout {
 }
 
 /// "512 B", "1 kB", "32 MB" for 2^e bytes.
-pub fn bytes_tick(e: i64) -> String {
+pub(crate) fn bytes_tick(e: i64) -> String {
     if e < 0 {
         return String::new();
     }
@@ -217,7 +217,7 @@ pub fn bytes_tick(e: i64) -> String {
 pub(super) type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Width of the legend panel right of the plot: the legend never hides a line.
-pub const LEGEND_WIDTH: u32 = 330;
+pub(crate) const LEGEND_WIDTH: u32 = 330;
 /// Characters of a legend line before it wraps.
 const LEGEND_CHARS: usize = 46;
 
@@ -301,7 +301,7 @@ pub(super) type Canvas<'a, 'b> =
     ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// The plot as an SVG document; None when no series has a point.
-pub fn draw(plot: &Plot) -> DrawResult<Option<String>> {
+pub(crate) fn draw(plot: &Plot) -> DrawResult<Option<String>> {
     draw_with(plot, |_, _, _, _| Ok(()))
 }
 
@@ -380,7 +380,7 @@ pub(super) struct Frame<'a> {
 
 impl<'a> Frame<'a> {
     /// An axis laid out by `layout`.
-    pub fn of(title: &'a str, layout: &'a Layout) -> Frame<'a> {
+    pub(crate) fn of(title: &'a str, layout: &'a Layout) -> Frame<'a> {
         Frame {
             title,
             range: layout.range(),

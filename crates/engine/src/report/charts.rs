@@ -13,6 +13,6 @@ pub struct Chart {
     pub svg: String,
 }
 
-pub fn charts(report: &RunReport) -> Vec<Chart> {
+pub(crate) fn charts(report: &RunReport) -> Vec<Chart> {
     super::kind_view::view(&report.body).charts(report)
 }

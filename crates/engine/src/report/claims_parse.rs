@@ -5,7 +5,7 @@
 
 /// One claim of a sentence.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Claim {
+pub(crate) enum Claim {
     /// "use 100", "use 1MB, the cheapest of them": the words after "use" up to a comma, which
     /// begin with the label (labels may hold spaces: "1MB ×2w").
     Use(String),
@@ -94,7 +94,7 @@ fn sorts(text: &str) -> Vec<Claim> {
 }
 
 /// Every claim of `text`.
-pub fn claims(text: &str) -> Vec<Claim> {
+pub(crate) fn claims(text: &str) -> Vec<Claim> {
     let mut c = uses(text);
     c.extend(faster_than_every(text));
     c.extend(sorts(text));

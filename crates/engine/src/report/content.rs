@@ -34,7 +34,7 @@ pub struct Content {
 }
 
 /// The parameters from the run's spec key, in their text form.
-pub fn params_of(report: &RunReport) -> Vec<(String, String)> {
+pub(crate) fn params_of(report: &RunReport) -> Vec<(String, String)> {
     crate::experiment::lab::spec::spec_params(&report.spec_key)
         .into_iter()
         .collect()

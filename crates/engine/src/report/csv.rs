@@ -44,11 +44,11 @@ fn full_statements(r: &RunReport, rows: &mut [Map<String, Value>]) {
     }
 }
 
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     render_many(&[report])
 }
 
-pub fn render_many(reports: &[&RunReport]) -> String {
+pub(crate) fn render_many(reports: &[&RunReport]) -> String {
     let lead = ["run_id", "experiment", "started_at", "preset", "outcome"];
     let mut columns: Vec<String> = Vec::new();
     let mut rows: Vec<(Vec<String>, Map<String, Value>)> = Vec::new();

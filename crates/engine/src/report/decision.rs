@@ -34,7 +34,7 @@ impl Interval {
     }
 
     /// "450 ms [440 ms, 470 ms], median of 5".
-    pub fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         if self.n > 1 {
             format!(
                 "{} [{}, {}], median of {}",
@@ -146,7 +146,7 @@ fn interval(f: &Finding, label: &str, unit: &str) -> Option<Interval> {
 
 /// The run's decision, computed from its headline question's finding; `None` for a run that
 /// decided nothing (an error before any trial, a kind with no sweep).
-pub fn decision(report: &RunReport) -> Option<Decision> {
+pub(crate) fn decision(report: &RunReport) -> Option<Decision> {
     let d = headline_question(report, decided(report))?;
     let f = &d.finding;
     let unit = unit(report, f.better);

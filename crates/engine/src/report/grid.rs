@@ -14,7 +14,7 @@ pub struct Grid {
 impl Grid {
     /// Add a text column at the end, with each row's cell from `cells` (in row order): used
     /// for the swept server settings, present only when a run sweeps some.
-    pub fn with_column(&mut self, header: &str, cells: impl IntoIterator<Item = String>) {
+    pub(crate) fn with_column(&mut self, header: &str, cells: impl IntoIterator<Item = String>) {
         self.headers.push(header.to_string());
         self.numeric.push(false);
         let mut cells = cells.into_iter();

@@ -15,7 +15,7 @@ use crate::experiment::RunReport;
 use crate::experiment::lab::findings::Decided;
 
 /// Seconds for a table cell, sub-millisecond reads still readable.
-pub fn time(s: f64) -> String {
+pub(crate) fn time(s: f64) -> String {
     if s < 0.001 {
         format!("{:.2} ms", s * 1000.0)
     } else if s < 0.01 {
@@ -25,12 +25,12 @@ pub fn time(s: f64) -> String {
     }
 }
 
-pub fn size(b: u64) -> String {
+pub(crate) fn size(b: u64) -> String {
     format_bytes_short(b as f64)
 }
 
 /// Bytes per row of a part of a step ("77 B"), or "–" for an empty table.
-pub fn per_row(bytes: u64, s: &GrowthStep) -> String {
+pub(crate) fn per_row(bytes: u64, s: &GrowthStep) -> String {
     if s.rows == 0 {
         "–".into()
     } else {
@@ -39,7 +39,7 @@ pub fn per_row(bytes: u64, s: &GrowthStep) -> String {
 }
 
 /// "write", "read", "read cold".
-pub fn timed_name(t: Timed) -> &'static str {
+pub(crate) fn timed_name(t: Timed) -> &'static str {
     match t {
         Timed::Write => "write",
         Timed::Read => "read",
@@ -52,7 +52,7 @@ fn opt_time(v: Option<f64>) -> String {
 }
 
 /// Steps in the order a reader follows them: by design, then versions.
-pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
+pub(crate) fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
     let mut v: Vec<&GrowthStep> = b.steps.iter().collect();
     v.sort_by_key(|s| (s.design, s.versions, s.combo));
     v
@@ -60,7 +60,7 @@ pub fn ordered(b: &GrowthReport) -> Vec<&GrowthStep> {
 
 /// The growth tables in reading order: every step, the timings with their intervals, and
 /// ranges against snapshot (each only when it has rows).
-pub fn grids(b: &GrowthReport) -> Vec<Grid> {
+pub(crate) fn grids(b: &GrowthReport) -> Vec<Grid> {
     [
         steps_grid(b),
         timings_grid(b),

@@ -14,20 +14,20 @@ use crate::measure::units::format_count;
 
 use super::grid::Grid;
 use super::growth::{size, time};
-pub use super::growth_timing::{Apart, AtTarget, Measured, apart, weigh};
+pub(crate) use super::growth_timing::AtTarget;
 use super::growth_timing::{Timing, timing};
 use super::recommend::Recommendation;
 
 /// Where a design's indexes reach the host's memory, by the index-size projection.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RamCrossing {
+pub(crate) enum RamCrossing {
     /// At about this many versions, `reach` times the largest table measured.
     At { versions: f64, reach: f64 },
     /// The indexes do not grow (or the table stops growing): never, by the projection.
     Never,
 }
 
-pub fn ram_crossing(b: &GrowthReport, design: Design, ram: u64) -> Option<RamCrossing> {
+pub(crate) fn ram_crossing(b: &GrowthReport, design: Design, ram: u64) -> Option<RamCrossing> {
     let fit = b.fit.iter().find(|f| f.design == design)?;
     let t = fit.index.as_ref()?;
     if ram == 0 {
@@ -48,7 +48,7 @@ pub fn ram_crossing(b: &GrowthReport, design: Design, ram: u64) -> Option<RamCro
 }
 
 /// "indexes outgrow RAM at ≈ 61k versions (extrapolated ×610)".
-pub fn crossing_text(c: RamCrossing) -> String {
+pub(crate) fn crossing_text(c: RamCrossing) -> String {
     match c {
         RamCrossing::At { versions, reach } => format!(
             "indexes outgrow RAM at ≈ {} versions{}",
@@ -106,7 +106,7 @@ fn shapes(p: &StepProjection) -> String {
     parts.join(" · ")
 }
 
-pub fn decision_grid(report: &RunReport, b: &GrowthReport) -> Option<Grid> {
+pub(crate) fn decision_grid(report: &RunReport, b: &GrowthReport) -> Option<Grid> {
     let steps = at_target(b);
     let first = steps.first()?;
     let ram = report.host.total_memory;
@@ -186,7 +186,7 @@ fn totals(b: &GrowthReport, st: &GrowthStep) -> Projected {
 
 /// The one sentence naming the design the evidence points to (or the trade-off, or that none
 /// is named), with what the sizes and both timings say and what it rests on.
-pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendation> {
+pub(crate) fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendation> {
     let steps = at_target(b);
     let (Some(s), Some(r)) = (
         steps.iter().find(|s| s.design == Design::Snapshot),

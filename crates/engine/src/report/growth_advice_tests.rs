@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use chrono::{TimeZone, Utc};
 
 use super::*;
-use crate::experiment::growth::{Design, GrowthReport, GrowthSpec, GrowthStep, project_rest};
+use crate::experiment::growth::project::project_rest;
+use crate::experiment::growth::{Design, GrowthReport, GrowthSpec, GrowthStep};
 use crate::experiment::lab::field::ParamText;
 use crate::experiment::lab::record::SCHEMA_VERSION;
 use crate::experiment::lab::spec::ExperimentKind;
 use crate::experiment::{ExperimentSpec, Outcome, ReportBody, RunReport};
 use crate::measure::fit::{Projected, Shape};
 use crate::measure::verdict::Verdict;
+use crate::report::growth_timing::{Apart, Measured, apart, weigh};
 
 /// pulp-quick's spec: 1000 units, steps 0, 10, 100 versions, projected to 1e9 rows.
 fn spec() -> GrowthSpec {

@@ -90,7 +90,7 @@ fn spread(s: &GrowthStep) -> String {
     }
 }
 
-pub fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendation> {
+pub(crate) fn recommendations(report: &RunReport, b: &GrowthReport) -> Vec<Recommendation> {
     let cmps = &b.summary.distributed;
     let Some(at) = cmps.iter().map(|c| c.versions).max() else {
         return Vec::new();

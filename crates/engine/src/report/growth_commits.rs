@@ -12,7 +12,7 @@ use super::grid::Grid;
 const TITLE: &str = "Version-write COMMITs (ms; stall s: whole seconds of the write phases spent inside COMMITs, no row written; slowest second in rows/s)";
 
 /// The table, empty when the run recorded no commit (a record from before they were kept).
-pub fn commits_grid(b: &GrowthReport) -> Grid {
+pub(crate) fn commits_grid(b: &GrowthReport) -> Grid {
     let mut g = Grid::new(
         TITLE,
         &[
@@ -90,7 +90,7 @@ fn rate(v: Option<f64>) -> String {
 }
 
 /// "waited 2.1 s (gone 0.0–2.3 s)", or that it never happened.
-pub fn fault_cell(f: &GrowthFault) -> String {
+pub(crate) fn fault_cell(f: &GrowthFault) -> String {
     let gone = if f.window.fault.starts_with("pause-replay") {
         "paused"
     } else {

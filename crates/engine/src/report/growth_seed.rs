@@ -14,10 +14,10 @@ const SEED_ROWS: f64 = 10_000_000.0;
 const SEED_TABLE_MIB: f64 = 735.0;
 const SEED_INDEX_MIB: f64 = 1720.0;
 
-pub fn seed_table_per_row() -> f64 {
+pub(crate) fn seed_table_per_row() -> f64 {
     SEED_TABLE_MIB * 1_048_576.0 / SEED_ROWS
 }
-pub fn seed_index_per_row() -> f64 {
+pub(crate) fn seed_index_per_row() -> f64 {
     SEED_INDEX_MIB * 1_048_576.0 / SEED_ROWS
 }
 
@@ -31,7 +31,7 @@ fn server_major(report: &RunReport) -> Option<u32> {
 
 /// Bytes per row of the largest measured snapshot step beside the seed's, with where and why
 /// they differ.
-pub fn seed_comparison(report: &RunReport, b: &GrowthReport) -> Vec<String> {
+pub(crate) fn seed_comparison(report: &RunReport, b: &GrowthReport) -> Vec<String> {
     let Some(s) = b
         .steps
         .iter()

@@ -12,7 +12,7 @@ use super::growth::time;
 
 /// The core's verdict for ranges at the largest step both designs measured, for a timing.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub verdict: Verdict,
     pub ratio: f64,
     pub versions: u64,
@@ -36,7 +36,7 @@ pub(super) fn measured(b: &GrowthReport, timed: Timed) -> Option<Measured> {
 
 /// The projections of ranges and snapshot at the target, as their intervals tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Apart {
+pub(crate) enum Apart {
     /// Ranges' whole interval lies above snapshot's.
     RangesSlower,
     /// Ranges' whole interval lies below snapshot's.
@@ -45,7 +45,7 @@ pub enum Apart {
     Overlap,
 }
 
-pub fn apart(ranges: &Projected, snapshot: &Projected) -> Apart {
+pub(crate) fn apart(ranges: &Projected, snapshot: &Projected) -> Apart {
     if ranges.low > snapshot.high {
         Apart::RangesSlower
     } else if ranges.high < snapshot.low {
@@ -57,7 +57,7 @@ pub fn apart(ranges: &Projected, snapshot: &Projected) -> Apart {
 
 /// What one timing says about ranges at the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AtTarget {
+pub(crate) enum AtTarget {
     Faster,
     Slower,
     /// Shown equivalent: the core's `no significant difference`, the projections not apart.
@@ -69,7 +69,7 @@ pub enum AtTarget {
 /// The answer for one timing and whether it rests on a projection alone. The measured verdict
 /// comes from the core unchanged; a projection counts only where its interval separates the
 /// designs, and where it contradicts the measurement the answer is open.
-pub fn weigh(m: Option<&Measured>, p: Option<Apart>) -> (AtTarget, bool) {
+pub(crate) fn weigh(m: Option<&Measured>, p: Option<Apart>) -> (AtTarget, bool) {
     let v = m.map(|m| m.verdict);
     match (v, p) {
         (Some(Verdict::Faster), Some(Apart::RangesSlower))

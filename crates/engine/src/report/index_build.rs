@@ -67,7 +67,7 @@ fn vs_best(o: &OrderSummary, i: usize) -> String {
 }
 
 /// Swept settings as SHOW reported them: `shared_buffers=256MB max_wal_size=2GB`.
-pub fn shown(settings: &std::collections::BTreeMap<String, String>) -> String {
+pub(crate) fn shown(settings: &std::collections::BTreeMap<String, String>) -> String {
     settings
         .iter()
         .map(|(n, v)| format!("{n}={v}"))
@@ -77,7 +77,7 @@ pub fn shown(settings: &std::collections::BTreeMap<String, String>) -> String {
 
 /// The index-build tables in reading order: the summary, the datasets, the projections to a
 /// whole table, and every trial (each only when it has rows).
-pub fn grids(b: &IndexBuildReport) -> Vec<Grid> {
+pub(crate) fn grids(b: &IndexBuildReport) -> Vec<Grid> {
     let mut out = Vec::new();
     let summary = summary_grid(b);
     if !summary.rows.is_empty() {

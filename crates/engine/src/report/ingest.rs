@@ -15,12 +15,12 @@ use crate::experiment::RunReport;
 use crate::experiment::lab::findings::Decided;
 
 /// rows/s as people read them: "812", "16.1k".
-pub fn rate(v: f64) -> String {
+pub(crate) fn rate(v: f64) -> String {
     format_count(v.round())
 }
 
 /// Milliseconds with the precision their size needs.
-pub fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0} ms")
     } else if v >= 10.0 {
@@ -31,7 +31,7 @@ pub fn ms(v: f64) -> String {
 }
 
 /// The trials of one configuration.
-pub fn trials_of<'a>(b: &'a IngestReport, c: &ConfigStat) -> Vec<&'a IngestTrial> {
+pub(crate) fn trials_of<'a>(b: &'a IngestReport, c: &ConfigStat) -> Vec<&'a IngestTrial> {
     b.trials
         .iter()
         .filter(|t| t.config() == c.config())
@@ -39,7 +39,7 @@ pub fn trials_of<'a>(b: &'a IngestReport, c: &ConfigStat) -> Vec<&'a IngestTrial
 }
 
 /// Median of a per-trial value over a configuration's trials.
-pub fn median_of(trials: &[&IngestTrial], f: impl Fn(&IngestTrial) -> f64) -> Option<f64> {
+pub(crate) fn median_of(trials: &[&IngestTrial], f: impl Fn(&IngestTrial) -> f64) -> Option<f64> {
     let v: Vec<f64> = trials.iter().map(|t| f(t)).collect();
     median(&v)
 }
@@ -91,7 +91,7 @@ fn on_curve(b: &IngestReport, c: &ConfigStat) -> String {
 
 /// The ingest tables in reading order (configurations, batch curves, trials), each only when
 /// it has rows.
-pub fn grids(b: &IngestReport) -> Vec<Grid> {
+pub(crate) fn grids(b: &IngestReport) -> Vec<Grid> {
     [configs_grid(b), knees_grid(b), trials_grid(b)]
         .into_iter()
         .filter(|g| !g.rows.is_empty())

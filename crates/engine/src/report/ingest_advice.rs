@@ -330,7 +330,7 @@ pub(crate) fn headline_group(b: &IngestReport) -> Option<usize> {
     b.summary.groups.iter().position(|x| std::ptr::eq(x, g))
 }
 
-pub fn recommendations(report: &RunReport, b: &IngestReport) -> Vec<Recommendation> {
+pub(crate) fn recommendations(report: &RunReport, b: &IngestReport) -> Vec<Recommendation> {
     let mut out = Vec::new();
     let Some(best) = best_config(b) else {
         return out;

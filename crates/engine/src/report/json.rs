@@ -4,7 +4,7 @@
 use crate::experiment::RunReport;
 
 /// The stored report with its decision added as `decision` (null when it decided nothing).
-pub fn value(report: &RunReport) -> serde_json::Value {
+pub(crate) fn value(report: &RunReport) -> serde_json::Value {
     let mut v = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
     if let serde_json::Value::Object(m) = &mut v {
         m.insert(
@@ -16,7 +16,7 @@ pub fn value(report: &RunReport) -> serde_json::Value {
     v
 }
 
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     match serde_json::to_string_pretty(&value(report)) {
         Ok(s) => s + "\n",
         // A report is plain data; this cannot fail, but never panic over it.
@@ -25,7 +25,7 @@ pub fn render(report: &RunReport) -> String {
 }
 
 /// Several reports as one JSON array (what `history export --format json` writes).
-pub fn render_many(reports: &[&RunReport]) -> String {
+pub(crate) fn render_many(reports: &[&RunReport]) -> String {
     let all: Vec<serde_json::Value> = reports.iter().map(|r| value(r)).collect();
     match serde_json::to_string_pretty(&all) {
         Ok(s) => s + "\n",

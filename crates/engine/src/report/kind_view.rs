@@ -9,7 +9,7 @@ use crate::experiment::lab::findings::Decided;
 use crate::experiment::{ReportBody, RunReport};
 
 /// A kind's part of a report.
-pub trait KindView {
+pub(crate) trait KindView {
     /// Its tables, plans, findings, confounders and recommendations, into `c`.
     fn add_body(&self, c: &mut Content, report: &RunReport);
     /// Its charts: the main one first (suffix ""), then its others.
@@ -20,7 +20,7 @@ pub trait KindView {
 }
 
 /// The report part of `body`'s kind.
-pub fn view(body: &ReportBody) -> &dyn KindView {
+pub(crate) fn view(body: &ReportBody) -> &dyn KindView {
     match body {
         ReportBody::IndexBuild(b) => b.as_ref(),
         ReportBody::Ingest(b) => b.as_ref(),

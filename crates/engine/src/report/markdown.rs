@@ -9,7 +9,7 @@ fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-pub fn grid(g: &Grid) -> String {
+pub(crate) fn grid(g: &Grid) -> String {
     let mut out = format!(
         "| {} |\n",
         g.headers
@@ -48,7 +48,7 @@ fn list(items: &[String]) -> String {
 
 /// A chart written beside the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChartLink {
+pub(crate) struct ChartLink {
     pub title: String,
     /// File name, relative to the document.
     pub file: String,
@@ -56,7 +56,7 @@ pub struct ChartLink {
 
 /// The document. `chart` is the chart's file name (relative to the document), when one was
 /// written beside it.
-pub fn document(report: &RunReport, chart: Option<&str>) -> String {
+pub(crate) fn document(report: &RunReport, chart: Option<&str>) -> String {
     let c = content(report);
     let links: Vec<ChartLink> = chart
         .map(|f| ChartLink {
@@ -69,11 +69,11 @@ pub fn document(report: &RunReport, chart: Option<&str>) -> String {
 }
 
 /// The document with every chart written beside it, the main one first.
-pub fn document_with_charts(report: &RunReport, charts: &[ChartLink]) -> String {
+pub(crate) fn document_with_charts(report: &RunReport, charts: &[ChartLink]) -> String {
     render_content(&content(report), charts)
 }
 
-pub fn render_content(c: &Content, charts: &[ChartLink]) -> String {
+pub(crate) fn render_content(c: &Content, charts: &[ChartLink]) -> String {
     let get = |k: &str| {
         c.run
             .iter()

@@ -6,57 +6,57 @@ pub mod chart;
 pub mod chart_commit;
 pub mod chart_growth;
 pub mod chart_ingest;
-pub mod chart_load;
-pub mod chart_load_growth;
+pub(crate) mod chart_load;
+pub(crate) mod chart_load_growth;
 #[cfg(test)]
 mod chart_load_growth_tests;
-pub mod chart_over_time;
-pub mod chart_plot;
+pub(crate) mod chart_over_time;
+pub(crate) mod chart_plot;
 #[cfg(test)]
 mod chart_query_tests;
 #[cfg(test)]
 mod chart_standby_tests;
-pub mod charts;
+pub(crate) mod charts;
 #[cfg(test)]
 mod claims_parse;
 #[cfg(test)]
 mod claims_tests;
 pub mod comparison;
 pub mod content;
-pub mod csv;
-pub mod decision;
+pub(crate) mod csv;
+pub(crate) mod decision;
 #[cfg(test)]
 mod decision_tests;
 /// A worked report for tests; not in the product.
 #[cfg(any(test, feature = "fixtures"))]
 pub mod example;
 pub mod files;
-pub mod generic;
+pub(crate) mod generic;
 pub mod grid;
-pub mod growth;
-pub mod growth_advice;
-pub mod growth_citus;
-pub mod growth_commits;
-pub mod growth_seed;
-pub mod growth_timing;
+pub(crate) mod growth;
+pub(crate) mod growth_advice;
+pub(crate) mod growth_citus;
+pub(crate) mod growth_commits;
+pub(crate) mod growth_seed;
+pub(crate) mod growth_timing;
 pub mod history_table;
 mod index_build;
-pub mod ingest;
-pub mod ingest_advice;
-pub mod json;
-pub mod kind_view;
+pub(crate) mod ingest;
+pub(crate) mod ingest_advice;
+pub(crate) mod json;
+pub(crate) mod kind_view;
 pub mod markdown;
-pub mod query;
-pub mod query_advice;
-pub mod query_plans;
-pub mod query_standby;
+pub(crate) mod query;
+pub(crate) mod query_advice;
+pub(crate) mod query_plans;
+pub(crate) mod query_standby;
 pub mod recommend;
-pub mod recommend_facts;
-pub mod recommend_sample;
-pub mod set_lines;
+pub(crate) mod recommend_facts;
+pub(crate) mod recommend_sample;
+pub(crate) mod set_lines;
 pub mod table;
 pub mod ticks;
-pub mod tune;
+pub(crate) mod tune;
 pub mod tune_files;
 
 use std::path::{Path, PathBuf};

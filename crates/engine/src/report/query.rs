@@ -22,7 +22,7 @@ use crate::measure::units::format_bytes;
 use crate::measure::verdict::Better;
 
 /// A letter per distinct plan of statement `s`, in combination order: `A`, `B`, …
-pub fn plan_letters(b: &QueryReport, s: usize) -> BTreeMap<String, char> {
+pub(crate) fn plan_letters(b: &QueryReport, s: usize) -> BTreeMap<String, char> {
     let mut out = BTreeMap::new();
     let mut plans: Vec<_> = b.plans.iter().filter(|p| p.statement == s).collect();
     plans.sort_by_key(|p| p.combo);
@@ -259,7 +259,7 @@ fn trials_grid(b: &QueryReport) -> Grid {
 }
 
 /// The report's tables.
-pub fn grids(b: &QueryReport) -> Vec<Grid> {
+pub(crate) fn grids(b: &QueryReport) -> Vec<Grid> {
     let mut out = Vec::new();
     if !b.summary.units.is_empty() {
         out.push(summary_grid(b));
@@ -420,7 +420,7 @@ fn draw_unit(
 
 /// The report's charts: the combinations side by side, then (throughput runs) statement
 /// latency by synchronous_commit level and transactions/s over time.
-pub fn charts(b: &QueryReport) -> Vec<Chart> {
+pub(crate) fn charts(b: &QueryReport) -> Vec<Chart> {
     let mut out = main_chart(b);
     out.extend(super::chart_load::of_query(b).charts());
     out

@@ -206,7 +206,7 @@ fn for_unit(report: &RunReport, b: &QueryReport, u: &UnitSummary) -> Recommendat
     }
 }
 
-pub fn recommendations(report: &RunReport, b: &QueryReport) -> Vec<Recommendation> {
+pub(crate) fn recommendations(report: &RunReport, b: &QueryReport) -> Vec<Recommendation> {
     let mut out: Vec<Recommendation> = b
         .summary
         .units

@@ -6,7 +6,10 @@ use crate::experiment::query::summary::changed_keys;
 use crate::experiment::query::{ComboPlan, QueryReport};
 
 /// A plan's lines: indent, the change mark, the node, what it measured.
-pub fn plan_lines(p: &ComboPlan, changed: &std::collections::BTreeSet<String>) -> Vec<String> {
+pub(crate) fn plan_lines(
+    p: &ComboPlan,
+    changed: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
     p.facts
         .lines
         .iter()
@@ -24,7 +27,7 @@ pub fn plan_lines(p: &ComboPlan, changed: &std::collections::BTreeSet<String>) -
 }
 
 /// Two columns of text side by side, the left padded to its widest line.
-pub fn side_by_side(left: &[String], right: &[String], titles: (&str, &str)) -> String {
+pub(crate) fn side_by_side(left: &[String], right: &[String], titles: (&str, &str)) -> String {
     let width = left
         .iter()
         .map(|l| l.chars().count())
@@ -48,7 +51,7 @@ pub fn side_by_side(left: &[String], right: &[String], titles: (&str, &str)) -> 
 }
 
 /// Per statement with a plan: (title, text) of the best and the current combination's plans.
-pub fn blocks(b: &QueryReport) -> Vec<(String, String)> {
+pub(crate) fn blocks(b: &QueryReport) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (s, name) in b.plan_names().iter().enumerate() {
         let changed = changed_keys(b, s);

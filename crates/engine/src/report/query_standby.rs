@@ -71,7 +71,7 @@ fn row(b: &QueryReport, t: &StandbyReadTrial, clients: bool) -> Vec<String> {
 }
 
 /// The trials on the standby (None for a run on the target).
-pub fn grid(b: &QueryReport) -> Option<Grid> {
+pub(crate) fn grid(b: &QueryReport) -> Option<Grid> {
     if b.standby_reads.is_empty() {
         return None;
     }

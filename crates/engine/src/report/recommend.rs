@@ -240,7 +240,7 @@ pub(crate) fn order_sql(report: &RunReport, b: &IndexBuildReport, o: &OrderSumma
 }
 
 /// For a run that did not finish: the sentence that goes before its caveat (empty otherwise).
-pub fn partial_run(report: &RunReport) -> String {
+pub(crate) fn partial_run(report: &RunReport) -> String {
     if report.outcome == Outcome::Finished {
         return String::new();
     }
@@ -250,7 +250,7 @@ pub fn partial_run(report: &RunReport) -> String {
     )
 }
 
-pub fn index_build_recommendations(
+pub(crate) fn index_build_recommendations(
     report: &RunReport,
     b: &IndexBuildReport,
 ) -> Vec<Recommendation> {

@@ -195,7 +195,7 @@ fn why(w: &Facts, best: &Facts) -> Why {
 /// The sentences after an order's finding: the recorded sorts, then, for the settings shown
 /// slower than the best, what recorded fact explains it or that none does. Empty when nothing
 /// was shown slower.
-pub fn explain(b: &IndexBuildReport, o: &OrderSummary) -> String {
+pub(crate) fn explain(b: &IndexBuildReport, o: &OrderSummary) -> String {
     let f = &o.finding;
     let Some(best) = f.best.as_deref().and_then(|l| facts(b, o, l)) else {
         return String::new();

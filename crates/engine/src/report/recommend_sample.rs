@@ -15,7 +15,7 @@ use super::recommend::Recommendation;
 
 /// One order's recommendation as [`super::recommend`] made it: the order's name, the setting
 /// it applies and its SQL.
-pub type Applied = (String, Option<SettingRef>, Vec<String>);
+pub(crate) type Applied = (String, Option<SettingRef>, Vec<String>);
 
 /// "1.6 s [1.1 s, 2.1 s]".
 fn projected(l: &ProjectionLine) -> String {
@@ -30,7 +30,7 @@ fn projected(l: &ProjectionLine) -> String {
 
 /// For a sampled run: strip the samples' SQL from `out` and return the table's answer (None:
 /// not a sampled run).
-pub fn for_the_table(
+pub(crate) fn for_the_table(
     b: &IndexBuildReport,
     out: &mut [Recommendation],
     applied: &[Applied],

@@ -8,7 +8,7 @@ use crate::sql::settings::{alter_system_line, set_line};
 
 /// One swept setting's value in a recommendation and how it is applied.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SweptValue {
+pub(crate) struct SweptValue {
     pub name: String,
     pub value: String,
     pub how: Apply,
@@ -17,7 +17,7 @@ pub struct SweptValue {
 /// The statements for `settings`: the session `SET`s first, then the `ALTER SYSTEM SET`s,
 /// then one reload when a `sighup` setting is among them, and the restart a `postmaster`
 /// setting needs.
-pub fn lines(settings: &[SweptValue]) -> Vec<String> {
+pub(crate) fn lines(settings: &[SweptValue]) -> Vec<String> {
     let mut out = Vec::new();
     for s in settings.iter().filter(|s| s.how == Apply::Session) {
         out.push(set_line(&s.name, &s.value));

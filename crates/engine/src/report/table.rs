@@ -67,7 +67,7 @@ fn bullets(title: &str, items: &[String], out: &mut String) {
     }
 }
 
-pub fn render_content(c: &Content) -> String {
+pub(crate) fn render_content(c: &Content) -> String {
     let mut out = format!("{}\n", c.title);
     let mut facts = c.run.clone();
     if let Some(e) = &c.error {
@@ -126,7 +126,7 @@ pub fn render_content(c: &Content) -> String {
     out
 }
 
-pub fn render(report: &RunReport) -> String {
+pub(crate) fn render(report: &RunReport) -> String {
     render_content(&content(report))
 }
 

@@ -243,7 +243,7 @@ fn trimmed(v: f64) -> String {
 
 /// A linear tick's label in `unit`, in the scale an axis reaching `top` uses (see
 /// [`linear`]): for drawing libraries that choose the tick values themselves.
-pub fn label(v: f64, unit: &str, top: f64) -> String {
+pub(crate) fn label(v: f64, unit: &str, top: f64) -> String {
     let (div, suffix) = display(unit, top);
     if v == 0.0 {
         return "0".into();

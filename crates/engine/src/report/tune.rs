@@ -12,8 +12,7 @@ use crate::tune::objective::Objective;
 use crate::tune::output::{self, comparison_text};
 
 /// The files [`write`] produced.
-pub struct Written {
-    pub markdown: PathBuf,
+pub(crate) struct Written {
     pub svg: Option<PathBuf>,
 }
 
@@ -24,7 +23,7 @@ fn fmt_seconds(v: f64) -> String {
 /// The search path: one series per raced setting (the values tried, medians with their
 /// intervals, x = the configuration's place in the search), dropped values as grey crosses,
 /// the confirmation's two configurations last.
-pub fn plot(st: &TuneState) -> Plot {
+pub(crate) fn plot(st: &TuneState) -> Plot {
     let obj = Objective::of(&st.spec);
     let mut series: Vec<Series> = Vec::new();
     let grey = plotters::style::RGBColor(170, 170, 170);
@@ -96,7 +95,7 @@ pub fn plot(st: &TuneState) -> Plot {
 
 /// What the search cost against a full grid over the same values: every combination of the
 /// candidates, each with the trials a race needs before its first verdict.
-pub fn search_cost(st: &TuneState) -> String {
+pub(crate) fn search_cost(st: &TuneState) -> String {
     let raced: usize = st.decisions.iter().map(|d| d.trials).sum();
     let confirm = st
         .confirmation()
@@ -114,7 +113,7 @@ pub fn search_cost(st: &TuneState) -> String {
 }
 
 /// The report's text; `svg` names the chart file beside it.
-pub fn markdown(st: &TuneState, svg: Option<&str>) -> String {
+pub(crate) fn markdown(st: &TuneState, svg: Option<&str>) -> String {
     let obj = Objective::of(&st.spec);
     let mut s = String::new();
     let on = &st.measured_on;
@@ -249,7 +248,7 @@ fn push_confirmation(s: &mut String, st: &TuneState) {
 
 /// Write the script to `out`, the report to `md` and its chart beside it, each atomically;
 /// the sentence saying what was written.
-pub fn write_all(st: &TuneState, out: &Path, md: &Path) -> Result<String, String> {
+pub(crate) fn write_all(st: &TuneState, out: &Path, md: &Path) -> Result<String, String> {
     let text = output::script(st, &st.measured_on);
     crate::paths::write_atomic(out, text.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
@@ -276,7 +275,7 @@ pub fn write_all(st: &TuneState, out: &Path, md: &Path) -> Result<String, String
 }
 
 /// Write the report to `md` and the chart beside it (`.svg`), each atomically.
-pub fn write(st: &TuneState, md: &Path) -> std::io::Result<Written> {
+pub(crate) fn write(st: &TuneState, md: &Path) -> std::io::Result<Written> {
     let svg = draw(&plot(st)).ok().flatten();
     let svg_path = svg.as_ref().map(|_| md.with_extension("svg"));
     if let (Some(text), Some(p)) = (&svg, &svg_path) {
@@ -287,8 +286,5 @@ pub fn write(st: &TuneState, md: &Path) -> std::io::Result<Written> {
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned());
     crate::paths::write_atomic(md, markdown(st, name.as_deref()).as_bytes())?;
-    Ok(Written {
-        markdown: md.to_path_buf(),
-        svg: svg_path,
-    })
+    Ok(Written { svg: svg_path })
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 /// The budget and the clock.
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     pub total: Duration,
     /// Spent by earlier sessions of a resumed tune.
     pub spent_before: Duration,
@@ -16,13 +16,14 @@ pub struct Budget {
 }
 
 impl Budget {
-    pub fn new(total: Duration, spent_before: Duration) -> Budget {
+    #[cfg(test)]
+    pub(crate) fn new(total: Duration, spent_before: Duration) -> Budget {
         Budget::since(Instant::now(), total, spent_before)
     }
 
     /// A budget whose clock started at `started` (the command's start: reading the server
     /// and probing the disk count too).
-    pub fn since(started: Instant, total: Duration, spent_before: Duration) -> Budget {
+    pub(crate) fn since(started: Instant, total: Duration, spent_before: Duration) -> Budget {
         Budget {
             total,
             spent_before,
@@ -30,25 +31,26 @@ impl Budget {
         }
     }
 
-    pub fn spent(&self) -> Duration {
+    pub(crate) fn spent(&self) -> Duration {
         self.spent_before + self.started.elapsed()
     }
 
-    pub fn remaining(&self) -> Duration {
+    pub(crate) fn remaining(&self) -> Duration {
         self.total.saturating_sub(self.spent())
     }
 
     /// When the budget runs out.
-    pub fn deadline(&self) -> Instant {
+    pub(crate) fn deadline(&self) -> Instant {
         self.started + self.total.saturating_sub(self.spent_before)
     }
 
-    pub fn is_out(&self) -> bool {
+    pub(crate) fn is_out(&self) -> bool {
         self.remaining().is_zero()
     }
 
+    #[cfg(test)]
     /// The share of the budget spent, 0..=1 (for a bar).
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         if self.total.is_zero() {
             return 1.0;
         }
@@ -84,7 +86,7 @@ pub struct PaceRun {
 const RECENT: usize = 5;
 
 impl Pace {
-    pub fn record(&mut self, wall_s: f64, passes: usize, work_s: f64) {
+    pub(crate) fn record(&mut self, wall_s: f64, passes: usize, work_s: f64) {
         if passes > 0 {
             self.runs.push(PaceRun {
                 wall_s,
@@ -96,7 +98,7 @@ impl Pace {
 
     /// Seconds of timed work per pass: the largest of the recent runs (a cautious guess, since
     /// the values still raced include the slow ones).
-    pub fn per_pass(&self) -> Option<f64> {
+    pub(crate) fn per_pass(&self) -> Option<f64> {
         self.recent()
             .map(|r| r.work_s / r.passes as f64)
             .max_by(f64::total_cmp)
@@ -104,7 +106,7 @@ impl Pace {
 
     /// Seconds per configuration besides the work (settings, restarts, warm-up): the median of
     /// the recent runs, the first run's (which prepared the data) left out once another exists.
-    pub fn overhead(&self) -> Option<f64> {
+    pub(crate) fn overhead(&self) -> Option<f64> {
         let mut v: Vec<f64> = self
             .recent()
             .map(|r| (r.wall_s - r.work_s).max(0.0) / r.passes as f64)
@@ -118,7 +120,7 @@ impl Pace {
 
     /// The first run's one-off preparation (its overhead beyond what later runs needed), once a
     /// later run shows what a run costs without it.
-    pub fn setup_s(&self) -> Option<f64> {
+    pub(crate) fn setup_s(&self) -> Option<f64> {
         let first = self.runs.first()?;
         let usual = self.overhead()?;
         (self.runs.len() > 1)
@@ -132,13 +134,13 @@ impl Pace {
     }
 
     /// The expected wall time of a run of `passes` passes (None before the first run).
-    pub fn estimate(&self, passes: usize) -> Option<Duration> {
+    pub(crate) fn estimate(&self, passes: usize) -> Option<Duration> {
         let (work, rest) = (self.per_pass()?, self.overhead()?);
         Some(Duration::from_secs_f64((work + rest) * passes as f64))
     }
 
     /// The pace in words, for the report.
-    pub fn describe(&self, fmt: impl Fn(f64) -> String) -> String {
+    pub(crate) fn describe(&self, fmt: impl Fn(f64) -> String) -> String {
         let (Some(work), Some(rest)) = (self.per_pass(), self.overhead()) else {
             return "unknown (no run finished)".into();
         };

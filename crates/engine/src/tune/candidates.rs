@@ -49,7 +49,7 @@ pub struct GivenHardware {
 impl GivenHardware {
     /// What a server on another machine needs before pgtune's prior means anything: None
     /// when everything is known, else the sentence asking for it.
-    pub fn missing_for_remote(&self) -> Option<String> {
+    pub(crate) fn missing_for_remote(&self) -> Option<String> {
         if self.local || (self.ram.is_some() && self.cores.is_some()) {
             return None;
         }
@@ -62,7 +62,7 @@ impl GivenHardware {
 pub const DURABILITY: [&str; 3] = ["synchronous_commit", "full_page_writes", "fsync"];
 
 /// A setting's own effect on a crash, for the ones that trade durability for speed.
-pub fn durability_loss(name: &str) -> Option<&'static str> {
+pub(crate) fn durability_loss(name: &str) -> Option<&'static str> {
     match name {
         "synchronous_commit" => Some(
             "with synchronous_commit off a crash of the server loses the transactions of the last ~0.6 s (3 × wal_writer_delay) that clients were told had committed; the database stays consistent",
@@ -80,7 +80,7 @@ pub fn durability_loss(name: &str) -> Option<&'static str> {
 /// The settings worth searching for a workload of `kind` (`auto`), in search order: the
 /// ones likely to matter most first. The experiment's own knobs (index-build's
 /// `maintenance_work_mem`, ingest's `synchronous_commit`) are its parameters, not settings.
-pub fn auto_settings(kind: ExperimentKind, durability: bool) -> Vec<&'static str> {
+pub(crate) fn auto_settings(kind: ExperimentKind, durability: bool) -> Vec<&'static str> {
     let info = kind.info();
     let mut v = info.tune_settings.to_vec();
     if durability && info.commits {
@@ -98,7 +98,7 @@ pub fn auto_settings(kind: ExperimentKind, durability: bool) -> Vec<&'static str
 
 /// Which direction of a setting costs less (memory, disk, recovery time), when one does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Cheaper {
+pub(crate) enum Cheaper {
     /// Less is cheaper (memory, WAL kept on disk, workers).
     Lower,
     /// Shorter recovery needs the lower value too; kept apart for the sentence.
@@ -106,7 +106,7 @@ pub enum Cheaper {
 }
 
 /// The cost direction of `name` (None: no value is cheaper than another).
-pub fn cheaper(name: &str) -> Option<Cheaper> {
+pub(crate) fn cheaper(name: &str) -> Option<Cheaper> {
     match name {
         "shared_buffers"
         | "work_mem"
@@ -172,7 +172,7 @@ fn size(bytes: u64) -> String {
 /// two in MB below (`30854kB` → `32MB`, `7713kB` → `8MB`), in kB below 1MB. Candidates and
 /// results are written this way; pgtune's own set keeps its exact values, since it is
 /// measured as the formula gives it.
-pub fn dba_size(bytes: u64) -> String {
+pub(crate) fn dba_size(bytes: u64) -> String {
     let nearest_pow2 = |x: f64| 2f64.powf(x.log2().round()).max(1.0) as u64;
     if bytes >= GB {
         format!("{}GB", (bytes as f64 / GB as f64).round() as u64)
@@ -189,14 +189,19 @@ pub fn dba_size(bytes: u64) -> String {
 }
 
 /// Bytes of a size literal (`128MB`, `8kB`), None when it is not one.
-pub fn bytes_of(v: &str) -> Option<u64> {
+pub(crate) fn bytes_of(v: &str) -> Option<u64> {
     crate::measure::units::parse_size(v).ok().map(|s| s.bytes)
 }
 
 /// The candidate values of `name`: the current value first, pgtune's (when it has one),
 /// and a few around them; duplicates (by meaning, `1024kB` = `1MB`) removed. `ram` caps
 /// memory values (shared_buffers at half of it).
-pub fn candidates(name: &str, current: &str, pg: Option<&str>, hw: &Hardware) -> Vec<String> {
+pub(crate) fn candidates(
+    name: &str,
+    current: &str,
+    pg: Option<&str>,
+    hw: &Hardware,
+) -> Vec<String> {
     let mut v: Vec<String> = vec![current.to_string()];
     let mut push = |x: String| v.push(x);
     match name {
@@ -253,7 +258,7 @@ pub fn candidates(name: &str, current: &str, pg: Option<&str>, hw: &Hardware) ->
 }
 
 /// Whether two values of a setting mean the same (`1024kB` = `1MB`, `On` = `on`).
-pub fn same_value(a: &str, b: &str) -> bool {
+pub(crate) fn same_value(a: &str, b: &str) -> bool {
     match (bytes_of(a), bytes_of(b)) {
         (Some(x), Some(y)) => x == y,
         _ => a.eq_ignore_ascii_case(b),
@@ -261,7 +266,7 @@ pub fn same_value(a: &str, b: &str) -> bool {
 }
 
 /// Whether candidate `v` is pgtune's value `pg`, as given or as a DBA writes it.
-pub fn is_pgtunes(pg: &str, v: &str) -> bool {
+pub(crate) fn is_pgtunes(pg: &str, v: &str) -> bool {
     same_value(pg, v) || bytes_of(pg).is_some_and(|b| dba_size(b) == v)
 }
 
@@ -277,7 +282,7 @@ fn dedup_by_meaning(v: Vec<String>) -> Vec<String> {
 }
 
 /// True when `a` is cheaper than `b` for `name` (same-kind values only).
-pub fn is_cheaper(name: &str, a: &str, b: &str) -> bool {
+pub(crate) fn is_cheaper(name: &str, a: &str, b: &str) -> bool {
     if cheaper(name).is_none() {
         return false;
     }
@@ -286,7 +291,7 @@ pub fn is_cheaper(name: &str, a: &str, b: &str) -> bool {
 
 /// A value as a number to order by: bytes for a size, seconds for a duration, else the
 /// number itself (None for `on`, `pglz`, …).
-pub fn number_of(v: &str) -> Option<f64> {
+pub(crate) fn number_of(v: &str) -> Option<f64> {
     bytes_of(v).map(|b| b as f64).or_else(|| {
         crate::measure::units::parse_duration(v)
             .ok()

@@ -22,9 +22,9 @@ use crate::measure::spending;
 use crate::measure::verdict::{Better, Comparison, compare_paired};
 
 /// Rounds the confirmation wants: 5 against 5 reaches 95% with room to spare.
-pub const ROUNDS: usize = 5;
+pub(crate) const ROUNDS: usize = 5;
 /// Fewer than this and no verdict is possible at 95% (4 against 4 reaches 97%).
-pub const MIN_ROUNDS: usize = 4;
+pub(crate) const MIN_ROUNDS: usize = 4;
 
 /// The confirmation's trials and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,19 +69,19 @@ pub struct Confirm {
 
 /// A configuration the confirmation measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     Start,
     Tuned,
     Formula,
 }
 
 /// Which side runs first in round `r`: the tuned set in even rounds (two sides).
-pub fn tuned_first(round: usize) -> bool {
+pub(crate) fn tuned_first(round: usize) -> bool {
     round.is_multiple_of(2)
 }
 
 impl Confirm {
-    pub fn new(tuned: Vec<(String, String)>, formula: Vec<(String, String)>) -> Confirm {
+    pub(crate) fn new(tuned: Vec<(String, String)>, formula: Vec<(String, String)>) -> Confirm {
         Confirm {
             tuned,
             start_trials: Vec::new(),
@@ -102,14 +102,14 @@ impl Confirm {
 
     /// Plan the looks once, before the first round, for `rounds` rounds the budget affords:
     /// the first after [`ROUNDS`], then one a round ([`spending::looks`]).
-    pub fn plan(&mut self, rounds: usize) {
+    pub(crate) fn plan(&mut self, rounds: usize) {
         if self.rounds == 0 && self.planned_looks == 0 {
             self.planned_looks = spending::looks(ROUNDS, rounds.max(ROUNDS));
         }
     }
 
     /// The last round the plan allows (pgtune's set, joining late, gets [`ROUNDS`] more).
-    pub fn last_round(&self) -> usize {
+    pub(crate) fn last_round(&self) -> usize {
         match self.formula_from {
             Some(k) => k + ROUNDS,
             None => ROUNDS + self.planned_looks.max(1) - 1,
@@ -119,14 +119,14 @@ impl Confirm {
     /// The confidence each comparison is held to: the error split over the comparisons made
     /// (every pair of sides: the tuned set's and the formula's against the start, and the
     /// formula's against the tuned set) and the planned looks.
-    pub fn level(&self, confidence: f64) -> f64 {
+    pub(crate) fn level(&self, confidence: f64) -> f64 {
         let comparisons = spending::pairs(self.sides().len());
         spending::pair_level(confidence, comparisons, self.planned_looks.max(1))
     }
 
     /// True when a look is due after the rounds so far (from [`ROUNDS`] on; once pgtune's
     /// set joined late, only at the last round).
-    pub fn look_due(&self) -> bool {
+    pub(crate) fn look_due(&self) -> bool {
         match self.formula_from {
             Some(_) => self.rounds >= self.last_round(),
             None => self.rounds >= ROUNDS,
@@ -134,7 +134,7 @@ impl Confirm {
     }
 
     /// True when every comparison made is decided (shown better, worse or equivalent).
-    pub fn decided(&self) -> bool {
+    pub(crate) fn decided(&self) -> bool {
         let tuned =
             self.tuned.is_empty() || self.comparison.as_ref().is_some_and(|c| c.conclusive());
         let formula = self.formula.is_empty()
@@ -153,7 +153,7 @@ impl Confirm {
 
     /// The configurations measured: the start, the tuned set when it changes anything, the
     /// formula's set when there is one.
-    pub fn sides(&self) -> Vec<Side> {
+    pub(crate) fn sides(&self) -> Vec<Side> {
         let mut v = vec![Side::Start];
         if !self.tuned.is_empty() {
             v.push(Side::Tuned);
@@ -166,7 +166,7 @@ impl Confirm {
 
     /// The order of the sides in the next round: rotated round by round, so no side always
     /// runs first (with two sides the tuned set first in even rounds, as before).
-    pub fn order(&self) -> Vec<Side> {
+    pub(crate) fn order(&self) -> Vec<Side> {
         let mut v = self.sides();
         if v.len() == 2 {
             if tuned_first(self.rounds) {
@@ -180,7 +180,7 @@ impl Confirm {
     }
 
     /// The settings a side runs with.
-    pub fn settings(&self, side: Side) -> &[(String, String)] {
+    pub(crate) fn settings(&self, side: Side) -> &[(String, String)] {
         match side {
             Side::Start => &[],
             Side::Tuned => &self.tuned,
@@ -189,7 +189,7 @@ impl Confirm {
     }
 
     /// A finished round: one measure per side, in [`Confirm::sides`] order.
-    pub fn add_measures(&mut self, measures: &[(Side, f64)]) {
+    pub(crate) fn add_measures(&mut self, measures: &[(Side, f64)]) {
         for (side, m) in measures {
             match side {
                 Side::Start => self.start_trials.push(*m),
@@ -200,14 +200,15 @@ impl Confirm {
         self.rounds += 1;
     }
 
-    pub fn add_round(&mut self, start: f64, tuned: f64) {
+    #[cfg(test)]
+    pub(crate) fn add_round(&mut self, start: f64, tuned: f64) {
         self.add_measures(&[(Side::Start, start), (Side::Tuned, tuned)]);
     }
 
     /// The tuned set and the formula's set, each against the start: comparisons planned
     /// before any trial ran, each held at [`Confirm::level`] (the confidence split between
     /// them, and over the planned looks).
-    pub fn judge(&mut self, better: Better, rules: &Rules) {
+    pub(crate) fn judge(&mut self, better: Better, rules: &Rules) {
         let r = Rules {
             confidence: self.level(rules.confidence),
             ..*rules

@@ -16,7 +16,7 @@ use super::confirm::{Confirm, MIN_ROUNDS, ROUNDS};
 
 impl Confirm {
     /// Whether pgtune's set is waiting for the tuned set's verdict.
-    pub fn formula_waits(&self) -> bool {
+    pub(crate) fn formula_waits(&self) -> bool {
         self.formula_later && self.formula_from.is_none()
     }
 
@@ -24,7 +24,7 @@ impl Confirm {
     /// pgtune set that restarts the server, and the budget holds fewer than [`ROUNDS`] rounds
     /// of three sides (`three_sided` rounds, their restarts and warm-ups counted) but at least
     /// [`MIN_ROUNDS`] of the two.
-    pub fn stage(&mut self, restarts: bool, three_sided: usize, two_sided: usize) {
+    pub(crate) fn stage(&mut self, restarts: bool, three_sided: usize, two_sided: usize) {
         if self.rounds == 0
             && restarts
             && !self.tuned.is_empty()
@@ -39,7 +39,7 @@ impl Confirm {
     /// After a round: pgtune's set joins once the tuned set's verdict is decided (at a look)
     /// or its planned rounds are run; the tuned verdict is kept when decided. True when it
     /// joined now.
-    pub fn join_formula(&mut self) -> bool {
+    pub(crate) fn join_formula(&mut self) -> bool {
         if !self.formula_waits() {
             return false;
         }
@@ -54,7 +54,7 @@ impl Confirm {
 
     /// What the confirmation did with pgtune's set when it waited, in words (None when it
     /// was measured every round).
-    pub fn formula_stage_text(&self) -> Option<String> {
+    pub(crate) fn formula_stage_text(&self) -> Option<String> {
         if !self.formula_later {
             return None;
         }

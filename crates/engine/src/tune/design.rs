@@ -11,7 +11,7 @@ use super::screen::SCREEN_ROUNDS;
 
 /// The design a budget holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Design {
+pub(crate) enum Design {
     /// Screen every setting, race those that move.
     ScreenThenRace,
     /// Race the shortlist in the plans' order, no screening.
@@ -24,7 +24,7 @@ pub enum Design {
 
 /// What the design is chosen from, in configurations (one pass of the workload each).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sizing {
+pub(crate) struct Sizing {
     /// Configurations the budget left holds at the pace measured.
     pub holds: usize,
     /// The confirmation's: its sides × its fewest rounds.
@@ -47,7 +47,7 @@ impl Sizing {
     }
 
     /// The design that fits, and the configurations it plans.
-    pub fn choose(&self) -> (Design, usize) {
+    pub(crate) fn choose(&self) -> (Design, usize) {
         let races: usize = self.values.iter().map(|v| Sizing::race(*v)).sum();
         let first = self.values.first().map_or(0, |v| Sizing::race(*v));
         let left = self.holds.saturating_sub(self.confirm);
@@ -70,13 +70,13 @@ impl Sizing {
 
     /// The configurations a useful tune needs: the confirmation and the first race (or, with
     /// a plan-guided set, the confirmation alone).
-    pub fn useful(&self) -> usize {
+    pub(crate) fn useful(&self) -> usize {
         let first = self.values.first().map_or(2, |v| Sizing::race(*v));
         self.confirm + if self.plan_set { 0 } else { first }
     }
 
     /// The sentence said before the next pass.
-    pub fn sentence(&self, per_config_s: f64, spent_s: f64) -> String {
+    pub(crate) fn sentence(&self, per_config_s: f64, spent_s: f64) -> String {
         let fmt = crate::measure::units::format_seconds;
         let (design, planned) = self.choose();
         let head = format!(

@@ -90,7 +90,7 @@ impl Tuner {
     /// Run the tune from `st`, phase after phase ([`TunePhase`]), until it is done, cancelled
     /// or failed; the budget's end leads to the confirmation (or the end) like a finished
     /// search. Each phase's run returns None once it has moved the state to the next phase.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         st: &mut TuneState,
         budget: &Budget,

@@ -15,7 +15,7 @@ use crate::measure::rules::Rules;
 
 /// The rules each race of a tune of `races` races is judged by: the confidence's error split
 /// evenly over them.
-pub fn race_rules(rules: &Rules, races: usize) -> Rules {
+pub(crate) fn race_rules(rules: &Rules, races: usize) -> Rules {
     Rules {
         confidence: 1.0 - (1.0 - rules.confidence) / races.max(1) as f64,
         ..*rules

@@ -12,7 +12,7 @@ use crate::measure::verdict::Verdict;
 /// The formula's verdict, or why there is none (None: the formula was not measured). The
 /// verdict carries any harm shown: a statement shown slower under pgtune's set is named in
 /// the verdict itself, so "too few trials" overall never reads as "no harm seen".
-pub fn sentence(st: &TuneState) -> Option<String> {
+pub(crate) fn sentence(st: &TuneState) -> Option<String> {
     let c = st.confirmation()?;
     if c.formula.is_empty() {
         return None;
@@ -134,7 +134,7 @@ fn race_evidence(st: &TuneState, c: &Confirm) -> Vec<String> {
 /// holds (a gain within a race's noise, several settings that only gain together); a set
 /// measured better on this workload is evidence, and a tune must not leave a DBA with a set
 /// the formula beats. Refused like any set when `--max-memory` refuses its worst case.
-pub fn preferred(st: &TuneState) -> Option<(Vec<(String, String)>, String)> {
+pub(crate) fn preferred(st: &TuneState) -> Option<(Vec<(String, String)>, String)> {
     let c = st.confirmation()?;
     let why = preference(c)?;
     let (_, refused) = super::memory::verdict(
@@ -169,13 +169,13 @@ fn preference(c: &Confirm) -> Option<String> {
 
 /// Whether a setting of the formula's set takes a restart (it is not in the tune's plan, so
 /// its apply kind is known from its name).
-pub fn needs_restart(name: &str) -> bool {
+pub(crate) fn needs_restart(name: &str) -> bool {
     matches!(name, "shared_buffers" | "wal_buffers" | "max_connections")
 }
 
 /// The script's lines for [`preferred`]: the reason, the memory line of that set, what it
 /// needs to take effect, then its `ALTER SYSTEM SET` lines.
-pub fn recommendation_lines(st: &TuneState) -> Option<Vec<String>> {
+pub(crate) fn recommendation_lines(st: &TuneState) -> Option<Vec<String>> {
     let (set, why) = preferred(st)?;
     let (memory, _) = super::memory::verdict(
         &st.memory,

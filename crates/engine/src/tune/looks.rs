@@ -24,11 +24,12 @@ use crate::measure::spending;
 
 /// The first round after which values are compared: the one first look of every sequential
 /// decision in pglab ([`spending::FIRST_LOOK`]).
-pub const FIRST_LOOK: usize = spending::FIRST_LOOK;
+pub(crate) const FIRST_LOOK: usize = spending::FIRST_LOOK;
 /// A race without a plan of its looks ends after this many rounds whatever it showed.
-pub const MAX_ROUNDS: usize = 8;
+pub(crate) const MAX_ROUNDS: usize = 8;
+#[cfg(test)]
 /// At most this many planned looks (a race of two values could afford hundreds).
-pub const MAX_LOOKS: usize = spending::MAX_LOOKS;
+pub(crate) const MAX_LOOKS: usize = spending::MAX_LOOKS;
 /// The highest confidence a look may need (a level past it is too strict to decide anything
 /// a tune could afford to measure).
 pub(super) const MAX_LEVEL: f64 = 0.999;
@@ -36,7 +37,12 @@ pub(super) const MAX_LEVEL: f64 = 0.999;
 /// The confidence of each comparison at look `j` (1-based) among `family` values, with
 /// `planned` looks planned: error α/planned (or α·2^−j when none were planned) shared by the
 /// family's k(k − 1)/2 pairs. None past the plan, or when that needs more than 99.9%.
-pub fn look_confidence(confidence: f64, look: usize, family: usize, planned: usize) -> Option<f64> {
+pub(crate) fn look_confidence(
+    confidence: f64,
+    look: usize,
+    family: usize,
+    planned: usize,
+) -> Option<f64> {
     let level = if planned == 0 {
         let alpha = 1.0 - confidence;
         1.0 - alpha * 0.5f64.powi(look.max(1) as i32) / pairs_of(family) as f64
@@ -53,11 +59,11 @@ fn pairs_of(family: usize) -> usize {
 }
 
 /// At most this many rounds are planned for one race (its looks spread over them).
-pub const MAX_PLANNED_ROUNDS: usize = 40;
+pub(crate) const MAX_PLANNED_ROUNDS: usize = 40;
 
 /// Rounds between `looks` looks spread from [`FIRST_LOOK`] to round `rounds` (1: a look every
 /// round, when the looks are as many as the rounds from the first look on).
-pub fn look_step(looks: usize, rounds: usize) -> usize {
+pub(crate) fn look_step(looks: usize, rounds: usize) -> usize {
     let span = rounds.saturating_sub(FIRST_LOOK);
     if looks <= 1 {
         return 1;
@@ -68,7 +74,7 @@ pub fn look_step(looks: usize, rounds: usize) -> usize {
 /// The looks a race of `family` values can plan when it can afford `rounds` rounds in all:
 /// one per round from [`FIRST_LOOK`] on ([`spending::looks`]), and no more than keep each
 /// look's level within 99.9%.
-pub fn looks_for(confidence: f64, family: usize, rounds: usize) -> usize {
+pub(crate) fn looks_for(confidence: f64, family: usize, rounds: usize) -> usize {
     let alpha = 1.0 - confidence;
     let by_level = (alpha / ((1.0 - MAX_LEVEL) * pairs_of(family) as f64) + 1e-9).floor() as usize;
     spending::looks(FIRST_LOOK, rounds).min(by_level.max(1))
@@ -77,7 +83,7 @@ pub fn looks_for(confidence: f64, family: usize, rounds: usize) -> usize {
 impl Race {
     /// Plan the race's looks, once, before the first: as many as `rounds` rounds in all
     /// afford ([`looks_for`]).
-    pub fn plan_looks(&mut self, confidence: f64, rounds: usize) {
+    pub(crate) fn plan_looks(&mut self, confidence: f64, rounds: usize) {
         if self.planned_looks == 0 && self.looks == 0 {
             let rounds = rounds.min(MAX_PLANNED_ROUNDS);
             self.planned_looks = looks_for(confidence, self.family, rounds);
@@ -86,7 +92,7 @@ impl Race {
     }
 
     /// The rounds this race may run: through its last planned look, or [`MAX_ROUNDS`].
-    pub fn max_rounds(&self) -> usize {
+    pub(crate) fn max_rounds(&self) -> usize {
         if self.planned_looks == 0 {
             MAX_ROUNDS
         } else {

@@ -20,7 +20,7 @@ pub struct MemoryNodes {
 
 impl MemoryNodes {
     /// The larger of two counts, node kind by node kind (the plan that uses most).
-    pub fn max(self, o: MemoryNodes) -> MemoryNodes {
+    pub(crate) fn max(self, o: MemoryNodes) -> MemoryNodes {
         MemoryNodes {
             sorts: self.sorts.max(o.sorts),
             hashes: self.hashes.max(o.hashes),
@@ -39,7 +39,7 @@ pub struct ServerMemory {
 
 /// The most memory-taking nodes of any one plan in a query run (None: no plans, e.g. another
 /// experiment kind, whose statements are pglab's own).
-pub fn nodes_of(report: &RunReport) -> Option<MemoryNodes> {
+pub(crate) fn nodes_of(report: &RunReport) -> Option<MemoryNodes> {
     let ReportBody::Query(q) = &report.body else {
         return None;
     };
@@ -78,7 +78,7 @@ fn count(v: &serde_json::Value, n: &mut MemoryNodes) {
 }
 
 /// The worst case of a set, in bytes, with the line that says how it was reached.
-pub fn worst_case(
+pub(crate) fn worst_case(
     server: &ServerMemory,
     set: &[(String, String)],
     nodes: MemoryNodes,
@@ -114,7 +114,7 @@ pub fn worst_case(
 
 /// The memory line of the report: the worst case against the server's RAM and `--max-memory`,
 /// and whether the set is refused for it.
-pub fn verdict(
+pub(crate) fn verdict(
     server: &ServerMemory,
     set: &[(String, String)],
     nodes: Option<MemoryNodes>,

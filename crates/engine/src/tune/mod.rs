@@ -12,32 +12,32 @@
 //! ordinary run of the workload's experiment ([`rounds`]) — the what-if machinery applies and
 //! restores the settings, the history records every trial. [`output`] writes the script.
 
-pub mod budget;
+pub(crate) mod budget;
 pub mod candidates;
 pub mod confirm;
 mod confirm_staged;
 mod confirming;
 pub mod decide;
-pub mod design;
-pub mod engine;
-pub mod family;
-pub mod formula;
-pub mod looks;
-pub mod memory;
+pub(crate) mod design;
+pub(crate) mod engine;
+pub(crate) mod family;
+pub(crate) mod formula;
+pub(crate) mod looks;
+pub(crate) mod memory;
 pub mod objective;
 pub mod output;
-pub mod pair;
-pub mod phase;
-pub mod plan;
+pub(crate) mod pair;
+pub(crate) mod phase;
+pub(crate) mod plan;
 pub mod plan_advice;
 pub mod plan_check;
 pub mod plan_facts;
-pub mod plan_phase;
-pub mod plan_report;
+pub(crate) mod plan_phase;
+pub(crate) mod plan_report;
 pub mod race;
 mod racing;
 pub mod rounds;
-pub mod sampled;
+pub(crate) mod sampled;
 pub mod screen;
 pub mod screen_report;
 mod screening;
@@ -47,9 +47,8 @@ pub mod session;
 pub mod setup;
 pub mod state;
 mod state_v2;
-pub mod statements;
-pub mod warm;
+pub(crate) mod statements;
+pub(crate) mod warm;
 
 pub use engine::{End, TuneEvent, Tuner};
-pub use phase::TunePhase;
-pub use state::TuneState;
+pub(crate) use state::TuneState;

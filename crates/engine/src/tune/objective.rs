@@ -50,14 +50,14 @@ impl Objective {
 
 /// The pass measure of every combination of the run's settings sweep (by combination index),
 /// from a run with one trial per configuration and combination.
-pub fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
+pub(crate) fn per_combo(report: &RunReport) -> BTreeMap<usize, f64> {
     report.body.facts().per_combo()
 }
 
 /// Each statement's seconds per execution in every combination of a timed query workload
 /// (by combination index; the mean when a statement ran more than once there). Empty for
 /// other workloads and for throughput mode, where a trial is not one statement's.
-pub fn per_statement(report: &RunReport) -> BTreeMap<usize, Vec<(String, f64)>> {
+pub(crate) fn per_statement(report: &RunReport) -> BTreeMap<usize, Vec<(String, f64)>> {
     let mut out: BTreeMap<usize, Vec<(String, f64)>> = BTreeMap::new();
     let ReportBody::Query(r) = &report.body else {
         return out;
@@ -81,12 +81,12 @@ pub fn per_statement(report: &RunReport) -> BTreeMap<usize, Vec<(String, f64)>> 
 
 /// Seconds of the run's own timed trials (warm-ups and projected steps aside): the work the
 /// budget's pace counts per pass, apart from settings, restarts and preparation.
-pub fn work_seconds(report: &RunReport) -> f64 {
+pub(crate) fn work_seconds(report: &RunReport) -> f64 {
     report.body.facts().work_seconds()
 }
 
 /// Trials (timed configurations) the run holds: what the budget's pace is counted in.
-pub fn trial_count(report: &RunReport) -> usize {
+pub(crate) fn trial_count(report: &RunReport) -> usize {
     report.body.facts().trial_count()
 }
 

@@ -27,13 +27,13 @@ pub struct MeasuredOn {
 
 /// One recommended setting.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Recommendation<'a> {
+pub(crate) struct Recommendation<'a> {
     pub decision: &'a Decision,
     pub apply: Apply,
 }
 
 /// `×1.23`, `×0.87`.
-pub fn ratio_text(r: f64) -> String {
+pub(crate) fn ratio_text(r: f64) -> String {
     format!("×{r:.2}")
 }
 
@@ -96,7 +96,7 @@ fn bound_text(r: f64) -> String {
 /// shown worse, equivalent where a change promised better, undecided, not run — holds the
 /// script back: changes each within the noise of their race may add up to a loss only the
 /// whole set shows, and "not shown worse" is not "as good".
-pub fn withheld(st: &TuneState) -> Option<String> {
+pub(crate) fn withheld(st: &TuneState) -> Option<String> {
     withheld_by(&st.decisions, st.confirmation()).or_else(|| {
         let (line, refused) = memory_line(st);
         refused.then_some(line)
@@ -105,7 +105,7 @@ pub fn withheld(st: &TuneState) -> Option<String> {
 
 /// The worst-case memory of the tuned set (the decisions' values), and whether `--max-memory`
 /// refuses it.
-pub fn memory_line(st: &TuneState) -> (String, bool) {
+pub(crate) fn memory_line(st: &TuneState) -> (String, bool) {
     let set: Vec<(String, String)> = st
         .decisions
         .iter()
@@ -158,7 +158,7 @@ fn withheld_by(decisions: &[Decision], confirm: Option<&Confirm>) -> Option<Stri
 
 /// The settings to recommend: each race's value when it was shown (better, or equivalent and
 /// cheaper) — none when the confirmation did not confirm the set ([`withheld`]).
-pub fn recommended(st: &TuneState) -> Vec<Recommendation<'_>> {
+pub(crate) fn recommended(st: &TuneState) -> Vec<Recommendation<'_>> {
     if withheld(st).is_some() {
         return Vec::new();
     }

@@ -20,25 +20,25 @@ use crate::measure::verdict::Better;
 const JOIN: &str = " × ";
 
 /// True when `a` and `b` are a known pair (either order).
-pub fn is_known(a: &str, b: &str) -> bool {
+pub(crate) fn is_known(a: &str, b: &str) -> bool {
     PAIRS
         .iter()
         .any(|(x, y)| (*x == a && *y == b) || (*x == b && *y == a))
 }
 
 /// True when the race is a pair's.
-pub fn is_pair(race: &Race) -> bool {
+pub(crate) fn is_pair(race: &Race) -> bool {
     race.setting.contains(JOIN)
 }
 
 /// The two settings of a pair race's name.
-pub fn names(setting: &str) -> Vec<String> {
+pub(crate) fn names(setting: &str) -> Vec<String> {
     setting.split(JOIN).map(str::to_string).collect()
 }
 
 /// The pair race due next: the setting up next and the one after it are a known pair and
 /// the screening saw both move (they stand together in the plan then).
-pub fn race_for(st: &TuneState, better: Better) -> Option<Race> {
+pub(crate) fn race_for(st: &TuneState, better: Better) -> Option<Race> {
     let i = st.decisions.len();
     let (a, b) = (st.plan.get(i)?, st.plan.get(i + 1)?);
     let screen = st.screen.as_ref()?;
@@ -92,7 +92,7 @@ fn axes(race: &Race) -> Vec<(String, Vec<String>)> {
 
 /// The round's product (first setting outermost), each setting's values rotated so no
 /// configuration always runs first, and the candidate label of each of its combinations.
-pub fn round(race: &Race) -> (Vec<(String, Vec<String>)>, Vec<String>) {
+pub(crate) fn round(race: &Race) -> (Vec<(String, Vec<String>)>, Vec<String>) {
     let mut order = axes(race);
     let mut turn = race.rounds;
     for (_, values) in order.iter_mut().rev() {
@@ -116,7 +116,7 @@ pub fn round(race: &Race) -> (Vec<(String, Vec<String>)>, Vec<String>) {
 }
 
 /// The partner of `setting` in a known pair.
-pub fn partner(setting: &str) -> Option<&'static str> {
+pub(crate) fn partner(setting: &str) -> Option<&'static str> {
     PAIRS.iter().find_map(|(a, b)| {
         if *a == setting {
             Some(*b)
@@ -130,7 +130,7 @@ pub fn partner(setting: &str) -> Option<&'static str> {
 
 /// How much evidence a decision rests on: `6 rounds, 24 trials in its race`; for a member of
 /// a pair's race whose trials are counted on the other member, which race they were.
-pub fn evidence(d: &Decision) -> String {
+pub(crate) fn evidence(d: &Decision) -> String {
     match partner(&d.setting) {
         Some(p) if d.trials == 0 && d.rounds > 0 => format!(
             "{} rounds of its pair's race with {p} (the trials counted there)",
@@ -153,7 +153,7 @@ fn settings_of(label: &str) -> BTreeMap<String, String> {
 /// cheaper (so `64MB, 1` is cheaper than `64MB, 2`, and `64MB, 1` against `4MB, 2` is
 /// neither: one member cheaper, the other dearer). A member without a cheaper direction
 /// (`effective_cache_size`: the planner's estimate, no memory) costs the same at any value.
-pub fn combo_cheaper(a: &str, b: &str) -> bool {
+pub(crate) fn combo_cheaper(a: &str, b: &str) -> bool {
     let (a, b) = (settings_of(a), settings_of(b));
     let mut any_cheaper = false;
     for (name, va) in &a {
@@ -175,7 +175,7 @@ pub fn combo_cheaper(a: &str, b: &str) -> bool {
 /// counted once, on the first member the choice changes (on the first when none changes); a
 /// member the choice leaves as it was was not shown anything itself, so it carries no
 /// comparison.
-pub fn split(d: Decision) -> Vec<Decision> {
+pub(crate) fn split(d: Decision) -> Vec<Decision> {
     let (start, value) = (settings_of(&d.start), settings_of(&d.value));
     let members = names(&d.setting);
     let changed = |n: &String| start.get(n) != value.get(n);

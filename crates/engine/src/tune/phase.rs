@@ -42,7 +42,7 @@ pub struct RaceUnderWay {
 impl TunePhase {
     /// The search of `plan` as it begins after the plans (or without them): a screening of
     /// two settings or more, else the races.
-    pub fn search(plan: &[SettingPlan]) -> TunePhase {
+    pub(crate) fn search(plan: &[SettingPlan]) -> TunePhase {
         if plan.len() >= 2 {
             TunePhase::Screening(Screen::new(plan))
         } else {
@@ -51,14 +51,14 @@ impl TunePhase {
     }
 
     /// The tune's confirmation, under way or ended.
-    pub fn confirmation(&self) -> Option<&Confirm> {
+    pub(crate) fn confirmation(&self) -> Option<&Confirm> {
         match self {
             TunePhase::Confirming(c) | TunePhase::Done(Some(c)) => Some(c),
             _ => None,
         }
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         matches!(self, TunePhase::Done(_))
     }
 }

@@ -13,7 +13,7 @@ use crate::experiment::lab::whatif::catalog::{self, SettingInfo};
 use crate::experiment::lab::whatif::{self, Apply, Reach, SettingsSweep};
 
 /// The plan and the sentences about what was left out.
-pub struct Planned {
+pub(crate) struct Planned {
     pub settings: Vec<SettingPlan>,
     pub notes: Vec<String>,
 }
@@ -28,7 +28,7 @@ fn apply_of(info: &SettingInfo) -> Option<Apply> {
 }
 
 /// Check `names` on the server behind `client` and give each its candidates.
-pub async fn plan(
+pub(crate) async fn plan(
     client: &Client,
     names: &[String],
     reach: Reach,
@@ -120,7 +120,7 @@ pub async fn plan(
 /// settings off pglab's sandbox), where the server refuses the value, or where it is the value
 /// in effect already. The notes say what was left out, so "pgtune's set" is never more than
 /// what was measured.
-pub async fn formula(
+pub(crate) async fn formula(
     client: &Client,
     reach: Reach,
     pgtune: &BTreeMap<&'static str, String>,

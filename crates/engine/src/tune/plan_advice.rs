@@ -17,9 +17,9 @@ use super::plan_facts::{PlanFacts, SpillKind};
 
 const MB: u64 = 1 << 20;
 /// JIT's share of the execution time from which `jit` is tried.
-pub const JIT_SHARE: f64 = 0.05;
+pub(crate) const JIT_SHARE: f64 = 0.05;
 /// The share of shared blocks read from outside shared_buffers from which it is tried.
-pub const READ_SHARE: f64 = 0.5;
+pub(crate) const READ_SHARE: f64 = 0.5;
 
 /// What the plans say of a setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,7 +45,7 @@ pub struct Advice {
 
 /// Settings the planner reads and the executor does not: a value that leaves every plan as
 /// it was cannot change the time.
-pub fn planner_only(name: &str) -> bool {
+pub(crate) fn planner_only(name: &str) -> bool {
     matches!(
         name,
         "random_page_cost"

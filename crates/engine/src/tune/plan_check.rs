@@ -37,7 +37,7 @@ pub struct ValueCheck {
 
 /// The shape of each statement's plan under the settings in effect (and `set`, a setting
 /// and its value, when given).
-pub async fn shapes(
+pub(crate) async fn shapes(
     client: &Client,
     statements: &[(String, String)],
     set: Option<(&str, &str)>,
@@ -130,7 +130,7 @@ pub async fn check(
 
 /// `SET search_path` for the tune's statements as the query experiment sets it (the lab
 /// schema first, then the user's).
-pub async fn use_schema(client: &Client, schema: &str) -> Result<(), CheckError> {
+pub(crate) async fn use_schema(client: &Client, schema: &str) -> Result<(), CheckError> {
     let path = crate::experiment::query::session::user_search_path(schema);
     client
         .execute(

@@ -47,7 +47,7 @@ pub struct Misestimate {
 
 impl Misestimate {
     /// How far off, as a factor ≥ 1 (either direction).
-    pub fn factor(&self) -> f64 {
+    pub(crate) fn factor(&self) -> f64 {
         let (p, a) = (self.planned.max(1.0), self.actual.max(1.0));
         (p / a).max(a / p)
     }
@@ -183,7 +183,7 @@ impl PlanFacts {
     }
 
     /// The share of shared blocks read from outside shared_buffers (0..=1; 0 with none).
-    pub fn read_share(&self) -> f64 {
+    pub(crate) fn read_share(&self) -> f64 {
         let all = self.shared_hit + self.shared_read;
         if all == 0 {
             0.0

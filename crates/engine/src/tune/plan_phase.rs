@@ -45,7 +45,7 @@ pub struct PlanReading {
 }
 
 /// Whether a tune reads plans first: a query workload of timed statements on the sandbox.
-pub fn reads_plans(st: &TuneState) -> bool {
+pub(crate) fn reads_plans(st: &TuneState) -> bool {
     matches!(&st.spec, ExperimentSpec::Query(q) if !q.throughput() && q.script.is_none() && !q.statements.is_empty())
         && st.on_sandbox
 }

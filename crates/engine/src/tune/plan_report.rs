@@ -4,7 +4,7 @@
 use super::state::TuneState;
 
 /// `## Plans` (empty when the tune read no plans).
-pub fn markdown(st: &TuneState) -> String {
+pub(crate) fn markdown(st: &TuneState) -> String {
     let Some(r) = st.plans.as_ref().filter(|r| !r.facts.is_empty()) else {
         return String::new();
     };

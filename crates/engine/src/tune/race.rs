@@ -101,13 +101,13 @@ impl Race {
         }
     }
 
-    pub fn alive(&self) -> impl Iterator<Item = &Candidate> {
+    pub(crate) fn alive(&self) -> impl Iterator<Item = &Candidate> {
         self.candidates.iter().filter(|c| c.dropped.is_none())
     }
 
     /// The values of the next round, in the order they run: the values still in the race,
     /// rotated by the round number.
-    pub fn next_order(&self) -> Vec<String> {
+    pub(crate) fn next_order(&self) -> Vec<String> {
         let alive: Vec<String> = self.alive().map(|c| c.value.clone()).collect();
         if alive.is_empty() {
             return alive;
@@ -144,7 +144,7 @@ impl Race {
     }
 
     /// The value still in the race with the best median.
-    pub fn leader(&self, better: Better) -> Option<&Candidate> {
+    pub(crate) fn leader(&self, better: Better) -> Option<&Candidate> {
         Self::best(self.alive(), better)
     }
 
@@ -186,7 +186,7 @@ impl Race {
 
     /// True when more rounds cannot change the outcome or may not be run: one value left,
     /// every value left shown equivalent to the leader, or the last look taken.
-    pub fn settled(&self, better: Better, rules: &Rules) -> bool {
+    pub(crate) fn settled(&self, better: Better, rules: &Rules) -> bool {
         if self.alive().count() <= 1 || self.rounds >= self.max_rounds() {
             return true;
         }

@@ -67,7 +67,7 @@ pub fn round_spec(
 
 /// [`round_spec`] with several settings varied together (a screening group): the product of
 /// their values, in order, first setting outermost, after the fixed ones.
-pub fn group_spec(
+pub(crate) fn group_spec(
     workload: &ExperimentSpec,
     fixed: &[(String, String)],
     raced: &[(String, Vec<String>)],

@@ -8,7 +8,7 @@ use super::decide::Decision;
 use super::state::TuneState;
 
 /// The settings whose best value depends on how much data there is.
-pub const MEMORY: [&str; 5] = [
+pub(crate) const MEMORY: [&str; 5] = [
     "work_mem",
     "maintenance_work_mem",
     "shared_buffers",
@@ -17,7 +17,7 @@ pub const MEMORY: [&str; 5] = [
 ];
 
 /// Keep the sampled tables a run's notes name (once each) in `sampled`.
-pub fn record(sampled: &mut Vec<String>, notes: &[String]) {
+pub(crate) fn record(sampled: &mut Vec<String>, notes: &[String]) {
     for n in notes {
         let Some(data) = n.strip_prefix("data: ") else {
             continue;
@@ -29,7 +29,7 @@ pub fn record(sampled: &mut Vec<String>, notes: &[String]) {
 }
 
 /// The sentence for `tune.sql` and `tune.md`; None when no sampled table was read.
-pub fn sentence(st: &TuneState) -> Option<String> {
+pub(crate) fn sentence(st: &TuneState) -> Option<String> {
     sentence_of(&st.sampled, &st.decisions)
 }
 

@@ -37,10 +37,10 @@ pub const SCREEN_ROUNDS: usize = 3;
 /// carry the error of the tune), so it errs towards racing.
 pub const SCREEN_LEVEL: f64 = 0.90;
 /// Settings screened together in one run: 2^k configurations a round.
-pub const MAX_GROUP: usize = 2;
+pub(crate) const MAX_GROUP: usize = 2;
 
 /// Settings known to act together: screened together, and raced together when both moved.
-pub const PAIRS: [(&str, &str); 3] = [
+pub(crate) const PAIRS: [(&str, &str); 3] = [
     ("work_mem", "hash_mem_multiplier"),
     ("shared_buffers", "effective_cache_size"),
     ("max_wal_size", "checkpoint_timeout"),
@@ -106,7 +106,7 @@ pub struct Screen {
 
 /// A setting's two ends: its smallest and largest candidate when they are numbers, else the
 /// value in effect and the last other candidate. None when there is only one value.
-pub fn factor_of(p: &SettingPlan) -> Option<Factor> {
+pub(crate) fn factor_of(p: &SettingPlan) -> Option<Factor> {
     let values: Vec<&String> = p.candidates.iter().map(|(v, _)| v).collect();
     let start = values.first()?.to_string();
     let numbers: Option<Vec<f64>> = values.iter().map(|v| number_of(v)).collect();
@@ -139,7 +139,7 @@ pub fn factor_of(p: &SettingPlan) -> Option<Factor> {
 /// The screening groups of `plan`: the known pairs together, then the restart settings in
 /// groups of their own (they share restarts), then the others, in plan order, up to
 /// [`MAX_GROUP`] a group.
-pub fn groups(plan: &[SettingPlan]) -> Vec<Group> {
+pub(crate) fn groups(plan: &[SettingPlan]) -> Vec<Group> {
     let factors: Vec<(Factor, bool)> = plan
         .iter()
         .filter_map(|p| factor_of(p).map(|f| (f, p.apply == Apply::Restart)))
@@ -172,7 +172,7 @@ pub fn groups(plan: &[SettingPlan]) -> Vec<Group> {
 }
 
 impl Screen {
-    pub fn new(plan: &[SettingPlan]) -> Screen {
+    pub(crate) fn new(plan: &[SettingPlan]) -> Screen {
         Screen {
             groups: groups(plan),
             ..Screen::default()
@@ -180,14 +180,15 @@ impl Screen {
     }
 
     /// The group to run next (None: every group ran its rounds).
-    pub fn next_group(&self) -> Option<usize> {
+    pub(crate) fn next_group(&self) -> Option<usize> {
         self.groups
             .iter()
             .position(|g| g.rounds.len() < SCREEN_ROUNDS)
     }
 
+    #[cfg(test)]
     /// Passes the screening still needs.
-    pub fn passes_left(&self) -> usize {
+    pub(crate) fn passes_left(&self) -> usize {
         self.groups
             .iter()
             .map(|g| g.configs() * SCREEN_ROUNDS.saturating_sub(g.rounds.len()))
@@ -205,7 +206,7 @@ impl Screen {
     /// End the screening: each setting's effect, largest first, and the interactions worth
     /// telling (the known pairs', and any other shown).
     /// `margin` is the smallest effect worth acting on (log scale).
-    pub fn finish(&mut self, margin: f64) {
+    pub(crate) fn finish(&mut self, margin: f64) {
         let mut effects = Vec::new();
         let mut interactions = Vec::new();
         for g in &self.groups {
@@ -231,7 +232,7 @@ impl Screen {
     }
 
     /// The settings to race, largest effect first.
-    pub fn moved(&self) -> Vec<&str> {
+    pub(crate) fn moved(&self) -> Vec<&str> {
         self.effects
             .iter()
             .filter(|e| e.moved)
@@ -241,18 +242,18 @@ impl Screen {
 }
 
 impl Group {
-    pub fn configs(&self) -> usize {
+    pub(crate) fn configs(&self) -> usize {
         1 << self.factors.len()
     }
 
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.factors.iter().map(|f| f.setting.as_str()).collect()
     }
 
     /// Each factor's values in the order round `r` runs them (a product, first factor
     /// outermost): factor j's `[low, high]` reversed in the rounds whose bit j is set, so no
     /// configuration always runs first.
-    pub fn order(&self, r: usize) -> Vec<(String, Vec<String>)> {
+    pub(crate) fn order(&self, r: usize) -> Vec<(String, Vec<String>)> {
         self.factors
             .iter()
             .enumerate()
@@ -267,7 +268,7 @@ impl Group {
     }
 
     /// The configuration (bits) of the `i`-th combination of round `r`'s product.
-    pub fn config_of(&self, r: usize, i: usize) -> usize {
+    pub(crate) fn config_of(&self, r: usize, i: usize) -> usize {
         let k = self.factors.len();
         (0..k).fold(0, |bits, j| {
             let second = (i >> (k - 1 - j)) & 1 == 1;
@@ -277,7 +278,7 @@ impl Group {
     }
 
     /// A configuration as a label: `jit=off random_page_cost=1.1`.
-    pub fn label(&self, bits: usize) -> String {
+    pub(crate) fn label(&self, bits: usize) -> String {
         self.factors
             .iter()
             .enumerate()
@@ -294,7 +295,7 @@ impl Group {
     }
 
     /// Record round `r`'s measures, by the product's index; false when one is missing.
-    pub fn add_round(&mut self, measures: &BTreeMap<usize, f64>) -> bool {
+    pub(crate) fn add_round(&mut self, measures: &BTreeMap<usize, f64>) -> bool {
         let r = self.rounds.len();
         let mut row = vec![f64::NAN; self.configs()];
         for i in 0..self.configs() {
@@ -325,7 +326,7 @@ impl Group {
     }
 
     /// Factor `j`'s effect: its high end against its low end, averaged over the others'.
-    pub fn effect(&self, j: usize, margin: f64) -> Option<Effect> {
+    pub(crate) fn effect(&self, j: usize, margin: f64) -> Option<Effect> {
         let d = self.contrasts(|c| (c >> j) & 1 == 1);
         if d.len() < 2 {
             return None;
@@ -347,7 +348,7 @@ impl Group {
 
     /// A two-setting group's interaction: the effect of the first at the second's high end
     /// over its effect at the low end (×1: they act alone).
-    pub fn interaction(&self) -> Option<Interaction> {
+    pub(crate) fn interaction(&self) -> Option<Interaction> {
         let d = self.contrasts(|c| c == 0 || c == 3);
         if d.len() < 2 {
             return None;

@@ -8,7 +8,7 @@ use super::screen::{Effect, SCREEN_LEVEL, SCREEN_ROUNDS, Screen};
 use super::state::TuneState;
 
 /// `×0.71 [×0.65, ×0.78]`.
-pub fn interval_text(e: &Effect) -> String {
+pub(crate) fn interval_text(e: &Effect) -> String {
     format!(
         "{} [{}, {}]",
         ratio_text(e.ratio),
@@ -19,7 +19,7 @@ pub fn interval_text(e: &Effect) -> String {
 
 /// `moved` or `screened: no effect seen`: the screening's own word, before any race (the
 /// TUI's view while the tune runs).
-pub fn outcome(e: &Effect) -> &'static str {
+pub(crate) fn outcome(e: &Effect) -> &'static str {
     if e.moved {
         "moved"
     } else {
@@ -30,7 +30,7 @@ pub fn outcome(e: &Effect) -> &'static str {
 /// The screening's word as the tune ended it, so the table and Decisions say one thing:
 /// `raced` only when the setting's race ran; a setting that moved but whose race the budget
 /// did not reach is `moved; not raced (budget)`, as its Decisions line says.
-pub fn outcome_in(st: &TuneState, e: &Effect) -> &'static str {
+pub(crate) fn outcome_in(st: &TuneState, e: &Effect) -> &'static str {
     if !e.moved {
         return outcome(e);
     }
@@ -50,7 +50,7 @@ pub fn effect_line(e: &Effect) -> String {
 }
 
 /// [`effect_line`] with the outcome as the tune ended it ([`outcome_in`]).
-pub fn effect_line_in(st: &TuneState, e: &Effect) -> String {
+pub(crate) fn effect_line_in(st: &TuneState, e: &Effect) -> String {
     line_with(e, outcome_in(st, e))
 }
 
@@ -75,7 +75,7 @@ pub fn method(s: &Screen) -> String {
 
 /// The word for a setting not raced (a decision of no rounds): screened out with its
 /// effect, or not reached by the budget.
-pub fn not_raced(st: &TuneState, d: &Decision) -> String {
+pub(crate) fn not_raced(st: &TuneState, d: &Decision) -> String {
     if d.why == super::decide::Why::PlanGuided {
         return format!("{} → {}: {}", d.start, d.value, d.why.as_str());
     }
@@ -87,7 +87,7 @@ pub fn not_raced(st: &TuneState, d: &Decision) -> String {
 }
 
 /// The script's screening lines (none without a screening).
-pub fn sql_lines(st: &TuneState) -> Vec<String> {
+pub(crate) fn sql_lines(st: &TuneState) -> Vec<String> {
     let Some(s) = &st.screen else {
         return Vec::new();
     };
@@ -108,7 +108,7 @@ pub fn sql_lines(st: &TuneState) -> Vec<String> {
 }
 
 /// The report's screening section: the table, largest effect first.
-pub fn markdown(st: &TuneState) -> String {
+pub(crate) fn markdown(st: &TuneState) -> String {
     let Some(s) = &st.screen else {
         return String::new();
     };
@@ -153,6 +153,6 @@ fn capitalised(s: &str) -> String {
 }
 
 /// Passes spent in the screening (0 without one).
-pub fn passes(st: &TuneState) -> usize {
+pub(crate) fn passes(st: &TuneState) -> usize {
     st.screen.as_ref().map_or(0, Screen::passes)
 }

@@ -232,7 +232,7 @@ impl SetUp<'_> {
 }
 
 /// "tune: ingest · budget 15 min (0 s spent) · 2 settings: work_mem [4MB, 64MB]; …"
-pub fn summary_line(st: &TuneState) -> String {
+pub(crate) fn summary_line(st: &TuneState) -> String {
     let plan: Vec<String> = st
         .plan
         .iter()

@@ -17,7 +17,7 @@ use crate::paths::Paths;
 use crate::server::ServerSnapshot;
 
 /// The smallest budget worth starting: a round and a confirmation need some seconds.
-pub const MIN_BUDGET: Duration = Duration::from_secs(10);
+pub(crate) const MIN_BUDGET: Duration = Duration::from_secs(10);
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -92,7 +92,7 @@ pub fn workload(
 /// are left out (a tune searches settings on the tables as they are); a query's setup runs
 /// once and is kept for every round (each round is a run). Both front ends go through it (in
 /// [`new_state`]); a second call finds nothing to say.
-pub fn normalise(spec: &mut ExperimentSpec) -> Vec<String> {
+pub(crate) fn normalise(spec: &mut ExperimentSpec) -> Vec<String> {
     let mut notes = Vec::new();
     if !spec.settings().is_empty() {
         notes.push(format!(
@@ -157,7 +157,7 @@ async fn precheck(
 /// smallest effect for a fixed count — the race spends its own error over its looks
 /// (`race.rs`), so a workload's `repeat auto` must not add a second correction for the same
 /// looks.
-pub fn rules(spec: &ExperimentSpec) -> crate::measure::rules::Rules {
+pub(crate) fn rules(spec: &ExperimentSpec) -> crate::measure::rules::Rules {
     spec.rules().fixed()
 }
 
@@ -350,7 +350,7 @@ pub struct Fresh {
 }
 
 /// Why a fresh tune cannot start.
-pub enum SetupError {
+pub(crate) enum SetupError {
     /// Nothing to search here (bad input: exit 2 headless).
     Nothing(String),
     /// The server could not be read.
@@ -371,7 +371,7 @@ fn standby_note(server: &ServerSnapshot) -> String {
 /// The state of a fresh tune on the server behind `client`: the host read (and its disk
 /// probed in `probe_dir`, pglab's own directory on the server's device), the prior, the
 /// candidates checked against the server.
-pub async fn new_state(
+pub(crate) async fn new_state(
     client: &Client,
     server: &ServerSnapshot,
     target: &str,

@@ -17,7 +17,7 @@ use crate::experiment::lab::whatif::Apply;
 /// Bumped when the file's meaning changes; an older file is refused with a sentence, but a
 /// file of version 2 is read ([`super::state_v2`]). 3: the phase is one value ([`TunePhase`]),
 /// not a screening, a race, a confirmation and a flag side by side.
-pub const STATE_VERSION: u32 = 3;
+pub(crate) const STATE_VERSION: u32 = 3;
 
 /// One setting of the search and the values it races.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,13 +115,13 @@ pub struct TuneState {
 
 /// A tune's id: `tune-20261204-183012`, from the clock (a state saved before ids existed
 /// gets one when it is resumed).
-pub fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     format!("tune-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S"))
 }
 
 impl TuneState {
     /// The decided settings whose value changed: what the next races carry.
-    pub fn carried(&self) -> Vec<(String, String)> {
+    pub(crate) fn carried(&self) -> Vec<(String, String)> {
         self.decisions
             .iter()
             .filter(|d| d.value != d.start)
@@ -131,12 +131,12 @@ impl TuneState {
 
     /// Configurations the confirmation will measure a round: the start and the tuned set, and
     /// pgtune's set when there is one.
-    pub fn confirm_sides(&self) -> usize {
+    pub(crate) fn confirm_sides(&self) -> usize {
         2 + usize::from(!self.formula.is_empty())
     }
 
     /// The setting to race next (None: every setting decided).
-    pub fn next_setting(&self) -> Option<&SettingPlan> {
+    pub(crate) fn next_setting(&self) -> Option<&SettingPlan> {
         if self.decisions.len() >= self.raced_settings() {
             return None;
         }
@@ -145,7 +145,7 @@ impl TuneState {
 
     /// The settings to race: the ones the screening sent on (they lead the plan once it is
     /// done), or every setting of the plan without a screening.
-    pub fn raced_settings(&self) -> usize {
+    pub(crate) fn raced_settings(&self) -> usize {
         match &self.screen {
             Some(s) => s.moved().len(),
             None => self.plan.len(),
@@ -166,18 +166,18 @@ impl TuneState {
 
     /// The races of the tune (a pair racing as one counts once): the family its error is
     /// split over.
-    pub fn races(&self) -> usize {
+    pub(crate) fn races(&self) -> usize {
         self.raced_settings() - self.joint_pairs()
     }
 
     /// Settings whose race is still to come.
-    pub fn races_left(&self) -> usize {
+    pub(crate) fn races_left(&self) -> usize {
         self.raced_settings().saturating_sub(self.decisions.len())
     }
 
     /// Whether a round of `passes` passes and the shortest confirmation still fit in what is
     /// left of `budget`, at the pace so far (a first round always does).
-    pub fn round_fits(&self, passes: usize, budget: &super::budget::Budget) -> bool {
+    pub(crate) fn round_fits(&self, passes: usize, budget: &super::budget::Budget) -> bool {
         let reserve = self
             .pace
             .estimate(self.confirm_sides() * super::confirm::MIN_ROUNDS)
@@ -190,18 +190,18 @@ impl TuneState {
     }
 
     /// The confirmation, under way or ended (None before it).
-    pub fn confirmation(&self) -> Option<&Confirm> {
+    pub(crate) fn confirmation(&self) -> Option<&Confirm> {
         self.phase.confirmation()
     }
 
     /// Searched and confirmed.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.phase.is_done()
     }
 
     /// After the screening: the plan in race order, the settings that moved first, largest
     /// effect first, then the others in their order.
-    pub fn order_by_screen(&mut self) {
+    pub(crate) fn order_by_screen(&mut self) {
         let Some(s) = &self.screen else { return };
         let moved = s.moved();
         let rank = |name: &str| moved.iter().position(|m| *m == name).unwrap_or(usize::MAX);
@@ -226,7 +226,7 @@ pub fn path(data_dir: &Path) -> PathBuf {
     data_dir.join("tune-state.json")
 }
 
-pub fn save(file: &Path, state: &TuneState) -> Result<(), String> {
+pub(crate) fn save(file: &Path, state: &TuneState) -> Result<(), String> {
     let text = serde_json::to_vec_pretty(state).map_err(|e| e.to_string())?;
     crate::paths::write_private(file, &text)
         .map_err(|e| format!("cannot save the tune's state to {}: {e}", file.display()))
@@ -266,6 +266,6 @@ struct Saved {
     version: u32,
 }
 
-pub fn remove(file: &Path) {
+pub(crate) fn remove(file: &Path) {
     std::fs::remove_file(file).ok();
 }

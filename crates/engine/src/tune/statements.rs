@@ -33,7 +33,7 @@ pub struct StatementSides {
 }
 
 /// Add one finished round: each side's statements with their seconds.
-pub fn add_round(all: &mut Vec<StatementSides>, round: &[(Side, Vec<(String, f64)>)]) {
+pub(crate) fn add_round(all: &mut Vec<StatementSides>, round: &[(Side, Vec<(String, f64)>)]) {
     for (side, stmts) in round {
         for (name, secs) in stmts {
             let i = match all.iter().position(|s| &s.name == name) {
@@ -58,7 +58,7 @@ pub fn add_round(all: &mut Vec<StatementSides>, round: &[(Side, Vec<(String, f64
 
 /// Each statement's tuned and pgtune's times against the start's, the family corrected over
 /// every comparison made.
-pub fn judge(all: &mut [StatementSides], rules: &Rules) {
+pub(crate) fn judge(all: &mut [StatementSides], rules: &Rules) {
     let r = rules.effective();
     let made = comparisons(all).max(1);
     let level = 1.0 - (1.0 - r.confidence) / made as f64;
@@ -80,7 +80,7 @@ pub fn judge(all: &mut [StatementSides], rules: &Rules) {
 /// What a side did to the statements, in words: "gained a ×0.62 (…), lost b ×1.40 (…); not
 /// shown different: c, d". None with fewer than two statements (the pass says it all) or
 /// nothing measured on that side.
-pub fn sentence(all: &[StatementSides], side: Side) -> Option<String> {
+pub(crate) fn sentence(all: &[StatementSides], side: Side) -> Option<String> {
     if all.len() < 2 {
         return None;
     }

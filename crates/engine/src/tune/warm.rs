@@ -40,7 +40,7 @@ pub struct RoundWarmth {
 }
 
 impl RoundWarmth {
-    pub fn of(report: &RunReport) -> RoundWarmth {
+    pub(crate) fn of(report: &RunReport) -> RoundWarmth {
         let restarts = report
             .whatif
             .as_ref()
@@ -59,7 +59,7 @@ impl RoundWarmth {
 
 impl Cache {
     /// A query round's spec with the cache as it stands (other kinds as they are).
-    pub fn keep(&self, spec: &mut ExperimentSpec) {
+    pub(crate) fn keep(&self, spec: &mut ExperimentSpec) {
         if let ExperimentSpec::Query(q) = spec
             && !q.throughput()
         {
@@ -73,7 +73,7 @@ impl Cache {
     /// After a round: its warm-ups and restarts counted; the cache warm unless a restart
     /// emptied it (a restart at the run's end puts the server's own value back); the slow
     /// statements those slow under every configuration measured.
-    pub fn after(&mut self, w: RoundWarmth, statements: &[Vec<(String, f64)>]) {
+    pub(crate) fn after(&mut self, w: RoundWarmth, statements: &[Vec<(String, f64)>]) {
         self.warmups += w.warmups;
         self.skipped += w.skipped;
         self.restarts += w.restarts;
@@ -98,7 +98,7 @@ impl Cache {
 
     /// "3 warm-ups (the first, and after each restart), 14 configurations on a warm cache
     /// without one, 2 restarts".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         format!(
             "{} warm-up{} of every statement (the first round's, and after each restart), {} configuration{} entered on a warm cache without one, {} restart{}",
             self.warmups,

@@ -10,13 +10,13 @@ use rand_chacha::ChaCha8Rng;
 
 /// What one version changed.
 #[derive(Debug, Default, Clone)]
-pub struct Delta {
+pub(crate) struct Delta {
     pub version: i64,
     pub added: Vec<i64>,
     pub removed: Vec<i64>,
 }
 
-pub struct Churn {
+pub(crate) struct Churn {
     units: u64,
     per_version: u64,
     rng: ChaCha8Rng,
@@ -26,7 +26,7 @@ pub struct Churn {
 }
 
 impl Churn {
-    pub fn new(units: u64, per_version: u64, seed: u64) -> Churn {
+    pub(crate) fn new(units: u64, per_version: u64, seed: u64) -> Churn {
         Churn {
             units,
             per_version: per_version.min(units),
@@ -38,22 +38,22 @@ impl Churn {
     }
 
     /// The last version generated (0 before the first).
-    pub fn version(&self) -> i64 {
+    pub(crate) fn version(&self) -> i64 {
         self.version
     }
 
     /// Content ids used so far (all ids are below this).
-    pub fn next_id(&self) -> i64 {
+    pub(crate) fn next_id(&self) -> i64 {
         self.next_id
     }
 
     /// The content of the current version, in no particular order.
-    pub fn alive(&self) -> &[i64] {
+    pub(crate) fn alive(&self) -> &[i64] {
         &self.alive
     }
 
     /// Generate the next version, recording what changed in `delta` (cleared first).
-    pub fn advance(&mut self, delta: &mut Delta) {
+    pub(crate) fn advance(&mut self, delta: &mut Delta) {
         delta.added.clear();
         delta.removed.clear();
         self.version += 1;
@@ -76,7 +76,7 @@ impl Churn {
     }
 
     /// Advance to `version` without recording anything.
-    pub fn skip_to(&mut self, version: i64) {
+    pub(crate) fn skip_to(&mut self, version: i64) {
         let mut d = Delta::default();
         while self.version < version {
             self.advance(&mut d);

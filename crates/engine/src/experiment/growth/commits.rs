@@ -58,7 +58,7 @@ pub struct GrowthFault {
 
 impl GrowthFault {
     /// The fault's record from its window and the writes of its round.
-    pub fn of(window: FaultWindow, round: u32, writes: &[WriteTiming]) -> GrowthFault {
+    pub(crate) fn of(window: FaultWindow, round: u32, writes: &[WriteTiming]) -> GrowthFault {
         let during: Vec<&WriteTiming> = match (window.from_s, window.to_s) {
             (Some(from), Some(to)) => writes
                 .iter()
@@ -111,7 +111,7 @@ pub struct StepCommits {
 
 impl StepCommits {
     /// The record of these writes (None when there were none).
-    pub fn of(
+    pub(crate) fn of(
         (versions, combo): (u64, usize),
         settings: BTreeMap<String, String>,
         writes: Vec<WriteTiming>,
@@ -133,7 +133,7 @@ impl StepCommits {
 }
 
 /// The COMMIT percentiles of these writes, ms.
-pub fn commit_ms(writes: &[WriteTiming]) -> Option<LatencyMs> {
+pub(crate) fn commit_ms(writes: &[WriteTiming]) -> Option<LatencyMs> {
     let ms: Vec<f64> = writes.iter().map(|w| w.commit_seconds * 1000.0).collect();
     LatencyMs::of_ms(&ms)
 }
@@ -141,7 +141,7 @@ pub fn commit_ms(writes: &[WriteTiming]) -> Option<LatencyMs> {
 /// Rows written in each whole second of these writes laid end to end: a write's rows spread
 /// evenly over its statements' time (before its COMMIT), none during its COMMIT; the last
 /// partial second is left out.
-pub fn rows_per_second(writes: &[WriteTiming]) -> Vec<f64> {
+pub(crate) fn rows_per_second(writes: &[WriteTiming]) -> Vec<f64> {
     let total: f64 = writes.iter().map(|w| w.seconds.max(0.0)).sum();
     let mut series = vec![0.0; total.floor() as usize];
     let mut t = 0.0;
@@ -186,7 +186,7 @@ pub struct ComboCommits {
 }
 
 /// Per combination (in the sweep's order), its commits over every step.
-pub fn per_combo(steps: &[StepCommits], labels: &[String]) -> Vec<ComboCommits> {
+pub(crate) fn per_combo(steps: &[StepCommits], labels: &[String]) -> Vec<ComboCommits> {
     let mut combos: Vec<usize> = steps.iter().map(|s| s.combo).collect();
     combos.sort_unstable();
     combos.dedup();

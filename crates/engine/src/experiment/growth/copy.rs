@@ -16,7 +16,7 @@ use crate::server::error::sqlstate;
 
 /// Why growing stopped.
 #[derive(Debug)]
-pub enum FillError {
+pub(crate) enum FillError {
     Run(RunError),
     /// The server's disk filled up (SQLSTATE 53100): later steps are projected instead.
     DiskFull(String),
@@ -30,13 +30,13 @@ impl From<RunError> for FillError {
 
 impl FillError {
     /// A query error, told apart when it is a full disk.
-    pub fn of(ctx: &RunCtx, e: tokio_postgres::Error) -> FillError {
+    pub(crate) fn of(ctx: &RunCtx, e: tokio_postgres::Error) -> FillError {
         if !ctx.cancel.is_cancelled() && sqlstate(&e) == Some("53100") {
             return FillError::DiskFull(crate::server::error::describe_query_error(&e));
         }
         FillError::Run(ctx.error(e))
     }
-    pub fn into_run(self) -> RunError {
+    pub(crate) fn into_run(self) -> RunError {
         match self {
             FillError::Run(e) => e,
             FillError::DiskFull(s) => RunError::Failed(s),
@@ -49,7 +49,7 @@ const CHUNK: usize = 512 * 1024;
 /// Least time between progress events.
 const PROGRESS_EVERY: f64 = 0.25;
 
-pub struct CopyStream<'a> {
+pub(crate) struct CopyStream<'a> {
     ctx: &'a RunCtx,
     sink: Pin<Box<CopyInSink<Bytes>>>,
     buf: BytesMut,
@@ -64,7 +64,7 @@ pub struct CopyStream<'a> {
 impl<'a> CopyStream<'a> {
     /// Start `COPY table (columns) FROM STDIN (FORMAT binary)`. `total` rows expected (0: no
     /// progress events).
-    pub async fn start(
+    pub(crate) async fn start(
         ctx: &'a RunCtx,
         client: &Client,
         table: &str,
@@ -95,7 +95,7 @@ impl<'a> CopyStream<'a> {
     }
 
     /// Append a row of key fields, int8 or uuid (None is NULL).
-    pub async fn row(&mut self, fields: &[Option<Key>]) -> Result<(), FillError> {
+    pub(crate) async fn row(&mut self, fields: &[Option<Key>]) -> Result<(), FillError> {
         self.buf.put_i16(fields.len() as i16);
         for f in fields {
             match f {
@@ -142,7 +142,7 @@ impl<'a> CopyStream<'a> {
     }
 
     /// Send the rest and end the COPY; the rows the server took.
-    pub async fn finish(mut self, client: &Client) -> Result<u64, FillError> {
+    pub(crate) async fn finish(mut self, client: &Client) -> Result<u64, FillError> {
         self.buf.put_i16(-1);
         self.flush().await?;
         guarded(self.ctx, client, self.sink.as_mut().finish()).await
@@ -150,7 +150,7 @@ impl<'a> CopyStream<'a> {
 }
 
 /// Like `RunCtx::cancellable`, but a full disk is told apart from other errors.
-pub async fn guarded<T>(
+pub(crate) async fn guarded<T>(
     ctx: &RunCtx,
     client: &Client,
     fut: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,

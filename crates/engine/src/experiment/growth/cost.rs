@@ -9,7 +9,7 @@ use crate::experiment::lab::field::Cost;
 /// Conservative btree bytes per row before anything is measured (POSTGRES-NOTES: 31–37 B
 /// for (int8, int8); single int8 columns are smaller, deduplicated ones much smaller). A
 /// (uuid, uuid) entry is 16 bytes wider.
-pub fn index_bytes_per_row(shape: KeyShape) -> u64 {
+pub(crate) fn index_bytes_per_row(shape: KeyShape) -> u64 {
     match shape {
         KeyShape::Int => 36,
         KeyShape::Uuid => 52,
@@ -19,7 +19,7 @@ pub fn index_bytes_per_row(shape: KeyShape) -> u64 {
 impl GrowthSpec {
     /// Disk a run needs once every design holds `versions` versions, before anything is
     /// measured (conservative per-row sizes), with `from` versions already there.
-    pub fn cost_at(&self, versions: u64, from: u64) -> Cost {
+    pub(crate) fn cost_at(&self, versions: u64, from: u64) -> Cost {
         let mut table = 0;
         let mut index = 0;
         let mut largest_index = 0;
@@ -78,7 +78,7 @@ impl GrowthSpec {
 
     /// The cost of the largest step that will be filled given `free` bytes (the guard then
     /// checks it); steps beyond are projected, not run.
-    pub fn estimate_with_free(&self, free: Option<u64>) -> Cost {
+    pub(crate) fn estimate_with_free(&self, free: Option<u64>) -> Cost {
         let planned = self.planned_steps(free);
         let (at, from) = match planned.len() {
             0 => (self.steps.first().copied().unwrap_or(0), 0),
@@ -90,17 +90,17 @@ impl GrowthSpec {
     }
 
     /// The estimate when every step fits (see `estimate_with_free`).
-    pub fn estimate(&self) -> Cost {
+    pub(crate) fn estimate(&self) -> Cost {
         self.estimate_with_free(None)
     }
 }
 
 /// max_wal_size when the server's is unknown (PostgreSQL's default, 1GB).
-pub const DEFAULT_MAX_WAL: u64 = 1024 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_WAL: u64 = 1024 * 1024 * 1024;
 
 /// WAL kept on disk while `written` bytes are loaded: what was written, up to about three
 /// times max_wal_size (checkpoints recycle the rest; the limit is soft under heavy writes).
-pub fn wal_allowance(written: u64, max_wal: u64) -> u64 {
+pub(crate) fn wal_allowance(written: u64, max_wal: u64) -> u64 {
     written.min(max_wal.saturating_mul(3))
 }
 

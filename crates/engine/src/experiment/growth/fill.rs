@@ -18,7 +18,7 @@ use crate::experiment::lab::{RunCtx, RunError};
 use crate::measure::units::format_bytes_short;
 
 /// A design's table and where its content stream stands.
-pub struct DesignState {
+pub(crate) struct DesignState {
     pub def: TableDef,
     pub churn: Churn,
     /// Rows in the table, as the server counted them while they were written.
@@ -28,7 +28,7 @@ pub struct DesignState {
 }
 
 impl DesignState {
-    pub fn new(def: TableDef, spec: &GrowthSpec) -> DesignState {
+    pub(crate) fn new(def: TableDef, spec: &GrowthSpec) -> DesignState {
         DesignState {
             def,
             churn: Churn::new(spec.units, spec.churn_per_version(), spec.seed),
@@ -36,22 +36,22 @@ impl DesignState {
             indexed: true,
         }
     }
-    pub fn design(&self) -> Design {
+    pub(crate) fn design(&self) -> Design {
         self.def.design
     }
-    pub fn versions(&self) -> u64 {
+    pub(crate) fn versions(&self) -> u64 {
         self.churn.version() as u64
     }
 }
 
 /// Extra connection and pid used to watch index builds in `pg_stat_progress_create_index`.
-pub struct Watcher {
+pub(crate) struct Watcher {
     pub client: Client,
     pub pid: i32,
 }
 
 /// Grow `st` to `target` versions. None when it is already there.
-pub async fn grow(
+pub(crate) async fn grow(
     ctx: &RunCtx,
     client: &Client,
     watcher: Option<&Watcher>,
@@ -212,7 +212,7 @@ async fn copy_snapshot(
 /// Rows a ranges fill writes: units added in the window (with their removal when it falls in
 /// the window too) and removals of units added before it.
 #[derive(Debug, Default)]
-pub struct RangesWindow {
+pub(crate) struct RangesWindow {
     /// First content id added in the window.
     pub first_new: i64,
     /// (version_added, version_removed) per new id from `first_new`.
@@ -222,7 +222,7 @@ pub struct RangesWindow {
 }
 
 /// Advance `churn` to `target`, collecting what a ranges table must record.
-pub fn ranges_window(churn: &mut Churn, target: u64) -> RangesWindow {
+pub(crate) fn ranges_window(churn: &mut Churn, target: u64) -> RangesWindow {
     let mut w = RangesWindow {
         first_new: churn.next_id(),
         ..RangesWindow::default()
@@ -294,7 +294,7 @@ async fn copy_ranges(
 
 /// Time a plain COPY of the snapshot rows of versions `from+1..=to` into an unindexed table
 /// (the reference for the fill rate). Returns (rows, seconds).
-pub async fn plain_copy(
+pub(crate) async fn plain_copy(
     ctx: &RunCtx,
     client: &Client,
     spec: &GrowthSpec,
@@ -331,7 +331,7 @@ pub async fn plain_copy(
 
 /// Time a plain COPY of the largest snapshot fill into an unindexed table, for the fill-rate
 /// ratio.
-pub async fn baseline(
+pub(crate) async fn baseline(
     ctx: &RunCtx,
     client: &Client,
     spec: &GrowthSpec,

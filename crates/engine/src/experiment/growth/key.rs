@@ -29,39 +29,39 @@ const VERSION_SALT: u64 = 0x7665_7273_696f_6e00;
 const CONTENT_SALT: u64 = 0x636f_6e74_656e_7400;
 
 impl KeyShape {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             KeyShape::Int => "int",
             KeyShape::Uuid => "uuid",
         }
     }
     /// The SQL type of a reference column.
-    pub fn sql_type(self) -> &'static str {
+    pub(crate) fn sql_type(self) -> &'static str {
         match self {
             KeyShape::Int => "int8",
             KeyShape::Uuid => "uuid",
         }
     }
     /// The primary key column's definition.
-    pub fn id_column(self) -> &'static str {
+    pub(crate) fn id_column(self) -> &'static str {
         match self {
             KeyShape::Int => "id bigserial NOT NULL",
             KeyShape::Uuid => "id uuid NOT NULL DEFAULT gen_random_uuid()",
         }
     }
     /// Bytes of one key value in a row.
-    pub fn key_bytes(self) -> u64 {
+    pub(crate) fn key_bytes(self) -> u64 {
         match self {
             KeyShape::Int => 8,
             KeyShape::Uuid => 16,
         }
     }
     /// The key of version number `v`.
-    pub fn version(self, v: i64) -> Key {
+    pub(crate) fn version(self, v: i64) -> Key {
         self.key(v, VERSION_SALT)
     }
     /// The key of content unit number `c`.
-    pub fn content(self, c: i64) -> Key {
+    pub(crate) fn content(self, c: i64) -> Key {
         self.key(c, CONTENT_SALT)
     }
     fn key(self, n: i64, salt: u64) -> Key {
@@ -93,7 +93,7 @@ fn uuid_of(n: i64, salt: u64) -> [u8; 16] {
 
 /// One key value, as a query parameter, a COPY field or a result column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Key {
+pub(crate) enum Key {
     Int(i64),
     Uuid([u8; 16]),
 }
@@ -101,7 +101,7 @@ pub enum Key {
 impl Key {
     /// A number standing for this key in content digests: the id itself, or the UUID's
     /// first eight bytes (distinct for distinct units in practice: 60 random bits).
-    pub fn fingerprint(&self) -> i64 {
+    pub(crate) fn fingerprint(&self) -> i64 {
         match self {
             Key::Int(v) => *v,
             Key::Uuid(b) => i64::from_be_bytes(b[..8].try_into().unwrap_or_default()),
@@ -109,7 +109,7 @@ impl Key {
     }
 
     /// Append this key as a binary COPY field.
-    pub fn put_copy_field(&self, buf: &mut BytesMut) {
+    pub(crate) fn put_copy_field(&self, buf: &mut BytesMut) {
         match self {
             Key::Int(v) => {
                 buf.put_i32(8);

@@ -30,7 +30,7 @@ impl Design {
     }
 
     /// The storage design, whatever the distribution.
-    pub fn base(self) -> Design {
+    pub(crate) fn base(self) -> Design {
         match self {
             Design::Snapshot | Design::SnapshotByVersion | Design::SnapshotByContent => {
                 Design::Snapshot
@@ -40,7 +40,7 @@ impl Design {
     }
 
     /// Citus: the column the table is distributed by (None: a plain table).
-    pub fn distribution(self) -> Option<&'static str> {
+    pub(crate) fn distribution(self) -> Option<&'static str> {
         match self {
             Design::SnapshotByVersion => Some("version"),
             Design::SnapshotByContent => Some("content"),
@@ -49,7 +49,7 @@ impl Design {
     }
 
     /// A design distributed by `column` (None: plain); None when the design cannot be.
-    pub fn distributed(self, column: Option<&str>) -> Option<Design> {
+    pub(crate) fn distributed(self, column: Option<&str>) -> Option<Design> {
         match (self.base(), column) {
             (d, None) => Some(d),
             (Design::Snapshot, Some("version")) => Some(Design::SnapshotByVersion),
@@ -60,7 +60,7 @@ impl Design {
 
     /// A short name for the design's table (shard names append `_<shard id>` to it and its
     /// indexes, which must stay within PostgreSQL's 63 bytes).
-    pub fn table_key(self) -> &'static str {
+    pub(crate) fn table_key(self) -> &'static str {
         match self {
             Design::Snapshot => "snapshot",
             Design::Ranges => "ranges",
@@ -70,7 +70,7 @@ impl Design {
     }
     /// Heap bytes per row before anything is measured: the id and two keys (snapshot) or the
     /// id, a key and two int8 version bounds (ranges), plus tuple header and line pointer.
-    pub fn heap_bytes_per_row(self, shape: super::key::KeyShape) -> u64 {
+    pub(crate) fn heap_bytes_per_row(self, shape: super::key::KeyShape) -> u64 {
         let k = shape.key_bytes();
         match self.base() {
             Design::Snapshot => 28 + 3 * k,
@@ -90,7 +90,7 @@ pub enum IndexKind {
 }
 
 impl IndexKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             IndexKind::Pk => "pk",
             IndexKind::Version => "version",
@@ -112,14 +112,14 @@ pub enum WriteMethod {
 }
 
 impl WriteMethod {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WriteMethod::Insert => "insert",
             WriteMethod::Multi => "multi",
             WriteMethod::Copy => "copy",
         }
     }
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             WriteMethod::Insert => "single-row INSERTs in one transaction",
             WriteMethod::Multi => "multi-row INSERT … VALUES in one transaction",
@@ -138,7 +138,7 @@ pub enum GrowMode {
 }
 
 impl GrowMode {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GrowMode::Rebuild => "rebuild",
             GrowMode::Keep => "keep",

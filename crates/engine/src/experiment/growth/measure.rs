@@ -23,7 +23,7 @@ const MULTI_BATCH: usize = 1000;
 
 /// One version written: when it began, its time from BEGIN to the end of COMMIT, the
 /// COMMIT's own time (where a synchronous standby's wait shows), and its rows.
-pub struct Written {
+pub(crate) struct Written {
     pub began: Instant,
     pub seconds: f64,
     pub commit_seconds: f64,
@@ -31,7 +31,7 @@ pub struct Written {
 }
 
 /// Write the next version of `st` by `method`, in one transaction, timed.
-pub async fn write_version(
+pub(crate) async fn write_version(
     ctx: &RunCtx,
     client: &Client,
     st: &mut DesignState,
@@ -275,7 +275,7 @@ async fn multi_insert(
 }
 
 /// The query that reads all content of one version.
-pub fn read_sql(def: &TableDef) -> String {
+pub(crate) fn read_sql(def: &TableDef) -> String {
     match def.design.base() {
         Design::Snapshot => format!("SELECT content FROM {} WHERE version = $1", def.qualified),
         _ => format!(
@@ -287,7 +287,7 @@ pub fn read_sql(def: &TableDef) -> String {
 
 /// Read all content of `version` (its key, `TableDef::version_param`): (seconds, content
 /// fingerprints sorted).
-pub async fn read_version(
+pub(crate) async fn read_version(
     ctx: &RunCtx,
     client: &Client,
     stmt: &tokio_postgres::Statement,
@@ -307,7 +307,7 @@ pub async fn read_version(
 }
 
 /// A short fingerprint of a set of content ids (sorted), to compare designs.
-pub fn digest(sorted: &[i64]) -> String {
+pub(crate) fn digest(sorted: &[i64]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &id in sorted {
         for b in id.to_le_bytes() {
@@ -319,7 +319,7 @@ pub fn digest(sorted: &[i64]) -> String {
 }
 
 /// `pg_table_size` of the table and `pg_relation_size` of each index (by report name).
-pub async fn sizes(
+pub(crate) async fn sizes(
     ctx: &RunCtx,
     client: &Client,
     def: &TableDef,
@@ -365,7 +365,7 @@ pub async fn sizes(
 }
 
 /// Total bytes (heap, indexes, TOAST) of the named relations in the lab schema.
-pub async fn total_bytes(
+pub(crate) async fn total_bytes(
     ctx: &RunCtx,
     client: &Client,
     relnames: &[String],

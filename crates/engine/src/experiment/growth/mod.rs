@@ -20,7 +20,7 @@ mod fill;
 mod key;
 mod kinds;
 mod measure;
-mod project;
+pub(crate) mod project;
 mod projection_notes;
 #[cfg(test)]
 mod record_schema_tests;
@@ -37,20 +37,17 @@ mod summary;
 mod sync_levels;
 mod verdicts;
 
-pub use commits::{
-    ComboCommits, GrowthFault, StepCommits, WriteTiming, commit_ms, rows_per_second,
-};
-pub use cost::{DEFAULT_MAX_WAL, wal_allowance};
+pub(crate) use commits::{GrowthFault, StepCommits, WriteTiming, commit_ms, rows_per_second};
+pub(crate) use cost::DEFAULT_MAX_WAL;
 pub use key::KeyShape;
 pub use kinds::{Design, GrowMode, IndexKind, WriteMethod};
-pub use project::project_rest;
 pub use report::{
     DesignFit, FillBaseline, GrowStats, GrowthReport, GrowthStep, GrowthSummary, StepProjection,
 };
-pub use run::run;
-pub use sharding::ShardComparison;
+pub(crate) use run::run;
+pub(crate) use sharding::ShardComparison;
 pub use spec::{DESIGNS, FIELDS, GrowthSpec, INDEXES};
-pub use verdicts::{DesignComparison, StepEstimate, Timed};
+pub(crate) use verdicts::Timed;
 
 use super::lab::event::{ResultLayout, Sample};
 use crate::measure::units::{format_bytes_short, format_count};

@@ -24,7 +24,7 @@ fn fitted_steps(report: &GrowthReport, design: Design) -> Vec<&GrowthStep> {
 
 /// Fit a design's measured steps against its rows, to project to `to_rows`. None without a
 /// measured step.
-pub fn fit_design(report: &GrowthReport, design: Design, to_rows: u64) -> Option<DesignFit> {
+pub(crate) fn fit_design(report: &GrowthReport, design: Design, to_rows: u64) -> Option<DesignFit> {
     let steps = fitted_steps(report, design);
     let from = steps.iter().map(|s| s.rows).max()?;
     let confidence = report.params.decision.rules().confidence;
@@ -132,7 +132,7 @@ fn sizes_at(
 }
 
 /// A step that is not run, projected along the design's fits.
-pub fn project_step(
+pub(crate) fn project_step(
     spec: &GrowthSpec,
     report: &GrowthReport,
     fit: Option<&DesignFit>,
@@ -180,7 +180,7 @@ pub fn project_step(
 /// steps (kept in the report), then add a projected step per design and point, with the disk
 /// it needs once `measured_max` versions are there and whether that fits `budget`. Returns
 /// the steps added.
-pub fn project_rest(
+pub(crate) fn project_rest(
     report: &mut GrowthReport,
     measured_max: u64,
     max_wal: u64,
@@ -216,7 +216,7 @@ pub fn project_rest(
 /// Disk a run needs once every design holds `versions` versions, grown from `from`:
 /// the tables and indexes of all designs and the content table, plus sort space for an
 /// index rebuild and the WAL of the growth. Conservative (the larger of fit and per-row).
-pub fn disk_needed(
+pub(crate) fn disk_needed(
     spec: &GrowthSpec,
     report: &GrowthReport,
     fits: &[DesignFit],

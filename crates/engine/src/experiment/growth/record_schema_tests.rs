@@ -177,7 +177,7 @@ fn fill_the_rest(body: &mut GrowthReport) {
 }
 
 /// A swept run's growth record, every field present.
-pub fn full_record() -> crate::experiment::lab::record::RunReport {
+pub(crate) fn full_record() -> crate::experiment::lab::record::RunReport {
     let spec = spec();
     let mut body = GrowthReport::new(&spec);
     for combo in 0..2 {

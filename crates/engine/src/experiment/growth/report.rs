@@ -112,10 +112,11 @@ pub struct NodeBytes {
 }
 
 impl GrowthStep {
+    #[cfg(test)]
     /// A measured step holding nothing but its design, versions and rows: tests fill in the
     /// rest with struct update syntax.
     #[cfg(any(test, feature = "fixtures"))]
-    pub fn blank(design: Design, versions: u64, rows: u64) -> GrowthStep {
+    pub(crate) fn blank(design: Design, versions: u64, rows: u64) -> GrowthStep {
         GrowthStep {
             design,
             versions,
@@ -150,7 +151,7 @@ impl GrowthStep {
     pub fn index_total(&self) -> u64 {
         self.index_bytes.values().sum()
     }
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.table_bytes + self.index_total()
     }
 }
@@ -196,7 +197,7 @@ pub struct StepProjection {
 
 impl StepProjection {
     /// "extrapolated ×10000" past ten times the largest table measured, else "projected".
-    pub fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         reach_words(self.reach)
     }
 }
@@ -280,7 +281,7 @@ impl GrowthReport {
     }
 
     /// A projected step's figures along its design's fits (None for a measured step).
-    pub fn projection(&self, s: &GrowthStep) -> Option<StepProjection> {
+    pub(crate) fn projection(&self, s: &GrowthStep) -> Option<StepProjection> {
         if !s.projected {
             return None;
         }
@@ -302,7 +303,7 @@ impl GrowthReport {
     }
 
     /// Do both designs agree on the content of every version both read?
-    pub fn same_content(&self) -> Option<bool> {
+    pub(crate) fn same_content(&self) -> Option<bool> {
         let mut by_versions: BTreeMap<u64, Vec<&GrowthStep>> = BTreeMap::new();
         for s in self.steps.iter().filter(|s| !s.projected) {
             by_versions.entry(s.versions).or_default().push(s);

@@ -34,7 +34,7 @@ struct Findings {
 /// Each design's trial and how it grew to the step.
 type Grown = (Vec<Option<TrialRef>>, Vec<Option<GrowStats>>);
 
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     spec: &GrowthSpec,
     report: &mut GrowthReport,

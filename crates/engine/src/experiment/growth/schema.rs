@@ -11,7 +11,7 @@ use crate::sql::quote::ident;
 
 /// One index of a growth table.
 #[derive(Debug, Clone)]
-pub struct IndexDef {
+pub(crate) struct IndexDef {
     /// The name reports use: pk, version, content, version_content, versions.
     pub name: &'static str,
     /// `"schema"."relname"`.
@@ -22,7 +22,7 @@ pub struct IndexDef {
 
 /// A design's association table.
 #[derive(Debug, Clone)]
-pub struct TableDef {
+pub(crate) struct TableDef {
     pub design: Design,
     pub relname: String,
     /// `"schema"."relname"`.
@@ -32,13 +32,13 @@ pub struct TableDef {
 }
 
 /// A name unique to this run: `growth_<what>_<run id>`.
-pub fn run_table_name(run_id: &str, what: &str) -> String {
+pub(crate) fn run_table_name(run_id: &str, what: &str) -> String {
     let id = crate::sql::lab::plain_name(run_id);
     format!("growth_{what}_{id}")
 }
 
 impl TableDef {
-    pub fn new(ctx: &RunCtx, spec: &GrowthSpec, design: Design) -> TableDef {
+    pub(crate) fn new(ctx: &RunCtx, spec: &GrowthSpec, design: Design) -> TableDef {
         let relname = run_table_name(&ctx.run_id, design.table_key());
         let qualified = ctx.table(&relname);
         let schema = ident(&ctx.opts.schema);
@@ -103,7 +103,7 @@ impl TableDef {
     }
 
     /// The parameter that names version `v` in this table's read query.
-    pub fn version_param(&self, v: i64) -> Key {
+    pub(crate) fn version_param(&self, v: i64) -> Key {
         match self.design.base() {
             Design::Snapshot => self.shape.version(v),
             _ => Key::Int(v),
@@ -111,7 +111,7 @@ impl TableDef {
     }
 
     /// The columns a bulk COPY fills (the id comes from its sequence).
-    pub fn copy_columns(&self) -> &'static str {
+    pub(crate) fn copy_columns(&self) -> &'static str {
         match self.design.base() {
             Design::Snapshot => "version, content",
             _ => "content, version_added, version_removed",
@@ -120,7 +120,7 @@ impl TableDef {
 
     /// Create the table, marked as this run's in the same transaction (so that a cancel can
     /// never leave an unmarked table behind), with its indexes.
-    pub async fn create(&self, ctx: &RunCtx, client: &Client) -> Result<(), RunError> {
+    pub(crate) async fn create(&self, ctx: &RunCtx, client: &Client) -> Result<(), RunError> {
         ctx.create_marked(
             client,
             &self.relname,
@@ -147,7 +147,7 @@ impl TableDef {
 
 /// A design's columns under a key shape (ranges keeps integer version bounds: a range needs
 /// ordered versions).
-pub fn columns(design: Design, shape: KeyShape) -> String {
+pub(crate) fn columns(design: Design, shape: KeyShape) -> String {
     let id = shape.id_column();
     let key = shape.sql_type();
     match design.base() {
@@ -159,7 +159,7 @@ pub fn columns(design: Design, shape: KeyShape) -> String {
 }
 
 /// The content table: one row per content unit any version refers to.
-pub struct ContentTable {
+pub(crate) struct ContentTable {
     pub relname: String,
     pub qualified: String,
     /// Units present (ids 0..have).
@@ -167,7 +167,7 @@ pub struct ContentTable {
 }
 
 impl ContentTable {
-    pub async fn create(ctx: &RunCtx, client: &Client) -> Result<ContentTable, RunError> {
+    pub(crate) async fn create(ctx: &RunCtx, client: &Client) -> Result<ContentTable, RunError> {
         let relname = run_table_name(&ctx.run_id, "content");
         let qualified = ctx.table(&relname);
         ctx.create_marked(
@@ -187,7 +187,7 @@ impl ContentTable {
     }
 
     /// Make sure units 0..upto exist (server-side, untimed).
-    pub async fn ensure(
+    pub(crate) async fn ensure(
         &mut self,
         ctx: &RunCtx,
         client: &Client,

@@ -51,7 +51,7 @@ fn why(design: Design, timed: Timed) -> &'static str {
 
 /// Each distributed table against the plain one at the largest step both measured (under the
 /// first combination of swept settings), for writing and for reading one version.
-pub fn against_plain(steps: &[GrowthStep], rules: &Rules) -> Vec<ShardComparison> {
+pub(crate) fn against_plain(steps: &[GrowthStep], rules: &Rules) -> Vec<ShardComparison> {
     let measured = |d: Design| {
         steps
             .iter()
@@ -133,7 +133,7 @@ pub fn against_plain(steps: &[GrowthStep], rules: &Rules) -> Vec<ShardComparison
 }
 
 /// "127.0.0.1:9701 3.1 MB, 127.0.0.1:9702 2.4 MB".
-pub fn per_node(s: &GrowthStep) -> String {
+pub(crate) fn per_node(s: &GrowthStep) -> String {
     s.node_bytes
         .iter()
         .map(|n| format!("{} {}", n.node, format_bytes_short(n.bytes as f64)))
@@ -143,7 +143,7 @@ pub fn per_node(s: &GrowthStep) -> String {
 
 /// Findings at the largest step both distributions measured (none when the run did not
 /// distribute the table both ways).
-pub fn findings(steps: &[GrowthStep], rules: &Rules) -> Vec<String> {
+pub(crate) fn findings(steps: &[GrowthStep], rules: &Rules) -> Vec<String> {
     let measured = |d: Design| {
         steps
             .iter()

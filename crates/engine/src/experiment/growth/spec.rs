@@ -171,7 +171,7 @@ pub struct GrowthSpec {
 }
 
 /// Largest number of (version, content) pairs a spec may describe.
-pub const MAX_PAIRS: u64 = 1_000_000_000_000;
+pub(crate) const MAX_PAIRS: u64 = 1_000_000_000_000;
 
 impl GrowthSpec {
     pub fn parse(p: &ParamText) -> Result<GrowthSpec, FieldErrors> {
@@ -273,7 +273,7 @@ impl GrowthSpec {
     }
 
     /// The distributions asked for (`distribute`), `none` for a plain table.
-    pub fn distributions(&self) -> Vec<&'static str> {
+    pub(crate) fn distributions(&self) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = self
             .designs
             .iter()
@@ -285,7 +285,7 @@ impl GrowthSpec {
     }
 
     /// Citus: the columns the run distributes its tables by.
-    pub fn distributed_columns(&self) -> Vec<String> {
+    pub(crate) fn distributed_columns(&self) -> Vec<String> {
         self.distributions()
             .into_iter()
             .filter(|d| *d != "none")
@@ -353,12 +353,12 @@ impl GrowthSpec {
     }
 
     /// Content units replaced per version.
-    pub fn churn_per_version(&self) -> u64 {
+    pub(crate) fn churn_per_version(&self) -> u64 {
         (self.units as f64 * self.churn_pct / 100.0).round() as u64
     }
 
     /// (version, content) pairs at `versions`: the snapshot design's row count.
-    pub fn pairs(&self, versions: u64) -> u64 {
+    pub(crate) fn pairs(&self, versions: u64) -> u64 {
         versions * self.units
     }
 
@@ -373,7 +373,7 @@ impl GrowthSpec {
 
     /// The versions at which a design's table holds `rows` (the inverse of [`Self::rows`], as a
     /// fraction): None when it never does (a ranges table without churn stays at its units).
-    pub fn versions_at_rows(&self, design: Design, rows: f64) -> Option<f64> {
+    pub(crate) fn versions_at_rows(&self, design: Design, rows: f64) -> Option<f64> {
         let units = self.units.max(1) as f64;
         match design.base() {
             Design::Snapshot => Some(rows.max(0.0) / units),
@@ -386,7 +386,7 @@ impl GrowthSpec {
     }
 
     /// Indexes a design's table carries (by their report names).
-    pub fn index_names(&self, design: Design) -> Vec<&'static str> {
+    pub(crate) fn index_names(&self, design: Design) -> Vec<&'static str> {
         match design.base() {
             Design::Snapshot => self.indexes.iter().map(|i| i.as_str()).collect(),
             _ => vec!["pk", "content", "versions"],
@@ -395,7 +395,7 @@ impl GrowthSpec {
 
     /// The version count of every point reported: the steps, then the target if it is not
     /// one of them.
-    pub fn points(&self) -> Vec<u64> {
+    pub(crate) fn points(&self) -> Vec<u64> {
         let mut v = self.steps.clone();
         if let Some(t) = self.target_rows {
             let tv = t.div_ceil(self.units.max(1));

@@ -96,7 +96,7 @@ fn next_round(spec: &GrowthSpec, round: u32, of: &[Vec<f64>]) -> Vec<usize> {
 /// One combination's measurements at a step, gathered a round at a time, so that the
 /// combinations of swept settings can take turns round by round (see `mod.rs`): sizes when
 /// it starts, then write rounds, then read rounds, then [`StepMeasure::finish`].
-pub struct StepMeasure {
+pub(crate) struct StepMeasure {
     got: Vec<Gathered>,
     /// The versions read, drawn once for the step (every design reads the same ones).
     chosen: Vec<u64>,
@@ -120,7 +120,7 @@ fn who(spec: &GrowthSpec, round: u32, of: Option<&[Vec<f64>]>, designs: usize) -
 impl StepMeasure {
     /// Start measuring every design at its current size: the sizes (and, distributed, the
     /// rows in the shards, counted one by one). `read_rng` draws the versions to read.
-    pub async fn start(
+    pub(crate) async fn start(
         ctx: &RunCtx,
         client: &Client,
         states: &[DesignState],
@@ -166,14 +166,14 @@ impl StepMeasure {
     }
 
     /// The designs write round `round` needs (`None`: a combination not started yet).
-    pub fn writers(this: Option<&StepMeasure>, spec: &GrowthSpec, round: u32) -> Vec<usize> {
+    pub(crate) fn writers(this: Option<&StepMeasure>, spec: &GrowthSpec, round: u32) -> Vec<usize> {
         let of: Option<Vec<Vec<f64>>> =
             this.map(|m| m.got.iter().map(|g| g.writes.clone()).collect());
         who(spec, round, of.as_deref(), spec.designs.len())
     }
 
     /// The designs read round `round` needs (`None`: a combination not started yet).
-    pub fn readers(this: Option<&StepMeasure>, spec: &GrowthSpec, round: u32) -> Vec<usize> {
+    pub(crate) fn readers(this: Option<&StepMeasure>, spec: &GrowthSpec, round: u32) -> Vec<usize> {
         let of: Option<Vec<Vec<f64>>> =
             this.map(|m| m.got.iter().map(|g| g.warm.clone()).collect());
         who(spec, round, of.as_deref(), spec.designs.len())
@@ -181,7 +181,7 @@ impl StepMeasure {
 
     /// Write one new version of each design in `who` (write round `round`, its turn begun at
     /// `turn`), each write's times logged.
-    pub async fn write(
+    pub(crate) async fn write(
         &mut self,
         ctx: &RunCtx,
         client: &Client,
@@ -223,7 +223,7 @@ impl StepMeasure {
     /// Read one version with each design in `who` (read round `round`): cold when the page
     /// cache can be dropped, then warm. Every design reads the same versions, all of which
     /// every design holds.
-    pub async fn read(
+    pub(crate) async fn read(
         &mut self,
         ctx: &RunCtx,
         client: &Client,
@@ -298,7 +298,7 @@ impl StepMeasure {
 
     /// This combination's commits at the step, with the settings its session showed (None
     /// when it wrote nothing; the step's versions are the caller's to set).
-    pub fn commits(
+    pub(crate) fn commits(
         &self,
         combo: usize,
         settings: &BTreeMap<String, String>,
@@ -313,7 +313,7 @@ impl StepMeasure {
     }
 
     /// The step of every design, as gathered.
-    pub fn finish(
+    pub(crate) fn finish(
         self,
         spec: &GrowthSpec,
         states: &[DesignState],

@@ -11,7 +11,7 @@ use crate::measure::units::{format_bytes_short, format_count};
 
 impl GrowthReport {
     /// Recompute the summary from the steps so far (also for partial runs).
-    pub fn summarize(&mut self, extra_confounders: &[String], cold_reads: bool) {
+    pub(crate) fn summarize(&mut self, extra_confounders: &[String], cold_reads: bool) {
         let p = &self.params;
         let mut findings: Vec<String> = p
             .designs

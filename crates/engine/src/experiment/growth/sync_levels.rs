@@ -35,7 +35,7 @@ fn subject(report: &GrowthReport) -> String {
 }
 
 /// One finding per configuration measured at two levels or more, then what each buys.
-pub fn findings(report: &GrowthReport, confidence: f64) -> Vec<String> {
+pub(crate) fn findings(report: &GrowthReport, confidence: f64) -> Vec<String> {
     let rows: Vec<LevelRow> = report
         .commits
         .iter()
@@ -63,7 +63,7 @@ pub fn findings(report: &GrowthReport, confidence: f64) -> Vec<String> {
 
 /// Per configuration and level run with a standby fault: when the standby was gone at each
 /// step, how long commits waited meanwhile, and whether they hung and why.
-pub fn fault_findings(report: &GrowthReport) -> Vec<String> {
+pub(crate) fn fault_findings(report: &GrowthReport) -> Vec<String> {
     let with: Vec<&StepCommits> = report
         .commits
         .iter()

@@ -24,7 +24,7 @@ pub enum Timed {
 }
 
 impl Timed {
-    pub const ALL: [Timed; 3] = [Timed::Write, Timed::Read, Timed::ReadCold];
+    pub(crate) const ALL: [Timed; 3] = [Timed::Write, Timed::Read, Timed::ReadCold];
 
     fn values(self, s: &GrowthStep) -> &[f64] {
         match self {
@@ -89,7 +89,7 @@ pub struct DesignComparison {
 }
 
 /// Seconds for sentences, with sub-millisecond reads still readable.
-pub fn ms(s: f64) -> String {
+pub(crate) fn ms(s: f64) -> String {
     if s < 0.001 {
         format!("{:.2} ms", s * 1000.0)
     } else if s < 0.01 {
@@ -100,7 +100,7 @@ pub fn ms(s: f64) -> String {
 }
 
 /// The estimates of every measured step (in step order, then design, then timing).
-pub fn estimates(steps: &[GrowthStep], rules: &Rules) -> Vec<StepEstimate> {
+pub(crate) fn estimates(steps: &[GrowthStep], rules: &Rules) -> Vec<StepEstimate> {
     let mut out = Vec::new();
     for s in steps.iter().filter(|s| !s.projected) {
         for timed in Timed::ALL {
@@ -121,7 +121,7 @@ pub fn estimates(steps: &[GrowthStep], rules: &Rules) -> Vec<StepEstimate> {
 /// `ranges` against `snapshot` at every step both measured, for every timing both have.
 /// With swept server settings (`labels` non-empty), designs are compared within each
 /// combination and the finding names it.
-pub fn comparisons(
+pub(crate) fn comparisons(
     steps: &[GrowthStep],
     labels: &[String],
     rules: &Rules,
@@ -207,7 +207,7 @@ pub struct SettingsFinding {
 }
 
 /// Every design, step and timing measured under two or more combinations of swept settings.
-pub fn settings_findings(
+pub(crate) fn settings_findings(
     steps: &[GrowthStep],
     labels: &[String],
     rules: &Rules,

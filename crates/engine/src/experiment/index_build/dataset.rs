@@ -26,7 +26,7 @@ use crate::sql::quote::literal;
 const CHUNK_ROWS: usize = 32_768;
 
 /// The table name for a dataset spec: stable, so a later run finds and reuses it.
-pub fn table_name(spec: &IndexBuildSpec, order: Order) -> String {
+pub(crate) fn table_name(spec: &IndexBuildSpec, order: Order) -> String {
     let o = match order {
         Order::Partial(p) => format!("partial{p}"),
         o => o.name(),
@@ -65,7 +65,7 @@ fn dataset_mark(spec: &IndexBuildSpec, order: Order, shards: Option<u32>) -> Str
 
 /// The keys 1..=rows in the requested order. Random and partial orders are exact seeded
 /// Fisher–Yates shuffles (a multiplicative-hash "random" order would be a constant stride).
-pub fn keys(rows: u64, order: Order, seed: u64) -> Vec<u32> {
+pub(crate) fn keys(rows: u64, order: Order, seed: u64) -> Vec<u32> {
     let n = rows as u32;
     match order {
         // An existing table's rows are not generated (see `own_table`).
@@ -148,7 +148,7 @@ async fn mark_finished(
 }
 
 /// Make sure the dataset for `order` exists: reuse a finished one, else generate it.
-pub async fn ensure(
+pub(crate) async fn ensure(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
     order: Order,

@@ -1,32 +1,32 @@
 //! index-build: how long `CREATE INDEX` takes as `maintenance_work_mem`, parallel workers and
 //! the physical order of the input vary (the first founding experiment).
 
-pub mod dataset;
+pub(crate) mod dataset;
 mod eta;
 mod experiment;
 mod facts;
 mod gate;
-pub mod own_table;
-pub mod own_writes;
-pub mod projection;
-#[cfg(any(test, feature = "fixtures"))]
-pub mod projection_example;
+pub(crate) mod own_table;
+pub(crate) mod own_writes;
+pub(crate) mod projection;
+#[cfg(test)]
+pub(crate) mod projection_example;
 mod report;
-pub mod rounds;
+pub(crate) mod rounds;
 mod samples;
-pub mod shards;
-pub mod sort_trace;
+pub(crate) mod shards;
+pub(crate) mod sort_trace;
 mod spec;
 mod spec_values;
-pub mod summary;
-pub mod table_spec;
-pub mod trial;
+pub(crate) mod summary;
+pub(crate) mod table_spec;
+pub(crate) mod trial;
 
 pub use report::{
     DatasetInfo, GroupSummary, IndexBuildReport, IndexSummary, IndexTrial, MwmStat, OrderSummary,
     SettingRef,
 };
-pub use sort_trace::SortMethod;
+pub(crate) use sort_trace::SortMethod;
 pub use spec::{FIELDS, IndexBuildSpec, IndexMethod, KeyType, MWM_MAX, MWM_MIN, Order};
 
 use super::lab::decision::Repeat;
@@ -138,7 +138,7 @@ fn describe(spec: &IndexBuildSpec, report: &IndexBuildReport, total: usize) -> S
     )
 }
 
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
     report: &mut IndexBuildReport,

@@ -63,7 +63,7 @@ pub struct ProjectionLine {
 
 impl OwnTableInfo {
     /// The rows the projection aims at: the whole table's.
-    pub fn target_rows(&self, datasets: &[DatasetInfo]) -> Option<f64> {
+    pub(crate) fn target_rows(&self, datasets: &[DatasetInfo]) -> Option<f64> {
         if let Some(r) = self.rows {
             return Some(r as f64);
         }
@@ -75,10 +75,9 @@ impl OwnTableInfo {
     }
 }
 
-/// What [`check`] finds: the table's oid, the indexed columns' types, the planner's row
+/// What [`check`] finds: the indexed columns' types, the planner's row
 /// estimate and the heap's size.
-pub struct Checked {
-    pub oid: u32,
+pub(crate) struct Checked {
     pub types: Vec<String>,
     pub estimate: f64,
     pub heap_bytes: i64,
@@ -87,7 +86,7 @@ pub struct Checked {
 /// Why [`check`] refused a table: the field the user gave (`table`, `column`) and what is
 /// wrong with it, or the server could not be asked. Shown as `table: there is no table …`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TableProblem {
+pub(crate) enum TableProblem {
     #[error("{field}: {why}")]
     Field { field: &'static str, why: String },
     #[error("{0}")]
@@ -103,7 +102,7 @@ fn table(why: String) -> TableProblem {
 
 /// The table exists, is a table, may be read and has the columns: else the field at fault,
 /// which the command line gives with exit 2 before the run.
-pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, TableProblem> {
+pub(crate) async fn check(c: &Client, own: &OwnTable) -> Result<Checked, TableProblem> {
     let q = |e: tokio_postgres::Error| TableProblem::Server(describe_query_error(&e));
     let t = &own.table;
     let Some(row) = c
@@ -163,7 +162,6 @@ pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, TableProblem> 
         }
     }
     Ok(Checked {
-        oid,
         types,
         estimate: row.get(3),
         heap_bytes: row.get(4),
@@ -172,7 +170,11 @@ pub async fn check(c: &Client, own: &OwnTable) -> Result<Checked, TableProblem> 
 
 /// Check the table and read what the run needs to know about it (its rows are counted on
 /// the sandbox).
-pub async fn inspect(c: &Client, own: &OwnTable, on_sandbox: bool) -> Result<OwnTableInfo, String> {
+pub(crate) async fn inspect(
+    c: &Client,
+    own: &OwnTable,
+    on_sandbox: bool,
+) -> Result<OwnTableInfo, String> {
     let q = |e: tokio_postgres::Error| describe_query_error(&e);
     let t = &own.table;
     let Checked {
@@ -277,7 +279,7 @@ async fn drop_stale_indexes(c: &Client, t: &TableName) -> Vec<String> {
 /// At the start of a run on an existing table: check it, say which data the run measures
 /// and where it builds, and return the spec with the datasets as its orders (None: the run
 /// builds on generated data).
-pub async fn prepare(
+pub(crate) async fn prepare(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
     report: &mut super::report::IndexBuildReport,
@@ -342,7 +344,7 @@ pub async fn prepare(
 }
 
 /// The dataset of one order: the table itself, or a copy made now.
-pub async fn ensure(
+pub(crate) async fn ensure(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
     info: &OwnTableInfo,

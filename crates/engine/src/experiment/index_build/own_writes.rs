@@ -26,7 +26,7 @@ fn index_row(width: u64) -> u64 {
 
 /// The writes of one run, in bytes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WritePlan {
+pub(crate) struct WritePlan {
     /// All the copies together (none: the run builds on the table itself).
     pub copies: u64,
     /// One index on the largest dataset.
@@ -44,7 +44,7 @@ pub struct WritePlan {
 impl WritePlan {
     /// "writes a copy of about 17 MB (from …), an index of about 2 MB built 12 times and
     /// about 41 MB of WAL; it needs about 22 MB free".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         let copies = if self.copies == 0 {
             "no copy (it builds on the table itself)".to_string()
         } else {
@@ -65,7 +65,7 @@ impl WritePlan {
     }
 
     /// On a server pglab did not start without `--writes lab`: the sentence that refuses.
-    pub fn refusal(&self, table: &crate::sql::names::TableName) -> String {
+    pub(crate) fn refusal(&self, table: &crate::sql::names::TableName) -> String {
         format!(
             "index-build on {table} writes on this server, which pglab did not start: {}; pass --writes lab to let it (all of it in the lab schema, dropped at the end), or import the table into the sandbox (pglab sandbox import --from … --table {table}) and build there",
             self.sentence()
@@ -73,7 +73,7 @@ impl WritePlan {
     }
 
     /// Refuse when the server's filesystem has less free than the run needs.
-    pub fn check_free(&self, free: Option<u64>) -> Result<(), String> {
+    pub(crate) fn check_free(&self, free: Option<u64>) -> Result<(), String> {
         match free {
             Some(free) if self.need > free => Err(format!(
                 "not enough disk: the run needs about {} ({}) but only {} is free on the server's filesystem: use a smaller sample (--sample PCT)",
@@ -88,7 +88,7 @@ impl WritePlan {
 
 /// What the run of `spec` on `info` writes; on a server pglab did not start without
 /// `--writes lab`, the sentence that refuses it.
-pub async fn plan(
+pub(crate) async fn plan(
     c: &Client,
     spec: &IndexBuildSpec,
     own: &OwnTable,
@@ -103,7 +103,7 @@ pub async fn plan(
 }
 
 /// Measure what the run on `info` will write with `builds` index builds.
-pub async fn estimate(
+pub(crate) async fn estimate(
     c: &Client,
     info: &OwnTableInfo,
     own: &OwnTable,

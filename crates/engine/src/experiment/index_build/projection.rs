@@ -24,7 +24,7 @@ use crate::measure::units::{Size, format_bytes, format_count, format_seconds};
 
 /// What the projection says: the lines, the findings that show them, the confounders.
 #[derive(Default)]
-pub struct Projected {
+pub(crate) struct Projected {
     pub lines: Vec<ProjectionLine>,
     pub findings: Vec<String>,
     pub confounders: Vec<String>,
@@ -32,27 +32,27 @@ pub struct Projected {
 
 /// The memory a sample of `fraction` builds the setting `m` at: m × fraction to the kB, and
 /// never below PostgreSQL's least (1MB).
-pub fn sample_memory(m: &Size, fraction: f64) -> Size {
+pub(crate) fn sample_memory(m: &Size, fraction: f64) -> Size {
     let kb = ((m.bytes as f64 * fraction) / 1024.0).round() as u64;
     Size::from_bytes((kb * 1024).max(MWM_MIN))
 }
 
 /// Whether a sample of `fraction` built at `built` bytes sorts as the table at `m` bytes:
 /// its memory was scaled, not raised to the 1MB floor.
-pub fn stands_for(m: u64, built: u64, fraction: f64) -> bool {
+pub(crate) fn stands_for(m: u64, built: u64, fraction: f64) -> bool {
     built as f64 <= m as f64 * fraction + 1024.0
 }
 
 /// The first line a sampled run's report, chart, JSON and TUI show: a projection, from which
 /// sample, of which table and how many rows; for an unsampled run on a table, that table.
-pub fn headline(r: &IndexBuildReport) -> Option<String> {
+pub(crate) fn headline(r: &IndexBuildReport) -> Option<String> {
     let (what, how) = headline_parts(r)?;
     Some(format!("{what}: {how}"))
 }
 
 /// The headline in two parts: what was measured ("projection from a 10% sample of s.t (k),
 /// 1M rows", short enough for a chart's title) and how.
-pub fn headline_parts(r: &IndexBuildReport) -> Option<(String, String)> {
+pub(crate) fn headline_parts(r: &IndexBuildReport) -> Option<(String, String)> {
     let own = r.own.as_ref()?;
     let cols = own.columns.join(", ");
     let rows = own
@@ -124,7 +124,7 @@ fn samples(r: &IndexBuildReport) -> Vec<(Order, u64)> {
 }
 
 /// Project every setting that ran at two sample sizes or more (in its own regime).
-pub fn project(r: &IndexBuildReport) -> Projected {
+pub(crate) fn project(r: &IndexBuildReport) -> Projected {
     let mut out = Projected::default();
     let Some(own) = &r.own else {
         return out;

@@ -12,12 +12,12 @@ use crate::experiment::lab::field::ParamText;
 use crate::sql::names::TableName;
 
 /// Bytes a row takes in the sort (the index tuple and its overhead).
-pub const ROW: f64 = 100.0;
-pub const TABLE_ROWS: u64 = 1_000_000;
+pub(crate) const ROW: f64 = 100.0;
+pub(crate) const TABLE_ROWS: u64 = 1_000_000;
 
 /// A sort of n rows in `mem` bytes: in memory when it fits, else on disk (runs written and
 /// merged: slower per row).
-pub fn build_time(n: f64, mem: f64) -> (f64, bool) {
+pub(crate) fn build_time(n: f64, mem: f64) -> (f64, bool) {
     let sort = 2e-8 * n * n.log2();
     if n * ROW <= mem {
         (0.01 + sort, false)
@@ -62,7 +62,7 @@ fn dataset(order: Order, rows: u64) -> DatasetInfo {
 
 /// A sampled run of `mwm` on a 1M-row table, its samples timed by [`build_time`] with ±2%
 /// scatter: each at the memory the run gives it (`scaled`: M × fraction, else M).
-pub fn sampled_run(mwm: &str, scaled: bool) -> IndexBuildReport {
+pub(crate) fn sampled_run(mwm: &str, scaled: bool) -> IndexBuildReport {
     let mut spec = spec(mwm);
     let own_table = spec.table.clone().unwrap();
     spec.orders = own_table.orders(true);

@@ -43,17 +43,17 @@ pub struct DatasetInfo {
 
 impl DatasetInfo {
     /// The schema the table (and so its index) lives in.
-    pub fn schema_in<'a>(&'a self, lab: &'a str) -> &'a str {
+    pub(crate) fn schema_in<'a>(&'a self, lab: &'a str) -> &'a str {
         self.schema.as_deref().unwrap_or(lab)
     }
 
     /// `"schema"."table"`.
-    pub fn qualified(&self, lab: &str) -> String {
+    pub(crate) fn qualified(&self, lab: &str) -> String {
         format!("{}.{}", ident(self.schema_in(lab)), ident(&self.table))
     }
 
     /// The index's name (it lives in the table's schema).
-    pub fn index_name(&self) -> String {
+    pub(crate) fn index_name(&self) -> String {
         if self.index.is_empty() {
             super::trial::index_name(&self.table)
         } else {
@@ -61,7 +61,7 @@ impl DatasetInfo {
         }
     }
 
-    pub fn index_qualified(&self, lab: &str) -> String {
+    pub(crate) fn index_qualified(&self, lab: &str) -> String {
         format!(
             "{}.{}",
             ident(self.schema_in(lab)),
@@ -70,7 +70,7 @@ impl DatasetInfo {
     }
 
     /// `(id)` or `("a", "b")`: what the index is on.
-    pub fn columns_sql(&self) -> String {
+    pub(crate) fn columns_sql(&self) -> String {
         if self.columns.is_empty() {
             return "(id)".into();
         }
@@ -136,7 +136,7 @@ impl IndexTrial {
 
     /// How this build sorted: the recorded method, else an external sort when it wrote
     /// temporary files (the bytes it wrote); None when nothing says.
-    pub fn sort_fact(&self) -> Option<super::SortMethod> {
+    pub(crate) fn sort_fact(&self) -> Option<super::SortMethod> {
         self.sort_method.or_else(|| {
             (self.temp_bytes > 0).then_some(super::SortMethod::External {
                 disk_kb: self.temp_bytes as u64 / 1024,
@@ -151,9 +151,10 @@ fn is_zero(n: &usize) -> bool {
 
 #[cfg(any(test, feature = "fixtures"))]
 impl IndexTrial {
+    #[cfg(test)]
     /// A timed build for tests: `seconds` at `mwm` with the workers asked for and launched,
     /// nothing else recorded.
-    pub fn example(
+    pub(crate) fn example(
         order: Order,
         rows: u64,
         mwm: &crate::measure::units::Size,
@@ -255,7 +256,7 @@ pub struct OrderSummary {
 
 impl OrderSummary {
     /// The setting a label of the finding stands for.
-    pub fn setting(&self, label: &str) -> Option<&SettingRef> {
+    pub(crate) fn setting(&self, label: &str) -> Option<&SettingRef> {
         let i = self
             .finding
             .settings

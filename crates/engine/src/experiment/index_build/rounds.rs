@@ -18,7 +18,7 @@ use crate::measure::verdict::Better;
 
 /// One build to run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Planned {
+pub(crate) struct Planned {
     /// 1-based repeat number of this setting; 0 for the warm-up.
     pub repeat: u32,
     pub warmup: bool,
@@ -29,7 +29,7 @@ pub struct Planned {
 }
 
 /// The restart block of each settings combination of `spec` (see [`WhatIf::blocks`]).
-pub fn blocks(spec: &IndexBuildSpec, whatif: &WhatIf) -> Vec<usize> {
+pub(crate) fn blocks(spec: &IndexBuildSpec, whatif: &WhatIf) -> Vec<usize> {
     whatif.blocks(spec.set.combo_count())
 }
 
@@ -74,7 +74,7 @@ fn restarts(blocks: &[usize]) -> bool {
 /// setting needs a restart, each round visits every restart block once (one restart each,
 /// a warm-up after it when asked): a value's repeats are spread over the rounds, never run
 /// all in one block.
-pub fn plan(spec: &IndexBuildSpec, blocks: &[usize]) -> Vec<Planned> {
+pub(crate) fn plan(spec: &IndexBuildSpec, blocks: &[usize]) -> Vec<Planned> {
     let round_of = |repeat: u32| {
         let mut round = Vec::new();
         for combo in 0..spec.set.combo_count() {
@@ -122,7 +122,7 @@ pub fn plan(spec: &IndexBuildSpec, blocks: &[usize]) -> Vec<Planned> {
 
 /// Builds per dataset at the most: the warm-ups (one, or one per block and round when a
 /// setting needs a restart) and `repeat.most(max_repeat)` of each setting.
-pub fn most_per_dataset(spec: &IndexBuildSpec, blocks: &[usize]) -> usize {
+pub(crate) fn most_per_dataset(spec: &IndexBuildSpec, blocks: &[usize]) -> usize {
     let rounds = spec.repeat.most(spec.decision.max_repeat) as usize;
     let warmups = if spec.warmup && !spec.workers.is_empty() && !spec.mwm.is_empty() {
         if restarts(blocks) {
@@ -141,7 +141,7 @@ pub fn most_per_dataset(spec: &IndexBuildSpec, blocks: &[usize]) -> usize {
 /// the order is decided, the cap is reached, `max-repeat` rounds have run (so the verdicts'
 /// looks stay within what they paid for, see [`crate::measure::family`]), or the repeat count
 /// is fixed.
-pub fn next_round(
+pub(crate) fn next_round(
     report: &IndexBuildReport,
     order: Order,
     blocks: &[usize],

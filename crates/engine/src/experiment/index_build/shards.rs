@@ -8,13 +8,13 @@
 use tokio_postgres::Client;
 
 /// The builder session's setting that makes `SET LOCAL` reach the workers.
-pub const PROPAGATE: (&str, &str) = ("citus.propagate_set_commands", "local");
+pub(crate) const PROPAGATE: (&str, &str) = ("citus.propagate_set_commands", "local");
 
 /// The statements that open the build's transaction, each sent on its own: Citus replays a
 /// `SET LOCAL` by its query text, so it must not share a query string with anything else —
 /// and it must be a `SET LOCAL` statement (a `set_config` call is not propagated), so these
 /// two stay SQL text; their values are numbers pglab formats itself.
-pub fn begin_sql(mwm_kb: &str, workers: u32) -> [String; 3] {
+pub(crate) fn begin_sql(mwm_kb: &str, workers: u32) -> [String; 3] {
     [
         "BEGIN".into(),
         format!("SET LOCAL maintenance_work_mem = '{mwm_kb}'"),
@@ -23,7 +23,7 @@ pub fn begin_sql(mwm_kb: &str, workers: u32) -> [String; 3] {
 }
 
 /// One reading of the shard builds on every reachable worker.
-pub struct ShardProgress {
+pub(crate) struct ShardProgress {
     /// "shards: 2 building index: scanning table, 1 building index: loading tuples in tree".
     pub phase: String,
     /// Parallel workers seen at once under a shard build's leader.
@@ -31,7 +31,7 @@ pub struct ShardProgress {
 }
 
 /// What the workers' `pg_stat_progress_create_index` say now (None: no build visible).
-pub async fn poll(workers: &[Client]) -> Option<ShardProgress> {
+pub(crate) async fn poll(workers: &[Client]) -> Option<ShardProgress> {
     let mut phases: std::collections::BTreeMap<String, u32> = Default::default();
     let mut parallel = 0u32;
     for w in workers {
@@ -61,7 +61,7 @@ pub async fn poll(workers: &[Client]) -> Option<ShardProgress> {
 }
 
 /// `pg_stat_database.temp_bytes` summed over the workers (None: a worker could not say).
-pub async fn temp_bytes(workers: &[Client]) -> Option<i64> {
+pub(crate) async fn temp_bytes(workers: &[Client]) -> Option<i64> {
     let mut sum = 0i64;
     for w in workers {
         let _ = w.batch_execute("SELECT pg_stat_clear_snapshot()").await;
@@ -79,7 +79,7 @@ pub async fn temp_bytes(workers: &[Client]) -> Option<i64> {
 
 /// `CHECKPOINT` on every worker, so dirty shard pages are not written during the build.
 /// Returns false when a worker refused (a role without the right there).
-pub async fn checkpoint(workers: &[Client]) -> bool {
+pub(crate) async fn checkpoint(workers: &[Client]) -> bool {
     let mut all = true;
     for w in workers {
         all &= w.batch_execute("CHECKPOINT").await.is_ok();

@@ -16,7 +16,7 @@ pub enum SortMethod {
 
 /// What `trace_sort` said: participants and how the sort went.
 #[derive(Debug, Default, PartialEq)]
-pub struct SortTrace {
+pub(crate) struct SortTrace {
     /// Parallel participants that sorted (leader included when it participates).
     pub participants: u32,
     pub external: bool,
@@ -59,7 +59,7 @@ impl SortTrace {
     }
 
     /// The sort's method as a typed fact (None when `trace_sort` said neither).
-    pub fn method(&self) -> Option<SortMethod> {
+    pub(crate) fn method(&self) -> Option<SortMethod> {
         if self.external {
             Some(SortMethod::External {
                 disk_kb: self.disk_blocks * 8,
@@ -69,7 +69,7 @@ impl SortTrace {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let kind = if self.external {
             format!("external sort, {} kB on disk", self.disk_blocks * 8)
         } else if let Some(kb) = self.memory_kb {

@@ -12,7 +12,7 @@ use crate::measure::units::{Size, format_count};
 
 use super::spec_values::{check_citus, distribute_of, mwm_of, orders_of, own_table_of, shards_of};
 
-pub const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];
+pub(crate) const ORDERS: &[&str] = &["sorted", "random", "reverse", "partial:5"];
 
 pub const FIELDS: &[FieldDef] = &[
     FieldDef {
@@ -110,7 +110,7 @@ pub enum KeyType {
 }
 
 impl KeyType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             KeyType::Int4 => "int4",
             KeyType::Int8 => "int8",
@@ -119,7 +119,7 @@ impl KeyType {
         }
     }
     /// Approximate heap bytes per `(id KEY, name text)` row including line pointer.
-    pub fn heap_bytes_per_row(self) -> u64 {
+    pub(crate) fn heap_bytes_per_row(self) -> u64 {
         match self {
             KeyType::Int4 => 37,
             KeyType::Int8 => 41,
@@ -128,7 +128,7 @@ impl KeyType {
         }
     }
     /// Approximate btree bytes per row at the default fill factor.
-    pub fn index_bytes_per_row(self) -> u64 {
+    pub(crate) fn index_bytes_per_row(self) -> u64 {
         match self {
             KeyType::Int4 | KeyType::Int8 => 23,
             KeyType::Text => 31,
@@ -238,7 +238,7 @@ pub enum IndexMethod {
 }
 
 impl IndexMethod {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             IndexMethod::Btree => "btree",
             IndexMethod::Hash => "hash",
@@ -439,18 +439,18 @@ impl IndexBuildSpec {
 
     /// Datasets the run builds on: one per order, or the existing table's (see
     /// [`super::table_spec::OwnTable::orders`]).
-    pub fn datasets(&self) -> usize {
+    pub(crate) fn datasets(&self) -> usize {
         match &self.table {
             Some(t) => t.datasets(),
             None => self.orders.len(),
         }
     }
 
-    pub fn heap_bytes(&self) -> u64 {
+    pub(crate) fn heap_bytes(&self) -> u64 {
         self.rows * self.key.heap_bytes_per_row()
     }
 
-    pub fn estimate(&self) -> Cost {
+    pub(crate) fn estimate(&self) -> Cost {
         if self.table.is_some() {
             // The table's size is known only on the server: the run checks its disk there.
             return Cost {

@@ -24,7 +24,7 @@ use crate::measure::verdict::Better;
 /// The settings of one order, cheapest first: the swept server settings in the order they
 /// were listed (the first value counts as the cheapest: the one to keep on a tie), then fewer
 /// workers, then less memory.
-pub fn settings(spec: &IndexBuildSpec) -> Vec<(usize, u32, Size)> {
+pub(crate) fn settings(spec: &IndexBuildSpec) -> Vec<(usize, u32, Size)> {
     let mut knobs: Vec<(u32, Size)> = Vec::new();
     for &w in &spec.workers {
         for m in &spec.mwm {
@@ -40,13 +40,18 @@ pub fn settings(spec: &IndexBuildSpec) -> Vec<(usize, u32, Size)> {
 }
 
 /// Whether labels and lines name the worker count (more than one, or a parallel one).
-pub fn shows_workers(spec: &IndexBuildSpec) -> bool {
+pub(crate) fn shows_workers(spec: &IndexBuildSpec) -> bool {
     spec.workers.len() > 1 || spec.workers.iter().any(|&w| w > 0)
 }
 
 /// A setting's name in findings: `64MB`, or `64MB ×2w` when workers vary, with the swept
 /// server settings after it (`64MB · wal_compression=pglz`).
-pub fn setting_label(spec: &IndexBuildSpec, combo: usize, workers: u32, mwm: &str) -> String {
+pub(crate) fn setting_label(
+    spec: &IndexBuildSpec,
+    combo: usize,
+    workers: u32,
+    mwm: &str,
+) -> String {
     let knobs = if shows_workers(spec) {
         format!("{mwm} ×{workers}w")
     } else {
@@ -61,7 +66,7 @@ pub fn setting_label(spec: &IndexBuildSpec, combo: usize, workers: u32, mwm: &st
 
 /// Where combination `i` sits among the swept server settings: the index of each setting's
 /// value, first setting first (the combinations are their product, first setting outermost).
-pub fn combo_coords(spec: &IndexBuildSpec, i: usize) -> Vec<usize> {
+pub(crate) fn combo_coords(spec: &IndexBuildSpec, i: usize) -> Vec<usize> {
     let sizes: Vec<usize> = spec.set.items.iter().map(|s| s.values.len()).collect();
     let mut rest = i;
     let mut out = vec![0; sizes.len()];
@@ -74,7 +79,7 @@ pub fn combo_coords(spec: &IndexBuildSpec, i: usize) -> Vec<usize> {
 
 /// The grid dimensions of an index-build sweep, in `coords` order: each swept server
 /// setting by name, then `max_parallel_maintenance_workers`, then `maintenance_work_mem`.
-pub fn dimension_names(spec: &IndexBuildSpec) -> Vec<String> {
+pub(crate) fn dimension_names(spec: &IndexBuildSpec) -> Vec<String> {
     let mut names = spec.set.names();
     names.push("max_parallel_maintenance_workers".into());
     names.push("maintenance_work_mem".into());
@@ -82,12 +87,12 @@ pub fn dimension_names(spec: &IndexBuildSpec) -> Vec<String> {
 }
 
 /// The swept server settings of combination `i` (empty when nothing is swept).
-pub fn combo_of(spec: &IndexBuildSpec, i: usize) -> Combo {
+pub(crate) fn combo_of(spec: &IndexBuildSpec, i: usize) -> Combo {
     spec.set.combos().get(i).cloned().unwrap_or_default()
 }
 
 /// The timed seconds of one setting of one order.
-pub fn seconds_of(
+pub(crate) fn seconds_of(
     report: &IndexBuildReport,
     order: Order,
     (combo, workers, bytes): (usize, u32, u64),
@@ -108,7 +113,10 @@ pub fn seconds_of(
 
 /// The trials of every setting of `order` that ran at least once, cheapest first, with what
 /// each stands for.
-pub fn sweep_of(report: &IndexBuildReport, order: Order) -> (Vec<SettingTrials>, Vec<SettingRef>) {
+pub(crate) fn sweep_of(
+    report: &IndexBuildReport,
+    order: Order,
+) -> (Vec<SettingTrials>, Vec<SettingRef>) {
     let spec = &report.params;
     let mut trials = Vec::new();
     let mut refs = Vec::new();
@@ -160,7 +168,7 @@ impl IndexBuildReport {
     }
 
     /// Recompute the summary from the trials so far (also for partial, cancelled runs).
-    pub fn summarize(&mut self, extra_confounders: &[String]) {
+    pub(crate) fn summarize(&mut self, extra_confounders: &[String]) {
         let rules = self.params.decision.rules_for(self.params.repeat);
         let mut summary = IndexSummary {
             groups: Vec::new(),

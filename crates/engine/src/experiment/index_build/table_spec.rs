@@ -11,28 +11,28 @@ use crate::experiment::lab::field::{FieldDef, FieldKind};
 use crate::sql::names::TableName;
 use crate::sql::names::parse_column_list;
 
-pub const TABLE: FieldDef = FieldDef {
+pub(crate) const TABLE: FieldDef = FieldDef {
     key: "table",
     help: "an existing table to build on, SCHEMA.NAME, instead of a generated one (rows, key and order are then not used); on the sandbox the table itself, elsewhere a copy in the lab schema",
     default: "",
     kind: FieldKind::Text,
 };
 
-pub const COLUMN: FieldDef = FieldDef {
+pub(crate) const COLUMN: FieldDef = FieldDef {
     key: "column",
     help: "with table: the column(s) to index, COL or COL1,COL2",
     default: "",
     kind: FieldKind::Text,
 };
 
-pub const SAMPLE: FieldDef = FieldDef {
+pub(crate) const SAMPLE: FieldDef = FieldDef {
     key: "sample",
     help: "with table: build on copies of PCT% of its rows (and of a quarter and half of that) and project the time to the whole table, or none",
     default: "none",
     kind: FieldKind::Percent,
 };
 
-pub const WRITES: FieldDef = FieldDef {
+pub(crate) const WRITES: FieldDef = FieldDef {
     key: "writes",
     help: "on a server pglab did not start: auto refuses (the run would write there); lab lets it write its datasets (or the table's copies) and their indexes in the lab schema (dropped at the end; it says how much, and the WAL, before it starts)",
     default: "auto",
@@ -40,7 +40,7 @@ pub const WRITES: FieldDef = FieldDef {
 };
 
 /// Sample sizes a sampled run measures at, as shares of the requested sample.
-pub const SAMPLE_STEPS: [f64; 3] = [0.25, 0.5, 1.0];
+pub(crate) const SAMPLE_STEPS: [f64; 3] = [0.25, 0.5, 1.0];
 
 /// The table a run builds on and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ impl OwnTable {
 
     /// The datasets a run builds on: the table itself (the sandbox, no sample), a copy of
     /// all its rows (another server, no sample), or copies of three sample sizes.
-    pub fn orders(&self, on_sandbox: bool) -> Vec<Order> {
+    pub(crate) fn orders(&self, on_sandbox: bool) -> Vec<Order> {
         match self.sample {
             None if on_sandbox => vec![Order::Table],
             None => vec![Order::Copy(1_000_000)],
@@ -145,7 +145,7 @@ impl OwnTable {
     }
 
     /// How many datasets a run builds on (for the cost before the target is known).
-    pub fn datasets(&self) -> usize {
+    pub(crate) fn datasets(&self) -> usize {
         if self.sample.is_some() {
             SAMPLE_STEPS.len()
         } else {

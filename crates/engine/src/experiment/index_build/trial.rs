@@ -22,11 +22,11 @@ use crate::sql::settings::SessionSettings;
 
 /// How often the progress view is read. Measured: polling at this rate costs well under 1%
 /// of build time (see the observer-effect benchmark).
-pub const POLL_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const POLL_EVERY: Duration = Duration::from_millis(100);
 
 /// One point of the sweep.
 #[derive(Debug, Clone)]
-pub struct TrialSetup {
+pub(crate) struct TrialSetup {
     pub order: Order,
     pub mwm: Size,
     /// The memory the build runs with when it is not `mwm` (a sample's, scaled by its
@@ -43,13 +43,13 @@ pub struct TrialSetup {
 
 impl TrialSetup {
     /// The `maintenance_work_mem` the build runs with.
-    pub fn memory(&self) -> &Size {
+    pub(crate) fn memory(&self) -> &Size {
         self.built_at.as_ref().unwrap_or(&self.mwm)
     }
 }
 
 /// The builder's sessions: one that builds (with notices), one that watches.
-pub struct Sessions {
+pub(crate) struct Sessions {
     pub builder: Client,
     pub notices: UnboundedReceiver<String>,
     pub watcher: Client,
@@ -60,7 +60,7 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub async fn open(ctx: &RunCtx, distributed: bool) -> Result<Sessions, RunError> {
+    pub(crate) async fn open(ctx: &RunCtx, distributed: bool) -> Result<Sessions, RunError> {
         let (builder, notices) = ctx
             .target
             .connect_with_notices()
@@ -96,14 +96,14 @@ impl Sessions {
     }
 }
 
-pub fn index_name(table: &str) -> String {
+pub(crate) fn index_name(table: &str) -> String {
     format!("{table}_idx")
 }
 
 /// The index a run builds on one of pglab's datasets: the run's id in its name, so two runs
 /// on one dataset (two pglab on one server) never build under one name. At most 63 bytes
 /// (PostgreSQL's identifier length); the table's part is shortened when needed.
-pub fn run_index_name(table: &str, run_id: &str) -> String {
+pub(crate) fn run_index_name(table: &str, run_id: &str) -> String {
     let suffix = format!("_idx_{}", crate::sql::lab::plain_name(run_id));
     let mut keep = 63usize.saturating_sub(suffix.len()).min(table.len());
     while !table.is_char_boundary(keep) {
@@ -124,7 +124,7 @@ async fn temp_bytes(client: &Client) -> Option<i64> {
 }
 
 /// Is autovacuum working on this table right now (a confounder)?
-pub async fn autovacuum_active(client: &Client, schema: &str, table: &str) -> bool {
+pub(crate) async fn autovacuum_active(client: &Client, schema: &str, table: &str) -> bool {
     client
         .query_opt(
             "SELECT 1 FROM pg_stat_progress_vacuum v JOIN pg_class c ON c.oid = v.relid
@@ -154,7 +154,7 @@ fn mark_sql(ctx: &RunCtx, dataset: &DatasetInfo, qindex: &str, table: &str) -> O
 }
 
 /// Run one trial.
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     spec: &IndexBuildSpec,
     s: &mut Sessions,

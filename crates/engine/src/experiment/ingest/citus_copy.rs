@@ -17,8 +17,8 @@ use super::kinds::Method;
 use super::report::IngestTrial;
 use crate::measure::stats::median;
 
-pub const POOL: &str = "citus.max_adaptive_executor_pool_size";
-pub const CACHED: &str = "citus.max_cached_conns_per_worker";
+pub(crate) const POOL: &str = "citus.max_adaptive_executor_pool_size";
+pub(crate) const CACHED: &str = "citus.max_cached_conns_per_worker";
 
 /// Citus' defaults, for a note before the run knows the server's values.
 const DEFAULT_POOL: u32 = 16;
@@ -37,7 +37,7 @@ pub struct CitusConnections {
 }
 
 /// Read both settings on a session of the run (None off Citus or when they cannot be read).
-pub async fn read(client: &Client) -> Option<CitusConnections> {
+pub(crate) async fn read(client: &Client) -> Option<CitusConnections> {
     let show = |name: &'static str| async move {
         client
             .query_one(&format!("SHOW {name}"), &[])
@@ -75,7 +75,7 @@ fn of_trial(t: &IngestTrial, run: CitusConnections) -> CitusConnections {
 
 /// The confounder, when some COPY trial into a distributed table sent few rows per shard
 /// while setting up connections for every batch.
-pub fn confounder(trials: &[IngestTrial], run: Option<CitusConnections>) -> Option<String> {
+pub(crate) fn confounder(trials: &[IngestTrial], run: Option<CitusConnections>) -> Option<String> {
     let run = run?;
     let hit: Vec<(&IngestTrial, CitusConnections, u32)> = trials
         .iter()
@@ -116,7 +116,11 @@ pub fn confounder(trials: &[IngestTrial], run: Option<CitusConnections>) -> Opti
 
 /// Before a run: how many COPY statements would each set up Citus' default connections, when
 /// the table is distributed and the batches small (None otherwise).
-pub fn preflight_note(copy_batches: &[(u64, u64)], shards: u32, workers: u32) -> Option<String> {
+pub(crate) fn preflight_note(
+    copy_batches: &[(u64, u64)],
+    shards: u32,
+    workers: u32,
+) -> Option<String> {
     let d = CitusConnections {
         pool_size: DEFAULT_POOL,
         cached_per_worker: DEFAULT_CACHED,

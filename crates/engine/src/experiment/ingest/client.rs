@@ -27,7 +27,7 @@ use crate::sql::settings::SessionSettings;
 const LATENCY_HIGH_US: u64 = 3_600_000_000;
 
 /// An empty batch-latency histogram (microseconds, 3 significant digits).
-pub fn latency_histogram() -> Histogram<u64> {
+pub(crate) fn latency_histogram() -> Histogram<u64> {
     // Constant, valid bounds: this cannot fail.
     Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
 }
@@ -38,7 +38,7 @@ pub fn latency_histogram() -> Histogram<u64> {
 /// calling runtime. With `lean` and a local unix socket, over `server::lean` (fewer system
 /// calls per round trip; only for a client that waits for each reply): then the socket file
 /// comes back too, for cancelling.
-pub async fn connect_session(
+pub(crate) async fn connect_session(
     target: &Target,
     session: &SessionSettings,
     sync: SyncCommit,
@@ -81,7 +81,7 @@ pub async fn open_session(ctx: &RunCtx, sync: SyncCommit) -> Result<Client, RunE
 
 /// What one client is to load.
 #[derive(Debug, Clone)]
-pub struct Job {
+pub(crate) struct Job {
     /// 0-based, of `of` clients.
     pub index: usize,
     pub of: usize,
@@ -98,14 +98,14 @@ pub struct Job {
 
 /// How a client's load ended early.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// Told to stop (cancel, the time limit, or another client failed).
     Stopped,
     Failed(String),
 }
 
 /// What a client did.
-pub struct LoadResult {
+pub(crate) struct LoadResult {
     pub rows: u64,
     pub commits: u64,
     pub latency_us: Histogram<u64>,
@@ -113,7 +113,7 @@ pub struct LoadResult {
 }
 
 /// A client with its statements prepared, ready to load.
-pub struct Loader {
+pub(crate) struct Loader {
     client: Client,
     /// The unix socket of a lean session (`connect_session`), where cancel requests go.
     socket: Option<PathBuf>,
@@ -151,7 +151,7 @@ pub(super) fn values_sql(table: &str, rows: u64) -> String {
 
 impl Loader {
     /// Prepare the job's statements on `client` (before the trial's clock starts).
-    pub async fn prepare(
+    pub(crate) async fn prepare(
         (client, socket): (Client, Option<PathBuf>),
         job: Job,
         payload: Arc<PayloadGen>,

@@ -6,7 +6,7 @@ use crate::experiment::lab::cpu::CLIENT_CPU_LIMIT;
 
 /// The confounder for the trials whose load generator used more than [`CLIENT_CPU_LIMIT`]
 /// of the host's CPU: named once, by the worst of them.
-pub fn confounder(trials: &[IngestTrial]) -> Option<String> {
+pub(crate) fn confounder(trials: &[IngestTrial]) -> Option<String> {
     let over: Vec<&IngestTrial> = trials
         .iter()
         .filter(|t| t.client_cpu_share > CLIENT_CPU_LIMIT)

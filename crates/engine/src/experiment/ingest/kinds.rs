@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::experiment::lab::sync_commit::SyncCommit;
 
-pub const METHODS: &[&str] = &["insert", "insert-tx", "values", "copy"];
-pub const SYNC_VALUES: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
+pub(crate) const METHODS: &[&str] = &["insert", "insert-tx", "values", "copy"];
+pub(crate) const SYNC_VALUES: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
 
 /// How rows reach the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -24,7 +24,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [
+    pub(crate) const ALL: [Method; 4] = [
         Method::Insert,
         Method::InsertTx,
         Method::Values,
@@ -57,14 +57,14 @@ pub enum PayloadType {
 }
 
 impl PayloadType {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PayloadType::Text => "text",
             PayloadType::Json => "json",
         }
     }
     /// The column type.
-    pub fn sql_type(self) -> &'static str {
+    pub(crate) fn sql_type(self) -> &'static str {
         match self {
             PayloadType::Text => "text",
             PayloadType::Json => "jsonb",
@@ -74,15 +74,15 @@ impl PayloadType {
 
 /// Rows in one multi-row `INSERT … VALUES`: PostgreSQL takes at most 65535 parameters per
 /// statement and each row binds two.
-pub const VALUES_MAX_BATCH: u64 = 65535 / 2;
+pub(crate) const VALUES_MAX_BATCH: u64 = 65535 / 2;
 /// Payload bytes one `INSERT … VALUES` statement may carry (it is built in memory).
-pub const VALUES_MAX_STATEMENT_BYTES: u64 = 256 * 1024 * 1024;
-pub const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
-pub const INDEXES_MAX: u64 = 8;
+pub(crate) const VALUES_MAX_STATEMENT_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const PAYLOAD_MAX: u64 = 64 * 1024 * 1024;
+pub(crate) const INDEXES_MAX: u64 = 8;
 /// Heap overhead per row besides the payload: tuple header, line pointer, id, varlena header.
-pub const ROW_OVERHEAD_BYTES: u64 = 40;
+pub(crate) const ROW_OVERHEAD_BYTES: u64 = 40;
 /// Approximate btree bytes per row of one secondary index.
-pub const INDEX_BYTES_PER_ROW: u64 = 32;
+pub(crate) const INDEX_BYTES_PER_ROW: u64 = 32;
 
 /// Upper bound of each byte estimate (1 EiB): far beyond any disk, and four of them still add
 /// up without overflow.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 /// every 100 ms).
 const FLUSH_EVERY: Duration = Duration::from_millis(20);
 
-pub struct Meter {
+pub(crate) struct Meter {
     start: Instant,
     done: AtomicU64,
     buckets: Mutex<Vec<u64>>,
@@ -21,7 +21,7 @@ pub struct Meter {
 
 impl Meter {
     /// Start counting now.
-    pub fn new() -> Meter {
+    pub(crate) fn new() -> Meter {
         Meter {
             start: Instant::now(),
             done: AtomicU64::new(0),
@@ -29,7 +29,7 @@ impl Meter {
         }
     }
 
-    pub fn start(&self) -> Instant {
+    pub(crate) fn start(&self) -> Instant {
         self.start
     }
 
@@ -44,13 +44,13 @@ impl Meter {
         }
     }
 
-    pub fn done(&self) -> u64 {
+    pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
     }
 
     /// Rows/s in each whole second of a trial that lasted `seconds`; the last, partial second
     /// is scaled to a rate and kept only when it lasted at least half a second.
-    pub fn series(&self, seconds: f64) -> Vec<f64> {
+    pub(crate) fn series(&self, seconds: f64) -> Vec<f64> {
         let b = self.buckets.lock().map(|b| b.clone()).unwrap_or_default();
         series_of(&b, seconds)
     }
@@ -58,7 +58,7 @@ impl Meter {
 
 /// One client's count, passed on to the shared [`Meter`] in sums (see the module's note).
 /// Its rows reach the meter exactly: the last ones on [`Tally::flush`] (or drop).
-pub struct Tally<'a> {
+pub(crate) struct Tally<'a> {
     meter: &'a Meter,
     second: usize,
     rows: u64,
@@ -66,7 +66,7 @@ pub struct Tally<'a> {
 }
 
 impl<'a> Tally<'a> {
-    pub fn new(meter: &'a Meter) -> Tally<'a> {
+    pub(crate) fn new(meter: &'a Meter) -> Tally<'a> {
         Tally {
             meter,
             second: 0,
@@ -76,7 +76,7 @@ impl<'a> Tally<'a> {
     }
 
     /// Count `rows` committed at `now`.
-    pub fn add(&mut self, rows: u64, now: Instant) {
+    pub(crate) fn add(&mut self, rows: u64, now: Instant) {
         let second = now.saturating_duration_since(self.meter.start).as_secs() as usize;
         if second != self.second {
             self.flush();
@@ -89,7 +89,7 @@ impl<'a> Tally<'a> {
     }
 
     /// Pass the rows counted so far on to the meter.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if self.rows > 0 {
             self.meter.add_in(self.rows, self.second);
             self.rows = 0;

@@ -20,7 +20,7 @@
 //! is `insert` with a synchronous_commit that waits for the flush, the run probes it for 2 s
 //! (`host::probe::fsync_latency`) after the trials, so the probe's writes disturb none.
 
-pub mod citus_copy;
+pub(crate) mod citus_copy;
 mod client;
 mod client_cpu;
 mod eta;
@@ -37,7 +37,7 @@ mod report;
 mod samples;
 mod spec;
 pub(crate) mod summary;
-pub mod sync_levels;
+pub(crate) mod sync_levels;
 pub(crate) mod table;
 mod trial;
 mod verdicts;
@@ -46,12 +46,12 @@ mod worker;
 
 pub use client::open_session;
 pub use kinds::{Method, PayloadType, SyncCommit};
-pub use plan::TrialPlan;
+pub(crate) use plan::TrialPlan;
 pub use report::{COLUMNS, FsyncRef, IngestReport, IngestTrial, LatencyMs, StopReason};
 pub use spec::{FIELDS, IngestSpec};
 #[cfg(test)]
 pub(crate) use summary::tests::trial as test_trial;
-pub use summary::{ConfigStat, GroupSetting, IngestGroup, IngestSummary, MethodBest, SeriesKnee};
+pub(crate) use summary::{ConfigStat, IngestGroup};
 pub use trial::split_rows;
 pub use verdicts::Question;
 
@@ -169,7 +169,7 @@ async fn fsync_rate(ctx: &RunCtx, spec: &IngestSpec) -> Result<Option<FsyncRef>,
     }
 }
 
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     spec: &IngestSpec,
     report: &mut IngestReport,

@@ -12,17 +12,17 @@ use super::kinds::PayloadType;
 /// Distinct starting offsets into the noise buffer.
 const SPREAD: usize = 4096;
 /// Length of each JSON key field (what secondary indexes 2.. cover).
-pub const KEY_BYTES: usize = 8;
+pub(crate) const KEY_BYTES: usize = 8;
 
 /// The fixed part of a JSON document, for estimates: `{"id":…,"k1":"…",…,"body":""}` with a
 /// 12-digit id.
-pub fn json_skeleton_bytes(indexes: u32) -> u64 {
+pub(crate) fn json_skeleton_bytes(indexes: u32) -> u64 {
     let keys = indexes.saturating_sub(1) as u64;
     30 + keys * (KEY_BYTES as u64 + 8)
 }
 
 /// The SQL expression secondary index `i` (1-based) covers.
-pub fn index_expression(i: u32, kind: PayloadType) -> String {
+pub(crate) fn index_expression(i: u32, kind: PayloadType) -> String {
     match (i, kind) {
         (0 | 1, _) => "(id)".to_string(),
         (i, PayloadType::Text) => format!(
@@ -34,7 +34,7 @@ pub fn index_expression(i: u32, kind: PayloadType) -> String {
 }
 
 /// Makes the payload of row `id`, deterministically.
-pub struct PayloadGen {
+pub(crate) struct PayloadGen {
     kind: PayloadType,
     bytes: usize,
     keys: usize,
@@ -42,7 +42,7 @@ pub struct PayloadGen {
 }
 
 impl PayloadGen {
-    pub fn new(kind: PayloadType, bytes: u64, indexes: u32, seed: u64) -> PayloadGen {
+    pub(crate) fn new(kind: PayloadType, bytes: u64, indexes: u32, seed: u64) -> PayloadGen {
         let bytes = usize::try_from(bytes).unwrap_or(usize::MAX / 4);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let noise = (0..bytes + SPREAD + KEY_BYTES * 8)
@@ -68,7 +68,7 @@ impl PayloadGen {
     }
 
     /// Write row `id`'s payload into `out` (cleared first).
-    pub fn fill(&self, id: i64, out: &mut String) {
+    pub(crate) fn fill(&self, id: i64, out: &mut String) {
         out.clear();
         match self.kind {
             PayloadType::Text => out.push_str(self.slice(id, 0, self.bytes)),
@@ -90,7 +90,7 @@ impl PayloadGen {
 /// A payload bound as a parameter or a binary COPY field: text as is, jsonb with its version
 /// byte, without parsing the document on the client.
 #[derive(Debug)]
-pub struct Doc<'a>(pub &'a str);
+pub(crate) struct Doc<'a>(pub &'a str);
 
 impl ToSql for Doc<'_> {
     fn to_sql(

@@ -11,7 +11,7 @@ use crate::experiment::lab::whatif::combo_label;
 
 /// One configuration the run loads `rows` rows with, `repeat` times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TrialPlan {
+pub(crate) struct TrialPlan {
     pub method: Method,
     pub batch: u64,
     pub clients: u32,
@@ -22,7 +22,7 @@ pub struct TrialPlan {
 
 impl TrialPlan {
     /// "copy, 2 clients, sync=off": the chart series the trial belongs to.
-    pub fn series(&self) -> String {
+    pub(crate) fn series(&self) -> String {
         format!(
             "{}, {}, sync={}",
             self.method.as_str(),
@@ -31,7 +31,7 @@ impl TrialPlan {
         )
     }
     /// "copy · batch 64 · 2 clients · sync=off".
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!(
             "{} · batch {} · {} client{} · sync={}",
             self.method.as_str(),
@@ -45,13 +45,13 @@ impl TrialPlan {
 
 impl IngestSpec {
     /// The label of every settings combination (empty strings when nothing is swept).
-    pub fn combo_labels(&self) -> Vec<String> {
+    pub(crate) fn combo_labels(&self) -> Vec<String> {
         self.set.combos().iter().map(combo_label).collect()
     }
 
     /// The configurations in the order of one round: per method, per synchronous_commit, per
     /// client count, per batch (insert commits every row, so it runs at batch 1 only).
-    pub fn plan(&self) -> Vec<TrialPlan> {
+    pub(crate) fn plan(&self) -> Vec<TrialPlan> {
         let mut out = Vec::new();
         for &method in &self.methods {
             let batches: &[u64] = if method == Method::Insert {
@@ -85,7 +85,7 @@ impl IngestSpec {
     }
 
     /// Rounds at the most.
-    pub fn rounds(&self) -> u32 {
+    pub(crate) fn rounds(&self) -> u32 {
         self.repeat.most(self.decision.max_repeat)
     }
 }

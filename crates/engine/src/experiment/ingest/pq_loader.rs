@@ -36,7 +36,7 @@ const COMMIT: &CStr = c"pglab_commit";
 
 /// A client on libpq, its statements prepared, in non-blocking (and for `--pipeline on`,
 /// pipeline) mode.
-pub struct PqLoader {
+pub(crate) struct PqLoader {
     /// The connection, read and written without blocking the client's thread.
     pq: AsyncPq,
     cancel: Arc<PqCancel>,
@@ -53,7 +53,7 @@ pub struct PqLoader {
 
 /// Whether the ingest clients load through libpq: yes unless `PGLAB_LOADER=tokio` (kept for
 /// `benches/ingest.sh`, which measures both side by side); `copy` always uses tokio-postgres.
-pub fn wanted(method: Method) -> Result<bool, String> {
+pub(crate) fn wanted(method: Method) -> Result<bool, String> {
     if method == Method::Copy {
         return Ok(false);
     }
@@ -120,7 +120,7 @@ fn open_blocking(
 impl PqLoader {
     /// Open the client's session and prepare its statements; must run inside the client
     /// thread's runtime (the socket is registered with it).
-    pub async fn open(
+    pub(crate) async fn open(
         target: &Target,
         session: &SessionSettings,
         sync: SyncCommit,

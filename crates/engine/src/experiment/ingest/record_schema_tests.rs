@@ -68,7 +68,7 @@ fn full_trial(sync: SyncCommit, rps: f64, repeat: u32) -> IngestTrial {
 }
 
 /// A swept run's ingest record under a standby fault, every field present.
-pub fn full_record() -> RunReport {
+pub(crate) fn full_record() -> RunReport {
     let spec = spec();
     let mut r = IngestReport::new(&spec);
     for repeat in 1..=3 {

@@ -144,7 +144,7 @@ fn first_round() -> u32 {
 
 impl IngestTrial {
     /// The configuration this trial ran.
-    pub fn config(&self) -> TrialPlan {
+    pub(crate) fn config(&self) -> TrialPlan {
         TrialPlan {
             method: self.method,
             batch: self.batch,
@@ -155,7 +155,7 @@ impl IngestTrial {
     }
 
     /// The swept settings as `name=value` (what SHOW reported), empty when none.
-    pub fn settings_label(&self) -> String {
+    pub(crate) fn settings_label(&self) -> String {
         self.settings
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
@@ -164,7 +164,7 @@ impl IngestTrial {
     }
 
     /// The configuration but the level: `insert batch 1, 1 client`.
-    pub fn subject(&self) -> String {
+    pub(crate) fn subject(&self) -> String {
         format!(
             "{} batch {}, {}",
             self.method.as_str(),
@@ -174,7 +174,7 @@ impl IngestTrial {
     }
 
     /// The trial as the standby fault's findings read it.
-    pub fn fault_view(&self) -> FaultTrial<'_> {
+    pub(crate) fn fault_view(&self) -> FaultTrial<'_> {
         FaultTrial {
             subject: self.subject(),
             rest: self.settings_label(),
@@ -186,7 +186,7 @@ impl IngestTrial {
         }
     }
 
-    pub fn series_name(&self) -> String {
+    pub(crate) fn series_name(&self) -> String {
         let name = format!(
             "{}, {}, sync={}",
             self.method.as_str(),
@@ -215,7 +215,7 @@ impl IngestTrial {
         }
     }
 
-    pub fn cells(&self, spec: &IngestSpec) -> Vec<String> {
+    pub(crate) fn cells(&self, spec: &IngestSpec) -> Vec<String> {
         vec![
             self.method.as_str().to_string(),
             self.batch.to_string(),
@@ -234,7 +234,7 @@ impl IngestTrial {
 }
 
 /// Relative slowdown of the last quarter of a per-second series against the first.
-pub fn decay_pct(series: &[f64]) -> Option<f64> {
+pub(crate) fn decay_pct(series: &[f64]) -> Option<f64> {
     if series.len() < 4 {
         return None;
     }
@@ -280,7 +280,7 @@ impl IngestReport {
 
     /// Compare the commits of `insert` trials that wait for every flush with the disk's
     /// fsync rate, once it is known.
-    pub fn apply_fsync(&mut self) {
+    pub(crate) fn apply_fsync(&mut self) {
         let Some(ops) = self
             .fsync
             .as_ref()

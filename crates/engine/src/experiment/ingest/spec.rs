@@ -364,7 +364,7 @@ impl IngestSpec {
         })
     }
 
-    pub fn to_text(&self) -> ParamText {
+    pub(crate) fn to_text(&self) -> ParamText {
         let b = |v: bool| if v { "on" } else { "off" }.to_string();
         let join = |v: Vec<String>| v.join(",");
         let mut t = ParamText::from([
@@ -432,12 +432,12 @@ impl IngestSpec {
         t
     }
 
-    pub fn max_clients(&self) -> u32 {
+    pub(crate) fn max_clients(&self) -> u32 {
         self.clients.iter().copied().max().unwrap_or(1)
     }
 
     /// Heap bytes of one row: the payload (at least the JSON skeleton) plus overhead.
-    pub fn row_bytes(&self) -> u64 {
+    pub(crate) fn row_bytes(&self) -> u64 {
         let min_doc = match self.payload_type {
             PayloadType::Text => 0,
             PayloadType::Json => super::payload::json_skeleton_bytes(self.indexes),
@@ -445,7 +445,7 @@ impl IngestSpec {
         self.payload.bytes.max(min_doc) + ROW_OVERHEAD_BYTES
     }
 
-    pub fn estimate(&self) -> Cost {
+    pub(crate) fn estimate(&self) -> Cost {
         let trials = self.trials() as u64;
         // Fresh tables are dropped after each trial; an appended one holds every trial's rows.
         let largest_rows = if self.append {

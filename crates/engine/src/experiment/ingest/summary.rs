@@ -214,7 +214,7 @@ fn knee(g: &Group, f: &Finding) -> (Option<usize>, String) {
 impl IngestReport {
     /// Recompute the summary from the trials so far (also for partial, cancelled runs);
     /// `confounders` are the run's own (CHECKPOINT skipped …).
-    pub fn summarize(&mut self, confounders: &[String]) {
+    pub(crate) fn summarize(&mut self, confounders: &[String]) {
         let rules = self.params.decision.rules_for(self.params.repeat);
         let labels = self.params.combo_labels();
         let configs = verdicts::configurations(&self.trials);
@@ -486,7 +486,7 @@ fn method_bests(s: &IngestSummary) -> Vec<MethodBest> {
 }
 
 impl ConfigStat {
-    pub fn config(&self) -> TrialPlan {
+    pub(crate) fn config(&self) -> TrialPlan {
         TrialPlan {
             method: self.method,
             batch: self.batch,

@@ -11,7 +11,7 @@ use crate::experiment::lab::commit_cost::{LevelRow, LevelTrial, LevelWords, leve
 
 /// One finding per configuration (method, batch, clients, settings) run at two levels or
 /// more, then what each level buys.
-pub fn findings(trials: &[IngestTrial], confidence: f64) -> Vec<String> {
+pub(crate) fn findings(trials: &[IngestTrial], confidence: f64) -> Vec<String> {
     let rows: Vec<LevelRow> = trials
         .iter()
         .map(|t| LevelRow {

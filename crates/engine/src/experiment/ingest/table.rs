@@ -9,7 +9,7 @@ use crate::experiment::lab::distribute::{self, Distribution};
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// The table name for a trial (`None`: the one table an appending run shares).
-pub fn table_name(run_id: &str, trial: Option<usize>) -> String {
+pub(crate) fn table_name(run_id: &str, trial: Option<usize>) -> String {
     let id = crate::sql::lab::plain_name(run_id);
     match trial {
         Some(n) => format!("ingest_{id}_t{n}"),
@@ -19,7 +19,7 @@ pub fn table_name(run_id: &str, trial: Option<usize>) -> String {
 
 /// Create `name` as `(id bigint, payload text|jsonb)` with the spec's secondary indexes,
 /// marked as this run's in the same transaction.
-pub async fn create(
+pub(crate) async fn create(
     ctx: &RunCtx,
     client: &Client,
     name: &str,
@@ -46,13 +46,13 @@ pub async fn create(
     Ok(())
 }
 
-pub async fn drop(ctx: &RunCtx, client: &Client, name: &str) -> Result<(), RunError> {
+pub(crate) async fn drop(ctx: &RunCtx, client: &Client, name: &str) -> Result<(), RunError> {
     let sql = format!("DROP TABLE IF EXISTS {}", ctx.table(name));
     client.batch_execute(&sql).await.map_err(|e| ctx.error(e))
 }
 
 /// The current WAL insert position, as text.
-pub async fn wal_position(ctx: &RunCtx, client: &Client) -> Result<String, RunError> {
+pub(crate) async fn wal_position(ctx: &RunCtx, client: &Client) -> Result<String, RunError> {
     let row = client
         .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
         .await
@@ -63,7 +63,7 @@ pub async fn wal_position(ctx: &RunCtx, client: &Client) -> Result<String, RunEr
 /// Bytes of WAL written since `from` (a position from [`wal_position`]).
 /// Checkpoints the server has started so far (timed and requested), None when the view
 /// cannot be read.
-pub async fn checkpoints(ctx: &RunCtx, client: &Client) -> Option<i64> {
+pub(crate) async fn checkpoints(ctx: &RunCtx, client: &Client) -> Option<i64> {
     let sql = if ctx.server.version_num >= 170000 {
         "SELECT num_timed + num_requested FROM pg_stat_checkpointer"
     } else {
@@ -72,7 +72,7 @@ pub async fn checkpoints(ctx: &RunCtx, client: &Client) -> Option<i64> {
     client.query_one(sql, &[]).await.ok().map(|r| r.get(0))
 }
 
-pub async fn wal_since(ctx: &RunCtx, client: &Client, from: &str) -> Result<i64, RunError> {
+pub(crate) async fn wal_since(ctx: &RunCtx, client: &Client, from: &str) -> Result<i64, RunError> {
     let row = client
         .query_one(
             "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::text::pg_lsn)::int8",
@@ -85,7 +85,7 @@ pub async fn wal_since(ctx: &RunCtx, client: &Client, from: &str) -> Result<i64,
 
 /// Rows in the table, its total size on disk (across its shards when it is distributed),
 /// and how it is distributed.
-pub async fn count_and_size(
+pub(crate) async fn count_and_size(
     ctx: &RunCtx,
     client: &Client,
     name: &str,

@@ -43,7 +43,7 @@ async fn drain(rx: &mut mpsc::UnboundedReceiver<(usize, ClientMsg)>) {
 }
 
 /// Where a trial loads and what is already there.
-pub struct TrialTable<'a> {
+pub(crate) struct TrialTable<'a> {
     pub name: &'a str,
     /// The first id this trial writes.
     pub first_id: i64,
@@ -60,7 +60,7 @@ async fn started(mut go: watch::Receiver<Option<Go>>) -> Option<Instant> {
 /// Run one trial on `table` (already created). `control` is the run's own session. With a
 /// standby fault, the standby streams before the load, the fault runs beside the clients,
 /// and the standby is put back and streaming again before the trial ends, however it ends.
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     control: &Client,
     spec: &IngestSpec,

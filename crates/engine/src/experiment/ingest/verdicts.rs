@@ -44,7 +44,7 @@ pub enum Question {
 }
 
 impl Question {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Question::Batch => "batch",
             Question::Method => "method",
@@ -57,7 +57,7 @@ impl Question {
 
 /// One question: the configurations compared, in the order of the varied parameter.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub(crate) struct Group {
     pub question: Question,
     /// The parameters held fixed (the varied one is None).
     pub method: Option<Method>,
@@ -73,7 +73,7 @@ pub struct Group {
 
 impl Group {
     /// What a member is called in this comparison: `16`, `copy`, `4 clients`, `off`.
-    pub fn label(&self, c: &TrialPlan) -> String {
+    pub(crate) fn label(&self, c: &TrialPlan) -> String {
         match self.question {
             Question::Batch => c.batch.to_string(),
             Question::Method => c.method.as_str().to_string(),
@@ -88,12 +88,12 @@ impl Group {
     }
 
     /// The settings combination held fixed, as a label (empty when none is swept or it varies).
-    pub fn fixed_combo_label(&self) -> String {
+    pub(crate) fn fixed_combo_label(&self) -> String {
         self.combo.map(|c| self.combo_name(c)).unwrap_or_default()
     }
 
     /// Lower is cheaper (see the module documentation).
-    pub fn cost_rank(&self, c: &TrialPlan) -> usize {
+    pub(crate) fn cost_rank(&self, c: &TrialPlan) -> usize {
         match self.question {
             Question::Batch => c.batch as usize,
             Question::Method => Method::ALL.iter().position(|m| *m == c.method).unwrap_or(0),
@@ -104,7 +104,7 @@ impl Group {
     }
 
     /// What is held fixed, as the start of a finding: `copy, 1 client, sync=on, by batch`.
-    pub fn context(&self) -> String {
+    pub(crate) fn context(&self) -> String {
         let m = self.method.map(|m| m.as_str().to_string());
         let b = self.batch.map(|b| format!("at batch {b}"));
         let c = self.clients.map(clients);
@@ -115,7 +115,7 @@ impl Group {
     }
 
     /// The trials of every member, as the core's sweep (rows/s).
-    pub fn settings(&self, trials: &[IngestTrial]) -> Vec<SettingTrials> {
+    pub(crate) fn settings(&self, trials: &[IngestTrial]) -> Vec<SettingTrials> {
         self.members
             .iter()
             .map(|c| SettingTrials {
@@ -129,7 +129,7 @@ impl Group {
 }
 
 /// "1 client", "4 clients".
-pub fn clients(n: u32) -> String {
+pub(crate) fn clients(n: u32) -> String {
     format!("{n} client{}", if n == 1 { "" } else { "s" })
 }
 
@@ -145,7 +145,7 @@ fn sync_risk(s: SyncCommit) -> usize {
 }
 
 /// The rows/s of every trial of configuration `c`, in run order.
-pub fn rows_per_s(trials: &[IngestTrial], c: &TrialPlan) -> Vec<f64> {
+pub(crate) fn rows_per_s(trials: &[IngestTrial], c: &TrialPlan) -> Vec<f64> {
     trials
         .iter()
         .filter(|t| t.config() == *c)
@@ -154,7 +154,7 @@ pub fn rows_per_s(trials: &[IngestTrial], c: &TrialPlan) -> Vec<f64> {
 }
 
 /// The configurations the trials ran, in order of first appearance (round 1 is plan order).
-pub fn configurations(trials: &[IngestTrial]) -> Vec<TrialPlan> {
+pub(crate) fn configurations(trials: &[IngestTrial]) -> Vec<TrialPlan> {
     let mut out: Vec<TrialPlan> = Vec::new();
     for t in trials {
         if !out.contains(&t.config()) {
@@ -166,7 +166,7 @@ pub fn configurations(trials: &[IngestTrial]) -> Vec<TrialPlan> {
 
 /// Every question `configs` can answer, in a stable order: batch curves, then methods,
 /// clients and synchronous_commit.
-pub fn groups(configs: &[TrialPlan], combo_labels: &[String]) -> Vec<Group> {
+pub(crate) fn groups(configs: &[TrialPlan], combo_labels: &[String]) -> Vec<Group> {
     let mut out = Vec::new();
     let combos: BTreeSet<usize> = configs.iter().map(|c| c.combo).collect();
     for &combo in &combos {
@@ -312,7 +312,11 @@ fn groups_of(configs: &[TrialPlan], combo: usize, combo_labels: &[String]) -> Ve
 /// `finding::needs_more`), or because they have fewer than 3 trials; in plan order. Empty
 /// when every question is decided. Each question is its own family; the caller runs at most
 /// `max-repeat` rounds, so no question looks more often than its verdicts paid for.
-pub fn undecided(plan: &[TrialPlan], trials: &[IngestTrial], rules: &Rules) -> Vec<TrialPlan> {
+pub(crate) fn undecided(
+    plan: &[TrialPlan],
+    trials: &[IngestTrial],
+    rules: &Rules,
+) -> Vec<TrialPlan> {
     let mut need: BTreeSet<TrialPlan> = BTreeSet::new();
     for g in groups(plan, &[]) {
         let settings = g.settings(trials);

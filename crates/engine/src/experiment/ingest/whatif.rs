@@ -9,7 +9,7 @@ use crate::measure::units::format_change;
 /// With swept server settings: the WAL each row cost under each combination, per
 /// configuration (medians; WAL volume is near-deterministic for the same rows, so the figures
 /// are stated, not tested).
-pub fn wal_by_settings(trials: &[IngestTrial], labels: &[String]) -> Vec<String> {
+pub(crate) fn wal_by_settings(trials: &[IngestTrial], labels: &[String]) -> Vec<String> {
     let mut keys: Vec<(Method, u64, u32, SyncCommit)> = Vec::new();
     for t in trials {
         let k = (t.method, t.batch, t.clients, t.synchronous_commit);
@@ -67,7 +67,7 @@ pub fn wal_by_settings(trials: &[IngestTrial], labels: &[String]) -> Vec<String>
 
 /// With swept server settings: how many checkpoints fell inside the trials of each
 /// combination (a count, no verdict): what `max_wal_size` or `checkpoint_timeout` changes.
-pub fn checkpoints_by_settings(trials: &[IngestTrial], labels: &[String]) -> Option<String> {
+pub(crate) fn checkpoints_by_settings(trials: &[IngestTrial], labels: &[String]) -> Option<String> {
     let mut parts = Vec::new();
     for (i, label) in labels.iter().enumerate() {
         let counts: Vec<f64> = trials

@@ -27,7 +27,7 @@ use crate::server::Target;
 use crate::sql::settings::SessionSettings;
 
 /// What a client needs to start, all owned (it lives on another thread).
-pub struct ClientSetup {
+pub(crate) struct ClientSetup {
     pub target: Arc<Target>,
     /// `RunCtx::session_settings`.
     pub session: SessionSettings,
@@ -38,13 +38,13 @@ pub struct ClientSetup {
 
 /// The start signal: the trial's clock and time limit.
 #[derive(Clone)]
-pub struct Go {
+pub(crate) struct Go {
     pub meter: Arc<Meter>,
     pub deadline: Option<Instant>,
 }
 
 /// A client's reports to the trial, tagged with its index.
-pub enum ClientMsg {
+pub(crate) enum ClientMsg {
     /// Session open, statements prepared: waiting for `Go`.
     Ready,
     /// Could not get ready (or was stopped first).
@@ -54,7 +54,7 @@ pub enum ClientMsg {
     Gone,
 }
 
-pub type Reports = mpsc::UnboundedSender<(usize, ClientMsg)>;
+pub(crate) type Reports = mpsc::UnboundedSender<(usize, ClientMsg)>;
 
 /// Sends a client's reports; sends `Gone` if dropped before a final one.
 struct Reporter {
@@ -82,7 +82,7 @@ impl Drop for Reporter {
 
 /// Start a group of clients on one thread of their own. Reports arrive on `reports`; each
 /// loads when `go` carries a value and stops when `stop` is cancelled.
-pub fn start(
+pub(crate) fn start(
     setups: Vec<ClientSetup>,
     stop: CancellationToken,
     go: watch::Receiver<Option<Go>>,

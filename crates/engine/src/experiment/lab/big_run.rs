@@ -8,13 +8,13 @@ use super::spec::ExperimentSpec;
 use crate::measure::units::{format_bytes, format_count, format_seconds, parse_size};
 
 /// A run expected to take longer than this (the upper end of the history's estimate) asks.
-pub const BIG_SECONDS: f64 = 5.0 * 60.0;
+pub(crate) const BIG_SECONDS: f64 = 5.0 * 60.0;
 
 /// Without a history to time it, a trial on more rows than this asks.
-pub const BIG_TRIAL_ROWS: u64 = 10_000_000;
+pub(crate) const BIG_TRIAL_ROWS: u64 = 10_000_000;
 
 /// The settings whose value is memory a server process may allocate.
-pub const MEMORY_SETTINGS: [&str; 7] = [
+pub(crate) const MEMORY_SETTINGS: [&str; 7] = [
     "maintenance_work_mem",
     "work_mem",
     "shared_buffers",

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::field::{FieldDef, FieldKind, FieldReader};
 
 /// The field (flag `--checkpoint`, preset key, editor field).
-pub const FIELD: FieldDef = FieldDef {
+pub(crate) const FIELD: FieldDef = FieldDef {
     key: "checkpoint",
     help: "CHECKPOINT before each trial: auto (on pglab's sandbox only), on, off — on another server it is a write burst for every session, so only when asked",
     default: "auto",
@@ -30,7 +30,7 @@ pub enum CheckpointMode {
 }
 
 impl CheckpointMode {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CheckpointMode::Auto => "auto",
             CheckpointMode::On => "on",
@@ -38,12 +38,12 @@ impl CheckpointMode {
         }
     }
 
-    pub fn is_auto(&self) -> bool {
+    pub(crate) fn is_auto(&self) -> bool {
         *self == CheckpointMode::Auto
     }
 
     /// Read the field; missing (older presets and records) is `auto`.
-    pub fn read(r: &mut FieldReader) -> CheckpointMode {
+    pub(crate) fn read(r: &mut FieldReader) -> CheckpointMode {
         r.get("checkpoint", CheckpointMode::Auto, |s| match s {
             "" | "auto" => Ok(CheckpointMode::Auto),
             "on" => Ok(CheckpointMode::On),
@@ -68,7 +68,7 @@ pub struct CheckpointPlan {
 impl CheckpointPlan {
     /// `owned`: the target is pglab's own sandbox; `allowed`: the role may run `CHECKPOINT`
     /// (superuser or, PostgreSQL 15+, `pg_checkpoint`).
-    pub fn decide(mode: CheckpointMode, owned: bool, allowed: bool) -> CheckpointPlan {
+    pub(crate) fn decide(mode: CheckpointMode, owned: bool, allowed: bool) -> CheckpointPlan {
         const EFFECT: &str = "dirty buffers left by earlier work (the data load, earlier trials, other sessions) may be written while a trial is timed and lengthen it";
         let why = match (mode, owned, allowed) {
             (CheckpointMode::Off, _, _) => {
@@ -91,11 +91,6 @@ impl CheckpointPlan {
             take: false,
             confounder: Some(why),
         }
-    }
-
-    /// The plan for a run that takes one whenever allowed (what tests of a single trial use).
-    pub fn always() -> CheckpointPlan {
-        CheckpointPlan::decide(CheckpointMode::On, true, true)
     }
 }
 

@@ -25,7 +25,7 @@ pub struct LatencyMs {
 impl LatencyMs {
     /// The percentiles of these latencies (ms): p50 the median, the others by nearest rank
     /// (with a handful of values, p99 and above are the largest); None when there are none.
-    pub fn of_ms(values: &[f64]) -> Option<LatencyMs> {
+    pub(crate) fn of_ms(values: &[f64]) -> Option<LatencyMs> {
         let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
         let q = |q: f64| quantile_sorted(&v, q);
@@ -69,7 +69,7 @@ pub struct LoadShape {
 
 impl LoadShape {
     /// The shape of this per-second `series` ([`stalls_of`]), with the standbys after it.
-    pub fn of(series: Vec<f64>, replicas: Vec<ReplicaLag>) -> LoadShape {
+    pub(crate) fn of(series: Vec<f64>, replicas: Vec<ReplicaLag>) -> LoadShape {
         let (stall_seconds, worst_second) = stalls_of(&series);
         LoadShape {
             series,
@@ -81,7 +81,7 @@ impl LoadShape {
 }
 
 /// A synchronous standby among these (`sync`, or one of a quorum).
-pub fn synchronous(replicas: &[ReplicaLag]) -> bool {
+pub(crate) fn synchronous(replicas: &[ReplicaLag]) -> bool {
     replicas
         .iter()
         .any(|r| r.sync_state == "sync" || r.sync_state == "quorum")
@@ -98,7 +98,7 @@ fn by_level(subject: &str, settings: &str, (what, per): (&str, &str), parts: &[S
 }
 
 /// "what each level buys: …", the levels in PostgreSQL's order.
-pub fn buys(mut levels: Vec<SyncCommit>, sync_standby: bool) -> String {
+pub(crate) fn buys(mut levels: Vec<SyncCommit>, sync_standby: bool) -> String {
     levels.sort_by_key(|l| SyncCommit::ALL.iter().position(|a| a == l));
     levels.dedup();
     let mut buys: Vec<&str> = levels
@@ -111,7 +111,7 @@ pub fn buys(mut levels: Vec<SyncCommit>, sync_standby: bool) -> String {
 
 /// One trial at a level, as its finding reads it.
 #[derive(Clone, Copy)]
-pub struct LevelTrial<'a> {
+pub(crate) struct LevelTrial<'a> {
     pub latency: LatencyMs,
     pub stall_seconds: u32,
     pub worst_second: Option<f64>,
@@ -120,7 +120,7 @@ pub struct LevelTrial<'a> {
 
 /// "on p50 2.31 ms [2.28 … 2.40], p99 3.1, p99.9 4.0, max 6.2 ms, 0 stall s, slowest second
 /// 410 rows/s, standby replay lag up to 0.4 ms" (`unit`: of the per-second rate).
-pub fn level_line(
+pub(crate) fn level_line(
     level: SyncCommit,
     ts: &[LevelTrial],
     unit: &str,
@@ -159,7 +159,7 @@ pub fn level_line(
 
 /// One measured unit of a configuration at a level (an ingest or query trial, a growth
 /// step of a combination), as the findings group it.
-pub struct LevelRow<'a> {
+pub(crate) struct LevelRow<'a> {
     /// The configuration but its settings: `insert batch 1, 1 client`, `1 client`, `growth writes`.
     pub subject: String,
     /// Its other swept settings (`wal_compression=on`), empty when none.
@@ -171,7 +171,7 @@ pub struct LevelRow<'a> {
 /// What the findings say: `what` is measured ("commit latency"), `unit` the per-second rate's
 /// ("rows/s"), `per` what one value is ("trial", "step").
 #[derive(Clone, Copy)]
-pub struct LevelWords<'a> {
+pub(crate) struct LevelWords<'a> {
     pub what: &'a str,
     pub unit: &'a str,
     pub per: &'a str,
@@ -179,7 +179,7 @@ pub struct LevelWords<'a> {
 
 /// One finding per configuration (subject and settings) measured at two levels or more, each
 /// level in its line, then what each level buys — the same words for every experiment.
-pub fn level_findings(rows: &[LevelRow], words: LevelWords, confidence: f64) -> Vec<String> {
+pub(crate) fn level_findings(rows: &[LevelRow], words: LevelWords, confidence: f64) -> Vec<String> {
     let key = |r: &LevelRow| (r.subject.clone(), r.settings.clone());
     let mut keys = Vec::new();
     for r in rows {

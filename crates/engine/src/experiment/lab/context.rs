@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::checkpoint::CheckpointPlan;
 use super::event::Emitter;
 use super::leftovers::drop_marked;
-use super::whatif::{Applier, Combo, Entered};
+use super::whatif::{Applier, Entered};
 use crate::host::HostSnapshot;
 use crate::server::error::{describe_query_error, sqlstate};
 use crate::server::{ServerSnapshot, Target};
@@ -57,7 +57,7 @@ pub struct RunOptions {
 }
 
 /// The temp-file cap of a trial on a server pglab did not start, unless `--max-temp` says.
-pub const DEFAULT_MAX_TEMP: u64 = 256 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_TEMP: u64 = 256 * 1024 * 1024;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -128,14 +128,14 @@ impl RunCtx {
     }
 
     /// `"schema"."name"`.
-    pub fn table(&self, name: &str) -> String {
+    pub(crate) fn table(&self, name: &str) -> String {
         format!("{}.{}", ident(&self.opts.schema), ident(name))
     }
 
     /// Record a note in the report and show it live.
     /// Add a note to the run (said live once: a note that repeats, like the cold cache after
     /// each restart, is not printed again).
-    pub async fn note(&self, s: impl Into<String>) {
+    pub(crate) async fn note(&self, s: impl Into<String>) {
         let s = s.into();
         let new = match self.notes.lock() {
             Ok(n) if n.contains(&s) => false,
@@ -150,13 +150,13 @@ impl RunCtx {
         }
     }
 
-    pub fn take_notes(&self) -> Vec<String> {
+    pub(crate) fn take_notes(&self) -> Vec<String> {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
     }
 
     /// A new session set up for experiments: names resolved in `pg_catalog`, then the lab
     /// schema (never `public`), the configured timeouts, nothing changed beyond this session.
-    pub async fn session(&self) -> Result<Client, RunError> {
+    pub(crate) async fn session(&self) -> Result<Client, RunError> {
         let client = self
             .target
             .connect()
@@ -172,7 +172,7 @@ impl RunCtx {
     /// The settings that make a fresh connection an experiment session (what `session`
     /// applies), for sessions opened where the context cannot go, e.g. on a client's own
     /// thread.
-    pub fn session_settings(&self) -> SessionSettings {
+    pub(crate) fn session_settings(&self) -> SessionSettings {
         let mut s = SessionSettings::new();
         s.set("search_path", self.search_path()).set(
             "lock_timeout",
@@ -184,7 +184,7 @@ impl RunCtx {
 
     /// `pg_catalog, "lab"`: the built-in names first, so nothing in the lab schema (or
     /// anywhere else) can stand in for them; `public` not at all.
-    pub fn search_path(&self) -> String {
+    pub(crate) fn search_path(&self) -> String {
         format!("pg_catalog, {}", ident(&self.opts.schema))
     }
 
@@ -192,7 +192,7 @@ impl RunCtx {
     /// timeout, (PostgreSQL 14+) a check that the client is still there, so a pglab that
     /// dies mid-statement does not leave the server building an index for nobody, and the
     /// swept session settings of the combination in effect.
-    pub fn extra_settings(&self) -> SessionSettings {
+    pub(crate) fn extra_settings(&self) -> SessionSettings {
         let mut s = SessionSettings::new();
         if let Some(t) = self.opts.statement_timeout {
             s.set("statement_timeout", format!("{}ms", t.as_millis()));
@@ -206,7 +206,7 @@ impl RunCtx {
 
     /// Make settings combination `i` the one in effect (see [`Applier::enter`]); a restart
     /// or reload is said in a note, with its time (never part of a trial's).
-    pub async fn enter_combo(&self, i: usize) -> Result<Entered, RunError> {
+    pub(crate) async fn enter_combo(&self, i: usize) -> Result<Entered, RunError> {
         self.check()?;
         let entered = self
             .whatif
@@ -238,14 +238,9 @@ impl RunCtx {
         Ok(entered)
     }
 
-    /// The combination in effect.
-    pub fn combo(&self) -> Combo {
-        self.whatif.combo()
-    }
-
     /// The swept settings as `SHOW` reports them in `client`'s session (empty when nothing is
     /// swept): what every trial records.
-    pub async fn shown_settings(
+    pub(crate) async fn shown_settings(
         &self,
         client: &Client,
     ) -> Result<std::collections::BTreeMap<String, String>, RunError> {
@@ -255,7 +250,7 @@ impl RunCtx {
     }
 
     /// Map a query error: a cancel we asked for is `Cancelled`, the rest a sentence.
-    pub fn error(&self, e: tokio_postgres::Error) -> RunError {
+    pub(crate) fn error(&self, e: tokio_postgres::Error) -> RunError {
         if self.cancel.is_cancelled() {
             return RunError::Cancelled;
         }
@@ -286,7 +281,7 @@ impl RunCtx {
     /// Run a statement on `client` so that cancelling the run cancels it on the server
     /// (within milliseconds) rather than just dropping the future, which would leave the
     /// backend working and the session blocked.
-    pub async fn cancellable<T>(
+    pub(crate) async fn cancellable<T>(
         &self,
         client: &Client,
         fut: impl Future<Output = Result<T, tokio_postgres::Error>>,
@@ -310,7 +305,7 @@ impl RunCtx {
     }
 
     /// Check for cancellation between steps.
-    pub fn check(&self) -> Result<(), RunError> {
+    pub(crate) fn check(&self) -> Result<(), RunError> {
         if self.cancel.is_cancelled() {
             Err(RunError::Cancelled)
         } else {
@@ -353,14 +348,14 @@ impl RunCtx {
 
     /// Whether pglab started the server the run is on (its sandbox, where it may write
     /// freely and keep datasets for reuse).
-    pub fn on_pglab_server(&self) -> bool {
+    pub(crate) fn on_pglab_server(&self) -> bool {
         self.target.is_sandbox()
     }
 
     /// On a server pglab did not start, the lab schema this run created goes at the end once
     /// it is empty (the run's tables dropped): Some(sentence) when it went, Err when it could
     /// not.
-    pub async fn drop_made_schema(&self) -> Result<Option<String>, String> {
+    pub(crate) async fn drop_made_schema(&self) -> Result<Option<String>, String> {
         if self.on_pglab_server() || !self.made_schema.load(std::sync::atomic::Ordering::SeqCst) {
             return Ok(None);
         }
@@ -379,7 +374,7 @@ impl RunCtx {
     }
 
     /// Mark a table as this run's (dropped by cleanup and by `pglab clean`).
-    pub async fn mark_run_table(
+    pub(crate) async fn mark_run_table(
         &self,
         client: &Client,
         table: &str,
@@ -399,7 +394,7 @@ impl RunCtx {
     /// Run `create` (a `CREATE TABLE` of `table`) and mark the table as this run's in one
     /// message, so one implicit transaction: a pglab killed in between leaves neither, never an
     /// unmarked table no sweep would find.
-    pub async fn create_marked(
+    pub(crate) async fn create_marked(
         &self,
         client: &Client,
         table: &str,
@@ -419,7 +414,7 @@ impl RunCtx {
 
     /// Drop every table in the lab schema marked with this run's id, on a fresh session
     /// (the experiment's own may be gone). Returns the tables dropped.
-    pub async fn drop_run_tables(&self) -> Result<Vec<String>, String> {
+    pub(crate) async fn drop_run_tables(&self) -> Result<Vec<String>, String> {
         let client = self.target.connect().await.map_err(|e| e.to_string())?;
         let pattern = format!("{MARK}run={} %", self.run_id);
         drop_marked(&client, &self.opts.schema, &pattern).await

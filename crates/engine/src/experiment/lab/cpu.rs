@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// Above this share of the host's CPU capacity, a trial's load generator is named as a
 /// confounder.
-pub const CLIENT_CPU_LIMIT: f64 = 0.25;
+pub(crate) const CLIENT_CPU_LIMIT: f64 = 0.25;
 
 /// Cumulative `/proc/stat` CPU ticks: all of them, and the idle ones (idle + iowait).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,7 +21,7 @@ struct HostTicks {
 }
 
 /// The readings at the start of a trial's load.
-pub struct CpuWindow {
+pub(crate) struct CpuWindow {
     at: Instant,
     process_s: f64,
     host: Option<HostTicks>,
@@ -29,7 +29,7 @@ pub struct CpuWindow {
 
 /// What a trial's window measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CpuUse {
+pub(crate) struct CpuUse {
     /// pglab's user + system CPU seconds over the window.
     pub client_cpu_s: f64,
     /// `client_cpu_s` ÷ the host's CPU capacity over the window (CPUs × seconds), 0..=1.
@@ -115,7 +115,7 @@ fn shares(
 
 impl CpuWindow {
     /// Take the starting readings now.
-    pub fn start() -> CpuWindow {
+    pub(crate) fn start() -> CpuWindow {
         CpuWindow {
             at: Instant::now(),
             process_s: process_cpu_s(),
@@ -124,7 +124,7 @@ impl CpuWindow {
     }
 
     /// What was used since [`CpuWindow::start`].
-    pub fn finish(&self) -> CpuUse {
+    pub(crate) fn finish(&self) -> CpuUse {
         let wall = self.at.elapsed().as_secs_f64();
         let host = self.host.zip(host_ticks());
         shares(

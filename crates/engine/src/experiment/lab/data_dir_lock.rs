@@ -13,7 +13,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 /// The lock file in the data directory.
-pub const FILE: &str = "run.lock";
+pub(crate) const FILE: &str = "run.lock";
 
 /// Held while a run goes; dropping it releases the lock.
 #[derive(Debug)]
@@ -147,8 +147,9 @@ fn take(data_dir: &Path, what: &str, how: FlockArg) -> Result<RunLock, LockError
     Ok(RunLock { _file: file })
 }
 
+#[cfg(test)]
 /// Who holds the lock now; None when nobody does (it is not taken).
-pub fn holder(data_dir: &Path) -> Option<Holder> {
+pub(crate) fn holder(data_dir: &Path) -> Option<Holder> {
     match acquire(data_dir, "checking") {
         Err(LockError::Held { holder, .. }) => Some(holder),
         _ => None,

@@ -63,7 +63,7 @@ impl Repeat {
         Ok(Repeat::Fixed(n as u32))
     }
 
-    pub fn text(self) -> String {
+    pub(crate) fn text(self) -> String {
         match self {
             Repeat::Fixed(n) => n.to_string(),
             Repeat::Auto => "auto".into(),
@@ -71,7 +71,7 @@ impl Repeat {
     }
 
     /// Trials per setting at the start: the count, or the minimum a verdict needs.
-    pub fn initial(self) -> u32 {
+    pub(crate) fn initial(self) -> u32 {
         match self {
             Repeat::Fixed(n) => n,
             Repeat::Auto => MIN_TRIALS as u32,
@@ -79,14 +79,14 @@ impl Repeat {
     }
 
     /// Trials per setting at the most (for cost estimates and progress totals).
-    pub fn most(self, max_repeat: u32) -> u32 {
+    pub(crate) fn most(self, max_repeat: u32) -> u32 {
         match self {
             Repeat::Fixed(n) => n,
             Repeat::Auto => max_repeat.max(MIN_TRIALS as u32),
         }
     }
 
-    pub fn is_auto(self) -> bool {
+    pub(crate) fn is_auto(self) -> bool {
         self == Repeat::Auto
     }
 }
@@ -98,7 +98,7 @@ impl std::fmt::Display for Repeat {
 }
 
 /// The `--repeat` field, with the help an experiment gives it.
-pub const fn repeat_field(help: &'static str, default: &'static str) -> FieldDef {
+pub(crate) const fn repeat_field(help: &'static str, default: &'static str) -> FieldDef {
     FieldDef {
         key: "repeat",
         help,
@@ -107,21 +107,21 @@ pub const fn repeat_field(help: &'static str, default: &'static str) -> FieldDef
     }
 }
 
-pub const MAX_REPEAT: FieldDef = FieldDef {
+pub(crate) const MAX_REPEAT: FieldDef = FieldDef {
     key: "max-repeat",
     help: "with repeat auto: trials per setting at the most",
     default: "10",
     kind: FieldKind::Count,
 };
 
-pub const MIN_EFFECT: FieldDef = FieldDef {
+pub(crate) const MIN_EFFECT: FieldDef = FieldDef {
     key: "min-effect",
     help: "smallest difference called faster/slower: 5% (or 0.05); equivalence is shown within it",
     default: "5%",
     kind: FieldKind::Percent,
 };
 
-pub const CONFIDENCE: FieldDef = FieldDef {
+pub(crate) const CONFIDENCE: FieldDef = FieldDef {
     key: "confidence",
     help: "confidence of every verdict, all of a sweep's together: 95% (or 0.95)",
     default: "95%",
@@ -167,7 +167,7 @@ impl Default for DecisionParams {
 /// `5%` and `0.5%` are percent; a bare number of 1 or more is percent too (`5`, `95`); a bare
 /// number below 1 is already a fraction (`0.05` is 5%, `0.95` is 95%). So `5%`, `5` and `0.05`
 /// all mean 5%.
-pub fn parse_percent(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_percent(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, percent) = match t.strip_suffix('%') {
         Some(n) => (n.trim(), true),
@@ -184,7 +184,7 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
 }
 
 /// 0.05 → `5%`, 0.995 → `99.5%`.
-pub fn format_percent(f: f64) -> String {
+pub(crate) fn format_percent(f: f64) -> String {
     let p = f * 100.0;
     let s = format!("{p:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -217,7 +217,7 @@ pub fn parse_confidence(s: &str) -> Result<f64, String> {
 
 impl DecisionParams {
     /// Read `max-repeat`, `min-effect` and `confidence`; one sentence per bad field.
-    pub fn read(r: &mut FieldReader) -> DecisionParams {
+    pub(crate) fn read(r: &mut FieldReader) -> DecisionParams {
         let d = DecisionParams::default();
         let max_repeat = r.count("max-repeat", MIN_TRIALS as u64, 1000) as u32;
         let min_effect = r.get("min-effect", d.min_effect, parse_min_effect);
@@ -230,7 +230,7 @@ impl DecisionParams {
     }
 
     /// The fields in text form, added to `t`.
-    pub fn write(&self, t: &mut ParamText) {
+    pub(crate) fn write(&self, t: &mut ParamText) {
         t.insert("max-repeat".into(), self.max_repeat.to_string());
         t.insert("min-effect".into(), format_percent(self.min_effect));
         t.insert("confidence".into(), format_percent(self.confidence));
@@ -247,7 +247,7 @@ impl DecisionParams {
 
     /// The verdict rules of a run with `repeat`: with `auto`, the looks up to `max-repeat`
     /// are paid for (see [`crate::measure::family`]).
-    pub fn rules_for(&self, repeat: Repeat) -> Rules {
+    pub(crate) fn rules_for(&self, repeat: Repeat) -> Rules {
         match repeat {
             Repeat::Fixed(_) => self.rules(),
             Repeat::Auto => self.rules().with_auto(repeat.most(self.max_repeat)),

@@ -33,7 +33,7 @@ fn one() -> u32 {
 
 impl Distribution {
     /// A plain table on a server of this shape.
-    pub fn none(server: &ServerSnapshot) -> Distribution {
+    pub(crate) fn none(server: &ServerSnapshot) -> Distribution {
         Distribution {
             column: None,
             shards: 0,
@@ -41,8 +41,9 @@ impl Distribution {
         }
     }
 
+    #[cfg(test)]
     /// "by id, 32 shards" or "none".
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match &self.column {
             Some(c) => format!("by {c}, {} shards", self.shards),
             None => "none".into(),
@@ -61,7 +62,7 @@ impl Default for Distribution {
 }
 
 /// Nodes of the server's cluster, the coordinator included (1: a plain server).
-pub fn nodes(server: &ServerSnapshot) -> u32 {
+pub(crate) fn nodes(server: &ServerSnapshot) -> u32 {
     server
         .citus
         .as_ref()
@@ -69,7 +70,7 @@ pub fn nodes(server: &ServerSnapshot) -> u32 {
 }
 
 /// The field for an experiment whose table has one sensible distribution column.
-pub const fn field(choices: &'static [&'static str], help: &'static str) -> FieldDef {
+pub(crate) const fn field(choices: &'static [&'static str], help: &'static str) -> FieldDef {
     FieldDef {
         key: "distribute",
         help,
@@ -79,7 +80,7 @@ pub const fn field(choices: &'static [&'static str], help: &'static str) -> Fiel
 }
 
 /// The refusal when a run asks for a distributed table on a server without Citus.
-pub fn refuse_without_citus(server: &ServerSnapshot, columns: &[String]) -> Option<String> {
+pub(crate) fn refuse_without_citus(server: &ServerSnapshot, columns: &[String]) -> Option<String> {
     let first = columns.first()?;
     if server.citus.is_some() {
         return None;
@@ -92,7 +93,7 @@ pub fn refuse_without_citus(server: &ServerSnapshot, columns: &[String]) -> Opti
 
 /// Make `table` (already created, still empty) a distributed table sharded by `column`,
 /// with `shards` shards (None: the server's `citus.shard_count`). Returns what it became.
-pub async fn distribute(
+pub(crate) async fn distribute(
     ctx: &RunCtx,
     client: &Client,
     table: &str,
@@ -127,7 +128,7 @@ pub async fn distribute(
 
 /// (table bytes, index bytes) of `table` (a qualified, quoted name): across its shards when
 /// it is distributed (Citus' size functions), else the local relation.
-pub async fn sizes(
+pub(crate) async fn sizes(
     client: &Client,
     table: &str,
     distributed: bool,
@@ -144,7 +145,10 @@ pub async fn sizes(
 
 /// Rows of a distributed `table` counted shard by shard through the coordinator
 /// (`run_command_on_shards`), summed: what a check of the rows an experiment reports reads.
-pub async fn rows_in_shards(client: &Client, table: &str) -> Result<i64, tokio_postgres::Error> {
+pub(crate) async fn rows_in_shards(
+    client: &Client,
+    table: &str,
+) -> Result<i64, tokio_postgres::Error> {
     let row = client
         .query_one(
             "SELECT coalesce(sum(result::int8), 0)::int8, bool_and(success)
@@ -158,7 +162,7 @@ pub async fn rows_in_shards(client: &Client, table: &str) -> Result<i64, tokio_p
 
 /// Bytes of `table`'s shards on each node holding some, as (node "host:port", bytes), in
 /// node order: what sharding by one column or another puts where.
-pub async fn bytes_per_node(
+pub(crate) async fn bytes_per_node(
     client: &Client,
     table: &str,
 ) -> Result<Vec<(String, i64)>, tokio_postgres::Error> {
@@ -177,7 +181,7 @@ pub async fn bytes_per_node(
 /// Sessions on each active worker, opened with the target's own credentials, for what only
 /// the workers can tell. A worker that cannot be reached is left out (the caller shows a
 /// spinner instead of its progress).
-pub async fn worker_sessions(ctx: &RunCtx) -> Vec<Client> {
+pub(crate) async fn worker_sessions(ctx: &RunCtx) -> Vec<Client> {
     let Some(citus) = &ctx.server.citus else {
         return Vec::new();
     };

@@ -234,32 +234,32 @@ impl Emitter {
         Emitter { tx }
     }
     /// Send progress if there is room; a slow consumer just misses a reading.
-    pub fn progress(&self, p: Progress) {
+    pub(crate) fn progress(&self, p: Progress) {
         let _ = self.tx.try_send(RunEvent::Progress(p));
     }
     /// Send an event that must arrive (waits for room). A consumer that has gone away is
     /// not an error for the experiment.
-    pub async fn send(&self, e: RunEvent) {
+    pub(crate) async fn send(&self, e: RunEvent) {
         let _ = self.tx.send(e).await;
     }
-    pub async fn phase(&self, trial: Option<TrialRef>, phase: impl Into<String>) {
+    pub(crate) async fn phase(&self, trial: Option<TrialRef>, phase: impl Into<String>) {
         self.send(RunEvent::Phase {
             trial,
             phase: phase.into(),
         })
         .await;
     }
-    pub async fn note(&self, note: impl Into<String>) {
+    pub(crate) async fn note(&self, note: impl Into<String>) {
         self.send(RunEvent::Note(note.into())).await;
     }
-    pub async fn sample(&self, s: Sample) {
+    pub(crate) async fn sample(&self, s: Sample) {
         self.send(RunEvent::Sample(s)).await;
     }
     /// Wait until the consumer has handled every event sent so far (at most 20 ms). Before a
     /// timed execution of a µs statement: the consumer (the TUI, the headless printer) wakes
     /// on another thread for each event, and its work must not fall inside the timed window
     /// when the two share a core (it did: +10–20% on a 150 µs lookup, `benches/query.sh`).
-    pub async fn settle(&self) {
+    pub(crate) async fn settle(&self) {
         let (tx, rx) = oneshot::channel();
         if self
             .tx
@@ -282,7 +282,7 @@ pub struct RunHandle {
 }
 
 /// Channel capacity: enough for bursts of samples; progress beyond it is dropped.
-pub const CHANNEL_CAPACITY: usize = 256;
+pub(crate) const CHANNEL_CAPACITY: usize = 256;
 
 #[cfg(test)]
 mod tests {

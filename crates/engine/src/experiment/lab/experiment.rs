@@ -24,7 +24,7 @@ use super::whatif::SettingsSweep;
 use crate::measure::rules::Rules;
 
 /// An experiment kind's spec: what the lab needs to edit, estimate, run and record it.
-pub trait Experiment: Sized {
+pub(crate) trait Experiment: Sized {
     /// Which kind this is.
     const KIND: ExperimentKind;
     /// Its name, description, parameters and what a comparison and a tune know of it.

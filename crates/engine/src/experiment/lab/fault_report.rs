@@ -13,7 +13,7 @@ use crate::measure::interval::estimate;
 use crate::server::replication::ReplicaLag;
 
 /// One trial as the fault findings read it.
-pub struct FaultTrial<'a> {
+pub(crate) struct FaultTrial<'a> {
     /// The configuration but the level: `insert batch 1, 1 client`, `1 client`.
     pub subject: String,
     /// The rest of the configuration (swept settings), grouping it with its repeats.
@@ -28,11 +28,11 @@ pub struct FaultTrial<'a> {
 }
 
 /// A longest commit this long (or a zero-commit second while the standby was gone) is a hang.
-pub const HUNG_MS: f64 = 500.0;
+pub(crate) const HUNG_MS: f64 = 500.0;
 
 /// Rows/s before, during and after the fault (None: no whole second in that phase).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Phases {
+pub(crate) struct Phases {
     pub before: Option<f64>,
     pub during: Option<f64>,
     pub after: Option<f64>,
@@ -41,7 +41,7 @@ pub struct Phases {
 }
 
 /// Split a per-second series at the fault's window `[from, to)` (seconds).
-pub fn phases(series: &[f64], from: f64, to: f64) -> Phases {
+pub(crate) fn phases(series: &[f64], from: f64, to: f64) -> Phases {
     let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     let mid = |i: usize| i as f64 + 0.5;
     let pick = |keep: &dyn Fn(f64) -> bool| -> Vec<f64> {
@@ -63,7 +63,7 @@ pub fn phases(series: &[f64], from: f64, to: f64) -> Phases {
 
 /// Whether a commit at `level` waits while the fault lasts, with `sync` a synchronous
 /// standby named.
-pub fn waits(level: SyncCommit, fault: &FaultWindow, sync: bool) -> bool {
+pub(crate) fn waits(level: SyncCommit, fault: &FaultWindow, sync: bool) -> bool {
     let paused = fault.fault.starts_with("pause-replay");
     sync && match level {
         SyncCommit::RemoteApply => true,
@@ -102,7 +102,7 @@ fn rate(values: Vec<f64>, confidence: f64) -> String {
 }
 
 /// The sentence on whether commits hung at `level`.
-pub fn hang_sentence(
+pub(crate) fn hang_sentence(
     level: SyncCommit,
     expected: bool,
     hung: bool,
@@ -125,7 +125,7 @@ pub fn hang_sentence(
 }
 
 /// One finding per configuration run with a fault that happened; `unit` of the rate.
-pub fn findings(trials: &[FaultTrial], unit: &str, confidence: f64) -> Vec<String> {
+pub(crate) fn findings(trials: &[FaultTrial], unit: &str, confidence: f64) -> Vec<String> {
     let key = |t: &FaultTrial| (t.subject.clone(), t.level, t.rest.clone());
     let mut keys = Vec::new();
     for t in trials.iter().filter(|t| t.fault.is_some()) {

@@ -115,13 +115,13 @@ impl Cost {
 
 /// Helpers the experiments' `parse` functions share: each returns the value or records a
 /// sentence for its field.
-pub struct FieldReader<'a> {
+pub(crate) struct FieldReader<'a> {
     pub params: &'a ParamText,
     pub errors: FieldErrors,
 }
 
 impl<'a> FieldReader<'a> {
-    pub fn new(params: &'a ParamText) -> Self {
+    pub(crate) fn new(params: &'a ParamText) -> Self {
         FieldReader {
             params,
             errors: Vec::new(),
@@ -133,7 +133,7 @@ impl<'a> FieldReader<'a> {
     }
 
     /// Parse one field with `f`; on error record it and return `fallback`.
-    pub fn get<T>(
+    pub(crate) fn get<T>(
         &mut self,
         key: &str,
         fallback: T,
@@ -148,7 +148,7 @@ impl<'a> FieldReader<'a> {
         }
     }
 
-    pub fn count(&mut self, key: &str, min: u64, max: u64) -> u64 {
+    pub(crate) fn count(&mut self, key: &str, min: u64, max: u64) -> u64 {
         self.get(key, min, |s| {
             let n = crate::measure::units::parse_count(s).map_err(|e| e.0)?;
             if n < min {
@@ -164,7 +164,7 @@ impl<'a> FieldReader<'a> {
         })
     }
 
-    pub fn count_list(&mut self, key: &str, min: u64, max: u64) -> Vec<u64> {
+    pub(crate) fn count_list(&mut self, key: &str, min: u64, max: u64) -> Vec<u64> {
         self.get(key, vec![min], |s| {
             let v = crate::measure::units::parse_count_list(s).map_err(|e| e.0)?;
             if let Some(bad) = v.iter().find(|n| **n < min || **n > max) {
@@ -174,7 +174,7 @@ impl<'a> FieldReader<'a> {
         })
     }
 
-    pub fn choice<T: Copy>(&mut self, key: &str, options: &[(&str, T)]) -> T {
+    pub(crate) fn choice<T: Copy>(&mut self, key: &str, options: &[(&str, T)]) -> T {
         let first = options[0].1;
         self.get(key, first, |s| {
             options
@@ -195,14 +195,14 @@ impl<'a> FieldReader<'a> {
     }
 
     /// A whole number of any size (`seed`); on error `fallback`.
-    pub fn whole(&mut self, key: &str, fallback: u64) -> u64 {
+    pub(crate) fn whole(&mut self, key: &str, fallback: u64) -> u64 {
         self.get(key, fallback, |s| {
             s.parse::<u64>()
                 .map_err(|_| format!("'{s}' is not a whole number"))
         })
     }
 
-    pub fn bool(&mut self, key: &str) -> bool {
+    pub(crate) fn bool(&mut self, key: &str) -> bool {
         self.get(key, false, |s| match s {
             "on" | "true" | "yes" | "1" => Ok(true),
             "off" | "false" | "no" | "0" | "" => Ok(false),
@@ -210,7 +210,7 @@ impl<'a> FieldReader<'a> {
         })
     }
 
-    pub fn finish<T>(self, value: T) -> Result<T, FieldErrors> {
+    pub(crate) fn finish<T>(self, value: T) -> Result<T, FieldErrors> {
         if self.errors.is_empty() {
             Ok(value)
         } else {

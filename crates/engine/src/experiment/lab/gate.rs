@@ -76,7 +76,7 @@ impl Prepared {
 }
 
 /// Whether the run goes to pglab's own sandbox (the one place where it may write freely).
-pub fn on_sandbox(target: &Target, sandbox: Option<&Sandbox>) -> bool {
+pub(crate) fn on_sandbox(target: &Target, sandbox: Option<&Sandbox>) -> bool {
     sandbox.is_some() && target.is_sandbox()
 }
 
@@ -125,7 +125,7 @@ async fn settings(
 }
 
 /// Whether the lab schema is there already.
-pub async fn schema_exists(client: &Client, schema: &str) -> Result<bool, Refusal> {
+pub(crate) async fn schema_exists(client: &Client, schema: &str) -> Result<bool, Refusal> {
     client
         .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
         .await

@@ -52,7 +52,7 @@ impl ExperimentKind {
 }
 
 /// `KindInfo::parse` for a kind's spec type.
-pub fn parse_as<K: super::experiment::Experiment>(
+pub(crate) fn parse_as<K: super::experiment::Experiment>(
     full: &ParamText,
 ) -> Result<ExperimentSpec, FieldErrors> {
     K::parse(full).map(K::into_spec)

@@ -56,7 +56,7 @@ impl ReportBody {
 /// What one pass of a workload is measured by (a tune's objective): the kind says, from its
 /// spec (`Experiment::pass_measure`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PassMeasure {
+pub(crate) struct PassMeasure {
     pub better: Better,
     /// The unit a value is in: `rows/s`, `tx/s` or `s`.
     pub unit: &'static str,
@@ -65,7 +65,10 @@ pub struct PassMeasure {
 }
 
 /// `per_combo`'s common step: combinations with time measured, as `measure(sum, seconds)`.
-pub fn per_second_or_seconds(acc: BTreeMap<usize, (f64, f64)>, rate: bool) -> BTreeMap<usize, f64> {
+pub(crate) fn per_second_or_seconds(
+    acc: BTreeMap<usize, (f64, f64)>,
+    rate: bool,
+) -> BTreeMap<usize, f64> {
     acc.into_iter()
         .filter(|(_, (_, s))| *s > 0.0)
         .map(|(c, (count, s))| (c, if rate { count / s } else { s }))

@@ -13,7 +13,7 @@ use crate::measure::units::format_bytes;
 
 /// The `writes` field of ingest and growth (index-build has its own, which also covers an
 /// existing table's copies).
-pub const FIELD: FieldDef = FieldDef {
+pub(crate) const FIELD: FieldDef = FieldDef {
     key: "writes",
     help: "on a server pglab did not start: auto refuses (the run creates tables there); lab lets it write its tables in the lab schema (it says which, their size and WAL before it starts; all dropped at the end)",
     default: "auto",
@@ -21,7 +21,7 @@ pub const FIELD: FieldDef = FieldDef {
 };
 
 /// The `writes` field: true for `lab`, false for `auto` (or when not given).
-pub fn read(r: &mut super::field::FieldReader<'_>) -> bool {
+pub(crate) fn read(r: &mut super::field::FieldReader<'_>) -> bool {
     r.get("writes", false, |s| match s {
         "" | "auto" => Ok(false),
         "lab" => Ok(true),
@@ -52,7 +52,7 @@ pub struct LabWrites {
 }
 
 /// What stands for the run's id in a table's name before the run has one.
-pub const RUN_ID: &str = "<run id>";
+pub(crate) const RUN_ID: &str = "<run id>";
 const STAND_IN: &str = "runidstandin";
 
 /// `rows` as a DBA reads a row count: `10,000`.
@@ -76,7 +76,7 @@ pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
 /// The tables a kind makes in the lab schema, named as they will be, and what they hold
 /// (each kind says its own, `Experiment::own_tables`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnTables {
+pub(crate) struct OwnTables {
     /// The tables by the names they will have.
     pub tables: Vec<String>,
     /// What they hold and how long each lives ("10,000 rows each, …").
@@ -92,7 +92,11 @@ pub struct OwnTables {
 impl LabWrites {
     /// What `spec` writes on a server pglab did not start; None when it writes nothing of its
     /// own there (a query) or says so itself (index-build on an existing table).
-    pub fn of(spec: &ExperimentSpec, schema: &str, schema_exists: bool) -> Option<LabWrites> {
+    pub(crate) fn of(
+        spec: &ExperimentSpec,
+        schema: &str,
+        schema_exists: bool,
+    ) -> Option<LabWrites> {
         // Named by each kind's own naming, with a stand-in id `plain_name` keeps as it is,
         // then shown as the placeholder.
         let own = each_kind!(spec, s => s.own_tables(STAND_IN))?;
@@ -122,7 +126,7 @@ impl LabWrites {
     /// "schema pglab (created, dropped at the end); table pglab.ib_int4_random_10000_s42_<run
     /// id> (10,000 rows each; …); the largest table about 352 kB, its indexes about 240 kB;
     /// about 592 kB of WAL; <run id> is the run's id, given when it starts".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         let schema = if self.schema_exists {
             format!("in schema {} (there already)", self.schema)
         } else {
@@ -162,7 +166,7 @@ impl std::fmt::Display for LabWrites {
 
 /// Refuse a run on generated tables on a server pglab did not start unless `writes = lab`
 /// was given: Ok(what it writes, None when nothing), or Err(what it would write).
-pub fn check(
+pub(crate) fn check(
     spec: &ExperimentSpec,
     schema: &str,
     schema_exists: bool,

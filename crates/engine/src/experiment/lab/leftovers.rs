@@ -30,7 +30,7 @@ pub(super) fn drop_sql(relkind: i8, schema: &str, name: &str) -> String {
 
 /// Drop tables (and views, materialized views, sequences) in `schema` whose comment is LIKE
 /// `pattern` (always a pglab mark).
-pub async fn drop_marked(
+pub(crate) async fn drop_marked(
     client: &Client,
     schema: &str,
     pattern: &str,
@@ -65,7 +65,7 @@ pub async fn drop_marked(
 /// The advisory-lock class pglab's runs hold (`'pglb'`): a run holds
 /// `pg_advisory_lock(LOCK_CLASS, hashtext(run_id))` on its control session for its whole life,
 /// so `pglab clean` can tell a live run's tables from an interrupted one's.
-pub const LOCK_CLASS: i32 = 0x70676c62;
+pub(crate) const LOCK_CLASS: i32 = 0x70676c62;
 
 /// Take the run's advisory lock on `client` (held until that session ends).
 pub async fn hold_run_lock(client: &Client, run_id: &str) -> Result<(), String> {
@@ -81,7 +81,7 @@ pub async fn hold_run_lock(client: &Client, run_id: &str) -> Result<(), String> 
 
 /// Whether run `run_id` is still alive: its advisory lock is held. (A free lock is taken and
 /// released at once; an error counts as alive, so nothing of a live run is ever dropped.)
-pub async fn run_is_live(client: &Client, run_id: &str) -> bool {
+pub(crate) async fn run_is_live(client: &Client, run_id: &str) -> bool {
     let got: bool = client
         .query_one(
             "SELECT pg_catalog.pg_try_advisory_lock($1, pg_catalog.hashtext($2))",
@@ -334,7 +334,7 @@ pub async fn drop_schema(client: &Client, schema: &str) -> Result<(), String> {
 /// `citus_cleanup_orphaned_resources()` acts on them all, and the others are not pglab's to
 /// touch. Then Citus's maintenance daemon removes them all in the background, and the
 /// sentence returned says so. A no-op (None) elsewhere or with nothing pending.
-pub async fn citus_cleanup(client: &Client, schema: &str) -> Option<String> {
+pub(crate) async fn citus_cleanup(client: &Client, schema: &str) -> Option<String> {
     let citus = client
         .query_opt(
             "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'",

@@ -68,7 +68,7 @@ async fn drop_empty_schema(client: &Client, schema: &str) -> Option<String> {
 /// Before a run on a server pglab did not start: find the dead runs' tables in `schema` and,
 /// when `may_write` (the run writes there itself), drop them. The sentences to say (none
 /// when nothing was left). Never fails the run: what cannot be read or dropped is said.
-pub async fn sweep(client: &Client, schema: &str, may_write: bool) -> Vec<String> {
+pub(crate) async fn sweep(client: &Client, schema: &str, may_write: bool) -> Vec<String> {
     let found = match dead(client, schema).await {
         Ok(f) => f,
         Err(e) => {

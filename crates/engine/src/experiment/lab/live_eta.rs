@@ -66,7 +66,7 @@ pub struct LiveEta {
 }
 
 impl LiveEta {
-    pub fn new(total: usize, weights: Vec<f64>) -> LiveEta {
+    pub(crate) fn new(total: usize, weights: Vec<f64>) -> LiveEta {
         LiveEta {
             total,
             weights,

@@ -12,14 +12,14 @@ use tokio_postgres::Client;
 use crate::experiment::lab::RunCtx;
 
 /// Where the server's files are, once we know we may touch them.
-pub struct ColdCache {
+pub(crate) struct ColdCache {
     data_dir: PathBuf,
 }
 
 impl ColdCache {
     /// Whether cold reads are possible; the reason when not. `probe_rel` is a relation of
     /// ours whose files are opened as the test.
-    pub async fn probe(
+    pub(crate) async fn probe(
         ctx: &RunCtx,
         client: &Client,
         probe_rel: &str,
@@ -53,7 +53,7 @@ impl ColdCache {
     }
 
     /// The files of the given relations (all segments, and the visibility map).
-    pub async fn files(
+    pub(crate) async fn files(
         &self,
         client: &Client,
         qualified: &[String],
@@ -95,7 +95,7 @@ fn segments(base: &Path) -> Vec<PathBuf> {
 }
 
 /// Write back and drop the files' cached pages (blocking).
-pub fn evict(files: &[PathBuf]) -> Result<(), String> {
+pub(crate) fn evict(files: &[PathBuf]) -> Result<(), String> {
     for f in files {
         let file = match File::open(f) {
             Ok(file) => file,

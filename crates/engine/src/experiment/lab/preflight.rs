@@ -10,7 +10,7 @@ use crate::measure::units::format_bytes;
 use crate::server::ServerSnapshot;
 
 /// Experiments write; refuse when the server cannot or should not take writes.
-pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
+pub(crate) fn may_write(server: &ServerSnapshot) -> Result<(), String> {
     if server.in_recovery {
         return Err("the target is a standby (pg_is_in_recovery() is true): experiments write, so they run only on a primary; use --observe to watch it".into());
     }
@@ -25,7 +25,7 @@ pub fn may_write(server: &ServerSnapshot) -> Result<(), String> {
 
 /// Whether a run writes on a server pglab did not start (each kind says, `foreign_writes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ForeignWrites {
+pub(crate) enum ForeignWrites {
     /// It always writes (its own tables).
     Always,
     /// It writes because the user asked for what this names (a query's `--setup`).
@@ -37,7 +37,7 @@ pub enum ForeignWrites {
 /// May `spec` run on this server? A run that writes ([`ForeignWrites`]) needs a server that
 /// takes writes ([`may_write`]); one that writes only because it was asked to says what
 /// writes; one that only reads runs anywhere. On pglab's own sandbox every run may write.
-pub fn may_run(
+pub(crate) fn may_run(
     server: &ServerSnapshot,
     spec: &ExperimentSpec,
     on_sandbox: bool,

@@ -90,7 +90,7 @@ pub enum ReportBody {
 }
 
 impl ReportBody {
-    pub fn kind(&self) -> ExperimentKind {
+    pub(crate) fn kind(&self) -> ExperimentKind {
         match self {
             ReportBody::IndexBuild(_) => ExperimentKind::IndexBuild,
             ReportBody::Ingest(_) => ExperimentKind::Ingest,

@@ -2,16 +2,22 @@
 //! schema, and the envelope of a record with every optional field present, which each kind's
 //! schema test puts its fully populated body in.
 
+#[cfg(test)]
 use std::collections::BTreeMap;
 
+#[cfg(test)]
 use super::record::{ReportBody, RunReport, TuneRef};
+#[cfg(test)]
 use super::standby_fault::FaultWindow;
+#[cfg(test)]
 use super::whatif::WhatIfRecord;
+#[cfg(test)]
 use super::whatif::plan::{Apply, PlannedSetting};
 use crate::server::replication::ReplicaLag;
 
+#[cfg(test)]
 /// Each way `report` breaks `schema` (the schema's text), as `message at /path`.
-pub fn violations(schema: &str, report: &RunReport) -> Vec<String> {
+pub(crate) fn violations(schema: &str, report: &RunReport) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
     let v = jsonschema::validator_for(&schema).expect("schema compiles");
     let instance = serde_json::to_value(report).expect("a report serialises");
@@ -20,15 +26,17 @@ pub fn violations(schema: &str, report: &RunReport) -> Vec<String> {
         .collect()
 }
 
+#[cfg(test)]
 /// Fails the test with every violation when `report` breaks `schema`.
-pub fn assert_fits(schema: &str, report: &RunReport) {
+pub(crate) fn assert_fits(schema: &str, report: &RunReport) {
     let errors = violations(schema, report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
+#[cfg(test)]
 /// A failed tune round with every envelope field present (notes, a sweep of every way a
 /// setting is applied) around `body`.
-pub fn full_envelope(body: ReportBody, spec_key: String) -> RunReport {
+pub(crate) fn full_envelope(body: ReportBody, spec_key: String) -> RunReport {
     let mut r = crate::report::example::with_body(body);
     r.spec_key = spec_key;
     r.error = Some("the server went away".into());
@@ -55,9 +63,10 @@ pub fn replica() -> ReplicaLag {
     }
 }
 
+#[cfg(test)]
 /// A standby fault `fault` (`stop-at=1s,for=1s`) that began, ended and was caught up on, with
 /// a problem besides.
-pub fn fault_window(fault: &str) -> FaultWindow {
+pub(crate) fn fault_window(fault: &str) -> FaultWindow {
     FaultWindow {
         fault: fault.into(),
         standby: "pglab_standby_1".into(),
@@ -68,6 +77,7 @@ pub fn fault_window(fault: &str) -> FaultWindow {
     }
 }
 
+#[cfg(test)]
 /// A sweep with one setting applied each way pglab applies them.
 fn whatif() -> WhatIfRecord {
     let setting = |name: &str, apply| PlannedSetting {

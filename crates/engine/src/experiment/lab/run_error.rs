@@ -21,12 +21,12 @@ pub enum RunError {
 }
 
 impl RunError {
-    pub fn failed(s: impl Into<String>) -> RunError {
+    pub(crate) fn failed(s: impl Into<String>) -> RunError {
         RunError::Failed(s.into())
     }
 
     /// The server's SQLSTATE, when the server failed the statement.
-    pub fn sqlstate(&self) -> Option<&str> {
+    pub(crate) fn sqlstate(&self) -> Option<&str> {
         match self {
             RunError::Server { sqlstate, .. } => Some(sqlstate),
             _ => None,
@@ -35,7 +35,7 @@ impl RunError {
 
     /// The same failure said within `what` ("index 1: …"): its kind and SQLSTATE kept, a
     /// cancel left a cancel.
-    pub fn within(self, what: impl std::fmt::Display) -> RunError {
+    pub(crate) fn within(self, what: impl std::fmt::Display) -> RunError {
         match self {
             RunError::Cancelled => RunError::Cancelled,
             RunError::Server { sqlstate, sentence } => RunError::Server {

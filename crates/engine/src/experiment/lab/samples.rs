@@ -25,19 +25,19 @@ pub struct Metric {
     pub better: Better,
 }
 
-pub const BUILD_SECONDS: Metric = Metric {
+pub(crate) const BUILD_SECONDS: Metric = Metric {
     name: "seconds",
     better: Better::Lower,
 };
-pub const ROWS_PER_S: Metric = Metric {
+pub(crate) const ROWS_PER_S: Metric = Metric {
     name: "rows/s",
     better: Better::Higher,
 };
-pub const WRITE_SECONDS: Metric = Metric {
+pub(crate) const WRITE_SECONDS: Metric = Metric {
     name: "write seconds",
     better: Better::Lower,
 };
-pub const READ_SECONDS: Metric = Metric {
+pub(crate) const READ_SECONDS: Metric = Metric {
     name: "read seconds",
     better: Better::Lower,
 };
@@ -53,7 +53,7 @@ pub struct Sample {
     pub values: Vec<f64>,
 }
 
-pub const TPS: Metric = Metric {
+pub(crate) const TPS: Metric = Metric {
     name: "transactions/s",
     better: Better::Higher,
 };

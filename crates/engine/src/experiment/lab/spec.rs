@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::field::{Cost, FieldDef, FieldErrors};
 
 use super::experiment::{Experiment, each_kind};
-pub use super::field::ParamText;
+pub(crate) use super::field::ParamText;
 use crate::experiment::growth::GrowthSpec;
 use crate::experiment::index_build::IndexBuildSpec;
 use crate::experiment::ingest::IngestSpec;
@@ -147,7 +147,7 @@ impl ExperimentSpec {
 
     /// Seconds each trial spends beyond what its weight's pace says, in trial order (empty:
     /// none): growth's standby fault holds every filled step up for its `for`.
-    pub fn trial_fixed_seconds(&self) -> Vec<f64> {
+    pub(crate) fn trial_fixed_seconds(&self) -> Vec<f64> {
         each_kind!(self, s => s.trial_fixed_seconds())
     }
 
@@ -157,34 +157,34 @@ impl ExperimentSpec {
     }
 
     /// The `checkpoint` field: a CHECKPOINT before each trial (see [`super::checkpoint`]).
-    pub fn checkpoint_mode(&self) -> super::checkpoint::CheckpointMode {
+    pub(crate) fn checkpoint_mode(&self) -> super::checkpoint::CheckpointMode {
         each_kind!(self, s => s.checkpoint_mode())
     }
 
     /// A query run whose statements run on a standby of the sandbox (`--on-standby`): its
     /// standby-side settings are applied there.
-    pub fn reads_on_standby(&self) -> bool {
+    pub(crate) fn reads_on_standby(&self) -> bool {
         matches!(self, ExperimentSpec::Query(q) if q.on_standby.is_some())
     }
 
     /// One trial per configuration, as a tune's round runs it; `warmup` adds an untimed
     /// first trial where the kind has one.
-    pub fn one_pass(&mut self, warmup: bool) {
+    pub(crate) fn one_pass(&mut self, warmup: bool) {
         each_kind!(mut self, s => s.one_pass(warmup))
     }
 
     /// What a pass of this workload is measured by (a tune's objective).
-    pub fn pass_measure(&self) -> super::kind_report::PassMeasure {
+    pub(crate) fn pass_measure(&self) -> super::kind_report::PassMeasure {
         each_kind!(self, s => s.pass_measure())
     }
 
     /// Replace the settings sweep (with `all` and `N%ram` written out for this server).
-    pub fn set_settings(&mut self, set: super::whatif::SettingsSweep) {
+    pub(crate) fn set_settings(&mut self, set: super::whatif::SettingsSweep) {
         each_kind!(mut self, s => *s.settings_mut() = set)
     }
 
     /// Citus: the columns the run distributes its tables by (empty: plain tables only).
-    pub fn distributed_columns(&self) -> Vec<String> {
+    pub(crate) fn distributed_columns(&self) -> Vec<String> {
         each_kind!(self, s => s.distributed_columns())
     }
 
@@ -206,7 +206,7 @@ impl ExperimentSpec {
     /// Whether a run needs the lab schema on a server pglab did not start: a kind that always
     /// writes there makes its own tables in it; a query writes nothing there, or (asked to)
     /// only temporary tables on its measuring session.
-    pub fn writes_on_foreign_servers(&self) -> bool {
+    pub(crate) fn writes_on_foreign_servers(&self) -> bool {
         each_kind!(self, s => s.foreign_writes()) == super::preflight::ForeignWrites::Always
     }
 
@@ -228,7 +228,7 @@ fn escape_value(v: &str) -> String {
 }
 
 /// The parameters a [`ExperimentSpec::spec_key`] was built from (the other half of it).
-pub fn spec_params(spec_key: &str) -> ParamText {
+pub(crate) fn spec_params(spec_key: &str) -> ParamText {
     let Some((_, rest)) = spec_key.split_once(':') else {
         return ParamText::new();
     };
@@ -250,10 +250,11 @@ pub fn spec_params(spec_key: &str) -> ParamText {
         .collect()
 }
 
+#[cfg(test)]
 /// A spec of `kind` from these fields and the defaults of the rest (tests; panics on a bad
 /// field).
 #[cfg(any(test, feature = "fixtures"))]
-pub fn spec_of(kind: ExperimentKind, pairs: &[(&str, &str)]) -> ExperimentSpec {
+pub(crate) fn spec_of(kind: ExperimentKind, pairs: &[(&str, &str)]) -> ExperimentSpec {
     let p: ParamText = pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

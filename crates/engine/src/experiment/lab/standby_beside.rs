@@ -15,14 +15,14 @@ use super::{RunCtx, RunError};
 /// Where a fault runs, in its note's words: beside what (`in each trial`), what its time counts
 /// from (`the load`), and before and after what the standby streams (`every trial`).
 #[derive(Clone, Copy)]
-pub struct FaultWords<'a> {
+pub(crate) struct FaultWords<'a> {
     pub each: &'a str,
     pub load: &'a str,
     pub around: &'a str,
 }
 
 /// Beside each trial's load (ingest, query throughput).
-pub const TRIALS: FaultWords<'static> = FaultWords {
+pub(crate) const TRIALS: FaultWords<'static> = FaultWords {
     each: "in each trial",
     load: "the load",
     around: "every trial",
@@ -30,7 +30,7 @@ pub const TRIALS: FaultWords<'static> = FaultWords {
 
 /// The standby fault of the run, refused before anything is created when the target is not
 /// pglab's sandbox with a standby running.
-pub async fn fault_of(
+pub(crate) async fn fault_of(
     ctx: &RunCtx,
     fault: Option<StandbyFault>,
 ) -> Result<Option<Injector>, RunError> {
@@ -38,7 +38,7 @@ pub async fn fault_of(
 }
 
 /// [`fault_of`], its note in `words`.
-pub async fn fault_beside(
+pub(crate) async fn fault_beside(
     ctx: &RunCtx,
     fault: Option<StandbyFault>,
     words: FaultWords<'_>,
@@ -78,7 +78,7 @@ fn standby_fault_note(f: &Injector, w: FaultWords) -> String {
 }
 
 /// At the end of a run (after an error or Ctrl-C too): the standby running and replaying.
-pub async fn put_back(ctx: &RunCtx, fault: Option<&Injector>) {
+pub(crate) async fn put_back(ctx: &RunCtx, fault: Option<&Injector>) {
     if let Some(f) = fault
         && let Err(e) = f.restore().await
     {
@@ -88,7 +88,7 @@ pub async fn put_back(ctx: &RunCtx, fault: Option<&Injector>) {
 
 /// The load, with the fault running beside it when there is one: `started` gives the load's
 /// start, `limit_s` its time limit; the fault ends at the latest when the load has.
-pub async fn beside<T>(
+pub(crate) async fn beside<T>(
     ctx: &RunCtx,
     control: &Client,
     fault: Option<&Injector>,
@@ -103,7 +103,7 @@ pub async fn beside<T>(
 
 /// [`beside`] with the fault `f` always, telling `applied` once the fault is in place (or
 /// will not be), so that a load may wait for it before it begins.
-pub async fn beside_signalled<T>(
+pub(crate) async fn beside_signalled<T>(
     ctx: &RunCtx,
     control: &Client,
     f: &Injector,

@@ -26,7 +26,7 @@ use super::{RunCtx, RunError};
 use crate::measure::units::parse_duration;
 use crate::server::{Sandbox, Standby, replication};
 
-pub const FIELD: FieldDef = FieldDef {
+pub(crate) const FIELD: FieldDef = FieldDef {
     key: "standby-fault",
     help: "during each trial, the sandbox's synchronous standby stops (stop-at=10s,for=5s) or pauses its replay (pause-replay-at=10s,for=5s); without for=, until the trial's duration ends; off",
     default: "off",
@@ -34,7 +34,7 @@ pub const FIELD: FieldDef = FieldDef {
 };
 
 /// How long a standby may take to stream again once put back or moved.
-pub const STREAM_AGAIN: Duration = Duration::from_secs(60);
+pub(crate) const STREAM_AGAIN: Duration = Duration::from_secs(60);
 /// How often the primary is asked where the standby stands.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -49,7 +49,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FaultKind::Stop => "stop",
             FaultKind::PauseReplay => "pause-replay",
@@ -126,7 +126,7 @@ impl StandbyFault {
     }
 
     /// The text form `parse` reads back.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut t = match (self.kind, self.at_s) {
             (FaultKind::PauseReplay, 0.0) => "pause-replay".to_string(),
             (k, a) => format!("{}-at={}", k.as_str(), secs_text(a)),
@@ -138,7 +138,7 @@ impl StandbyFault {
     }
 
     /// The fault fits trials limited to `duration_s` (None: until all rows are in).
-    pub fn check(&self, duration_s: Option<f64>) -> Result<(), String> {
+    pub(crate) fn check(&self, duration_s: Option<f64>) -> Result<(), String> {
         match (self.for_s, duration_s) {
             (None, None) => Err(format!(
                 "{} without for= lasts until the trial's time limit, and there is none: a commit waiting for the standby would never let the trial end; give for=…, or a duration",
@@ -177,7 +177,7 @@ pub struct FaultWindow {
 }
 
 /// The fault of a run and the standby it hits.
-pub struct Injector {
+pub(crate) struct Injector {
     pub fault: StandbyFault,
     standby: Standby,
     sandbox: Sandbox,
@@ -194,7 +194,7 @@ impl Injector {
     /// The standby the fault hits: the synchronous one (`pg_stat_replication` on the run's
     /// session `control`), else the first running. Refused unless the target is pglab's
     /// sandbox with a standby running.
-    pub async fn for_run(
+    pub(crate) async fn for_run(
         ctx: &RunCtx,
         fault: StandbyFault,
         control: &Client,
@@ -236,16 +236,16 @@ impl Injector {
 
     /// The trials to come run at `rtt` (a swept distance): the standby is put back there,
     /// not at the distance it was started with, which stays its own.
-    pub fn at_distance(&self, rtt: Duration) {
+    pub(crate) fn at_distance(&self, rtt: Duration) {
         *self.distance.lock().unwrap_or_else(|e| e.into_inner()) = Some(rtt);
     }
 
-    pub fn standby_name(&self) -> String {
+    pub(crate) fn standby_name(&self) -> String {
         self.standby.name()
     }
 
     /// The standby running, replay resumed (nothing when it already is).
-    pub async fn restore(&self) -> Result<(), String> {
+    pub(crate) async fn restore(&self) -> Result<(), String> {
         let (standby, sandbox) = (self.standby.clone(), self.sandbox.clone());
         let rtt = *self.distance.lock().unwrap_or_else(|e| e.into_inner());
         let r = tokio::task::spawn_blocking(move || {
@@ -267,7 +267,7 @@ impl Injector {
 
     /// Before and after each trial: put back, then wait until the primary sees the standby
     /// streaming (a cancel stops the wait, not the putting back).
-    pub async fn ready(&self, ctx: &RunCtx, control: &Client) -> Result<(), RunError> {
+    pub(crate) async fn ready(&self, ctx: &RunCtx, control: &Client) -> Result<(), RunError> {
         self.restore().await.map_err(failed)?;
         let end = Instant::now() + STREAM_AGAIN;
         while !ctx.cancel.is_cancelled() {
@@ -306,7 +306,7 @@ impl Injector {
     /// time limit `limit_s`, or as soon as the load ends or the run is cancelled), and time
     /// its catching up. `loaded` is cancelled when the load has ended; `applied` once the
     /// fault is in place (or will not be: it is cancelled however this ends).
-    pub async fn during(
+    pub(crate) async fn during(
         &self,
         ctx: &RunCtx,
         control: &Client,

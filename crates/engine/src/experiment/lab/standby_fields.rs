@@ -11,10 +11,10 @@ use super::sync_commit::SyncCommit;
 use super::whatif::SettingsSweep;
 use super::whatif::sweep::SweptSetting;
 
-pub const SYNC_COMMIT: &str = "synchronous_commit";
+pub(crate) const SYNC_COMMIT: &str = "synchronous_commit";
 
 /// The `sync-commit` field of query and growth.
-pub const SYNC_FIELD: FieldDef = FieldDef {
+pub(crate) const SYNC_FIELD: FieldDef = FieldDef {
     key: "sync-commit",
     help: "synchronous_commit levels in turn, shorthand for --set synchronous_commit=… (off,local,remote_write,on,remote_apply); with a sandbox standby streaming, the waiting levels wait for it; server: as the server has it",
     default: "server",
@@ -23,14 +23,14 @@ pub const SYNC_FIELD: FieldDef = FieldDef {
 
 /// `off,local,on` as the sweep's values, each level once, in the order given; `server` (or
 /// nothing): none.
-pub fn parse_levels(s: &str) -> Result<Vec<String>, String> {
+pub(crate) fn parse_levels(s: &str) -> Result<Vec<String>, String> {
     each_once(s, "server", |item| {
         SyncCommit::parse(item).map(|l| l.as_str().to_string())
     })
 }
 
 /// A list of values, each read by `item` and listed once; `none` (or nothing): empty.
-pub fn each_once(
+pub(crate) fn each_once(
     s: &str,
     none: &str,
     item: impl Fn(&str) -> Result<String, String>,
@@ -76,13 +76,13 @@ fn fold(
 }
 
 /// Read `standby-rtt` into the sweep (as `pglab.standby_rtt`).
-pub fn read_rtt(r: &mut FieldReader, set: &mut SettingsSweep) {
+pub(crate) fn read_rtt(r: &mut FieldReader, set: &mut SettingsSweep) {
     let rtts = r.get(standby_rtt::FIELD.key, Vec::new(), standby_rtt::parse_list);
     fold(r, set, standby_rtt::FIELD.key, standby_rtt::NAME, rtts);
 }
 
 /// Read `sync-commit` and `standby-rtt` into the sweep.
-pub fn read(r: &mut FieldReader, set: &mut SettingsSweep) {
+pub(crate) fn read(r: &mut FieldReader, set: &mut SettingsSweep) {
     let levels = r.get(SYNC_FIELD.key, Vec::new(), parse_levels);
     fold(r, set, SYNC_FIELD.key, SYNC_COMMIT, levels);
     read_rtt(r, set);
@@ -90,7 +90,7 @@ pub fn read(r: &mut FieldReader, set: &mut SettingsSweep) {
 
 /// The `synchronous_commit` levels a sweep runs at (empty: not swept; a value PostgreSQL
 /// takes that is not one of the five names, such as `true`, is left out).
-pub fn levels_of(set: &SettingsSweep) -> Vec<SyncCommit> {
+pub(crate) fn levels_of(set: &SettingsSweep) -> Vec<SyncCommit> {
     set.items
         .iter()
         .filter(|i| i.name == SYNC_COMMIT)

@@ -25,9 +25,9 @@ use crate::measure::units::parse_duration;
 use crate::server::{Sandbox, Standby, replication};
 
 /// The swept name.
-pub const NAME: &str = "pglab.standby_rtt";
+pub(crate) const NAME: &str = "pglab.standby_rtt";
 
-pub const FIELD: FieldDef = FieldDef {
+pub(crate) const FIELD: FieldDef = FieldDef {
     key: "standby-rtt",
     help: "the sandbox's standbys at each emulated round trip in turn, swept like a setting (0ms,2ms,10ms: pglab.standby_rtt in the settings); off: as they are",
     default: "off",
@@ -35,7 +35,7 @@ pub const FIELD: FieldDef = FieldDef {
 };
 
 /// `0ms,2ms,10ms` as the sweep's values (`0ms`, `2ms`, `10ms`, `500us`); `off`: none.
-pub fn parse_list(s: &str) -> Result<Vec<String>, String> {
+pub(crate) fn parse_list(s: &str) -> Result<Vec<String>, String> {
     super::standby_fields::each_once(s, "off", |item| {
         let d = parse_duration(item).map_err(|e| e.0)?;
         if d > Duration::from_secs(1) {
@@ -57,14 +57,14 @@ fn text(d: Duration) -> String {
 }
 
 /// The distance a combination runs at (None: not swept).
-pub fn rtt_of(combo: &Combo) -> Option<Duration> {
+pub(crate) fn rtt_of(combo: &Combo) -> Option<Duration> {
     let (_, v) = combo.iter().find(|(n, _)| n == NAME)?;
     parse_duration(v).ok()
 }
 
 /// Before a sweep is checked against `pg_settings`: the placeholder it does not list, on
 /// pglab's own sandbox only.
-pub fn known(
+pub(crate) fn known(
     all: &mut Vec<SettingInfo>,
     sweep: &SettingsSweep,
     reach: Reach,
@@ -91,7 +91,7 @@ pub fn known(
 }
 
 /// The sandbox's standbys and the distance in force.
-pub struct Distance {
+pub(crate) struct Distance {
     sandbox: Sandbox,
     standbys: Vec<Standby>,
     current: Mutex<Option<Duration>>,
@@ -100,7 +100,10 @@ pub struct Distance {
 impl Distance {
     /// The run's standbys when it sweeps the distance (None: it does not); refused without a
     /// standby running.
-    pub fn for_run(ctx: &RunCtx, sweep: &SettingsSweep) -> Result<Option<Distance>, RunError> {
+    pub(crate) fn for_run(
+        ctx: &RunCtx,
+        sweep: &SettingsSweep,
+    ) -> Result<Option<Distance>, RunError> {
         if !sweep.items.iter().any(|i| i.name == NAME) {
             return Ok(None);
         }
@@ -123,7 +126,7 @@ impl Distance {
     }
 
     /// Put every standby at `rtt` unless it already is, and wait until each streams again.
-    pub async fn enter(
+    pub(crate) async fn enter(
         &self,
         ctx: &RunCtx,
         control: &Client,
@@ -163,13 +166,13 @@ impl Distance {
     }
 
     /// Every standby back at the distance it was started with.
-    pub async fn restore(&self) -> Result<(), String> {
+    pub(crate) async fn restore(&self) -> Result<(), String> {
         self.move_to(None).await.map(|_| ())
     }
 
     /// After a combination was entered: the standbys at its distance, a session of the run's
     /// own watching them stream again (opened only when the distance changes).
-    pub async fn follow(&self, ctx: &RunCtx) -> Result<(), RunError> {
+    pub(crate) async fn follow(&self, ctx: &RunCtx) -> Result<(), RunError> {
         let Some(rtt) = rtt_of(&ctx.whatif.combo()) else {
             return Ok(());
         };
@@ -183,7 +186,7 @@ impl Distance {
 
 /// At the end of a run (after an error or Ctrl-C too): the standbys back at their own
 /// distance, or a note that the next start does it.
-pub async fn put_back(ctx: &RunCtx, distance: Option<&Distance>) {
+pub(crate) async fn put_back(ctx: &RunCtx, distance: Option<&Distance>) {
     if let Some(d) = distance
         && let Err(e) = d.restore().await
     {

@@ -18,7 +18,7 @@ use super::whatif::{Apply, Combo, PlannedSetting, WhatIf};
 use crate::server::{Standby, Target, WhatIfJournal};
 
 /// Settings a standby reads and a primary ignores (all `sighup`).
-pub const STANDBY_SIDE: &[&str] = &[
+pub(crate) const STANDBY_SIDE: &[&str] = &[
     "hot_standby_feedback",
     "max_standby_streaming_delay",
     "max_standby_archive_delay",
@@ -33,7 +33,7 @@ fn standby_side(s: &PlannedSetting) -> bool {
 
 /// In the plan of a run that reads on a standby, its standby-side settings are applied there:
 /// the names moved (none when nothing standby-side is swept).
-pub fn move_to_standby(plan: &mut WhatIf) -> Vec<String> {
+pub(crate) fn move_to_standby(plan: &mut WhatIf) -> Vec<String> {
     let mut moved = Vec::new();
     for s in plan.settings.iter_mut() {
         if standby_side(s) {
@@ -46,7 +46,7 @@ pub fn move_to_standby(plan: &mut WhatIf) -> Vec<String> {
 
 /// A run that sweeps a standby setting on the primary (no `--on-standby`): a note that it
 /// changes nothing there (None when it sweeps none).
-pub fn on_primary_note(plan: &WhatIf) -> Option<String> {
+pub(crate) fn on_primary_note(plan: &WhatIf) -> Option<String> {
     let names: Vec<&str> = plan
         .settings
         .iter()
@@ -62,7 +62,7 @@ pub fn on_primary_note(plan: &WhatIf) -> Option<String> {
 }
 
 /// The part of combination `i` applied on the standby.
-pub fn standby_part(plan: &WhatIf, i: usize) -> Combo {
+pub(crate) fn standby_part(plan: &WhatIf, i: usize) -> Combo {
     let on_standby = |n: &str| {
         plan.settings
             .iter()
@@ -83,7 +83,7 @@ struct State {
 }
 
 /// The standby-side settings of a run, and the standby they are applied on.
-pub struct StandbySettings {
+pub(crate) struct StandbySettings {
     standby: Standby,
     target: Arc<Target>,
     plan: WhatIf,
@@ -92,7 +92,11 @@ pub struct StandbySettings {
 
 impl StandbySettings {
     /// None when the plan applies nothing on the standby.
-    pub fn new(standby: Standby, target: Arc<Target>, plan: &WhatIf) -> Option<StandbySettings> {
+    pub(crate) fn new(
+        standby: Standby,
+        target: Arc<Target>,
+        plan: &WhatIf,
+    ) -> Option<StandbySettings> {
         plan.settings
             .iter()
             .any(|s| s.apply == Apply::Standby)
@@ -115,7 +119,7 @@ impl StandbySettings {
 
     /// Before the first change: the standby's own values, and its journal held (a copy of
     /// its `postgresql.auto.conf`, and the lock that keeps another run off it).
-    pub async fn begin(&self) -> Result<(), String> {
+    pub(crate) async fn begin(&self) -> Result<(), String> {
         let mut st = self.state.lock().await;
         if st.journal.is_some() {
             return Ok(());
@@ -133,7 +137,7 @@ impl StandbySettings {
 
     /// Make `part` the standby's settings (ALTER SYSTEM + reload, checked from a fresh
     /// session); true when something changed.
-    pub async fn enter(&self, part: &Combo) -> Result<bool, String> {
+    pub(crate) async fn enter(&self, part: &Combo) -> Result<bool, String> {
         if part.is_empty() {
             return Ok(false);
         }
@@ -214,7 +218,7 @@ impl StandbySettings {
 
     /// The standby's own settings back (after the run, a cancel or a failure): a sentence,
     /// None when nothing had changed.
-    pub async fn restore(&self) -> Result<Option<String>, String> {
+    pub(crate) async fn restore(&self) -> Result<Option<String>, String> {
         let mut st = self.state.lock().await;
         let Some(journal) = st.journal.take() else {
             return Ok(None);

@@ -19,14 +19,14 @@ impl SyncCommit {
     /// The levels that wait for the primary's WAL flush, from the one that waits for nothing
     /// more to the one that waits for the most (a synchronous standby's replay). A fact about
     /// the local disk is read at the first of these a run measured.
-    pub const BY_REACH: [SyncCommit; 4] = [
+    pub(crate) const BY_REACH: [SyncCommit; 4] = [
         SyncCommit::Local,
         SyncCommit::On,
         SyncCommit::RemoteWrite,
         SyncCommit::RemoteApply,
     ];
 
-    pub const ALL: [SyncCommit; 5] = [
+    pub(crate) const ALL: [SyncCommit; 5] = [
         SyncCommit::On,
         SyncCommit::Off,
         SyncCommit::Local,
@@ -56,7 +56,7 @@ impl SyncCommit {
     }
 
     /// A commit waits for a synchronous standby (when `synchronous_standby_names` names one).
-    pub fn waits_for_standby(self) -> bool {
+    pub(crate) fn waits_for_standby(self) -> bool {
         matches!(
             self,
             SyncCommit::On | SyncCommit::RemoteWrite | SyncCommit::RemoteApply
@@ -64,14 +64,14 @@ impl SyncCommit {
     }
 
     /// Every commit waits for its WAL to reach the local disk.
-    pub fn waits_for_flush(self) -> bool {
+    pub(crate) fn waits_for_flush(self) -> bool {
         self != SyncCommit::Off
     }
 }
 
 /// What a commit at `level` survives once it has returned, with a synchronous standby
 /// (`synchronous_standby_names` naming a connected one) or without.
-pub fn durability(level: SyncCommit, sync_standby: bool) -> &'static str {
+pub(crate) fn durability(level: SyncCommit, sync_standby: bool) -> &'static str {
     match (level, sync_standby) {
         (SyncCommit::Off, _) => {
             "off: returns before its WAL is on disk; a crash of the primary loses the last commits (up to 3 × wal_writer_delay, 600 ms by default), without corruption"

@@ -12,7 +12,7 @@ use super::whatif::SettingsSweep;
 use super::whatif::sweep::SweptSetting;
 use crate::server::{Sandbox, Standby};
 
-pub const SYNC_NAMES: &str = "synchronous_standby_names";
+pub(crate) const SYNC_NAMES: &str = "synchronous_standby_names";
 
 /// Whether the run measures a level that waits for a synchronous standby: ingest's own
 /// levels; query's and growth's swept `synchronous_commit` (unswept, the server's own level
@@ -23,7 +23,7 @@ fn waits_for_standby(spec: &ExperimentSpec) -> bool {
 
 /// Whether a swept `synchronous_commit` waits for a synchronous standby (unswept, the
 /// server's own level is left as the server has it): what query and growth measure.
-pub fn swept_level_waits(set: &SettingsSweep) -> bool {
+pub(crate) fn swept_level_waits(set: &SettingsSweep) -> bool {
     super::standby_fields::levels_of(set)
         .iter()
         .any(|l| l.waits_for_standby())
@@ -32,7 +32,7 @@ pub fn swept_level_waits(set: &SettingsSweep) -> bool {
 /// The sweep with `synchronous_standby_names` added, and the note that says so; None when the
 /// run needs nothing (not an ingest run of such a level, no standby streaming, or set by the
 /// run itself).
-pub fn with_sync_standby(
+pub(crate) fn with_sync_standby(
     spec: &ExperimentSpec,
     sandbox: &Sandbox,
 ) -> Option<(SettingsSweep, String)> {

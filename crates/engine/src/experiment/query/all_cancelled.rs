@@ -12,7 +12,7 @@ use crate::measure::units::format_count;
 
 /// A combination of a unit whose every read was cancelled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AllCancelled {
+pub(crate) struct AllCancelled {
     pub combo: usize,
     /// Its trials on the standby (all without a finished read).
     pub trials: usize,
@@ -24,7 +24,7 @@ impl QueryReport {
     /// The combinations of unit `u` (a client count with `--clients`; one session otherwise)
     /// whose every trial on the standby had reads cancelled and none finished. Empty for a run
     /// on the target.
-    pub fn all_cancelled(&self, u: usize) -> Vec<AllCancelled> {
+    pub(crate) fn all_cancelled(&self, u: usize) -> Vec<AllCancelled> {
         if self.params.on_standby.is_none() {
             return Vec::new();
         }
@@ -57,7 +57,7 @@ impl QueryReport {
 
     /// What the Summary says of unit `name`'s combination `c`, worse than `finished` (the
     /// labels of the unit's combinations whose reads finished).
-    pub fn all_cancelled_sentence(
+    pub(crate) fn all_cancelled_sentence(
         &self,
         name: &str,
         c: &AllCancelled,

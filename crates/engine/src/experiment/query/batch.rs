@@ -20,11 +20,11 @@
 use serde::{Deserialize, Serialize};
 
 /// Work the warm-up runs (and the fastest combination's trial is sized to), in seconds.
-pub const TARGET: f64 = 0.050;
+pub(crate) const TARGET: f64 = 0.050;
 /// The slowest combination's trial is not made longer than this by batching, in seconds.
-pub const SLOWEST: f64 = 2.0;
+pub(crate) const SLOWEST: f64 = 2.0;
 /// Executions per trial, and per warm-up, at the most.
-pub const CAP: u32 = 10_000;
+pub(crate) const CAP: u32 = 10_000;
 
 /// A statement's trial sizing, as the report records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,7 +66,7 @@ fn round_down_125(n: f64) -> u32 {
 
 /// Executions per trial for a statement whose warm-up took `fastest` and `slowest` seconds
 /// per execution at its fastest and slowest combination.
-pub fn executions(fastest: f64, slowest: f64) -> u32 {
+pub(crate) fn executions(fastest: f64, slowest: f64) -> u32 {
     if !(fastest > 0.0 && fastest.is_finite()) {
         return 1;
     }
@@ -80,14 +80,14 @@ pub fn executions(fastest: f64, slowest: f64) -> u32 {
 }
 
 /// Whether the warm-up has run enough: `n` executions taking `total` seconds.
-pub fn warmed(n: u32, total: f64) -> bool {
+pub(crate) fn warmed(n: u32, total: f64) -> bool {
     n >= CAP || total >= TARGET
 }
 
 impl Sizing {
     /// `q: a trial is 500 executions (~21 ms at the fastest combination, ~1.0 s at the
     /// slowest)`, or the rule that makes it one.
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         let fmt = super::summary::format_time;
         if !self.why_one.is_empty() {
             return format!("{}: a trial is 1 execution ({})", self.name, self.why_one);

@@ -23,10 +23,10 @@ use crate::experiment::lab::whatif::Entered;
 use crate::experiment::lab::{RunCtx, RunError};
 
 mod plans;
-pub use plans::plan_statements;
+pub(crate) use plans::plan_statements;
 
 /// The measuring state of a run.
-pub struct Bench<'a> {
+pub(crate) struct Bench<'a> {
     ctx: &'a RunCtx,
     spec: &'a QuerySpec,
     mode: TxMode,
@@ -61,7 +61,7 @@ pub struct Bench<'a> {
 }
 
 impl<'a> Bench<'a> {
-    pub async fn open(
+    pub(crate) async fn open(
         ctx: &'a RunCtx,
         spec: &'a QuerySpec,
         mode: TxMode,
@@ -101,7 +101,7 @@ impl<'a> Bench<'a> {
 
     /// Run the setup on the measuring session (a server pglab did not start): temporary
     /// tables only, see [`super::setup_foreign`].
-    pub async fn setup_foreign(
+    pub(crate) async fn setup_foreign(
         &mut self,
         sql: &str,
     ) -> Result<Option<super::setup::SetupInfo>, RunError> {
@@ -137,7 +137,11 @@ impl<'a> Bench<'a> {
     }
 
     /// Enter combination `c`; on its first visit take its plans and warm it up.
-    pub async fn enter(&mut self, report: &mut QueryReport, c: usize) -> Result<(), RunError> {
+    pub(crate) async fn enter(
+        &mut self,
+        report: &mut QueryReport,
+        c: usize,
+    ) -> Result<(), RunError> {
         let restarted = self.apply(c).await?;
         if restarted {
             self.cache_warm = false;
@@ -198,7 +202,7 @@ impl<'a> Bench<'a> {
     }
 
     /// `cache = warm` across restarts, said once at the end: how the caches were kept warm.
-    pub fn rewarm_note(&self) -> Option<String> {
+    pub(crate) fn rewarm_note(&self) -> Option<String> {
         (self.rewarmed > 0).then(|| {
             format!(
                 "cache warm across restarts: a swept setting restarted the server, which empties shared_buffers, so after each restart the statements ran untimed again before their trials ({} times); the OS page cache was not dropped",
@@ -263,7 +267,7 @@ impl<'a> Bench<'a> {
 
     /// Fix each statement's executions per trial from the warm-ups so far (every combination
     /// that runs before a candidate's block), said once and recorded. Throughput mode: none.
-    pub async fn fix_sizing(&mut self, report: &mut QueryReport) {
+    pub(crate) async fn fix_sizing(&mut self, report: &mut QueryReport) {
         if self.spec.throughput() || !self.batch.is_empty() {
             return;
         }
@@ -291,7 +295,11 @@ impl<'a> Bench<'a> {
     }
 
     /// One timed trial (the combination already entered).
-    pub async fn trial(&mut self, report: &mut QueryReport, p: Planned) -> Result<(), RunError> {
+    pub(crate) async fn trial(
+        &mut self,
+        report: &mut QueryReport,
+        p: Planned,
+    ) -> Result<(), RunError> {
         self.ctx.check()?;
         self.index += 1;
         let label = report.combo_label(p.combo);
@@ -400,7 +408,7 @@ impl<'a> Bench<'a> {
 }
 
 /// A trial as the chart and the results table show it.
-pub fn sample(t: &QueryTrial, label: &str) -> Sample {
+pub(crate) fn sample(t: &QueryTrial, label: &str) -> Sample {
     let cells = match (t.tps, t.latency_ms) {
         (Some(tps), Some(l)) => vec![
             t.name.clone(),

@@ -7,7 +7,7 @@ use crate::sql::quote::ident;
 
 /// A parsed candidate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub unique: bool,
     /// The table as written (`t`, `s.t`, `"My T"`).
     pub table: String,
@@ -129,7 +129,7 @@ impl Candidate {
     }
 
     /// The statement that builds it as `name`, plain (not concurrently).
-    pub fn build_sql(&self, name: &str) -> String {
+    pub(crate) fn build_sql(&self, name: &str) -> String {
         format!(
             "CREATE {}INDEX {} ON {} {}",
             if self.unique { "UNIQUE " } else { "" },
@@ -140,7 +140,7 @@ impl Candidate {
     }
 
     /// The statement HypoPG takes (no name, not concurrently).
-    pub fn hypothetical_sql(&self) -> String {
+    pub(crate) fn hypothetical_sql(&self) -> String {
         format!(
             "CREATE {}INDEX ON {} {}",
             if self.unique { "UNIQUE " } else { "" },

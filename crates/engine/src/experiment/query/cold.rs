@@ -14,7 +14,7 @@ use crate::experiment::lab::{RunCtx, RunError};
 use crate::server::Sandbox;
 
 /// The means to make the caches cold.
-pub struct Cold {
+pub(crate) struct Cold {
     sandbox: Sandbox,
     /// The session holding the run's lock after a restart.
     lock: Option<Client>,
@@ -39,7 +39,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 impl Cold {
     /// Ready to make the caches cold; a sentence when not possible here.
-    pub fn new(ctx: &RunCtx) -> Result<Cold, RunError> {
+    pub(crate) fn new(ctx: &RunCtx) -> Result<Cold, RunError> {
         let Some(sandbox) = ctx.opts.sandbox.clone().filter(|_| ctx.target.is_sandbox()) else {
             return Err(RunError::failed(
                 "--cache cold restarts the server: only on pglab's own sandbox (use --cache warm here)",
@@ -65,7 +65,7 @@ impl Cold {
 
     /// Restart the sandbox and drop its files from the OS page cache. Returns the restart's
     /// seconds (never part of a trial).
-    pub async fn make_cold(&mut self, ctx: &RunCtx) -> Result<f64, RunError> {
+    pub(crate) async fn make_cold(&mut self, ctx: &RunCtx) -> Result<f64, RunError> {
         ctx.check()?;
         self.lock = None;
         let sb = self.sandbox.clone();

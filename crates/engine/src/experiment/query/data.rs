@@ -56,7 +56,7 @@ fn read_by<'a>(
 
 /// The data notes (one per imported table read) and the warnings (one per statement that
 /// mixes a sample with other data).
-pub fn of(r: &QueryReport, records: &[ImportRecord]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn of(r: &QueryReport, records: &[ImportRecord]) -> (Vec<String>, Vec<String>) {
     let mut notes: Vec<String> = Vec::new();
     let mut warnings = Vec::new();
     for (s, name) in r.plan_names().into_iter().enumerate() {

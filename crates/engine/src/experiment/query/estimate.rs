@@ -8,11 +8,11 @@ use super::report::{ComboPlan, QueryReport};
 
 /// The planner must expect at least this factor lower a cost before an estimate alone
 /// advises building the index (a plan cost is no time; a small difference may not be one).
-pub const ADVISE_BELOW: f64 = 0.5;
+pub(crate) const ADVISE_BELOW: f64 = 0.5;
 
 /// The planner's estimate of one statement under one hypothetical candidate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// The statement's name.
     pub name: String,
     /// The combination's label (`idx 1`, `work_mem=64MB · idx 1`).
@@ -38,7 +38,7 @@ fn names_hypothetical(label: &str) -> bool {
 
 impl Estimate {
     /// The estimate of plan `p` (an estimate-only plan), None for a measured one.
-    pub fn of(report: &QueryReport, p: &ComboPlan) -> Option<Estimate> {
+    pub(crate) fn of(report: &QueryReport, p: &ComboPlan) -> Option<Estimate> {
         if !p.estimate_only {
             return None;
         }
@@ -77,7 +77,7 @@ impl Estimate {
     /// "q at idx 1: planner cost 32 against 7481 without it (planner's estimate, not
     /// measured); the plan uses it: Bitmap Index Scan on <13543>btree_t_a (plan: Bitmap Heap
     /// Scan on t, Bitmap Index Scan on <13543>btree_t_a)".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         let against = self
             .base_cost
             .map(|b| format!(" against {b:.0} without it"))
@@ -99,7 +99,7 @@ impl Estimate {
 
     /// Whether the estimate alone advises building it: the plan uses it and the planner
     /// expects at most [`ADVISE_BELOW`] of the cost without it.
-    pub fn advises(&self) -> bool {
+    pub(crate) fn advises(&self) -> bool {
         !self.using.is_empty()
             && self
                 .base_cost
@@ -107,7 +107,7 @@ impl Estimate {
     }
 
     /// The advice, labelled as an estimate.
-    pub fn advice(&self) -> String {
+    pub(crate) fn advice(&self) -> String {
         let base = self
             .base_cost
             .map(|b| format!("{b:.0}"))
@@ -141,7 +141,7 @@ impl Estimate {
 }
 
 /// The estimates of statement `s`, in combination order.
-pub fn of_statement(report: &QueryReport, s: usize) -> Vec<Estimate> {
+pub(crate) fn of_statement(report: &QueryReport, s: usize) -> Vec<Estimate> {
     super::words::plans_of(report, s)
         .into_iter()
         .filter_map(|p| Estimate::of(report, p))

@@ -10,7 +10,7 @@ use crate::sql::quote::{ident, literal};
 
 /// One timed execution.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Executed {
+pub(crate) struct Executed {
     pub seconds: f64,
     /// Rows returned; for a statement that returns none, the rows it affected.
     pub rows: u64,
@@ -25,7 +25,7 @@ fn facts_of(text: Option<String>, block: u64) -> Result<(serde_json::Value, Plan
 }
 
 /// The untimed `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)` of `sql`, rolled back.
-pub async fn explain_analyze(
+pub(crate) async fn explain_analyze(
     ctx: &RunCtx,
     session: &mut PqSession,
     (name, sql): (&str, &str),
@@ -45,7 +45,7 @@ pub async fn explain_analyze(
 /// The planner's plan of `sql`, nothing run: a plain `EXPLAIN (FORMAT JSON)`, rolled back;
 /// with `settings` (PostgreSQL 12+) the settings in effect that differ from the defaults go
 /// with it, so a tune's round records that its `SET`s reached the measuring session.
-pub async fn explain_plain(
+pub(crate) async fn explain_plain(
     ctx: &RunCtx,
     session: &mut PqSession,
     (name, sql): (&str, &str),
@@ -60,7 +60,7 @@ pub async fn explain_plain(
 
 /// The planner's plan of `sql` with a hypothetical index (HypoPG) made from `candidate`:
 /// a plain EXPLAIN (nothing runs), the index gone again after.
-pub async fn explain_hypothetical(
+pub(crate) async fn explain_hypothetical(
     ctx: &RunCtx,
     session: &mut PqSession,
     (name, sql): (&str, &str),

@@ -251,7 +251,11 @@ pub fn parse(
 }
 
 /// Evaluate with the variables' current values; `rng` draws `random`.
-pub fn eval<R: rand::Rng + ?Sized>(e: &Expr, vars: &[i64], rng: &mut R) -> Result<i64, String> {
+pub(crate) fn eval<R: rand::Rng + ?Sized>(
+    e: &Expr,
+    vars: &[i64],
+    rng: &mut R,
+) -> Result<i64, String> {
     let overflow = || "integer out of range".to_string();
     Ok(match e {
         Expr::Int(n) => *n,

@@ -8,7 +8,7 @@ use tokio_postgres::Client;
 /// Slots free for a non-superuser on the server `c` is connected to: `max_connections` minus
 /// `superuser_reserved_connections` minus the client sessions in use, `c`'s own left out (it
 /// is closed before the clients connect).
-pub async fn free_on(c: &Client) -> Result<i64, tokio_postgres::Error> {
+pub(crate) async fn free_on(c: &Client) -> Result<i64, tokio_postgres::Error> {
     let row = c
         .query_one(
             "SELECT current_setting('max_connections')::int8
@@ -22,7 +22,7 @@ pub async fn free_on(c: &Client) -> Result<i64, tokio_postgres::Error> {
 }
 
 /// The server the clients connect to, in the refusal's words.
-pub enum Server<'a> {
+pub(crate) enum Server<'a> {
     /// The run's target.
     Target,
     /// A standby of the sandbox the clients read on, by name.
@@ -31,7 +31,7 @@ pub enum Server<'a> {
 
 /// The refusal when `n` clients, needing `need` connections, do not fit in the `free` slots
 /// of `server` (None: they fit).
-pub fn short(n: usize, need: usize, free: i64, server: Server) -> Option<String> {
+pub(crate) fn short(n: usize, need: usize, free: i64, server: Server) -> Option<String> {
     if need as i64 <= free {
         return None;
     }

@@ -14,7 +14,7 @@ use crate::sql::{Frame, Place, Rules};
 
 /// How each execution is wrapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxMode {
+pub(crate) enum TxMode {
     /// As written, autocommit (pglab's sandbox, `writes = auto`).
     Plain,
     /// `BEGIN READ ONLY; … COMMIT`, in a session whose default is read-only.
@@ -24,10 +24,10 @@ pub enum TxMode {
 }
 
 /// What a rollback does not undo, said wherever `--writes rollback` is.
-pub const ROLLBACK_CAVEAT: &str = "a rollback does not undo sequence increments (nextval), work done outside the database (dblink, COPY TO PROGRAM, notifications are dropped) or the buffers and statistics the statement touched";
+pub(crate) const ROLLBACK_CAVEAT: &str = "a rollback does not undo sequence increments (nextval), work done outside the database (dblink, COPY TO PROGRAM, notifications are dropped) or the buffers and statistics the statement touched";
 
 impl TxMode {
-    pub fn of(writes: Writes, on_sandbox: bool) -> TxMode {
+    pub(crate) fn of(writes: Writes, on_sandbox: bool) -> TxMode {
         match (writes, on_sandbox) {
             (Writes::Auto, true) => TxMode::Plain,
             (Writes::Auto, false) | (Writes::ReadOnly, _) => TxMode::ReadOnly,
@@ -36,7 +36,7 @@ impl TxMode {
     }
 
     /// How the report names it.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             TxMode::Plain => "as written (autocommit)",
             TxMode::ReadOnly => "READ ONLY transactions (the server refuses writes)",
@@ -45,7 +45,7 @@ impl TxMode {
     }
 
     /// Settings of a measuring session for this mode, added to `s`.
-    pub fn add_settings(self, s: &mut SessionSettings) {
+    pub(crate) fn add_settings(self, s: &mut SessionSettings) {
         if self == TxMode::ReadOnly {
             s.set("default_transaction_read_only", "on");
         }
@@ -54,7 +54,7 @@ impl TxMode {
     /// What opens an execution's transaction, sent as a message of its own before it (None:
     /// the statement runs as written). Never joined to the DBA's text, so no comment in it
     /// can swallow pglab's transaction control.
-    pub fn begin(self) -> Option<&'static str> {
+    pub(crate) fn begin(self) -> Option<&'static str> {
         match self {
             TxMode::Plain => None,
             TxMode::ReadOnly => Some("BEGIN READ ONLY"),
@@ -63,7 +63,7 @@ impl TxMode {
     }
 
     /// What closes it, a message of its own after the statement.
-    pub fn end(self) -> Option<&'static str> {
+    pub(crate) fn end(self) -> Option<&'static str> {
         match self {
             TxMode::Plain => None,
             TxMode::ReadOnly => Some("COMMIT"),
@@ -73,7 +73,7 @@ impl TxMode {
 
     /// What opens the untimed EXPLAIN ANALYZE's transaction, always rolled back after it, so
     /// a write is never made once more for the plan.
-    pub fn explain_begin(self) -> &'static str {
+    pub(crate) fn explain_begin(self) -> &'static str {
         if self == TxMode::ReadOnly {
             "BEGIN READ ONLY"
         } else {
@@ -82,7 +82,7 @@ impl TxMode {
     }
 
     /// A script transaction's frame: what goes before and after its commands.
-    pub fn script_frame(self) -> Option<(&'static str, &'static str)> {
+    pub(crate) fn script_frame(self) -> Option<(&'static str, &'static str)> {
         match self {
             TxMode::Rollback => Some(("BEGIN", "ROLLBACK")),
             _ => None,
@@ -90,7 +90,7 @@ impl TxMode {
     }
 
     /// The classifier's name for this frame.
-    pub fn frame(self) -> Frame {
+    pub(crate) fn frame(self) -> Frame {
         match self {
             TxMode::Plain => Frame::Autocommit,
             TxMode::ReadOnly => Frame::ReadOnly,
@@ -101,7 +101,7 @@ impl TxMode {
 
 /// Whether `sql` only reads: it is on the allow-list a server pglab did not start runs (no
 /// DML, no row locks, no side-effecting built-in). Any other statement writes, or may.
-pub fn is_read(sql: &str) -> bool {
+pub(crate) fn is_read(sql: &str) -> bool {
     crate::sql::check(
         sql,
         Rules {
@@ -114,7 +114,7 @@ pub fn is_read(sql: &str) -> bool {
 }
 
 /// Whether EXPLAIN takes the statement (by PostgreSQL's grammar).
-pub fn explainable(sql: &str) -> bool {
+pub(crate) fn explainable(sql: &str) -> bool {
     crate::sql::explainable(sql)
 }
 
@@ -122,7 +122,12 @@ pub fn explainable(sql: &str) -> bool {
 /// script, which may hold its own transaction unless every run is rolled back; `foreign`: on
 /// a server pglab did not start, where only the allow-list runs). PostgreSQL's own grammar
 /// decides (see [`crate::sql::classify`]).
-pub fn check_statement(sql: &str, mode: TxMode, script: bool, foreign: bool) -> Result<(), String> {
+pub(crate) fn check_statement(
+    sql: &str,
+    mode: TxMode,
+    script: bool,
+    foreign: bool,
+) -> Result<(), String> {
     let place = if script {
         Place::Script
     } else {
@@ -139,7 +144,7 @@ pub fn check_statement(sql: &str, mode: TxMode, script: bool, foreign: bool) -> 
 }
 
 /// Refuse a setup that must not run: checked whole, before any of it runs.
-pub fn check_setup(sql: &str, mode: TxMode, foreign: bool) -> Result<(), String> {
+pub(crate) fn check_setup(sql: &str, mode: TxMode, foreign: bool) -> Result<(), String> {
     crate::sql::check(
         sql,
         Rules {
@@ -151,13 +156,8 @@ pub fn check_setup(sql: &str, mode: TxMode, foreign: bool) -> Result<(), String>
     .map_err(|e| format!("setup: {e}"))
 }
 
-/// Whether an error is the server refusing a write in a read-only transaction.
-pub fn is_read_only_refusal(e: &tokio_postgres::Error) -> bool {
-    sqlstate(e) == Some("25006")
-}
-
 /// The sentence for a write refused in a `READ ONLY` transaction.
-pub fn read_only_sentence(server_message: &str) -> String {
+pub(crate) fn read_only_sentence(server_message: &str) -> String {
     format!(
         "the server refused a write ({server_message}): on a server pglab did not start, statements run in READ ONLY transactions; use --writes rollback to measure DML in a transaction that is rolled back ({ROLLBACK_CAVEAT})"
     )
@@ -165,7 +165,7 @@ pub fn read_only_sentence(server_message: &str) -> String {
 
 /// Whether a parse error could be one the setup fixes (the object it names does not exist
 /// yet): such statements are checked again after the setup has run.
-pub fn may_depend_on_setup(e: &tokio_postgres::Error) -> bool {
+pub(crate) fn may_depend_on_setup(e: &tokio_postgres::Error) -> bool {
     matches!(
         sqlstate(e),
         Some("42P01" | "42703" | "42883" | "42704" | "3F000" | "42P02")

@@ -22,7 +22,7 @@ use crate::sql::quote::{ident, literal};
 use crate::sql::settings::SessionSettings;
 
 /// Find each candidate's table and decide how it is tried; a sentence when it cannot be.
-pub async fn resolve(
+pub(crate) async fn resolve(
     ctx: &RunCtx,
     client: &Client,
     candidates: &[String],
@@ -69,7 +69,7 @@ fn schema_of(c: &IndexCandidate) -> &str {
 }
 
 /// `"schema"."name"` of a built candidate.
-pub fn qualified(c: &IndexCandidate) -> String {
+pub(crate) fn qualified(c: &IndexCandidate) -> String {
     format!("{}.{}", ident(schema_of(c)), ident(&c.name))
 }
 
@@ -121,7 +121,11 @@ async fn drop_stale(client: &Client, c: &IndexCandidate) -> Vec<String> {
 
 /// Build candidate `c` for real, timed, on `client` (a session of the lab's, not the
 /// measuring one: that may be read-only).
-pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Result<(), RunError> {
+pub(crate) async fn build(
+    ctx: &RunCtx,
+    client: &Client,
+    c: &mut IndexCandidate,
+) -> Result<(), RunError> {
     let parsed = Candidate::parse(&c.sql).map_err(RunError::Failed)?;
     ctx.emit
         .phase(None, format!("building index {} on {}", c.value, c.table))
@@ -174,7 +178,7 @@ pub async fn build(ctx: &RunCtx, client: &Client, c: &mut IndexCandidate) -> Res
 
 /// Drop a built candidate (on a fresh session when the run's may be gone). True when it was
 /// there to drop.
-pub async fn drop(ctx: &RunCtx, c: &mut IndexCandidate) -> bool {
+pub(crate) async fn drop(ctx: &RunCtx, c: &mut IndexCandidate) -> bool {
     if c.name.is_empty() || c.dropped {
         return false;
     }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// A statement at least this slow per execution runs one execution per trial whatever the
 /// configuration (its batch cannot be sized bigger), so its warm-up only warms the cache.
-pub const SLOW_S: f64 = 0.5;
+pub(crate) const SLOW_S: f64 = 0.5;
 
 /// How a tune's round keeps the cache warm.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -29,7 +29,7 @@ pub struct KeptWarm {
 impl KeptWarm {
     /// Whether statement `name`'s warm-up (and analyzed plan) is skipped while the cache is
     /// `warm`.
-    pub fn skips(&self, warm: bool, name: &str) -> bool {
+    pub(crate) fn skips(&self, warm: bool, name: &str) -> bool {
         warm && self.slow.iter().any(|s| s == name)
     }
 }
@@ -45,7 +45,7 @@ pub struct WarmCount {
 }
 
 impl WarmCount {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == WarmCount::default()
     }
 }

@@ -27,10 +27,10 @@
 //! the client.
 
 mod bell;
-pub mod bind;
+pub(crate) mod bind;
 mod client;
 mod driver;
-pub mod recovery;
+pub(crate) mod recovery;
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -51,7 +51,7 @@ use crate::sql::settings::SessionSettings;
 const LATENCY_HIGH_US: u64 = 3_600_000_000;
 
 /// What every client of a trial shares.
-pub struct Workload {
+pub(crate) struct Workload {
     pub script: Arc<Script>,
     /// libpq connection string of the target.
     pub conninfo: String,
@@ -70,12 +70,12 @@ pub struct Workload {
 
 /// The start signal: when to stop starting transactions.
 #[derive(Clone, Copy)]
-pub struct Go {
+pub(crate) struct Go {
     pub deadline: Instant,
 }
 
 /// What one client did.
-pub struct ClientResult {
+pub(crate) struct ClientResult {
     pub transactions: u64,
     pub rows: u64,
     pub latency_us: Histogram<u64>,
@@ -112,13 +112,13 @@ impl ClientResult {
 }
 
 /// A client's reports, tagged with its index.
-pub enum ClientMsg {
+pub(crate) enum ClientMsg {
     Ready,
     NotReady(String),
     Done(Box<ClientResult>),
 }
 
-pub fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     // Constant, valid bounds: this cannot fail.
     Histogram::new_with_bounds(1, LATENCY_HIGH_US, 3).expect("valid histogram bounds")
 }
@@ -311,7 +311,7 @@ fn connect(work: &Workload) -> Result<(PqConn, PqCancel), String> {
 
 /// Start a group of clients (`ids`) on a thread of their own: they connect side by side,
 /// report `Ready`, wait for the start signal (or a stop), then run (see [`driver`]).
-pub fn start(
+pub(crate) fn start(
     work: Arc<Workload>,
     ids: Vec<usize>,
     stop: CancellationToken,

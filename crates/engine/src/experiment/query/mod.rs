@@ -17,55 +17,55 @@
 //! every trial. Statements that would end or change pglab's transaction are refused
 //! everywhere.
 
-pub mod all_cancelled;
-pub mod batch;
-pub mod belts;
-pub mod bench;
-pub mod candidate;
-pub mod cold;
-pub mod data;
-pub mod estimate;
+pub(crate) mod all_cancelled;
+pub(crate) mod batch;
+pub(crate) mod belts;
+pub(crate) mod bench;
+pub(crate) mod candidate;
+pub(crate) mod cold;
+pub(crate) mod data;
+pub(crate) mod estimate;
 mod eta;
-pub mod exec;
+pub(crate) mod exec;
 mod experiment;
-pub mod expr;
+pub(crate) mod expr;
 mod facts;
 mod fields;
-pub mod free_slots;
+pub(crate) mod free_slots;
 mod gate;
-pub mod guard;
-pub mod indexes;
+pub(crate) mod guard;
+pub(crate) mod indexes;
 pub mod kept_warm;
-pub mod loadgen;
-pub mod per_second;
+pub(crate) mod loadgen;
+pub(crate) mod per_second;
 pub mod plan;
-pub mod pqsession;
-pub mod precheck;
-pub mod production;
-pub mod protocol;
+pub(crate) mod pqsession;
+pub(crate) mod precheck;
+pub(crate) mod production;
+pub(crate) mod protocol;
 #[cfg(test)]
 mod record_schema_tests;
-pub mod replay_skip;
+pub(crate) mod replay_skip;
 mod report;
-pub mod rounds;
-pub mod same_plan;
+pub(crate) mod rounds;
+pub(crate) mod same_plan;
 mod samples;
 pub mod script;
-pub mod session;
-pub mod setup;
-pub mod setup_foreign;
+pub(crate) mod session;
+pub(crate) mod setup;
+pub(crate) mod setup_foreign;
 mod spec;
 mod spec_values;
 pub mod sqltext;
-pub mod standby;
-pub mod standby_reads;
-pub mod standbys;
+pub(crate) mod standby;
+pub(crate) mod standby_reads;
+pub(crate) mod standbys;
 pub mod summary;
-pub mod sync_levels;
-pub mod throughput;
-pub mod variants;
-pub mod visible;
-pub mod words;
+pub(crate) mod sync_levels;
+pub(crate) mod throughput;
+pub(crate) mod variants;
+pub(crate) mod visible;
+pub(crate) mod words;
 
 pub use fields::FIELDS;
 pub use report::{
@@ -75,8 +75,8 @@ pub use report::{
 #[cfg(any(test, feature = "fixtures"))]
 pub use spec::test_spec;
 pub use spec::{Cache, QuerySpec, Writes};
-pub use standby_reads::StandbyReadTrial;
-pub use summary::{QuerySummary, UnitSummary};
+pub(crate) use standby_reads::StandbyReadTrial;
+pub(crate) use summary::UnitSummary;
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -94,7 +94,7 @@ use visible::Visible;
 
 /// What makes a query run write on a server pglab did not start (None: it only reads, so
 /// it runs on a standby, in a read-only database, as a role with SELECT only).
-pub fn writes_on_foreign(spec: &QuerySpec) -> Option<&'static str> {
+pub(crate) fn writes_on_foreign(spec: &QuerySpec) -> Option<&'static str> {
     if spec.writes == Writes::Rollback {
         Some("--writes rollback")
     } else if !spec.setup_sql.trim().is_empty() {
@@ -105,7 +105,7 @@ pub fn writes_on_foreign(spec: &QuerySpec) -> Option<&'static str> {
 }
 
 /// The statement timeout a query run applies when none is given.
-pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How the results are drawn: time (or transactions/s) per combination, one series per
 /// statement (or client count).
@@ -268,7 +268,11 @@ async fn data_notes(ctx: &RunCtx, report: &QueryReport, confounders: &mut Vec<St
     confounders.extend(warnings);
 }
 
-pub async fn run(ctx: &RunCtx, spec: &QuerySpec, report: &mut QueryReport) -> Result<(), RunError> {
+pub(crate) async fn run(
+    ctx: &RunCtx,
+    spec: &QuerySpec,
+    report: &mut QueryReport,
+) -> Result<(), RunError> {
     let on_sandbox = ctx.target.is_sandbox() && ctx.opts.sandbox.is_some();
     let mode = TxMode::of(spec.writes, on_sandbox);
     report.transactions = mode.describe().to_string();

@@ -28,7 +28,7 @@ pub struct LoadRecord {
 }
 
 /// The running count at each whole second of a trial.
-pub struct PerSecond {
+pub(crate) struct PerSecond {
     done: Arc<AtomicU64>,
     next: tokio::time::Instant,
     samples: Vec<u64>,
@@ -36,7 +36,7 @@ pub struct PerSecond {
 
 impl PerSecond {
     /// Counting from `t0` (the clients' common start).
-    pub fn new(done: Arc<AtomicU64>, t0: Instant) -> PerSecond {
+    pub(crate) fn new(done: Arc<AtomicU64>, t0: Instant) -> PerSecond {
         PerSecond {
             done,
             next: tokio::time::Instant::from_std(t0) + Duration::from_secs(1),
@@ -45,18 +45,18 @@ impl PerSecond {
     }
 
     /// Wait for the next whole second.
-    pub async fn tick(&self) {
+    pub(crate) async fn tick(&self) {
         tokio::time::sleep_until(self.next).await;
     }
 
     /// Read the count at the second just reached.
-    pub fn sample(&mut self) {
+    pub(crate) fn sample(&mut self) {
         self.samples.push(self.done.load(Ordering::Relaxed));
         self.next += Duration::from_secs(1);
     }
 
     /// Transactions per second over a trial of `seconds` that finished `total`.
-    pub fn series(&self, total: u64, seconds: f64) -> Vec<f64> {
+    pub(crate) fn series(&self, total: u64, seconds: f64) -> Vec<f64> {
         series_of(&self.samples, total, seconds)
     }
 }

@@ -62,7 +62,7 @@ fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// A node's name as EXPLAIN's text form writes it.
-pub fn node_label(n: &Value) -> String {
+pub(crate) fn node_label(n: &Value) -> String {
     let ty = text(n, "Node Type").unwrap_or("?");
     let mut name = match ty {
         "Aggregate" => match text(n, "Strategy") {
@@ -267,7 +267,7 @@ pub fn read(json: &Value, block: u64) -> Result<PlanFacts, String> {
 }
 
 /// The node labels of a plan, counted, for saying what changed: in `a` and not `b`.
-pub fn only_in<'a>(a: &'a [PlanLine], b: &[PlanLine]) -> Vec<&'a str> {
+pub(crate) fn only_in<'a>(a: &'a [PlanLine], b: &[PlanLine]) -> Vec<&'a str> {
     let mut rest: Vec<&str> = b.iter().map(|l| l.label.as_str()).collect();
     let mut out = Vec::new();
     for l in a {

@@ -38,7 +38,7 @@ struct Reply {
 }
 
 /// A libpq session set up for measuring.
-pub struct PqSession {
+pub(crate) struct PqSession {
     /// None only while a blocking call has it.
     conn: Option<PqConn>,
     cancel: Arc<PqCancel>,
@@ -100,7 +100,7 @@ fn round_trip(conn: &mut PqConn, sql: &str) -> Reply {
 impl PqSession {
     /// Connect and set the session up: the lab's session, the transaction mode's default,
     /// the combination in effect.
-    pub async fn open(ctx: &RunCtx, mode: TxMode) -> Result<PqSession, RunError> {
+    pub(crate) async fn open(ctx: &RunCtx, mode: TxMode) -> Result<PqSession, RunError> {
         let conninfo = ctx.target.libpq_conninfo();
         let setup = measuring_settings(ctx, mode);
         let conn = tokio::task::spawn_blocking(move || {
@@ -152,7 +152,7 @@ impl PqSession {
     }
 
     /// The cap on an execution's temporary files, if any.
-    pub fn max_temp(&self) -> Option<u64> {
+    pub(crate) fn max_temp(&self) -> Option<u64> {
         self.cap
     }
 
@@ -249,7 +249,12 @@ impl PqSession {
 
     /// Run one statement of the DBA's (a setup's) as its own message; its error as a
     /// sentence naming it. The transaction it is in is the caller's to end.
-    pub async fn command(&mut self, ctx: &RunCtx, name: &str, sql: &str) -> Result<(), RunError> {
+    pub(crate) async fn command(
+        &mut self,
+        ctx: &RunCtx,
+        name: &str,
+        sql: &str,
+    ) -> Result<(), RunError> {
         let r = self.run(ctx, sql.to_string()).await?;
         match r.error {
             Some(e) => Err(self.failed(ctx, name, e)),
@@ -258,14 +263,14 @@ impl PqSession {
     }
 
     /// Open a transaction (`BEGIN`, its own message).
-    pub async fn begin(&mut self, ctx: &RunCtx) -> Result<(), RunError> {
+    pub(crate) async fn begin(&mut self, ctx: &RunCtx) -> Result<(), RunError> {
         self.control(ctx, "BEGIN").await
     }
 
     /// End the open transaction with COMMIT (`commit`) or ROLLBACK: Ok(true) when the
     /// server confirmed it (the command succeeded and the session is out of any
     /// transaction). Otherwise the session is rolled back again or closed, and Ok(false).
-    pub async fn finish(&mut self, commit: bool) -> bool {
+    pub(crate) async fn finish(&mut self, commit: bool) -> bool {
         let end = if commit { "COMMIT" } else { "ROLLBACK" };
         let confirmed = self
             .run_anyway(end)
@@ -292,7 +297,11 @@ impl PqSession {
     }
 
     /// Apply session settings (the combination in effect) on the session.
-    pub async fn apply(&mut self, ctx: &RunCtx, s: &SessionSettings) -> Result<(), RunError> {
+    pub(crate) async fn apply(
+        &mut self,
+        ctx: &RunCtx,
+        s: &SessionSettings,
+    ) -> Result<(), RunError> {
         if s.is_empty() {
             return Ok(());
         }
@@ -313,7 +322,11 @@ impl PqSession {
     }
 
     /// Run pglab's own statements (SET, SHOW …): the first value.
-    pub async fn exec(&mut self, ctx: &RunCtx, sql: &str) -> Result<Option<String>, RunError> {
+    pub(crate) async fn exec(
+        &mut self,
+        ctx: &RunCtx,
+        sql: &str,
+    ) -> Result<Option<String>, RunError> {
         let r = self.run(ctx, sql.to_string()).await?;
         match r.error {
             Some(e) => Err(self.failed(ctx, "pglab", e)),
@@ -326,7 +339,7 @@ impl PqSession {
     /// before and after and never joined to the DBA's text (a trailing `-- note` cannot
     /// swallow them). What is timed is the statement's own round trip alone — from sending it
     /// to its last result — the same window under every combination and every mode.
-    pub async fn timed(
+    pub(crate) async fn timed(
         &mut self,
         ctx: &RunCtx,
         name: &str,
@@ -353,7 +366,7 @@ impl PqSession {
     /// The text `explain` (an EXPLAIN of the DBA's statement) gave, run in a transaction that
     /// `begin` opens and that is always rolled back, each a message of its own; the session
     /// verified out of any transaction on every path.
-    pub async fn explain(
+    pub(crate) async fn explain(
         &mut self,
         ctx: &RunCtx,
         name: &str,
@@ -374,7 +387,7 @@ impl PqSession {
     /// The swept settings as `SHOW` reports them in this session.
     /// The session's backend pid (None if it cannot be read): what the host reading needs to
     /// tell the server's CPU from other processes'.
-    pub async fn backend_pid(&mut self, ctx: &RunCtx) -> Option<i32> {
+    pub(crate) async fn backend_pid(&mut self, ctx: &RunCtx) -> Option<i32> {
         self.exec(ctx, "SELECT pg_catalog.pg_backend_pid()")
             .await
             .ok()
@@ -382,7 +395,7 @@ impl PqSession {
             .and_then(|p| p.parse().ok())
     }
 
-    pub async fn shown(
+    pub(crate) async fn shown(
         &mut self,
         ctx: &RunCtx,
         names: &[String],
@@ -406,7 +419,7 @@ impl PqSession {
 
 /// A statement's error as a sentence naming the statement: a write refused by a read-only
 /// transaction says how to measure DML; a timeout names the limit.
-pub fn word(ctx: &RunCtx, name: &str, code: Option<&str>, msg: &str) -> RunError {
+pub(crate) fn word(ctx: &RunCtx, name: &str, code: Option<&str>, msg: &str) -> RunError {
     if code == Some("25006") {
         return RunError::failed(format!("{name}: {}", guard::read_only_sentence(msg)));
     }

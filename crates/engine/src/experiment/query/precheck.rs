@@ -20,7 +20,7 @@ const PARSES_IN_FLIGHT: usize = 64;
 
 /// The statements the server is asked to parse: the measured ones, or the script's SQL
 /// commands with every variable as `0`; each with its name for messages.
-pub fn parsed_texts(spec: &QuerySpec) -> Vec<(String, String)> {
+pub(crate) fn parsed_texts(spec: &QuerySpec) -> Vec<(String, String)> {
     match &spec.script {
         Some(script) => {
             script
@@ -87,7 +87,7 @@ async fn parse_problems(client: &Client, spec: &QuerySpec, pending_setup: bool) 
 /// The statements as throughput clients bind them (`--protocol extended|prepared`), each with
 /// its name: a script's commands with `$n` for its variables, a captured statement's
 /// normalised text.
-pub fn bound_texts(spec: &QuerySpec) -> Vec<(String, String)> {
+pub(crate) fn bound_texts(spec: &QuerySpec) -> Vec<(String, String)> {
     if !spec.throughput() || !spec.protocol.binds() {
         return Vec::new();
     }
@@ -127,7 +127,7 @@ async fn bound_problems(client: &Client, spec: &QuerySpec, pending_setup: bool) 
 }
 
 /// Checks that need no server. One sentence per problem.
-pub fn check_spec(spec: &QuerySpec, on_sandbox: bool) -> Vec<String> {
+pub(crate) fn check_spec(spec: &QuerySpec, on_sandbox: bool) -> Vec<String> {
     let mode = TxMode::of(spec.writes, on_sandbox);
     let mut problems = Vec::new();
     if spec.cache == Cache::Cold && !on_sandbox {
@@ -151,7 +151,7 @@ pub fn check_spec(spec: &QuerySpec, on_sandbox: bool) -> Vec<String> {
 }
 
 /// Whether HypoPG is created in the target's database: Ok(version), or the sentence.
-pub async fn hypopg(client: &Client) -> Result<String, String> {
+pub(crate) async fn hypopg(client: &Client) -> Result<String, String> {
     let row = client
         .query_opt(
             "SELECT extversion FROM pg_extension WHERE extname = 'hypopg'",
@@ -179,7 +179,7 @@ pub async fn hypopg(client: &Client) -> Result<String, String> {
 }
 
 /// Where a candidate's table is: Some((schema, table)), None when it does not exist (yet).
-pub async fn candidate_table(
+pub(crate) async fn candidate_table(
     client: &Client,
     c: &Candidate,
 ) -> Result<Option<(String, String)>, String> {
@@ -221,7 +221,7 @@ async fn volatile_calls(client: &Client, spec: &QuerySpec) -> Vec<String> {
 /// Checks against the server, on `client`, which gets the DBA's search path (the lab schema
 /// first, then `"$user", public`): the statements and candidates resolve as they will run.
 /// `setup_ran`: the setup has run (every object must exist now). One sentence per problem.
-pub async fn check_on_server(
+pub(crate) async fn check_on_server(
     client: &Client,
     spec: &QuerySpec,
     schema: &str,

@@ -12,13 +12,13 @@ use super::QueryReport;
 use crate::measure::stats::median;
 
 /// Replay faster than production by more than this factor (or slower by it) is flagged.
-pub const FLAG_RATIO: f64 = 3.0;
+pub(crate) const FLAG_RATIO: f64 = 3.0;
 /// A replay is called slower only when it is also this much slower in absolute terms: more
 /// than a round trip and the client's share of a trial.
-pub const SLOWER_FLOOR_MS: f64 = 1.0;
+pub(crate) const SLOWER_FLOOR_MS: f64 = 1.0;
 
 /// One line per statement with a production mean, in statement order.
-pub fn beside_production(r: &QueryReport) -> Vec<String> {
+pub(crate) fn beside_production(r: &QueryReport) -> Vec<String> {
     if r.params.throughput() {
         return Vec::new();
     }

@@ -20,13 +20,13 @@ pub enum Protocol {
 }
 
 /// The choices, as the flag and the editor take them.
-pub const PROTOCOLS: &[(&str, Protocol)] = &[
+pub(crate) const PROTOCOLS: &[(&str, Protocol)] = &[
     ("simple", Protocol::Simple),
     ("extended", Protocol::Extended),
     ("prepared", Protocol::Prepared),
 ];
 
-pub const FIELD: FieldDef = FieldDef {
+pub(crate) const FIELD: FieldDef = FieldDef {
     key: "protocol",
     help: "throughput mode: how clients send each statement, as pgbench -M: prepared (parsed once per session, then bound and executed; the default), extended (parsed every time, values bound) or simple (values written into the text)",
     default: "prepared",
@@ -34,7 +34,7 @@ pub const FIELD: FieldDef = FieldDef {
 };
 
 impl Protocol {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Protocol::Simple => "simple",
             Protocol::Extended => "extended",
@@ -43,17 +43,17 @@ impl Protocol {
     }
 
     /// A record written before the field existed ran the simple protocol.
-    pub fn recorded_before() -> Protocol {
+    pub(crate) fn recorded_before() -> Protocol {
         Protocol::Simple
     }
 
     /// Whether values are bound (extended, prepared) rather than written into the text.
-    pub fn binds(self) -> bool {
+    pub(crate) fn binds(self) -> bool {
         self != Protocol::Simple
     }
 
     /// What the run's note says of how the clients sent the statements.
-    pub fn sentence(self) -> String {
+    pub(crate) fn sentence(self) -> String {
         let how = match self {
             Protocol::Simple => {
                 "on the simple protocol, the values written into the text (pgbench -M simple)"
@@ -73,10 +73,10 @@ impl Protocol {
 }
 
 /// The note of a run of single timed executions: how they were sent.
-pub const SINGLE_NOTE: &str = "each timed execution is sent as psql sends it, on the simple protocol (--protocol applies to throughput mode)";
+pub(crate) const SINGLE_NOTE: &str = "each timed execution is sent as psql sends it, on the simple protocol (--protocol applies to throughput mode)";
 
 /// Read the `protocol` field (empty: the default).
-pub fn read(s: &str) -> Result<Protocol, String> {
+pub(crate) fn read(s: &str) -> Result<Protocol, String> {
     if s.is_empty() {
         return Ok(Protocol::Prepared);
     }

@@ -161,7 +161,7 @@ fn fill_the_rest(r: &mut QueryReport) {
 }
 
 /// A swept throughput run's query record, every field present.
-pub fn full_record() -> RunReport {
+pub(crate) fn full_record() -> RunReport {
     let base = [
         ("sql", "INSERT INTO t VALUES (1)"),
         ("setup", "CREATE TABLE t (id int)"),

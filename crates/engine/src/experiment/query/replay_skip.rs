@@ -36,7 +36,7 @@ pub struct Skipped {
 impl Skipped {
     /// "left out of the replay: orders_by_day (line 12) cannot run here (SQLSTATE 42883:
     /// function pg_stat_statements_reset() does not exist)".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         format!(
             "left out of the replay: {} (line {}) cannot run here (SQLSTATE {}: {})",
             self.name, self.line, self.sqlstate, self.message
@@ -60,7 +60,7 @@ pub struct ReplayCoverage {
 
 impl ReplayCoverage {
     /// "the replay covers 4 of 5 captured statements, 91.2 % of the captured statement time".
-    pub fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         format!(
             "the replay covers {} of {} captured statements, {:.1} % of the captured {}",
             self.kept,
@@ -75,7 +75,7 @@ impl ReplayCoverage {
     }
 
     /// Every sentence the run says: one per statement left out, then the coverage.
-    pub fn sentences(&self) -> Vec<String> {
+    pub(crate) fn sentences(&self) -> Vec<String> {
         self.skipped
             .iter()
             .map(Skipped::sentence)
@@ -86,7 +86,7 @@ impl ReplayCoverage {
 
 /// Why a replay does not start.
 #[derive(Debug, Clone, PartialEq, Error)]
-pub enum ReplayError {
+pub(crate) enum ReplayError {
     /// The server could not be asked, or is in trouble: not something to leave out.
     #[error(
         "{name} (line {line}): {why}; the replay stops rather than leave statements out for it"
@@ -103,7 +103,7 @@ pub enum ReplayError {
 
 /// Whether `spec` replays a captured workload: statements (not a script) of which at least
 /// one carries what `pglab capture` writes before it (production's timings or value sets).
-pub fn is_replay(spec: &QuerySpec) -> bool {
+pub(crate) fn is_replay(spec: &QuerySpec) -> bool {
     spec.script.is_none()
         && spec
             .statements
@@ -124,7 +124,7 @@ fn captured_ms(s: &Statement) -> Option<f64> {
 }
 
 /// The coverage of `spec`'s statements once those at `skipped` (indexes) are left out.
-pub fn coverage(spec: &QuerySpec, skipped: Vec<(usize, Skipped)>) -> ReplayCoverage {
+pub(crate) fn coverage(spec: &QuerySpec, skipped: Vec<(usize, Skipped)>) -> ReplayCoverage {
     let of_time = spec
         .statements
         .iter()
@@ -219,7 +219,7 @@ async fn check_one(
 /// Check each statement of a captured workload on `client` (a session of the target, given
 /// the DBA's search path here): Ok(None) when `spec` is no replay or everything runs, else
 /// the coverage left. `on_sandbox`: each statement also runs once, rolled back.
-pub async fn check(
+pub(crate) async fn check(
     client: &Client,
     spec: &QuerySpec,
     schema: &str,
@@ -261,7 +261,7 @@ pub async fn check(
 }
 
 /// `spec` without the statements `coverage` left out.
-pub fn without(spec: &QuerySpec, coverage: &ReplayCoverage) -> QuerySpec {
+pub(crate) fn without(spec: &QuerySpec, coverage: &ReplayCoverage) -> QuerySpec {
     let mut out = spec.clone();
     out.statements.retain(|s| {
         !coverage

@@ -51,7 +51,7 @@ pub struct IndexCandidate {
 }
 
 impl IndexCandidate {
-    pub fn hypothetical(&self) -> bool {
+    pub(crate) fn hypothetical(&self) -> bool {
         self.how == "hypothetical"
     }
 }
@@ -135,7 +135,7 @@ fn one() -> u32 {
 impl QueryTrial {
     /// A statement-mode trial of statement 0, for tests.
     #[cfg(test)]
-    pub fn test(combo: usize, seconds: f64, repeat: u32) -> QueryTrial {
+    pub(crate) fn test(combo: usize, seconds: f64, repeat: u32) -> QueryTrial {
         QueryTrial {
             statement: 0,
             name: "q".into(),
@@ -157,7 +157,7 @@ impl QueryTrial {
     }
 
     /// The measure the verdicts compare: seconds, or transactions/s.
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         self.tps.unwrap_or(self.seconds)
     }
 }
@@ -255,7 +255,7 @@ impl QueryReport {
     }
 
     /// The names of the measured units: the statements, or `N clients`.
-    pub fn unit_names(&self) -> Vec<String> {
+    pub(crate) fn unit_names(&self) -> Vec<String> {
         if self.params.throughput() {
             self.params
                 .client_counts()
@@ -273,7 +273,7 @@ impl QueryReport {
 
     /// The names of the statements plans were taken of (the statements, or the script's
     /// SQL commands by line).
-    pub fn plan_names(&self) -> Vec<String> {
+    pub(crate) fn plan_names(&self) -> Vec<String> {
         match &self.params.script {
             Some(script) => script
                 .sql_commands()

@@ -16,7 +16,7 @@ use crate::measure::finding::{SettingTrials, needs_more};
 
 /// One trial to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Planned {
+pub(crate) struct Planned {
     /// The combination (index value × settings combination).
     pub combo: usize,
     /// The statement, or the index of the client count.
@@ -29,7 +29,11 @@ pub struct Planned {
 /// block of the settings (`blocks[i]`: the restart block of settings combination `i`). With
 /// the candidates `interleaved` (all built once, see [`super::visible`]) the index values
 /// share their blocks: one block per restart block, every index value in it.
-pub fn blocks(spec: &QuerySpec, settings_blocks: &[usize], interleaved: bool) -> Vec<Vec<usize>> {
+pub(crate) fn blocks(
+    spec: &QuerySpec,
+    settings_blocks: &[usize],
+    interleaved: bool,
+) -> Vec<Vec<usize>> {
     let n = spec.set.combo_count().max(1);
     let mut ids: Vec<usize> = settings_blocks.to_vec();
     ids.sort_unstable();
@@ -64,7 +68,7 @@ pub fn blocks(spec: &QuerySpec, settings_blocks: &[usize], interleaved: bool) ->
 /// Round `round` (1-based) of one index value's restart blocks (`group`), every block
 /// visited once in the rotating order of [`round_blocks`]; `family`: the combinations the
 /// core decides over (every combination run so far and this group's).
-pub fn group_round(
+pub(crate) fn group_round(
     report: &QueryReport,
     group: &[Vec<usize>],
     family: &[usize],
@@ -81,7 +85,12 @@ pub fn group_round(
 /// `repeat.initial()` rounds; with `auto`, then what the core still needs of the block's
 /// combinations, deciding over `family` (the block's combinations among them), up to
 /// `max-repeat` per combination.
-pub fn round(report: &QueryReport, block: &[usize], family: &[usize], round: u32) -> Vec<Planned> {
+pub(crate) fn round(
+    report: &QueryReport,
+    block: &[usize],
+    family: &[usize],
+    round: u32,
+) -> Vec<Planned> {
     let spec = &report.params;
     let units = spec.units();
     // Each round starts one combination later, so none always runs first after a switch.
@@ -139,7 +148,7 @@ pub fn round(report: &QueryReport, block: &[usize], family: &[usize], round: u32
 
 /// The combinations the core decides over with index value `v`: every one run so far and
 /// this value's. (A hypothetical candidate's combinations have no trials: they are not in it.)
-pub fn family(report: &QueryReport, v: usize) -> Vec<usize> {
+pub(crate) fn family(report: &QueryReport, v: usize) -> Vec<usize> {
     report
         .combos
         .iter()
@@ -157,7 +166,7 @@ pub fn family(report: &QueryReport, v: usize) -> Vec<usize> {
 
 /// The blocks grouped by index value, in order: one group's restart blocks interleave round by
 /// round; a candidate index is built once for its group and dropped after it.
-pub fn by_index_value(spec: &QuerySpec, blocks: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
+pub(crate) fn by_index_value(spec: &QuerySpec, blocks: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
     let mut groups: Vec<Vec<Vec<usize>>> = Vec::new();
     for b in blocks {
         let v = spec.split_combo(b[0]).0;

@@ -34,7 +34,7 @@ fn planner_only(name: &str) -> bool {
 /// The sentence for statement `s` when every combination swept only planner settings and
 /// measured the same plan (None otherwise: a candidate index, an executor setting, a plan
 /// that changes, or too few plans to say).
-pub fn same_plan(report: &QueryReport, s: usize, name: &str) -> Option<String> {
+pub(crate) fn same_plan(report: &QueryReport, s: usize, name: &str) -> Option<String> {
     if report.combos.len() < 2 || report.combos.iter().any(|c| c.index_value != 0) {
         return None;
     }

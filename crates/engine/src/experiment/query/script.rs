@@ -15,7 +15,7 @@ use super::expr::{self, Expr};
 use super::sqltext;
 
 /// Variables every client has before the script's own.
-pub const BUILTINS: [&str; 2] = ["client_id", "scale"];
+pub(crate) const BUILTINS: [&str; 2] = ["client_id", "scale"];
 
 /// One command of a script.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,7 +95,7 @@ fn set_names(text: &str) -> Vec<String> {
 }
 
 /// `:name` replaced by the variable's value as the script runs: the parts of a SQL command.
-pub fn template(sql: &str, vars: &[String]) -> Vec<Part> {
+pub(crate) fn template(sql: &str, vars: &[String]) -> Vec<Part> {
     let mut parts = Vec::new();
     let mut text = String::new();
     let mut rest = sql;
@@ -179,7 +179,7 @@ impl Script {
     /// A script of plain statements, one transaction running each in turn (what `--sql` runs
     /// in throughput mode), each with its value sets. Its text shows the statements only:
     /// it is what a run of them is recorded as, and the statements keep their sets.
-    pub fn of_statements(statements: &[sqltext::Statement]) -> Script {
+    pub(crate) fn of_statements(statements: &[sqltext::Statement]) -> Script {
         let vars: Vec<String> = BUILTINS.iter().map(|s| s.to_string()).collect();
         let commands = statements
             .iter()
@@ -210,7 +210,7 @@ impl Script {
     }
 
     /// The SQL commands' texts as written (variables still `:name`), with their lines.
-    pub fn sql_commands(&self) -> Vec<(usize, String)> {
+    pub(crate) fn sql_commands(&self) -> Vec<(usize, String)> {
         self.commands
             .iter()
             .filter_map(|c| match c {
@@ -245,7 +245,7 @@ impl Script {
     }
 
     /// A SQL command's text with the variables' values (`None`: as `:name`).
-    pub fn render(&self, parts: &[Part], values: Option<&[i64]>) -> String {
+    pub(crate) fn render(&self, parts: &[Part], values: Option<&[i64]>) -> String {
         let mut s = String::new();
         for p in parts {
             match (p, values) {

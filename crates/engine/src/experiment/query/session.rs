@@ -12,13 +12,13 @@ use crate::sql::quote::ident;
 use crate::sql::settings::SessionSettings;
 
 /// `"lab", "$user", public`.
-pub fn user_search_path(schema: &str) -> String {
+pub(crate) fn user_search_path(schema: &str) -> String {
     format!("{}, \"$user\", public", ident(schema))
 }
 
 /// A measuring session's settings: the lab session's (timeouts, the combination in effect),
 /// the DBA's search path, the transaction mode's default.
-pub fn measuring_settings(ctx: &RunCtx, mode: TxMode) -> SessionSettings {
+pub(crate) fn measuring_settings(ctx: &RunCtx, mode: TxMode) -> SessionSettings {
     let mut s = ctx.session_settings();
     s.set("search_path", user_search_path(&ctx.opts.schema));
     mode.add_settings(&mut s);

@@ -32,7 +32,7 @@ pub struct SetupInfo {
 }
 
 /// The mark of a kept setup's relations.
-pub fn kept_mark(digest: &str) -> String {
+pub(crate) fn kept_mark(digest: &str) -> String {
     format!("{MARK}dataset query-setup={digest}")
 }
 
@@ -204,7 +204,11 @@ async fn adopt(
 /// Run the setup on pglab's sandbox (or reuse a kept one). None when the spec has none. On
 /// a server pglab did not start the setup runs on the measuring session instead
 /// ([`super::setup_foreign`]).
-pub async fn run(ctx: &RunCtx, setup_sql: &str, keep: bool) -> Result<Option<SetupInfo>, RunError> {
+pub(crate) async fn run(
+    ctx: &RunCtx,
+    setup_sql: &str,
+    keep: bool,
+) -> Result<Option<SetupInfo>, RunError> {
     if setup_sql.trim().is_empty() {
         return Ok(None);
     }

@@ -83,7 +83,7 @@ async fn execute(ctx: &RunCtx, session: &mut PqSession, setup_sql: &str) -> Resu
 /// Run the setup on the measuring session; its temporary tables get `ANALYZE` (autovacuum
 /// never analyzes a temporary table, and the planner would guess) — writes of pg_statistic
 /// rows that `--writes rollback` allowed, said in a note.
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     session: &mut PqSession,
     setup_sql: &str,

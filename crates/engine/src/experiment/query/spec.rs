@@ -32,7 +32,7 @@ pub enum Cache {
 }
 
 impl Cache {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Cache::Warm => "warm",
             Cache::Cold => "cold",
@@ -53,7 +53,7 @@ pub enum Writes {
 }
 
 impl Writes {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Writes::Auto => "auto",
             Writes::ReadOnly => "read-only",
@@ -123,13 +123,13 @@ pub struct QuerySpec {
 }
 
 /// At most this many candidate indexes (each a block of the run with a build of its own).
-pub const MAX_CANDIDATES: usize = 8;
+pub(crate) const MAX_CANDIDATES: usize = 8;
 /// At most this many clients in throughput mode.
-pub const MAX_CLIENTS: u64 = 1000;
+pub(crate) const MAX_CLIENTS: u64 = 1000;
 
 impl QuerySpec {
     /// The tables the measured statements name (the script's too), each once, sorted.
-    pub fn tables(&self) -> Vec<String> {
+    pub(crate) fn tables(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .statements
             .iter()
@@ -251,7 +251,7 @@ impl QuerySpec {
         }
     }
 
-    pub fn to_text(&self) -> ParamText {
+    pub(crate) fn to_text(&self) -> ParamText {
         let b = |v: bool| if v { "on" } else { "off" }.to_string();
         let mut t = ParamText::from([
             ("sql".into(), self.sql.clone()),
@@ -298,12 +298,12 @@ impl QuerySpec {
     }
 
     /// Throughput mode: clients run the statements (or the script) in a loop.
-    pub fn throughput(&self) -> bool {
+    pub(crate) fn throughput(&self) -> bool {
         !self.clients.is_empty() || self.script.is_some()
     }
 
     /// The client counts of throughput mode (a script alone runs with one client).
-    pub fn client_counts(&self) -> Vec<u32> {
+    pub(crate) fn client_counts(&self) -> Vec<u32> {
         if self.clients.is_empty() {
             vec![1]
         } else {
@@ -312,23 +312,23 @@ impl QuerySpec {
     }
 
     /// Values of the index dimension: none, then each candidate.
-    pub fn index_values(&self) -> usize {
+    pub(crate) fn index_values(&self) -> usize {
         1 + self.index.len()
     }
 
     /// Combinations: index values × settings combinations.
-    pub fn combo_count(&self) -> usize {
+    pub(crate) fn combo_count(&self) -> usize {
         self.index_values() * self.set.combo_count()
     }
 
     /// Combination `c` as (index value, settings combination).
-    pub fn split_combo(&self, c: usize) -> (usize, usize) {
+    pub(crate) fn split_combo(&self, c: usize) -> (usize, usize) {
         let n = self.set.combo_count().max(1);
         (c / n, c % n)
     }
 
     /// What one combination runs per round: the statements, or the client counts.
-    pub fn units(&self) -> usize {
+    pub(crate) fn units(&self) -> usize {
         if self.throughput() {
             self.client_counts().len()
         } else {
@@ -337,14 +337,14 @@ impl QuerySpec {
     }
 
     /// Timed trials at the most.
-    pub fn trials(&self) -> usize {
+    pub(crate) fn trials(&self) -> usize {
         if let Some(n) = super::standby_reads::trials(self) {
             return n;
         }
         self.combo_count() * self.units() * self.repeat.most(self.decision.max_repeat) as usize
     }
 
-    pub fn estimate(&self) -> Cost {
+    pub(crate) fn estimate(&self) -> Cost {
         let peak = if self.throughput() {
             self.client_counts().into_iter().max().unwrap_or(1)
         } else {

@@ -134,7 +134,7 @@ fn pieces(text: &str) -> Result<Vec<Piece>, String> {
 
 /// True when `text` ends inside a quote, a quoted identifier, a dollar quote or a comment
 /// (the lexer's own judgement): the command goes on on the next line.
-pub fn unterminated(text: &str) -> bool {
+pub(crate) fn unterminated(text: &str) -> bool {
     matches!(pg_query::scan_tokens(text), Err(pg_query::Error::Scan(m)) if m.starts_with("unterminated"))
 }
 
@@ -205,14 +205,16 @@ fn first_line_name(sql: &str) -> String {
     }
 }
 
+#[cfg(test)]
 /// The first keyword of a statement, upper case (after comments, space and opening
 /// parentheses): `SELECT`, `WITH`, `DELETE`, …
-pub fn first_keyword(sql: &str) -> String {
+pub(crate) fn first_keyword(sql: &str) -> String {
     words(sql, 1).into_iter().next().unwrap_or_default()
 }
 
+#[cfg(test)]
 /// The first `n` words of a statement outside comments, upper case.
-pub fn words(sql: &str, n: usize) -> Vec<String> {
+pub(crate) fn words(sql: &str, n: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = sql;
     while out.len() < n {
@@ -238,7 +240,7 @@ pub fn words(sql: &str, n: usize) -> Vec<String> {
 }
 
 /// A field's text: SQL as written, or `@FILE` read from disk (one sentence when it cannot be).
-pub fn resolve(value: &str) -> Result<String, String> {
+pub(crate) fn resolve(value: &str) -> Result<String, String> {
     let v = value.trim();
     match v.strip_prefix('@') {
         Some(path) => read_file(path.trim()),
@@ -247,7 +249,7 @@ pub fn resolve(value: &str) -> Result<String, String> {
 }
 
 /// Read a file of SQL (one sentence when it cannot be).
-pub fn read_file(path: &str) -> Result<String, String> {
+pub(crate) fn read_file(path: &str) -> Result<String, String> {
     if path.is_empty() {
         return Err("@ needs a file name after it, e.g. @setup.sql".into());
     }
@@ -264,7 +266,7 @@ pub fn read_file(path: &str) -> Result<String, String> {
 
 /// A short stable digest of a text (FNV-1a, 64 bits, hex): how records tell whether two runs
 /// measured the same statement or setup without storing it twice.
-pub fn digest(text: &str) -> String {
+pub(crate) fn digest(text: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.as_bytes() {
         h ^= u64::from(*b);

@@ -5,7 +5,7 @@ use crate::experiment::lab::RunCtx;
 use crate::measure::units::{format_bytes, format_seconds};
 
 /// Say that the target is a standby and how far behind it replays (nothing on a primary).
-pub async fn note(ctx: &RunCtx) {
+pub(crate) async fn note(ctx: &RunCtx) {
     if !ctx.server.in_recovery {
         return;
     }

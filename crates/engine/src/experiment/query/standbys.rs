@@ -10,13 +10,13 @@ use crate::experiment::lab::standby_rtt::{self, Distance};
 use crate::experiment::lab::{RunCtx, RunError};
 
 #[derive(Default)]
-pub struct Standbys {
+pub(crate) struct Standbys {
     pub distance: Option<Distance>,
     pub fault: Option<Injector>,
 }
 
 impl Standbys {
-    pub async fn for_run(ctx: &RunCtx, spec: &QuerySpec) -> Result<Standbys, RunError> {
+    pub(crate) async fn for_run(ctx: &RunCtx, spec: &QuerySpec) -> Result<Standbys, RunError> {
         let distance = Distance::for_run(ctx, &spec.set)?;
         let fault = standby_beside::fault_of(ctx, spec.fault).await?;
         Ok(Standbys { distance, fault })
@@ -24,7 +24,7 @@ impl Standbys {
 
     /// After a combination was entered: the standbys at its distance, where a stopped
     /// standby is put back too.
-    pub async fn follow(&self, ctx: &RunCtx) -> Result<(), RunError> {
+    pub(crate) async fn follow(&self, ctx: &RunCtx) -> Result<(), RunError> {
         let Some(d) = &self.distance else {
             return Ok(());
         };
@@ -37,7 +37,7 @@ impl Standbys {
 
     /// Every standby running and replaying, then back at its own distance (in this order:
     /// putting a faulted standby back starts it at the trial's distance).
-    pub async fn put_back(&self, ctx: &RunCtx) {
+    pub(crate) async fn put_back(&self, ctx: &RunCtx) {
         standby_beside::put_back(ctx, self.fault.as_ref()).await;
         standby_rtt::put_back(ctx, self.distance.as_ref()).await;
     }

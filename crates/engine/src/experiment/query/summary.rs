@@ -33,7 +33,7 @@ pub struct UnitSummary {
 
 impl UnitSummary {
     /// The combination a label of the finding stands for.
-    pub fn combo_of(&self, label: &str) -> Option<usize> {
+    pub(crate) fn combo_of(&self, label: &str) -> Option<usize> {
         self.finding
             .settings
             .iter()
@@ -58,7 +58,7 @@ pub struct QuerySummary {
 }
 
 /// A duration for findings, fine enough for fast statements: `0.412 ms`, `4.12 ms`, `1.2 s`.
-pub fn format_time(secs: f64) -> String {
+pub(crate) fn format_time(secs: f64) -> String {
     if !secs.is_finite() {
         return "–".into();
     }
@@ -72,14 +72,14 @@ pub fn format_time(secs: f64) -> String {
 }
 
 /// Transactions per second for findings: `1.23k tps`.
-pub fn format_tps(v: f64) -> String {
+pub(crate) fn format_tps(v: f64) -> String {
     format!("{} tps", format_rate(v))
 }
 
 impl QueryReport {
     /// The trials of unit `u` under combination `c` (statement mode: statement `u`;
     /// throughput: the `u`-th client count).
-    pub fn values(&self, u: usize, c: usize) -> Vec<f64> {
+    pub(crate) fn values(&self, u: usize, c: usize) -> Vec<f64> {
         let counts = self.params.client_counts();
         self.trials
             .iter()
@@ -93,7 +93,7 @@ impl QueryReport {
     }
 
     /// Which way the measure is better.
-    pub fn better(&self) -> Better {
+    pub(crate) fn better(&self) -> Better {
         if self.params.throughput() {
             Better::Higher
         } else {
@@ -104,7 +104,7 @@ impl QueryReport {
     /// Unit `u`'s sweep: every combination with trials, cheapest first, and the
     /// combinations they stand for. Combinations whose every read the standby cancelled are
     /// not in it (said apart, see [`super::all_cancelled`]).
-    pub fn sweep_of(&self, u: usize) -> (Vec<SettingTrials>, Vec<usize>) {
+    pub(crate) fn sweep_of(&self, u: usize) -> (Vec<SettingTrials>, Vec<usize>) {
         let mut trials = Vec::new();
         let mut combos = Vec::new();
         let cancelled: Vec<usize> = self.all_cancelled(u).iter().map(|c| c.combo).collect();
@@ -127,7 +127,7 @@ impl QueryReport {
     /// Where a combination sits on the grid of the sweep: the index of each swept setting's
     /// value (in `set` order), then the candidate index (0: none) — the core's `coords`, so
     /// the recommendation names only the dimensions shown to matter.
-    pub fn coords_of(&self, c: &ComboInfo) -> Vec<usize> {
+    pub(crate) fn coords_of(&self, c: &ComboInfo) -> Vec<usize> {
         let mut out: Vec<usize> = self
             .params
             .set
@@ -224,7 +224,7 @@ impl QueryReport {
     }
 
     /// Recompute the summary from what ran (also for partial, cancelled runs).
-    pub fn summarize(&mut self, extra_confounders: &[String]) {
+    pub(crate) fn summarize(&mut self, extra_confounders: &[String]) {
         let rules = self.params.decision.rules_for(self.params.repeat);
         let better = self.better();
         let fmt: &dyn Fn(f64) -> String = if better == Better::Higher {

@@ -33,7 +33,7 @@ fn key(report: &QueryReport, t: &QueryTrial) -> (String, usize, String) {
 
 /// The trials run with a standby fault, per configuration and level: what the fault did
 /// (ingest's words, see `lab::fault_report`).
-pub fn fault_findings(report: &QueryReport, confidence: f64) -> Vec<String> {
+pub(crate) fn fault_findings(report: &QueryReport, confidence: f64) -> Vec<String> {
     let views: Vec<FaultTrial> = report
         .trials
         .iter()
@@ -63,7 +63,7 @@ fn subject(clients: &str, index: usize) -> String {
 }
 
 /// One finding per configuration measured at two levels or more, then what each buys.
-pub fn findings(report: &QueryReport, confidence: f64) -> Vec<String> {
+pub(crate) fn findings(report: &QueryReport, confidence: f64) -> Vec<String> {
     let rows: Vec<LevelRow> = report
         .trials
         .iter()

@@ -28,7 +28,7 @@ use crate::server::replication::ReplicaLag;
 
 /// What a throughput trial measured.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Throughput {
+pub(crate) struct Throughput {
     pub seconds: f64,
     pub transactions: u64,
     pub rows: u64,
@@ -43,7 +43,7 @@ pub struct Throughput {
 
 impl Throughput {
     /// The trial's record: `clients` clients in round `p`, under the `settings` shown.
-    pub fn record(
+    pub(crate) fn record(
         self,
         p: Planned,
         clients: u32,
@@ -73,7 +73,7 @@ impl Throughput {
 /// What a throughput run's trials take, said before they start: "5 trials of 10 s each: about
 /// 50 s of load, plus the warm-up, the setup and the plans before them" (with `repeat auto`,
 /// the range from the first rounds to the most). None in statement mode.
-pub fn length_sentence(spec: &QuerySpec) -> Option<String> {
+pub(crate) fn length_sentence(spec: &QuerySpec) -> Option<String> {
     if !spec.throughput() || spec.on_standby.is_some() {
         return None;
     }
@@ -100,7 +100,7 @@ pub fn length_sentence(spec: &QuerySpec) -> Option<String> {
 }
 
 /// The workload of a spec: its script, or its statements as one.
-pub fn script_of(spec: &QuerySpec) -> Script {
+pub(crate) fn script_of(spec: &QuerySpec) -> Script {
     spec.script
         .clone()
         .unwrap_or_else(|| Script::of_statements(&spec.statements))
@@ -293,7 +293,7 @@ fn finish(mut t: Throughput, cpu: CpuWindow, per_second: &PerSecond) -> Throughp
 
 /// The clients of a trial: the workload of `spec` in `mode` on `conninfo`, going on past
 /// conflicts with recovery when they read on a standby (`go_on_conflict`).
-pub fn workload(
+pub(crate) fn workload(
     ctx: &RunCtx,
     spec: &QuerySpec,
     mode: TxMode,
@@ -314,7 +314,7 @@ pub fn workload(
 
 /// `n` clients of `work` for `duration_s`, with nothing beside them (a standby's readers):
 /// what they did, conflicts counted.
-pub async fn alone(
+pub(crate) async fn alone(
     ctx: &RunCtx,
     work: Arc<Workload>,
     n: usize,
@@ -370,7 +370,7 @@ async fn run_beside(
 }
 
 /// Run one trial of `clients` clients (with a standby fault beside them when given).
-pub async fn trial(
+pub(crate) async fn trial(
     ctx: &RunCtx,
     spec: &QuerySpec,
     (mode, fault): (TxMode, Option<&Injector>),

@@ -25,7 +25,7 @@ pub struct Captured {
 
 /// What the comments before a statement said of its value sets.
 #[derive(Default)]
-pub struct Sets {
+pub(crate) struct Sets {
     /// The normalised text, with the offset of its first line.
     normalized: Option<(String, usize)>,
     /// The last comment read was the normalised text's: a `--   ` line continues it.
@@ -36,7 +36,7 @@ pub struct Sets {
 
 impl Sets {
     /// Read a comment (`raw`: after its `--`, at byte `at`) if it is one of these.
-    pub fn read(&mut self, raw: &str, at: usize) -> bool {
+    pub(crate) fn read(&mut self, raw: &str, at: usize) -> bool {
         let trimmed = raw.trim();
         if let Some(n) = trimmed.strip_prefix("normalized:") {
             self.normalized = Some((n.trim().to_string(), at));
@@ -61,7 +61,7 @@ impl Sets {
 
     /// The texts a replay runs in turn (empty without `-- set:` lines), or a sentence with
     /// the line (`line_of` turns an offset into a line number).
-    pub fn variants(
+    pub(crate) fn variants(
         &self,
         sql: &str,
         line_of: impl Fn(usize) -> usize,
@@ -89,7 +89,7 @@ impl Sets {
 impl Sets {
     /// The normalised text and its value sets (None without both), once `variants` accepted
     /// them.
-    pub fn captured(&self) -> Option<Captured> {
+    pub(crate) fn captured(&self) -> Option<Captured> {
         let (normalized, _) = self.normalized.as_ref()?;
         let sets: Vec<BTreeMap<u32, String>> = self
             .sets
@@ -105,7 +105,7 @@ impl Sets {
 
 /// The text the `n`-th execution of a timed pass runs (0-based): set `n` of the variants in
 /// turn, or the statement itself when it has none.
-pub fn nth<'a>(sql: &'a str, variants: &'a [String], n: usize) -> &'a str {
+pub(crate) fn nth<'a>(sql: &'a str, variants: &'a [String], n: usize) -> &'a str {
     match variants.len() {
         0 => sql,
         k => &variants[n % k],

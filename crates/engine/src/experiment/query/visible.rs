@@ -26,7 +26,7 @@ use super::spec::QuerySpec;
 use crate::experiment::lab::{RunCtx, RunError};
 
 /// The toggle of the built candidates' visibility, on a session of the lab's.
-pub struct Visible {
+pub(crate) struct Visible {
     client: Option<Client>,
     /// Each candidate's index OID, by index value − 1.
     oids: Vec<u32>,
@@ -38,7 +38,7 @@ const TOGGLE: &str = "UPDATE pg_catalog.pg_index SET indisvalid = (indexrelid = 
                        WHERE indexrelid = ANY($2) AND indisvalid IS DISTINCT FROM (indexrelid = $1)";
 
 /// Whether the sandbox's role may toggle `pg_index` (a superuser): None when it may, else why not.
-pub async fn refused(client: &Client) -> Option<String> {
+pub(crate) async fn refused(client: &Client) -> Option<String> {
     match client
         .query_one(
             "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user",
@@ -71,7 +71,10 @@ async fn oids(client: &Client, candidates: &[IndexCandidate]) -> Result<Vec<u32>
 
 impl Visible {
     /// Every candidate built: find them and hide them all (the first combinations have none).
-    pub async fn start(ctx: &RunCtx, candidates: &[IndexCandidate]) -> Result<Visible, RunError> {
+    pub(crate) async fn start(
+        ctx: &RunCtx,
+        candidates: &[IndexCandidate],
+    ) -> Result<Visible, RunError> {
         let client = ctx.session().await?;
         let oids = oids(&client, candidates).await.map_err(RunError::Failed)?;
         let mut v = Visible {
@@ -85,7 +88,7 @@ impl Visible {
 
     /// Make index value `v`'s candidate the only one the planner sees (0: none). True when
     /// that changed what the planner sees.
-    pub async fn show(&mut self, ctx: &RunCtx, v: usize) -> Result<bool, RunError> {
+    pub(crate) async fn show(&mut self, ctx: &RunCtx, v: usize) -> Result<bool, RunError> {
         if self.shown == Some(v) {
             return Ok(false);
         }
@@ -110,7 +113,7 @@ impl Visible {
 
 /// Make every built candidate of `candidates` valid again (on a fresh session: the run's may
 /// be gone). True when it was done or there was nothing to do.
-pub async fn restore(ctx: &RunCtx, candidates: &[IndexCandidate]) -> bool {
+pub(crate) async fn restore(ctx: &RunCtx, candidates: &[IndexCandidate]) -> bool {
     let built: Vec<&IndexCandidate> = candidates
         .iter()
         .filter(|c| c.build_seconds.is_some() && !c.dropped)
@@ -136,7 +139,7 @@ pub async fn restore(ctx: &RunCtx, candidates: &[IndexCandidate]) -> bool {
 /// Whether the built candidates interleave (all built once, one visible per combination):
 /// on the sandbox, when every statement only reads and pglab may hide an index. Otherwise
 /// they run in blocks, and the confounder says why.
-pub async fn interleaves(
+pub(crate) async fn interleaves(
     ctx: &RunCtx,
     spec: &QuerySpec,
     report: &QueryReport,
@@ -167,7 +170,7 @@ pub async fn interleaves(
 }
 
 /// Every built candidate valid again, then dropped; said once.
-pub async fn put_back(ctx: &RunCtx, report: &mut QueryReport) {
+pub(crate) async fn put_back(ctx: &RunCtx, report: &mut QueryReport) {
     if !restore(ctx, &report.indexes).await {
         ctx.note("making the candidate indexes valid again failed; they are dropped next, or by `pglab clean`").await;
     }

@@ -20,7 +20,7 @@ fn and_list(items: &[String]) -> String {
 }
 
 /// The plans of statement `s`, in combination order.
-pub fn plans_of(report: &QueryReport, s: usize) -> Vec<&ComboPlan> {
+pub(crate) fn plans_of(report: &QueryReport, s: usize) -> Vec<&ComboPlan> {
     let mut v: Vec<&ComboPlan> = report.plans.iter().filter(|p| p.statement == s).collect();
     v.sort_by_key(|p| p.combo);
     v
@@ -57,7 +57,7 @@ fn span(report: &QueryReport, run: &[&ComboPlan]) -> String {
 }
 
 /// How statement `s`'s plan changes across the combinations, in words (None: one plan).
-pub fn plan_change(report: &QueryReport, s: usize, name: &str) -> Option<String> {
+pub(crate) fn plan_change(report: &QueryReport, s: usize, name: &str) -> Option<String> {
     let plans = plans_of(report, s);
     let mut runs: Vec<Vec<&ComboPlan>> = Vec::new();
     for p in plans {
@@ -101,7 +101,7 @@ pub fn plan_change(report: &QueryReport, s: usize, name: &str) -> Option<String>
 }
 
 /// Statement `s`'s spill per combination, in words (None: no plan spilled).
-pub fn spill(report: &QueryReport, s: usize, name: &str) -> Option<String> {
+pub(crate) fn spill(report: &QueryReport, s: usize, name: &str) -> Option<String> {
     let plans: Vec<&ComboPlan> = plans_of(report, s)
         .into_iter()
         .filter(|p| !p.estimate_only)
@@ -137,7 +137,7 @@ pub fn spill(report: &QueryReport, s: usize, name: &str) -> Option<String> {
 }
 
 /// JIT time per combination, when some plan used JIT.
-pub fn jit(report: &QueryReport, s: usize, name: &str) -> Option<String> {
+pub(crate) fn jit(report: &QueryReport, s: usize, name: &str) -> Option<String> {
     let plans = plans_of(report, s);
     if plans.iter().all(|p| p.facts.jit_ms.is_none()) {
         return None;
@@ -159,7 +159,7 @@ pub fn jit(report: &QueryReport, s: usize, name: &str) -> Option<String> {
 
 /// What a hypothetical index does to the planner's estimate of statement `s`, its plan named
 /// by its real nodes (see [`super::estimate`]).
-pub fn estimates(report: &QueryReport, s: usize, _name: &str) -> Vec<String> {
+pub(crate) fn estimates(report: &QueryReport, s: usize, _name: &str) -> Vec<String> {
     super::estimate::of_statement(report, s)
         .iter()
         .map(super::estimate::Estimate::sentence)

@@ -58,7 +58,7 @@ pub struct Difference {
 
 impl Difference {
     /// "rows 200k vs 2M".
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
         format!(
             "{} {} vs {}",
@@ -224,7 +224,7 @@ fn host_differences(a: &HostFingerprint, b: &HostFingerprint, out: &mut Vec<Diff
 
 /// Every difference between the runs, parameters first, then the server, then the host.
 /// Names in `vary` are what the user compares: their role becomes [`Role::Setting`].
-pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Difference> {
+pub(crate) fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Difference> {
     let kind = a.kind();
     let mut out = Vec::new();
     diff_maps(&params(a), &params(b), &|k| param_role(kind, k), &mut out);
@@ -299,7 +299,7 @@ pub fn differences(a: &RunReport, b: &RunReport, vary: &[String]) -> Vec<Differe
 }
 
 /// The differences that make the runs `not comparable`, as "rows 200k vs 2M".
-pub fn reasons(differences: &[Difference]) -> Vec<String> {
+pub(crate) fn reasons(differences: &[Difference]) -> Vec<String> {
     differences
         .iter()
         .filter(|d| d.role == Role::Condition)

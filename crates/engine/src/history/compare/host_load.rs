@@ -16,7 +16,7 @@ fn hosts(r: &RunReport) -> Vec<TrialHost> {
 /// beside the candidate's (medians; 0 and 8 of 8 trials beside a busy neighbour), so a
 /// difference below may be the neighbours'". None when neither run recorded its host, or
 /// the two loads are alike.
-pub fn differed(baseline: &RunReport, candidate: &RunReport) -> Option<String> {
+pub(crate) fn differed(baseline: &RunReport, candidate: &RunReport) -> Option<String> {
     let (a, b) = (hosts(baseline), hosts(candidate));
     if a.is_empty() || b.is_empty() {
         return None;

@@ -9,10 +9,10 @@
 //! settings, host…). The rules (confidence, smallest effect) are the candidate run's own
 //! `decision` unless the caller gives others. One line counts the verdicts ([`sentence`]).
 
-pub mod conditions;
+pub(crate) mod conditions;
 mod host_load;
-pub mod sentence;
-pub mod settings;
+pub(crate) mod sentence;
+pub(crate) mod settings;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -24,10 +24,6 @@ use crate::measure::rules::Rules;
 use crate::measure::verdict::{self, Better, Verdict};
 
 pub use conditions::{Difference, Role};
-
-/// Relative noise once assumed for a run without repeats. Comparisons no longer assume
-/// noise (they say `too few trials`); kept for the recommendation, which still uses it.
-pub const SINGLE_RUN_NOISE: f64 = 0.10;
 
 /// Which run is which.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,7 +88,7 @@ pub struct SettingComparison {
 impl SettingComparison {
     /// How many times better or worse the candidate is, as people say it (2.0 for "2.0×
     /// faster" and for "2.0× slower").
-    pub fn factor(&self) -> Option<f64> {
+    pub(crate) fn factor(&self) -> Option<f64> {
         let r = self.ratio.filter(|r| *r > 0.0 && r.is_finite())?;
         Some(if r >= 1.0 { r } else { 1.0 / r })
     }

@@ -15,7 +15,7 @@ use crate::measure::rules::Rules;
 use crate::measure::verdict::Verdict;
 
 /// The overall line.
-pub fn overall(
+pub(crate) fn overall(
     settings: &[SettingComparison],
     counts: &Counts,
     not_comparable: &[String],
@@ -87,7 +87,7 @@ pub fn overall(
 /// faster or slower (at least one in up to 34% of such compares)". None for one setting. The
 /// expected count is `m·(1 − confidence)` at most (each verdict errs at most that often); the
 /// chance of one or more, `1 − confidence^m`, is what independent settings would give.
-pub fn chance_alone(matched: usize, rules: &Rules) -> Option<String> {
+pub(crate) fn chance_alone(matched: usize, rules: &Rules) -> Option<String> {
     if matched < 2 {
         return None;
     }

@@ -3,13 +3,11 @@
 //! ([`crate::experiment::lab::samples`], `KindReport::samples`).
 
 use crate::experiment::RunReport;
-pub use crate::experiment::lab::samples::{
-    BUILD_SECONDS, Metric, READ_SECONDS, ROWS_PER_S, Sample, TPS, WRITE_SECONDS,
-};
+pub(crate) use crate::experiment::lab::samples::Sample;
 
 /// Every setting of a run with its trial values, in a stable order (the order of the
 /// setting's dimensions, not the order the trials ran in).
-pub fn samples(report: &RunReport) -> Vec<Sample> {
+pub(crate) fn samples(report: &RunReport) -> Vec<Sample> {
     report.body.facts().samples()
 }
 

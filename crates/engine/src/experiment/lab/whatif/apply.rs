@@ -36,7 +36,7 @@ pub struct WhatIfRecord {
 
 /// What entering a combination took.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Entered {
+pub(crate) enum Entered {
     /// Nothing on the server changed (session settings only, or the same server values).
     Same,
     /// A configuration reload.
@@ -65,7 +65,7 @@ pub struct Applier {
 }
 
 /// The settings as `SHOW` reports them in `client`'s session.
-pub async fn shown(
+pub(crate) async fn shown(
     client: &Client,
     names: &[String],
 ) -> Result<BTreeMap<String, String>, tokio_postgres::Error> {
@@ -82,7 +82,7 @@ pub async fn shown(
 }
 
 impl Applier {
-    pub fn new(plan: WhatIf, sandbox: Option<Sandbox>) -> Applier {
+    pub(crate) fn new(plan: WhatIf, sandbox: Option<Sandbox>) -> Applier {
         let record = WhatIfRecord {
             settings: plan.settings.clone(),
             ..Default::default()
@@ -102,17 +102,17 @@ impl Applier {
     }
 
     /// Nothing swept.
-    pub fn none() -> Applier {
+    pub(crate) fn none() -> Applier {
         Applier::new(WhatIf::none(), None)
     }
 
     /// The index of the combination in effect.
-    pub fn current(&self) -> usize {
+    pub(crate) fn current(&self) -> usize {
         self.current.lock().map(|c| *c).unwrap_or(0)
     }
 
     /// The combination in effect (empty when nothing is swept).
-    pub fn combo(&self) -> Combo {
+    pub(crate) fn combo(&self) -> Combo {
         self.plan
             .combos
             .get(self.current())
@@ -121,16 +121,16 @@ impl Applier {
     }
 
     /// The swept names (for `SHOW` per trial).
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.plan.settings.iter().map(|s| s.name.clone()).collect()
     }
 
     /// The session settings of the combination in effect, for a new session.
-    pub fn session_settings(&self) -> crate::sql::settings::SessionSettings {
+    pub(crate) fn session_settings(&self) -> crate::sql::settings::SessionSettings {
         self.plan.session_settings(self.current())
     }
 
-    pub async fn record(&self) -> Option<WhatIfRecord> {
+    pub(crate) async fn record(&self) -> Option<WhatIfRecord> {
         if self.plan.is_empty() {
             return None;
         }
@@ -145,18 +145,13 @@ impl Applier {
     /// hold the sandbox's what-if journal — its lock, so any other pglab run is refused from
     /// now until [`Applier::restore`], and a copy of `postgresql.auto.conf` — and record the
     /// sandbox's own values of the swept settings. Nothing is changed yet.
-    pub async fn begin(&self, target: &Target) -> Result<(), String> {
+    pub(crate) async fn begin(&self, target: &Target) -> Result<(), String> {
         let Some(sandbox) = self.sandbox.clone().filter(|_| self.plan.changes_server()) else {
             return Ok(());
         };
         let mut st = self.state.lock().await;
         let client = target.connect().await.map_err(|e| e.to_string())?;
         self.take_journal(&mut st, &sandbox, &client).await
-    }
-
-    /// True while this run holds the sandbox's what-if journal.
-    pub async fn holds_journal(&self) -> bool {
-        self.state.lock().await.journal.is_some()
     }
 
     async fn take_journal(
@@ -188,7 +183,12 @@ impl Applier {
     /// Make combination `i` the one in effect: its session settings for every session opened
     /// from now on, its server settings on the server (checked from a fresh session).
     /// `run_id` re-takes the run's lock after a restart.
-    pub async fn enter(&self, target: &Target, run_id: &str, i: usize) -> Result<Entered, String> {
+    pub(crate) async fn enter(
+        &self,
+        target: &Target,
+        run_id: &str,
+        i: usize,
+    ) -> Result<Entered, String> {
         if let Ok(mut c) = self.current.lock() {
             *c = i;
         }
@@ -312,7 +312,7 @@ impl Applier {
 
     /// Give the sandbox its own settings back (after the run, a cancel or a failure). A
     /// sentence saying what was done, None when nothing had changed.
-    pub async fn restore(&self, target: &Target) -> Result<Option<String>, String> {
+    pub(crate) async fn restore(&self, target: &Target) -> Result<Option<String>, String> {
         let Some(sandbox) = self.sandbox.clone() else {
             return Ok(None);
         };

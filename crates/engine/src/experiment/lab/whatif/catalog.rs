@@ -47,7 +47,7 @@ pub async fn read_all(client: &Client) -> Result<Vec<SettingInfo>, tokio_postgre
 }
 
 /// Up to three known names closest to `name` (typos, a missing underscore, a prefix).
-pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut scored: Vec<(f64, &str)> = known
         .map(|k| {
             let mut s = strsim::jaro_winkler(name, k);
@@ -139,7 +139,7 @@ const MEMORY_UNITS: &str = "B, kB, MB, GB, TB";
 const TIME_UNITS: &str = "us, ms, s, min, h, d";
 
 impl SettingInfo {
-    pub fn is_memory(&self) -> bool {
+    pub(crate) fn is_memory(&self) -> bool {
         self.unit.as_deref().and_then(unit_bytes).is_some()
     }
 
@@ -199,7 +199,7 @@ impl SettingInfo {
 
     /// The value as `pg_settings.setting` will show it once applied: a number in the
     /// setting's unit, `on`/`off`, an enum value in lower case. None when it does not check.
-    pub fn normalize(&self, value: &str) -> Option<String> {
+    pub(crate) fn normalize(&self, value: &str) -> Option<String> {
         self.check(value).ok()?;
         Some(match self.vartype.as_str() {
             "bool" => if parse_bool(value)? { "on" } else { "off" }.into(),
@@ -216,7 +216,7 @@ impl SettingInfo {
     }
 
     /// True when `pg_settings.setting` (`shown`) is the normalized value `expected`.
-    pub fn same(&self, shown: &str, expected: &str) -> bool {
+    pub(crate) fn same(&self, shown: &str, expected: &str) -> bool {
         match (shown.parse::<f64>(), expected.parse::<f64>()) {
             (Ok(a), Ok(b)) if matches!(self.vartype.as_str(), "integer" | "real") => {
                 (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)

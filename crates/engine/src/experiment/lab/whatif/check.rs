@@ -11,7 +11,7 @@ use crate::sql::settings::SessionSettings;
 
 /// Check a sweep against the server behind `client`; `reach` says whether reloads and
 /// restarts are allowed there. Err: one sentence per problem.
-pub async fn check(
+pub(crate) async fn check(
     client: &Client,
     sweep: &SettingsSweep,
     reach: Reach,
@@ -47,7 +47,7 @@ pub async fn check(
 /// Values that stand for others, written out: `all` (every value of an on/off or enum
 /// setting, the server's current one first) and `N%ram` (a memory setting as a share of this
 /// host's memory, in whole MB).
-pub fn expand(
+pub(crate) fn expand(
     all: &[SettingInfo],
     sweep: &SettingsSweep,
     ram: u64,
@@ -146,7 +146,7 @@ async fn dry_run_set(client: &Client, name: &str, value: &str) -> Result<(), Str
 }
 
 /// The checks that need only `pg_settings` (pure: tested without a server).
-pub fn check_against(
+pub(crate) fn check_against(
     all: &[SettingInfo],
     sweep: &SettingsSweep,
     reach: Reach,

@@ -4,16 +4,16 @@
 //! session anywhere, `ALTER SYSTEM` + reload or restart on pglab's own sandbox only, and
 //! always put back.
 
-pub mod apply;
+pub(crate) mod apply;
 pub mod catalog;
-pub mod check;
-pub mod plan;
-pub mod sweep;
+pub(crate) mod check;
+pub(crate) mod plan;
+pub(crate) mod sweep;
 
-pub use apply::{Applier, Entered, WhatIfRecord};
-pub use check::check;
-pub use plan::{Apply, PlannedSetting, Reach, WhatIf, distinct_blocks, round_blocks};
-pub use sweep::{Combo, SET, SettingsSweep, combo_label, with_combo};
+pub(crate) use apply::{Applier, Entered, WhatIfRecord};
+pub(crate) use check::check;
+pub(crate) use plan::{Apply, PlannedSetting, Reach, WhatIf, distinct_blocks, round_blocks};
+pub(crate) use sweep::{Combo, SET, SettingsSweep, combo_label, with_combo};
 
 use super::event::ResultLayout;
 use crate::server::Sandbox;
@@ -21,7 +21,7 @@ use crate::server::Sandbox;
 /// Why this run must not start on a sandbox other pglab processes share (None: it may): a
 /// reload or restart would change their runs too, and a live what-if run of another process
 /// would make this run measure its settings.
-pub fn sandbox_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
+pub(crate) fn sandbox_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
     if let Some(why) = users_conflict(sandbox, plan) {
         return Some(why);
     }
@@ -32,7 +32,7 @@ pub fn sandbox_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
 
 /// The part of [`sandbox_conflict`] a run checks again once it holds the what-if lock: other
 /// pglab processes holding the sandbox's lease, when this run would reload or restart it.
-pub fn users_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
+pub(crate) fn users_conflict(sandbox: &Sandbox, plan: &WhatIf) -> Option<String> {
     if !plan.changes_server() {
         return None;
     }

@@ -28,23 +28,14 @@ pub enum Apply {
 
 impl Apply {
     /// True when the primary's configuration carries it (a reload or a restart there).
-    pub fn on_primary(self) -> bool {
+    pub(crate) fn on_primary(self) -> bool {
         matches!(self, Apply::Reload | Apply::Restart)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Apply::Session => "SET per session",
-            Apply::Reload => "ALTER SYSTEM + reload",
-            Apply::Restart => "ALTER SYSTEM + restart",
-            Apply::Standby => "ALTER SYSTEM + reload on the standby",
-        }
     }
 }
 
 /// What pglab may do to the server a sweep runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// pglab's own single-server sandbox: reloads and restarts are allowed.
     Sandbox,
     /// pglab's Citus sandbox: only the coordinator would change, so only session settings.
@@ -55,7 +46,7 @@ pub enum Reach {
 
 impl Reach {
     /// The reach of a target: pglab's sandbox or not, a Citus coordinator or not.
-    pub fn of(on_sandbox: bool, citus: bool) -> Reach {
+    pub(crate) fn of(on_sandbox: bool, citus: bool) -> Reach {
         match (on_sandbox, citus) {
             (true, false) => Reach::Sandbox,
             (true, true) => Reach::Cluster,
@@ -91,7 +82,7 @@ pub struct WhatIf {
 
 impl WhatIf {
     /// Nothing swept: one pass with the server as it is.
-    pub fn none() -> WhatIf {
+    pub(crate) fn none() -> WhatIf {
         WhatIf {
             settings: Vec::new(),
             combos: vec![Vec::new()],
@@ -99,7 +90,7 @@ impl WhatIf {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.settings.is_empty()
     }
 
@@ -112,17 +103,17 @@ impl WhatIf {
     }
 
     /// True when some combination needs a restart.
-    pub fn restarts(&self) -> bool {
+    pub(crate) fn restarts(&self) -> bool {
         self.settings.iter().any(|s| s.apply == Apply::Restart)
     }
 
     /// True when some setting changes the server's configuration (reload or restart).
-    pub fn changes_server(&self) -> bool {
+    pub(crate) fn changes_server(&self) -> bool {
         self.settings.iter().any(|s| s.apply.on_primary())
     }
 
     /// The part of combination `i` the server's configuration carries.
-    pub fn server_part(&self, i: usize) -> Combo {
+    pub(crate) fn server_part(&self, i: usize) -> Combo {
         self.combos
             .get(i)
             .map(|c| {
@@ -137,7 +128,7 @@ impl WhatIf {
     /// The restart block of combination `i`: combinations with the same values of every
     /// `postmaster` setting share one restart. Planners order trials by it when
     /// [`WhatIf::restarts`], so each block costs one restart.
-    pub fn block_of(&self, i: usize) -> usize {
+    pub(crate) fn block_of(&self, i: usize) -> usize {
         let key = |i: usize| -> Combo {
             self.combos
                 .get(i)
@@ -155,7 +146,7 @@ impl WhatIf {
 
     /// The restart block of each of `combos` combinations (the spec's count): all 0 when no
     /// swept setting needs a restart, so every combination interleaves with the others.
-    pub fn blocks(&self, combos: usize) -> Vec<usize> {
+    pub(crate) fn blocks(&self, combos: usize) -> Vec<usize> {
         (0..combos)
             .map(|i| if self.restarts() { self.block_of(i) } else { 0 })
             .collect()
@@ -169,7 +160,7 @@ impl WhatIf {
 /// ABAB…; three or more rotate (ABC, BCA, CAB, …), each taking every position in turn — a
 /// round never starts with the block the previous one ended with, so no two rounds' trials
 /// of one value run back to back. The restarts' seconds stay outside every trial.
-pub fn round_blocks(distinct: &[usize], round: usize) -> Vec<usize> {
+pub(crate) fn round_blocks(distinct: &[usize], round: usize) -> Vec<usize> {
     let k = distinct.len();
     if k <= 2 {
         return distinct.to_vec();
@@ -183,7 +174,7 @@ pub fn round_blocks(distinct: &[usize], round: usize) -> Vec<usize> {
 }
 
 /// The distinct blocks of `blocks` (per combination), in first-seen order.
-pub fn distinct_blocks(blocks: &[usize]) -> Vec<usize> {
+pub(crate) fn distinct_blocks(blocks: &[usize]) -> Vec<usize> {
     let mut out = Vec::new();
     for &b in blocks {
         if !out.contains(&b) {
@@ -195,7 +186,7 @@ pub fn distinct_blocks(blocks: &[usize]) -> Vec<usize> {
 
 impl WhatIf {
     /// Combination `i`'s session settings (empty when none).
-    pub fn session_settings(&self, i: usize) -> SessionSettings {
+    pub(crate) fn session_settings(&self, i: usize) -> SessionSettings {
         let mut s = SessionSettings::new();
         for (n, v) in self.combos.get(i).into_iter().flatten() {
             if self.apply_of(n) == Apply::Session {

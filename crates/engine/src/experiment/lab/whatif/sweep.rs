@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::experiment::lab::field::{FieldDef, FieldKind, FieldReader};
 
 /// The field: `--set NAME=V1,V2` (repeatable), preset key `set`, the editor's "set".
-pub const SET: FieldDef = FieldDef {
+pub(crate) const SET: FieldDef = FieldDef {
     key: "set",
     help: "server settings to sweep: NAME=V1,V2 (repeat the flag for more; values in PostgreSQL units)",
     default: "",
@@ -17,7 +17,7 @@ pub const SET: FieldDef = FieldDef {
 };
 
 /// At most this many combinations: each is a full pass of the experiment's own sweep.
-pub const MAX_COMBOS: usize = 16;
+pub(crate) const MAX_COMBOS: usize = 16;
 
 /// One swept setting and its values, as written (checked later against the server).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,10 +34,10 @@ pub struct SettingsSweep {
 }
 
 /// One point of the settings sweep: a value for every swept setting, in sweep order.
-pub type Combo = Vec<(String, String)>;
+pub(crate) type Combo = Vec<(String, String)>;
 
 impl SettingsSweep {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
@@ -111,7 +111,7 @@ impl SettingsSweep {
             .join(" ")
     }
 
-    pub fn combo_count(&self) -> usize {
+    pub(crate) fn combo_count(&self) -> usize {
         if self.items.is_empty() {
             return 1;
         }
@@ -124,7 +124,7 @@ impl SettingsSweep {
 
     /// Every combination, first setting outermost (`[[]]` when nothing is swept: one pass
     /// with the server as it is).
-    pub fn combos(&self) -> Vec<Combo> {
+    pub(crate) fn combos(&self) -> Vec<Combo> {
         let mut out: Vec<Combo> = vec![Vec::new()];
         for item in &self.items {
             let mut next = Vec::with_capacity(out.len() * item.values.len());
@@ -141,7 +141,7 @@ impl SettingsSweep {
     }
 
     /// The swept names, in sweep order.
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.items.iter().map(|i| i.name.clone()).collect()
     }
 }
@@ -193,7 +193,7 @@ fn quoted(v: &str) -> String {
     }
 }
 
-pub fn combo_label(combo: &Combo) -> String {
+pub(crate) fn combo_label(combo: &Combo) -> String {
     combo
         .iter()
         .map(|(n, v)| format!("{n}={v}"))
@@ -202,7 +202,7 @@ pub fn combo_label(combo: &Combo) -> String {
 }
 
 /// A label with the combination appended when there is one: `64MB · wal_compression=pglz`.
-pub fn with_combo(label: &str, combo: &Combo) -> String {
+pub(crate) fn with_combo(label: &str, combo: &Combo) -> String {
     if combo.is_empty() {
         label.to_string()
     } else if label.is_empty() {
@@ -215,14 +215,14 @@ pub fn with_combo(label: &str, combo: &Combo) -> String {
 impl FieldReader<'_> {
     /// The `set` field. `own` pairs each setting the experiment sweeps itself with its field
     /// (`("maintenance_work_mem", "mwm")`): those are refused here, the field sweeps them.
-    pub fn settings(&mut self, own: &[(&str, &str)]) -> SettingsSweep {
+    pub(crate) fn settings(&mut self, own: &[(&str, &str)]) -> SettingsSweep {
         self.settings_read(own, &[])
     }
 
     /// The `set` field, also refusing the settings the experiment's work never reads, each
     /// with the sentence that says what it reads instead: `("work_mem", "CREATE INDEX
     /// sorts in maintenance_work_mem…")`.
-    pub fn settings_read(
+    pub(crate) fn settings_read(
         &mut self,
         own: &[(&str, &str)],
         unread: &[(&str, &str)],

@@ -15,7 +15,7 @@ use crate::experiment::query::{QuerySpec, belts, exec, expr, guard};
 
 /// The statements plans are taken of: the measured ones, or the script's SQL commands with
 /// the values one seeded run of its `\set`s gives.
-pub fn plan_statements(spec: &QuerySpec) -> Vec<(String, String)> {
+pub(crate) fn plan_statements(spec: &QuerySpec) -> Vec<(String, String)> {
     match &spec.script {
         Some(script) => {
             let values = sample_values(script, spec.seed);
@@ -162,7 +162,7 @@ impl Bench<'_> {
     }
 
     /// The plans of combination `c` under hypothetical candidate `sql` (HypoPG).
-    pub async fn hypothetical(
+    pub(crate) async fn hypothetical(
         &mut self,
         report: &mut QueryReport,
         c: usize,

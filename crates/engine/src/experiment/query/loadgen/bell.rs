@@ -43,7 +43,7 @@ pub(super) struct StopBell {
 }
 
 impl StopBell {
-    pub fn new(stop: &CancellationToken) -> std::io::Result<StopBell> {
+    pub(crate) fn new(stop: &CancellationToken) -> std::io::Result<StopBell> {
         let (rx, tx) = UnixStream::pair()?;
         rx.set_nonblocking(true)?;
         tx.set_nonblocking(true)?;
@@ -68,12 +68,12 @@ impl StopBell {
     }
 
     /// The descriptor that becomes readable at the stop.
-    pub fn fd(&self) -> RawFd {
+    pub(crate) fn fd(&self) -> RawFd {
         self.rx.as_raw_fd()
     }
 
     /// Whether the stop came.
-    pub fn rang(&self) -> bool {
+    pub(crate) fn rang(&self) -> bool {
         self.ring.rang.load(Ordering::Acquire)
     }
 }

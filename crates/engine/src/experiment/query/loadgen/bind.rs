@@ -36,7 +36,7 @@ pub(super) struct Bound {
 
 impl Bound {
     /// Parameters bound on every execution.
-    pub fn params(&self) -> usize {
+    pub(crate) fn params(&self) -> usize {
         match &self.values {
             Values::None => 0,
             Values::Vars(v) => v.len(),
@@ -46,7 +46,7 @@ impl Bound {
 }
 
 /// A command's `:name`s as `$n`: the text, and each parameter's variable in order.
-pub fn parameterized(parts: &[Part]) -> (String, Vec<usize>) {
+pub(crate) fn parameterized(parts: &[Part]) -> (String, Vec<usize>) {
     let mut text = String::new();
     let mut vars: Vec<usize> = Vec::new();
     for p in parts {
@@ -70,7 +70,7 @@ pub fn parameterized(parts: &[Part]) -> (String, Vec<usize>) {
 
 /// The value a constant as written stands for, as text the type's input function reads
 /// (None for NULL), or why it cannot be bound.
-pub fn literal_value(lit: &str) -> Result<Option<String>, String> {
+pub(crate) fn literal_value(lit: &str) -> Result<Option<String>, String> {
     let lower = lit.to_ascii_lowercase();
     fn quoted(s: &str) -> Option<&str> {
         s.strip_prefix('\'').and_then(|s| s.strip_suffix('\''))
@@ -143,7 +143,7 @@ fn unescape(s: &str) -> Result<String, String> {
 }
 
 /// A captured statement's value sets as the values of `$1 … $n` (n: the highest number).
-pub fn set_values(c: &Captured) -> Result<Vec<Vec<Option<String>>>, String> {
+pub(crate) fn set_values(c: &Captured) -> Result<Vec<Vec<Option<String>>>, String> {
     let highest = c
         .sets
         .iter()
@@ -166,7 +166,7 @@ pub fn set_values(c: &Captured) -> Result<Vec<Vec<Option<String>>>, String> {
 
 /// The texts a bound run prepares, with their line: each SQL command of the script
 /// parameterized (a captured one: its normalised text). Shared with the check before the run.
-pub fn texts(script: &Script) -> Vec<(usize, String)> {
+pub(crate) fn texts(script: &Script) -> Vec<(usize, String)> {
     script
         .commands
         .iter()
@@ -184,17 +184,17 @@ pub fn texts(script: &Script) -> Vec<(usize, String)> {
 
 /// A workload command that makes the session forget its prepared statements: sent on the
 /// simple protocol, and the statements prepared again before the next one runs.
-pub fn forgets_prepared(sql: &str) -> bool {
+pub(crate) fn forgets_prepared(sql: &str) -> bool {
     let first = sql.split_whitespace().next().unwrap_or("");
     first.eq_ignore_ascii_case("deallocate") || first.eq_ignore_ascii_case("discard")
 }
 
 /// SQLSTATE of a parameter whose type the server's parse cannot infer (indeterminate_datatype).
-pub const INDETERMINATE_DATATYPE: &str = "42P18";
+pub(crate) const INDETERMINATE_DATATYPE: &str = "42P18";
 
 /// The sentence of a statement the server would not prepare: its name, what the server said,
 /// and for a parameter it cannot type, the ways on.
-pub fn refusal_sentence(label: &str, code: Option<&str>, text: &str) -> String {
+pub(crate) fn refusal_sentence(label: &str, code: Option<&str>, text: &str) -> String {
     if code == Some(INDETERMINATE_DATATYPE) {
         format!(
             "{label}: the server cannot tell the type of a parameter ({text}), which the extended and prepared protocols bind as a value: write a cast (:id::int), or run with --protocol simple"

@@ -95,7 +95,7 @@ fn micros(since: Instant, now: Instant) -> u64 {
 }
 
 impl Client {
-    pub fn new(
+    pub(crate) fn new(
         id: usize,
         work: &Workload,
         conn: PqConn,
@@ -141,7 +141,7 @@ impl Client {
     }
 
     /// A new session in place of one the server ended (its socket and canceller with it).
-    pub fn replace_session(&mut self, conn: PqConn, cancel: PqCancel) -> Result<(), String> {
+    pub(crate) fn replace_session(&mut self, conn: PqConn, cancel: PqCancel) -> Result<(), String> {
         self.fd = conn
             .socket()
             .map_err(|e| format!("cannot watch the connection's socket: {e}"))?;
@@ -154,24 +154,24 @@ impl Client {
 
     /// Transactions are timed from `now` on (the common start, or after a failure the
     /// client went on from).
-    pub fn clock_from(&mut self, now: Instant) {
+    pub(crate) fn clock_from(&mut self, now: Instant) {
         self.t0 = now;
     }
 
     /// When the last transaction ended (or the clock started): the next one's start.
-    pub fn clock(&self) -> Instant {
+    pub(crate) fn clock(&self) -> Instant {
         self.t0
     }
 
     /// The command in flight was the `ROLLBACK` after a conflict: it ended.
-    pub fn rolled_back(&mut self) {
+    pub(crate) fn rolled_back(&mut self) {
         self.rolling_back = false;
         self.sent = None;
     }
 
     /// Begin a transaction (timed from the last one's end): its first command sent, or ended
     /// at once when it has none to send.
-    pub fn start(&mut self, plan: &Plan) -> Result<Next, Failure> {
+    pub(crate) fn start(&mut self, plan: &Plan) -> Result<Next, Failure> {
         self.next = 0;
         self.tx_rows = 0;
         self.sent = None;
@@ -180,7 +180,7 @@ impl Client {
 
     /// Read what the socket has; `Some` once the command's results ended: its rows, or its
     /// first failure.
-    pub fn read(&mut self) -> Option<Result<u64, Failure>> {
+    pub(crate) fn read(&mut self) -> Option<Result<u64, Failure>> {
         if let Err(e) = self.conn.consume_input() {
             self.sent = None;
             return Some(Err(self.conn.failure(&e).into()));
@@ -212,7 +212,7 @@ impl Client {
     }
 
     /// Send what the socket would not take before (`want_write` says whether some is left).
-    pub fn flush(&mut self) -> Result<(), Failure> {
+    pub(crate) fn flush(&mut self) -> Result<(), Failure> {
         match self.conn.flush() {
             Ok(done) => {
                 self.want_write = !done;
@@ -224,7 +224,12 @@ impl Client {
 
     /// The command in flight ended with `rows`: timed (a statement of the workload), and the
     /// transaction's next command sent, or the transaction ended.
-    pub fn replied(&mut self, plan: &Plan, rows: u64, now: Instant) -> Result<Next, Failure> {
+    pub(crate) fn replied(
+        &mut self,
+        plan: &Plan,
+        rows: u64,
+        now: Instant,
+    ) -> Result<Next, Failure> {
         if let Some(s) = &self.sent
             && s.statement
         {
@@ -328,7 +333,7 @@ impl Client {
 
     /// Prepare the plan's bound statements in this session (blocking: nothing is in flight);
     /// a statement the server refuses is a sentence with its line.
-    pub fn prepare_all(&mut self, plan: &Plan) -> Result<(), String> {
+    pub(crate) fn prepare_all(&mut self, plan: &Plan) -> Result<(), String> {
         if plan.protocol != Protocol::Prepared {
             return Ok(());
         }
@@ -420,7 +425,7 @@ impl Client {
     }
 
     /// What it did, when it stopped.
-    pub fn result(self) -> ClientResult {
+    pub(crate) fn result(self) -> ClientResult {
         ClientResult {
             transactions: self.transactions,
             rows: self.rows,

@@ -23,7 +23,7 @@ const READ_ONLY_SQL_TRANSACTION: &str = "25006";
 
 /// SQLSTATE and message of a statement cancelled, or a session ended, by a standby for a
 /// conflict with recovery. A serialization failure of SERIALIZABLE is the workload's own.
-pub fn recovery_conflict(code: &str, message: &str) -> bool {
+pub(crate) fn recovery_conflict(code: &str, message: &str) -> bool {
     (code == "40001" && message.contains("conflict with recovery")) || code == "57P04"
 }
 

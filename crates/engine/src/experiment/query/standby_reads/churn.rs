@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A table the churn updates.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Churned {
+pub(crate) struct Churned {
     /// `schema.table`, quoted.
     pub name: String,
     /// Its first column that may be set to itself, quoted.
@@ -29,7 +29,7 @@ const MAX_BATCH: u64 = 20_000;
 
 /// The plain tables among `names` (as the statements name them, resolved on `client`'s
 /// search path) and the names that are not churned.
-pub async fn tables(
+pub(crate) async fn tables(
     client: &Client,
     names: &[String],
 ) -> Result<(Vec<Churned>, Vec<String>), tokio_postgres::Error> {
@@ -64,13 +64,13 @@ pub async fn tables(
 
 /// What the churn did during a trial.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ChurnDone {
+pub(crate) struct ChurnDone {
     pub rows: u64,
     pub vacuums: u32,
 }
 
 /// Rows due after `elapsed` at `rate` rows/s, less those written, at most one batch.
-pub fn due(rate: u64, elapsed: Duration, written: u64) -> u64 {
+pub(crate) fn due(rate: u64, elapsed: Duration, written: u64) -> u64 {
     let want = (rate as f64 * elapsed.as_secs_f64()).floor() as u64;
     want.saturating_sub(written).min(MAX_BATCH)
 }
@@ -133,7 +133,7 @@ async fn vacuum(
 /// Churn `tables` at `rate` rows/s (and VACUUM them every `vacuum_every`) until `stop`; then
 /// one last VACUUM when vacuuming. `flush`: the server has `pg_stat_force_next_flush`
 /// (PostgreSQL 15+).
-pub async fn run(
+pub(crate) async fn run(
     client: &Client,
     tables: &[Churned],
     rate: u64,

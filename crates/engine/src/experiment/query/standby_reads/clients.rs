@@ -17,14 +17,14 @@ use crate::experiment::query::throughput::{self, Throughput};
 use crate::experiment::query::{Latency, QuerySpec};
 
 /// The workload the clients run: the spec's script (or its statements as one).
-pub struct Clients {
+pub(crate) struct Clients {
     spec: QuerySpec,
     mode: TxMode,
 }
 
 impl Clients {
     /// Clients for a spec in throughput mode (None: one session reads the statements).
-    pub fn of(spec: &QuerySpec) -> Option<Clients> {
+    pub(crate) fn of(spec: &QuerySpec) -> Option<Clients> {
         spec.throughput().then(|| Clients {
             spec: spec.clone(),
             mode: TxMode::of(spec.writes, true),
@@ -33,7 +33,7 @@ impl Clients {
 }
 
 /// What the readers of a trial got.
-pub enum Got {
+pub(crate) enum Got {
     /// One session's statements.
     Reads(Reads),
     /// `n` clients' transactions.
@@ -42,7 +42,7 @@ pub enum Got {
 
 impl Got {
     /// Executions that returned: statements, or the clients' transactions.
-    pub fn executions(&self) -> u64 {
+    pub(crate) fn executions(&self) -> u64 {
         match self {
             Got::Reads(r) => r.seconds.iter().map(|s| s.len() as u64).sum(),
             Got::Clients(_, t) => t.transactions,
@@ -50,7 +50,7 @@ impl Got {
     }
 
     /// Statements the standby cancelled, and sessions it ended.
-    pub fn conflicts(&self) -> (u64, u64) {
+    pub(crate) fn conflicts(&self) -> (u64, u64) {
         match self {
             Got::Reads(r) => (r.cancelled_total(), r.terminated),
             Got::Clients(_, t) => t.conflicts,
@@ -58,7 +58,7 @@ impl Got {
     }
 
     /// Latency of the statements that returned, ms (None: none did).
-    pub fn latency(&self) -> Option<Latency> {
+    pub(crate) fn latency(&self) -> Option<Latency> {
         match self {
             Got::Reads(r) => {
                 let all: Vec<f64> = r.seconds.iter().flatten().copied().collect();
@@ -77,7 +77,7 @@ impl Got {
     }
 
     /// The clients and their transactions/s (None: one session read).
-    pub fn throughput(&self) -> Option<(u32, f64)> {
+    pub(crate) fn throughput(&self) -> Option<(u32, f64)> {
         match self {
             Got::Reads(_) => None,
             Got::Clients(n, t) => Some((*n, t.tps)),
@@ -87,7 +87,7 @@ impl Got {
 
 /// The trial's readers on the standby until `until` (one session), or for the trial's time
 /// (`n` clients).
-pub async fn read(
+pub(crate) async fn read(
     ctx: &RunCtx,
     setup: &Setup,
     n: u32,

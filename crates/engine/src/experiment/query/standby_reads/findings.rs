@@ -176,7 +176,7 @@ fn pair(a: &Side, b: &Side, name: &str, va: &str, vb: &str) -> String {
 
 /// The findings of a run's trials on `standby`: per client count (with `--clients`; one
 /// session otherwise) each combination, then each pair that differs in one setting.
-pub fn findings(
+pub(crate) fn findings(
     combos: &[ComboInfo],
     trials: &[StandbyReadTrial],
     standby: &str,

@@ -9,24 +9,24 @@
 //! `hot_standby_feedback` and `max_standby_streaming_delay` swept with `--set` are applied on
 //! the standby (see [`crate::experiment::lab::standby_settings`]).
 
-pub mod churn;
-pub mod clients;
-pub mod findings;
-pub mod node;
-pub mod reader;
-pub mod record;
-pub mod run;
-pub mod spec;
-pub mod trial;
+pub(crate) mod churn;
+pub(crate) mod clients;
+pub(crate) mod findings;
+pub(crate) mod node;
+pub(crate) mod reader;
+pub(crate) mod record;
+pub(crate) mod run;
+pub(crate) mod spec;
+pub(crate) mod trial;
 
-pub use run::{body, describe, trials};
-pub use spec::{CHURN, CHURN_VACUUM, ON_STANDBY, StandbyReads};
-pub use trial::StandbyReadTrial;
+pub(crate) use run::{body, describe, trials};
+pub(crate) use spec::{CHURN, CHURN_VACUUM, ON_STANDBY, StandbyReads};
+pub(crate) use trial::StandbyReadTrial;
 
 use super::QueryReport;
 
 /// The findings of a run on a standby (none for a run on the target).
-pub fn findings(report: &QueryReport) -> Vec<String> {
+pub(crate) fn findings(report: &QueryReport) -> Vec<String> {
     let Some(r) = &report.params.on_standby else {
         return Vec::new();
     };

@@ -14,7 +14,7 @@ use crate::server::{Standby, Target, replication};
 const CATCH_UP: Duration = Duration::from_secs(60);
 
 /// The standby the statements run on.
-pub struct Node {
+pub(crate) struct Node {
     pub standby: Standby,
     pub target: Arc<Target>,
 }
@@ -22,7 +22,7 @@ pub struct Node {
 impl Node {
     /// Standby `n` of the sandbox, running: refused on a server pglab did not start and on
     /// a sandbox without that standby running.
-    pub fn pick(ctx: &RunCtx, n: u32) -> Result<Node, RunError> {
+    pub(crate) fn pick(ctx: &RunCtx, n: u32) -> Result<Node, RunError> {
         let Some(sandbox) = ctx.opts.sandbox.clone().filter(|_| ctx.target.is_sandbox()) else {
             return Err(RunError::failed(
                 "--on-standby: reads on a standby run on pglab's own sandbox with a standby (pglab sandbox start --standbys 1); on a server pglab did not start, point --db at the standby itself",
@@ -59,12 +59,16 @@ impl Node {
         })
     }
 
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.standby.name()
     }
 
     /// Wait until the standby has replayed everything the primary wrote so far (the setup).
-    pub async fn wait_replayed(&self, ctx: &RunCtx, primary: &Client) -> Result<(), RunError> {
+    pub(crate) async fn wait_replayed(
+        &self,
+        ctx: &RunCtx,
+        primary: &Client,
+    ) -> Result<(), RunError> {
         let lsn = replication::current_lsn(primary)
             .await
             .map_err(|e| ctx.error(e))?;
@@ -91,7 +95,7 @@ impl Node {
 
     /// Wait until the primary holds an xmin for this standby (`feedback` on) or none (off):
     /// the walreceiver sends its feedback a moment after a reload.
-    pub async fn wait_feedback(
+    pub(crate) async fn wait_feedback(
         &self,
         ctx: &RunCtx,
         primary: &Client,
@@ -124,7 +128,10 @@ impl Node {
 /// How many transactions old the xmin is that standby `name`'s feedback holds on the primary:
 /// its replication slot's (a standby with a slot, as pglab's) or its walsender's; None when
 /// it holds none (`hot_standby_feedback` off).
-pub async fn xmin_age(primary: &Client, name: &str) -> Result<Option<i64>, tokio_postgres::Error> {
+pub(crate) async fn xmin_age(
+    primary: &Client,
+    name: &str,
+) -> Result<Option<i64>, tokio_postgres::Error> {
     let r = primary
         .query_one(
             "SELECT greatest( \

@@ -14,7 +14,7 @@ use crate::sql::settings::SessionSettings;
 
 /// What one reader (or all of them, merged) got during a trial.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Reads {
+pub(crate) struct Reads {
     /// Per statement: the seconds of each execution that returned.
     pub seconds: Vec<Vec<f64>>,
     /// Per statement: the rows its last execution returned.
@@ -35,8 +35,9 @@ impl Reads {
         }
     }
 
+    #[cfg(test)]
     /// Several readers' reads as one.
-    pub fn merge(all: Vec<Reads>, n: usize) -> Reads {
+    pub(crate) fn merge(all: Vec<Reads>, n: usize) -> Reads {
         let mut out = Reads::new(n);
         for r in all {
             for s in 0..n {
@@ -49,13 +50,13 @@ impl Reads {
         out
     }
 
-    pub fn cancelled_total(&self) -> u64 {
+    pub(crate) fn cancelled_total(&self) -> u64 {
         self.cancelled.iter().sum()
     }
 }
 
 /// A statement cancelled, or a session ended, because of a conflict with recovery.
-pub fn is_conflict(code: Option<&SqlState>, message: &str) -> bool {
+pub(crate) fn is_conflict(code: Option<&SqlState>, message: &str) -> bool {
     code.is_some_and(|c| {
         crate::experiment::query::loadgen::recovery::recovery_conflict(c.code(), message)
     })
@@ -63,7 +64,7 @@ pub fn is_conflict(code: Option<&SqlState>, message: &str) -> bool {
 
 /// A session on the standby set up like every experiment session (search path, timeouts,
 /// the combination's session settings).
-pub async fn open(
+pub(crate) async fn open(
     ctx: &RunCtx,
     target: &Target,
     settings: &SessionSettings,
@@ -79,7 +80,7 @@ pub async fn open(
 /// One reader: `statements` (name, SQL) in turn on `target` until `until`; the statement
 /// running then finishes. `flush`: its conflict counts are flushed to the standby's
 /// statistics at the end (PostgreSQL 15+), so the trial reads them at once.
-pub async fn read_until(
+pub(crate) async fn read_until(
     ctx: &RunCtx,
     target: &Target,
     statements: &[(String, String)],

@@ -13,7 +13,7 @@ use crate::experiment::query::summary::format_time;
 use crate::experiment::query::{QueryReport, QueryTrial};
 
 /// Record trial `t` of round and combination `p` (`label`), with what its readers `got`.
-pub async fn record(
+pub(crate) async fn record(
     ctx: &RunCtx,
     report: &mut QueryReport,
     (t, got): (StandbyReadTrial, Got),

@@ -19,7 +19,7 @@ use crate::experiment::query::{QueryReport, QuerySpec, clients_name};
 
 /// Trials of a run on a standby: one per combination and round (all statements in each);
 /// None for a run on the target.
-pub fn trials(spec: &QuerySpec) -> Option<usize> {
+pub(crate) fn trials(spec: &QuerySpec) -> Option<usize> {
     spec.on_standby.as_ref()?;
     Some(spec.set.combo_count() * units(spec) * spec.repeat.most(spec.decision.max_repeat) as usize)
 }
@@ -34,7 +34,7 @@ fn units(spec: &QuerySpec) -> usize {
 }
 
 /// How the run's description says where it reads.
-pub fn describe(spec: &QuerySpec) -> Option<String> {
+pub(crate) fn describe(spec: &QuerySpec) -> Option<String> {
     let r = spec.on_standby.as_ref()?;
     Some(format!(
         "on standby {} while the primary churns {} rows/s{}",
@@ -48,7 +48,7 @@ pub fn describe(spec: &QuerySpec) -> Option<String> {
 }
 
 /// The trials on the standby; its settings put back after them whatever happened.
-pub async fn body(
+pub(crate) async fn body(
     ctx: &RunCtx,
     spec: &QuerySpec,
     report: &mut QueryReport,

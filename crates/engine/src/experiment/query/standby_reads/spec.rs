@@ -7,21 +7,21 @@ use serde::{Deserialize, Serialize};
 use crate::experiment::lab::field::{FieldDef, FieldKind, FieldReader, ParamText};
 use crate::measure::units::{parse_count, parse_duration};
 
-pub const ON_STANDBY: FieldDef = FieldDef {
+pub(crate) const ON_STANDBY: FieldDef = FieldDef {
     key: "on-standby",
     help: "run the statements (one session, or the --clients / --script clients) on the sandbox's standby N (1: the first) while the primary churns the tables they read; off: on the target",
     default: "off",
     kind: FieldKind::Text,
 };
 
-pub const CHURN: FieldDef = FieldDef {
+pub(crate) const CHURN: FieldDef = FieldDef {
     key: "churn",
     help: "with --on-standby: rows per second the primary UPDATEs in the tables the statements read, during each trial",
     default: "1000",
     kind: FieldKind::Count,
 };
 
-pub const CHURN_VACUUM: FieldDef = FieldDef {
+pub(crate) const CHURN_VACUUM: FieldDef = FieldDef {
     key: "churn-vacuum",
     help: "with --on-standby: how often the primary VACUUMs the churned tables during a trial (and once at its end); off: autovacuum only",
     default: "1s",
@@ -29,7 +29,7 @@ pub const CHURN_VACUUM: FieldDef = FieldDef {
 };
 
 /// The most churn a trial asks for.
-pub const MAX_CHURN: u64 = 1_000_000;
+pub(crate) const MAX_CHURN: u64 = 1_000_000;
 
 /// Reads on a standby of the sandbox while the primary churns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,7 +92,7 @@ fn vacuum_of(s: &str) -> Result<Option<f64>, String> {
 
 impl StandbyReads {
     /// The fields (each checked even when reads stay on the target); None: `on-standby off`.
-    pub fn read(r: &mut FieldReader) -> Option<StandbyReads> {
+    pub(crate) fn read(r: &mut FieldReader) -> Option<StandbyReads> {
         let standby = r.get(ON_STANDBY.key, None, standby_of);
         let churn_rows_s = r.get(CHURN.key, default_churn(), churn_of);
         let vacuum_every_s = r.get(CHURN_VACUUM.key, default_vacuum(), vacuum_of);
@@ -104,7 +104,7 @@ impl StandbyReads {
     }
 
     /// The fields as text.
-    pub fn write(&self, t: &mut ParamText) {
+    pub(crate) fn write(&self, t: &mut ParamText) {
         t.insert(ON_STANDBY.key.into(), self.standby.to_string());
         t.insert(CHURN.key.into(), self.churn_rows_s.to_string());
         t.insert(
@@ -116,7 +116,7 @@ impl StandbyReads {
 }
 
 /// What a run on a standby does not take (yet), one sentence per field.
-pub fn problems(spec: &super::super::QuerySpec) -> Vec<(String, String)> {
+pub(crate) fn problems(spec: &super::super::QuerySpec) -> Vec<(String, String)> {
     use super::super::{Cache, Writes};
     if spec.on_standby.is_none() {
         return Vec::new();

@@ -68,7 +68,7 @@ pub struct StandbyReadTrial {
 }
 
 /// Everything a trial needs, fixed for the run.
-pub struct Setup {
+pub(crate) struct Setup {
     pub node: Node,
     pub tables: Vec<Churned>,
     /// (name, SQL) of each measured statement.
@@ -147,7 +147,7 @@ async fn watch_xmin(
 }
 
 /// Latency percentiles of `seconds`, in ms (None when nothing returned).
-pub fn latency(seconds: &[f64]) -> Option<Latency> {
+pub(crate) fn latency(seconds: &[f64]) -> Option<Latency> {
     let mut ms: Vec<f64> = seconds.iter().map(|s| s * 1000.0).collect();
     ms.sort_by(|a, b| a.total_cmp(b));
     let q = |p: f64| crate::measure::stats::quantile_sorted(&ms, p);
@@ -206,7 +206,7 @@ async fn load(
 
 /// Run one trial: the readers (`n` clients, when there are clients) on the standby for the
 /// trial's time while the primary churns.
-pub async fn run(
+pub(crate) async fn run(
     ctx: &RunCtx,
     setup: &Setup,
     n: u32,
