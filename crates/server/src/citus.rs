@@ -59,7 +59,7 @@ impl CitusInfo {
     }
 
     /// The cluster's shape as it is recorded with every result: nodes holding data.
-    pub fn shape(&self) -> ClusterShape {
+    pub(crate) fn shape(&self) -> ClusterShape {
         ClusterShape {
             workers: self.workers().len() as u32,
         }
@@ -139,7 +139,7 @@ impl ClusterShape {
 
 /// Read the Citus facts over an open session: None when the extension is not created in
 /// this database (a plain server, or Citus installed but not used here).
-pub async fn read(client: &Client) -> Result<Option<CitusInfo>, tokio_postgres::Error> {
+pub(crate) async fn read(client: &Client) -> Result<Option<CitusInfo>, tokio_postgres::Error> {
     let Some(ext) = client
         .query_opt(
             "SELECT extversion FROM pg_extension WHERE extname = 'citus'",

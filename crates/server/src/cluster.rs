@@ -212,7 +212,7 @@ impl CitusSandbox {
     }
 
     /// Start and take the cluster's lease (the coordinator's).
-    pub fn open(&self) -> Result<(u16, Vec<u16>, Lease), TargetError> {
+    pub(crate) fn open(&self) -> Result<(u16, Vec<u16>, Lease), TargetError> {
         self.prepare_root()?;
         let lease = self.coordinator.lease()?;
         let (c, w) = self.start()?;

@@ -173,7 +173,7 @@ impl Target {
     /// pglab's role, often a superuser (the CVE-2018-1058 pattern). A startup option, not a
     /// `SET`: no transaction, so an idle server's commit rate stays pglab-free. (A pooler
     /// such as pgbouncer must pass or ignore `options`: `ignore_startup_parameters`.)
-    pub fn options(&self) -> String {
+    pub(crate) fn options(&self) -> String {
         const PIN: &str = "-c search_path=pg_catalog";
         match &self.params.options {
             Some(o) if !o.trim().is_empty() => format!("{o} {PIN}"),

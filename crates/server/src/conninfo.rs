@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::TargetError;
-pub use super::session_attrs::SessionAttrs;
+pub(crate) use super::session_attrs::SessionAttrs;
 
 /// A password held in memory only: it prints as `********` and is never serialised.
 #[derive(Clone, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub enum SslMode {
 }
 
 impl SslMode {
-    pub fn parse(s: &str) -> Result<SslMode, TargetError> {
+    pub(crate) fn parse(s: &str) -> Result<SslMode, TargetError> {
         Ok(match s {
             "disable" => SslMode::Disable,
             "allow" => SslMode::Allow,
@@ -59,7 +59,7 @@ impl SslMode {
             }
         })
     }
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SslMode::Disable => "disable",
             SslMode::Allow => "allow",
@@ -131,7 +131,7 @@ const KNOWN_KEYS: &[&str] = &[
 ];
 
 /// Parse `--db`: a URL or `key=value` conninfo. Unknown keys are errors.
-pub fn parse(input: &str) -> Result<BTreeMap<String, String>, TargetError> {
+pub(crate) fn parse(input: &str) -> Result<BTreeMap<String, String>, TargetError> {
     let s = input.trim();
     let map = if s.starts_with("postgresql://") || s.starts_with("postgres://") {
         parse_url(s)?

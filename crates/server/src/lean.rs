@@ -28,7 +28,7 @@ pub(crate) struct LeanStream {
 
 impl LeanStream {
     /// Connect to the socket file `path` (`DIR/.s.PGSQL.PORT`). Must run inside a runtime.
-    pub fn connect(path: &std::path::Path) -> io::Result<LeanStream> {
+    pub(crate) fn connect(path: &std::path::Path) -> io::Result<LeanStream> {
         let s = UnixStream::connect(path)?;
         s.set_nonblocking(true)?;
         // SAFETY: the AsyncFd owns the stream, so its descriptor stays open and the same

@@ -469,7 +469,7 @@ impl Drop for PqCancel {
 /// Whether a non-blocking socket has nothing to read now (a one-byte `MSG_PEEK`): what
 /// libpq's `PQconsumeInput` cannot say, and what an edge-triggered wait needs to know before
 /// it sleeps.
-pub fn drained(fd: RawFd) -> bool {
+pub(crate) fn drained(fd: RawFd) -> bool {
     let mut b = 0u8;
     loop {
         // SAFETY: a one-byte buffer of our own; MSG_DONTWAIT never blocks.

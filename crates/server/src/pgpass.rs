@@ -36,7 +36,7 @@ fn split_fields(line: &str) -> Vec<String> {
 
 /// Look up a password for (host, port, db, user). `host` is the name used to connect; for a
 /// unix socket libpq matches it as `localhost`.
-pub fn lookup(path: &Path, host: &str, port: u16, db: &str, user: &str) -> Option<Secret> {
+pub(crate) fn lookup(path: &Path, host: &str, port: u16, db: &str, user: &str) -> Option<Secret> {
     let meta = std::fs::metadata(path).ok()?;
     if meta.permissions().mode() & 0o077 != 0 {
         tracing::warn!(

@@ -6,23 +6,14 @@
 //! Readiness: the socket is registered for readability only (a write wakes no one; see
 //! `server::lean`). libpq reads once per `PQconsumeInput` and cannot say whether it drained
 //! the socket, so when libpq still waits for more after a read, a one-byte `MSG_PEEK` decides
-//! whether to sleep until the next edge. A command sent with [`AsyncPq::send_query`] drops
-//! the readiness the last reply left: its reply cannot be there yet, so the first wait goes
-//! through the reactor (one `epoll_wait` for all the clients of a thread, as pgbench's
-//! `ppoll`) instead of a speculative `recvfrom` that almost always found nothing — with
-//! 16 clients on 2 threads that read and the `MSG_PEEK` after it were 0.9 of the 2.7 `recvfrom`
-//! calls a transaction made against pgbench's 1.85 (strace -c, `benches/query.sh` part 2).
-//! Dropping it loses nothing: the reply's arrival is a new edge, and whatever else is waiting
-//! in the socket is read with it. Over TLS the socket can be drained while OpenSSL still holds
-//! decrypted bytes of the reply, so there a wait for readability lasts at most 1 ms before
-//! libpq is asked again. Should the socket's send buffer be full (a very large statement), the
+//! whether to sleep until the next edge. Over TLS the socket can be drained while OpenSSL
+//! still holds decrypted bytes of the reply, so there a wait for readability lasts at most
+//! 1 ms before libpq is asked again. Should the socket's send buffer be full (a very large statement), the
 //! client looks for room every 200 µs without blocking its thread, reading what the server
 //! sends meanwhile.
 
-use std::ffi::CStr;
 use std::future::Future;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -61,12 +52,12 @@ impl AsyncPq {
     }
 
     /// A failed libpq call said as a sentence (a lost connection named as such).
-    pub fn failure(&self, e: String) -> String {
+    pub(crate) fn failure(&self, e: String) -> String {
         self.conn.failure(&e)
     }
 
     /// Read what the server has sent once the socket is readable (or was left readable).
-    pub async fn read(&mut self) -> Result<(), String> {
+    pub(crate) async fn read(&mut self) -> Result<(), String> {
         let waited = if self.tls {
             tokio::time::timeout(Duration::from_millis(1), self.fd.readable())
                 .await
@@ -90,27 +81,6 @@ impl AsyncPq {
             g.clear_ready();
         }
         Ok(())
-    }
-
-    /// Send a command on the simple protocol and everything queued, then expect its reply
-    /// (see the module's notes on readiness).
-    pub async fn send_query(&mut self, sql: &CStr) -> Result<(), String> {
-        self.expect_reply();
-        if let Err(e) = self.conn.send_query(sql) {
-            return Err(self.failure(e));
-        }
-        self.flush().await
-    }
-
-    /// Drop the readiness the last reply left, without a system call: the next wait then
-    /// goes through the reactor. Done before the command is sent, so the readiness cleared
-    /// can never be its reply's, whichever thread runs the reactor. (Polled with a waker
-    /// that does nothing: should the socket not be ready, the real wait registers its own.)
-    fn expect_reply(&mut self) {
-        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-        if let Poll::Ready(Ok(mut guard)) = self.fd.poll_read_ready(&mut cx) {
-            guard.clear_ready();
-        }
     }
 
     /// The next result, waiting for it; `None` ends the current statement's results.

@@ -36,7 +36,7 @@ pub struct RelaySpec {
 
 /// Bind 127.0.0.1, write the bound port to `ready_file` (how the spawning pglab learns it),
 /// then relay every connection until killed. Never returns Ok.
-pub fn serve(spec: &RelaySpec, ready_file: &Path) -> std::io::Result<()> {
+pub(crate) fn serve(spec: &RelaySpec, ready_file: &Path) -> std::io::Result<()> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, spec.listen_port))?;
     let port = listener.local_addr()?.port();
     crate::paths::write_atomic(ready_file, port.to_string().as_bytes())?;

@@ -250,7 +250,7 @@ impl Sandbox {
     }
 
     /// Run `initdb` (removing a half-made cluster first) and configure the cluster.
-    pub fn create(&self) -> Result<(), TargetError> {
+    pub(crate) fn create(&self) -> Result<(), TargetError> {
         if let SandboxStatus::Broken { .. } = self.status() {
             tracing::warn!("removing a half-created sandbox at {}", self.root.display());
             fs::remove_dir_all(self.data()).ok();

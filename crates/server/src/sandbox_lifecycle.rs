@@ -8,7 +8,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use super::TargetError;
 use super::sandbox::{Sandbox, SandboxStatus, sandbox_err, tail_lines};
@@ -237,18 +236,6 @@ impl Sandbox {
         let free = file.try_lock().is_ok();
         file.unlock().ok();
         free
-    }
-
-    /// Wait until the server accepts connections (after an external restart).
-    pub fn wait_ready(&self, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        while Instant::now() < end {
-            if self.live_postmaster().is_some() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        false
     }
 }
 

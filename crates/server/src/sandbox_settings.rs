@@ -202,7 +202,7 @@ impl Sandbox {
     /// At start: a journal nobody holds is a killed what-if run's; put the sandbox's own
     /// settings back (restarting a server that still runs with the changed ones). Returns a
     /// sentence when something was repaired.
-    pub fn repair_whatif(&self) -> Result<Option<String>, TargetError> {
+    pub(crate) fn repair_whatif(&self) -> Result<Option<String>, TargetError> {
         if !self.saved_auto_conf().exists() {
             return Ok(None);
         }

@@ -36,7 +36,7 @@ fn files(env: &dyn Env) -> Vec<PathBuf> {
 }
 
 /// The section `[name]` of a service file's text: None when it has none.
-pub fn section(
+pub(crate) fn section(
     text: &str,
     name: &str,
     file: &Path,
@@ -86,7 +86,7 @@ pub fn section(
 
 /// The settings of service `name`: from the first file that has it; a sentence naming the
 /// files looked in when none does.
-pub fn lookup(name: &str, env: &dyn Env) -> Result<BTreeMap<String, String>, TargetError> {
+pub(crate) fn lookup(name: &str, env: &dyn Env) -> Result<BTreeMap<String, String>, TargetError> {
     let candidates = files(env);
     for f in &candidates {
         let Ok(text) = std::fs::read_to_string(f) else {

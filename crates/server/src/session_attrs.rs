@@ -19,13 +19,13 @@ pub enum SessionAttrs {
 
 /// What a server says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServerState {
+pub(crate) struct ServerState {
     pub in_recovery: bool,
     pub read_only: bool,
 }
 
 impl SessionAttrs {
-    pub fn parse(s: &str) -> Result<SessionAttrs, TargetError> {
+    pub(crate) fn parse(s: &str) -> Result<SessionAttrs, TargetError> {
         Ok(match s {
             "any" => SessionAttrs::Any,
             "read-write" => SessionAttrs::ReadWrite,
@@ -41,7 +41,7 @@ impl SessionAttrs {
         })
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SessionAttrs::Any => "any",
             SessionAttrs::ReadWrite => "read-write",
@@ -54,7 +54,7 @@ impl SessionAttrs {
 
     /// Whether a server in `state` is acceptable; `strict` is the first pass of
     /// `prefer-standby` (a standby only), the second takes any.
-    pub fn accepts(self, state: ServerState, strict: bool) -> bool {
+    pub(crate) fn accepts(self, state: ServerState, strict: bool) -> bool {
         match self {
             SessionAttrs::Any => true,
             SessionAttrs::ReadWrite => !state.read_only,
@@ -66,7 +66,7 @@ impl SessionAttrs {
     }
 
     /// Passes over the hosts: two for `prefer-standby` (standbys, then any).
-    pub fn passes(self) -> &'static [bool] {
+    pub(crate) fn passes(self) -> &'static [bool] {
         match self {
             SessionAttrs::PreferStandby => &[true, false],
             _ => &[true],
@@ -88,7 +88,9 @@ impl SessionAttrs {
 }
 
 /// Ask the server what it is (reads only).
-pub async fn state(c: &tokio_postgres::Client) -> Result<ServerState, tokio_postgres::Error> {
+pub(crate) async fn state(
+    c: &tokio_postgres::Client,
+) -> Result<ServerState, tokio_postgres::Error> {
     let r = c
         .query_one(
             "SELECT pg_catalog.pg_is_in_recovery(), pg_catalog.current_setting('transaction_read_only') = 'on'",

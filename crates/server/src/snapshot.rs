@@ -14,7 +14,7 @@ use super::connect::{Location, Target};
 use super::error::describe_query_error;
 
 /// The settings the experiments depend on, shown in the target pane and stored with results.
-pub const SETTINGS: &[&str] = &[
+pub(crate) const SETTINGS: &[&str] = &[
     "shared_buffers",
     "maintenance_work_mem",
     "max_parallel_maintenance_workers",

@@ -86,7 +86,7 @@ impl RelayProc {
 
     /// A relay to `to_port` holding each chunk `one_way`; the one running is kept when it
     /// does exactly that. Returns the port it listens on (the one it had, when free).
-    pub fn ensure(&self, to_port: u16, one_way: Duration) -> Result<u16, TargetError> {
+    pub(crate) fn ensure(&self, to_port: u16, one_way: Duration) -> Result<u16, TargetError> {
         let previous = match self.running() {
             Some(r) if r.spec.to_port == to_port && r.spec.one_way == one_way => {
                 return Ok(r.spec.listen_port);
@@ -164,7 +164,7 @@ impl RelayProc {
     }
 
     /// End the relay (when it runs and is ours). True when one was running.
-    pub fn stop(&self) -> Result<bool, TargetError> {
+    pub(crate) fn stop(&self) -> Result<bool, TargetError> {
         let Some(r) = self.running() else {
             fs::remove_file(self.pid_file()).ok();
             return Ok(false);
