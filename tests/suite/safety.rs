@@ -491,7 +491,9 @@ fn observe_refuses_the_disk_probes_and_runs() {
 /// nothing, even with a real leftover of a dead run in the lab schema.
 #[tokio::test]
 async fn observe_clean_drops_nothing() {
-    let lab = common::lab();
+    // A sandbox of its own: the table it marks is a dead run's leftover, which any writing
+    // run of this file's other tests on a shared sandbox would rightly drop meanwhile.
+    let lab = common::own_lab();
     let c = lab.target().connect().await.unwrap();
     c.batch_execute(
         "CREATE SCHEMA safety_observe;
